@@ -1,0 +1,73 @@
+// Package contractguard guards HTTP handlers with declarative contracts.
+//
+// For each request, a [Guard] finds the contract for the method and path,
+// reads the body strictly, checks it against the contract's JSON Schema
+// (draft-07) and evaluates the contract's invariants, business rules written
+// in CEL. A request that passes reaches the handler with the very bytes that
+// were checked; one that fails is rejected with a JSON error body and the
+// handler never runs.
+//
+//	g, err := contractguard.New(contractguard.Options{ContractsDir: "contracts"})
+//	if err != nil {
+//		log.Fatal(err) // every problem of every contract, with file:line
+//	}
+//	http.ListenAndServe(":8080", g.Middleware(mux))
+//
+// # File contracts
+//
+// A contract is a YAML or JSON document (several per YAML file, separated
+// by ---; an array in a JSON file), or a [Contract] in code:
+//
+//	endpoint: /api/orders/:orderId/items
+//	method: POST
+//	schema:
+//	  type: object
+//	  required: [sku, quantity]
+//	  additionalProperties: false
+//	  properties:
+//	    sku: {type: string}
+//	    quantity: {type: integer, minimum: 1}
+//	invariants:
+//	  - expr: request.body.quantity <= 100
+//	    message: at most 100 items per line
+//
+// The format is published as the JSON Schema [PolicySchema]
+// (schema/policy.v0.1.json in the module). Unknown keys, a missing endpoint
+// or method, an invariant without a message, a schema or an expression that
+// does not compile, and two contracts for one method and route are errors
+// from [New], each a [*LoadError] naming file, line and contract.
+//
+// Endpoints are matched segment by segment; :name and {name} match one
+// segment, and a static segment beats a parameter. Paths are read as
+// leniently as any router reads them: trailing and repeated slashes, dot
+// segments and percent-encoding do not get a request past its contract.
+//
+// Invariants see request.body, request.params, request.query,
+// request.headers (lower-case names), request.method, request.path and
+// context.user (from Options.User). A JSON number is an int where the schema
+// says integer, a double where it says number, and otherwise an int when it
+// is integral. Every evaluation runs under a cost limit; an invariant that
+// fails to evaluate counts as false.
+//
+// # Errors
+//
+// A rejection is a [*Violation], written by default as
+//
+//	{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID",
+//	 "details":[{"path":"/email","message":"must be a valid email address"}]}
+//
+// with status 400 (SCHEMA_INVALID, MALFORMED_JSON), 413 (PAYLOAD_TOO_LARGE),
+// 415 (UNSUPPORTED_MEDIA_TYPE), 422 (INVARIANT_VIOLATED) or 403
+// (NO_CONTRACT). Options.OnReject replaces the writer.
+//
+// # Security
+//
+// The guard is meant to be the first handler in the chain; middleware that
+// rewrites the method or path (X-HTTP-Method-Override, say) must run before
+// it. The body is read once, at most Options.MaxBodyBytes, and parsed
+// strictly: invalid UTF-8, lone surrogates, trailing data, duplicate keys,
+// keys equal but for letter case, nesting deeper than Options.MaxDepth and
+// number literals over 1,000 characters are rejected, so that no JSON parser
+// behind the guard can read a body differently from the guard. Schemas are
+// never fetched over the network.
+package contractguard

@@ -1,0 +1,147 @@
+package contractguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// The codes of a [Violation], one per kind of rejection.
+const (
+	// CodeSchemaInvalid: the body fails the contract's JSON Schema (400).
+	CodeSchemaInvalid = "SCHEMA_INVALID"
+	// CodeMalformedJSON: the body is not acceptable JSON (400).
+	CodeMalformedJSON = "MALFORMED_JSON"
+	// CodeInvariantViolated: an invariant is false or cannot be evaluated (422).
+	CodeInvariantViolated = "INVARIANT_VIOLATED"
+	// CodePayloadTooLarge: the body is over Options.MaxBodyBytes (413).
+	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// CodeUnsupportedMediaType: a non-JSON Content-Type on a contract with a schema (415).
+	CodeUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+	// CodeVulnerabilityDetected: the vulnerability scan flags a value (403).
+	CodeVulnerabilityDetected = "VULNERABILITY_DETECTED"
+	// CodeNoContract: Options.RequireContract is on and no contract matches (403).
+	CodeNoContract = "NO_CONTRACT"
+)
+
+// statusOf is the HTTP status of each code.
+var statusOf = map[string]int{
+	CodeSchemaInvalid:         http.StatusBadRequest,
+	CodeMalformedJSON:         http.StatusBadRequest,
+	CodeInvariantViolated:     http.StatusUnprocessableEntity,
+	CodePayloadTooLarge:       http.StatusRequestEntityTooLarge,
+	CodeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	CodeVulnerabilityDetected: http.StatusForbidden,
+	CodeNoContract:            http.StatusForbidden,
+}
+
+// Violation is a rejected request. It is what [Guard.Check] returns and
+// what Options.OnReject receives; the default writer sends it as
+//
+//	{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID",
+//	 "details":[{"path":"/email","message":"must be a valid email address"}]}
+//
+// with Status as the HTTP status.
+type Violation struct {
+	Status  int      // HTTP status: 400, 403, 413, 415 or 422
+	Code    string   // one of the Code constants
+	Details []Detail // never nil; in path order for schema failures, contract order for invariants
+}
+
+// Detail is one reason for a rejection.
+type Detail struct {
+	// Path is a JSON pointer (RFC 6901) into the body, "" for the body as a
+	// whole or for a rule about the whole request.
+	Path string `json:"path"`
+	// Message is short, lower-case, and repeats at most 64 bytes of the
+	// rejected value. For an invariant it is the invariant's message.
+	Message string `json:"message"`
+}
+
+func newViolation(code string, details ...Detail) *Violation {
+	if details == nil {
+		details = []Detail{}
+	}
+	return &Violation{Status: statusOf[code], Code: code, Details: details}
+}
+
+// Error implements error: "contractguard: SCHEMA_INVALID: /email: must be
+// a valid email address; /age: is required".
+func (v *Violation) Error() string {
+	var b strings.Builder
+	b.WriteString("contractguard: ")
+	b.WriteString(v.Code)
+	for i, d := range v.Details {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		if d.Path != "" {
+			b.WriteString(d.Path)
+			b.WriteString(": ")
+		}
+		b.WriteString(d.Message)
+	}
+	return b.String()
+}
+
+// MarshalJSON writes the error body of the specification, details always
+// an array.
+func (v *Violation) MarshalJSON() ([]byte, error) {
+	details := v.Details
+	if details == nil {
+		details = []Detail{}
+	}
+	return json.Marshal(struct {
+		Error   string   `json:"error"`
+		Code    string   `json:"code"`
+		Details []Detail `json:"details"`
+	}{"CONTRACT_VIOLATION", v.Code, details})
+}
+
+// writeViolation is the default Options.OnReject.
+func writeViolation(w http.ResponseWriter, _ *http.Request, v *Violation) {
+	b, err := v.MarshalJSON()
+	if err != nil { // cannot happen: only strings
+		b = []byte(`{"error":"CONTRACT_VIOLATION","code":"` + v.Code + `","details":[]}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(v.Status)
+	w.Write(append(b, '\n'))
+}
+
+// LoadError is a problem with a contract, found by [New]: a file that does
+// not parse, a contract that breaks the format, a schema or an expression
+// that does not compile, two contracts for one route. New returns every
+// problem it finds, joined with errors.Join; use errors.As to get the first,
+// or range over the Unwrap() []error of the joined error to get them all.
+type LoadError struct {
+	File     string // the contract file as named in Options.ContractsDir, or "Options.Contracts[i]"
+	Line     int    // 1-based; 0 when unknown
+	Contract string // "METHOD /endpoint" when known
+	Err      error  // what is wrong
+}
+
+// Error is "file:line: METHOD /endpoint: message".
+func (e *LoadError) Error() string {
+	var b bytes.Buffer
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Contract != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Contract)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *LoadError) Unwrap() error { return e.Err }

@@ -1,0 +1,205 @@
+package expr
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+)
+
+// Source supplies the parts of a request that are costly to build. Each
+// method is called at most once per Activation, and only when an
+// expression reads that part.
+type Source interface {
+	Params() map[string]string  // path parameters
+	Query() map[string]string   // name -> first value
+	Headers() map[string]string // lower-case name -> first value
+	User() any                  // what Options.User returned
+}
+
+// Activation binds the variables of one request: request.body, .params,
+// .query, .headers, .method, .path, and context.user. Set Body and Shape
+// before each contract's evaluation; the rest is shared by all contracts
+// of the request. It is not safe for concurrent use.
+type Activation struct {
+	Body   any
+	Shape  *Shape
+	Method string
+	Path   string
+	Src    Source
+
+	params, query, headers map[string]string
+	got                    uint8 // which of the above are fetched
+	user                   ref.Val
+}
+
+const (
+	gotParams uint8 = 1 << iota
+	gotQuery
+	gotHeaders
+)
+
+var _ interpreter.Activation = (*Activation)(nil)
+
+// ResolveName implements interpreter.Activation.
+func (a *Activation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "request":
+		return (*requestVal)(a), true
+	case "context":
+		return (*contextVal)(a), true
+	}
+	return nil, false
+}
+
+// Parent implements interpreter.Activation.
+func (a *Activation) Parent() interpreter.Activation { return nil }
+
+func (a *Activation) part(bit uint8, m *map[string]string, fetch func(Source) map[string]string) map[string]string {
+	if a.got&bit == 0 {
+		a.got |= bit
+		if a.Src != nil {
+			*m = fetch(a.Src)
+		}
+		if *m == nil {
+			*m = map[string]string{}
+		}
+	}
+	return *m
+}
+
+func (a *Activation) userValue() ref.Val {
+	if a.user == nil {
+		var u any
+		if a.Src != nil {
+			u = a.Src.User()
+		}
+		a.user = UserValue(u)
+	}
+	return a.user
+}
+
+// UserValue presents whatever Options.User returned as a CEL map: maps as
+// they are, anything else (a struct with json tags, a pointer to one)
+// through its JSON encoding. nil is an empty map.
+func UserValue(u any) ref.Val {
+	switch u := u.(type) {
+	case nil:
+		return &object{m: map[string]any{}}
+	case ref.Val:
+		return u
+	case map[string]any:
+		return &object{m: u}
+	case map[string]string:
+		return types.DefaultTypeAdapter.NativeToValue(u)
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return types.NewErr("context.user: %v", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return types.NewErr("context.user: %v", err)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return types.NewErr("context.user: %T is not an object", u)
+	}
+	return Value(v, nil)
+}
+
+// requestVal is the variable request, a map with fixed keys whose values
+// are built on first use.
+type requestVal Activation
+
+var requestKeys = []string{"body", "headers", "method", "params", "path", "query"}
+
+func (r *requestVal) FindStringKey(k string) (any, bool) {
+	a := (*Activation)(r)
+	switch k {
+	case "body":
+		return Value(a.Body, a.Shape), true
+	case "params":
+		return a.part(gotParams, &a.params, Source.Params), true
+	case "query":
+		return a.part(gotQuery, &a.query, Source.Query), true
+	case "headers":
+		return a.part(gotHeaders, &a.headers, Source.Headers), true
+	case "method":
+		return types.String(a.Method), true
+	case "path":
+		return types.String(a.Path), true
+	}
+	return nil, false
+}
+
+func (r *requestVal) Find(key ref.Val) (ref.Val, bool) { return findVia(r, key) }
+func (r *requestVal) Get(key ref.Val) ref.Val          { return mapGet(r, key) }
+func (r *requestVal) Contains(key ref.Val) ref.Val     { return mapContains(r, key) }
+func (r *requestVal) Size() ref.Val                    { return types.Int(len(requestKeys)) }
+func (r *requestVal) Iterator() traits.Iterator        { return &keyIterator{keys: requestKeys} }
+func (r *requestVal) Type() ref.Type                   { return types.MapType }
+func (r *requestVal) Value() any                       { return r }
+func (r *requestVal) Equal(other ref.Val) ref.Val      { return mapEqual(r, other) }
+func (r *requestVal) ConvertToType(t ref.Type) ref.Val { return convertToType(r, types.MapType, t) }
+func (r *requestVal) ConvertToNative(t reflect.Type) (any, error) {
+	return nativeOf(r, requestKeys, t)
+}
+
+// contextVal is the variable context; its one key is user.
+type contextVal Activation
+
+var contextKeys = []string{"user"}
+
+func (c *contextVal) FindStringKey(k string) (any, bool) {
+	if k == "user" {
+		return (*Activation)(c).userValue(), true
+	}
+	return nil, false
+}
+
+func (c *contextVal) Find(key ref.Val) (ref.Val, bool) { return findVia(c, key) }
+func (c *contextVal) Get(key ref.Val) ref.Val          { return mapGet(c, key) }
+func (c *contextVal) Contains(key ref.Val) ref.Val     { return mapContains(c, key) }
+func (c *contextVal) Size() ref.Val                    { return types.Int(1) }
+func (c *contextVal) Iterator() traits.Iterator        { return &keyIterator{keys: contextKeys} }
+func (c *contextVal) Type() ref.Type                   { return types.MapType }
+func (c *contextVal) Value() any                       { return c }
+func (c *contextVal) Equal(other ref.Val) ref.Val      { return mapEqual(c, other) }
+func (c *contextVal) ConvertToType(t ref.Type) ref.Val { return convertToType(c, types.MapType, t) }
+func (c *contextVal) ConvertToNative(t reflect.Type) (any, error) {
+	return nativeOf(c, contextKeys, t)
+}
+
+type stringKeyed interface {
+	FindStringKey(string) (any, bool)
+}
+
+func findVia(m stringKeyed, key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		if types.IsUnknownOrError(key) {
+			return key, false
+		}
+		return nil, false
+	}
+	v, found := m.FindStringKey(string(k))
+	if !found {
+		return nil, false
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v), true
+}
+
+func nativeOf(m stringKeyed, keys []string, t reflect.Type) (any, error) {
+	vals := make(map[string]any, len(keys))
+	for _, k := range keys {
+		v, _ := m.FindStringKey(k)
+		vals[k] = v
+	}
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, vals).ConvertToNative(t)
+}

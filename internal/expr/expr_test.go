@@ -1,0 +1,258 @@
+package expr
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"cel.dev/cel-go/common/types"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type src struct {
+	params, query, headers map[string]string
+	user                   any
+	calls                  int
+}
+
+func (s *src) Params() map[string]string  { s.calls++; return s.params }
+func (s *src) Query() map[string]string   { s.calls++; return s.query }
+func (s *src) Headers() map[string]string { s.calls++; return s.headers }
+func (s *src) User() any                  { s.calls++; return s.user }
+
+func decode(t testing.TB, s string) any {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	require.NoError(t, d.Decode(&v))
+	return v
+}
+
+func orderShape(t testing.TB) *Shape {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	require.NoError(t, c.AddResource("file:///s.json", decode(t, `{
+		"type":"object",
+		"definitions":{"item":{"type":"object","properties":{"qty":{"type":"integer"},"price":{"type":"number"}}}},
+		"properties":{
+			"total":{"type":"number"},
+			"count":{"type":"integer"},
+			"items":{"type":"array","items":{"$ref":"#/definitions/item"}},
+			"tags":{"type":"object","additionalProperties":{"type":"number"}}
+		}
+	}`)))
+	s, err := c.Compile("file:///s.json")
+	require.NoError(t, err)
+	return ShapeOf(s)
+}
+
+func TestEval(t *testing.T) {
+	env, err := NewEnv(1_000_000)
+	require.NoError(t, err)
+	body := decode(t, `{"total":10,"count":3,"free":2.5,"big":1e2,"items":[{"sku":"A","qty":2,"price":5},{"sku":"B","qty":1,"price":1.5}],
+		"tags":{"x":1},"email":"ada@example.com","nested":{"deep":{"flag":true}},"none":null}`)
+	s := &src{
+		params:  map[string]string{"orderId": "42"},
+		query:   map[string]string{"dry": "1"},
+		headers: map[string]string{"x-tenant": "acme"},
+		user:    map[string]any{"role": "admin", "dailyLimit": 100.0},
+	}
+	tests := []struct {
+		expr string
+		want bool
+	}{
+		{"request.body.total >= 10", true},
+		{"request.body.total == 10", true},
+		{"request.body.total == 10.0", true},
+		{"request.body.total * 2.5 == 25.0", true}, // a number field is a double even when integral
+		{"request.body.count * 2 == 6", true},      // an integer field is an int
+		{"request.body.free > 2 && request.body.free < 3", true},
+		{"request.body.big == 100 && type(request.body.big) == int", true}, // 1e2 without a schema word is an int
+		{"request.body.items.all(i, i.qty > 0)", true},
+		{"request.body.items.exists(i, i.sku == 'B')", true},
+		{"request.body.items.exists_one(i, i.qty == 2)", true},
+		{"request.body.items.map(i, i.price * 2.0)[1] == 3.0", true},
+		{"request.body.items[0].price * 2.0 == 10.0", true}, // through $ref: number
+		{"request.body.items.filter(i, i.qty > 1).size() == 1", true},
+		{"size(request.body.items) == 2", true},
+		{"request.body.tags.x * 1.5 == 1.5", true}, // additionalProperties: number
+		{"has(request.body.email) && !has(request.body.phone)", true},
+		{"has(request.body.nested.deep.flag)", true},
+		{"request.body.email.endsWith('@example.com')", true},
+		{"request.body.email.lowerAscii().contains('ada')", true}, // strings extension
+		{"math.greatest([1, 2, request.body.count]) == 3", true},  // math extension
+		{"sets.contains(['A', 'B'], request.body.items.map(i, i.sku))", true},
+		{"request.body.items.map(i, i.sku).distinct().size() == 2", true}, // lists extension
+		{"request.body.?phone.orValue('none') == 'none'", true},           // optional values
+		{"request.body.none == null", true},
+		{"'B' in request.body.items.map(i, i.sku)", true},
+		{"request.body.items + [1] != request.body.items", true},
+		{"request.body.nested == {'deep': {'flag': true}}", true},
+		{"request.body.tags.all(k, k == 'x')", true},
+		{"request.params.orderId == '42'", true},
+		{"request.query.dry == '1'", true},
+		{"request.headers['x-tenant'] == 'acme'", true},
+		{"request.method == 'POST' && request.path == '/orders/42'", true},
+		{"context.user.role == 'admin' && request.body.total <= context.user.dailyLimit", true},
+		{"request.body.total > 10", false},
+	}
+	shape := orderShape(t)
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			p, err := env.Compile(tt.expr)
+			require.NoError(t, err)
+			a := &Activation{Body: body, Shape: shape, Method: "POST", Path: "/orders/42", Src: s}
+			got, err := p.Eval(a)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestEval_FailsClosed(t *testing.T) {
+	env, err := NewEnv(1000)
+	require.NoError(t, err)
+	body := decode(t, `{"a":1,"s":"x","items":[`+strings.Repeat(`1,`, 999)+`1]}`)
+	for _, expr := range []string{
+		"request.body.missing > 1", // missing key
+		"request.body.s > 1",       // type mismatch at run time
+		"request.body.items.all(a, request.body.items.all(b, a == b || a != b))", // cost limit
+		"request.body.a",                // not a bool
+		"request.body.items[5000] == 1", // index out of range
+	} {
+		t.Run(expr, func(t *testing.T) {
+			p, err := env.Compile(expr)
+			require.NoError(t, err)
+			ok, err := p.Eval(&Activation{Body: body})
+			assert.False(t, ok)
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestEval_CostLimitStopsQuadraticRule(t *testing.T) {
+	env, err := NewEnv(1_000_000)
+	require.NoError(t, err)
+	p, err := env.Compile("request.body.items.all(a, request.body.items.all(b, a.sku != b.sku || a == b))")
+	require.NoError(t, err)
+	var sb strings.Builder
+	sb.WriteString(`{"items":[`)
+	for i := range 20000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"sku":"` + strings.Repeat("x", 1) + string(rune('a'+i%26)) + `"}`)
+	}
+	sb.WriteString(`]}`)
+	ok, err := p.Eval(&Activation{Body: decode(t, sb.String())})
+	assert.False(t, ok)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cost limit")
+}
+
+func TestCompile_Errors(t *testing.T) {
+	env, err := NewEnv(1000)
+	require.NoError(t, err)
+	for expr, msg := range map[string]string{
+		"":                      "empty expression",
+		"reqest.body.x > 1":     "1:1: undeclared reference to 'reqest'",
+		"request.body.x >":      "Syntax error",
+		"1 + 1":                 "must evaluate to a bool, not int",
+		"request.body.x.foo(1)": "undeclared reference to 'foo'",
+	} {
+		_, err := env.Compile(expr)
+		require.Error(t, err, expr)
+		assert.Contains(t, err.Error(), msg, expr)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+	}
+}
+
+func TestActivation_FetchesOnlyWhatIsRead(t *testing.T) {
+	env, err := NewEnv(1000)
+	require.NoError(t, err)
+	p, err := env.Compile("request.body.a == 1 && request.params.id == '7' && request.params.id != ''")
+	require.NoError(t, err)
+	s := &src{params: map[string]string{"id": "7"}}
+	ok, err := p.Eval(&Activation{Body: decode(t, `{"a":1}`), Src: s})
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, 1, s.calls, "params fetched once; query, headers and user not at all")
+}
+
+func TestUserValue(t *testing.T) {
+	type claims struct {
+		Sub        string  `json:"sub"`
+		DailyLimit float64 `json:"dailyLimit"`
+		Roles      []string
+	}
+	env, err := NewEnv(1000)
+	require.NoError(t, err)
+	p, err := env.Compile("context.user.sub == 'u1' && context.user.dailyLimit == 500 && 'ops' in context.user.Roles")
+	require.NoError(t, err)
+	for _, u := range []any{
+		claims{"u1", 500, []string{"ops"}},
+		&claims{"u1", 500, []string{"ops"}},
+		map[string]any{"sub": "u1", "dailyLimit": 500, "Roles": []string{"ops"}},
+	} {
+		ok, err := p.Eval(&Activation{Src: &src{user: u}})
+		require.NoError(t, err, "%T", u)
+		assert.True(t, ok, "%T", u)
+	}
+	empty, err := env.Compile("size(context.user) == 0")
+	require.NoError(t, err)
+	ok, err := empty.Eval(&Activation{})
+	require.NoError(t, err)
+	assert.True(t, ok, "no Options.User: an empty map")
+
+	ok, err = p.Eval(&Activation{Src: &src{user: 42}})
+	assert.False(t, ok)
+	assert.Error(t, err)
+}
+
+func TestNumber(t *testing.T) {
+	tests := []struct {
+		in   string
+		k    NumKind
+		want any
+	}{
+		{"10", NumAuto, types.Int(10)},
+		{"10.0", NumAuto, types.Int(10)},
+		{"1e2", NumAuto, types.Int(100)},
+		{"1.5", NumAuto, types.Double(1.5)},
+		{"9223372036854775808", NumAuto, types.Double(9223372036854775808)},
+		{"10", NumDouble, types.Double(10)},
+		{"10", NumInt, types.Int(10)},
+		{"1e400", NumAuto, types.Double(math.Inf(1))},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, Number(json.Number(tt.in), tt.k), tt.in)
+	}
+}
+
+func BenchmarkEval_ThreeInvariants(b *testing.B) {
+	env, _ := NewEnv(1_000_000)
+	var progs []*Program
+	for _, e := range []string{
+		"request.body.total >= 10",
+		"request.body.items.all(i, i.qty > 0)",
+		"request.body.count <= 100",
+	} {
+		p, err := env.Compile(e)
+		require.NoError(b, err)
+		progs = append(progs, p)
+	}
+	body := decode(b, `{"total":10,"count":3,"items":[{"qty":2},{"qty":1},{"qty":10}]}`)
+	shape := orderShape(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		a := Activation{Body: body, Shape: shape}
+		for _, p := range progs {
+			if ok, err := p.Eval(&a); !ok || err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package expr
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+)
+
+// Value presents a decoded JSON value (map[string]any, []any, string,
+// json.Number, bool, nil) to CEL. Objects and arrays are wrapped, not
+// copied: their members are converted only when an expression reads them,
+// numbers as the shape says.
+func Value(v any, s *Shape) ref.Val {
+	switch v := v.(type) {
+	case nil:
+		return types.NullValue
+	case bool:
+		return types.Bool(v)
+	case string:
+		return types.String(v)
+	case json.Number:
+		return Number(v, s.num())
+	case map[string]any:
+		return &object{m: v, shape: s}
+	case []any:
+		return &list{a: v, shape: s.items()}
+	case ref.Val:
+		return v
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
+}
+
+// Number converts a JSON number literal. NumAuto gives an int when the
+// value is integral and fits in int64 (so 1.0 and 1e2 are ints), else a
+// double.
+func Number(n json.Number, k NumKind) ref.Val {
+	s := string(n)
+	if k != NumDouble {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return types.Int(i)
+		}
+		if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
+			return types.Int(r.Num().Int64())
+		}
+	}
+	f, _ := strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
+	return types.Double(f)
+}
+
+// object is a JSON object as a CEL map(string, dyn).
+type object struct {
+	m     map[string]any
+	shape *Shape
+}
+
+var (
+	_ traits.Mapper = (*object)(nil)
+	_ traits.Lister = (*list)(nil)
+)
+
+// FindStringKey is the fast path cel-go's interpreter takes for field
+// selection (request.body.total) on values that offer it.
+func (o *object) FindStringKey(k string) (any, bool) {
+	v, ok := o.m[k]
+	if !ok {
+		return nil, false
+	}
+	return Value(v, o.shape.prop(k)), true
+}
+
+func (o *object) Find(key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		if types.IsUnknownOrError(key) {
+			return key, false
+		}
+		return nil, false
+	}
+	v, found := o.FindStringKey(string(k))
+	if !found {
+		return nil, false
+	}
+	return v.(ref.Val), true
+}
+
+func (o *object) Get(key ref.Val) ref.Val          { return mapGet(o, key) }
+func (o *object) Contains(key ref.Val) ref.Val     { return mapContains(o, key) }
+func (o *object) Size() ref.Val                    { return types.Int(len(o.m)) }
+func (o *object) Type() ref.Type                   { return types.MapType }
+func (o *object) Value() any                       { return o.m }
+func (o *object) Equal(other ref.Val) ref.Val      { return mapEqual(o, other) }
+func (o *object) ConvertToType(t ref.Type) ref.Val { return convertToType(o, types.MapType, t) }
+
+func (o *object) ConvertToNative(t reflect.Type) (any, error) {
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, o.m).ConvertToNative(t)
+}
+
+// Iterator visits the keys in sorted order, so that results never depend
+// on Go's map order.
+func (o *object) Iterator() traits.Iterator {
+	keys := make([]string, 0, len(o.m))
+	for k := range o.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return &keyIterator{keys: keys}
+}
+
+// list is a JSON array as a CEL list(dyn).
+type list struct {
+	a     []any
+	shape *Shape // of the items
+}
+
+func (l *list) Get(index ref.Val) ref.Val {
+	i, err := indexOf(index)
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	if i < 0 || i >= int64(len(l.a)) {
+		return types.NewErr("index out of range: %d", i)
+	}
+	return Value(l.a[i], l.shape)
+}
+
+func indexOf(v ref.Val) (int64, error) {
+	switch i := v.(type) {
+	case types.Int:
+		return int64(i), nil
+	case types.Uint:
+		return int64(i), nil
+	case types.Double:
+		if float64(int64(i)) == float64(i) {
+			return int64(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unsupported index: %v", v)
+}
+
+func (l *list) Size() ref.Val  { return types.Int(len(l.a)) }
+func (l *list) Type() ref.Type { return types.ListType }
+func (l *list) Value() any     { return l.a }
+
+func (l *list) Contains(v ref.Val) ref.Val {
+	for _, e := range l.a {
+		if types.Equal(Value(e, l.shape), v) == types.True {
+			return types.True
+		}
+	}
+	return types.False
+}
+
+func (l *list) Add(other ref.Val) ref.Val {
+	return l.values().Add(other)
+}
+
+func (l *list) values() traits.Lister {
+	vals := make([]ref.Val, len(l.a))
+	for i, e := range l.a {
+		vals[i] = Value(e, l.shape)
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, vals)
+}
+
+func (l *list) Equal(other ref.Val) ref.Val {
+	o, ok := other.(traits.Lister)
+	if !ok {
+		return types.False
+	}
+	if o.Size() != l.Size() {
+		return types.False
+	}
+	for i, e := range l.a {
+		if types.Equal(Value(e, l.shape), o.Get(types.Int(i))) != types.True {
+			return types.False
+		}
+	}
+	return types.True
+}
+
+func (l *list) ConvertToType(t ref.Type) ref.Val { return convertToType(l, types.ListType, t) }
+
+func (l *list) ConvertToNative(t reflect.Type) (any, error) { return l.values().ConvertToNative(t) }
+
+func (l *list) Iterator() traits.Iterator { return &listIterator{l: l} }
+
+type listIterator struct {
+	baseIterator
+	l *list
+	i int
+}
+
+func (it *listIterator) HasNext() ref.Val { return types.Bool(it.i < len(it.l.a)) }
+
+func (it *listIterator) Next() ref.Val {
+	if it.i >= len(it.l.a) {
+		return nil
+	}
+	v := Value(it.l.a[it.i], it.l.shape)
+	it.i++
+	return v
+}
+
+type keyIterator struct {
+	baseIterator
+	keys []string
+	i    int
+}
+
+func (it *keyIterator) HasNext() ref.Val { return types.Bool(it.i < len(it.keys)) }
+
+func (it *keyIterator) Next() ref.Val {
+	if it.i >= len(it.keys) {
+		return nil
+	}
+	k := it.keys[it.i]
+	it.i++
+	return types.String(k)
+}
+
+// baseIterator is the ref.Val part of an iterator, which CEL never shows to
+// expressions.
+type baseIterator struct{}
+
+func (baseIterator) ConvertToNative(reflect.Type) (any, error) {
+	return nil, fmt.Errorf("iterators cannot be converted")
+}
+func (baseIterator) ConvertToType(ref.Type) ref.Val {
+	return types.NewErr("iterators cannot be converted")
+}
+func (baseIterator) Equal(ref.Val) ref.Val { return types.False }
+func (baseIterator) Type() ref.Type        { return types.IteratorType }
+func (baseIterator) Value() any            { return nil }
+
+// Helpers shared by the map-like values of this package.
+
+func mapGet(m traits.Mapper, key ref.Val) ref.Val {
+	v, found := m.Find(key)
+	if !found {
+		return types.ValOrErr(v, "no such key: %v", key)
+	}
+	return v
+}
+
+func mapContains(m traits.Mapper, key ref.Val) ref.Val {
+	_, found := m.Find(key)
+	return types.Bool(found)
+}
+
+func mapEqual(m traits.Mapper, other ref.Val) ref.Val {
+	o, ok := other.(traits.Mapper)
+	if !ok || o.Size() != m.Size() {
+		return types.False
+	}
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		ov, found := o.Find(k)
+		if !found || types.Equal(m.Get(k), ov) != types.True {
+			return types.False
+		}
+	}
+	return types.True
+}
+
+func convertToType(v ref.Val, own *types.Type, t ref.Type) ref.Val {
+	switch t {
+	case own:
+		return v
+	case types.TypeType:
+		return own
+	}
+	return types.NewErr("type conversion error from '%s' to '%s'", own, t)
+}

@@ -1,0 +1,201 @@
+// Package jsonbody is contractguard's strict JSON reader.
+//
+// It turns a request body into the generic Go value the rest of the guard
+// works on (map[string]any, []any, string, json.Number, bool, nil) in one
+// pass over the tokens of github.com/go-json-experiment/json/jsontext, and it
+// rejects everything that lets two JSON parsers disagree about what a body
+// says: invalid UTF-8 and lone surrogates, trailing data, duplicate names
+// (compared after unescaping), names that differ only in letter case under
+// Unicode simple folding (what encoding/json uses to match struct fields),
+// nesting deeper than a limit, and number literals long enough to make
+// arbitrary-precision arithmetic slow. Numbers keep their exact text as
+// json.Number.
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/contractguard/contractguard/internal/msg"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// MaxNumberLen is the longest number literal Parse accepts, in bytes.
+const MaxNumberLen = 1000
+
+// MaxDepthLimit is the largest maxDepth Parse honours: jsontext refuses to
+// nest deeper than this whatever it is asked.
+const MaxDepthLimit = 10000
+
+// Error is a body that is not acceptable JSON. Path is the JSON pointer of
+// the offending value where it is known ("" for the whole body).
+type Error struct {
+	Path    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Message
+	}
+	return e.Path + ": " + e.Message
+}
+
+type parser struct {
+	dec      jsontext.Decoder
+	buf      bytes.Buffer
+	maxDepth int
+}
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// Parse decodes data strictly. maxDepth bounds the nesting of arrays and
+// objects: a top-level object or array is depth 1. An empty input is not
+// valid JSON; callers that treat an empty body as null check for it first.
+func Parse(data []byte, maxDepth int) (any, error) {
+	p := parsers.Get().(*parser)
+	defer func() {
+		p.buf = bytes.Buffer{}
+		p.dec.Reset(&p.buf)
+		parsers.Put(p)
+	}()
+	p.buf = *bytes.NewBuffer(data)
+	p.maxDepth = maxDepth
+	// Duplicate names are found by our own case-folding check, which is a
+	// superset of jsontext's exact-match check; doing both would cost twice.
+	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
+	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
+
+	tok, err := p.dec.ReadToken()
+	if err != nil {
+		return nil, p.syntaxError(err)
+	}
+	v, err := p.value(tok, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			return nil, &Error{Message: "unexpected data after the JSON value"}
+		}
+		return nil, p.syntaxError(err)
+	}
+	return v, nil
+}
+
+func (p *parser) value(tok jsontext.Token, depth int) (any, error) {
+	switch tok.Kind() {
+	case '{':
+		return p.object(depth + 1)
+	case '[':
+		return p.array(depth + 1)
+	case '"':
+		return tok.String(), nil
+	case '0':
+		raw := tok.String()
+		if len(raw) > MaxNumberLen {
+			return nil, p.errorHere(fmt.Sprintf("number literal longer than %d characters", MaxNumberLen))
+		}
+		return json.Number(raw), nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case 'n':
+		return nil, nil
+	}
+	// ReadToken never returns another kind without an error.
+	return nil, p.errorHere("unexpected token")
+}
+
+func (p *parser) object(depth int) (any, error) {
+	if depth > p.maxDepth {
+		return nil, p.depthError()
+	}
+	m := make(map[string]any)
+	var names nameSet
+	for {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return nil, p.syntaxError(err)
+		}
+		if tok.Kind() == '}' {
+			return m, nil
+		}
+		name := tok.String()
+		if prev, clash := names.add(name); clash {
+			if prev == name {
+				return nil, p.errorHere("duplicate key " + strconv.Quote(msg.Clip(name)))
+			}
+			return nil, p.errorHere("key " + strconv.Quote(msg.Clip(name)) + " differs from key " +
+				strconv.Quote(msg.Clip(prev)) + " only in letter case")
+		}
+		tok, err = p.dec.ReadToken()
+		if err != nil {
+			return nil, p.syntaxError(err)
+		}
+		v, err := p.value(tok, depth)
+		if err != nil {
+			return nil, err
+		}
+		m[name] = v
+	}
+}
+
+func (p *parser) array(depth int) (any, error) {
+	if depth > p.maxDepth {
+		return nil, p.depthError()
+	}
+	a := make([]any, 0, 4)
+	for {
+		tok, err := p.dec.ReadToken()
+		if err != nil {
+			return nil, p.syntaxError(err)
+		}
+		if tok.Kind() == ']' {
+			return a, nil
+		}
+		v, err := p.value(tok, depth)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+	}
+}
+
+func (p *parser) errorHere(msg string) error {
+	return &Error{Path: string(p.dec.StackPointer()), Message: msg}
+}
+
+func (p *parser) depthError() error {
+	return p.errorHere(fmt.Sprintf("nesting deeper than %d levels", p.maxDepth))
+}
+
+// syntaxError turns a jsontext error into an Error without the package
+// prefix, keeping the position.
+func (p *parser) syntaxError(err error) error {
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &Error{Path: string(p.dec.StackPointer()), Message: "unexpected end of JSON input"}
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		text := "invalid JSON"
+		if se.Err != nil {
+			text = "invalid JSON: " + se.Err.Error()
+		}
+		path := string(se.JSONPointer)
+		if path == "" {
+			path = string(p.dec.StackPointer())
+		}
+		return &Error{
+			Path:    path,
+			Message: msg.Clip(text) + " at offset " + strconv.FormatInt(se.ByteOffset, 10),
+		}
+	}
+	return &Error{Message: msg.Clip("invalid JSON: " + err.Error())}
+}

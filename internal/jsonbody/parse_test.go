@@ -1,0 +1,199 @@
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse_Accepts(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want any
+	}{
+		{"object", `{"a":1,"b":"x"}`, map[string]any{"a": json.Number("1"), "b": "x"}},
+		{"array", `[true,false,null]`, []any{true, false, nil}},
+		{"nested", `{"a":{"b":[{"c":[]}]}}`, map[string]any{"a": map[string]any{"b": []any{map[string]any{"c": []any{}}}}}},
+		{"big integer keeps every digit", `123456789012345678901234567890`, json.Number("123456789012345678901234567890")},
+		{"float keeps its text", `1.10`, json.Number("1.10")},
+		{"exponent", `1e400`, json.Number("1e400")},
+		{"escaped name is unescaped", `{"r\u006fle":"admin"}`, map[string]any{"role": "admin"}},
+		{"NUL escape inside a string", `"a\u0000b"`, "a\x00b"},
+		{"surrogate pair", `"\ud83d\ude00"`, "😀"},
+		{"whitespace around", " \t\r\n{} \n", map[string]any{}},
+		{"same letters in different objects", `{"a":{"k":1},"b":{"K":1}}`, map[string]any{"a": map[string]any{"k": json.Number("1")}, "b": map[string]any{"K": json.Number("1")}}},
+		{"number of 1000 digits", strings.Repeat("9", 1000), json.Number(strings.Repeat("9", 1000))},
+		{"many distinct names", manyNames(100), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.in), 64)
+			require.NoError(t, err)
+			if tt.want != nil {
+				assert.Equal(t, tt.want, got)
+			}
+		})
+	}
+}
+
+func manyNames(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"k`)
+		b.WriteString(strings.Repeat("x", i))
+		b.WriteString(`":1`)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func TestParse_Rejects(t *testing.T) {
+	tests := []struct {
+		name, in, path, msg string
+	}{
+		{"duplicate key", `{"a":1,"a":2}`, "/a", `duplicate key "a"`},
+		{"duplicate after unescaping", `{"role":"user","r\u006fle":"admin"}`, "/role", `duplicate key "role"`},
+		{"case collision", `{"total":5,"TOTAL":1}`, "/TOTAL", `key "TOTAL" differs from key "total" only in letter case`},
+		{"long s folds to s", `{"sku":1,"ſku":2}`, "/ſku", "only in letter case"},
+		{"Kelvin sign folds to k", `{"kind":1,"\u212aind":2}`, "/\u212aind", "only in letter case"},
+		{"case collision in a big object", manyNames(20)[:len(manyNames(20))-1] + `,"KXXXX":2}`, "/KXXXX", "only in letter case"},
+		{"nested duplicate", `{"a":[{"b":1,"b":2}]}`, "/a/0/b", "duplicate key"},
+		{"trailing data", `{} x`, "", "invalid JSON"},
+		{"second value", `{} {}`, "", "unexpected data after the JSON value"},
+		{"invalid UTF-8", "\"\xff\"", "", "invalid UTF-8"},
+		{"lone high surrogate", `"\ud800"`, "", "surrogate"},
+		{"lone low surrogate", `{"a":"\udc00"}`, "/a", "surrogate"},
+		{"BOM", "\xef\xbb\xbf{}", "", "invalid character"},
+		{"NUL byte", "{\"a\":1}\x00", "", "invalid"},
+		{"truncated", `{"a":[1,2`, "/a/1", "unexpected end"},
+		{"leading zero", `{"a":01}`, "/a", "invalid"},
+		{"single quotes", `{'a':1}`, "", "invalid character"},
+		{"comment", `{"a":1 /* x */}`, "/a", "invalid"},
+		{"only whitespace", "  ", "", "unexpected end"},
+		{"number of 1001 digits", strings.Repeat("9", 1001), "", "number literal longer than 1000 characters"},
+		{"long number in array", `[1,` + strings.Repeat("1", 1001) + `]`, "/1", "number literal longer"},
+		{"too deep arrays", strings.Repeat("[", 65) + strings.Repeat("]", 65), "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0", "nesting deeper than 64 levels"},
+		{"too deep objects", strings.Repeat(`{"a":`, 65) + "1" + strings.Repeat("}", 65), strings.Repeat("/a", 64), "nesting deeper than 64 levels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.in), 64)
+			require.Error(t, err)
+			var pe *Error
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, tt.path, pe.Path)
+			assert.Contains(t, pe.Message, tt.msg)
+			assert.LessOrEqual(t, len(pe.Message), 120, "messages stay short")
+		})
+	}
+}
+
+func TestParse_DepthLimitIsInclusive(t *testing.T) {
+	in := strings.Repeat("[", 64) + strings.Repeat("]", 64)
+	_, err := Parse([]byte(in), 64)
+	require.NoError(t, err)
+	_, err = Parse([]byte("[[1]]"), 1)
+	require.Error(t, err)
+	_, err = Parse([]byte("[1]"), 1)
+	require.NoError(t, err)
+}
+
+func TestParse_ErrorNeverEchoesMuch(t *testing.T) {
+	long := strings.Repeat("x", 500)
+	_, err := Parse([]byte(`{"`+long+`":1,"`+long+`":2}`), 64)
+	require.Error(t, err)
+	assert.Less(t, len(err.(*Error).Message), 200)
+}
+
+func TestFoldKeyAgreesWithEqualFold(t *testing.T) {
+	words := []string{"sku", "SKU", "ſku", "Kind", "\u212aind", "kind", "straße", "STRASSE", "ǅ", "ǆ", "Ǆ", "σ", "ς", "Σ", "İ", "i", "ı", "I"}
+	for _, a := range words {
+		for _, b := range words {
+			assert.Equal(t, strings.EqualFold(a, b), foldKey(a) == foldKey(b), "%q vs %q", a, b)
+		}
+	}
+}
+
+// FuzzBody checks that the strict reader never panics and never accepts a
+// body that encoding/json would read differently: whatever Parse accepts,
+// encoding/json (with UseNumber) must accept and decode to the same value.
+func FuzzBody(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":[true,null,"x"],"c":{"d":1.5e3}}`, `{"a":1,"A":2}`, `{"a":1,"a":2}`,
+		`"\ud800"`, `[[[[[]]]]]`, `{"r\u006fle":"x"}`, `123456789012345678901234567890`,
+		"\xef\xbb\xbf{}", `{} {}`, `{"ſ":1,"s":2}`, `""`, `-0.0e-0`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Parse(data, 16)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("accepted %q that encoding/json rejects: %v", data, err)
+		}
+		if dec.More() {
+			t.Fatalf("accepted %q with trailing data", data)
+		}
+		if !equalJSON(got, want) {
+			t.Fatalf("%q: got %#v, encoding/json reads %#v", data, got, want)
+		}
+	})
+}
+
+func equalJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, v := range a {
+			w, ok := bm[k]
+			if !ok || !equalJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bl, ok := b.([]any)
+		if !ok || len(a) != len(bl) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], bl[i]) {
+				return false
+			}
+		}
+		return true
+	default:
+		return a == b
+	}
+}
+
+func BenchmarkParse_Order(b *testing.B) {
+	body := []byte(`{"orderId":"6f1c2a9e-8d3b-4c5a-9e7f-1a2b3c4d5e6f","customer":{"email":"ada@example.com","name":"Ada Lovelace","address":{"street":"12 Analytical Row","city":"London","country":"GB"}},"items":[{"sku":"BK-001","quantity":2,"unitPrice":19.99},{"sku":"BK-002","quantity":1,"unitPrice":45.5},{"sku":"PN-010","quantity":10,"unitPrice":1.25}],"currency":"EUR","total":97.98,"placedAt":"2026-11-21T10:15:00Z","channel":"web","notes":"leave at the door"}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := Parse(body, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,18 @@
+// Package msg holds the rules every message a client reads follows.
+package msg
+
+// MaxEcho is the most of a rejected value, in bytes, a message may repeat.
+const MaxEcho = 64
+
+// Clip keeps at most MaxEcho bytes of s, cut on a rune boundary, and marks
+// the cut with an ellipsis.
+func Clip(s string) string {
+	if len(s) <= MaxEcho {
+		return s
+	}
+	i := MaxEcho
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,149 @@
+package route
+
+import "strings"
+
+// Segments reads a raw (still percent-encoded) request path the way a
+// lenient router would: empty segments (repeated or trailing slashes) are
+// dropped, each segment is percent-decoded on its own so an encoded slash
+// stays inside its segment, and "." and ".." segments (also when encoded)
+// are resolved, ".." never climbing above the root. The segments are
+// appended to dst, which lets callers pass a stack buffer.
+func Segments(raw string, dst []string) []string {
+	start := len(dst)
+	for len(raw) > 0 {
+		var s string
+		if i := strings.IndexByte(raw, '/'); i >= 0 {
+			s, raw = raw[:i], raw[i+1:]
+		} else {
+			s, raw = raw, ""
+		}
+		if s == "" {
+			continue
+		}
+		s = unescape(s)
+		switch s {
+		case ".":
+		case "..":
+			if len(dst) > start {
+				dst = dst[:len(dst)-1]
+			}
+		default:
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+// alternateReadings lists the other ways a router or handler may read raw,
+// for paths where readings differ: with encoded slashes decoded before the
+// split (a handler routing on r.URL.Path), and with ";" parameters removed
+// from every segment (servers that strip matrix parameters). It returns nil
+// when raw reads only one way.
+func alternateReadings(raw string) []string {
+	var alts []string
+	if hasEncodedSlash(raw) {
+		alts = append(alts, decodeSlashes(raw))
+	}
+	if strings.IndexByte(raw, ';') >= 0 {
+		alts = append(alts, stripMatrix(raw))
+	}
+	return alts
+}
+
+func hasEncodedSlash(s string) bool {
+	return strings.Contains(s, "%2F") || strings.Contains(s, "%2f")
+}
+
+// decodeSlashes turns %2F into / and leaves every other escape for
+// Segments to decode, so that nothing is decoded twice.
+func decodeSlashes(s string) string {
+	return strings.NewReplacer("%2F", "/", "%2f", "/").Replace(s)
+}
+
+// stripMatrix removes ";..." from the end of every segment.
+func stripMatrix(raw string) string {
+	var b strings.Builder
+	for i, s := range strings.Split(raw, "/") {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if j := strings.IndexByte(s, ';'); j >= 0 {
+			s = s[:j]
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// unescape decodes %XX sequences; an invalid sequence is kept as it is, as
+// no router can decode it either. It does not allocate when s has no '%'.
+func unescape(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// UpperMethod returns the method in upper case, without allocating when it
+// already is.
+func UpperMethod(m string) string {
+	for i := 0; i < len(m); i++ {
+		if 'a' <= m[i] && m[i] <= 'z' {
+			return strings.ToUpper(m)
+		}
+	}
+	return m
+}
+
+// Join renders segments as a clean path: "/a/b", "/" for none.
+func Join(segs []string) string {
+	if len(segs) == 0 {
+		return "/"
+	}
+	n := 0
+	for _, s := range segs {
+		n += 1 + len(s)
+	}
+	b := make([]byte, 0, n)
+	for _, s := range segs {
+		b = append(b, '/')
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// Clean is the path read the main way, for messages: the matched segments
+// when there are some, else raw read afresh.
+func Clean(segs []string, raw string) string {
+	if segs == nil {
+		segs = Segments(raw, nil)
+	}
+	return Join(segs)
+}

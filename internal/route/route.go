@@ -1,0 +1,112 @@
+// Package route matches request paths to endpoint patterns with a segment
+// tree, reading the path as leniently as any router would so that the guard
+// is never weaker than the router behind it.
+package route
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Segment is one segment of a pattern: a static text, or a parameter.
+type Segment struct {
+	Static string // decoded text of a static segment
+	Param  string // name of a parameter segment; "" for a static one
+}
+
+// Pattern is a parsed endpoint pattern.
+type Pattern []Segment
+
+// ParsePattern parses an endpoint such as /users/:id/orders/{orderId}.
+// Static segments are percent-decoded, empty segments and a trailing slash
+// are ignored, as they are in requests.
+func ParsePattern(p string) (Pattern, error) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, errors.New("endpoint must start with /")
+	}
+	var pat Pattern
+	seen := map[string]bool{}
+	for _, s := range strings.Split(p[1:], "/") {
+		if s == "" {
+			continue
+		}
+		var name string
+		switch {
+		case s[0] == ':':
+			name = s[1:]
+		case s[0] == '{' && s[len(s)-1] == '}':
+			name = s[1 : len(s)-1]
+		case strings.ContainsAny(s, "{}"):
+			return nil, fmt.Errorf("segment %q: a parameter must be a whole segment, :name or {name}", s)
+		}
+		if name == "" && (s[0] == ':' || s[0] == '{') {
+			return nil, fmt.Errorf("segment %q: parameter without a name", s)
+		}
+		if name != "" {
+			if !validName(name) {
+				return nil, fmt.Errorf("segment %q: parameter names are letters, digits and _", s)
+			}
+			if seen[name] {
+				return nil, fmt.Errorf("parameter %q appears twice", name)
+			}
+			seen[name] = true
+			pat = append(pat, Segment{Param: name})
+			continue
+		}
+		if s == "." || s == ".." {
+			return nil, fmt.Errorf("segment %q: dot segments are not allowed in an endpoint", s)
+		}
+		pat = append(pat, Segment{Static: unescape(s)})
+	}
+	return pat, nil
+}
+
+func validName(s string) bool {
+	for i, c := range s {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Shape is the pattern with parameter names left out (/a/{x} and /a/:y have
+// the same shape): two contracts for one method and one shape conflict.
+func (p Pattern) Shape() string {
+	if len(p) == 0 {
+		return "/"
+	}
+	var b strings.Builder
+	for _, s := range p {
+		b.WriteByte('/')
+		if s.Param != "" {
+			b.WriteString("{}")
+		} else {
+			b.WriteString(escapeSegment(s.Static))
+		}
+	}
+	return b.String()
+}
+
+// Params returns the parameter values of a path that matched p.
+func (p Pattern) Params(segs []string) map[string]string {
+	m := make(map[string]string, len(p))
+	for i, s := range p {
+		if s.Param != "" && i < len(segs) {
+			m[s.Param] = segs[i]
+		}
+	}
+	return m
+}
+
+func escapeSegment(s string) string {
+	if !strings.ContainsAny(s, "/%{}") {
+		return s
+	}
+	r := strings.NewReplacer("%", "%25", "/", "%2F", "{", "%7B", "}", "%7D")
+	return r.Replace(s)
+}

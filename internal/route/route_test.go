@@ -1,0 +1,230 @@
+package route
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSegments(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want []string
+	}{
+		{"/", nil},
+		{"", nil},
+		{"/a/b", []string{"a", "b"}},
+		{"/a/b/", []string{"a", "b"}},
+		{"//a//b//", []string{"a", "b"}},
+		{"/a/./b", []string{"a", "b"}},
+		{"/a/x/../b", []string{"a", "b"}},
+		{"/../../a", []string{"a"}},
+		{"/a/%2e%2E/b", []string{"b"}},
+		{"/a/%2e/b", []string{"a", "b"}},
+		{"/a/%62", []string{"a", "b"}},
+		{"/users/a%2Fb", []string{"users", "a/b"}},
+		{"/a/%zz/%4", []string{"a", "%zz", "%4"}},
+		{"/a%20b", []string{"a b"}},
+		{"/a+b", []string{"a+b"}},
+		{"/a;x/b", []string{"a;x", "b"}},
+		{"/a/..%2Fb", []string{"a", "../b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			assert.Equal(t, tt.want, Segments(tt.raw, nil))
+		})
+	}
+}
+
+func TestParsePattern(t *testing.T) {
+	p, err := ParsePattern("/api/orders/:orderId/items/{sku}/")
+	require.NoError(t, err)
+	assert.Equal(t, Pattern{{Static: "api"}, {Static: "orders"}, {Param: "orderId"}, {Static: "items"}, {Param: "sku"}}, p)
+	assert.Equal(t, "/api/orders/{}/items/{}", p.Shape())
+
+	q, err := ParsePattern("/api//orders/{x}/items/:y")
+	require.NoError(t, err)
+	assert.Equal(t, p.Shape(), q.Shape(), "parameter names do not change the shape")
+
+	root, err := ParsePattern("/")
+	require.NoError(t, err)
+	assert.Equal(t, "/", root.Shape())
+
+	for _, bad := range []string{"", "a/b", "/a/:", "/a/{}", "/a/{x", "/a/x{y}", "/a/:x/:x", "/a/:1x", "/a/:x-y", "/a/../b", "/a/./b"} {
+		_, err := ParsePattern(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func build(t *testing.T, routes ...string) *Tree[string] {
+	t.Helper()
+	var tr Tree[string]
+	for _, r := range routes {
+		method, path, _ := strings.Cut(r, " ")
+		p, err := ParsePattern(path)
+		require.NoError(t, err)
+		_, ok := tr.Add(method, p, r)
+		require.True(t, ok, r)
+	}
+	return &tr
+}
+
+func TestMatch(t *testing.T) {
+	tr := build(t,
+		"GET /users/me",
+		"GET /users/:id",
+		"POST /users/:id",
+		"GET /users/:id/orders/:orderId",
+		"GET /users/me/orders/latest",
+		"POST /a/b",
+		"GET /",
+		"HEAD /only-head",
+		"GET /only-head",
+		"GET /x/:p/c",
+		"GET /:q/b/d",
+	)
+	tests := []struct {
+		method, path, want string
+		segs               []string
+	}{
+		{"GET", "/users/me", "GET /users/me", []string{"users", "me"}},
+		{"GET", "/users/42", "GET /users/:id", []string{"users", "42"}},
+		{"POST", "/users/me", "POST /users/:id", nil},
+		{"GET", "/users/me/orders/7", "GET /users/:id/orders/:orderId", nil},
+		{"GET", "/users/me/orders/latest", "GET /users/me/orders/latest", nil},
+		{"GET", "/users/7/orders/latest", "GET /users/:id/orders/:orderId", nil},
+		{"POST", "/a/b/", "POST /a/b", nil},
+		{"POST", "//a//b", "POST /a/b", nil},
+		{"POST", "/a/./b", "POST /a/b", nil},
+		{"POST", "/a/x/../b", "POST /a/b", nil},
+		{"POST", "/a/%62", "POST /a/b", nil},
+		{"POST", "/a;x/b", "POST /a/b", nil},
+		{"GET", "/users/a%2Fb", "GET /users/:id", []string{"users", "a/b"}},
+		{"GET", "/users/a%2Fb/orders", "", nil},
+		{"GET", "/users/x%2Forders%2F9", "GET /users/:id", []string{"users", "x/orders/9"}},
+		{"GET", "/users/x%2Forders/9", "GET /users/:id/orders/:orderId", []string{"users", "x", "orders", "9"}},
+		{"GET", "/users/x%252Forders/9", "", nil},
+		{"HEAD", "/users/me", "GET /users/me", nil},
+		{"HEAD", "/only-head", "HEAD /only-head", nil},
+		{"GET", "/", "GET /", nil},
+		{"GET", "", "GET /", nil},
+		{"GET", "/x/b/d", "GET /:q/b/d", nil},
+		{"GET", "/x/y/c", "GET /x/:p/c", nil},
+		{"DELETE", "/users/1", "", nil},
+		{"GET", "/users", "", nil},
+		{"GET", "/users/1/2", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			v, segs, ok := tr.Match(tt.method, tt.path, nil)
+			if tt.want == "" {
+				assert.False(t, ok, "matched %q", v)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, v)
+			if tt.segs != nil {
+				assert.Equal(t, tt.segs, segs)
+			}
+		})
+	}
+}
+
+func TestAddConflict(t *testing.T) {
+	var tr Tree[string]
+	p1, _ := ParsePattern("/a/:x")
+	p2, _ := ParsePattern("/a/{y}")
+	_, ok := tr.Add("GET", p1, "first")
+	require.True(t, ok)
+	old, ok := tr.Add("GET", p2, "second")
+	assert.False(t, ok)
+	assert.Equal(t, "first", old)
+	_, ok = tr.Add("POST", p2, "third")
+	assert.True(t, ok, "another method is another contract")
+	assert.Equal(t, 2, tr.Len())
+}
+
+func TestParams(t *testing.T) {
+	p, _ := ParsePattern("/users/:id/orders/{orderId}")
+	assert.Equal(t, map[string]string{"id": "a/b", "orderId": "7"}, p.Params([]string{"users", "a/b", "orders", "7"}))
+}
+
+func TestUpperMethod(t *testing.T) {
+	assert.Equal(t, "POST", UpperMethod("post"))
+	assert.Equal(t, "POST", UpperMethod("PoSt"))
+	assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() { _ = UpperMethod("POST") }))
+}
+
+func TestMatch_NoAllocationsOnAMiss(t *testing.T) {
+	tr := build(t, "GET /users/:id", "POST /orders")
+	var buf [16]string
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, _, ok := tr.Match("GET", "/static/app.js", buf[:0]); ok {
+			t.Fatal("matched")
+		}
+	})
+	assert.Equal(t, 0.0, allocs)
+}
+
+func TestMatch_ManyContractsStaysPerSegment(t *testing.T) {
+	var tr Tree[int]
+	for i := range 10000 {
+		p, err := ParsePattern(fmt.Sprintf("/svc%d/items/:id/parts/%d", i%100, i))
+		require.NoError(t, err)
+		_, ok := tr.Add("POST", p, i)
+		require.True(t, ok)
+	}
+	v, _, ok := tr.Match("POST", "/svc42/items/9/parts/9942", nil)
+	require.True(t, ok)
+	assert.Equal(t, 9942, v)
+}
+
+func FuzzMatch(f *testing.F) {
+	for _, s := range []string{"/users/me", "//a//b/", "/a/%2e%2e/b", "/users/a%2Fb", "/a;x/b", "/%zz", "/..", ""} {
+		f.Add("GET", s)
+	}
+	var tr Tree[string]
+	for _, r := range []string{"/users/me", "/users/:id", "/users/:id/orders/:o", "/a/b", "/"} {
+		p, _ := ParsePattern(r)
+		tr.Add("GET", p, r)
+	}
+	f.Fuzz(func(t *testing.T, method, path string) {
+		v, segs, ok := tr.Match(UpperMethod(method), path, nil)
+		if !ok {
+			return
+		}
+		p, err := ParsePattern(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(segs) != len(p) {
+			t.Fatalf("%q matched %q with %d segments", path, v, len(segs))
+		}
+		for i, s := range p {
+			if s.Param == "" && segs[i] != s.Static {
+				t.Fatalf("%q matched %q: segment %d is %q", path, v, i, segs[i])
+			}
+			if segs[i] == "" || segs[i] == "." || segs[i] == ".." {
+				t.Fatalf("%q matched %q with segment %q", path, v, segs[i])
+			}
+		}
+	})
+}
+
+func BenchmarkMatch_10000(b *testing.B) {
+	var tr Tree[int]
+	for i := range 10000 {
+		p, _ := ParsePattern(fmt.Sprintf("/svc%d/items/:id/parts/%d", i%100, i))
+		tr.Add("POST", p, i)
+	}
+	var buf [16]string
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := tr.Match("POST", "/svc42/items/9/parts/9942", buf[:0]); !ok {
+			b.Fatal("no match")
+		}
+	}
+}

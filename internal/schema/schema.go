@@ -1,0 +1,199 @@
+// Package schema compiles and runs the JSON Schemas of contracts with
+// github.com/santhosh-tekuri/jsonschema/v6, always as draft-07 with format
+// assertion on, and turns its typed errors into short messages at JSON
+// pointer paths.
+package schema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Root is the URL under which the contracts folder is seen by the schema
+// compiler. Relative $refs resolve below it and may not leave it.
+const Root = "file:///contracts/"
+
+// Compiler compiles the schemas of one contract set. It is not safe for
+// concurrent use; the schemas it returns are.
+type Compiler struct {
+	c *jsonschema.Compiler
+}
+
+// DecodeFunc decodes a referenced schema file (JSON or YAML) into a JSON value.
+type DecodeFunc func(name string, data []byte) (any, error)
+
+// NewCompiler returns a compiler whose relative $refs are read from files
+// (nil: relative $refs are an error) and decoded by decode. Nothing is ever
+// fetched over the network.
+func NewCompiler(files fs.FS, decode DecodeFunc) *Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	c.AssertFormat()
+	c.UseLoader(loader{files, decode})
+	return &Compiler{c: c}
+}
+
+type loader struct {
+	files  fs.FS
+	decode DecodeFunc
+}
+
+func (l loader) Load(u string) (any, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	if pu.Scheme != "file" || pu.Host != "" {
+		return nil, fmt.Errorf("$ref to %s: schemas are never fetched over the network; put the file in the contracts folder and refer to it by a relative path", u)
+	}
+	name, ok := strings.CutPrefix(path.Clean(pu.Path), "/contracts/")
+	if !ok || !fs.ValidPath(name) {
+		return nil, fmt.Errorf("$ref to %s leaves the contracts folder", strings.TrimPrefix(u, "file://"))
+	}
+	if l.files == nil {
+		return nil, fmt.Errorf("$ref to %s: relative references need Options.ContractsDir", name)
+	}
+	data, err := fs.ReadFile(l.files, name)
+	if err != nil {
+		return nil, fmt.Errorf("$ref to %s: %w", name, err)
+	}
+	if l.decode != nil {
+		return l.decode(name, data)
+	}
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// Error is a schema that does not compile. Pointer locates the problem in
+// the schema document when it is known.
+type Error struct {
+	Pointer []string
+	Ref     string // the URL of a $ref that could not be loaded, if that is the problem
+	Message string
+}
+
+func (e *Error) Error() string {
+	if len(e.Pointer) == 0 {
+		return e.Message
+	}
+	return Pointer(e.Pointer) + ": " + e.Message
+}
+
+// Compile compiles doc, a JSON value, as the schema at Root+name. name must
+// be unique within the compiler; relative $refs in doc resolve against it.
+func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
+	u := Root + name
+	if err := c.c.AddResource(u, doc); err != nil {
+		return nil, &Error{Message: err.Error()}
+	}
+	s, err := c.c.Compile(u)
+	if err != nil {
+		return nil, compileError(err)
+	}
+	return &Schema{s: s}, nil
+}
+
+func compileError(err error) error {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			var first *Error
+			walk(ve, true, func(loc []string, msg string) {
+				if first == nil {
+					first = &Error{Pointer: loc, Message: "invalid schema: " + msg}
+				}
+			})
+			if first != nil {
+				if !strings.HasPrefix(sve.URL, Root) {
+					first.Message = "in " + strings.TrimPrefix(sve.URL, "file://") + ": " + first.Message
+				}
+				return first
+			}
+		}
+	}
+	var le *jsonschema.LoadURLError
+	if errors.As(err, &le) {
+		return &Error{Ref: le.URL, Message: le.Err.Error()}
+	}
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "file://", "")
+	return &Error{Message: msg}
+}
+
+// CompileRef compiles a location inside a schema already compiled, such as
+// "policy.json#/definitions/contract".
+func (c *Compiler) CompileRef(loc string) (*Schema, error) {
+	s, err := c.c.Compile(Root + loc)
+	if err != nil {
+		return nil, compileError(err)
+	}
+	return &Schema{s: s}, nil
+}
+
+// Schema is a compiled schema, safe for concurrent use.
+type Schema struct {
+	s *jsonschema.Schema
+}
+
+// Compiled is the underlying compiled schema.
+func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
+
+// Validate checks v and calls add once for every failure, with the JSON
+// pointer of the failing value and a short message. It reports whether v
+// is valid.
+func (s *Schema) Validate(v any, add func(path, message string)) bool {
+	err := s.s.Validate(v)
+	if err == nil {
+		return true
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		add("", "cannot be validated: "+err.Error())
+		return false
+	}
+	walk(ve, false, func(loc []string, msg string) { add(Pointer(loc), msg) })
+	return false
+}
+
+// Explain is Validate for documents a person wrote (contracts): failures
+// inside anyOf and oneOf are reported branch by branch, with the pointer
+// as tokens.
+func (s *Schema) Explain(v any, add func(loc []string, message string)) bool {
+	err := s.s.Validate(v)
+	if err == nil {
+		return true
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		add(nil, err.Error())
+		return false
+	}
+	walk(ve, true, add)
+	return false
+}
+
+// Pointer renders JSON pointer tokens (RFC 6901).
+func Pointer(tokens []string) string {
+	n := 0
+	for _, t := range tokens {
+		n += 1 + len(t)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, t := range tokens {
+		b.WriteByte('/')
+		if strings.ContainsAny(t, "~/") {
+			t = strings.ReplaceAll(t, "~", "~0")
+			t = strings.ReplaceAll(t, "/", "~1")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}

@@ -1,0 +1,168 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type detail struct{ Path, Message string }
+
+func decode(t *testing.T, src string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(src))
+	d.UseNumber()
+	var v any
+	require.NoError(t, d.Decode(&v))
+	return v
+}
+
+func compile(t *testing.T, files fstest.MapFS, src string) *Schema {
+	t.Helper()
+	doc := decode(t, src)
+	c := NewCompiler(files, nil)
+	if files == nil {
+		c = NewCompiler(nil, nil) // a nil MapFS is not a nil fs.FS
+	}
+	s, err := c.Compile("test.yaml", doc)
+	require.NoError(t, err)
+	return s
+}
+
+func validate(t *testing.T, s *Schema, instance string) []detail {
+	t.Helper()
+	v := decode(t, instance)
+	var got []detail
+	ok := s.Validate(v, func(p, m string) { got = append(got, detail{p, m}) })
+	assert.Equal(t, len(got) == 0, ok)
+	return got
+}
+
+func TestValidate_SeedKeywords(t *testing.T) {
+	s := compile(t, nil, `{
+		"type": "object",
+		"required": ["email", "age", "items"],
+		"additionalProperties": false,
+		"properties": {
+			"email": {"type": "string", "format": "email"},
+			"age": {"type": "integer", "minimum": 18, "maximum": 130},
+			"role": {"enum": ["user", "admin"]},
+			"price": {"type": "number", "minimum": 0.01},
+			"items": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+			"a/b": {"type": "string"},
+			"m~n": {"type": "string"}
+		}
+	}`)
+	assert.Empty(t, validate(t, s, `{"email":"ada@example.com","age":36,"role":"admin","price":0.01,"items":["x"]}`))
+
+	tests := []struct {
+		name, body string
+		want       []detail
+	}{
+		{"required", `{"age":20,"items":["x"]}`, []detail{{"/email", "is required"}}},
+		{"additionalProperties", `{"email":"a@b.co","age":20,"items":["x"],"extra":1}`, []detail{{"/extra", "is not allowed"}}},
+		{"type", `{"email":"a@b.co","age":"20","items":["x"]}`, []detail{{"/age", "must be an integer, not a string"}}},
+		{"type integer for 1.5", `{"email":"a@b.co","age":20.5,"items":["x"]}`, []detail{{"/age", "must be an integer, not a number"}}},
+		{"minimum", `{"email":"a@b.co","age":17,"items":["x"]}`, []detail{{"/age", "must be >= 18"}}},
+		{"maximum", `{"email":"a@b.co","age":131,"items":["x"]}`, []detail{{"/age", "must be <= 130"}}},
+		{"decimal minimum", `{"email":"a@b.co","age":20,"items":["x"],"price":0.001}`, []detail{{"/price", "must be >= 0.01"}}},
+		{"enum", `{"email":"a@b.co","age":20,"items":["x"],"role":"root"}`, []detail{{"/role", `must be one of "user", "admin"`}}},
+		{"format", `{"email":"not-an-email","age":20,"items":["x"]}`, []detail{{"/email", "must be a valid email address"}}},
+		{"minItems", `{"email":"a@b.co","age":20,"items":[]}`, []detail{{"/items", "must have at least 1 item"}}},
+		{"items", `{"email":"a@b.co","age":20,"items":["x",2]}`, []detail{{"/items/1", "must be a string, not a number"}}},
+		{"pointer escaping", `{"email":"a@b.co","age":20,"items":["x"],"a/b":1,"m~n":2}`, []detail{{"/a~1b", "must be a string, not a number"}, {"/m~0n", "must be a string, not a number"}}},
+		{"all failures", `{"age":1,"items":[],"x":1,"y":2}`, []detail{{"/age", "must be >= 18"}, {"/email", "is required"}, {"/items", "must have at least 1 item"}, {"/x", "is not allowed"}, {"/y", "is not allowed"}}},
+		{"root type", `[]`, []detail{{"", "must be an object, not an array"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := validate(t, s, tt.body)
+			assert.ElementsMatch(t, tt.want, got)
+		})
+	}
+}
+
+func TestValidate_Formats(t *testing.T) {
+	tests := []struct{ format, good, bad, msg string }{
+		{"email", "ada@example.com", "ada.example.com", "must be a valid email address"},
+		{"uri", "https://example.com/a?b=c", "not a uri", "must be a valid URI"},
+		{"uuid", "6f1c2a9e-8d3b-4c5a-9e7f-1a2b3c4d5e6f", "6f1c2a9e-8d3b-4c5a-9e7f", "must be a valid UUID"},
+		{"date", "2026-11-21", "2026-02-30", "must be a valid date (YYYY-MM-DD)"},
+		{"date-time", "2026-11-21T10:15:00Z", "2026-11-21 10:15", "must be a valid date-time (RFC 3339)"},
+		{"ipv4", "192.168.0.1", "192.168.0.256", "must be a valid IPv4 address"},
+		{"ipv6", "2001:db8::1", "2001:db8:::1", "must be a valid IPv6 address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			s := compile(t, nil, `{"type":"string","format":"`+tt.format+`"}`)
+			assert.Empty(t, validate(t, s, `"`+tt.good+`"`))
+			assert.Equal(t, []detail{{"", tt.msg}}, validate(t, s, `"`+tt.bad+`"`))
+		})
+	}
+}
+
+func TestValidate_BigNumbersKeepPrecision(t *testing.T) {
+	s := compile(t, nil, `{"type":"integer","maximum":9007199254740993}`)
+	assert.Empty(t, validate(t, s, `9007199254740993`))
+	assert.Equal(t, []detail{{"", "must be <= 9007199254740993"}}, validate(t, s, `9007199254740994`), "float64 would round both to the same value")
+}
+
+func TestCompile_Refs(t *testing.T) {
+	files := fstest.MapFS{
+		"schemas/address.json": {Data: []byte(`{"type":"object","required":["city"],"properties":{"city":{"type":"string"},"geo":{"$ref":"geo.json"}}}`)},
+		"schemas/geo.json":     {Data: []byte(`{"type":"object","properties":{"lat":{"type":"number","maximum":90}}}`)},
+	}
+	s := compile(t, files, `{
+		"definitions": {"qty": {"type":"integer","minimum":1}},
+		"type":"object",
+		"properties": {"q": {"$ref":"#/definitions/qty"}, "address": {"$ref":"schemas/address.json"}}
+	}`)
+	assert.Empty(t, validate(t, s, `{"q":1,"address":{"city":"Paris","geo":{"lat":48.8}}}`))
+	assert.ElementsMatch(t, []detail{{"/q", "must be >= 1"}, {"/address/city", "is required"}, {"/address/geo/lat", "must be <= 90"}},
+		validate(t, s, `{"q":0,"address":{"geo":{"lat":91}}}`))
+}
+
+func TestCompile_Errors(t *testing.T) {
+	files := fstest.MapFS{"schemas/a.json": {Data: []byte(`{"type":"string"}`)}}
+	tests := []struct {
+		name, src, msg string
+		pointer        []string
+	}{
+		{"bad type name", `{"properties":{"age":{"type":"intger"}}}`, "invalid schema", []string{"properties", "age", "type"}},
+		{"bad minimum", `{"minimum":"1"}`, "invalid schema", []string{"minimum"}},
+		{"network ref", `{"$ref":"https://example.com/s.json"}`, "never fetched over the network", nil},
+		{"escaping ref", `{"$ref":"../secret.json"}`, "leaves the contracts folder", nil},
+		{"missing file", `{"$ref":"schemas/nope.json"}`, "schemas/nope.json", nil},
+		{"bad pointer", `{"$ref":"#/definitions/nope"}`, "nope", nil},
+		{"bad regex", `{"pattern":"("}`, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var doc any
+			require.NoError(t, json.Unmarshal([]byte(tt.src), &doc))
+			_, err := NewCompiler(files, nil).Compile("c.yaml", doc)
+			require.Error(t, err)
+			var se *Error
+			require.ErrorAs(t, err, &se)
+			assert.Contains(t, se.Message, tt.msg)
+			if tt.pointer != nil {
+				assert.Equal(t, tt.pointer, se.Pointer)
+			}
+		})
+	}
+}
+
+func TestCompile_RelativeRefWithoutFolder(t *testing.T) {
+	_, err := NewCompiler(nil, nil).Compile("inline-0", map[string]any{"$ref": "schemas/a.json"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "need Options.ContractsDir")
+}
+
+func TestPointer(t *testing.T) {
+	assert.Equal(t, "", Pointer(nil))
+	assert.Equal(t, "/a/0/b~1c/d~0e", Pointer([]string{"a", "0", "b/c", "d~e"}))
+}

@@ -1,0 +1,404 @@
+// Package yamljson reads YAML (and JSON, which goccy/go-yaml parses as
+// YAML) into the generic values JSON Schema works on, keeping line numbers
+// for error messages.
+//
+// It exists because decoding with goccy/go-yaml alone would lose what a
+// contract needs: plain scalars such as 1e3 or a 30-digit integer come back
+// as strings, and aliases are expanded without limit. Here a plain scalar in
+// JSON number syntax becomes a json.Number with its exact text, and the
+// total size of a document after alias expansion is bounded.
+package yamljson
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+)
+
+// MaxNodes bounds the number of values one document may expand to, aliases
+// counted at their full size each time they are used.
+const MaxNodes = 1_000_000
+
+// Error is a problem at a place in the source.
+type Error struct {
+	Line, Column int
+	Message      string
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.Message
+	}
+	return fmt.Sprintf("%d:%d: %s", e.Line, e.Column, e.Message)
+}
+
+// Document is one non-empty YAML document of a file.
+type Document struct {
+	Body ast.Node
+	Line int // where the document's content starts
+}
+
+// Parse returns the non-empty documents of src. A syntax error is an *Error
+// with the position goccy/go-yaml reports.
+//
+// Documents are split here, before every line that is a "---" marker, and
+// each is parsed on its own: goccy/go-yaml v1.19 drops the document that
+// follows an empty one ("a: 1\n---\n---\nb: 2" loses b), and a contract that
+// silently disappears is not enforced. Each part is padded with the newlines
+// before it so that positions are those of the whole file.
+func Parse(src []byte) ([]Document, error) {
+	var docs []Document
+	for _, p := range splitDocuments(src) {
+		padded := append(bytes.Repeat([]byte{'\n'}, p.line-1), p.text...)
+		f, err := parser.ParseBytes(padded, 0)
+		if err != nil {
+			return nil, syntaxError(err)
+		}
+		var found []ast.Node
+		for _, d := range f.Docs {
+			if _, comment := d.Body.(*ast.CommentGroupNode); d.Body != nil && !comment {
+				found = append(found, d.Body)
+			}
+		}
+		if len(found) > 1 {
+			return nil, errorAt(found[1], "more than one document without a --- marker between them")
+		}
+		for _, body := range found {
+			docs = append(docs, Document{Body: body, Line: Line(body)})
+		}
+	}
+	return docs, nil
+}
+
+type part struct {
+	text []byte
+	line int // line of the part's first line in the file
+}
+
+// splitDocuments cuts src before every line that is a document marker:
+// "---" at the start of a line, followed by a space, a tab or the line end.
+// YAML forbids such a line inside any scalar, so a cut is always at a
+// document boundary.
+func splitDocuments(src []byte) []part {
+	var parts []part
+	start, startLine := 0, 1
+	for i, line := 0, 1; i < len(src); line++ {
+		end := bytes.IndexByte(src[i:], '\n')
+		if end < 0 {
+			end = len(src)
+		} else {
+			end += i
+		}
+		if isMarker(src[i:end]) && i > start {
+			parts = append(parts, part{src[start:i], startLine})
+			start, startLine = i, line
+		}
+		i = end + 1
+	}
+	return append(parts, part{src[start:], startLine})
+}
+
+func isMarker(l []byte) bool {
+	return len(l) >= 3 && l[0] == '-' && l[1] == '-' && l[2] == '-' &&
+		(len(l) == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r')
+}
+
+var positionPrefix = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
+
+func syntaxError(err error) error {
+	msg := err.Error()
+	// goccy's message is "[line:col] text" followed by a source excerpt;
+	// keep the first line, with the position as fields.
+	if i := indexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	e := &Error{Message: msg}
+	if m := positionPrefix.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Column, _ = strconv.Atoi(m[2])
+		e.Message = msg[len(m[0]):]
+	}
+	return e
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Line is the source line of n, 0 when unknown.
+func Line(n ast.Node) int {
+	if n == nil {
+		return 0
+	}
+	if m, ok := n.(*ast.MappingNode); ok && len(m.Values) > 0 {
+		n = m.Values[0].Key
+	}
+	if t := n.GetToken(); t != nil && t.Position != nil {
+		return t.Position.Line
+	}
+	return 0
+}
+
+func errorAt(n ast.Node, format string, args ...any) *Error {
+	e := &Error{Message: fmt.Sprintf(format, args...)}
+	if n != nil {
+		if t := n.GetToken(); t != nil && t.Position != nil {
+			e.Line, e.Column = t.Position.Line, t.Position.Column
+		}
+	}
+	return e
+}
+
+// Value converts a node to map[string]any, []any, string, json.Number,
+// bool or nil. Anchors and aliases are resolved within the node.
+func Value(n ast.Node) (any, error) {
+	c := converter{anchors: map[string]anchored{}}
+	v, _, err := c.value(n)
+	return v, err
+}
+
+type anchored struct {
+	v    any
+	size int
+}
+
+type converter struct {
+	anchors map[string]anchored
+	total   int
+}
+
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// value returns the converted node and its expanded size.
+func (c *converter) value(n ast.Node) (any, int, error) {
+	if c.total++; c.total > MaxNodes {
+		return nil, 0, errorAt(n, "document expands to more than %d values", MaxNodes)
+	}
+	switch n := n.(type) {
+	case nil:
+		return nil, 1, nil
+	case *ast.NullNode:
+		return nil, 1, nil
+	case *ast.BoolNode:
+		return n.Value, 1, nil
+	case *ast.StringNode:
+		if n.Token.Type == token.StringType && jsonNumber.MatchString(n.Value) {
+			return json.Number(n.Value), 1, nil // 1e3, or an integer too big for int64
+		}
+		return n.Value, 1, nil
+	case *ast.LiteralNode:
+		return n.Value.Value, 1, nil
+	case *ast.IntegerNode:
+		if jsonNumber.MatchString(n.Token.Value) {
+			return json.Number(n.Token.Value), 1, nil
+		}
+		return json.Number(fmt.Sprint(n.Value)), 1, nil // 0x10, 0o17
+	case *ast.FloatNode:
+		if jsonNumber.MatchString(n.Token.Value) {
+			return json.Number(n.Token.Value), 1, nil
+		}
+		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
+			return nil, 0, errorAt(n, "%s is not a JSON number", n.Token.Value)
+		}
+		return json.Number(strconv.FormatFloat(n.Value, 'g', -1, 64)), 1, nil
+	case *ast.InfinityNode, *ast.NanNode:
+		return nil, 0, errorAt(n, "%s is not a JSON number", n.GetToken().Value)
+	case *ast.MappingNode:
+		m := make(map[string]any, len(n.Values))
+		size := 1
+		for _, mv := range n.Values {
+			if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
+				return nil, 0, errorAt(mv.Key, "YAML merge keys (<<) are not supported")
+			}
+			k, err := key(mv.Key)
+			if err != nil {
+				return nil, 0, err
+			}
+			if _, dup := m[k]; dup {
+				return nil, 0, errorAt(mv.Key, "duplicate key %q", k)
+			}
+			v, s, err := c.value(mv.Value)
+			if err != nil {
+				return nil, 0, err
+			}
+			m[k] = v
+			size += s
+		}
+		return m, size, nil
+	case *ast.MappingValueNode:
+		return c.value(&ast.MappingNode{BaseNode: n.BaseNode, Values: []*ast.MappingValueNode{n}})
+	case *ast.SequenceNode:
+		a := make([]any, 0, len(n.Values))
+		size := 1
+		for _, e := range n.Values {
+			v, s, err := c.value(e)
+			if err != nil {
+				return nil, 0, err
+			}
+			a = append(a, v)
+			size += s
+		}
+		return a, size, nil
+	case *ast.AnchorNode:
+		v, s, err := c.value(n.Value)
+		if err != nil {
+			return nil, 0, err
+		}
+		c.anchors[n.Name.GetToken().Value] = anchored{v, s}
+		return v, s, nil
+	case *ast.AliasNode:
+		name := n.Value.GetToken().Value
+		a, ok := c.anchors[name]
+		if !ok {
+			return nil, 0, errorAt(n, "alias *%s refers to no anchor before it", name)
+		}
+		if c.total += a.size; c.total > MaxNodes {
+			return nil, 0, errorAt(n, "document expands to more than %d values", MaxNodes)
+		}
+		return a.v, a.size, nil
+	case *ast.TagNode:
+		switch n.Start.Value {
+		case "!!str":
+			if s, ok := n.Value.(ast.ScalarNode); ok {
+				return fmt.Sprint(s.GetValue()), 1, nil
+			}
+		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
+			return c.value(n.Value)
+		}
+		return nil, 0, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
+	}
+	return nil, 0, errorAt(n, "unsupported YAML node %s", n.Type())
+}
+
+func key(n ast.MapKeyNode) (string, error) {
+	switch k := n.(type) {
+	case *ast.StringNode:
+		return k.Value, nil
+	case ast.ScalarNode:
+		if t := k.GetToken(); t != nil {
+			return t.Value, nil
+		}
+	}
+	return "", errorAt(n, "a key must be a plain value")
+}
+
+// Find returns the node at a JSON pointer's tokens below n, or the deepest
+// node on the way there, so that an error about a value can name its line.
+func Find(n ast.Node, tokens []string) ast.Node {
+	for _, tok := range tokens {
+		next := child(n, tok)
+		if next == nil {
+			return n
+		}
+		n = next
+	}
+	return n
+}
+
+// KeyLine is the line of the value at tokens below n, except that when the
+// last token names a key of a mapping it is the line of that key: where an
+// author looks for "unknown key".
+func KeyLine(n ast.Node, tokens []string) int {
+	if len(tokens) == 0 {
+		return Line(n)
+	}
+	parent := Find(n, tokens[:len(tokens)-1])
+	if m, ok := unwrap(parent).(*ast.MappingNode); ok {
+		for _, mv := range m.Values {
+			if k, err := key(mv.Key); err == nil && k == tokens[len(tokens)-1] {
+				return Line(mv.Key)
+			}
+		}
+	}
+	return Line(Find(n, tokens))
+}
+
+// FindRef returns the line of the first "$ref" below n whose value, resolved
+// against base, is target (fragments ignored); 0 when there is none.
+func FindRef(n ast.Node, base, target string) int {
+	b, err := url.Parse(base)
+	if err != nil {
+		return 0
+	}
+	target, _, _ = strings.Cut(target, "#")
+	v := &refFinder{base: b, target: target}
+	ast.Walk(v, n)
+	return v.line
+}
+
+type refFinder struct {
+	base   *url.URL
+	target string
+	line   int
+}
+
+func (v *refFinder) Visit(n ast.Node) ast.Visitor {
+	if v.line != 0 {
+		return nil
+	}
+	mv, ok := n.(*ast.MappingValueNode)
+	if !ok {
+		return v
+	}
+	if k, err := key(mv.Key); err == nil && k == "$ref" {
+		if s, ok := unwrap(mv.Value).(*ast.StringNode); ok {
+			if u, err := url.Parse(s.Value); err == nil {
+				abs := v.base.ResolveReference(u)
+				abs.Fragment = ""
+				if abs.String() == v.target {
+					v.line = Line(mv.Key)
+					return nil
+				}
+			}
+		}
+	}
+	return v
+}
+
+func unwrap(n ast.Node) ast.Node {
+	for {
+		switch a := n.(type) {
+		case *ast.AnchorNode:
+			n = a.Value
+		case *ast.TagNode:
+			n = a.Value
+		default:
+			return n
+		}
+	}
+}
+
+func child(n ast.Node, tok string) ast.Node {
+	switch n := unwrap(n).(type) {
+	case *ast.MappingNode:
+		for _, mv := range n.Values {
+			if k, err := key(mv.Key); err == nil && k == tok {
+				return mv.Value
+			}
+		}
+	case *ast.MappingValueNode:
+		if k, err := key(n.Key); err == nil && k == tok {
+			return n.Value
+		}
+	case *ast.SequenceNode:
+		i, err := strconv.Atoi(tok)
+		if err == nil && i >= 0 && i < len(n.Values) {
+			return n.Values[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package yamljson
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func one(t *testing.T, src string) any {
+	t.Helper()
+	docs, err := Parse([]byte(src))
+	require.NoError(t, err)
+	require.Len(t, docs, 1)
+	v, err := Value(docs[0].Body)
+	require.NoError(t, err)
+	return v
+}
+
+func TestValue_Numbers(t *testing.T) {
+	v := one(t, "a: 1e3\nb: 12345678901234567890123\nc: 1.50\nd: 0x10\ne: -3\nf: '12'\ng: \"1e3\"\nh: .5\n")
+	assert.Equal(t, map[string]any{
+		"a": json.Number("1e3"),
+		"b": json.Number("12345678901234567890123"),
+		"c": json.Number("1.50"),
+		"d": json.Number("16"),
+		"e": json.Number("-3"),
+		"f": "12",
+		"g": "1e3",
+		"h": json.Number("0.5"),
+	}, v)
+}
+
+func TestValue_JSONSource(t *testing.T) {
+	v := one(t, `{"schema": {"minimum": 1e3, "enum": ["a\u0041", null, true]}}`)
+	assert.Equal(t, map[string]any{"schema": map[string]any{
+		"minimum": json.Number("1e3"),
+		"enum":    []any{"aA", nil, true},
+	}}, v)
+}
+
+func TestValue_Aliases(t *testing.T) {
+	v := one(t, "a: &x {type: string}\nb: *x\n")
+	assert.Equal(t, map[string]any{"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "string"}}, v)
+}
+
+func TestValue_BillionLaughsIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		b.WriteString("a" + string(rune('0'+i)) + ": &a" + string(rune('0'+i)) + " [")
+		for j := range 10 {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + string(rune('0'+i-1)))
+		}
+		b.WriteString("]\n")
+	}
+	docs, err := Parse([]byte(b.String()))
+	require.NoError(t, err)
+	_, err = Value(docs[0].Body)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expands to more than")
+}
+
+func TestValue_Rejects(t *testing.T) {
+	for src, msg := range map[string]string{
+		"a: .inf\n":              "not a JSON number",
+		"a: {<<: {b: 1}}\n":      "merge keys",
+		"a: !custom x\n":         "tag !custom",
+		"? [a, b]\n: 1\n":        "invalid key",
+		"a: 1\nb:\n  c: *nope\n": "alias",
+	} {
+		docs, err := Parse([]byte(src))
+		if err != nil {
+			assert.Contains(t, err.Error(), msg, src)
+			continue
+		}
+		_, err = Value(docs[0].Body)
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), msg, src)
+	}
+}
+
+func TestParse_SyntaxErrorHasPosition(t *testing.T) {
+	_, err := Parse([]byte("a: [1, 2\nb: 3"))
+	require.Error(t, err)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 2, e.Line)
+	assert.NotContains(t, e.Message, "\n")
+
+	_, err = Parse([]byte("a: 1\na: 2\n"))
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 2, e.Line)
+	assert.Contains(t, e.Message, `"a" already defined`)
+}
+
+func TestParse_Documents(t *testing.T) {
+	for src, lines := range map[string][]int{
+		"# c\na: 1\n---\n# only a comment\n---\nb: 2\n": {2, 6},
+		"a: 1\n---\n---\nb: 2\n":                        {1, 4}, // goccy alone loses b
+		"---\na: 1\n---\nb: 2\n---\n":                   {2, 4},
+		"--- {a: 1}\n--- # c\n\nb: |\n  ---x\n  y\n":    {1, 4},
+		"":            nil,
+		"# nothing\n": nil,
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		var got []int
+		for _, d := range docs {
+			got = append(got, d.Line)
+			_, err := Value(d.Body)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, lines, got, src)
+	}
+}
+
+func TestFind(t *testing.T) {
+	docs, err := Parse([]byte("schema:\n  properties:\n    age:\n      type: intger\nlist:\n  - a\n  - b\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 4, Line(Find(docs[0].Body, []string{"schema", "properties", "age", "type"})))
+	assert.Equal(t, 7, Line(Find(docs[0].Body, []string{"list", "1"})))
+	assert.Equal(t, 4, Line(Find(docs[0].Body, []string{"schema", "properties", "age", "nothing"})), "deepest node on the way")
+}

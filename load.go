@@ -1,0 +1,417 @@
+package contractguard
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/schema"
+	"github.com/contractguard/contractguard/internal/yamljson"
+)
+
+// PolicySchema is the contract format (policy v0.1) as a draft-07 JSON
+// Schema: the file schema/policy.v0.1.json of this module. The loader checks
+// every contract against it, so the published format and the loader agree.
+//
+//go:embed schema/policy.v0.1.json
+var PolicySchema []byte
+
+var policy = sync.OnceValues(func() (*schema.Schema, error) {
+	doc, err := decodeSchemaFile("policy.v0.1.json", PolicySchema)
+	if err != nil {
+		return nil, err
+	}
+	c := schema.NewCompiler(nil, nil)
+	if _, err := c.Compile("policy.v0.1.json", doc); err != nil {
+		return nil, err
+	}
+	return c.CompileRef("policy.v0.1.json#/definitions/contract")
+})
+
+// Contract is a contract given in code (Options.Contracts). Its fields mean
+// what the keys of a contract file mean.
+type Contract struct {
+	// Endpoint is the path pattern: /users/:id or /users/{id}.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Method is the HTTP method, case-insensitive.
+	Method string `json:"method,omitempty"`
+	// Schema is a JSON Schema (draft-07) for the body; nil for none. Any
+	// value that encoding/json marshals to a schema will do.
+	Schema map[string]any `json:"schema,omitempty"`
+	// Invariants are CEL rules that must all be true.
+	Invariants []Invariant `json:"invariants,omitempty"`
+}
+
+// Invariant is one business rule of a contract.
+type Invariant struct {
+	Expr    string `json:"expr,omitempty"`    // CEL, must evaluate to true
+	Message string `json:"message,omitempty"` // sent to the client when it does not
+}
+
+// compiled is a contract ready to run.
+type compiled struct {
+	method     string
+	endpoint   string
+	pattern    route.Pattern
+	source     string // "file:line" or "Options.Contracts[i]", for messages
+	schema     *schema.Schema
+	shape      *expr.Shape
+	invariants []invariant
+}
+
+type invariant struct {
+	prg     *expr.Program
+	message string
+}
+
+func (c *compiled) name() string { return c.method + " " + c.endpoint }
+
+// loader builds the compiled contracts of one Options, collecting every
+// problem instead of stopping at the first.
+type loader struct {
+	opts     *Options
+	dir      string // ContractsDir as given, for messages
+	files    fs.FS  // the contracts folder; nil when there is none
+	compiler *schema.Compiler
+	env      *expr.Env
+	out      []*compiled
+	errs     []error
+}
+
+func (l *loader) fail(file string, line int, contract string, err error) {
+	l.errs = append(l.errs, &LoadError{File: file, Line: line, Contract: contract, Err: err})
+}
+
+// contractsFS opens the contracts folder: inside ContractsFS when it is set,
+// else on disk through an os.Root, so that no symbolic link inside the
+// folder can lead a $ref out of it.
+func contractsFS(o *Options) (fs.FS, error) {
+	dir := o.ContractsDir
+	if o.ContractsFS != nil {
+		if dir == "" {
+			dir = "."
+		}
+		dir = path.Clean(strings.TrimPrefix(filepath.ToSlash(dir), "./"))
+		if dir == "." {
+			return o.ContractsFS, nil
+		}
+		return fs.Sub(o.ContractsFS, dir)
+	}
+	if dir == "" {
+		return nil, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return root.FS(), nil
+}
+
+func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
+	files, err := contractsFS(o)
+	if err != nil {
+		return nil, &LoadError{File: o.ContractsDir, Err: err}
+	}
+	l := &loader{opts: o, dir: o.ContractsDir, files: files, env: env}
+	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
+	if files != nil {
+		l.loadDir()
+	}
+	for i, c := range o.Contracts {
+		l.loadInCode(i, c)
+	}
+	l.checkConflicts()
+	return l.out, errors.Join(l.errs...)
+}
+
+func (l *loader) loadDir() {
+	entries, err := fs.ReadDir(l.files, ".")
+	if err != nil {
+		l.fail(l.dir, 0, "", err)
+		return
+	}
+	for _, e := range entries { // ReadDir sorts by name
+		name := e.Name()
+		switch path.Ext(name) {
+		case ".yaml", ".yml", ".json":
+		default:
+			continue
+		}
+		if e.IsDir() {
+			continue
+		}
+		data, err := fs.ReadFile(l.files, name)
+		if err != nil {
+			l.fail(l.display(name), 0, "", err)
+			continue
+		}
+		l.loadFile(name, data)
+	}
+}
+
+func (l *loader) display(name string) string {
+	if l.dir == "" || l.dir == "." {
+		return name
+	}
+	return filepath.Join(l.dir, name)
+}
+
+func (l *loader) loadFile(name string, data []byte) {
+	file := l.display(name)
+	docs, err := yamljson.Parse(data)
+	if err != nil {
+		var ye *yamljson.Error
+		if errors.As(err, &ye) {
+			l.fail(file, ye.Line, "", errors.New(ye.Message))
+		} else {
+			l.fail(file, 0, "", err)
+		}
+		return
+	}
+	n := 0
+	for _, d := range docs {
+		nodes := []ast.Node{d.Body}
+		if seq, ok := d.Body.(*ast.SequenceNode); ok {
+			nodes = seq.Values
+		}
+		for _, node := range nodes {
+			l.loadNode(file, name+"?contract="+strconv.Itoa(n), node)
+			n++
+		}
+	}
+}
+
+// loadNode checks one contract of a file against the policy schema and
+// compiles it.
+func (l *loader) loadNode(file, resource string, node ast.Node) {
+	v, err := yamljson.Value(node)
+	if err != nil {
+		var ye *yamljson.Error
+		if errors.As(err, &ye) {
+			l.fail(file, ye.Line, "", errors.New(ye.Message))
+		} else {
+			l.fail(file, yamljson.Line(node), "", err)
+		}
+		return
+	}
+	doc, _ := v.(map[string]any)
+	name := contractName(doc)
+	ok := checkPolicy(v, func(loc []string, msg string) {
+		l.fail(file, yamljson.KeyLine(node, loc), name, errors.New(msg))
+	})
+	if !ok {
+		return
+	}
+	raw := rawContract{
+		file:     file,
+		node:     node,
+		endpoint: doc["endpoint"].(string),
+		method:   doc["method"].(string),
+		schema:   doc["schema"],
+	}
+	_, raw.hasSchema = doc["schema"]
+	if invs, ok := doc["invariants"].([]any); ok {
+		for _, iv := range invs {
+			m := iv.(map[string]any)
+			raw.invariants = append(raw.invariants, Invariant{Expr: m["expr"].(string), Message: m["message"].(string)})
+		}
+	}
+	line := yamljson.Line(node)
+	src := file + ":" + strconv.Itoa(line)
+	l.compile(raw, src, resource, func(loc []string, err error) {
+		l.fail(file, yamljson.KeyLine(node, loc), name, err)
+	})
+}
+
+func (l *loader) loadInCode(i int, c Contract) {
+	file := "Options.Contracts[" + strconv.Itoa(i) + "]"
+	// Through JSON, so that any Go value that marshals to a schema is
+	// accepted and numbers arrive as json.Number, as from a file.
+	b, err := json.Marshal(c)
+	if err != nil {
+		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
+		return
+	}
+	v, err := decodeSchemaFile("contract.json", b)
+	if err != nil {
+		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
+		return
+	}
+	doc := v.(map[string]any)
+	name := contractName(doc)
+	ok := checkPolicy(v, func(loc []string, msg string) {
+		l.fail(file, 0, name, errors.New(msg))
+	})
+	if !ok {
+		return
+	}
+	raw := rawContract{endpoint: c.Endpoint, method: c.Method, schema: doc["schema"], invariants: c.Invariants}
+	_, raw.hasSchema = doc["schema"]
+	l.compile(raw, file, "?code="+strconv.Itoa(i), func(_ []string, err error) {
+		l.fail(file, 0, name, err)
+	})
+}
+
+type rawContract struct {
+	file             string   // as in messages
+	node             ast.Node // the contract in its file; nil in code
+	endpoint, method string
+	schema           any
+	hasSchema        bool
+	invariants       []Invariant
+}
+
+// compile turns a contract that follows the format into a compiled one.
+// fail receives the problem and where it is, as JSON pointer tokens into
+// the contract document.
+func (l *loader) compile(raw rawContract, source, resource string, fail func(loc []string, err error)) {
+	c := &compiled{
+		method:   strings.ToUpper(raw.method),
+		endpoint: raw.endpoint,
+		source:   source,
+	}
+	ok := true
+	pat, err := route.ParsePattern(raw.endpoint)
+	if err != nil {
+		fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))
+		ok = false
+	}
+	c.pattern = pat
+	if raw.hasSchema {
+		s, err := l.compiler.Compile(resource, raw.schema)
+		if err != nil {
+			var se *schema.Error
+			switch {
+			case errors.As(err, &se) && se.Ref != "":
+				l.failAtRef(raw, resource, se, fail)
+			case errors.As(err, &se):
+				loc := append([]string{"schema"}, se.Pointer...)
+				fail(loc, fmt.Errorf("%s: %s", strings.Join(loc, "/"), se.Message))
+			default:
+				fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
+			}
+			ok = false
+		} else {
+			c.schema = s
+			c.shape = expr.ShapeOf(s.Compiled())
+		}
+	}
+	for i, inv := range raw.invariants {
+		prg, err := l.env.Compile(inv.Expr)
+		if err != nil {
+			fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
+			ok = false
+			continue
+		}
+		c.invariants = append(c.invariants, invariant{prg: prg, message: inv.Message})
+	}
+	if ok {
+		l.out = append(l.out, c)
+	}
+}
+
+// failAtRef reports a $ref that could not be loaded at the line of that
+// $ref, when the contract is in a file.
+func (l *loader) failAtRef(raw rawContract, resource string, se *schema.Error, fail func([]string, error)) {
+	err := fmt.Errorf("schema: %s", se.Message)
+	if raw.node != nil {
+		schemaNode := yamljson.Find(raw.node, []string{"schema"})
+		if line := yamljson.FindRef(schemaNode, schema.Root+resource, se.Ref); line > 0 {
+			l.errs = append(l.errs, &LoadError{File: raw.file, Line: line, Contract: strings.ToUpper(raw.method) + " " + raw.endpoint, Err: err})
+			return
+		}
+	}
+	fail([]string{"schema"}, err)
+}
+
+// checkConflicts reports two contracts for one method and one pattern shape.
+func (l *loader) checkConflicts() {
+	seen := map[string]*compiled{}
+	kept := l.out[:0]
+	for _, c := range l.out {
+		key := c.method + " " + c.pattern.Shape()
+		if first, dup := seen[key]; dup {
+			file, line := splitSource(c.source)
+			l.fail(file, line, c.name(), fmt.Errorf("a contract for %s %s is already defined at %s", c.method, first.endpoint, first.source))
+			continue
+		}
+		seen[key] = c
+		kept = append(kept, c)
+	}
+	l.out = kept
+}
+
+func splitSource(src string) (string, int) {
+	if i := strings.LastIndexByte(src, ':'); i > 0 {
+		if n, err := strconv.Atoi(src[i+1:]); err == nil {
+			return src[:i], n
+		}
+	}
+	return src, 0
+}
+
+// checkPolicy validates one contract document against the contract format
+// and reports each problem in words an author reads.
+func checkPolicy(doc any, fail func(loc []string, msg string)) bool {
+	p, err := policy()
+	if err != nil { // the embedded schema is tested; this cannot happen
+		fail(nil, "contract format schema: "+err.Error())
+		return false
+	}
+	return p.Explain(doc, func(loc []string, msg string) {
+		where := strings.Join(loc, "/")
+		switch {
+		case len(loc) > 0 && msg == "is not allowed":
+			msg = fmt.Sprintf("unknown key %q", loc[len(loc)-1])
+			if len(loc) > 1 {
+				msg += " in " + strings.Join(loc[:len(loc)-1], "/")
+			}
+		case len(loc) > 0 && msg == "is required":
+			msg = fmt.Sprintf("missing %q", loc[len(loc)-1])
+			if len(loc) > 1 {
+				msg += " in " + strings.Join(loc[:len(loc)-1], "/")
+			}
+			loc = loc[:len(loc)-1]
+		case where == "":
+			msg = "a contract " + msg
+		default:
+			msg = where + ": " + msg
+		}
+		fail(loc, msg)
+	})
+}
+
+// contractName is "METHOD /endpoint" from what a document has of both.
+func contractName(doc map[string]any) string {
+	m, _ := doc["method"].(string)
+	e, _ := doc["endpoint"].(string)
+	return strings.TrimSpace(strings.ToUpper(m) + " " + e)
+}
+
+// decodeSchemaFile reads a JSON or YAML file holding one document.
+func decodeSchemaFile(name string, data []byte) (any, error) {
+	docs, err := yamljson.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(docs) != 1 {
+		return nil, fmt.Errorf("%s: holds %d documents, want 1", name, len(docs))
+	}
+	v, err := yamljson.Value(docs[0].Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,230 @@
+package contractguard
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func loadErrors(t *testing.T, err error) []string {
+	t.Helper()
+	require.Error(t, err)
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var le *LoadError
+		require.ErrorAs(t, err, &le, "every problem is a *LoadError: %v", err)
+		assert.NotContains(t, le.Error(), "\n", "one line")
+		out = append(out, le.Error())
+	}
+	walk(err)
+	return out
+}
+
+func TestLoad_Errors(t *testing.T) {
+	tests := []struct {
+		name, file, src string
+		want            string // one error, exactly
+	}{
+		{"unknown key", "a.yaml", "endpoint: /a\nmethod: POST\ninvariant:\n  - expr: 'true'\n    message: m\n",
+			`a.yaml:3: POST /a: unknown key "invariant"`},
+		{"missing endpoint", "a.yaml", "method: POST\nschema: {type: object}\n",
+			`a.yaml:1: POST: missing "endpoint"`},
+		{"missing method", "a.yaml", "endpoint: /a\n",
+			`a.yaml:1: /a: missing "method"`},
+		{"invariant without message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n",
+			`a.yaml:4: POST /a: missing "message" in invariants/0`},
+		{"empty message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n    message: ''\n",
+			`a.yaml:5: POST /a: invariants/0/message: must be at least 1 character long`},
+		{"unknown key in invariant", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: m\n    msg: x\n",
+			`a.yaml:6: POST /a: unknown key "msg" in invariants/0`},
+		{"schema does not compile", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    age:\n      type: intger\n",
+			`a.yaml:7: POST /a: schema/properties/age/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+		{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
+			`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
+		{"CEL not a bool", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 1 + 1\n    message: m\n",
+			`a.yaml:4: POST /a: invariants[0]: must evaluate to a bool, not int`},
+		{"YAML syntax error", "a.yaml", "endpoint: /a\nmethod: [POST\nschema: {}\n",
+			`a.yaml:3: ',' or ']' must be specified`},
+		{"YAML duplicate key", "a.yaml", "endpoint: /a\nmethod: POST\nmethod: GET\n",
+			`a.yaml:3: mapping key "method" already defined at [2:1]`},
+		{"JSON syntax error", "a.json", "{\"endpoint\": \"/a\",\n \"method\": \"POST\",,}",
+			`a.json:2:`},
+		{"endpoint without slash", "a.yaml", "endpoint: a/b\nmethod: POST\n",
+			`a.yaml:1: POST a/b: endpoint: must match the pattern ^/`},
+		{"bad parameter", "a.yaml", "endpoint: /a/{x\nmethod: POST\n",
+			`a.yaml:1: POST /a/{x: endpoint: segment "{x": a parameter must be a whole segment, :name or {name}`},
+		{"bad method", "a.yaml", "endpoint: /a\nmethod: PO ST\n",
+			"a.yaml:2: PO ST /a: method: must match the pattern"},
+		{"method not a string", "a.yaml", "endpoint: /a\nmethod: 12\n",
+			"a.yaml:2: /a: method: must be a string, not a number"},
+		{"not a mapping", "a.yaml", "- endpoint\n",
+			"a.yaml:1: a contract must be an object, not a string"},
+		{"remote ref", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  $ref: https://example.com/schema.json\n",
+			"a.yaml:4: POST /a: schema: $ref to https://example.com/schema.json: schemas are never fetched over the network"},
+		{"ref outside the folder", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    x: {$ref: ../outside.json}\n",
+			"a.yaml:5: POST /a: schema: $ref to /outside.json leaves the contracts folder"},
+		{"ref to a missing file", "a.yaml", "endpoint: /a\nmethod: POST\nschema: {$ref: schemas/none.json}\n",
+			"a.yaml:3: POST /a: schema: $ref to schemas/none.json: open schemas/none.json: file does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(Options{ContractsFS: fstest.MapFS{tt.file: {Data: []byte(tt.src)}}})
+			errs := loadErrors(t, err)
+			require.Len(t, errs, 1, "%q", errs)
+			assert.True(t, strings.HasPrefix(errs[0], tt.want) || strings.Contains(errs[0], tt.want), "got  %s\nwant %s", errs[0], tt.want)
+		})
+	}
+}
+
+func TestLoad_DuplicateRouteNamesBothSources(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml": {Data: []byte("endpoint: /users/:id\nmethod: GET\n")},
+		"b.yaml": {Data: []byte("# another\n\nendpoint: /users/{userId}\nmethod: get\n")},
+		"c.yaml": {Data: []byte("endpoint: /users/:id\nmethod: PUT\n")},
+	}
+	_, err := New(Options{ContractsFS: fsys})
+	errs := loadErrors(t, err)
+	assert.Equal(t, []string{"b.yaml:3: GET /users/{userId}: a contract for GET /users/:id is already defined at a.yaml:1"}, errs)
+
+	_, err = New(Options{ContractsFS: fstest.MapFS{"a.yaml": fsys["a.yaml"]},
+		Contracts: []Contract{{Endpoint: "/users/{x}/", Method: "GET"}}})
+	errs = loadErrors(t, err)
+	assert.Equal(t, []string{"Options.Contracts[0]: GET /users/{x}/: a contract for GET /users/:id is already defined at a.yaml:1"}, errs)
+}
+
+func TestLoad_ReportsEveryProblem(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\nextra: 1\n---\nendpoint: /b\n")},
+		"b.json": {Data: []byte(`[{"endpoint": "/c", "method": "GET", "invariants": [{"expr": "x >", "message": "m"}]}]`)},
+	}
+	_, err := New(Options{ContractsFS: fsys, Contracts: []Contract{{Method: "GET"}}})
+	errs := loadErrors(t, err)
+	assert.Len(t, errs, 4, "%q", errs)
+	assert.True(t, errors.Is(err, err))
+}
+
+func TestLoad_Sources(t *testing.T) {
+	multi := "endpoint: /a\nmethod: POST\n---\n---\nendpoint: /b\nmethod: POST\n...\n---\nendpoint: /c\nmethod: GET\n"
+	fsys := fstest.MapFS{
+		"1.yaml":      {Data: []byte(multi)},
+		"2.yml":       {Data: []byte("endpoint: /d\nmethod: DELETE\n")},
+		"3.json":      {Data: []byte(`{"endpoint":"/e","method":"PATCH"}`)},
+		"4.json":      {Data: []byte(`[{"endpoint":"/f","method":"PUT"},{"endpoint":"/g","method":"PUT"}]`)},
+		"README.md":   {Data: []byte("not a contract")},
+		"sub/x.yaml":  {Data: []byte("endpoint: /not-loaded\nmethod: GET\n")},
+		"schemas.txt": {Data: []byte("{")},
+	}
+	g, err := New(Options{ContractsFS: fsys, Contracts: []Contract{{Endpoint: "/h", Method: "get"}}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), g.Metrics().ContractsLoaded, "goccy alone would lose /b, the document after an empty one")
+	for _, c := range []struct{ m, p string }{{"POST", "/a"}, {"POST", "/b"}, {"GET", "/c"}, {"DELETE", "/d"}, {"PATCH", "/e"}, {"PUT", "/f"}, {"PUT", "/g"}, {"GET", "/h"}} {
+		_, _, ok := g.set.Load().tree.Match(c.m, c.p, nil)
+		assert.True(t, ok, "%s %s", c.m, c.p)
+	}
+	_, _, ok := g.set.Load().tree.Match("GET", "/not-loaded", nil)
+	assert.False(t, ok, "subfolders are not loaded")
+}
+
+func TestLoad_ContractsDirOnDiskWithRefs(t *testing.T) {
+	g := testdataGuard(t)
+	assert.Equal(t, int64(5), g.Metrics().ContractsLoaded)
+	v := g.Check("POST", "/api/orders", []byte(strings.Replace(readFile(t, "testdata/bodies/order.json"), `"country":"GB"`, `"country":"XX"`, 1)))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/customer/address/country", `must be one of "GB", "FR", "DE", "NL", "US"`}}, v.Details, "via the $ref to schemas/address.json")
+}
+
+func TestLoad_ContractsFSSubfolder(t *testing.T) {
+	fsys := fstest.MapFS{
+		"contracts/a.yaml":              {Data: []byte("endpoint: /a\nmethod: POST\nschema: {$ref: 'schemas/s.yaml'}\n")},
+		"contracts/schemas/s.yaml":      {Data: []byte("type: object\nrequired: [x]\n")},
+		"contracts/schemas/unused.json": {Data: []byte("{")},
+	}
+	g, err := New(Options{ContractsFS: fsys, ContractsDir: "./contracts/"})
+	require.NoError(t, err)
+	v := g.Check("POST", "/a", []byte(`{}`))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/x", "is required"}}, v.Details)
+}
+
+func TestLoad_SymlinkCannotLeaveTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside.json")
+	require.NoError(t, os.WriteFile(outside, []byte(`{"type":"object"}`), 0o644))
+	contracts := filepath.Join(dir, "contracts")
+	require.NoError(t, os.Mkdir(contracts, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(contracts, "link.json.schema")))
+	require.NoError(t, os.WriteFile(filepath.Join(contracts, "a.yaml"), []byte("endpoint: /a\nmethod: POST\nschema: {$ref: link.json.schema}\n"), 0o644))
+	_, err := New(Options{ContractsDir: contracts})
+	errs := loadErrors(t, err)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "link.json.schema")
+}
+
+func TestLoad_MissingDir(t *testing.T) {
+	_, err := New(Options{ContractsDir: "testdata/nope"})
+	errs := loadErrors(t, err)
+	assert.Contains(t, errs[0], "testdata/nope")
+}
+
+func TestLoad_InCodeSchemaFromGoValues(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{
+		Endpoint: "/a", Method: "POST",
+		Schema: map[string]any{
+			"type":     "object",
+			"required": []string{"n"},
+			"properties": map[string]any{
+				"n": map[string]any{"type": "integer", "minimum": 3, "maximum": uint64(10)},
+				"f": map[string]any{"type": "number", "minimum": 0.5},
+			},
+		},
+	}}})
+	assert.Nil(t, g.Check("POST", "/a", []byte(`{"n":3,"f":0.5}`)))
+	v := g.Check("POST", "/a", []byte(`{"n":11,"f":0.4}`))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/f", "must be >= 0.5"}, {"/n", "must be <= 10"}}, v.Details)
+}
+
+func TestPolicySchemaIsEmbeddedFile(t *testing.T) {
+	b, err := os.ReadFile("schema/policy.v0.1.json")
+	require.NoError(t, err)
+	assert.Equal(t, b, PolicySchema)
+	_, err = policy()
+	require.NoError(t, err)
+}
+
+func FuzzLoadContract(f *testing.F) {
+	for _, s := range []string{
+		"endpoint: /a\nmethod: POST\nschema: {type: object}\ninvariants: [{expr: 'request.body.a > 1', message: m}]\n",
+		"endpoint: /a/:x/{y}\nmethod: get\n---\n---\nendpoint: /b\nmethod: put\n",
+		"a: &x [1]\nb: *x\n",
+		"{\"endpoint\": \"/a\", \"method\": \"POST\", \"schema\": {\"$ref\": \"#/definitions/x\", \"definitions\": {\"x\": {}}}}",
+		"endpoint: /a\nmethod: POST\nschema: {$ref: 'http://x/y'}\n",
+		"- 1\n- {endpoint: /x}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: data}}, Logger: discard})
+		if err != nil {
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("error of type %T: %v", err, err)
+			}
+			return
+		}
+		g.Check("POST", "/a", []byte(`{"a":2}`))
+	})
+}

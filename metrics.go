@@ -1,0 +1,67 @@
+package contractguard
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Metrics are the guard's counters, as served by [Guard.MetricsHandler].
+type Metrics struct {
+	// RequestsValidated counts the requests checked against a contract,
+	// passed or blocked (and those blocked for having none, with
+	// Options.RequireContract).
+	RequestsValidated int64 `json:"requests_validated"`
+	// RequestsBlocked counts the requests rejected.
+	RequestsBlocked int64 `json:"requests_blocked"`
+	// ContractsLoaded is the number of contracts in force.
+	ContractsLoaded int64 `json:"contracts_loaded"`
+	// AverageLatencyMS is the mean time the guard spent on a validated
+	// request, in milliseconds.
+	AverageLatencyMS float64 `json:"average_latency_ms"`
+}
+
+type counters struct {
+	validated, blocked, nanos atomic.Int64
+}
+
+func (c *counters) record(start time.Time, blocked bool) {
+	c.nanos.Add(int64(time.Since(start)))
+	if blocked {
+		c.blocked.Add(1)
+	}
+	c.validated.Add(1)
+}
+
+// Metrics returns the counters. Reading them never blocks requests.
+func (g *Guard) Metrics() Metrics {
+	m := Metrics{
+		RequestsValidated: g.stats.validated.Load(),
+		RequestsBlocked:   g.stats.blocked.Load(),
+		ContractsLoaded:   int64(g.set.Load().loaded),
+	}
+	if m.RequestsValidated > 0 {
+		m.AverageLatencyMS = float64(g.stats.nanos.Load()) / float64(m.RequestsValidated) / 1e6
+	}
+	return m
+}
+
+// MetricsHandler serves [Guard.Metrics] as JSON to GET requests. It answers
+// 404 unless Options.Metrics is set.
+func (g *Guard) MetricsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !g.opts.Metrics {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		b, _ := json.Marshal(g.Metrics())
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(append(b, '\n'))
+	})
+}
