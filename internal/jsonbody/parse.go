@@ -20,6 +20,7 @@ import (
 	"github.com/contractguard/contractguard/internal/msg"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -27,6 +28,12 @@ import (
 
 // MaxNumberLen is the longest number literal Parse accepts, in bytes.
 const MaxNumberLen = 1000
+
+// MaxExponent bounds the exponent of a number literal: 1e1000000 is nine
+// bytes, but exact arithmetic on it (what JSON Schema validators do for
+// minimum, maximum and integer checks) takes tens of milliseconds and
+// hundreds of kilobytes. 1000 is far beyond float64's range (1e308).
+const MaxExponent = 1000
 
 // MaxDepthLimit is the largest maxDepth Parse honours: jsontext refuses to
 // nest deeper than this whatever it is asked.
@@ -101,6 +108,9 @@ func (p *parser) value(tok jsontext.Token, depth int) (any, error) {
 		if len(raw) > MaxNumberLen {
 			return nil, p.errorHere(fmt.Sprintf("number literal longer than %d characters", MaxNumberLen))
 		}
+		if !exponentInRange(raw) {
+			return nil, p.errorHere(fmt.Sprintf("number exponent beyond ±%d", MaxExponent))
+		}
 		return json.Number(raw), nil
 	case 't':
 		return true, nil
@@ -111,6 +121,22 @@ func (p *parser) value(tok jsontext.Token, depth int) (any, error) {
 	}
 	// ReadToken never returns another kind without an error.
 	return nil, p.errorHere("unexpected token")
+}
+
+// exponentInRange reports whether a valid number literal's exponent, if it
+// has one, is within ±MaxExponent.
+func exponentInRange(num string) bool {
+	i := strings.IndexAny(num, "eE")
+	if i < 0 {
+		return true
+	}
+	e := strings.TrimLeft(num[i+1:], "+-")
+	e = strings.TrimLeft(e, "0")
+	if len(e) > 4 {
+		return false
+	}
+	n, _ := strconv.Atoi(e)
+	return n <= MaxExponent
 }
 
 func (p *parser) object(depth int) (any, error) {
