@@ -36,12 +36,12 @@ func walk(e *jsonschema.ValidationError, deep bool, add func(loc []string, msg s
 		}
 	case *kind.Required:
 		for _, p := range k.Missing {
-			add(with(loc, p), "is required")
+			add(with(loc, p), msgRequired)
 		}
 		return
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			add(with(loc, p), "is not allowed")
+			add(with(loc, p), msgNotAllowed)
 		}
 		return
 	case *kind.Dependency:
@@ -95,27 +95,27 @@ func with(loc []string, p string) []string {
 func message(e *jsonschema.ValidationError) string {
 	switch k := e.ErrorKind.(type) {
 	case *kind.Type:
-		return "must be " + typeList(k.Want) + ", not " + article(k.Got)
+		return msgType(k.Want, k.Got)
 	case *kind.Enum:
-		return "must be one of " + valueList(k.Want)
+		return msgEnum(k.Want)
 	case *kind.Const:
-		return "must be " + display(k.Want)
+		return msgConst(k.Want)
 	case *kind.Format:
 		return formatMessage(k.Want)
 	case *kind.Minimum:
-		return "must be >= " + ratString(k.Want)
+		return msgMinimum(k.Want)
 	case *kind.Maximum:
-		return "must be <= " + ratString(k.Want)
+		return msgMaximum(k.Want)
 	case *kind.ExclusiveMinimum:
-		return "must be > " + ratString(k.Want)
+		return msgExclusiveMinimum(k.Want)
 	case *kind.ExclusiveMaximum:
-		return "must be < " + ratString(k.Want)
+		return msgExclusiveMaximum(k.Want)
 	case *kind.MultipleOf:
 		return "must be a multiple of " + ratString(k.Want)
 	case *kind.MinItems:
-		return fmt.Sprintf("must have at least %d %s", k.Want, plural(k.Want, "item"))
+		return msgMinItems(k.Want)
 	case *kind.MaxItems:
-		return fmt.Sprintf("must have at most %d %s", k.Want, plural(k.Want, "item"))
+		return msgMaxItems(k.Want)
 	case *kind.AdditionalItems:
 		return fmt.Sprintf("has %d more %s than allowed", k.Count, plural(k.Count, "item"))
 	case *kind.UniqueItems:
@@ -127,19 +127,19 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.MaxContains:
 		return fmt.Sprintf("must contain at most %d matching %s", k.Want, plural(k.Want, "item"))
 	case *kind.MinLength:
-		return fmt.Sprintf("must be at least %d %s long", k.Want, plural(k.Want, "character"))
+		return msgMinLength(k.Want)
 	case *kind.MaxLength:
-		return fmt.Sprintf("must be at most %d %s long", k.Want, plural(k.Want, "character"))
+		return msgMaxLength(k.Want)
 	case *kind.Pattern:
-		return "must match the pattern " + msg.Clip(k.Want)
+		return msgPattern(k.Want)
 	case *kind.MinProperties:
-		return fmt.Sprintf("must have at least %d %s", k.Want, plural(k.Want, "property"))
+		return msgMinProperties(k.Want)
 	case *kind.MaxProperties:
-		return fmt.Sprintf("must have at most %d %s", k.Want, plural(k.Want, "property"))
+		return msgMaxProperties(k.Want)
 	case *kind.PropertyNames:
 		return fmt.Sprintf("has an invalid property name %q", msg.Clip(k.Property))
 	case *kind.FalseSchema:
-		return "is not allowed"
+		return msgNotAllowed
 	case *kind.Not:
 		return "matches a schema it must not match"
 	case *kind.AnyOf:
@@ -156,9 +156,51 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.ContentSchema:
 		return "has content that does not match its schema"
 	case *kind.InvalidJsonValue:
-		return "is not a JSON value"
+		return msgInvalidValue
 	}
 	return "is invalid"
+}
+
+// The messages both engines give, keyword by keyword.
+const (
+	msgRequired     = "is required"
+	msgNotAllowed   = "is not allowed"
+	msgInvalidValue = "is not a JSON value"
+)
+
+func msgType(want []string, got string) string {
+	return "must be " + typeList(want) + ", not " + article(got)
+}
+func msgEnum(want []any) string             { return "must be one of " + valueList(want) }
+func msgConst(want any) string              { return "must be " + display(want) }
+func msgMinimum(r *big.Rat) string          { return "must be >= " + ratString(r) }
+func msgMaximum(r *big.Rat) string          { return "must be <= " + ratString(r) }
+func msgExclusiveMinimum(r *big.Rat) string { return "must be > " + ratString(r) }
+func msgExclusiveMaximum(r *big.Rat) string { return "must be < " + ratString(r) }
+func msgPattern(p string) string            { return "must match the pattern " + msg.Clip(p) }
+
+func msgMinItems(n int) string {
+	return fmt.Sprintf("must have at least %d %s", n, plural(n, "item"))
+}
+
+func msgMaxItems(n int) string {
+	return fmt.Sprintf("must have at most %d %s", n, plural(n, "item"))
+}
+
+func msgMinLength(n int) string {
+	return fmt.Sprintf("must be at least %d %s long", n, plural(n, "character"))
+}
+
+func msgMaxLength(n int) string {
+	return fmt.Sprintf("must be at most %d %s long", n, plural(n, "character"))
+}
+
+func msgMinProperties(n int) string {
+	return fmt.Sprintf("must have at least %d %s", n, plural(n, "property"))
+}
+
+func msgMaxProperties(n int) string {
+	return fmt.Sprintf("must have at most %d %s", n, plural(n, "property"))
 }
 
 var formatMessages = map[string]string{

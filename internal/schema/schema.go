@@ -36,6 +36,7 @@ func NewCompiler(files fs.FS, decode DecodeFunc) *Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	c.AssertFormat()
+	registerFormats(c)
 	c.UseLoader(loader{files, decode})
 	return &Compiler{c: c}
 }
@@ -96,7 +97,7 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s}, nil
+	return &Schema{s: s, fast: compileNative(s)}, nil
 }
 
 func compileError(err error) error {
@@ -134,21 +135,37 @@ func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s}, nil
+	return &Schema{s: s, fast: compileNative(s)}, nil
 }
 
 // Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
-	s *jsonschema.Schema
+	s    *jsonschema.Schema
+	fast *native // nil when the schema needs the library
 }
+
+// Native reports whether the schema is validated by the native fast path.
+func (s *Schema) Native() bool { return s.fast != nil }
 
 // Compiled is the underlying compiled schema.
 func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 
-// Validate checks v and calls add once for every failure, with the JSON
-// pointer of the failing value and a short message. It reports whether v
-// is valid.
+// Validate checks v, a value as jsonbody decodes it, and calls add once for
+// every failure, with the JSON pointer of the failing value and a short
+// message, in no particular order. It reports whether v is valid.
 func (s *Schema) Validate(v any, add func(path, message string)) bool {
+	if s.fast != nil {
+		r := nativeRun{add: add, valid: true}
+		r.validate(s.fast, v)
+		return r.valid
+	}
+	return s.Reference(v, add)
+}
+
+// Reference validates with santhosh-tekuri/jsonschema alone. It is what
+// Validate does for schemas outside the fast path, and the reference the
+// fast path is tested against.
+func (s *Schema) Reference(v any, add func(path, message string)) bool {
 	err := s.s.Validate(v)
 	if err == nil {
 		return true

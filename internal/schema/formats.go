@@ -1,0 +1,109 @@
+package schema
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// The library's checks for three formats accept values their RFCs forbid
+// (the JSON-Schema-Test-Suite shows which). Each is registered here as the
+// library's own check followed by the rule it misses; the other formats are
+// the library's unchanged.
+var stricterFormats = []struct {
+	name  string
+	extra func(string) error
+}{
+	{"uri", uriCharacters},
+	{"email", emailLocalPart},
+	{"ipv4", ipv4Digits},
+}
+
+func registerFormats(c *jsonschema.Compiler) {
+	for _, f := range stricterFormats {
+		base := libraryFormat(f.name)
+		extra := f.extra
+		c.RegisterFormat(&jsonschema.Format{Name: f.name, Validate: func(v any) error {
+			if err := base(v); err != nil {
+				return err
+			}
+			if s, ok := v.(string); ok {
+				return extra(s)
+			}
+			return nil
+		}})
+	}
+}
+
+// libraryFormat returns the library's check for a format, taken from a
+// schema compiled with it (the library does not export its table).
+func libraryFormat(name string) func(any) error {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource("format.json", map[string]any{"format": name}); err != nil {
+		panic(err)
+	}
+	s, err := c.Compile("format.json")
+	if err != nil || s.Format == nil {
+		panic("schema: the library has no format " + name)
+	}
+	return s.Format.Validate
+}
+
+// uriCharacters allows only the characters RFC 3986 allows in a URI, %
+// only before two hex digits, and [ ] only around an IP literal host.
+func uriCharacters(s string) error {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/?#@!$&'()*+,;=", c) >= 0:
+		case c == '%':
+			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+				return errors.New("% not followed by two hex digits")
+			}
+		case c == '[' || c == ']':
+			if !inHost(s, i) {
+				return errors.New("[ and ] are allowed only around an IP literal host")
+			}
+		default:
+			return errors.New("character not allowed in a URI")
+		}
+	}
+	return nil
+}
+
+// inHost reports whether position i of a URI is inside its authority.
+func inHost(s string, i int) bool {
+	start := strings.Index(s, "://")
+	if start < 0 {
+		return false
+	}
+	start += len("://")
+	end := len(s)
+	if j := strings.IndexAny(s[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	return start <= i && i < end
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func emailLocalPart(s string) error {
+	if strings.LastIndexByte(s, '@') == 0 {
+		return errors.New("missing local part")
+	}
+	return nil
+}
+
+func ipv4Digits(s string) error {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '.' && (s[i] < '0' || s[i] > '9') {
+			return errors.New("only digits and dots")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,538 @@
+package schema
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// native is the fast path of a compiled schema: a tree of checks for the
+// keywords bodies are usually described with (type, const, enum, format,
+// $ref, properties, required, additionalProperties, min/maxProperties,
+// items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
+// exclusive forms). It is built from santhosh-tekuri/jsonschema's compiled
+// schema, so that library still parses, checks and resolves every schema;
+// a schema that uses any other keyword anywhere is validated by the library
+// instead. Both give the same verdicts, paths and messages: a differential
+// test holds them to it.
+//
+// It walks the values jsonbody produces (numbers are json.Number), follows
+// the library's order of checks (type, const, enum and format each end the
+// checks of a value that fails them), and avoids the library's exact
+// arithmetic unless float64 cannot decide a comparison.
+type native struct {
+	boolean int8 // 1: the schema true; -1: the schema false; 0: an object schema
+
+	types     jsonTypes
+	typeNames []string // for messages, as the library lists them
+	hasConst  bool
+	constVal  any
+	enum      []any
+	format    *jsonschema.Format
+	ref       *native
+	refOnly   bool // draft-07 and before: $ref's siblings are ignored
+
+	minProps, maxProps int // -1: none
+	required           []string
+	props              map[string]*native
+	additional         int8 // 1: any allowed; -1: none allowed; 0: see additionalSchema
+	additionalSchema   *native
+
+	minItems, maxItems int
+	items              *native
+
+	minLength, maxLength int
+	pattern              jsonschema.Regexp
+
+	minimum, maximum, exclusiveMinimum, exclusiveMaximum *bound
+}
+
+type jsonTypes uint8
+
+const (
+	tNull jsonTypes = 1 << iota
+	tBoolean
+	tNumber
+	tInteger
+	tString
+	tArray
+	tObject
+)
+
+var typeBits = map[string]jsonTypes{
+	"null": tNull, "boolean": tBoolean, "number": tNumber, "integer": tInteger,
+	"string": tString, "array": tArray, "object": tObject,
+}
+
+// bound is a numeric limit of a schema, exact and as float64.
+type bound struct {
+	rat   *big.Rat
+	f     float64
+	isInt bool // rat is an integer that fits int64
+	i     int64
+}
+
+func newBound(r *big.Rat) *bound {
+	if r == nil {
+		return nil
+	}
+	b := &bound{rat: r}
+	b.f, _ = r.Float64()
+	if r.IsInt() && r.Num().IsInt64() {
+		b.isInt, b.i = true, r.Num().Int64()
+	}
+	return b
+}
+
+// compileNative returns the fast path of s, or nil when s uses a keyword
+// the fast path does not implement, anywhere.
+func compileNative(s *jsonschema.Schema) *native {
+	c := nativeCompiler{done: map[*jsonschema.Schema]*native{}, ok: true}
+	n := c.node(s)
+	if !c.ok {
+		return nil
+	}
+	return n
+}
+
+type nativeCompiler struct {
+	done map[*jsonschema.Schema]*native
+	ok   bool // false once any node needs the library
+}
+
+func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
+	if n, ok := c.done[s]; ok {
+		return n
+	}
+	n := &native{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1}
+	c.done[s] = n
+	if !supported(s) || refCycle(s) {
+		c.ok = false
+		return nil
+	}
+	if s.Bool != nil {
+		n.boolean = -1
+		if *s.Bool {
+			n.boolean = 1
+		}
+		return n
+	}
+	if s.Types != nil && !s.Types.IsEmpty() {
+		n.typeNames = s.Types.ToStrings()
+		for _, t := range n.typeNames {
+			n.types |= typeBits[t]
+		}
+	}
+	if s.Const != nil {
+		n.hasConst, n.constVal = true, *s.Const
+	}
+	if s.Enum != nil {
+		n.enum = s.Enum.Values
+	}
+	n.format = s.Format
+	n.minProps, n.maxProps = intOr(s.MinProperties), intOr(s.MaxProperties)
+	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
+	n.minLength, n.maxLength = intOr(s.MinLength), intOr(s.MaxLength)
+	n.pattern = s.Pattern
+	n.required = s.Required
+	n.minimum, n.maximum = newBound(s.Minimum), newBound(s.Maximum)
+	n.exclusiveMinimum, n.exclusiveMaximum = newBound(s.ExclusiveMinimum), newBound(s.ExclusiveMaximum)
+
+	sub := func(s *jsonschema.Schema) *native {
+		if !c.ok {
+			return nil
+		}
+		return c.node(s)
+	}
+	if s.Ref != nil {
+		n.ref = sub(s.Ref)
+		n.refOnly = s.DraftVersion < 2019
+	}
+	if len(s.Properties) > 0 {
+		n.props = make(map[string]*native, len(s.Properties))
+		for name, p := range s.Properties {
+			n.props[name] = sub(p)
+		}
+	}
+	switch a := s.AdditionalProperties.(type) {
+	case bool:
+		n.additional = -1
+		if a {
+			n.additional = 1
+		}
+	case *jsonschema.Schema:
+		n.additionalSchema = sub(a)
+	}
+	switch it := s.Items.(type) {
+	case *jsonschema.Schema:
+		n.items = sub(it)
+	}
+	if s.Items2020 != nil {
+		n.items = sub(s.Items2020)
+	}
+	return n
+}
+
+func intOr(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// supported reports whether every keyword s uses is one the fast path
+// implements. Annotations (title, description, default, examples…) are
+// ignored by validation and do not count.
+func supported(s *jsonschema.Schema) bool {
+	switch {
+	case s.RecursiveRef != nil, s.DynamicRef != nil,
+		s.Not != nil, len(s.AllOf) > 0, len(s.AnyOf) > 0, len(s.OneOf) > 0,
+		s.If != nil, s.Then != nil, s.Else != nil,
+		s.PropertyNames != nil, len(s.PatternProperties) > 0,
+		len(s.Dependencies) > 0, len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
+		s.UnevaluatedProperties != nil, s.UnevaluatedItems != nil,
+		s.UniqueItems, s.Contains != nil, s.MinContains != nil, s.MaxContains != nil,
+		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
+		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil,
+		s.MultipleOf != nil, len(s.Extensions) > 0:
+		return false
+	}
+	if _, tuple := s.Items.([]*jsonschema.Schema); tuple {
+		return false
+	}
+	if s.Format != nil && s.Format.Name == "regex" {
+		return false // the library may route it to a custom regexp engine
+	}
+	return true
+}
+
+// refCycle reports a chain of $refs that comes back to s without moving
+// into the value ({"$ref": "#"}): the library reports it as an error, the
+// fast path would loop.
+func refCycle(s *jsonschema.Schema) bool {
+	seen := map[*jsonschema.Schema]bool{}
+	for r := s; r != nil; r = r.Ref {
+		if seen[r] {
+			return true
+		}
+		seen[r] = true
+	}
+	return false
+}
+
+// nativeRun is one validation by the fast path.
+type nativeRun struct {
+	path  []pathToken
+	add   func(path, message string)
+	valid bool
+}
+
+type pathToken struct {
+	name  string
+	index int // >= 0: an array index, name unused
+}
+
+func (r *nativeRun) fail(message string) {
+	r.valid = false
+	r.add(r.pointer(nil), message)
+}
+
+// failAt reports a failure at the member name of the current object.
+func (r *nativeRun) failAt(name, message string) {
+	r.valid = false
+	r.add(r.pointer(&name), message)
+}
+
+// pointer renders the current path, plus name when it is not nil ("" is a
+// member name like any other: its pointer token is empty).
+func (r *nativeRun) pointer(name *string) string {
+	tokens := make([]string, 0, len(r.path)+1)
+	for _, t := range r.path {
+		if t.index >= 0 {
+			tokens = append(tokens, strconv.Itoa(t.index))
+		} else {
+			tokens = append(tokens, t.name)
+		}
+	}
+	if name != nil {
+		tokens = append(tokens, *name)
+	}
+	return Pointer(tokens)
+}
+
+func (r *nativeRun) validate(n *native, v any) {
+	switch n.boolean {
+	case 1:
+		return
+	case -1:
+		r.fail(msgNotAllowed)
+		return
+	}
+	t := typeOf(v)
+	if t == 0 {
+		r.fail(msgInvalidValue)
+		return
+	}
+	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.(json.Number))) {
+		r.fail(msgType(n.typeNames, typeName(t)))
+		return
+	}
+	if n.hasConst && !equal(v, n.constVal) {
+		r.fail(msgConst(n.constVal))
+		return
+	}
+	if n.enum != nil && !inEnum(v, n.enum) {
+		r.fail(msgEnum(n.enum))
+		return
+	}
+	if n.format != nil && n.format.Validate(v) != nil {
+		r.fail(formatMessage(n.format.Name))
+		return
+	}
+	if n.ref != nil {
+		r.validate(n.ref, v)
+		if n.refOnly {
+			return
+		}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		r.object(n, v)
+	case []any:
+		r.array(n, v)
+	case string:
+		r.str(n, v)
+	case json.Number:
+		r.number(n, v)
+	}
+}
+
+func (r *nativeRun) object(n *native, obj map[string]any) {
+	if n.minProps >= 0 && len(obj) < n.minProps {
+		r.fail(msgMinProperties(n.minProps))
+	}
+	if n.maxProps >= 0 && len(obj) > n.maxProps {
+		r.fail(msgMaxProperties(n.maxProps))
+	}
+	for _, name := range n.required {
+		if _, ok := obj[name]; !ok {
+			r.failAt(name, msgRequired)
+		}
+	}
+	for name, v := range obj {
+		child := n.props[name]
+		if child == nil {
+			switch {
+			case n.additionalSchema != nil:
+				child = n.additionalSchema
+			case n.additional == -1:
+				r.failAt(name, msgNotAllowed)
+				continue
+			default:
+				continue
+			}
+		}
+		r.path = append(r.path, pathToken{name: name, index: -1})
+		r.validate(child, v)
+		r.path = r.path[:len(r.path)-1]
+	}
+}
+
+func (r *nativeRun) array(n *native, arr []any) {
+	if n.minItems >= 0 && len(arr) < n.minItems {
+		r.fail(msgMinItems(n.minItems))
+	}
+	if n.maxItems >= 0 && len(arr) > n.maxItems {
+		r.fail(msgMaxItems(n.maxItems))
+	}
+	if n.items == nil {
+		return
+	}
+	r.path = append(r.path, pathToken{})
+	for i, v := range arr {
+		r.path[len(r.path)-1].index = i
+		r.validate(n.items, v)
+	}
+	r.path = r.path[:len(r.path)-1]
+}
+
+func (r *nativeRun) str(n *native, s string) {
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(s)
+		if n.minLength >= 0 && l < n.minLength {
+			r.fail(msgMinLength(n.minLength))
+		}
+		if n.maxLength >= 0 && l > n.maxLength {
+			r.fail(msgMaxLength(n.maxLength))
+		}
+	}
+	if n.pattern != nil && !n.pattern.MatchString(s) {
+		r.fail(msgPattern(n.pattern.String()))
+	}
+}
+
+func (r *nativeRun) number(n *native, x json.Number) {
+	if n.minimum != nil && compare(x, n.minimum) < 0 {
+		r.fail(msgMinimum(n.minimum.rat))
+	}
+	if n.maximum != nil && compare(x, n.maximum) > 0 {
+		r.fail(msgMaximum(n.maximum.rat))
+	}
+	if n.exclusiveMinimum != nil && compare(x, n.exclusiveMinimum) <= 0 {
+		r.fail(msgExclusiveMinimum(n.exclusiveMinimum.rat))
+	}
+	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
+		r.fail(msgExclusiveMaximum(n.exclusiveMaximum.rat))
+	}
+}
+
+func typeOf(v any) jsonTypes {
+	switch v.(type) {
+	case nil:
+		return tNull
+	case bool:
+		return tBoolean
+	case json.Number:
+		return tNumber
+	case string:
+		return tString
+	case []any:
+		return tArray
+	case map[string]any:
+		return tObject
+	}
+	return 0
+}
+
+func typeName(t jsonTypes) string {
+	for name, bit := range typeBits {
+		if bit == t {
+			return name
+		}
+	}
+	return "value"
+}
+
+// isInteger reports whether a number literal has an integral value: any
+// literal without fraction or exponent, else by exact arithmetic (1.0, 1e2).
+func isInteger(n json.Number) bool {
+	s := string(n)
+	if !strings.ContainsAny(s, ".eE") {
+		return true
+	}
+	r, ok := new(big.Rat).SetString(s)
+	return ok && r.IsInt()
+}
+
+// compare orders a number literal against a bound, exactly. Integers that
+// fit int64 compare as such; otherwise float64 decides when the two values
+// are further apart than its rounding could move them; otherwise big.Rat.
+func compare(n json.Number, b *bound) int {
+	s := string(n)
+	if b.isInt && isSmallInt(s) {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return cmpInt(i, b.i)
+		}
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f != b.f {
+		m := math.Max(math.Abs(f), math.Abs(b.f))
+		if math.Abs(f-b.f) > 4*(math.Nextafter(m, math.Inf(1))-m) {
+			if f < b.f {
+				return -1
+			}
+			return 1
+		}
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0 // not a number literal: jsonbody never produces one
+	}
+	return r.Cmp(b.rat)
+}
+
+func isSmallInt(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) == 0 || len(digits) > 18 {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func inEnum(v any, enum []any) bool {
+	for _, e := range enum {
+		if equal(v, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// equal is JSON equality as the library defines it: numbers by value,
+// arrays in order, objects by keys.
+func equal(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		bb, ok := b.(bool)
+		return ok && a == bb
+	case string:
+		bs, ok := b.(string)
+		return ok && a == bs
+	case json.Number:
+		bn, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if a == bn {
+			return true
+		}
+		ra, ok1 := new(big.Rat).SetString(string(a))
+		rb, ok2 := new(big.Rat).SetString(string(bn))
+		return ok1 && ok2 && ra.Cmp(rb) == 0
+	case []any:
+		bl, ok := b.([]any)
+		if !ok || len(a) != len(bl) {
+			return false
+		}
+		for i := range a {
+			if !equal(a[i], bl[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok || len(a) != len(bm) {
+			return false
+		}
+		for k, v := range a {
+			w, ok := bm[k]
+			if !ok || !equal(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,241 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/yamljson"
+)
+
+const suiteDir = "../../testdata/json-schema-test-suite/draft7"
+
+type suiteGroup struct {
+	File        string
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	Tests       []struct {
+		Description string          `json:"description"`
+		Data        json.RawMessage `json:"data"`
+		Valid       bool            `json:"valid"`
+	} `json:"tests"`
+}
+
+func loadSuite(t testing.TB) []suiteGroup {
+	t.Helper()
+	var groups []suiteGroup
+	err := filepath.WalkDir(suiteDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var gs []suiteGroup
+		if err := json.Unmarshal(b, &gs); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		for i := range gs {
+			gs[i].File = strings.TrimPrefix(path, suiteDir+"/")
+		}
+		groups = append(groups, gs...)
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, groups)
+	return groups
+}
+
+// compileSuiteSchema compiles a suite schema as a contract schema: its
+// $schema (2019-09 in the uuid file) is dropped, so it runs as draft-07.
+func compileSuiteSchema(t testing.TB, c *Compiler, name string, raw json.RawMessage) *Schema {
+	t.Helper()
+	doc, err := jsonbody.Parse(raw, 64)
+	require.NoError(t, err)
+	if m, ok := doc.(map[string]any); ok {
+		delete(m, "$schema")
+	}
+	s, err := c.Compile(name, doc)
+	require.NoError(t, err)
+	return s
+}
+
+func run(validate func(any, func(string, string)) bool, v any) (bool, []detail) {
+	var ds []detail
+	ok := validate(v, func(p, m string) { ds = append(ds, detail{p, m}) })
+	slices.SortFunc(ds, func(a, b detail) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return ok, ds
+}
+
+// TestNativeMatchesReference runs every case of the JSON-Schema-Test-Suite
+// through the fast path and through the library: same verdict, same
+// details, and the verdict the suite expects.
+func TestNativeMatchesReference(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	native, total, groups, seedOnly := 0, 0, 0, 0
+	for gi, g := range loadSuite(t) {
+		groups++
+		s := compileSuiteSchema(t, c, fmt.Sprintf("suite-%d.json", gi), g.Schema)
+		if s.Native() {
+			native++
+		}
+		if usesOnlySeedKeywords(g.Schema) {
+			seedOnly++
+		}
+		for _, tc := range g.Tests {
+			total++
+			v, err := jsonbody.Parse(tc.Data, 64)
+			require.NoError(t, err, "%s: %s", g.File, tc.Description)
+			fastOK, fastDetails := run(s.Validate, v)
+			refOK, refDetails := run(s.Reference, v)
+			where := fmt.Sprintf("%s / %s / %s", g.File, g.Description, tc.Description)
+			assert.Equal(t, refOK, fastOK, where)
+			assert.Equal(t, refDetails, fastDetails, where)
+			assert.Equal(t, tc.Valid, fastOK, where)
+			assert.Equal(t, fastOK, len(fastDetails) == 0, where)
+		}
+	}
+	t.Logf("%d cases; %d of %d schemas run on the fast path", total, native, groups)
+	assert.Equal(t, seedOnly, native, "every schema that uses only the seed's keywords runs natively")
+}
+
+// usesOnlySeedKeywords reads a schema's text for keywords beyond the
+// seed's list (type, properties, items, minItems, minimum, maximum, enum,
+// required, additionalProperties, format) and $ref.
+func usesOnlySeedKeywords(raw json.RawMessage) bool {
+	s := strings.ReplaceAll(string(raw), " ", "")
+	for _, kw := range []string{`"patternProperties"`, `"allOf"`, `"anyOf"`, `"oneOf"`, `"not"`, `"multipleOf"`,
+		`"uniqueItems"`, `"additionalItems"`, `"contains"`, `"dependencies"`, `"propertyNames"`, `"if"`, `"items":[`} {
+		if strings.Contains(s, kw) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNative_Coverage(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for src, want := range map[string]bool{
+		`{"type":"object","properties":{"a":{"$ref":"#/definitions/x"}},"definitions":{"x":{"enum":[1]}}}`: true,
+		`{"properties":{"a":{"type":"string","format":"email","minLength":1,"pattern":"^a"}}}`:             true,
+		`true`:                                true,
+		`{"properties":{"n":{"$ref":"#"}}}`:   true, // recursion through a value is fine
+		`{"$ref":"#"}`:                        false,
+		`{"allOf":[{}]}`:                      false,
+		`{"properties":{"a":{"anyOf":[{}]}}}`: false,
+		`{"items":[{}]}`:                      false,
+		`{"multipleOf":2}`:                    false,
+		`{"uniqueItems":true}`:                false,
+		`{"format":"regex"}`:                  false,
+	} {
+		s := compileSuiteSchema(t, c, fmt.Sprintf("cov-%x.json", src), json.RawMessage(src))
+		assert.Equal(t, want, s.Native(), src)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	b := func(s string) *bound {
+		var r = newRat(t, s)
+		return newBound(r)
+	}
+	tests := []struct {
+		n, bound string
+		want     int
+	}{
+		{"1", "1", 0}, {"0", "1", -1}, {"2", "1", 1},
+		{"1.0", "1", 0}, {"1e0", "1", 0}, {"0.1", "0.1", 0},
+		{"0.30000000000000004", "0.3", 1},
+		{"9007199254740993", "9007199254740992", 1},
+		{"9007199254740993.0", "9007199254740992", 1},
+		{"123456789012345678901234567890", "123456789012345678901234567889", 1},
+		{"1e400", "1e308", 1}, {"-1e400", "-1e308", -1},
+		{"1e-400", "0", 1}, {"-0", "0", 0},
+		{"0.01", "0.01", 0}, {"0.009999999999999999", "0.01", -1},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, compare(json.Number(tt.n), b(tt.bound)), "%s vs %s", tt.n, tt.bound)
+	}
+}
+
+// FuzzNativeVsReference feeds random bodies to every schema in testdata
+// (the suite's and the contracts') through both engines.
+func FuzzNativeVsReference(f *testing.F) {
+	c := NewCompiler(os.DirFS("../../testdata/contracts"), func(name string, data []byte) (any, error) {
+		docs, err := yamljson.Parse(data)
+		if err != nil {
+			return nil, err
+		}
+		return yamljson.Value(docs[0].Body)
+	})
+	var schemas []*Schema
+	for gi, g := range loadSuite(f) {
+		schemas = append(schemas, compileSuiteSchema(f, c, fmt.Sprintf("suite-%d.json", gi), g.Schema))
+		for _, tc := range g.Tests {
+			f.Add([]byte(tc.Data))
+		}
+	}
+	files, _ := filepath.Glob("../../testdata/contracts/*.*")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(f, err)
+		docs, err := yamljson.Parse(b)
+		require.NoError(f, err)
+		for di, d := range docs {
+			v, err := yamljson.Value(d.Body)
+			require.NoError(f, err)
+			list, ok := v.([]any)
+			if !ok {
+				list = []any{v}
+			}
+			for ci, cv := range list {
+				if sch, ok := cv.(map[string]any)["schema"]; ok {
+					name := fmt.Sprintf("%s?d=%d&c=%d", filepath.Base(file), di, ci)
+					s, err := c.Compile(name, sch)
+					require.NoError(f, err, name)
+					require.True(f, s.Native(), "%s: the contracts' schemas use the seed's keywords", name)
+					schemas = append(schemas, s)
+				}
+			}
+		}
+	}
+	bodies, _ := filepath.Glob("../../testdata/bodies/*.json")
+	for _, file := range bodies {
+		b, _ := os.ReadFile(file)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := jsonbody.Parse(data, 64)
+		if err != nil {
+			return
+		}
+		for _, s := range schemas {
+			fastOK, fastDetails := run(s.Validate, v)
+			refOK, refDetails := run(s.Reference, v)
+			if fastOK != refOK || !slices.Equal(fastDetails, refDetails) {
+				t.Fatalf("%s on %s:\nfast %v %v\nref  %v %v", s.s.Location, data, fastOK, fastDetails, refOK, refDetails)
+			}
+		}
+	})
+}
+
+func newRat(t *testing.T, s string) *big.Rat {
+	r, ok := new(big.Rat).SetString(s)
+	require.True(t, ok, s)
+	return r
+}
