@@ -89,17 +89,22 @@ func (v *Violation) Error() string {
 }
 
 // MarshalJSON writes the error body of the specification, details always
-// an array.
+// an array. Messages are not HTML-escaped ("must be >= 18"): the body is
+// served as application/json with X-Content-Type-Options: nosniff.
 func (v *Violation) MarshalJSON() ([]byte, error) {
 	details := v.Details
 	if details == nil {
 		details = []Detail{}
 	}
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		Error   string   `json:"error"`
 		Code    string   `json:"code"`
 		Details []Detail `json:"details"`
 	}{"CONTRACT_VIOLATION", v.Code, details})
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
 // writeViolation is the default Options.OnReject.

@@ -177,6 +177,18 @@ func (o *Options) defaults() {
 	}
 }
 
+// match finds the entry for a request. The path is split into a buffer on
+// the stack, so that a request that matches nothing costs no allocation;
+// the segments of a match are copied out.
+func (s *contractSet) match(method, rawPath string) (*routeEntry, []string, bool) {
+	var buf [16]string
+	e, segs, ok := s.tree.Match(method, rawPath, buf[:0])
+	if !ok {
+		return nil, nil, false
+	}
+	return e, slices.Clone(segs), true
+}
+
 func newSet(cs []*compiled) *contractSet {
 	s := &contractSet{}
 	for _, c := range cs {
@@ -254,9 +266,8 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 
 func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	start := time.Now()
-	var buf [16]string
 	method := route.UpperMethod(r.Method)
-	e, segs, ok := g.set.Load().tree.Match(method, r.URL.EscapedPath(), buf[:0])
+	e, segs, ok := g.set.Load().match(method, r.URL.EscapedPath())
 	prev := stateOf(r)
 	if !ok {
 		if g.opts.RequireContract && (prev == nil || prev.guard != g) {
@@ -334,10 +345,9 @@ func (g *Guard) logReject(ctx context.Context, method string, e *routeEntry, v *
 // read as request.query. It counts in the metrics like a request.
 func (g *Guard) Check(method, path string, body []byte) *Violation {
 	start := time.Now()
-	var buf [16]string
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
-	e, segs, ok := g.set.Load().tree.Match(method, rawPath, buf[:0])
+	e, segs, ok := g.set.Load().match(method, rawPath)
 	if !ok {
 		if g.opts.RequireContract {
 			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(segs, rawPath)})

@@ -462,3 +462,18 @@ func TestLogsRejectionsAtDebugWithoutValues(t *testing.T) {
 	assert.NotContains(t, out, "hunter2")
 	_ = context.Background()
 }
+
+func TestMiddleware_NoAllocationWithoutAContract(t *testing.T) {
+	g := testdataGuard(t)
+	h := g.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	r := httptest.NewRequest("GET", "/static/app.js", nil)
+	w := &nopWriter{h: http.Header{}}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }))
+}
+
+func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
+	w := httptest.NewRecorder()
+	writeViolation(w, nil, newViolation(CodeSchemaInvalid, Detail{"/a&b", "must be >= 18 <x>"}))
+	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/a&b","message":"must be >= 18 <x>"}]}`+"\n", w.Body.String())
+	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
+}

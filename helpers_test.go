@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,3 +103,11 @@ func paths(ds []Detail) []string {
 }
 
 var discard = slog.New(slog.DiscardHandler)
+
+func mapFS(files map[string]string) fstest.MapFS {
+	m := fstest.MapFS{}
+	for name, data := range files {
+		m[name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return m
+}
