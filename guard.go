@@ -282,16 +282,16 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		next.ServeHTTP(w, r) // this guard already enforced it, earlier in the chain
 		return
 	}
+	if e.hasSchema {
+		if v := checkMediaType(r.Header); v != nil {
+			g.reject(w, r, start, method, e, v)
+			return
+		}
+	}
 	var raw []byte
 	if prev != nil && prev.guard == g {
 		raw = prev.raw // the body was read by this guard before
 	} else {
-		if e.hasSchema {
-			if v := checkMediaType(r.Header); v != nil {
-				g.reject(w, r, start, method, e, v)
-				return
-			}
-		}
 		var v *Violation
 		if raw, v = readBody(r, g.opts.MaxBodyBytes); v != nil {
 			g.reject(w, r, start, method, e, v)

@@ -477,3 +477,19 @@ func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
 	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/a&b","message":"must be >= 18 <x>"}]}`+"\n", w.Body.String())
 	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
 }
+
+func TestMiddleware_TwiceWithDifferentRoutes(t *testing.T) {
+	// The same guard outside and inside http.StripPrefix sees two paths:
+	// each contract is enforced, the body read once.
+	g := mustNew(t, Options{Contracts: []Contract{
+		{Endpoint: "/api/items", Method: "POST", Invariants: []Invariant{{Expr: "!has(request.query.deny)", Message: "outer"}}},
+		{Endpoint: "/items", Method: "POST", Schema: map[string]any{"required": []string{"b"}}},
+	}})
+	e := &echo{}
+	h := g.Middleware(http.StripPrefix("/api", g.Middleware(e)))
+	assert.Equal(t, 200, send(h, "POST", "/api/items", `{"a":1,"b":2}`).Code)
+	assert.Equal(t, `{"a":1,"b":2}`, string(e.body))
+	rejected(t, send(h, "POST", "/api/items", `{"a":1}`), 400, CodeSchemaInvalid)
+	rejected(t, send(h, "POST", "/api/items?deny=1", `{"a":0,"b":1}`), 422, CodeInvariantViolated)
+	rejected(t, send(h, "POST", "/api/items", `{"a":1,"b":2}`, "Content-Type", "text/plain"), 415, CodeUnsupportedMediaType)
+}
