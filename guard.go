@@ -11,11 +11,14 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
@@ -100,6 +103,7 @@ type Guard struct {
 	onReject func(http.ResponseWriter, *http.Request, *Violation)
 	set      atomic.Pointer[contractSet]
 	stats    counters
+	typed    typedRegistry
 }
 
 // contractSet is an immutable, compiled set of contracts.
@@ -208,14 +212,30 @@ type stateKey struct{}
 // state is what the guard knows of a request that passed it.
 type state struct {
 	guard  *Guard
-	r      *http.Request
 	raw    []byte
 	body   any
 	parsed bool
-	done   []*routeEntry // entries already enforced on this request
+	done   []*compiled  // contracts already enforced on this request
+	values []boundValue // the typed values decoded for them
 
 	user    any
 	hasUser bool
+}
+
+// boundValue is the decoded request value of a typed contract: a pointer
+// to a value of its type.
+type boundValue struct {
+	c *compiled
+	v any
+}
+
+func (st *state) value(c *compiled) (any, bool) {
+	for _, b := range st.values {
+		if b.c == c {
+			return b.v, true
+		}
+	}
+	return nil, false
 }
 
 func stateOf(r *http.Request) *state {
@@ -258,63 +278,98 @@ func (st *state) userOf(r *http.Request) any {
 // was checked on in r.Body; anything else is rejected through
 // Options.OnReject. Requests that match no contract pass untouched, unless
 // Options.RequireContract is set.
+//
+// When next is a *http.ServeMux or a chi router, Middleware also asks it
+// which handler will serve the request: if it is a typed handler of this
+// guard ([Handle], [Post]…), its contract is enforced here together with
+// the route's file contract, in the specified order, and the route counts
+// as covered for RequireContract.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.serve(w, r, next)
+		if r2, ok := g.enforce(w, r, g.routedContract(r, next), true); ok {
+			next.ServeHTTP(w, r2)
+		}
 	})
 }
 
-func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+// enforce runs on r every contract that applies and has not run yet: the
+// contracts of the route r matches and extra, a typed contract. It writes
+// the rejection and reports false, or returns the request to pass on (r
+// itself when nothing ran).
+func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, requireContract bool) (*http.Request, bool) {
 	start := time.Now()
 	method := route.UpperMethod(r.Method)
-	e, segs, ok := g.set.Load().match(method, r.URL.EscapedPath())
+	e, segs, matched := g.set.Load().match(method, r.URL.EscapedPath())
 	prev := stateOf(r)
-	if !ok {
-		if g.opts.RequireContract && (prev == nil || prev.guard != g) {
+	if prev != nil && prev.guard != g {
+		prev = nil // another guard's
+	}
+	var todo []*compiled
+	if matched {
+		todo = pending(prev, e.contracts, todo)
+	}
+	if extra.c != nil {
+		todo = pending(prev, []*compiled{extra.c}, todo)
+	}
+	if len(todo) == 0 {
+		if !matched && extra.c == nil && prev == nil && requireContract && g.opts.RequireContract {
 			g.reject(w, r, start, method, nil, newViolation(CodeNoContract,
 				Detail{Message: "no contract for " + method + " " + route.Clean(segs, r.URL.EscapedPath())}))
-			return
+			return nil, false
 		}
-		next.ServeHTTP(w, r)
-		return
+		return r, true
 	}
-	if prev != nil && prev.guard == g && slices.Contains(prev.done, e) {
-		next.ServeHTTP(w, r) // this guard already enforced it, earlier in the chain
-		return
+	for _, c := range todo {
+		if c.schema != nil {
+			if v := checkMediaType(r.Header); v != nil {
+				g.reject(w, r, start, method, e, v)
+				return nil, false
+			}
+			break
+		}
 	}
-	if e.hasSchema {
-		if v := checkMediaType(r.Header); v != nil {
+	st := prev
+	if st == nil {
+		raw, v := readBody(r, g.opts.MaxBodyBytes)
+		if v != nil {
 			g.reject(w, r, start, method, e, v)
-			return
+			return nil, false
 		}
+		st = &state{guard: g, raw: raw}
 	}
-	var raw []byte
-	if prev != nil && prev.guard == g {
-		raw = prev.raw // the body was read by this guard before
+	in := &request{method: method, rawQuery: r.URL.RawQuery, header: r.Header, r: r, segs: segs, state: st}
+	if matched {
+		in.pattern = e.pattern
 	} else {
-		var v *Violation
-		if raw, v = readBody(r, g.opts.MaxBodyBytes); v != nil {
-			g.reject(w, r, start, method, e, v)
-			return
-		}
+		in.pattern = extra.pattern
+		in.segs = route.Segments(r.URL.EscapedPath(), nil)
 	}
-	in := &request{method: method, rawQuery: r.URL.RawQuery, header: r.Header, r: r, segs: segs, entry: e}
-	st := &state{guard: g, r: r, raw: raw}
-	if prev != nil && prev.guard == g {
-		st.done = prev.done
-	}
-	in.state = st
-	if v := g.validate(e, in, raw, jsonContent(r.Header)); v != nil {
+	if v := g.run(todo, in, jsonContent(r.Header)); v != nil {
 		g.reject(w, r, start, method, e, v)
-		return
+		return nil, false
 	}
 	g.stats.record(start, false)
-	st.done = append(st.done[:len(st.done):len(st.done)], e)
-	r2 := r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	r2.Body = io.NopCloser(bytes.NewReader(raw))
-	r2.ContentLength = int64(len(raw))
-	st.r = r2
-	next.ServeHTTP(w, r2)
+	// A fresh request carrying the checked bytes, also when an earlier pass
+	// of this guard replaced the body: something between may have read it.
+	ctx := r.Context()
+	if prev == nil {
+		ctx = context.WithValue(ctx, stateKey{}, st)
+	}
+	r2 := r.WithContext(ctx)
+	r2.Body = io.NopCloser(bytes.NewReader(st.raw))
+	r2.ContentLength = int64(len(st.raw))
+	return r2, true
+}
+
+// pending appends to todo the contracts of cs that have not run on the
+// request.
+func pending(st *state, cs []*compiled, todo []*compiled) []*compiled {
+	for _, c := range cs {
+		if st == nil || !slices.Contains(st.done, c) {
+			todo = append(todo, c)
+		}
+	}
+	return todo
 }
 
 func (g *Guard) reject(w http.ResponseWriter, r *http.Request, start time.Time, method string, e *routeEntry, v *Violation) {
@@ -360,20 +415,25 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 		g.stats.record(start, true)
 		return tooLarge(g.opts.MaxBodyBytes)
 	}
-	in := &request{method: method, rawQuery: rawQuery, segs: segs, entry: e}
-	in.state = &state{guard: g, raw: body}
-	v := g.validate(e, in, body, true)
+	in := &request{method: method, rawQuery: rawQuery, segs: segs, pattern: e.pattern, state: &state{guard: g, raw: body}}
+	v := g.run(e.contracts, in, true)
 	g.stats.record(start, v != nil)
 	return v
 }
 
-// validate parses the body and runs every contract of e on it: all the
-// schemas first, then all the invariants. It is the one code path of
-// Middleware and Check.
-func (g *Guard) validate(e *routeEntry, in *request, raw []byte, isJSON bool) *Violation {
+// run parses the body (unless an earlier pass did) and enforces cs on
+// it: every schema first, decoding the values of typed contracts, then
+// every invariant and rule, in the order of cs. It is the one code path of
+// Middleware, typed handlers and Check. On success the contracts are marked
+// done in the request's state.
+func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 	st := in.state
-	if len(raw) > 0 && (isJSON || e.hasSchema) {
-		v, err := jsonbody.Parse(raw, g.opts.MaxDepth)
+	hasSchema := false
+	for _, c := range cs {
+		hasSchema = hasSchema || c.schema != nil
+	}
+	if !st.parsed && len(st.raw) > 0 && (isJSON || hasSchema) {
+		v, err := jsonbody.Parse(st.raw, g.opts.MaxDepth)
 		if err != nil {
 			var pe *jsonbody.Error
 			if errors.As(err, &pe) {
@@ -382,26 +442,43 @@ func (g *Guard) validate(e *routeEntry, in *request, raw []byte, isJSON bool) *V
 			return newViolation(CodeMalformedJSON, Detail{Message: "invalid JSON"})
 		}
 		st.body, st.parsed = v, true
-	} else if len(raw) == 0 {
+	} else if len(st.raw) == 0 {
 		st.parsed = true // an empty body is null
 	}
 
 	var details []Detail
-	for _, c := range e.contracts {
-		if c.schema != nil {
-			c.schema.Validate(st.body, func(path, msg string) {
-				details = append(details, Detail{Path: path, Message: msg})
-			})
+	add := func(path, msg string) { details = append(details, Detail{Path: path, Message: msg}) }
+	values := make([]boundValue, 0, 1)
+	for _, c := range cs {
+		if c.schema != nil && !c.schema.Validate(st.body, add) {
+			continue
+		}
+		if c.typed != nil {
+			v := reflect.New(c.typed.t)
+			if bind.Into(v.Elem(), st.body, add) {
+				values = append(values, boundValue{c, v.Interface()})
+			}
 		}
 	}
 	if len(details) > 0 {
-		slices.SortStableFunc(details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
+		slices.SortStableFunc(details, func(a, b Detail) int {
+			if c := strings.Compare(a.Path, b.Path); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Message, b.Message)
+		})
 		return newViolation(CodeSchemaInvalid, details...)
 	}
 
 	act := expr.Activation{Body: st.body, Method: in.method, Src: in}
-	for _, c := range e.contracts {
-		if len(c.invariants) == 0 {
+	onError := func(where string, err error) {
+		if g.log.Enabled(context.Background(), slog.LevelDebug) {
+			g.log.Debug("contractguard: rule failed to evaluate; counted as false",
+				slog.String("rule", where), slog.String("error", err.Error()))
+		}
+	}
+	for _, c := range cs {
+		if len(c.invariants) == 0 && (c.typed == nil || c.typed.rules == nil) {
 			continue
 		}
 		if act.Path == "" {
@@ -410,20 +487,36 @@ func (g *Guard) validate(e *routeEntry, in *request, raw []byte, isJSON bool) *V
 		act.Shape = c.shape
 		for i, inv := range c.invariants {
 			ok, err := inv.prg.Eval(&act)
-			if ok {
-				continue
+			if !ok {
+				if err != nil {
+					onError(c.name()+" invariant "+strconv.Itoa(i), err)
+				}
+				details = append(details, Detail{Message: inv.message})
 			}
-			if err != nil && g.log.Enabled(context.Background(), slog.LevelDebug) {
-				g.log.Debug("contractguard: invariant failed to evaluate; counted as false",
-					slog.String("contract", c.name()), slog.Int("invariant", i), slog.String("error", err.Error()))
-			}
-			details = append(details, Detail{Message: inv.message})
+		}
+		if c.typed != nil && c.typed.rules != nil {
+			v, _ := boundOf(values, c)
+			r := ruleRun{act: &act, onError: onError}
+			c.typed.rules.walk(&r, reflect.ValueOf(v).Elem())
+			details = append(details, r.details...)
 		}
 	}
+	act.Data, act.Self = nil, nil
 	if len(details) > 0 {
 		return newViolation(CodeInvariantViolated, details...)
 	}
+	st.done = append(st.done, cs...)
+	st.values = append(st.values, values...)
 	return nil
+}
+
+func boundOf(values []boundValue, c *compiled) (any, bool) {
+	for _, b := range values {
+		if b.c == c {
+			return b.v, true
+		}
+	}
+	return nil, false
 }
 
 // request is one request as invariants see it; it supplies the costly
@@ -434,11 +527,19 @@ type request struct {
 	header   http.Header
 	r        *http.Request // nil for Check
 	segs     []string
-	entry    *routeEntry
+	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
 	state    *state
 }
 
-func (q *request) Params() map[string]string { return q.entry.pattern.Params(q.segs) }
+// Params are the path parameters: by the matched contract's pattern, or,
+// on a typed route the guard has no pattern for, as chi or ServeMux
+// extracted them.
+func (q *request) Params() map[string]string {
+	if q.pattern != nil || q.r == nil {
+		return q.pattern.Params(q.segs)
+	}
+	return routerParams(q.r)
+}
 
 func (q *request) Query() map[string]string {
 	vals, _ := url.ParseQuery(q.rawQuery) // as r.URL.Query() reads it: bad pairs dropped

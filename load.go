@@ -69,6 +69,7 @@ type compiled struct {
 	schema     *schema.Schema
 	shape      *expr.Shape
 	invariants []invariant
+	typed      *typedPart // contracts from a Go type (Handle[T]); nil for files and code
 }
 
 type invariant struct {

@@ -32,6 +32,10 @@ type Activation struct {
 	Path   string
 	Src    Source
 
+	// Data and Self are the variables of struct-tag rules: a pointer to the
+	// struct the rule is declared on, and the field's value.
+	Data, Self any
+
 	params, query, headers map[string]string
 	got                    uint8 // which of the above are fetched
 	user                   ref.Val
@@ -52,6 +56,10 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		return (*requestVal)(a), true
 	case "context":
 		return (*contextVal)(a), true
+	case "data":
+		return a.Data, a.Data != nil
+	case "self":
+		return a.Self, true
 	}
 	return nil, false
 }

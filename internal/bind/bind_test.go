@@ -1,0 +1,221 @@
+package bind
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+type Inner struct {
+	Qty   int32   `json:"qty"`
+	Price float64 `json:"price"`
+}
+
+type Base struct {
+	Source string `json:"source"`
+	Shadow string `json:"shadow"`
+}
+
+type other struct {
+	Hidden string `json:"hiddenInner"`
+}
+
+type Named struct {
+	X int `json:"x"`
+}
+
+type Sample struct {
+	Base
+	*other
+	Named     `json:"named"`
+	Shadow    string           `json:"shadow"`
+	Name      string           `json:"name"`
+	Count     int              `json:"count"`
+	Small     uint8            `json:"small"`
+	Ratio     float32          `json:"ratio"`
+	OK        bool             `json:"ok"`
+	Ptr       *Inner           `json:"ptr"`
+	Items     []Inner          `json:"items"`
+	Fixed     [2]int           `json:"fixed"`
+	ByName    map[string]Inner `json:"byName"`
+	ByID      map[int]string   `json:"byId"`
+	Tags      []string         `json:"tags,omitempty"`
+	Raw       json.RawMessage  `json:"raw"`
+	At        time.Time        `json:"at"`
+	Num       json.Number      `json:"num"`
+	Bytes     []byte           `json:"bytes"`
+	Dur       textDuration     `json:"dur"`
+	Skipped   string           `json:"-"`
+	NoTag     string
+	unexposed string
+}
+
+type textDuration struct{ d time.Duration }
+
+func (t *textDuration) UnmarshalText(b []byte) error {
+	d, err := time.ParseDuration(string(b))
+	t.d = d
+	return err
+}
+
+func bindJSON(t *testing.T, v any, src string) []string {
+	t.Helper()
+	tree, err := jsonbody.Parse([]byte(src), 64)
+	require.NoError(t, err)
+	var errs []string
+	Into(reflect.ValueOf(v).Elem(), tree, func(p, m string) { errs = append(errs, p+": "+m) })
+	return errs
+}
+
+func TestInto(t *testing.T) {
+	var s Sample
+	errs := bindJSON(t, &s, `{
+		"source":"src","shadow":"outer","named":{"x":7},"name":"n","count":-3,"small":255,"ratio":0.5,"ok":true,
+		"ptr":{"qty":2,"price":1.5},"items":[{"qty":1,"price":0},{"qty":2,"price":3}],"fixed":[1,2,3],
+		"byName":{"a":{"qty":9,"price":9}},"byId":{"42":"x"},"raw":{"k":[1,2]},"at":"2026-11-21T10:15:00.5+01:00",
+		"num":123456789012345678901234567890,"bytes":"aGk=","dur":"1m30s","Skipped":"no","NoTag":"yes",
+		"unexposed":"no","hiddenInner":"h","extra":1}`)
+	require.Empty(t, errs)
+	want := Sample{
+		Base:   Base{Source: "src"},
+		Named:  Named{X: 7},
+		Shadow: "outer", Name: "n", Count: -3, Small: 255, Ratio: 0.5, OK: true,
+		Ptr:    &Inner{2, 1.5},
+		Items:  []Inner{{1, 0}, {2, 3}},
+		Fixed:  [2]int{1, 2},
+		ByName: map[string]Inner{"a": {9, 9}},
+		ByID:   map[int]string{42: "x"},
+		Raw:    json.RawMessage(`{"k":[1,2]}`),
+		At:     time.Date(2026, 11, 21, 10, 15, 0, 5e8, time.FixedZone("", 3600)),
+		Num:    "123456789012345678901234567890",
+		Bytes:  []byte("hi"),
+		Dur:    textDuration{90 * time.Second},
+		NoTag:  "yes",
+	}
+	assert.True(t, want.At.Equal(s.At))
+	s.At, want.At = time.Time{}, time.Time{}
+	assert.Equal(t, want, s)
+}
+
+func TestInto_ValuesTheTypeCannotHold(t *testing.T) {
+	var s Sample
+	errs := bindJSON(t, &s, `{"count":1.0,"small":256,"ptr":{"qty":2147483648,"price":1e400},"items":[{"qty":-1.5}],
+		"fixed":["x"],"byId":{"x":"y"},"ok":"true","name":5,"at":"yesterday","bytes":"!!","dur":"soon","ratio":1e39,
+		"tags":{},"num":"12"}`)
+	assert.ElementsMatch(t, []string{
+		"/count: must be written without a fraction or exponent for int",
+		"/small: is out of range for uint8",
+		"/ptr/qty: is out of range for int32",
+		"/ptr/price: is out of range for float64",
+		"/items/0/qty: must be an integer",
+		"/fixed/0: must be a number, not a string",
+		"/byId/x: is not a valid key for int",
+		"/ok: must be a boolean, not a string",
+		"/name: must be a string, not a number",
+		"/at: must be a valid date-time (RFC 3339)",
+		"/bytes: must be base64",
+		`/dur: is invalid: time: invalid duration "soon"`,
+		"/ratio: is out of range for float32",
+		"/tags: must be an array, not an object",
+		"/num: must be a number, not a string",
+	}, errs)
+}
+
+func TestInto_CaseSensitive(t *testing.T) {
+	var s Sample
+	require.Empty(t, bindJSON(t, &s, `{"Name":"x","COUNT":5}`))
+	assert.Equal(t, "", s.Name)
+	assert.Equal(t, 0, s.Count)
+}
+
+func TestInto_NullLeavesValues(t *testing.T) {
+	s := Sample{Name: "keep", Ptr: &Inner{}, Items: []Inner{{}}}
+	require.Empty(t, bindJSON(t, &s, `{"name":null,"ptr":null,"items":null,"count":null}`))
+	assert.Equal(t, "keep", s.Name)
+	assert.Nil(t, s.Ptr)
+	assert.Nil(t, s.Items)
+}
+
+func TestInto_AnyGetsTheTree(t *testing.T) {
+	var v struct {
+		A any `json:"a"`
+	}
+	require.Empty(t, bindJSON(t, &v, `{"a":{"n":1.50}}`))
+	assert.Equal(t, map[string]any{"n": json.Number("1.50")}, v.A)
+}
+
+func TestCheck(t *testing.T) {
+	assert.NoError(t, Check(reflect.TypeFor[Sample]()))
+	type recursive struct {
+		Next *recursive `json:"next"`
+		Kids []recursive
+	}
+	assert.NoError(t, Check(reflect.TypeFor[recursive]()))
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[struct{ C chan int }](),
+		reflect.TypeFor[struct{ F func() }](),
+		reflect.TypeFor[struct{ S fmtStringer }](),
+		reflect.TypeFor[struct{ M map[[2]int]string }](),
+		reflect.TypeFor[struct {
+			N int `json:"n,string"`
+		}](),
+	} {
+		assert.Error(t, Check(typ), "%s", typ)
+	}
+}
+
+type fmtStringer interface{ String() string }
+
+type fuzzed struct {
+	Base
+	Name  string           `json:"name"`
+	Count int16            `json:"count"`
+	U     uint32           `json:"u"`
+	F     float64          `json:"f"`
+	B     bool             `json:"b"`
+	P     *Inner           `json:"p"`
+	L     []Inner          `json:"l"`
+	M     map[string]int64 `json:"m"`
+	S     []string         `json:"s"`
+	Arr   [3]uint8         `json:"arr"`
+}
+
+// FuzzBindVsJSONv2 holds the binder to the library's reading: whenever
+// both the strict reader and go-json-experiment/json (case-sensitive, as
+// the binder) accept a body, they must produce the same value, and where
+// one of them rejects a value the other must too.
+func FuzzBindVsJSONv2(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"a","count":3,"u":4,"f":1.5,"b":true,"p":{"qty":1,"price":2},"l":[{"qty":1}],"m":{"a":1},"s":["x"],"arr":[1,2,3],"source":"s"}`,
+		`{"count":1.0}`, `{"count":40000}`, `{"u":-1}`, `{"Name":"x"}`, `{"p":null,"l":null}`, `{"arr":[1,2,3,4]}`, `{"f":1e400}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree, err := jsonbody.Parse(data, 32)
+		if err != nil {
+			return
+		}
+		var ours, theirs fuzzed
+		var errs []string
+		okOurs := Into(reflect.ValueOf(&ours).Elem(), tree, func(p, m string) { errs = append(errs, p+": "+m) })
+		errTheirs := jsonv2.Unmarshal(data, &theirs)
+		if okOurs != (errTheirs == nil) {
+			if errTheirs != nil && strings.Contains(errTheirs.Error(), "cannot unmarshal JSON array into") && strings.Contains(string(data), "arr") {
+				return // json v2 rejects arrays longer than a Go array; encoding/json and the binder drop the rest
+			}
+			t.Fatalf("%s: binder ok=%v %v; json v2: %v", data, okOurs, errs, errTheirs)
+		}
+		if okOurs && !reflect.DeepEqual(ours, theirs) {
+			t.Fatalf("%s:\nbinder %+v\njson v2 %+v", data, ours, theirs)
+		}
+	})
+}

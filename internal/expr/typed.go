@@ -1,0 +1,104 @@
+package expr
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/ext"
+)
+
+// TypeEnv compiles the struct-tag rules of one request type: the file
+// contracts' variables plus data (the struct a rule is declared on, fields
+// by json name) and, for field rules, self (the field's value), both typed
+// from the Go types, so that a misspelt field or a wrong comparison is an
+// error at registration.
+type TypeEnv struct {
+	env       *cel.Env
+	costLimit uint64
+}
+
+// ForType extends e with the struct types reachable from root.
+func (e *Env) ForType(root reflect.Type) (*TypeEnv, error) {
+	structs := StructTypes(root)
+	env := e.env
+	if slices.ContainsFunc(structs, func(t reflect.Type) bool { return t.Name() != "" }) {
+		args := make([]any, 0, len(structs)+1)
+		for _, t := range structs {
+			if t.Name() != "" { // CEL cannot name the others; Rule refuses rules on them
+				args = append(args, t)
+			}
+		}
+		args = append(args, ext.ParseStructTag("json"))
+		var err error
+		if env, err = env.Extend(ext.NativeTypes(args...)); err != nil {
+			return nil, err
+		}
+	}
+	return &TypeEnv{env: env, costLimit: e.costLimit}, nil
+}
+
+// StructTypes lists the named struct types reachable from t through
+// fields, pointers, slices, arrays and maps (time.Time excepted).
+func StructTypes(t reflect.Type) []reflect.Type {
+	var out []reflect.Type
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case reflect.Struct:
+			if seen[t] || t == reflect.TypeFor[time.Time]() {
+				return
+			}
+			seen[t] = true
+			out = append(out, t)
+			for i := 0; i < t.NumField(); i++ {
+				if f := t.Field(i); f.IsExported() || f.Anonymous {
+					walk(f.Type)
+				}
+			}
+		}
+	}
+	walk(t)
+	return out
+}
+
+// TypeName is the name a struct type has in CEL: the last element of its
+// package path and its name, as ext.NativeTypes names it.
+func TypeName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
+		pkg = pkg[i+1:]
+	}
+	return pkg + "." + t.Name()
+}
+
+// Rule compiles a rule declared on struct type s. field is the CEL (json)
+// name of the field for a field rule, "" for a struct rule.
+func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
+	if s.Name() == "" {
+		return nil, fmt.Errorf("rules need a named struct type, not %s", s)
+	}
+	name := TypeName(s)
+	opts := []cel.EnvOption{cel.Variable("data", cel.ObjectType(name))}
+	if field != "" {
+		ft, ok := te.env.CELTypeProvider().FindStructFieldType(name, field)
+		if !ok {
+			return nil, fmt.Errorf("field %q is not visible to rules (is it tagged json:\"-\"?)", field)
+		}
+		opts = append(opts, cel.Variable("self", ft.Type))
+	}
+	env, err := te.env.Extend(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return (&Env{env: env, costLimit: te.costLimit}).Compile(src)
+}

@@ -1,0 +1,98 @@
+package expr
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type Line struct {
+	SKU string `json:"sku"`
+	Qty int32  `json:"quantity"`
+}
+
+type Transfer struct {
+	From   string            `json:"from"`
+	To     string            `json:"to"`
+	Amount float64           `json:"amount"`
+	Note   string            `json:"note,omitempty"`
+	At     time.Time         `json:"at"`
+	Lines  []Line            `json:"lines"`
+	Meta   map[string]string `json:"meta"`
+	Ptr    *Line             `json:"ptr"`
+	Hidden string            `json:"-"`
+}
+
+func TestTypedRules(t *testing.T) {
+	env, err := NewEnv(100000)
+	require.NoError(t, err)
+	te, err := env.ForType(reflect.TypeFor[Transfer]())
+	require.NoError(t, err)
+	tr := &Transfer{From: "a", To: "b", Amount: 50, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Lines: []Line{{"X", 2}}, Meta: map[string]string{"k": "v"}}
+	ttype := reflect.TypeFor[Transfer]()
+	tests := []struct {
+		field, src string
+		self       any
+		want       bool
+	}{
+		{"", "data.from != data.to", nil, true},
+		{"", "data.amount <= context.user.limit", nil, true},
+		{"", "data.lines.all(l, l.quantity > 0) && data.lines[0].sku == 'X'", nil, true},
+		{"", "data.meta.k == 'v' && data.at < timestamp('2027-01-01T00:00:00Z')", nil, true},
+		{"", "!has(data.note) && has(data.from)", nil, true},
+		{"", "!has(data.ptr)", nil, true},
+		{"amount", "self <= 10000.0 && self > 0.0", 50.0, true},
+		{"amount", "self <= 10000", 50.0, true},
+		{"lines", "size(self) == 1", tr.Lines, true},
+		{"ptr", "self == null", (*Line)(nil), true},
+		{"from", "self.startsWith('a')", "a", true},
+		{"", "request.body.amount == 50", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			p, err := te.Rule(ttype, tt.field, tt.src)
+			require.NoError(t, err)
+			a := &Activation{Data: tr, Self: tt.self, Body: map[string]any{"amount": json.Number("50")}, Src: &src{user: map[string]any{"limit": 100}}}
+			ok, err := p.Eval(a)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, ok)
+		})
+	}
+	lt := reflect.TypeFor[Line]()
+	p, err := te.Rule(lt, "quantity", "self > 0 && data.sku != ''")
+	require.NoError(t, err)
+	ok, err := p.Eval(&Activation{Data: &tr.Lines[0], Self: tr.Lines[0].Qty})
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+func TestTypedRules_Errors(t *testing.T) {
+	env, err := NewEnv(100000)
+	require.NoError(t, err)
+	te, err := env.ForType(reflect.TypeFor[Transfer]())
+	require.NoError(t, err)
+	ttype := reflect.TypeFor[Transfer]()
+	for _, tt := range []struct{ field, src, msg string }{
+		{"", "data.amuont > 1", "undefined field 'amuont'"},
+		{"", "data.Amount > 1", "undefined field 'Amount'"},
+		{"amount", `self > "x"`, "no matching overload"},
+		{"", "data.lines.all(l, l.qty > 0)", "undefined field 'qty'"},
+		{"", "data.from", "must evaluate to a bool"},
+		{"hidden", "self == ''", "not visible"},
+		{"", "self > 1", "undeclared reference to 'self'"},
+	} {
+		_, err := te.Rule(ttype, tt.field, tt.src)
+		require.Error(t, err, tt.src)
+		assert.Contains(t, err.Error(), tt.msg, tt.src)
+	}
+	anon := reflect.TypeFor[struct{ A struct{ B int } }]()
+	ate, err := env.ForType(anon)
+	require.NoError(t, err, "types without rules need no name")
+	_, err = ate.Rule(anon, "", "true")
+	assert.ErrorContains(t, err, "rules need a named struct type")
+}

@@ -1,0 +1,159 @@
+package contractguard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The cg struct tag: comma-separated key=value pairs with the keys cel, msg
+// and schema.
+//
+//	_      struct{} `cg:"cel=data.from != data.to,msg=cannot transfer to the same account"`
+//	_      struct{} `cg:"schema=schemas/transfer.json"`
+//	Amount float64  `cg:"cel=self <= 10000,msg=at most 10000 per transfer"`
+//
+// A value runs until the next ",cel=", ",msg=" or ",schema=", so CEL with
+// commas needs no quoting (cel=data.items.all(i, i.qty > 0)); or it is
+// wrapped in single quotes, a quote inside doubled ('can''t'). Every cel is
+// followed by its msg; a tag may hold several such pairs.
+
+// tagRule is one cel/msg pair of a tag.
+type tagRule struct {
+	expr, msg string
+}
+
+// parsedTag is a cg tag.
+type parsedTag struct {
+	rules  []tagRule
+	schema string
+}
+
+var tagKeys = []string{"cel", "msg", "schema"}
+
+// parseTag parses the value of a cg tag.
+func parseTag(tag string) (parsedTag, error) {
+	var p parsedTag
+	pairs, err := splitTag(tag)
+	if err != nil {
+		return p, err
+	}
+	for i := 0; i < len(pairs); i++ {
+		kv := pairs[i]
+		switch kv.key {
+		case "schema":
+			if p.schema != "" {
+				return p, errors.New("schema given twice")
+			}
+			p.schema = kv.value
+		case "msg":
+			return p, fmt.Errorf("msg=%s without a cel= before it", clipTag(kv.value))
+		case "cel":
+			if i+1 >= len(pairs) || pairs[i+1].key != "msg" {
+				return p, fmt.Errorf("cel=%s needs a msg= after it", clipTag(kv.value))
+			}
+			p.rules = append(p.rules, tagRule{expr: kv.value, msg: pairs[i+1].value})
+			i++
+		}
+	}
+	return p, nil
+}
+
+type tagPair struct{ key, value string }
+
+func splitTag(tag string) ([]tagPair, error) {
+	if strings.TrimSpace(tag) == "" {
+		return nil, errors.New("empty tag")
+	}
+	var pairs []tagPair
+	rest := tag
+	for {
+		key, after, ok := strings.Cut(rest, "=")
+		if !ok || !isTagKey(key) {
+			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", clipTag(strings.TrimSpace(key)))
+		}
+		var value string
+		if strings.HasPrefix(after, "'") {
+			v, n, err := quotedValue(after)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			value, rest = v, after[n:]
+			if rest != "" {
+				next, ok := strings.CutPrefix(rest, ",")
+				if !ok || !startsWithKey(next) {
+					return nil, fmt.Errorf("%s: text after the closing quote", key)
+				}
+				rest = next
+			}
+		} else {
+			end := nextKey(after)
+			value = after
+			rest = ""
+			if end >= 0 {
+				value, rest = after[:end], after[end+1:]
+			}
+		}
+		if strings.TrimSpace(value) == "" {
+			return nil, fmt.Errorf("%s: empty value", key)
+		}
+		pairs = append(pairs, tagPair{key, value})
+		if rest == "" {
+			return pairs, nil
+		}
+	}
+}
+
+func isTagKey(k string) bool {
+	for _, t := range tagKeys {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+// nextKey is the index of the comma that starts the next ",key=", or -1.
+func nextKey(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' && startsWithKey(s[i+1:]) {
+			return i
+		}
+	}
+	return -1
+}
+
+func startsWithKey(s string) bool {
+	for _, k := range tagKeys {
+		if strings.HasPrefix(s, k+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedValue reads a single-quoted value at the start of s (” is a
+// quote) and returns it and the bytes it took.
+func quotedValue(s string) (string, int, error) {
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] != '\'' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		return b.String(), i + 1, nil
+	}
+	return "", 0, errors.New("unterminated quote")
+}
+
+func clipTag(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

@@ -1,0 +1,85 @@
+package contractguard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseTag(t *testing.T) {
+	tests := []struct {
+		tag  string
+		want parsedTag
+	}{
+		{"cel=data.from != data.to,msg=cannot transfer to the same account",
+			parsedTag{rules: []tagRule{{"data.from != data.to", "cannot transfer to the same account"}}}},
+		{"cel=data.items.all(i, i.qty > 0),msg=each line needs a quantity, at least one",
+			parsedTag{rules: []tagRule{{"data.items.all(i, i.qty > 0)", "each line needs a quantity, at least one"}}}},
+		{"schema=schemas/transfer.json", parsedTag{schema: "schemas/transfer.json"}},
+		{"cel='self.contains('',msg='')',msg='can''t have that'",
+			parsedTag{rules: []tagRule{{"self.contains(',msg=')", "can't have that"}}}},
+		{"cel=self > 0,msg=positive,cel=self < 10,msg=small",
+			parsedTag{rules: []tagRule{{"self > 0", "positive"}, {"self < 10", "small"}}}},
+		{"schema=a.json,cel=data.a == 1,msg=m",
+			parsedTag{schema: "a.json", rules: []tagRule{{"data.a == 1", "m"}}}},
+		{"cel=a,b==c,msg=x=y,z", parsedTag{rules: []tagRule{{"a,b==c", "x=y,z"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tag, func(t *testing.T) {
+			got, err := parseTag(tt.tag)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseTag_Errors(t *testing.T) {
+	for tag, msg := range map[string]string{
+		"":                  "empty tag",
+		"expr=x,msg=y":      `unknown key "expr"`,
+		"cel=x,message=y":   "needs a msg",
+		"cel=x":             "needs a msg",
+		"msg=y":             "without a cel",
+		"cel=,msg=y":        "cel: empty value",
+		"cel=x,msg=":        "msg: empty value",
+		"cel=x,msg=  ":      "msg: empty value",
+		"cel='x,msg=y":      "unterminated quote",
+		"cel='x'y,msg=z":    "text after the closing quote",
+		"schema=a,schema=b": "schema given twice",
+		"cel=x,msg=y,cel=z": "needs a msg",
+		"celx=1":            "unknown key",
+		"cel=x,msg=y,":      "msg=y,", // a trailing comma is part of the value: no error
+	} {
+		_, err := parseTag(tag)
+		if tag == "cel=x,msg=y," {
+			assert.NoError(t, err)
+			continue
+		}
+		require.Error(t, err, tag)
+		assert.Contains(t, err.Error(), msg, tag)
+	}
+}
+
+func FuzzParseTag(f *testing.F) {
+	for _, s := range []string{
+		"cel=data.from != data.to,msg=cannot transfer to the same account",
+		"cel='a'',b',msg='c'", "schema=x.json", "cel=x", "msg=,cel=", "cel=a,msg=b,cel=c,msg=d", "''", "cel='",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		p, err := parseTag(tag)
+		if err != nil {
+			return
+		}
+		for _, r := range p.rules {
+			if r.expr == "" || r.msg == "" {
+				t.Fatalf("%q: empty rule part %+v", tag, r)
+			}
+		}
+		if len(p.rules) == 0 && p.schema == "" {
+			t.Fatalf("%q: parsed to nothing", tag)
+		}
+	})
+}

@@ -1,0 +1,493 @@
+package contractguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type LineItem struct {
+	_         struct{} `cg:"cel=double(data.quantity) * data.unitPrice <= 5000.0,msg=a line may not exceed 5000"`
+	SKU       string   `json:"sku" jsonschema:"minLength=3"`
+	Quantity  int      `json:"quantity" jsonschema:"minimum=1" cg:"cel=self <= 100,msg=at most 100 per line"`
+	UnitPrice float64  `json:"unitPrice" jsonschema:"minimum=0"`
+}
+
+type Limit struct {
+	Max float64 `json:"max" cg:"cel=self > 0.0,msg=a limit must be positive"`
+}
+
+type Transfer struct {
+	_        struct{}         `cg:"cel=data.from != data.to,msg=cannot transfer to the same account"`
+	_        struct{}         `cg:"cel=data.amount <= context.user.dailyLimit,msg=amount exceeds your daily limit"`
+	From     string           `json:"from" jsonschema:"format=uuid"`
+	To       string           `json:"to" jsonschema:"format=uuid"`
+	Amount   float64          `json:"amount" jsonschema:"minimum=0.01" cg:"cel=self <= 10000,msg=at most 10000 per transfer"`
+	Currency string           `json:"currency" jsonschema:"enum=EUR,enum=USD"`
+	Note     string           `json:"note,omitempty" jsonschema:"maxLength=140"`
+	Items    []LineItem       `json:"items,omitempty"`
+	Limits   map[string]Limit `json:"limits,omitempty"`
+}
+
+type Refund struct {
+	_       struct{} `cg:"schema=schemas/refund.json"`
+	_       struct{} `cg:"cel=data.amount > 0.0,msg=a refund must be positive"`
+	OrderID string   `json:"orderId"`
+	Amount  float64  `json:"amount"`
+}
+
+var schemaFS = fstest.MapFS{
+	"schemas/refund.json": {Data: []byte(`{"type":"object","required":["orderId","amount"],"additionalProperties":false,
+		"properties":{"orderId":{"type":"string","format":"uuid"},"amount":{"$ref":"money.json"}}}`)},
+	"schemas/money.json": {Data: []byte(`{"type":"number","maximum":500}`)},
+}
+
+const (
+	acctA = "6f1c2a9e-8d3b-4c5a-9e7f-1a2b3c4d5e6f"
+	acctB = "0b7e6d5c-4a3b-4c2d-8e1f-0a9b8c7d6e5f"
+)
+
+func transfer(mods ...string) string {
+	base := `{"from":"` + acctA + `","to":"` + acctB + `","amount":50,"currency":"EUR"`
+	for _, m := range mods {
+		base += "," + m
+	}
+	return base + "}"
+}
+
+func typedGuard(t testing.TB, o Options) *Guard {
+	if o.User == nil {
+		o.User = func(r *http.Request) any {
+			limit := 20000.0
+			if l := r.Header.Get("X-Limit"); l != "" {
+				fmt.Sscan(l, &limit)
+			}
+			return map[string]any{"dailyLimit": limit}
+		}
+	}
+	o.SchemaFS = schemaFS
+	return mustNew(t, o)
+}
+
+// TestTyped_RuleKinds gives each kind of typed rule a passing and a
+// failing request, with the exact status, code, path and message.
+func TestTyped_RuleKinds(t *testing.T) {
+	g := typedGuard(t, Options{})
+	var got Transfer
+	mux := http.NewServeMux()
+	mux.Handle("POST /transfers", Handle(g, func(w http.ResponseWriter, r *http.Request, in Transfer) {
+		got = in
+		w.WriteHeader(201)
+	}))
+	mux.Handle("POST /refunds", Handle(g, func(w http.ResponseWriter, r *http.Request, in Refund) { w.WriteHeader(201) }))
+
+	tests := []struct {
+		kind, path, pass, fail string
+		status                 int
+		code                   string
+		want                   []Detail
+		header                 []string
+	}{
+		{"schema keyword from a jsonschema tag", "/transfers", transfer(), transfer(`"note":"` + strings.Repeat("x", 141) + `"`),
+			400, CodeSchemaInvalid, []Detail{{"/note", "must be at most 140 characters long"}}, nil},
+		{"format from a jsonschema tag", "/transfers", transfer(), strings.Replace(transfer(), acctB, "not-a-uuid", 1),
+			400, CodeSchemaInvalid, []Detail{{"/to", "must be a valid UUID"}}, nil},
+		{"required field without omitempty", "/transfers", transfer(), `{"from":"` + acctA + `","to":"` + acctB + `","amount":5}`,
+			400, CodeSchemaInvalid, []Detail{{"/currency", "is required"}}, nil},
+		{"no additional properties", "/transfers", transfer(), transfer(`"extra":1`),
+			400, CodeSchemaInvalid, []Detail{{"/extra", "is not allowed"}}, nil},
+		{"field rule", "/transfers", transfer(), strings.Replace(transfer(), `"amount":50`, `"amount":10000.5`, 1),
+			422, CodeInvariantViolated, []Detail{{"/amount", "at most 10000 per transfer"}}, nil},
+		{"struct rule", "/transfers", transfer(), strings.Replace(transfer(), acctB, acctA, 1),
+			422, CodeInvariantViolated, []Detail{{"", "cannot transfer to the same account"}}, nil},
+		{"context.user rule", "/transfers", transfer(), strings.Replace(transfer(), `"amount":50`, `"amount":100.01`, 1),
+			422, CodeInvariantViolated, []Detail{{"", "amount exceeds your daily limit"}}, []string{"X-Limit", "100"}},
+		{"nested field rule in a slice", "/transfers", transfer(`"items":[{"sku":"ABC","quantity":1,"unitPrice":1}]`),
+			transfer(`"items":[{"sku":"ABC","quantity":1,"unitPrice":1},{"sku":"ABC","quantity":2,"unitPrice":1},{"sku":"XYZ","quantity":101,"unitPrice":1}]`),
+			422, CodeInvariantViolated, []Detail{{"/items/2/quantity", "at most 100 per line"}}, nil},
+		{"nested struct rule in a slice", "/transfers", transfer(`"items":[{"sku":"ABC","quantity":100,"unitPrice":50}]`),
+			transfer(`"items":[{"sku":"ABC","quantity":100,"unitPrice":50.5}]`),
+			422, CodeInvariantViolated, []Detail{{"/items/0", "a line may not exceed 5000"}}, nil},
+		{"nested schema keyword", "/transfers", transfer(`"items":[{"sku":"ABC","quantity":1,"unitPrice":1}]`),
+			transfer(`"items":[{"sku":"AB","quantity":0,"unitPrice":1}]`),
+			400, CodeSchemaInvalid, []Detail{{"/items/0/quantity", "must be >= 1"}, {"/items/0/sku", "must be at least 3 characters long"}}, nil},
+		{"map value rule", "/transfers", transfer(`"limits":{"daily":{"max":10}}`), transfer(`"limits":{"daily":{"max":10},"weekly":{"max":0}}`),
+			422, CodeInvariantViolated, []Detail{{"/limits/weekly/max", "a limit must be positive"}}, nil},
+		{"schema file via cg:schema=", "/refunds", `{"orderId":"` + acctA + `","amount":20}`, `{"orderId":"x","amount":501,"note":"n"}`,
+			400, CodeSchemaInvalid, []Detail{{"/amount", "must be <= 500"}, {"/note", "is not allowed"}, {"/orderId", "must be a valid UUID"}}, nil},
+		{"rule with a schema file", "/refunds", `{"orderId":"` + acctA + `","amount":20}`, `{"orderId":"` + acctA + `","amount":-1}`,
+			422, CodeInvariantViolated, []Detail{{"", "a refund must be positive"}}, nil},
+		{"a value the schema allows but Go cannot hold", "/transfers", transfer(`"items":[{"sku":"ABC","quantity":2,"unitPrice":1}]`),
+			transfer(`"items":[{"sku":"ABC","quantity":2.0,"unitPrice":1}]`),
+			400, CodeSchemaInvalid, []Detail{{"/items/0/quantity", "must be written without a fraction or exponent for int"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			assert.Equal(t, 201, send(mux, "POST", tt.path, tt.pass, tt.header...).Code, tt.pass)
+			eb := rejected(t, send(mux, "POST", tt.path, tt.fail, tt.header...), tt.status, tt.code)
+			assert.Equal(t, tt.want, eb.Details)
+		})
+	}
+	send(mux, "POST", "/transfers", transfer(`"items":[{"sku":"ABC","quantity":3,"unitPrice":1.5}]`, `"limits":{"d":{"max":5}}`))
+	assert.Equal(t, Transfer{From: acctA, To: acctB, Amount: 50, Currency: "EUR",
+		Items: []LineItem{{SKU: "ABC", Quantity: 3, UnitPrice: 1.5}}, Limits: map[string]Limit{"d": {Max: 5}}}, got)
+}
+
+func TestTyped_CaseVariantsNeverReachTheStruct(t *testing.T) {
+	type Total struct {
+		Total int `json:"total"`
+	}
+	g := mustNew(t, Options{})
+	calls := 0
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Total) {
+		calls++
+		assert.Equal(t, 5, in.Total)
+	})
+	rejected(t, send(h, "POST", "/", `{"total":5,"TOTAL":1}`), 400, CodeMalformedJSON)
+	eb := rejected(t, send(h, "POST", "/", `{"Total":5}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/Total", "is not allowed"}, {"/total", "is required"}}, eb.Details)
+	assert.Equal(t, 200, send(h, "POST", "/", `{"total":5}`).Code)
+
+	// With a schema file that allows any member, the binder still matches
+	// names exactly: "Total" never fills Total.
+	type Loose struct {
+		_     struct{} `cg:"schema=loose.json"`
+		Total int      `json:"total"`
+	}
+	lg := mustNew(t, Options{SchemaFS: fstest.MapFS{"loose.json": {Data: []byte(`{"type":"object"}`)}}})
+	var got Loose
+	lh := Handle(lg, func(w http.ResponseWriter, r *http.Request, in Loose) { got = in })
+	assert.Equal(t, 200, send(lh, "POST", "/", `{"Total":5}`).Code)
+	assert.Equal(t, 0, got.Total)
+	assert.Equal(t, 1, calls)
+}
+
+// OrderForm and its YAML twin (testdata/typed/orderform.yaml) describe the
+// same contract; all their rules are struct-level, so their details agree
+// to the path.
+type OrderLine struct {
+	SKU       string  `json:"sku"`
+	Quantity  int     `json:"quantity" jsonschema:"minimum=1"`
+	UnitPrice float64 `json:"unitPrice" jsonschema:"minimum=0"`
+}
+
+type OrderForm struct {
+	_        struct{}    `cg:"cel=data.items.all(i, i.quantity <= 100),msg=at most 100 of one item per order"`
+	_        struct{}    `cg:"cel=data.total <= 10000,msg=orders over 10000 need a sales contact"`
+	_        struct{}    `cg:"cel=data.coupon == '' || data.total >= 20,msg=a coupon needs an order of at least 20"`
+	OrderID  string      `json:"orderId" jsonschema:"format=uuid"`
+	Email    string      `json:"email" jsonschema:"format=email"`
+	Items    []OrderLine `json:"items" jsonschema:"minItems=1"`
+	Currency string      `json:"currency" jsonschema:"enum=EUR,enum=USD,enum=GBP"`
+	Total    float64     `json:"total" jsonschema:"minimum=0"`
+	PlacedAt time.Time   `json:"placedAt"`
+	Coupon   string      `json:"coupon,omitempty"`
+	Website  string      `json:"website,omitempty" jsonschema:"format=uri"`
+	IP       string      `json:"ip,omitempty" jsonschema:"format=ipv4"`
+}
+
+func TestTyped_DifferentialWithYAMLTwin(t *testing.T) {
+	file := mustNew(t, Options{ContractsDir: "testdata/typed"})
+	typed := mustNew(t, Options{})
+	fileH := file.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	typedH := Handle(typed, func(w http.ResponseWriter, r *http.Request, in OrderForm) {})
+
+	valid := map[string]any{
+		"orderId": acctA, "email": "ada@example.com", "currency": "EUR", "total": 40.5,
+		"placedAt": "2026-11-21T10:15:00Z",
+		"items":    []any{map[string]any{"sku": "A", "quantity": 2, "unitPrice": 20.25}},
+	}
+	with := func(kv ...any) string {
+		m := map[string]any{}
+		for k, v := range valid {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(m, kv[i].(string))
+			} else {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	item := func(sku string, q, p any) map[string]any {
+		return map[string]any{"sku": sku, "quantity": q, "unitPrice": p}
+	}
+	bodies := []string{
+		with(),
+		with("coupon", "WINTER", "total", 25),
+		with("coupon", "WINTER", "total", 19.99),
+		with("total", 10000),
+		with("total", 10000.01),
+		with("total", -1),
+		with("total", "12"),
+		with("total", nil),
+		with("orderId", "nope"),
+		with("orderId", 12),
+		with("email", "ada.example.com"),
+		with("email", "@example.com"),
+		with("currency", "YEN"),
+		with("currency", nil),
+		with("items", []any{}),
+		with("items", []any{item("A", 0, 1)}),
+		with("items", []any{item("A", 101, 1)}),
+		with("items", []any{item("A", 100, 1), item("B", 101, 1)}),
+		with("items", []any{item("A", 1, -0.01)}),
+		with("items", []any{map[string]any{"sku": "A", "quantity": 1}}),
+		with("items", []any{map[string]any{"sku": "A", "quantity": 1, "unitPrice": 1, "x": 1}}),
+		with("items", "none"),
+		with("placedAt", "2026-11-21"),
+		with("placedAt", "2026-11-21T10:15:00+01:00"),
+		with("website", "https://example.com/shop"),
+		with("website", "not a uri"),
+		with("ip", "10.0.0.1"),
+		with("ip", "10.0.0.256"),
+		with("extra", true),
+		with("total", 10001, "currency", "YEN", "email", "x"),
+		with("total", 10001, "items", []any{item("A", 101, 1)}, "coupon", "C"),
+		`{}`,
+		`[]`,
+		`null`,
+		``,
+		`{"orderId":"` + acctA + `","orderId":"x"}`,
+		`{"total":1,"Total":2}`,
+	}
+	for _, b := range bodies {
+		wf := send(fileH, "POST", "/orders", b)
+		wt := send(typedH, "POST", "/orders", b)
+		require.Equal(t, wf.Code, wt.Code, "%s\nfile:  %s\ntyped: %s", b, wf.Body, wt.Body)
+		if wf.Code != 200 {
+			var ef, et errorBody
+			require.NoError(t, json.Unmarshal(wf.Body.Bytes(), &ef))
+			require.NoError(t, json.Unmarshal(wt.Body.Bytes(), &et))
+			assert.Equal(t, ef, et, b)
+		}
+	}
+	assert.GreaterOrEqual(t, len(bodies), 30)
+}
+
+func TestTyped_RegistrationErrors(t *testing.T) {
+	g := mustNew(t, Options{})
+	type UnknownField struct {
+		_      struct{} `cg:"cel=data.amuont > 0,msg=m"`
+		Amount float64  `json:"amount"`
+	}
+	type TypeError struct {
+		Amount float64 `json:"amount" cg:"cel=self > 'x',msg=m"`
+	}
+	type CelWithoutMsg struct {
+		Amount float64 `json:"amount" cg:"cel=self > 0"`
+	}
+	type BadQuoting struct {
+		Amount float64 `json:"amount" cg:"cel='self > 0,msg=m"`
+	}
+	type SchemaOnField struct {
+		Amount float64 `json:"amount" cg:"schema=a.json"`
+	}
+	type NoSchemaFS struct {
+		_ struct{} `cg:"schema=a.json"`
+	}
+	type Chan struct {
+		C chan int `json:"c"`
+	}
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[UnknownField](g), "contractguard: contractguard.UnknownField: rule 1 (data.amuont > 0): 1:5: undefined field 'amuont'"},
+		{handlerErr[TypeError](g), "contractguard: contractguard.TypeError.Amount: rule 1 (self > 'x'): 1:6: found no matching overload for '_>_' applied to '(double, string)'"},
+		{handlerErr[CelWithoutMsg](g), "contractguard: contractguard.CelWithoutMsg.Amount: cg tag: cel=self > 0 needs a msg= after it"},
+		{handlerErr[BadQuoting](g), "contractguard: contractguard.BadQuoting.Amount: cg tag: cel: unterminated quote"},
+		{handlerErr[SchemaOnField](g), "contractguard: contractguard.SchemaOnField.Amount: cg tag: schema= belongs on a blank field (_ struct{})"},
+		{handlerErr[NoSchemaFS](g), `contractguard: contractguard.NoSchemaFS: cg:"schema=a.json" needs Options.SchemaFS`},
+		{handlerErr[Chan](g), "contractguard: contractguard.Chan.C: cannot decode into chan int"},
+	}
+	for _, tt := range tests {
+		require.Error(t, tt.err)
+		assert.True(t, strings.HasPrefix(tt.err.Error(), tt.want), "got  %s\nwant %s", tt.err, tt.want)
+	}
+	assert.PanicsWithError(t, tests[0].err.Error(), func() { Handle(g, func(http.ResponseWriter, *http.Request, UnknownField) {}) })
+}
+
+func handlerErr[T any](g *Guard) error {
+	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, T) {})
+	return err
+}
+
+// TestTyped_Mixing: a file contract and a typed contract on one route are
+// both enforced, schemas first (file, then type), then invariants (file,
+// then type), each once, whether the middleware, the handler or both run.
+func TestTyped_Mixing(t *testing.T) {
+	file := Contract{Endpoint: "/accounts/{id}/transfers", Method: "POST",
+		Schema:     map[string]any{"type": "object", "required": []string{"reference"}},
+		Invariants: []Invariant{{Expr: "request.params.id == request.body.from", Message: "transfers leave the account in the path"}},
+	}
+	type Tagged struct {
+		_         struct{} `cg:"cel=data.amount < 100,msg=typed: amount under 100"`
+		From      string   `json:"from"`
+		Amount    float64  `json:"amount"`
+		Reference string   `json:"reference"`
+	}
+	ok := `{"from":"a1","amount":5,"reference":"r"}`
+	cases := []struct {
+		body   string
+		status int
+		want   []Detail
+	}{
+		{ok, 201, nil},
+		{`{"from":"a1","amount":5}`, 400, []Detail{{"/reference", "is required"}, {"/reference", "is required"}}}, // both schemas
+		{`{"from":"a1","amount":"5","reference":"r"}`, 400, []Detail{{"/amount", "must be a number, not a string"}}},
+		{`{"from":"zz","amount":500,"reference":"r"}`, 422, []Detail{{"", "transfers leave the account in the path"}, {"", "typed: amount under 100"}}},
+		{`{"from":"zz","amount":"5"}`, 400, []Detail{{"/amount", "must be a number, not a string"}, {"/reference", "is required"}, {"/reference", "is required"}}},
+	}
+	setups := map[string]func(g *Guard, fn HandlerFunc[Tagged]) http.Handler{
+		"ServeMux, handler only": func(g *Guard, fn HandlerFunc[Tagged]) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /accounts/{id}/transfers", Handle(g, fn))
+			return mux
+		},
+		"ServeMux behind the middleware": func(g *Guard, fn HandlerFunc[Tagged]) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /accounts/{id}/transfers", Handle(g, fn))
+			return g.Middleware(mux)
+		},
+		"chi, handler only": func(g *Guard, fn HandlerFunc[Tagged]) http.Handler {
+			r := chi.NewRouter()
+			Post(r, g, "/accounts/{id}/transfers", fn)
+			return r
+		},
+		"chi behind the middleware, in a sub-router": func(g *Guard, fn HandlerFunc[Tagged]) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			r.Route("/accounts", func(r chi.Router) { Post(r, g, "/{id}/transfers", fn) })
+			return r
+		},
+		"chi behind the middleware twice": func(g *Guard, fn HandlerFunc[Tagged]) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			r.Group(func(r chi.Router) {
+				r.Use(g.Middleware)
+				Post(r, g, "/accounts/{id}/transfers", fn)
+			})
+			return g.Middleware(r)
+		},
+	}
+	for name, setup := range setups {
+		t.Run(name, func(t *testing.T) {
+			g := mustNew(t, Options{Contracts: []Contract{file}})
+			calls := 0
+			h := setup(g, func(w http.ResponseWriter, r *http.Request, in Tagged) {
+				calls++
+				body, _ := Body(r)
+				assert.NotNil(t, body)
+				w.WriteHeader(201)
+			})
+			for _, c := range cases {
+				w := send(h, "POST", "/accounts/a1/transfers", c.body)
+				if c.status == 201 {
+					assert.Equal(t, 201, w.Code, w.Body.String())
+					continue
+				}
+				eb := rejected(t, w, c.status, map[int]string{400: CodeSchemaInvalid, 422: CodeInvariantViolated}[c.status])
+				assert.Equal(t, c.want, eb.Details, c.body)
+			}
+			assert.Equal(t, 1, calls)
+			m := g.Metrics()
+			assert.Equal(t, int64(len(cases)), m.RequestsValidated, "each request validated once")
+			assert.Equal(t, int64(len(cases)-1), m.RequestsBlocked)
+			assert.Equal(t, int64(2), m.ContractsLoaded, "the file contract and the typed route")
+		})
+	}
+}
+
+func TestTyped_RequireContractCountsTypedRoutes(t *testing.T) {
+	type In struct {
+		N int `json:"n"`
+	}
+	fn := func(w http.ResponseWriter, r *http.Request, in In) { w.WriteHeader(201) }
+
+	g := mustNew(t, Options{RequireContract: true})
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	r.Route("/api", func(r chi.Router) {
+		Post(r, g, "/typed/{id:[0-9]+}", fn)
+		r.Post("/plain", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
+	})
+	assert.Equal(t, 201, send(r, "POST", "/api/typed/7", `{"n":1}`).Code)
+	rejected(t, send(r, "POST", "/api/typed/7", `{"n":"x"}`), 400, CodeSchemaInvalid)
+	rejected(t, send(r, "POST", "/api/plain", `{}`), 403, CodeNoContract)
+
+	g2 := mustNew(t, Options{RequireContract: true})
+	mux := http.NewServeMux()
+	mux.Handle("POST /typed", Handle(g2, fn))
+	mux.HandleFunc("POST /plain", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
+	h := g2.Middleware(mux)
+	assert.Equal(t, 201, send(h, "POST", "/typed", `{"n":1}`).Code)
+	rejected(t, send(h, "POST", "/plain", `{}`), 403, CodeNoContract)
+	assert.Equal(t, int64(1), g2.Metrics().ContractsLoaded)
+}
+
+func TestTyped_ParamsOnTypedRoutes(t *testing.T) {
+	type In struct {
+		_    struct{} `cg:"cel=request.params.id == data.id,msg=id must match the path"`
+		ID   string   `json:"id"`
+		Name string   `json:"name"`
+	}
+	fn := func(w http.ResponseWriter, r *http.Request, in In) { w.WriteHeader(201) }
+	for name, h := range map[string]func(g *Guard) http.Handler{
+		"chi": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			Put(r, g, "/things/{id}", fn)
+			return r
+		},
+		"chi with middleware": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			Put(r, g, "/things/{id}", fn)
+			return r
+		},
+		"ServeMux": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /things/{id}", Handle(g, fn))
+			return mux
+		},
+		"ServeMux with middleware": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /things/{id}", Handle(g, fn))
+			return g.Middleware(mux)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			hh := h(mustNew(t, Options{}))
+			assert.Equal(t, 201, send(hh, "PUT", "/things/a%20b", `{"id":"a b","name":"x"}`).Code)
+			rejected(t, send(hh, "PUT", "/things/7", `{"id":"8","name":"x"}`), 422, CodeInvariantViolated)
+		})
+	}
+}
+
+func TestTyped_OtherMethodsAndNonStructTypes(t *testing.T) {
+	g := mustNew(t, Options{})
+	r := chi.NewRouter()
+	got := ""
+	Get(r, g, "/g", func(w http.ResponseWriter, r *http.Request, in *struct{}) { got += "G" })
+	Patch(r, g, "/p", func(w http.ResponseWriter, r *http.Request, in []LineItem) { got += fmt.Sprint(len(in)) })
+	Delete(r, g, "/d", func(w http.ResponseWriter, r *http.Request, in map[string]int) { got += "D" })
+	assert.Equal(t, 200, send(r, "GET", "/g", "").Code, "an empty body is null: a *struct{} is nil")
+	assert.Equal(t, 200, send(r, "PATCH", "/p", `[{"sku":"ABC","quantity":1,"unitPrice":2}]`).Code)
+	eb := rejected(t, send(r, "PATCH", "/p", `[{"sku":"ABC","quantity":101,"unitPrice":2}]`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/0/quantity", "at most 100 per line"}}, eb.Details)
+	assert.Equal(t, 200, send(r, "DELETE", "/d", `{"a":1}`).Code)
+	rejected(t, send(r, "DELETE", "/d", `{"a":1.5}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, "G1D", got)
+	assert.Equal(t, int64(3), g.Metrics().ContractsLoaded)
+}
