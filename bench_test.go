@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The order body: ~1 KB, 12 top-level fields, a nested object, an array of
@@ -139,5 +140,74 @@ func BenchmarkCheck_QuadraticRuleHitsCostLimit(b *testing.B) {
 		if v := g.Check("POST", "/t", body); v == nil {
 			b.Fatal("passed")
 		}
+	}
+}
+
+// The order body as a Go type with the same rules, for Handle[T].
+
+type benchAddress struct {
+	Street   string `json:"street"`
+	City     string `json:"city"`
+	Postcode string `json:"postcode,omitempty"`
+	Country  string `json:"country" jsonschema:"enum=GB,enum=FR,enum=DE,enum=NL,enum=US"`
+	IP6      string `json:"ip6,omitempty" jsonschema:"format=ipv6"`
+}
+
+type benchCustomer struct {
+	Email   string        `json:"email" jsonschema:"format=email"`
+	Name    string        `json:"name"`
+	Address *benchAddress `json:"address,omitempty"`
+}
+
+type benchItem struct {
+	SKU       string  `json:"sku"`
+	Quantity  int     `json:"quantity" jsonschema:"minimum=1"`
+	UnitPrice float64 `json:"unitPrice" jsonschema:"minimum=0"`
+}
+
+type benchOrder struct {
+	_            struct{}      `cg:"cel=data.items.all(i, i.quantity <= 100),msg=at most 100 of one item per order"`
+	_            struct{}      `cg:"cel=data.total <= 10000,msg=orders over 10000 need a sales contact"`
+	_            struct{}      `cg:"cel=data.couponCode == '' || data.total >= 20,msg=a coupon needs an order of at least 20"`
+	OrderID      string        `json:"orderId" jsonschema:"format=uuid"`
+	Customer     benchCustomer `json:"customer"`
+	Items        []benchItem   `json:"items" jsonschema:"minItems=1"`
+	Currency     string        `json:"currency" jsonschema:"enum=EUR,enum=USD,enum=GBP"`
+	Total        float64       `json:"total" jsonschema:"minimum=0,maximum=1000000"`
+	PlacedAt     time.Time     `json:"placedAt"`
+	DeliveryDate string        `json:"deliveryDate,omitempty" jsonschema:"format=date"`
+	Channel      string        `json:"channel,omitempty" jsonschema:"enum=web,enum=mobile,enum=store"`
+	CallbackURL  string        `json:"callbackUrl,omitempty" jsonschema:"format=uri"`
+	ClientIP     string        `json:"clientIp,omitempty" jsonschema:"format=ipv4"`
+	Notes        string        `json:"notes,omitempty"`
+	CouponCode   string        `json:"couponCode,omitempty"`
+}
+
+func BenchmarkDecodeStructBaseline_Order(b *testing.B) {
+	body := []byte(readFile(b, "testdata/bodies/order.json"))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var o benchOrder
+		if err := json.Unmarshal(body, &o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkHandle_Order(b *testing.B) {
+	g := mustNew(b, Options{})
+	var got benchOrder
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in benchOrder) { got = in })
+	body := []byte(readFile(b, "testdata/bodies/order.json"))
+	br := newBenchRequest("POST", "/api/orders", body)
+	w := &nopWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		h.ServeHTTP(w, br.reset())
+	}
+	if got.Total != 123.23 {
+		b.Fatalf("handler not reached: %+v", got)
 	}
 }

@@ -49,6 +49,27 @@
 // is integral. Every evaluation runs under a cost limit; an invariant that
 // fails to evaluate counts as false.
 //
+// # Struct tags
+//
+// A request type can be the contract: [Handle], [NewHandler] and the chi
+// helpers [Get], [Post], [Put], [Patch] and [Delete] take a [HandlerFunc]
+// whose third argument is the body decoded into T. T's schema is reflected
+// from its json and jsonschema tags (or read from a file named by a blank
+// field's cg:"schema=…" tag, in Options.SchemaFS); its rules are cg tags:
+//
+//	type Transfer struct {
+//		_      struct{} `cg:"cel=data.from != data.to,msg=cannot transfer to the same account"`
+//		From   string   `json:"from" jsonschema:"format=uuid"`
+//		To     string   `json:"to" jsonschema:"format=uuid"`
+//		Amount float64  `json:"amount" jsonschema:"minimum=0.01" cg:"cel=self <= 10000,msg=at most 10000 per transfer"`
+//	}
+//
+// Rules are type-checked against T when the handler is built: data is the
+// struct a rule is declared on, self the tagged field. Rules of nested
+// types apply wherever the type appears, with the value's path in errors.
+// A file contract for the same route is enforced as well, each contract
+// once per request.
+//
 // # Errors
 //
 // A rejection is a [*Violation], written by default as

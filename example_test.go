@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/contractguard/contractguard"
 )
 
@@ -95,4 +97,56 @@ func ExampleLoadError() {
 	fmt.Println(err)
 	// Output:
 	// Options.Contracts[0]: POST /t: invariants[0]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)
+}
+
+// Transfer is a request type that is its own contract.
+type Transfer struct {
+	_      struct{} `cg:"cel=data.from != data.to,msg=cannot transfer to the same account"`
+	From   string   `json:"from"`
+	To     string   `json:"to"`
+	Amount float64  `json:"amount" jsonschema:"minimum=0.01" cg:"cel=self <= 10000,msg=at most 10000 per transfer"`
+}
+
+func ExampleHandle() {
+	g, _ := contractguard.New(contractguard.Options{})
+	mux := http.NewServeMux()
+	mux.Handle("POST /transfers", contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, in Transfer) {
+		fmt.Fprintf(w, "%.2f from %s to %s\n", in.Amount, in.From, in.To)
+	}))
+	for _, body := range []string{
+		`{"from":"a","to":"b","amount":12.5}`,
+		`{"from":"a","to":"a","amount":20000}`,
+		`{"from":"a","to":"b","amount":0,"memo":"x"}`,
+	} {
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest("POST", "/transfers", strings.NewReader(body)))
+		fmt.Print(w.Code, " ", w.Body.String())
+	}
+	// Output:
+	// 200 12.50 from a to b
+	// 422 {"error":"CONTRACT_VIOLATION","code":"INVARIANT_VIOLATED","details":[{"path":"","message":"cannot transfer to the same account"},{"path":"/amount","message":"at most 10000 per transfer"}]}
+	// 400 {"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/amount","message":"must be >= 0.01"},{"path":"/memo","message":"is not allowed"}]}
+}
+
+func ExamplePost() {
+	g, _ := contractguard.New(contractguard.Options{
+		// A file contract for the same route: enforced together with Transfer's.
+		Contracts: []contractguard.Contract{{Endpoint: "/accounts/{id}/transfers", Method: "POST",
+			Invariants: []contractguard.Invariant{{Expr: "request.params.id == request.body.from", Message: "the transfer must leave this account"}}}},
+	})
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	contractguard.Post(r, g, "/accounts/{id}/transfers", func(w http.ResponseWriter, r *http.Request, in Transfer) {
+		fmt.Fprintf(w, "ok %.2f\n", in.Amount)
+	})
+	for _, path := range []string{"/accounts/a/transfers", "/accounts/z/transfers"} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest("POST", path, strings.NewReader(`{"from":"a","to":"b","amount":5}`)))
+		fmt.Print(w.Code, " ", w.Body.String())
+	}
+	fmt.Println(g.Metrics().ContractsLoaded, "contracts")
+	// Output:
+	// 200 ok 5.00
+	// 422 {"error":"CONTRACT_VIOLATION","code":"INVARIANT_VIOLATED","details":[{"path":"","message":"the transfer must leave this account"}]}
+	// 2 contracts
 }
