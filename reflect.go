@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"reflect"
@@ -121,7 +122,12 @@ func fieldError(t reflect.Type, f reflect.StructField, format string, args ...an
 // jsonschema tags, fields without omitempty required, no additional
 // properties; compiled as draft-07 like every contract schema.
 func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
-	r := &jsonschema.Reflector{ExpandedStruct: true}
+	r := &jsonschema.Reflector{ExpandedStruct: true, Mapper: func(t reflect.Type) *jsonschema.Schema {
+		if t == reflect.TypeFor[json.Number]() {
+			return &jsonschema.Schema{Type: "number"} // a string kind holding a JSON number, not a string
+		}
+		return nil
+	}}
 	b, err := r.ReflectFromType(t).MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)

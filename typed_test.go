@@ -491,3 +491,15 @@ func TestTyped_OtherMethodsAndNonStructTypes(t *testing.T) {
 	assert.Equal(t, "G1D", got)
 	assert.Equal(t, int64(3), g.Metrics().ContractsLoaded)
 }
+
+func TestTyped_JSONNumberFieldIsANumber(t *testing.T) {
+	type In struct {
+		N json.Number `json:"n"`
+	}
+	var got In
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	assert.Equal(t, 200, send(h, "POST", "/", `{"n":123456789012345678901234567890.5}`).Code)
+	assert.Equal(t, json.Number("123456789012345678901234567890.5"), got.N)
+	eb := rejected(t, send(h, "POST", "/", `{"n":"12"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/n", "must be a number, not a string"}}, eb.Details)
+}

@@ -1,0 +1,222 @@
+package contractguard
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/stretchr/testify/assert"
+)
+
+// The bypass tests send requests as raw bytes to a real server, through
+// every supported way of installing the guard, and assert one thing: the
+// handler never runs on bytes the guard did not pass.
+
+const bypassContracts = `
+endpoint: /a/b
+method: POST
+schema: {type: object, required: [ok], properties: {ok: {const: true}}}
+---
+endpoint: /files/:name
+method: POST
+schema: {type: object, required: [ok], properties: {ok: {const: true}}}
+---
+endpoint: /items/:id
+method: GET
+invariants:
+  - expr: request.params.id != 'secret'
+    message: not that one
+`
+
+// recorder is the application: it remembers every body it was given.
+type recorder struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	rec.mu.Lock()
+	rec.bodies = append(rec.bodies, string(b))
+	rec.mu.Unlock()
+	w.Header().Set("X-Handler", "ran")
+}
+
+func (rec *recorder) ran() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]string(nil), rec.bodies...)
+}
+
+type bypassSetup struct {
+	name  string
+	build func(g *Guard, app http.Handler) http.Handler
+}
+
+var bypassSetups = []bypassSetup{
+	{"bare handler", func(g *Guard, app http.Handler) http.Handler { return g.Middleware(app) }},
+	{"chi", func(g *Guard, app http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Use(g.Middleware)
+		chiRoutes(r, app)
+		return r
+	}},
+	{"chi, path rewriting before the guard", func(g *Guard, app http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Use(middleware.CleanPath, middleware.StripSlashes, g.Middleware)
+		chiRoutes(r, app)
+		return r
+	}},
+	{"chi, path rewriting after the guard", func(g *Guard, app http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Use(g.Middleware, middleware.CleanPath, middleware.StripSlashes)
+		chiRoutes(r, app)
+		return r
+	}},
+	{"chi, guard on a route group", func(g *Guard, app http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Group(func(r chi.Router) {
+			r.Use(g.Middleware)
+			chiRoutes(r, app)
+		})
+		return r
+	}},
+	{"ServeMux", func(g *Guard, app http.Handler) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("POST /a/b", app)
+		mux.Handle("POST /files/{name}", app)
+		mux.Handle("GET /items/{id}", app)
+		return g.Middleware(mux)
+	}},
+}
+
+func chiRoutes(r chi.Router, app http.Handler) {
+	r.Method("POST", "/a/b", app)
+	r.Method("POST", "/files/{name}", app)
+	r.Method("GET", "/items/{id}", app)
+}
+
+// assertNoBypass sends each request through every setup; valid lists the
+// bodies the guard may pass.
+func assertNoBypass(t *testing.T, reqs []conformanceCase, valid ...string) {
+	t.Helper()
+	for _, setup := range bypassSetups {
+		t.Run(setup.name, func(t *testing.T) {
+			g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": bypassContracts}), MaxBodyBytes: 1024, Logger: discard})
+			rec := &recorder{}
+			srv := httptest.NewServer(setup.build(g, rec))
+			defer srv.Close()
+			for _, c := range reqs {
+				before := len(rec.ran())
+				v := rawRequest(t, srv, c)
+				after := rec.ran()
+				if len(after) > before {
+					got := after[len(after)-1]
+					assert.Contains(t, valid, got, "%s %s: the handler ran on bytes the guard did not pass (status %d)", c.Method, c.Path, v.status)
+					assert.Equal(t, string(c.body(t)), got, "%s %s: the handler got other bytes than were checked", c.Method, c.Path)
+				}
+			}
+		})
+	}
+}
+
+const (
+	invalid = `{"ok":false}`
+	valid   = `{"ok":true}`
+)
+
+func post(path, body string) conformanceCase {
+	return conformanceCase{Method: "POST", Path: path, Body: body}
+}
+
+func TestBypass_TrailingSlash(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{post("/a/b/", invalid), post("/a/b//", invalid), post("/files/x/", invalid)}, valid)
+}
+
+func TestBypass_DoubleSlash(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{post("//a/b", invalid), post("/a//b", invalid), post("//a//b//", invalid), post("//files//x", invalid)}, valid)
+}
+
+func TestBypass_DotSegments(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{post("/a/./b", invalid), post("/./a/b", invalid), post("/a/b/.", invalid), post("/a/%2e/b", invalid)}, valid)
+}
+
+func TestBypass_DotDotSegments(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/a/x/../b", invalid), post("/x/../a/b", invalid), post("/../a/b", invalid),
+		post("/a/x/%2e%2e/b", invalid), post("/a/x/.%2E/b", invalid), post("/files/x/../y", invalid),
+	}, valid)
+}
+
+func TestBypass_EncodedLetters(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/a/%62", invalid), post("/%61/%62", invalid), post("/%66iles/x", invalid),
+		{Method: "GET", Path: "/items/sec%72et"}, {Method: "GET", Path: "/%69tems/secret"},
+	}, valid)
+}
+
+func TestBypass_EncodedSlash(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/files/a%2Fb", invalid), post("/files/a%2fb", invalid), post("/files/..%2Fx", invalid),
+		post("/a%2Fb", invalid), post("/a%2fb", invalid),
+	}, valid)
+}
+
+func TestBypass_MatrixParameters(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{post("/a;x/b", invalid), post("/a/b;x=1", invalid), post("/a;/b;", invalid), post("/files;v=1/x", invalid)}, valid)
+}
+
+func TestBypass_LowerCaseMethod(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		{Method: "post", Path: "/a/b", Body: invalid}, {Method: "get", Path: "/items/secret"},
+	}, valid)
+}
+
+func TestBypass_MixedCaseMethod(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		{Method: "PoSt", Path: "/a/b", Body: invalid}, {Method: "Get", Path: "/items/secret"},
+	}, valid)
+}
+
+func TestBypass_HeadOnGetContract(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{{Method: "HEAD", Path: "/items/secret"}, {Method: "head", Path: "/items/secret"}})
+}
+
+func TestBypass_ContentTypes(t *testing.T) {
+	reqs := []conformanceCase{
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": ""}},
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": "text/plain"}},
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": "application/json;charset=utf-8"}},
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": "application/x+json"}},
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": "application/json; charset=latin1"}},
+		{Method: "POST", Path: "/a/b", Body: invalid, Headers: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}},
+		{Method: "POST", Path: "/a/b", Body: valid, Headers: map[string]string{"Content-Type": ""}},
+		{Method: "POST", Path: "/a/b", Body: valid, Headers: map[string]string{"Content-Type": "application/json;charset=utf-8"}},
+		{Method: "POST", Path: "/a/b", Body: valid, Headers: map[string]string{"Content-Type": "application/x+json"}},
+	}
+	assertNoBypass(t, reqs, valid)
+}
+
+func TestBypass_ChunkedBody(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		{Method: "POST", Path: "/a/b", Body: invalid, Chunked: true},
+		{Method: "POST", Path: "/a/b", Body: valid, Chunked: true},
+	}, valid)
+}
+
+func TestBypass_ChunkedBodyOverTheLimit(t *testing.T) {
+	big := `{"ok":true,"pad":"` + strings.Repeat("x", 3000) + `"}`
+	assertNoBypass(t, []conformanceCase{{Method: "POST", Path: "/a/b", Body: big, Chunked: true}, post("/a/b", big)})
+}
+
+func TestBypass_DuplicateAndCaseVariantKeys(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/a/b", `{"ok":false,"ok":true}`), post("/a/b", `{"ok":true,"ok":false}`),
+		post("/a/b", `{"ok":true,"OK":false}`), post("/a/b", `{"ok":true,"o\u006b":false}`),
+	}, valid)
+}
