@@ -57,9 +57,31 @@ type parser struct {
 	dec      jsontext.Decoder
 	buf      bytes.Buffer
 	maxDepth int
+	// values and names are stacks shared by every array and object being
+	// built: members collect here and move to a slice or map of exactly
+	// their number when the array or object ends, instead of growing one.
+	values []any
+	names  []string
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// maxPooledStack is the most values a 1 MiB body can hold ("1," each):
+// stacks up to that size stay with a pooled parser (until the pool drops it
+// at a garbage collection), larger ones are let go.
+const maxPooledStack = 1 << 19
+
+// push appends v to the value stack, doubling it when full: append grows
+// large slices by a quarter, which allocates five times the final size.
+func (p *parser) push(v any) {
+	if len(p.values) == cap(p.values) {
+		grown := make([]any, len(p.values), max(64, 2*cap(p.values)))
+		copy(grown, p.values)
+		clear(p.values)
+		p.values = grown
+	}
+	p.values = append(p.values, v)
+}
 
 // Parse decodes data strictly. maxDepth bounds the nesting of arrays and
 // objects: a top-level object or array is depth 1. An empty input is not
@@ -69,6 +91,12 @@ func Parse(data []byte, maxDepth int) (any, error) {
 	defer func() {
 		p.buf = bytes.Buffer{}
 		p.dec.Reset(&p.buf)
+		clear(p.values[:cap(p.values)]) // drop references into the body
+		clear(p.names[:cap(p.names)])
+		if cap(p.values) > maxPooledStack { // a body over 1 MiB: do not keep its stack
+			p.values, p.names = nil, nil
+		}
+		p.values, p.names = p.values[:0], p.names[:0]
 		parsers.Put(p)
 	}()
 	p.buf = *bytes.NewBuffer(data)
@@ -143,7 +171,7 @@ func (p *parser) object(depth int) (any, error) {
 	if depth > p.maxDepth {
 		return nil, p.depthError()
 	}
-	m := make(map[string]any)
+	base, nbase := len(p.values), len(p.names)
 	var names nameSet
 	for {
 		tok, err := p.dec.ReadToken()
@@ -151,7 +179,7 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, p.syntaxError(err)
 		}
 		if tok.Kind() == '}' {
-			return m, nil
+			break
 		}
 		name := tok.String()
 		if prev, clash := names.add(name); clash {
@@ -169,29 +197,42 @@ func (p *parser) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		m[name] = v
+		p.names = append(p.names, name)
+		p.push(v)
 	}
+	m := make(map[string]any, len(p.values)-base)
+	for i, v := range p.values[base:] {
+		m[p.names[nbase+i]] = v
+	}
+	clear(p.values[base:])
+	p.values, p.names = p.values[:base], p.names[:nbase]
+	return m, nil
 }
 
 func (p *parser) array(depth int) (any, error) {
 	if depth > p.maxDepth {
 		return nil, p.depthError()
 	}
-	a := make([]any, 0, 4)
+	base := len(p.values)
 	for {
 		tok, err := p.dec.ReadToken()
 		if err != nil {
 			return nil, p.syntaxError(err)
 		}
 		if tok.Kind() == ']' {
-			return a, nil
+			break
 		}
 		v, err := p.value(tok, depth)
 		if err != nil {
 			return nil, err
 		}
-		a = append(a, v)
+		p.push(v)
 	}
+	a := make([]any, len(p.values)-base)
+	copy(a, p.values[base:])
+	clear(p.values[base:])
+	p.values = p.values[:base]
+	return a, nil
 }
 
 func (p *parser) errorHere(msg string) error {

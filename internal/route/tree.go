@@ -57,28 +57,43 @@ func (t *Tree[T]) Len() int { return t.n }
 // request with no HEAD pattern takes the GET one, as net/http's ServeMux
 // routes HEAD to GET handlers.
 func (t *Tree[T]) Lookup(method string, segs []string) (T, bool) {
-	if v, ok := t.root.find(method, segs); ok {
+	return t.lookup(method, segs, nil)
+}
+
+// Visits is the number of tree nodes a lookup visits: what matching costs,
+// whatever the number of patterns.
+func (t *Tree[T]) Visits(method string, segs []string) int {
+	n := 0
+	t.lookup(method, segs, &n)
+	return n
+}
+
+func (t *Tree[T]) lookup(method string, segs []string, visits *int) (T, bool) {
+	if v, ok := t.root.find(method, segs, visits); ok {
 		return v, true
 	}
 	if method == "HEAD" {
-		return t.root.find("GET", segs)
+		return t.root.find("GET", segs, visits)
 	}
 	var zero T
 	return zero, false
 }
 
-func (n *node[T]) find(method string, segs []string) (T, bool) {
+func (n *node[T]) find(method string, segs []string, visits *int) (T, bool) {
+	if visits != nil {
+		*visits++
+	}
 	if len(segs) == 0 {
 		v, ok := n.methods[method]
 		return v, ok
 	}
 	if c := n.static[segs[0]]; c != nil {
-		if v, ok := c.find(method, segs[1:]); ok {
+		if v, ok := c.find(method, segs[1:], visits); ok {
 			return v, true
 		}
 	}
 	if n.param != nil {
-		return n.param.find(method, segs[1:])
+		return n.param.find(method, segs[1:], visits)
 	}
 	var zero T
 	return zero, false

@@ -1,0 +1,121 @@
+package contractguard
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/route"
+)
+
+// The abuse tests bound what one request can cost, measured in bytes read,
+// allocations and evaluation steps — never in time.
+
+// allocated runs f once and returns the bytes and objects it allocated.
+func allocated(f func()) (bytes, objects uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs
+}
+
+func TestAbuse_TenMegabyteBody(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{}}}})
+	for _, length := range []int64{-1, 10 << 20} { // chunked, and announced
+		src := &countingReader{n: 10 << 20}
+		r := httptest.NewRequest("POST", "/t", src)
+		r.ContentLength = length
+		w := httptest.NewRecorder()
+		b, _ := allocated(func() { g.Middleware(&echo{}).ServeHTTP(w, r) })
+		rejected(t, w, 413, CodePayloadTooLarge)
+		assert.LessOrEqual(t, src.read, DefaultMaxBodyBytes+1, "reads at most one byte past the limit")
+		assert.Less(t, b, uint64(3*DefaultMaxBodyBytes), "allocates about the limit, not the body")
+	}
+}
+
+func TestAbuse_HundredThousandElements(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST",
+		Schema:     map[string]any{"type": "array", "items": map[string]any{"type": "integer", "minimum": 0}},
+		Invariants: []Invariant{{Expr: "size(request.body) == 100000", Message: "size"}}}}})
+	body := []byte("[" + strings.TrimSuffix(strings.Repeat("7,", 100_000), ",") + "]")
+	require.Less(t, len(body), DefaultMaxBodyBytes)
+	var v *Violation
+	b, objects := allocated(func() { v = g.Check("POST", "/t", body) })
+	require.Nil(t, v)
+	t.Logf("100,000 elements (%d bytes): %d bytes, %d objects allocated", len(body), b, objects)
+	// The worst case for memory: one-byte values. A slice of 100,000
+	// interfaces, a box per number, and the parser's stack when it has to
+	// grow (a pooled parser may already have it).
+	assert.Less(t, b, uint64(48*len(body)), "memory proportional to the body")
+	assert.Less(t, objects, uint64(2*100_000), "about one object per element")
+}
+
+func TestAbuse_NestingAtTheDepthLimit(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{}}}})
+	at := []byte(strings.Repeat(`{"a":`, DefaultMaxDepth) + "1" + strings.Repeat("}", DefaultMaxDepth))
+	over := []byte(strings.Repeat("[", DefaultMaxDepth+1) + strings.Repeat("]", DefaultMaxDepth+1))
+	var v *Violation
+	_, objects := allocated(func() { v = g.Check("POST", "/t", at) })
+	assert.Nil(t, v)
+	assert.Less(t, objects, uint64(10*DefaultMaxDepth), "a few objects per level")
+	v = g.Check("POST", "/t", over)
+	require.NotNil(t, v)
+	assert.Equal(t, CodeMalformedJSON, v.Code)
+	deep := []byte(strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000))
+	_, objects = allocated(func() { v = g.Check("POST", "/t", deep) })
+	require.NotNil(t, v)
+	assert.Less(t, objects, uint64(10*DefaultMaxDepth), "parsing stops at the limit")
+}
+
+func TestAbuse_QuadraticRuleStopsAtTheCostLimit(t *testing.T) {
+	var logs bytes.Buffer
+	g := mustNew(t, Options{
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Contracts: []Contract{{Endpoint: "/t", Method: "POST", Invariants: []Invariant{{
+			Expr:    "request.body.items.all(a, request.body.items.all(b, a.sku != b.sku || a == b))",
+			Message: "skus must be unique",
+		}}}},
+	})
+	var items []string
+	for i, size := 0, 0; size < 1000<<10-100; i++ {
+		items = append(items, fmt.Sprintf(`{"sku":"%d"}`, i))
+		size += len(items[i]) + 1
+	}
+	body := []byte(`{"items":[` + strings.Join(items, ",") + `]}`)
+	require.Less(t, len(body), DefaultMaxBodyBytes)
+	var v *Violation
+	_, objects := allocated(func() { v = g.Check("POST", "/t", body) })
+	require.NotNil(t, v, "fails closed")
+	assert.Equal(t, CodeInvariantViolated, v.Code)
+	assert.Contains(t, logs.String(), "cost limit exceeded", "stopped by the cost limit, not finished")
+	t.Logf("%d items (%d pairs): %d objects allocated before the limit stopped it", len(items), len(items)*len(items), objects)
+	assert.Less(t, objects, uint64(len(items)*len(items)/10), "nowhere near one step per pair")
+}
+
+func TestAbuse_TenThousandContracts(t *testing.T) {
+	build := func(n int) *Guard {
+		cs := make([]Contract, n)
+		for i := range cs {
+			cs[i] = Contract{Endpoint: fmt.Sprintf("/svc%d/items/:id/parts/%d", i%100, i), Method: "POST"}
+		}
+		return mustNew(t, Options{Contracts: cs})
+	}
+	small, large := build(10), build(10_000)
+	assert.Equal(t, int64(10_000), large.Metrics().ContractsLoaded)
+	segs := route.Segments("/svc9/items/42/parts/9", nil)
+	want := small.set.Load().tree.Visits("POST", segs)
+	assert.Equal(t, want, large.set.Load().tree.Visits("POST", segs), "the same nodes visited among 10 or 10,000 contracts")
+	assert.LessOrEqual(t, want, len(segs)+1, "one node per segment")
+	miss := route.Segments("/svc9/items/42/parts/nope", nil)
+	assert.LessOrEqual(t, large.set.Load().tree.Visits("POST", miss), 2*(len(miss)+1), "a miss backtracks at most once per segment here")
+	assert.Nil(t, large.Check("POST", "/svc42/items/7/parts/9942", []byte(`{}`)))
+}
