@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -388,47 +389,83 @@ func TestUser_NoOptionIsEmptyMap(t *testing.T) {
 	assert.Nil(t, User(httptest.NewRequest("GET", "/", nil)))
 }
 
+// TestConcurrentRequests sends 20,000 mixed requests from 64 goroutines
+// through one guard — the middleware over file contracts, a typed handler
+// and Check — and checks every verdict, every body the handlers got, and
+// the counters at the end.
 func TestConcurrentRequests(t *testing.T) {
 	g := testdataGuard(t)
-	e := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		v, _ := Body(r)
-		if v == nil && len(b) > 0 {
-			w.WriteHeader(500)
-			return
-		}
-		w.Write(b)
-	})
-	srv := httptest.NewServer(g.Middleware(e))
-	defer srv.Close()
 	good := readFile(t, "testdata/bodies/order.json")
 	bad := readFile(t, "testdata/bodies/order-invalid.json")
 	over := strings.Replace(good, `"total":123.23`, `"total":20000`, 1)
-	cases := []struct {
-		body string
-		want int
-	}{{good, 200}, {bad, 400}, {over, 422}, {`{"a":1,"A":2}`, 400}}
+	form := `{"orderId":"` + acctA + `","email":"ada@example.com","items":[{"sku":"A","quantity":2,"unitPrice":20.25}],"currency":"EUR","total":40.5,"placedAt":"2026-11-21T10:15:00Z"}`
 
-	const workers, each = 16, 50
+	var handlerErrors atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/orders", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if v, ok := Body(r); !ok || v == nil || string(b) != good {
+			handlerErrors.Add(1)
+		}
+	})
+	mux.Handle("POST /typed", Handle(g, func(w http.ResponseWriter, r *http.Request, in OrderForm) {
+		if in.Total != 40.5 || in.Items[0].Quantity != 2 {
+			handlerErrors.Add(1)
+		}
+	}))
+	h := g.Middleware(mux)
+
+	type request struct {
+		path, body string
+		check      bool // through Check instead of HTTP
+		want       int
+	}
+	kinds := []request{
+		{"/api/orders", good, false, 200},
+		{"/api/orders", bad, false, 400},
+		{"/api/orders", over, false, 422},
+		{"/api/orders", `{"a":1,"A":2}`, false, 400},
+		{"/typed", form, false, 200},
+		{"/typed", strings.Replace(form, `"quantity":2`, `"quantity":2.0`, 1), false, 400},
+		{"/typed", strings.Replace(form, `"total":40.5`, `"total":10001`, 1), false, 422},
+		{"/api/orders", good, true, 200},
+		{"/api/orders", bad, true, 400},
+		{"/api/users/abc", "", true, 422},
+	}
+	const workers, total = 64, 20_000
+	var next atomic.Int64
+	var wantBlocked atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, workers*each)
-	for w := range workers {
+	errs := make(chan error, total)
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range each {
-				c := cases[(w+i)%len(cases)]
-				resp, err := http.Post(srv.URL+"/api/orders", "application/json", strings.NewReader(c.body))
-				if err != nil {
-					errs <- err
-					continue
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
 				}
-				got, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != c.want {
-					errs <- fmt.Errorf("status %d, want %d: %s", resp.StatusCode, c.want, got)
-				} else if c.want == 200 && string(got) != c.body {
-					errs <- fmt.Errorf("handler got other bytes")
+				k := kinds[i%int64(len(kinds))]
+				if k.want != 200 {
+					wantBlocked.Add(1)
+				}
+				status := 200
+				if k.check {
+					method := "POST"
+					if k.body == "" {
+						method = "GET"
+					}
+					if v := g.Check(method, k.path, []byte(k.body)); v != nil {
+						status = v.Status
+					}
+				} else {
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, httptest.NewRequest("POST", k.path, strings.NewReader(k.body)))
+					status = w.Code
+				}
+				if status != k.want {
+					errs <- fmt.Errorf("%s %.40s: status %d, want %d", k.path, k.body, status, k.want)
 				}
 			}
 		}()
@@ -438,9 +475,11 @@ func TestConcurrentRequests(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	assert.Zero(t, handlerErrors.Load(), "every handler got the very body that was checked")
 	m := g.Metrics()
-	assert.Equal(t, int64(workers*each), m.RequestsValidated)
-	assert.Equal(t, int64(workers*each*3/4), m.RequestsBlocked)
+	assert.Equal(t, int64(total), m.RequestsValidated)
+	assert.Equal(t, wantBlocked.Load(), m.RequestsBlocked)
+	assert.Equal(t, int64(6), m.ContractsLoaded, "five file contracts and the typed route")
 }
 
 func TestNew_RefusesFeaturesNotBuilt(t *testing.T) {
