@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http/httptest"
 	"runtime"
 	"strings"
@@ -38,7 +39,7 @@ func TestAbuse_TenMegabyteBody(t *testing.T) {
 		b, _ := allocated(func() { g.Middleware(&echo{}).ServeHTTP(w, r) })
 		rejected(t, w, 413, CodePayloadTooLarge)
 		assert.LessOrEqual(t, src.read, DefaultMaxBodyBytes+1, "reads at most one byte past the limit")
-		assert.Less(t, b, uint64(3*DefaultMaxBodyBytes), "allocates about the limit, not the body")
+		assert.Less(t, b, uint64(4*DefaultMaxBodyBytes), "allocates about the limit (a growing buffer), not the 10 MB body")
 	}
 }
 
@@ -79,7 +80,10 @@ func TestAbuse_NestingAtTheDepthLimit(t *testing.T) {
 func TestAbuse_QuadraticRuleStopsAtTheCostLimit(t *testing.T) {
 	var logs bytes.Buffer
 	g := mustNew(t, Options{
-		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// Refused at load by default (TestCost_QuadraticRuleRefusedAtLoad);
+		// this test is about the runtime bound, so the estimate is let through.
+		CELMaxEstimatedCost: math.MaxUint64,
+		Logger:              slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Contracts: []Contract{{Endpoint: "/t", Method: "POST", Invariants: []Invariant{{
 			Expr:    "request.body.items.all(a, request.body.items.all(b, a.sku != b.sku || a == b))",
 			Message: "skus must be unique",

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/route"
@@ -309,8 +310,20 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 			c.shape = expr.ShapeOf(s.Compiled())
 		}
 	}
+	var ce *expr.ContractEnv
+	if len(raw.invariants) > 0 {
+		var body *jsonschema.Schema
+		if c.schema != nil {
+			body = c.schema.Compiled()
+		}
+		var err error
+		if ce, err = l.env.ForSchema(body); err != nil {
+			fail([]string{"invariants"}, err)
+			return
+		}
+	}
 	for i, inv := range raw.invariants {
-		prg, err := l.env.Compile(inv.Expr)
+		prg, err := ce.Compile(inv.Expr)
 		if err != nil {
 			fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
 			ok = false

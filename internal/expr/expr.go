@@ -1,31 +1,56 @@
 // Package expr compiles and evaluates contract invariants with cel-go
 // (cel.dev/cel-go). Programs are compiled once and are safe for concurrent
-// use; every evaluation runs under a cost limit.
+// use; every evaluation runs under a cost limit, and every expression's
+// estimated cost is bounded when it is compiled.
 package expr
 
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 )
 
-// Env is the CEL environment of file and in-code contracts: the variables
-// request and context, the standard macros and the strings, math, lists,
-// sets and optional-values extensions.
+// Limits on the text of an expression.
+const (
+	// MaxExpressionLength is the longest expression accepted, in code points.
+	MaxExpressionLength = 4096
+	// MaxNesting is the deepest nesting of calls, selections and brackets.
+	MaxNesting = 32
+)
+
+// Config sets the bounds of an Env.
+type Config struct {
+	// CostLimit stops every evaluation past this cost.
+	CostLimit uint64
+	// MaxEstimatedCost refuses, at compile time, expressions whose estimated
+	// worst-case cost is higher. math.MaxUint64: no limit.
+	MaxEstimatedCost uint64
+	// MaxBodyBytes bounds the sizes of body values in estimates when the
+	// schema does not.
+	MaxBodyBytes int64
+}
+
+// Env is the base CEL environment of contracts: the variable context, the
+// standard macros and the strings, math, lists, sets and optional-values
+// extensions. ForSchema and ForType extend it with request (and data and
+// self) for one contract or type.
 type Env struct {
 	env       *cel.Env
 	costLimit uint64
+	maxCost   uint64
+	maxBody   int64
 }
 
-// NewEnv returns the environment; costLimit bounds every evaluation.
-func NewEnv(costLimit uint64) (*Env, error) {
+// NewEnv returns the base environment.
+func NewEnv(c Config) (*Env, error) {
 	env, err := cel.NewEnv(
-		cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("context", cel.MapType(cel.StringType, cel.DynType)),
 		cel.CrossTypeNumericComparisons(true),
 		cel.OptionalTypes(),
@@ -33,24 +58,39 @@ func NewEnv(costLimit uint64) (*Env, error) {
 		ext.Math(),
 		ext.Lists(),
 		ext.Sets(),
+		cel.ParserExpressionSizeLimit(MaxExpressionLength),
+		cel.ParserRecursionLimit(MaxNesting),
 	)
 	if err != nil {
 		return nil, err
 	}
-	return &Env{env: env, costLimit: costLimit}, nil
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	return &Env{env: env, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
+}
+
+// Compile compiles src for a contract without a schema (request.body is dyn).
+func (e *Env) Compile(src string) (*Program, error) {
+	ce, err := e.ForSchema(nil)
+	if err != nil {
+		return nil, err
+	}
+	return ce.Compile(src)
 }
 
 // Program is a compiled invariant.
 type Program struct {
 	prg cel.Program
+	// Estimate is the worst-case cost estimated when it was compiled.
+	Estimate uint64
 }
 
-// Compile parses and checks src. The error is one line: position and reason.
-func (e *Env) Compile(src string) (*Program, error) {
+func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
-	ast, iss := e.env.Compile(src)
+	ast, iss := env.Compile(src)
 	if iss.Err() != nil {
 		return nil, compileError(iss.Err())
 	}
@@ -59,14 +99,29 @@ func (e *Env) Compile(src string) (*Program, error) {
 	default:
 		return nil, fmt.Errorf("must evaluate to a bool, not %s", t)
 	}
-	prg, err := e.env.Program(ast,
-		cel.CostLimit(e.costLimit),
+	est, err := env.EstimateCost(ast, sizes)
+	if err != nil {
+		return nil, fmt.Errorf("cost: %w", err)
+	}
+	if maxCost != math.MaxUint64 && est.Max > maxCost {
+		return nil, fmt.Errorf("estimated cost %s exceeds the limit of %d: bound the lists and strings it reads with maxItems and maxLength",
+			costString(est.Max), maxCost)
+	}
+	prg, err := env.Program(ast,
+		cel.CostLimit(costLimit),
 		cel.EvalOptions(cel.OptOptimize),
 	)
 	if err != nil {
 		return nil, err
 	}
-	return &Program{prg: prg}, nil
+	return &Program{prg: prg, Estimate: est.Max}, nil
+}
+
+func costString(c uint64) string {
+	if c == math.MaxUint64 {
+		return "unbounded"
+	}
+	return fmt.Sprint(c)
 }
 
 // compileError keeps the first line of cel-go's report ("ERROR: <input>:1:5:
@@ -76,7 +131,8 @@ func compileError(err error) error {
 	var first []string
 	for _, l := range lines {
 		if strings.HasPrefix(l, "ERROR: ") {
-			first = append(first, strings.TrimPrefix(strings.TrimPrefix(l, "ERROR: "), "<input>:"))
+			l = strings.TrimPrefix(strings.TrimPrefix(l, "ERROR: "), "<input>:")
+			first = append(first, strings.TrimPrefix(l, "-1:0: ")) // limits have no position
 		}
 	}
 	if len(first) == 0 {

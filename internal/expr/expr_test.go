@@ -50,7 +50,7 @@ func orderShape(t testing.TB) *Shape {
 }
 
 func TestEval(t *testing.T) {
-	env, err := NewEnv(1_000_000)
+	env, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	body := decode(t, `{"total":10,"count":3,"free":2.5,"big":1e2,"items":[{"sku":"A","qty":2,"price":5},{"sku":"B","qty":1,"price":1.5}],
 		"tags":{"x":1},"email":"ada@example.com","nested":{"deep":{"flag":true}},"none":null}`)
@@ -113,7 +113,7 @@ func TestEval(t *testing.T) {
 }
 
 func TestEval_FailsClosed(t *testing.T) {
-	env, err := NewEnv(1000)
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	body := decode(t, `{"a":1,"s":"x","items":[`+strings.Repeat(`1,`, 999)+`1]}`)
 	for _, expr := range []string{
@@ -134,7 +134,7 @@ func TestEval_FailsClosed(t *testing.T) {
 }
 
 func TestEval_CostLimitStopsQuadraticRule(t *testing.T) {
-	env, err := NewEnv(1_000_000)
+	env, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	p, err := env.Compile("request.body.items.all(a, request.body.items.all(b, a.sku != b.sku || a == b))")
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestEval_CostLimitStopsQuadraticRule(t *testing.T) {
 }
 
 func TestCompile_Errors(t *testing.T) {
-	env, err := NewEnv(1000)
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	for expr, msg := range map[string]string{
 		"":                      "empty expression",
@@ -171,7 +171,7 @@ func TestCompile_Errors(t *testing.T) {
 }
 
 func TestActivation_FetchesOnlyWhatIsRead(t *testing.T) {
-	env, err := NewEnv(1000)
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	p, err := env.Compile("request.body.a == 1 && request.params.id == '7' && request.params.id != ''")
 	require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestUserValue(t *testing.T) {
 		DailyLimit float64 `json:"dailyLimit"`
 		Roles      []string
 	}
-	env, err := NewEnv(1000)
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	p, err := env.Compile("context.user.sub == 'u1' && context.user.dailyLimit == 500 && 'ops' in context.user.Roles")
 	require.NoError(t, err)
@@ -233,7 +233,7 @@ func TestNumber(t *testing.T) {
 }
 
 func BenchmarkEval_ThreeInvariants(b *testing.B) {
-	env, _ := NewEnv(1_000_000)
+	env, _ := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
 	var progs []*Program
 	for _, e := range []string{
 		"request.body.total >= 10",

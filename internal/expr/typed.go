@@ -19,12 +19,17 @@ import (
 type TypeEnv struct {
 	env       *cel.Env
 	costLimit uint64
+	maxCost   uint64
+	sizes     *sizer
 }
 
 // ForType extends e with the struct types reachable from root.
 func (e *Env) ForType(root reflect.Type) (*TypeEnv, error) {
 	structs := StructTypes(root)
-	env := e.env
+	env, err := e.env.Extend(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
+	if err != nil {
+		return nil, err
+	}
 	if slices.ContainsFunc(structs, func(t reflect.Type) bool { return t.Name() != "" }) {
 		args := make([]any, 0, len(structs)+1)
 		for _, t := range structs {
@@ -33,12 +38,11 @@ func (e *Env) ForType(root reflect.Type) (*TypeEnv, error) {
 			}
 		}
 		args = append(args, ext.ParseStructTag("json"))
-		var err error
 		if env, err = env.Extend(ext.NativeTypes(args...)); err != nil {
 			return nil, err
 		}
 	}
-	return &TypeEnv{env: env, costLimit: e.costLimit}, nil
+	return &TypeEnv{env: env, costLimit: e.costLimit, maxCost: e.maxCost, sizes: &sizer{maxBody: uint64(e.maxBody)}}, nil
 }
 
 // StructTypes lists the named struct types reachable from t through
@@ -100,5 +104,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return (&Env{env: env, costLimit: te.costLimit}).Compile(src)
+	return compile(env, src, te.costLimit, te.maxCost, te.sizes)
 }

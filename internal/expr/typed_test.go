@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ type Transfer struct {
 }
 
 func TestTypedRules(t *testing.T) {
-	env, err := NewEnv(100000)
+	env, err := NewEnv(Config{CostLimit: 100000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	te, err := env.ForType(reflect.TypeFor[Transfer]())
 	require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestTypedRules(t *testing.T) {
 }
 
 func TestTypedRules_Errors(t *testing.T) {
-	env, err := NewEnv(100000)
+	env, err := NewEnv(Config{CostLimit: 100000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
 	te, err := env.ForType(reflect.TypeFor[Transfer]())
 	require.NoError(t, err)

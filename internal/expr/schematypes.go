@@ -1,0 +1,419 @@
+package expr
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"sync/atomic"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/types"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// MaxHeaderBytes bounds the sizes of request.params, .query and .headers
+// for cost estimates: net/http's default limit on the request line and
+// headers together.
+const MaxHeaderBytes = 1 << 20
+
+var contractIDs atomic.Int64
+
+// ContractEnv compiles the invariants of one file or in-code contract:
+// request.body is typed from the contract's schema, and every expression's
+// cost is estimated from the schema's sizes.
+type ContractEnv struct {
+	env       *cel.Env
+	costLimit uint64
+	maxCost   uint64
+	sizes     *sizer
+}
+
+// ForSchema returns the environment of a contract whose body schema is s
+// (nil: the body is dyn).
+func (e *Env) ForSchema(s *jsonschema.Schema) (*ContractEnv, error) {
+	p := &schemaTypes{Provider: e.env.CELTypeProvider(), prefix: "contract" + strconv.FormatInt(contractIDs.Add(1), 10),
+		structs: map[string]map[string]*types.Type{}, named: map[*jsonschema.Schema]*types.Type{}}
+	body := types.DynType
+	if s != nil {
+		body = p.typeOf(s)
+	}
+	request := p.prefix + ".request"
+	p.structs[request] = map[string]*types.Type{
+		"body":    body,
+		"params":  types.NewMapType(types.StringType, types.StringType),
+		"query":   types.NewMapType(types.StringType, types.StringType),
+		"headers": types.NewMapType(types.StringType, types.StringType),
+		"method":  types.StringType,
+		"path":    types.StringType,
+	}
+	env, err := e.env.Extend(cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request)))
+	if err != nil {
+		return nil, err
+	}
+	return &ContractEnv{env: env, costLimit: e.costLimit, maxCost: e.maxCost,
+		sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
+}
+
+// Compile parses, type-checks and cost-checks src.
+func (ce *ContractEnv) Compile(src string) (*Program, error) {
+	return compile(ce.env, src, ce.costLimit, ce.maxCost, ce.sizes)
+}
+
+// schemaTypes declares the object types of one contract's body, built from
+// its compiled schema. Fields have no accessors: at run time the
+// interpreter reads them from the lazily converted body like map entries.
+type schemaTypes struct {
+	types.Provider
+	prefix  string
+	n       int
+	structs map[string]map[string]*types.Type
+	named   map[*jsonschema.Schema]*types.Type
+}
+
+func (p *schemaTypes) FindStructType(name string) (*types.Type, bool) {
+	if _, ok := p.structs[name]; ok {
+		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
+	}
+	return p.Provider.FindStructType(name)
+}
+
+func (p *schemaTypes) FindStructFieldNames(name string) ([]string, bool) {
+	fields, ok := p.structs[name]
+	if !ok {
+		return p.Provider.FindStructFieldNames(name)
+	}
+	names := make([]string, 0, len(fields))
+	for f := range fields {
+		names = append(names, f)
+	}
+	return names, true
+}
+
+func (p *schemaTypes) FindStructFieldType(name, field string) (*types.FieldType, bool) {
+	fields, ok := p.structs[name]
+	if !ok {
+		return p.Provider.FindStructFieldType(name, field)
+	}
+	t, ok := fields[field]
+	if !ok {
+		return nil, false
+	}
+	return &types.FieldType{Type: t}, true
+}
+
+// typeOf is the CEL type of values a schema accepts: objects with
+// properties are object types with those fields, arrays lists, maps the
+// objects described only by additionalProperties; string, integer, number
+// and boolean their CEL types, an enum of strings a string; anything else
+// dyn.
+func (p *schemaTypes) typeOf(s *jsonschema.Schema) *types.Type {
+	s = deref(s)
+	if t, ok := p.named[s]; ok {
+		return t
+	}
+	if s.Bool != nil || len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.Not != nil || s.If != nil {
+		return types.DynType
+	}
+	var kinds []string
+	if s.Types != nil {
+		kinds = s.Types.ToStrings()
+	}
+	kind := ""
+	switch {
+	case len(kinds) == 1:
+		kind = kinds[0]
+	case len(kinds) > 1:
+		return types.DynType
+	case props(s) != nil:
+		kind = "object"
+	case s.Items != nil || s.Items2020 != nil:
+		kind = "array"
+	case s.Enum != nil && allStrings(s.Enum.Values):
+		return types.StringType
+	}
+	switch kind {
+	case "string":
+		return types.StringType
+	case "integer":
+		return types.IntType
+	case "number":
+		return types.DoubleType
+	case "boolean":
+		return types.BoolType
+	case "null":
+		return types.NullType
+	case "array":
+		if it, ok := s.Items.(*jsonschema.Schema); ok {
+			return types.NewListType(p.typeOf(it))
+		}
+		if s.Items2020 != nil {
+			return types.NewListType(p.typeOf(s.Items2020))
+		}
+		return types.NewListType(types.DynType)
+	case "object":
+		ps := props(s)
+		if len(ps) == 0 {
+			if a, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+				return types.NewMapType(types.StringType, p.typeOf(a))
+			}
+			return types.NewMapType(types.StringType, types.DynType)
+		}
+		p.n++
+		name := p.prefix + ".t" + strconv.Itoa(p.n)
+		t := types.NewObjectType(name)
+		p.named[s] = t // a recursive schema refers to the type being built
+		fields := make(map[string]*types.Type, len(ps))
+		p.structs[name] = fields
+		for f, fs := range ps {
+			fields[f] = p.typeOf(fs)
+		}
+		return t
+	}
+	return types.DynType
+}
+
+// props merges the properties of s and of its allOf branches.
+func props(s *jsonschema.Schema) map[string]*jsonschema.Schema {
+	if len(s.AllOf) == 0 {
+		return s.Properties
+	}
+	out := map[string]*jsonschema.Schema{}
+	for _, from := range append([]*jsonschema.Schema{s}, s.AllOf...) {
+		for name, p := range deref(from).Properties {
+			if _, dup := out[name]; !dup {
+				out[name] = p
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func allStrings(vals []any) bool {
+	for _, v := range vals {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// sizer bounds the sizes of lists, strings and maps for cost estimates:
+// from the schema (maxItems, maxLength, maxProperties) where it says, else
+// from what fits in a body of maxBody bytes, given the smallest encoding
+// of an element; request.params, .query and .headers by MaxHeaderBytes.
+type sizer struct {
+	body    *jsonschema.Schema
+	maxBody uint64
+}
+
+func (z *sizer) EstimateCallCost(function, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	return nil
+}
+
+func (z *sizer) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
+	path := node.Path()
+	kind := node.Type().Kind()
+	switch kind {
+	case types.ListKind, types.StringKind, types.BytesKind, types.MapKind, types.StructKind:
+	case types.DynKind, types.AnyKind:
+		// A dyn value may be a string, a list or a map: bound it by bytes.
+	default:
+		return nil
+	}
+	limit := z.maxBody
+	var s *jsonschema.Schema
+	switch {
+	case len(path) >= 2 && path[0] == "request" && path[1] == "body":
+		s = z.body
+		for _, tok := range path[2:] {
+			s = child(s, tok)
+		}
+	case len(path) >= 1 && (path[0] == "request" || path[0] == "context"):
+		// The request line and headers, and claims, which arrive in them.
+		limit = MaxHeaderBytes
+	}
+	switch kind {
+	case types.DynKind, types.AnyKind:
+		return sized(limit)
+	case types.StructKind: // compared as a whole: its largest encoding
+		return sized(min(limit, maxSize(s, 0)))
+	}
+	n := limit
+	switch kind {
+	case types.ListKind:
+		min := uint64(1)
+		if s != nil {
+			s = deref(s)
+			if s.MaxItems != nil {
+				return sized(uint64(*s.MaxItems))
+			}
+			if it, ok := s.Items.(*jsonschema.Schema); ok {
+				min = minSize(it, 0)
+			}
+		}
+		n = limit / (min + 1) // an element and its comma
+	case types.MapKind:
+		if s != nil && deref(s).MaxProperties != nil {
+			return sized(uint64(*deref(s).MaxProperties))
+		}
+		n = limit / 4 // "":0,
+	default:
+		if s != nil && deref(s).MaxLength != nil {
+			return sized(uint64(*deref(s).MaxLength))
+		}
+	}
+	return sized(n)
+}
+
+func sized(n uint64) *cost.SizeEstimate {
+	e := cost.RangedSizeEstimate(0, n)
+	return &e
+}
+
+// child is the schema of a path token below s: a property, "@items" for
+// array elements, "@values" for map values.
+func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
+	if s == nil {
+		return nil
+	}
+	s = deref(s)
+	switch tok {
+	case "@items":
+		if it, ok := s.Items.(*jsonschema.Schema); ok {
+			return it
+		}
+		return s.Items2020
+	case "@values":
+		a, _ := s.AdditionalProperties.(*jsonschema.Schema)
+		return a
+	case "@keys":
+		return nil
+	}
+	if p, ok := props(s)[tok]; ok {
+		return p
+	}
+	a, _ := s.AdditionalProperties.(*jsonschema.Schema)
+	return a
+}
+
+// minSize is the length of the shortest JSON text a schema accepts, or a
+// lower bound of it.
+func minSize(s *jsonschema.Schema, depth int) uint64 {
+	if s == nil || depth > 16 {
+		return 1
+	}
+	s = deref(s)
+	if s.Bool != nil || s.Types == nil || len(s.Types.ToStrings()) != 1 {
+		if s.Enum != nil {
+			return minEnumSize(s.Enum.Values)
+		}
+		return 1
+	}
+	switch s.Types.ToStrings()[0] {
+	case "object":
+		n := uint64(2)
+		ps := props(s)
+		for _, r := range s.Required {
+			n += uint64(len(strconv.Quote(r))) + 2 + minSize(ps[r], depth+1)
+		}
+		return n
+	case "array":
+		n := uint64(2)
+		if s.MinItems != nil {
+			it, _ := s.Items.(*jsonschema.Schema)
+			n += uint64(*s.MinItems) * (minSize(it, depth+1) + 1)
+		}
+		return n
+	case "string":
+		if s.MinLength != nil {
+			return 2 + uint64(*s.MinLength)
+		}
+		return 2
+	case "boolean":
+		return 4
+	case "null":
+		return 4
+	}
+	return 1
+}
+
+// maxSize bounds the length of the JSON text a schema accepts: finite for
+// closed objects (additionalProperties: false) of bounded fields, strings
+// with maxLength (six bytes a character, escaped), arrays with maxItems,
+// numbers (1,000 characters at most), booleans, null and enums.
+func maxSize(s *jsonschema.Schema, depth int) uint64 {
+	const unbounded = math.MaxUint64
+	if s == nil || depth > 16 {
+		return unbounded
+	}
+	s = deref(s)
+	if s.Enum != nil {
+		n := uint64(0)
+		for _, v := range s.Enum.Values {
+			if b, err := json.Marshal(v); err == nil {
+				n = max(n, uint64(len(b)))
+			}
+		}
+		return n
+	}
+	if s.Types == nil || len(s.Types.ToStrings()) != 1 {
+		return unbounded
+	}
+	add := func(a, b uint64) uint64 {
+		if a > unbounded-b {
+			return unbounded
+		}
+		return a + b
+	}
+	switch s.Types.ToStrings()[0] {
+	case "object":
+		if open, isBool := s.AdditionalProperties.(bool); !isBool || open {
+			return unbounded // other members, of any size, may come
+		}
+		n := uint64(2)
+		for name, p := range props(s) {
+			n = add(n, add(uint64(len(strconv.Quote(name)))+2, maxSize(p, depth+1)))
+		}
+		return n
+	case "array":
+		if s.MaxItems == nil {
+			return unbounded
+		}
+		it, _ := s.Items.(*jsonschema.Schema)
+		each := add(maxSize(it, depth+1), 1)
+		if each != unbounded && uint64(*s.MaxItems) > unbounded/each {
+			return unbounded
+		}
+		return add(2, uint64(*s.MaxItems)*each)
+	case "string":
+		if s.MaxLength == nil {
+			return unbounded
+		}
+		return 2 + 6*uint64(*s.MaxLength)
+	case "integer", "number":
+		return 1000
+	case "boolean":
+		return 5
+	case "null":
+		return 4
+	}
+	return unbounded
+}
+
+func minEnumSize(vals []any) uint64 {
+	best := uint64(math.MaxUint64)
+	for _, v := range vals {
+		b, err := json.Marshal(v)
+		if err == nil && uint64(len(b)) < best {
+			best = uint64(len(b))
+		}
+	}
+	if best == math.MaxUint64 {
+		return 1
+	}
+	return best
+}
