@@ -318,12 +318,39 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 // the rejection and reports false, or returns the request to pass on (r
 // itself when nothing ran).
 func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, requireContract bool) (*http.Request, bool) {
+	r2, v := g.admit(r, extra, requireContract)
+	if v != nil {
+		g.opts.OnReject(w, r, v)
+		return nil, false
+	}
+	return r2, true
+}
+
+// CheckRequest runs r through the guard as Middleware would, without a
+// handler: it reads r.Body, and returns the violation, or nil when r would
+// reach the handler. Headers, the query and the Content-Type count, as
+// they do for Middleware. It counts in the metrics like a request.
+func (g *Guard) CheckRequest(r *http.Request) *Violation {
+	_, v := g.admit(r, routed{}, true)
+	return v
+}
+
+// admit decides: it returns the request to pass on, or the violation. It
+// records the metrics and logs rejections at debug level.
+func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*http.Request, *Violation) {
 	start := time.Now()
 	method := route.UpperMethod(r.Method)
 	e, segs, matched := g.set.Load().match(method, r.URL.EscapedPath())
 	prev := stateOf(r)
 	if prev != nil && prev.guard != g {
 		prev = nil // another guard's
+	}
+	reject := func(v *Violation) (*http.Request, *Violation) {
+		g.stats.record(start, true)
+		if g.log.Enabled(r.Context(), slog.LevelDebug) {
+			g.logReject(r.Context(), method, e, v)
+		}
+		return nil, v
 	}
 	var todo []*compiled
 	if matched {
@@ -334,17 +361,15 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, re
 	}
 	if len(todo) == 0 {
 		if !matched && extra.c == nil && prev == nil && requireContract && g.opts.RequireContract {
-			g.reject(w, r, start, method, nil, newViolation(CodeNoContract,
+			return reject(newViolation(CodeNoContract,
 				Detail{Message: "no contract for " + method + " " + route.Clean(segs, r.URL.EscapedPath())}))
-			return nil, false
 		}
-		return r, true
+		return r, nil
 	}
 	for _, c := range todo {
 		if c.schema != nil {
 			if v := checkMediaType(r.Header); v != nil {
-				g.reject(w, r, start, method, e, v)
-				return nil, false
+				return reject(v)
 			}
 			break
 		}
@@ -353,8 +378,7 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, re
 	if st == nil {
 		raw, v := readBody(r, g.opts.MaxBodyBytes)
 		if v != nil {
-			g.reject(w, r, start, method, e, v)
-			return nil, false
+			return reject(v)
 		}
 		st = &state{guard: g, raw: raw}
 	}
@@ -366,8 +390,7 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, re
 		in.segs = route.Segments(r.URL.EscapedPath(), nil)
 	}
 	if v := g.run(todo, in, jsonContent(r.Header)); v != nil {
-		g.reject(w, r, start, method, e, v)
-		return nil, false
+		return reject(v)
 	}
 	g.stats.record(start, false)
 	// A fresh request carrying the checked bytes, also when an earlier pass
@@ -379,7 +402,7 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, re
 	r2 := r.WithContext(ctx)
 	r2.Body = io.NopCloser(bytes.NewReader(st.raw))
 	r2.ContentLength = int64(len(st.raw))
-	return r2, true
+	return r2, nil
 }
 
 // pending appends to todo the contracts of cs that have not run on the
@@ -391,14 +414,6 @@ func pending(st *state, cs []*compiled, todo []*compiled) []*compiled {
 		}
 	}
 	return todo
-}
-
-func (g *Guard) reject(w http.ResponseWriter, r *http.Request, start time.Time, method string, e *routeEntry, v *Violation) {
-	g.stats.record(start, true)
-	if g.log.Enabled(r.Context(), slog.LevelDebug) {
-		g.logReject(r.Context(), method, e, v)
-	}
-	g.opts.OnReject(w, r, v)
 }
 
 func (g *Guard) logReject(ctx context.Context, method string, e *routeEntry, v *Violation) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,6 +136,20 @@ func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
 		l.loadInCode(i, c)
 	}
 	l.checkConflicts()
+	// By file and line, contracts in code after files.
+	slices.SortStableFunc(l.errs, func(a, b error) int {
+		ea, eb := a.(*LoadError), b.(*LoadError)
+		ca, cb := strings.HasPrefix(ea.File, "Options.Contracts["), strings.HasPrefix(eb.File, "Options.Contracts[")
+		switch {
+		case ca != cb && ca:
+			return 1
+		case ca != cb:
+			return -1
+		case ea.File != eb.File:
+			return strings.Compare(ea.File, eb.File)
+		}
+		return ea.Line - eb.Line
+	})
 	return l.out, errors.Join(l.errs...)
 }
 

@@ -10,6 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/schema"
+	"github.com/contractguard/contractguard/internal/yamljson"
 )
 
 func loadErrors(t *testing.T, err error) []string {
@@ -227,4 +230,46 @@ func FuzzLoadContract(f *testing.F) {
 		}
 		g.Check("POST", "/a", []byte(`{"a":2}`))
 	})
+}
+
+// TestRepositoryContractsFollowThePolicySchema validates every contract of
+// the repository — examples, test data, conformance files — against
+// schema/policy.v0.1.json with the JSON Schema library directly, document
+// by document, as an editor would.
+func TestRepositoryContractsFollowThePolicySchema(t *testing.T) {
+	doc, err := decodeSchemaFile("policy.v0.1.json", PolicySchema)
+	require.NoError(t, err)
+	policyFile, err := schema.NewCompiler(nil, nil).Compile("policy.v0.1.json", doc)
+	require.NoError(t, err)
+
+	sources := map[string][]byte{}
+	for _, pattern := range []string{"examples/*/contracts/*", "testdata/contracts/*", "testdata/typed/*"} {
+		files, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, f := range files {
+			if ext := filepath.Ext(f); ext == ".yaml" || ext == ".yml" || ext == ".json" {
+				b, err := os.ReadFile(f)
+				require.NoError(t, err)
+				sources[f] = b
+			}
+		}
+	}
+	for name, cf := range loadConformance(t) {
+		sources["testdata/conformance/"+name+" (contracts)"] = []byte(cf.Contracts)
+	}
+	require.Greater(t, len(sources), 8)
+	docs := 0
+	for name, src := range sources {
+		ds, err := yamljson.Parse(src)
+		require.NoError(t, err, name)
+		for _, d := range ds {
+			v, err := yamljson.Value(d.Body)
+			require.NoError(t, err, name)
+			docs++
+			policyFile.Validate(v, func(path, msg string) {
+				t.Errorf("%s:%d: %s: %s", name, d.Line, path, msg)
+			})
+		}
+	}
+	t.Logf("%d contract documents in %d sources follow policy.v0.1.json", docs, len(sources))
 }

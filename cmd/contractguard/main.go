@@ -1,0 +1,295 @@
+// Command contractguard checks contracts where they are written: on an
+// author's machine and in CI, before a guard ever loads them.
+//
+//	contractguard lint [--format text|json] [DIR ...]
+//	contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+//	contractguard schema
+//
+// Install it with
+//
+//	go install github.com/contractguard/contractguard/cmd/contractguard@latest
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/contractguard/contractguard"
+)
+
+const usage = `contractguard checks contracts before a guard loads them.
+
+Usage:
+  contractguard lint [--format text|json] [DIR ...]
+  contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+  contractguard schema
+
+Run "contractguard COMMAND --help" for a command's options and examples.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole program, for tests: exit status 0 when all is well, 1
+// for problems found or a rejected request, 2 for a usage error.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "lint":
+		return lint(args[1:], stdout, stderr)
+	case "check":
+		return check(args[1:], stdin, stdout, stderr)
+	case "schema":
+		return schema(args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "contractguard: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func newFlags(name, help string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), help)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; --help prints to stdout and exits 0.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0, false
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2, false
+	}
+	return 0, true
+}
+
+const lintHelp = `Usage: contractguard lint [--format text|json] [DIR ...]
+
+Loads every contract in each DIR (default: the current directory) as
+contractguard.New would, and prints each problem on a line:
+
+  FILE:LINE: METHOD ENDPOINT: MESSAGE
+
+It exits 1 if there is any problem, 0 otherwise.
+
+Examples:
+  contractguard lint contracts
+  contractguard lint --format json services/*/contracts > lint.json
+
+Options:
+`
+
+// problem is one line of lint's output.
+type problem struct {
+	File     string `json:"file"`
+	Line     int    `json:"line,omitempty"`
+	Contract string `json:"contract,omitempty"`
+	Message  string `json:"message"`
+}
+
+func lint(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("lint", lintHelp, stderr)
+	format := fs.String("format", "text", "output `format`: text or json")
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "contractguard lint: --format must be text or json, not %q\n", *format)
+		return 2
+	}
+	dirs := fs.Args()
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	problems := []problem{}
+	for _, dir := range dirs {
+		g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil {
+			if *format == "text" {
+				fmt.Fprintf(stdout, "ok: %s (%d contracts)\n", dir, g.Metrics().ContractsLoaded)
+			}
+			continue
+		}
+		for _, e := range flatten(err) {
+			p := problem{File: dir, Message: e.Error()}
+			var le *contractguard.LoadError
+			if errors.As(e, &le) {
+				p = problem{File: le.File, Line: le.Line, Contract: le.Contract, Message: le.Err.Error()}
+			}
+			problems = append(problems, p)
+			if *format == "text" {
+				fmt.Fprintln(stdout, e)
+			}
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(problems)
+	}
+	if len(problems) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// flatten lists the errors joined in err.
+func flatten(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+const checkHelp = `Usage: contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+
+Runs one request through a guard built from the contracts in DIR, exactly
+as its middleware would, and prints "pass", or the status and the error
+body a client would get. It exits 1 if the request is rejected.
+
+PATH may carry a query string. BODY is the body itself, @FILE a file to
+read it from, - standard input. With a body the method defaults to POST and
+the Content-Type to application/json; without one, to GET.
+
+Examples:
+  contractguard check --contracts contracts /api/users '{"email":"ada@example.com","age":36}'
+  contractguard check --contracts contracts -X PUT /api/orders/7 @order.json
+  contractguard check --contracts contracts -H 'X-Tenant: acme' '/api/orders?dry=1' - < order.json
+
+Options:
+`
+
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("check", checkHelp, stderr)
+	dir := fs.String("contracts", "", "the contracts `DIR`ectory (required)")
+	method := fs.String("X", "", "the request `METHOD`")
+	var headers headerFlags
+	fs.Var(&headers, "H", "a request `header`, 'Name: value' (repeatable)")
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	rest := fs.Args()
+	if *dir == "" || len(rest) < 1 || len(rest) > 2 {
+		fmt.Fprintln(stderr, "contractguard check: need --contracts DIR, a PATH, and at most one BODY")
+		fs.Usage()
+		return 2
+	}
+	path := rest[0]
+	if !strings.HasPrefix(path, "/") {
+		fmt.Fprintf(stderr, "contractguard check: PATH must start with /, not %q\n", path)
+		return 2
+	}
+	var body []byte
+	if len(rest) == 2 {
+		var err error
+		switch b := rest[1]; {
+		case b == "-":
+			body, err = io.ReadAll(stdin)
+		case strings.HasPrefix(b, "@"):
+			body, err = os.ReadFile(b[1:])
+		default:
+			body = []byte(b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "contractguard check: %v\n", err)
+			return 2
+		}
+	}
+	if *method == "" {
+		*method = http.MethodGet
+		if body != nil {
+			*method = http.MethodPost
+		}
+	}
+	g, err := contractguard.New(contractguard.Options{ContractsDir: *dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		for _, e := range flatten(err) {
+			fmt.Fprintln(stderr, e)
+		}
+		return 2
+	}
+	r, err := http.NewRequest(*method, "http://contractguard.invalid"+path, bytes.NewReader(body))
+	if err != nil {
+		fmt.Fprintf(stderr, "contractguard check: %v\n", err)
+		return 2
+	}
+	r.Method = *method // as given: the guard compares methods case-insensitively
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			fmt.Fprintf(stderr, "contractguard check: -H %q: want 'Name: value'\n", h)
+			return 2
+		}
+		r.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	v := g.CheckRequest(r)
+	if v == nil {
+		fmt.Fprintln(stdout, "pass")
+		return 0
+	}
+	b, _ := v.MarshalJSON()
+	fmt.Fprintf(stdout, "%d %s\n%s\n", v.Status, http.StatusText(v.Status), b)
+	return 1
+}
+
+const schemaHelp = `Usage: contractguard schema
+
+Prints the contract format, policy v0.1, as a JSON Schema. Point an editor
+at it for completion and checking as you type, with a first line such as
+
+  # yaml-language-server: $schema=../schema/policy.v0.1.json
+
+Example:
+  contractguard schema > policy.v0.1.json
+`
+
+func schema(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("schema", schemaHelp, stderr)
+	if code, ok := parse(fs, args, stdout); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "contractguard schema: takes no arguments")
+		return 2
+	}
+	stdout.Write(contractguard.PolicySchema)
+	return 0
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var binary string
+
+// TestMain builds the real command once; the tests run it.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "contractguard-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "contractguard")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		panic("go build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func cli(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	return dir
+}
+
+func TestLint_RepositoryContracts(t *testing.T) {
+	dirs := []string{"../../examples/quickstart/contracts", "../../examples/typed/contracts", "../../testdata/contracts", "../../testdata/typed"}
+	r := cli(t, "", append([]string{"lint"}, dirs...)...)
+	assert.Equal(t, 0, r.code, r.stdout+r.stderr)
+	for _, d := range dirs {
+		assert.Contains(t, r.stdout, "ok: "+d)
+	}
+}
+
+func TestLint_BrokenContracts(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.yaml": "endpoint: /a\nmethod: POST\ninvariant:\n  - expr: 'true'\n    message: m\n",
+		"b.yaml": "endpoint: /b\nmethod: POST\nschema:\n  type: object\n  properties:\n    n: {type: integr}\ninvariants:\n  - expr: request.body.m > 1\n    message: m\n",
+		"c.json": "[{\"endpoint\": \"/c\", \"method\": \"GET\"},\n {\"endpoint\": \"/c\", \"method\": \"get\"}]",
+		"d.yml":  "endpoint: /d\nmethod: [POST\n",
+		"e.yaml": "endpoint: /e\nmethod: PUT\nschema: {type: object, properties: {n: {type: integer}}}\ninvariants:\n  - expr: request.body.nn > 1\n    message: m\n  - expr: request.body.n > 'x'\n    message: m\n",
+	})
+	r := cli(t, "", "lint", dir)
+	assert.Equal(t, 1, r.code)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	assert.Equal(t, []string{
+		dir + "/a.yaml:3: POST /a: unknown key \"invariant\"",
+		dir + `/b.yaml:6: POST /b: schema/properties/n/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`,
+		dir + "/c.json:2: GET /c: a contract for GET /c is already defined at " + dir + "/c.json:1",
+		dir + "/d.yml:2: sequence end token ']' not found",
+		dir + "/e.yaml:5: PUT /e: invariants[0]: 1:13: undefined field 'nn'",
+		dir + "/e.yaml:7: PUT /e: invariants[1]: 1:16: found no matching overload for '_>_' applied to '(int, string)'",
+	}, lines)
+
+	r = cli(t, "", "lint", "--format", "json", dir)
+	assert.Equal(t, 1, r.code)
+	var problems []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &problems), r.stdout)
+	assert.Len(t, problems, 6)
+	assert.Equal(t, map[string]any{"file": dir + "/a.yaml", "line": 3.0, "contract": "POST /a", "message": `unknown key "invariant"`}, problems[0])
+
+	r = cli(t, "", "lint", "--format", "json", "../../testdata/contracts")
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, "[]\n", r.stdout)
+}
+
+func TestLint_MissingDirectory(t *testing.T) {
+	r := cli(t, "", "lint", "no/such/dir")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stdout, "no/such/dir")
+}
+
+func TestCheck(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"c.yaml": `endpoint: /orders/:id
+method: PUT
+schema:
+  type: object
+  required: [total]
+  properties: {total: {type: number, minimum: 0}}
+invariants:
+  - expr: request.body.total <= 100
+    message: at most 100
+  - expr: "!has(request.query.dry) || request.headers['x-tenant'] == 'acme'"
+    message: dry runs are for acme
+`,
+	})
+	bodyFile := filepath.Join(t.TempDir(), "order.json")
+	require.NoError(t, os.WriteFile(bodyFile, []byte(`{"total":5}`), 0o644))
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"pass", "", []string{"-X", "PUT", "/orders/1", `{"total":5}`}, 0, "pass\n"},
+		{"schema", "", []string{"-X", "put", "/orders/1", `{"total":-5}`}, 1,
+			"400 Bad Request\n" + `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/total","message":"must be >= 0"}]}` + "\n"},
+		{"invariant", "", []string{"-X", "PUT", "/orders/1", `{"total":500}`}, 1,
+			"422 Unprocessable Entity\n" + `{"error":"CONTRACT_VIOLATION","code":"INVARIANT_VIOLATED","details":[{"path":"","message":"at most 100"}]}` + "\n"},
+		{"a query string", "", []string{"-X", "PUT", "/orders/1?dry=1", `{"total":5}`}, 1,
+			"422 Unprocessable Entity\n" + `{"error":"CONTRACT_VIOLATION","code":"INVARIANT_VIOLATED","details":[{"path":"","message":"dry runs are for acme"}]}` + "\n"},
+		{"a header", "", []string{"-X", "PUT", "-H", "X-Tenant: acme", "/orders/1?dry=1", `{"total":5}`}, 0, "pass\n"},
+		{"a content type", "", []string{"-X", "PUT", "-H", "Content-Type: text/plain", "/orders/1", `{"total":5}`}, 1,
+			"415 Unsupported Media Type\n" + `{"error":"CONTRACT_VIOLATION","code":"UNSUPPORTED_MEDIA_TYPE","details":[{"path":"","message":"Content-Type must be application/json"}]}` + "\n"},
+		{"a body file", "", []string{"-X", "PUT", "/orders/1", "@" + bodyFile}, 0, "pass\n"},
+		{"standard input", `{"total":101}`, []string{"-X", "PUT", "/orders/1", "-"}, 1, ""},
+		{"no body is null", "", []string{"-X", "PUT", "/orders/1"}, 1, "400 Bad Request\n"},
+		{"no contract", "", []string{"/elsewhere"}, 0, "pass\n"},
+		{"malformed", "", []string{"-X", "PUT", "/orders/1", `{"total":1,"total":2}`}, 1, "400 Bad Request\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, tt.stdin, append([]string{"check", "--contracts", dir}, tt.args...)...)
+			assert.Equal(t, tt.code, r.code, r.stdout+r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, tt.stdout), "got %q", r.stdout)
+			assert.Empty(t, r.stderr)
+		})
+	}
+}
+
+func TestCheck_UsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"check"},
+		{"check", "--contracts", "."},
+		{"check", "--contracts", ".", "relative/path"},
+		{"check", "--contracts", ".", "/a", "b", "c"},
+		{"check", "--contracts", ".", "-H", "nocolon", "/a"},
+		{"check", "--contracts", ".", "/a", "@/no/such/file"},
+		{"check", "--contracts", "/no/such/dir", "/a"},
+		{"check", "--bogus"},
+	} {
+		r := cli(t, "", args...)
+		assert.Equal(t, 2, r.code, "%v: %s", args, r.stdout)
+		assert.NotEmpty(t, r.stderr, "%v: errors go to stderr", args)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	r := cli(t, "", "schema")
+	assert.Equal(t, 0, r.code)
+	want, err := os.ReadFile("../../schema/policy.v0.1.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), r.stdout)
+	assert.Equal(t, 2, cli(t, "", "schema", "extra").code)
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"lint", "check", "schema"} {
+		r := cli(t, "", cmd, "--help")
+		assert.Equal(t, 0, r.code, cmd)
+		assert.Contains(t, r.stdout, "Usage: contractguard "+cmd, cmd)
+		assert.Contains(t, r.stdout, "Example", cmd)
+		assert.Empty(t, r.stderr, cmd)
+	}
+	r := cli(t, "", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "contractguard lint")
+	r = cli(t, "")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "Usage")
+	r = cli(t, "", "frobnicate")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `unknown command "frobnicate"`)
+}
