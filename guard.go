@@ -234,7 +234,7 @@ type stateKey struct{}
 type state struct {
 	guard  *Guard
 	raw    []byte
-	body   any
+	doc    *jsonbody.Doc // the parsed body; nil until parsed
 	parsed bool
 	done   []*compiled  // contracts already enforced on this request
 	values []boundValue // the typed values decoded for them
@@ -266,11 +266,13 @@ func stateOf(r *http.Request) *state {
 
 // Body returns the body of a request that passed a guard, as the guard
 // decoded it: map[string]any, []any, string, json.Number, bool or nil. It
-// reports false when no guard parsed the body (no contract matched, or the
-// body was not JSON on a contract without a schema).
+// is built on the first call, from the parse the guard already made, and
+// its strings share the body's memory. It reports false when no guard
+// parsed the body (no contract matched, or the body was not JSON on a
+// contract without a schema).
 func Body(r *http.Request) (any, bool) {
 	if st := stateOf(r); st != nil && st.parsed {
-		return st.body, true
+		return st.doc.Any(), true
 	}
 	return nil, false
 }
@@ -477,21 +479,21 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 			}
 			return newViolation(CodeMalformedJSON, Detail{Message: "invalid JSON"})
 		}
-		st.body, st.parsed = v, true
+		st.doc, st.parsed = v, true
 	} else if len(st.raw) == 0 {
-		st.parsed = true // an empty body is null
+		st.doc, st.parsed = jsonbody.NullDoc(), true // an empty body is null
 	}
 
 	var details []Detail
 	add := func(path, msg string) { details = append(details, Detail{Path: path, Message: msg}) }
 	values := make([]boundValue, 0, 1)
 	for _, c := range cs {
-		if c.schema != nil && !c.schema.Validate(st.body, add) {
+		if c.schema != nil && !c.schema.Validate(st.doc, add) {
 			continue
 		}
 		if c.typed != nil {
 			v := reflect.New(c.typed.t)
-			if bind.Into(v.Elem(), st.body, add) {
+			if bind.Into(v.Elem(), st.doc.Root(), add) {
 				values = append(values, boundValue{c, v.Interface()})
 			}
 		}
@@ -506,7 +508,7 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 		return newViolation(CodeSchemaInvalid, details...)
 	}
 
-	act := expr.Activation{Body: st.body, Method: in.method, Src: in}
+	act := expr.Activation{Body: st.doc, Method: in.method, Src: in}
 	onError := func(where string, err error) {
 		if g.log.Enabled(context.Background(), slog.LevelDebug) {
 			g.log.Debug("contractguard: rule failed to evaluate; counted as false",
@@ -516,9 +518,6 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 	for _, c := range cs {
 		if len(c.invariants) == 0 && (c.typed == nil || c.typed.rules == nil) {
 			continue
-		}
-		if act.Path == "" {
-			act.Path = route.Join(in.segs)
 		}
 		act.Shape = c.shape
 		for i, inv := range c.invariants {
@@ -576,6 +575,8 @@ func (q *request) Params() map[string]string {
 	}
 	return routerParams(q.r)
 }
+
+func (q *request) Path() string { return route.Join(q.segs) }
 
 func (q *request) Query() map[string]string {
 	vals, _ := url.ParseQuery(q.rawQuery) // as r.URL.Query() reads it: bad pairs dropped

@@ -132,10 +132,11 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)
 	}
-	doc, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit)
+	parsed, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
+	doc := parsed.Any()
 	if m, ok := doc.(map[string]any); ok {
 		delete(m, "$schema") // 2020-12; compiled as draft-07, as contracts are
 		delete(m, "$id")     // a URL derived from the package path: not a base for $refs

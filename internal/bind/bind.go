@@ -25,13 +25,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // Into stores v into dst, which must be settable. It calls add for every
 // value that dst's type cannot hold, with the value's JSON pointer, and
 // reports whether there was none.
-func Into(dst reflect.Value, v any, add func(path, message string)) bool {
+func Into(dst reflect.Value, v jsonbody.Value, add func(path, message string)) bool {
 	p, err := planFor(dst.Type())
 	if err != nil {
 		add("", err.Error())
@@ -86,7 +87,7 @@ func (s *state) pop()                        { s.path = s.path[:len(s.path)-1] }
 
 // plan decodes one type.
 type plan struct {
-	decode func(s *state, v any, dst reflect.Value)
+	decode func(s *state, v jsonbody.Value, dst reflect.Value)
 }
 
 var (
@@ -140,7 +141,7 @@ func (b *builder) plan(t reflect.Type) (*plan, error) {
 	return p, nil
 }
 
-func (b *builder) decoder(t reflect.Type) (func(*state, any, reflect.Value), error) {
+func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
 	switch {
 	case t == timeType:
 		return decodeTime, nil
@@ -172,8 +173,8 @@ func (b *builder) decoder(t reflect.Type) (func(*state, any, reflect.Value), err
 		if err != nil {
 			return nil, err
 		}
-		return func(s *state, v any, dst reflect.Value) {
-			if v == nil {
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			if v.Kind() == jsonbody.Null {
 				dst.SetZero()
 				return
 			}
@@ -190,20 +191,21 @@ func (b *builder) decoder(t reflect.Type) (func(*state, any, reflect.Value), err
 		if err != nil {
 			return nil, err
 		}
-		return func(s *state, v any, dst reflect.Value) {
-			if v == nil {
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			switch v.Kind() {
+			case jsonbody.Null:
 				dst.SetZero()
 				return
-			}
-			a, ok := v.([]any)
-			if !ok {
+			case jsonbody.Array:
+			default:
 				s.fail(mismatch("an array", v))
 				return
 			}
-			out := reflect.MakeSlice(t, len(a), len(a))
-			for i, e := range a {
+			n := v.Len()
+			out := reflect.MakeSlice(t, n, n)
+			for i := range n {
 				s.push("", i)
-				elem.decode(s, e, out.Index(i))
+				elem.decode(s, v.Index(i), out.Index(i))
 				s.pop()
 			}
 			dst.Set(out)
@@ -213,19 +215,19 @@ func (b *builder) decoder(t reflect.Type) (func(*state, any, reflect.Value), err
 		if err != nil {
 			return nil, err
 		}
-		return func(s *state, v any, dst reflect.Value) {
-			if v == nil {
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			switch v.Kind() {
+			case jsonbody.Null:
 				return
-			}
-			a, ok := v.([]any)
-			if !ok {
+			case jsonbody.Array:
+			default:
 				s.fail(mismatch("an array", v))
 				return
 			}
 			for i := 0; i < dst.Len(); i++ {
-				if i < len(a) {
+				if i < v.Len() {
 					s.push("", i)
-					elem.decode(s, a[i], dst.Index(i))
+					elem.decode(s, v.Index(i), dst.Index(i))
 					s.pop()
 				} else {
 					dst.Index(i).SetZero()
@@ -240,7 +242,7 @@ func (b *builder) decoder(t reflect.Type) (func(*state, any, reflect.Value), err
 	return nil, fmt.Errorf("cannot decode into %s", t)
 }
 
-func (b *builder) mapDecoder(t reflect.Type) (func(*state, any, reflect.Value), error) {
+func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
 	kt := t.Key()
 	var key func(string) (reflect.Value, error)
 	switch {
@@ -269,21 +271,23 @@ func (b *builder) mapDecoder(t reflect.Type) (func(*state, any, reflect.Value), 
 	if err != nil {
 		return nil, err
 	}
-	return func(s *state, v any, dst reflect.Value) {
-		if v == nil {
+	return func(s *state, v jsonbody.Value, dst reflect.Value) {
+		switch v.Kind() {
+		case jsonbody.Null:
 			dst.SetZero()
 			return
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
+		case jsonbody.Object:
+		default:
 			s.fail(mismatch("an object", v))
 			return
 		}
 		if dst.IsNil() {
-			dst.Set(reflect.MakeMapWithSize(t, len(m)))
+			dst.Set(reflect.MakeMapWithSize(t, v.Len()))
 		}
 		ev := reflect.New(t.Elem()).Elem()
-		for k, e := range m {
+		for i := range v.Len() {
+			k, e := v.Member(i)
+			k = strings.Clone(k) // a map key outlives the request's body
 			s.push(k, -1)
 			kv, err := key(k)
 			if err != nil {
@@ -305,7 +309,7 @@ type field struct {
 	plan  *plan
 }
 
-func (b *builder) structDecoder(t reflect.Type) (func(*state, any, reflect.Value), error) {
+func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
 	fields, err := jsonFields(t)
 	if err != nil {
 		return nil, err
@@ -320,16 +324,17 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, any, reflect.Value
 		f.plan = p
 		byName[f.name] = f
 	}
-	return func(s *state, v any, dst reflect.Value) {
-		if v == nil {
+	return func(s *state, v jsonbody.Value, dst reflect.Value) {
+		switch v.Kind() {
+		case jsonbody.Null:
 			return
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
+		case jsonbody.Object:
+		default:
 			s.fail(mismatch("an object", v))
 			return
 		}
-		for k, e := range m {
+		for i := range v.Len() {
+			k, e := v.Member(i)
 			f := byName[k]
 			if f == nil {
 				continue // no field of that exact name: not stored, as encoding/json
@@ -447,60 +452,63 @@ func hidden(t reflect.Type, index []int) bool {
 	return false
 }
 
-func mismatch(want string, v any) string {
+func mismatch(want string, v jsonbody.Value) string {
 	return "must be " + want + ", not " + kindOf(v)
 }
 
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
+func kindOf(v jsonbody.Value) string {
+	switch v.Kind() {
+	case jsonbody.Null:
 		return "null"
-	case bool:
+	case jsonbody.False, jsonbody.True:
 		return "a boolean"
-	case string:
+	case jsonbody.String:
 		return "a string"
-	case json.Number:
+	case jsonbody.Number:
 		return "a number"
-	case []any:
+	case jsonbody.Array:
 		return "an array"
-	case map[string]any:
-		return "an object"
 	}
-	return "a value"
+	return "an object"
 }
 
-func decodeBool(s *state, v any, dst reflect.Value) {
-	switch x := v.(type) {
-	case nil:
-	case bool:
-		dst.SetBool(x)
+// Strings handed to the value are copies: the value may outlive the
+// request, the body's bytes may not stay put.
+
+func decodeBool(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.True:
+		dst.SetBool(true)
+	case jsonbody.False:
+		dst.SetBool(false)
 	default:
 		s.fail(mismatch("a boolean", v))
 	}
 }
 
-func decodeString(s *state, v any, dst reflect.Value) {
-	switch x := v.(type) {
-	case nil:
-	case string:
-		dst.SetString(x)
+func decodeString(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		dst.SetString(strings.Clone(v.Str()))
 	default:
 		s.fail(mismatch("a string", v))
 	}
 }
 
-func number(s *state, v any) (string, bool) {
-	switch x := v.(type) {
-	case nil:
+func number(s *state, v jsonbody.Value) (string, bool) {
+	switch v.Kind() {
+	case jsonbody.Null:
 		return "", false
-	case json.Number:
-		return string(x), true
+	case jsonbody.Number:
+		return v.Number(), true
 	}
 	s.fail(mismatch("a number", v))
 	return "", false
 }
 
-func decodeInt(s *state, v any, dst reflect.Value) {
+func decodeInt(s *state, v jsonbody.Value, dst reflect.Value) {
 	lit, ok := number(s, v)
 	if !ok {
 		return
@@ -513,7 +521,7 @@ func decodeInt(s *state, v any, dst reflect.Value) {
 	dst.SetInt(n)
 }
 
-func decodeUint(s *state, v any, dst reflect.Value) {
+func decodeUint(s *state, v jsonbody.Value, dst reflect.Value) {
 	lit, ok := number(s, v)
 	if !ok {
 		return
@@ -540,7 +548,7 @@ func intError(lit string, t reflect.Type, err error) string {
 	return "must be an integer"
 }
 
-func decodeFloat(s *state, v any, dst reflect.Value) {
+func decodeFloat(s *state, v jsonbody.Value, dst reflect.Value) {
 	lit, ok := number(s, v)
 	if !ok {
 		return
@@ -553,26 +561,47 @@ func decodeFloat(s *state, v any, dst reflect.Value) {
 	dst.SetFloat(f)
 }
 
-func decodeNumber(s *state, v any, dst reflect.Value) {
+func decodeNumber(s *state, v jsonbody.Value, dst reflect.Value) {
 	if lit, ok := number(s, v); ok {
-		dst.SetString(lit)
+		dst.SetString(strings.Clone(lit))
 	}
 }
 
-func decodeAny(s *state, v any, dst reflect.Value) {
-	if v == nil {
+// decodeAny gives an any field the generic value (a copy, not the body).
+func decodeAny(s *state, v jsonbody.Value, dst reflect.Value) {
+	if v.Kind() == jsonbody.Null {
 		dst.SetZero()
 		return
 	}
-	dst.Set(reflect.ValueOf(v))
+	dst.Set(reflect.ValueOf(cloneAny(v.Any())))
 }
 
-func decodeBytes(s *state, v any, dst reflect.Value) {
-	switch x := v.(type) {
-	case nil:
-		dst.SetZero()
+func cloneAny(v any) any {
+	switch v := v.(type) {
 	case string:
-		b, err := base64.StdEncoding.DecodeString(x)
+		return strings.Clone(v)
+	case json.Number:
+		return json.Number(strings.Clone(string(v)))
+	case []any:
+		for i := range v {
+			v[i] = cloneAny(v[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[strings.Clone(k)] = cloneAny(e)
+		}
+		return out
+	}
+	return v
+}
+
+func decodeBytes(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+		dst.SetZero()
+	case jsonbody.String:
+		b, err := base64.StdEncoding.DecodeString(v.Str())
 		if err != nil {
 			s.fail("must be base64")
 			return
@@ -583,11 +612,11 @@ func decodeBytes(s *state, v any, dst reflect.Value) {
 	}
 }
 
-func decodeTime(s *state, v any, dst reflect.Value) {
-	switch x := v.(type) {
-	case nil:
-	case string:
-		t, err := time.Parse(time.RFC3339Nano, x)
+func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		t, err := time.Parse(time.RFC3339Nano, v.Str())
 		if err != nil {
 			s.fail("must be a valid date-time (RFC 3339)")
 			return
@@ -600,8 +629,8 @@ func decodeTime(s *state, v any, dst reflect.Value) {
 
 // decodeUnmarshaler hands a type its value's JSON text, as encoding/json
 // would (null included).
-func decodeUnmarshaler(s *state, v any, dst reflect.Value) {
-	b, err := json.Marshal(v)
+func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
+	b, err := json.Marshal(v.Any())
 	if err != nil {
 		s.fail("is not a JSON value")
 		return
@@ -611,11 +640,11 @@ func decodeUnmarshaler(s *state, v any, dst reflect.Value) {
 	}
 }
 
-func decodeText(s *state, v any, dst reflect.Value) {
-	switch x := v.(type) {
-	case nil:
-	case string:
-		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(x)); err != nil {
+func decodeText(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(v.Str())); err != nil {
 			s.fail("is invalid: " + msg.Clip(err.Error()))
 		}
 	default:

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 
@@ -9,6 +8,8 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/interpreter"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // Source supplies the parts of a request that are costly to build. Each
@@ -18,6 +19,7 @@ type Source interface {
 	Params() map[string]string  // path parameters
 	Query() map[string]string   // name -> first value
 	Headers() map[string]string // lower-case name -> first value
+	Path() string               // the path as matched
 	User() any                  // what Options.User returned
 }
 
@@ -26,7 +28,7 @@ type Source interface {
 // before each contract's evaluation; the rest is shared by all contracts
 // of the request. It is not safe for concurrent use.
 type Activation struct {
-	Body   any
+	Body   *jsonbody.Doc // nil: null
 	Shape  *Shape
 	Method string
 	Path   string
@@ -91,17 +93,15 @@ func (a *Activation) userValue() ref.Val {
 	return a.user
 }
 
-// UserValue presents whatever Options.User returned as a CEL map: maps as
-// they are, anything else (a struct with json tags, a pointer to one)
-// through its JSON encoding. nil is an empty map.
+// UserValue presents whatever Options.User returned as a CEL map: a map
+// of strings as it is, anything else (a map, a struct with json tags, a
+// pointer to one) through its JSON encoding. nil is an empty map.
 func UserValue(u any) ref.Val {
 	switch u := u.(type) {
 	case nil:
-		return &object{m: map[string]any{}}
+		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{})
 	case ref.Val:
 		return u
-	case map[string]any:
-		return &object{m: u}
 	case map[string]string:
 		return types.DefaultTypeAdapter.NativeToValue(u)
 	}
@@ -109,16 +109,14 @@ func UserValue(u any) ref.Val {
 	if err != nil {
 		return types.NewErr("context.user: %v", err)
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
+	doc, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit)
+	if err != nil {
 		return types.NewErr("context.user: %v", err)
 	}
-	if _, ok := v.(map[string]any); !ok {
+	if doc.Root().Kind() != jsonbody.Object {
 		return types.NewErr("context.user: %T is not an object", u)
 	}
-	return Value(v, nil)
+	return Value(doc.Root(), nil)
 }
 
 // requestVal is the variable request, a map with fixed keys whose values
@@ -131,7 +129,10 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 	a := (*Activation)(r)
 	switch k {
 	case "body":
-		return Value(a.Body, a.Shape), true
+		if a.Body == nil {
+			return types.NullValue, true
+		}
+		return Value(a.Body.Root(), a.Shape), true
 	case "params":
 		return a.part(gotParams, &a.params, Source.Params), true
 	case "query":
@@ -141,6 +142,9 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 	case "method":
 		return types.String(a.Method), true
 	case "path":
+		if a.Path == "" && a.Src != nil {
+			a.Path = a.Src.Path()
+		}
 		return types.String(a.Path), true
 	}
 	return nil, false

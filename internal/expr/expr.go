@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
@@ -81,7 +82,8 @@ func (e *Env) Compile(src string) (*Program, error) {
 
 // Program is a compiled invariant.
 type Program struct {
-	prg cel.Program
+	prg     cel.Program
+	tracked bool
 	// Estimate is the worst-case cost estimated when it was compiled.
 	Estimate uint64
 }
@@ -107,15 +109,47 @@ func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Est
 		return nil, fmt.Errorf("estimated cost %s exceeds the limit of %d: bound the lists and strings it reads with maxItems and maxLength",
 			costString(est.Max), maxCost)
 	}
-	prg, err := env.Program(ast,
-		cel.CostLimit(costLimit),
-		cel.EvalOptions(cel.OptOptimize),
-	)
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if est.Max > costLimit || readsUnbounded(ast) {
+		opts = append(opts, cel.CostLimit(costLimit))
+	}
+	prg, err := env.Program(ast, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return &Program{prg: prg, Estimate: est.Max}, nil
+	return &Program{prg: prg, tracked: len(opts) > 1, Estimate: est.Max}, nil
 }
+
+// readsUnbounded reports whether an expression reads values whose sizes
+// the estimate cannot bound for sure: context.user (whatever the
+// application returns) and the request line and headers (bounded by the
+// server's MaxHeaderBytes, which an application may raise). Such
+// expressions, and those estimated over the limit, are tracked at run
+// time; the others cannot exceed their estimate, which is within the limit,
+// and run without the tracker's cost.
+func readsUnbounded(a *cel.Ast) bool {
+	found := false
+	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.IdentKind:
+			if e.AsIdent() == "context" {
+				found = true
+			}
+		case celast.SelectKind:
+			sel := e.AsSelect()
+			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == "request" {
+				switch sel.FieldName() {
+				case "headers", "query", "params", "path":
+					found = true
+				}
+			}
+		}
+	}))
+	return found
+}
+
+// Tracked reports whether evaluations run under the cost limit's tracker.
+func (p *Program) Tracked() bool { return p.tracked }
 
 func costString(c uint64) string {
 	if c == math.MaxUint64 {

@@ -1,7 +1,6 @@
 package expr
 
 import (
-	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
@@ -58,7 +57,7 @@ func TestTypedRules(t *testing.T) {
 		t.Run(tt.src, func(t *testing.T) {
 			p, err := te.Rule(ttype, tt.field, tt.src)
 			require.NoError(t, err)
-			a := &Activation{Data: tr, Self: tt.self, Body: map[string]any{"amount": json.Number("50")}, Src: &src{user: map[string]any{"limit": 100}}}
+			a := &Activation{Data: tr, Self: tt.self, Body: doc(t, `{"amount":50}`), Src: &src{user: map[string]any{"limit": 100}}}
 			ok, err := p.Eval(a)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, ok)

@@ -1,62 +1,74 @@
 package expr
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
-// Value presents a decoded JSON value (map[string]any, []any, string,
-// json.Number, bool, nil) to CEL. Objects and arrays are wrapped, not
+// Value presents a body value to CEL. Objects and arrays are wrapped, not
 // copied: their members are converted only when an expression reads them,
-// numbers as the shape says.
-func Value(v any, s *Shape) ref.Val {
-	switch v := v.(type) {
-	case nil:
+// numbers as the shape says, strings without copying.
+func Value(v jsonbody.Value, s *Shape) ref.Val {
+	switch v.Kind() {
+	case jsonbody.Null:
 		return types.NullValue
-	case bool:
-		return types.Bool(v)
-	case string:
-		return types.String(v)
-	case json.Number:
-		return Number(v, s.num())
-	case map[string]any:
-		return &object{m: v, shape: s}
-	case []any:
-		return &list{a: v, shape: s.items()}
-	case ref.Val:
-		return v
+	case jsonbody.False:
+		return types.False
+	case jsonbody.True:
+		return types.True
+	case jsonbody.String:
+		return types.String(v.Str())
+	case jsonbody.Number:
+		return Number(v.Number(), s.num())
+	case jsonbody.Object:
+		return &object{v: v, shape: s}
+	default:
+		return &list{v: v, shape: s.items()}
 	}
-	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
 // Number converts a JSON number literal. NumAuto gives an int when the
 // value is integral and fits in int64 (so 1.0 and 1e2 are ints), else a
 // double.
-func Number(n json.Number, k NumKind) ref.Val {
-	s := string(n)
+func Number(s string, k NumKind) ref.Val {
 	if k != NumDouble {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return types.Int(i)
 		}
-		if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
-			return types.Int(r.Num().Int64())
+		if mayBeIntegral(s) {
+			if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
+				return types.Int(r.Num().Int64())
+			}
 		}
 	}
 	f, _ := strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
 	return types.Double(f)
 }
 
+// mayBeIntegral reports whether a number literal that is not a plain
+// integer could still be integral: it has an exponent, or its fraction is
+// all zeros (1.0). 123.23 is not, and needs no exact arithmetic to say so.
+func mayBeIntegral(s string) bool {
+	if strings.ContainsAny(s, "eE") {
+		return true
+	}
+	dot := strings.IndexByte(s, '.')
+	return dot < 0 || strings.Trim(s[dot+1:], "0") == ""
+}
+
 // object is a JSON object as a CEL map(string, dyn).
 type object struct {
-	m     map[string]any
+	v     jsonbody.Value
 	shape *Shape
 }
 
@@ -68,7 +80,7 @@ var (
 // FindStringKey is the fast path cel-go's interpreter takes for field
 // selection (request.body.total) on values that offer it.
 func (o *object) FindStringKey(k string) (any, bool) {
-	v, ok := o.m[k]
+	v, ok := o.v.Get(k)
 	if !ok {
 		return nil, false
 	}
@@ -92,22 +104,22 @@ func (o *object) Find(key ref.Val) (ref.Val, bool) {
 
 func (o *object) Get(key ref.Val) ref.Val          { return mapGet(o, key) }
 func (o *object) Contains(key ref.Val) ref.Val     { return mapContains(o, key) }
-func (o *object) Size() ref.Val                    { return types.Int(len(o.m)) }
+func (o *object) Size() ref.Val                    { return types.Int(o.v.Len()) }
 func (o *object) Type() ref.Type                   { return types.MapType }
-func (o *object) Value() any                       { return o.m }
+func (o *object) Value() any                       { return o.v.Any() }
 func (o *object) Equal(other ref.Val) ref.Val      { return mapEqual(o, other) }
 func (o *object) ConvertToType(t ref.Type) ref.Val { return convertToType(o, types.MapType, t) }
 
 func (o *object) ConvertToNative(t reflect.Type) (any, error) {
-	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, o.m).ConvertToNative(t)
+	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, o.v.Any().(map[string]any)).ConvertToNative(t)
 }
 
 // Iterator visits the keys in sorted order, so that results never depend
-// on Go's map order.
+// on the order of the body.
 func (o *object) Iterator() traits.Iterator {
-	keys := make([]string, 0, len(o.m))
-	for k := range o.m {
-		keys = append(keys, k)
+	keys := make([]string, o.v.Len())
+	for i := range keys {
+		keys[i], _ = o.v.Member(i)
 	}
 	slices.Sort(keys)
 	return &keyIterator{keys: keys}
@@ -115,7 +127,7 @@ func (o *object) Iterator() traits.Iterator {
 
 // list is a JSON array as a CEL list(dyn).
 type list struct {
-	a     []any
+	v     jsonbody.Value
 	shape *Shape // of the items
 }
 
@@ -124,10 +136,10 @@ func (l *list) Get(index ref.Val) ref.Val {
 	if err != nil {
 		return types.WrapErr(err)
 	}
-	if i < 0 || i >= int64(len(l.a)) {
+	if i < 0 || i >= int64(l.v.Len()) {
 		return types.NewErr("index out of range: %d", i)
 	}
-	return Value(l.a[i], l.shape)
+	return Value(l.v.Index(int(i)), l.shape)
 }
 
 func indexOf(v ref.Val) (int64, error) {
@@ -144,13 +156,13 @@ func indexOf(v ref.Val) (int64, error) {
 	return 0, fmt.Errorf("unsupported index: %v", v)
 }
 
-func (l *list) Size() ref.Val  { return types.Int(len(l.a)) }
+func (l *list) Size() ref.Val  { return types.Int(l.v.Len()) }
 func (l *list) Type() ref.Type { return types.ListType }
-func (l *list) Value() any     { return l.a }
+func (l *list) Value() any     { return l.v.Any() }
 
 func (l *list) Contains(v ref.Val) ref.Val {
-	for _, e := range l.a {
-		if types.Equal(Value(e, l.shape), v) == types.True {
+	for i := range l.v.Len() {
+		if types.Equal(Value(l.v.Index(i), l.shape), v) == types.True {
 			return types.True
 		}
 	}
@@ -162,9 +174,9 @@ func (l *list) Add(other ref.Val) ref.Val {
 }
 
 func (l *list) values() traits.Lister {
-	vals := make([]ref.Val, len(l.a))
-	for i, e := range l.a {
-		vals[i] = Value(e, l.shape)
+	vals := make([]ref.Val, l.v.Len())
+	for i := range vals {
+		vals[i] = Value(l.v.Index(i), l.shape)
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, vals)
 }
@@ -177,8 +189,8 @@ func (l *list) Equal(other ref.Val) ref.Val {
 	if o.Size() != l.Size() {
 		return types.False
 	}
-	for i, e := range l.a {
-		if types.Equal(Value(e, l.shape), o.Get(types.Int(i))) != types.True {
+	for i := range l.v.Len() {
+		if types.Equal(Value(l.v.Index(i), l.shape), o.Get(types.Int(i))) != types.True {
 			return types.False
 		}
 	}
@@ -197,13 +209,13 @@ type listIterator struct {
 	i int
 }
 
-func (it *listIterator) HasNext() ref.Val { return types.Bool(it.i < len(it.l.a)) }
+func (it *listIterator) HasNext() ref.Val { return types.Bool(it.i < it.l.v.Len()) }
 
 func (it *listIterator) Next() ref.Val {
-	if it.i >= len(it.l.a) {
+	if it.i >= it.l.v.Len() {
 		return nil
 	}
-	v := Value(it.l.a[it.i], it.l.shape)
+	v := Value(it.l.v.Index(it.i), it.l.shape)
 	it.i++
 	return v
 }

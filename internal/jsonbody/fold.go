@@ -11,19 +11,22 @@ import (
 // encoding/json uses to match object names to struct fields). An exact
 // duplicate is a special case of that.
 //
-// Small objects are checked pairwise without allocating; past smallNames
-// names the set switches to a map keyed by the folded form.
+// Small objects are checked pairwise; larger ones by a hash of the folded
+// name, confirmed with EqualFold, in a map the parser lends and reuses, so
+// that checking allocates nothing.
 type nameSet struct {
 	small [smallNames]string
 	n     int
-	big   map[string]string // folded name -> first name seen
+	big   map[uint64]string // folded-name hash -> first name with it
+	exact map[string]string // folded name -> first name, after a hash collision
 }
 
 const smallNames = 8
 
 // add records name. When an earlier name folds to the same key, it returns
-// that name and true.
-func (s *nameSet) add(name string) (string, bool) {
+// that name and true. When the set grows past smallNames, it borrows an
+// empty map from the parser, for its depth.
+func (s *nameSet) add(name string, p *parser, depth int) (string, bool) {
 	if s.big == nil {
 		for _, prev := range s.small[:s.n] {
 			if strings.EqualFold(prev, name) {
@@ -35,17 +38,64 @@ func (s *nameSet) add(name string) (string, bool) {
 			s.n++
 			return "", false
 		}
-		s.big = make(map[string]string, 2*smallNames)
+		s.big = p.fold(depth)
 		for _, prev := range s.small[:s.n] {
-			s.big[foldKey(prev)] = prev
+			s.insert(prev)
 		}
 	}
-	k := foldKey(name)
-	if prev, ok := s.big[k]; ok {
+	return s.insert(name)
+}
+
+func (s *nameSet) insert(name string) (string, bool) {
+	if s.exact != nil {
+		k := foldKey(name)
+		if prev, ok := s.exact[k]; ok {
+			return prev, true
+		}
+		s.exact[k] = name
+		return "", false
+	}
+	h := foldHash(name)
+	prev, ok := s.big[h]
+	switch {
+	case !ok:
+		s.big[h] = name
+		return "", false
+	case strings.EqualFold(prev, name):
 		return prev, true
 	}
-	s.big[k] = name
-	return "", false
+	// Two names that do not fold alike share a hash: from here on, keep
+	// the folded names themselves.
+	s.exact = make(map[string]string, 2*len(s.big))
+	for _, n := range s.big {
+		s.exact[foldKey(n)] = n
+	}
+	return s.insert(name)
+}
+
+// foldHash hashes the folded form of s (FNV-1a over foldRune of every
+// rune): names equal under strings.EqualFold hash alike.
+func foldHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		if c < utf8.RuneSelf {
+			r = rune(c)
+			if 'a' <= c && c <= 'z' {
+				r -= 'a' - 'A'
+			}
+			i++
+		} else {
+			var size int
+			r, size = utf8.DecodeRuneInString(s[i:])
+			r = minFold(r)
+			i += size
+		}
+		h ^= uint64(r)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // foldKey maps every rune of s to the smallest rune of its simple-folding

@@ -1,29 +1,32 @@
 // Package jsonbody is contractguard's strict JSON reader.
 //
-// It turns a request body into the generic Go value the rest of the guard
-// works on (map[string]any, []any, string, json.Number, bool, nil) in one
-// pass over the tokens of github.com/go-json-experiment/json/jsontext, and it
-// rejects everything that lets two JSON parsers disagree about what a body
-// says: invalid UTF-8 and lone surrogates, trailing data, duplicate names
-// (compared after unescaping), names that differ only in letter case under
-// Unicode simple folding (what encoding/json uses to match struct fields),
-// nesting deeper than a limit, and number literals long enough to make
-// arbitrary-precision arithmetic slow. Numbers keep their exact text as
-// json.Number.
+// It reads a request body in one pass over the tokens of
+// github.com/go-json-experiment/json/jsontext into a Doc: a flat tape of
+// nodes over the body's bytes, strings not copied. Everything the guard
+// checks reads the tape; the generic Go value (map[string]any, []any,
+// string, json.Number, bool, nil) is built only when asked for.
+//
+// It rejects everything that lets two JSON parsers disagree about what a
+// body says: invalid UTF-8 and lone surrogates, trailing data, duplicate
+// names (compared after unescaping), names that differ only in letter case
+// under Unicode simple folding (what encoding/json uses to match struct
+// fields), nesting deeper than a limit, and number literals long enough,
+// or with exponents large enough, to make exact arithmetic slow. Numbers
+// keep their exact text.
 package jsonbody
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/contractguard/contractguard/internal/msg"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // MaxNumberLen is the longest number literal Parse accepts, in bytes.
@@ -57,46 +60,42 @@ type parser struct {
 	dec      jsontext.Decoder
 	buf      bytes.Buffer
 	maxDepth int
-	// values and names are stacks shared by every array and object being
-	// built: members collect here and move to a slice or map of exactly
-	// their number when the array or object ends, instead of growing one.
-	values []any
-	names  []string
+	doc      *Doc
+	// stack holds the children of the containers being read (node indices;
+	// for objects a name node and a value node per member); they move to
+	// doc.kids when their container ends.
+	stack []uint32
+	// folds are the name-check maps of large objects, one per depth,
+	// cleared and lent again for the next object at that depth.
+	folds []map[uint64]string
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
-// maxPooledStack is the most values a 1 MiB body can hold ("1," each):
+// maxPooledStack is the most entries a 1 MiB body can need ("1," each):
 // stacks up to that size stay with a pooled parser (until the pool drops it
 // at a garbage collection), larger ones are let go.
 const maxPooledStack = 1 << 19
 
-// push appends v to the value stack, doubling it when full: append grows
-// large slices by a quarter, which allocates five times the final size.
-func (p *parser) push(v any) {
-	if len(p.values) == cap(p.values) {
-		grown := make([]any, len(p.values), max(64, 2*cap(p.values)))
-		copy(grown, p.values)
-		clear(p.values)
-		p.values = grown
-	}
-	p.values = append(p.values, v)
-}
-
-// Parse decodes data strictly. maxDepth bounds the nesting of arrays and
+// Parse reads data strictly. maxDepth bounds the nesting of arrays and
 // objects: a top-level object or array is depth 1. An empty input is not
-// valid JSON; callers that treat an empty body as null check for it first.
-func Parse(data []byte, maxDepth int) (any, error) {
+// valid JSON; callers that treat an empty body as null check for it first
+// (see NullDoc). The Doc refers to data, which must not change afterwards.
+func Parse(data []byte, maxDepth int) (*Doc, error) {
 	p := parsers.Get().(*parser)
 	defer func() {
 		p.buf = bytes.Buffer{}
 		p.dec.Reset(&p.buf)
-		clear(p.values[:cap(p.values)]) // drop references into the body
-		clear(p.names[:cap(p.names)])
-		if cap(p.values) > maxPooledStack { // a body over 1 MiB: do not keep its stack
-			p.values, p.names = nil, nil
+		p.doc = nil
+		if cap(p.stack) > maxPooledStack {
+			p.stack = nil
 		}
-		p.values, p.names = p.values[:0], p.names[:0]
+		for i, m := range p.folds {
+			if len(m) > 1024 { // do not keep the map of one huge object
+				p.folds[i] = nil
+			}
+		}
+		p.stack = p.stack[:0]
 		parsers.Put(p)
 	}()
 	p.buf = *bytes.NewBuffer(data)
@@ -105,12 +104,11 @@ func Parse(data []byte, maxDepth int) (any, error) {
 	// superset of jsontext's exact-match check; doing both would cost twice.
 	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
 	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
+	// About one node per 8 bytes of a typical body; the tape grows if not.
+	n := len(data)/8 + 4
+	p.doc = &Doc{raw: data, nodes: make([]node, 0, n), kids: make([]uint32, 0, n)}
 
-	tok, err := p.dec.ReadToken()
-	if err != nil {
-		return nil, p.syntaxError(err)
-	}
-	v, err := p.value(tok, 0)
+	root, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
@@ -120,46 +118,73 @@ func Parse(data []byte, maxDepth int) (any, error) {
 		}
 		return nil, p.syntaxError(err)
 	}
-	return v, nil
+	p.doc.root = root
+	return p.doc, nil
 }
 
-func (p *parser) value(tok jsontext.Token, depth int) (any, error) {
-	switch tok.Kind() {
+// value reads one value and returns its node.
+func (p *parser) value(depth int) (uint32, error) {
+	switch p.dec.PeekKind() {
 	case '{':
 		return p.object(depth + 1)
 	case '[':
 		return p.array(depth + 1)
-	case '"':
-		return tok.String(), nil
-	case '0':
-		raw := tok.String()
-		if len(raw) > MaxNumberLen {
-			return nil, p.errorHere(fmt.Sprintf("number literal longer than %d characters", MaxNumberLen))
-		}
-		if !exponentInRange(raw) {
-			return nil, p.errorHere(fmt.Sprintf("number exponent beyond ±%d", MaxExponent))
-		}
-		return json.Number(raw), nil
-	case 't':
-		return true, nil
-	case 'f':
-		return false, nil
-	case 'n':
-		return nil, nil
+	case 0:
+		_, err := p.dec.ReadToken()
+		return 0, p.syntaxError(err)
 	}
-	// ReadToken never returns another kind without an error.
-	return nil, p.errorHere("unexpected token")
+	return p.scalar()
+}
+
+func (p *parser) add(n node) uint32 {
+	p.doc.nodes = append(p.doc.nodes, n)
+	return uint32(len(p.doc.nodes) - 1)
+}
+
+// scalar reads a string, number or literal. Strings and numbers point into
+// the body; a string with escapes is unescaped into the doc's text.
+func (p *parser) scalar() (uint32, error) {
+	val, err := p.dec.ReadValue()
+	if err != nil {
+		return 0, p.syntaxError(err)
+	}
+	end := uint32(p.dec.InputOffset())
+	start := end - uint32(len(val))
+	switch val[0] {
+	case '"':
+		if bytes.IndexByte(val, '\\') < 0 {
+			return p.add(node{kind: String, start: start + 1, end: end - 1}), nil
+		}
+		d := p.doc
+		from := uint32(len(d.text))
+		if d.text, err = jsontext.AppendUnquote(d.text, val); err != nil {
+			return 0, p.errorHere("invalid string")
+		}
+		return p.add(node{kind: String, escaped: true, start: from, end: uint32(len(d.text))}), nil
+	case 't':
+		return p.add(node{kind: True}), nil
+	case 'f':
+		return p.add(node{kind: False}), nil
+	case 'n':
+		return p.add(node{kind: Null}), nil
+	}
+	if len(val) > MaxNumberLen {
+		return 0, p.errorHere(fmt.Sprintf("number literal longer than %d characters", MaxNumberLen))
+	}
+	if !exponentInRange(val) {
+		return 0, p.errorHere(fmt.Sprintf("number exponent beyond ±%d", MaxExponent))
+	}
+	return p.add(node{kind: Number, start: start, end: end}), nil
 }
 
 // exponentInRange reports whether a valid number literal's exponent, if it
 // has one, is within ±MaxExponent.
-func exponentInRange(num string) bool {
-	i := strings.IndexAny(num, "eE")
+func exponentInRange(num []byte) bool {
+	i := bytes.IndexAny(num, "eE")
 	if i < 0 {
 		return true
 	}
-	e := strings.TrimLeft(num[i+1:], "+-")
-	e = strings.TrimLeft(e, "0")
+	e := strings.TrimLeft(strings.TrimLeft(string(num[i+1:]), "+-"), "0")
 	if len(e) > 4 {
 		return false
 	}
@@ -167,76 +192,104 @@ func exponentInRange(num string) bool {
 	return n <= MaxExponent
 }
 
-func (p *parser) object(depth int) (any, error) {
-	if depth > p.maxDepth {
-		return nil, p.depthError()
+func (p *parser) object(depth int) (uint32, error) {
+	if _, err := p.dec.ReadToken(); err != nil { // {
+		return 0, p.syntaxError(err)
 	}
-	base, nbase := len(p.values), len(p.names)
+	if depth > p.maxDepth { // after the token: the path is the too-deep value's
+		return 0, p.depthError()
+	}
+	self := p.add(node{kind: Object})
+	base := len(p.stack)
 	var names nameSet
 	for {
-		tok, err := p.dec.ReadToken()
-		if err != nil {
-			return nil, p.syntaxError(err)
-		}
-		if tok.Kind() == '}' {
+		k := p.dec.PeekKind()
+		if k == '}' {
 			break
 		}
-		name := tok.String()
-		if prev, clash := names.add(name); clash {
-			if prev == name {
-				return nil, p.errorHere("duplicate key " + strconv.Quote(msg.Clip(name)))
+		if k != '"' {
+			_, err := p.dec.ReadToken()
+			return 0, p.syntaxError(err)
+		}
+		name, err := p.scalar()
+		if err != nil {
+			return 0, err
+		}
+		key := p.doc.str(name)
+		if prev, clash := names.add(key, p, depth); clash {
+			if prev == key {
+				return 0, p.errorHere("duplicate key " + strconv.Quote(msg.Clip(key)))
 			}
-			return nil, p.errorHere("key " + strconv.Quote(msg.Clip(name)) + " differs from key " +
+			return 0, p.errorHere("key " + strconv.Quote(msg.Clip(key)) + " differs from key " +
 				strconv.Quote(msg.Clip(prev)) + " only in letter case")
 		}
-		tok, err = p.dec.ReadToken()
+		v, err := p.value(depth)
 		if err != nil {
-			return nil, p.syntaxError(err)
+			return 0, err
 		}
-		v, err := p.value(tok, depth)
-		if err != nil {
-			return nil, err
-		}
-		p.names = append(p.names, name)
-		p.push(v)
+		p.stack = append(p.stack, name, v)
 	}
-	m := make(map[string]any, len(p.values)-base)
-	for i, v := range p.values[base:] {
-		m[p.names[nbase+i]] = v
+	if _, err := p.dec.ReadToken(); err != nil { // }
+		return 0, p.syntaxError(err)
 	}
-	clear(p.values[base:])
-	p.values, p.names = p.values[:base], p.names[:nbase]
-	return m, nil
+	p.close(self, base)
+	return self, nil
 }
 
-func (p *parser) array(depth int) (any, error) {
-	if depth > p.maxDepth {
-		return nil, p.depthError()
+func (p *parser) array(depth int) (uint32, error) {
+	if _, err := p.dec.ReadToken(); err != nil { // [
+		return 0, p.syntaxError(err)
 	}
-	base := len(p.values)
+	if depth > p.maxDepth { // after the token: the path is the too-deep value's
+		return 0, p.depthError()
+	}
+	self := p.add(node{kind: Array})
+	base := len(p.stack)
 	for {
-		tok, err := p.dec.ReadToken()
-		if err != nil {
-			return nil, p.syntaxError(err)
-		}
-		if tok.Kind() == ']' {
+		k := p.dec.PeekKind()
+		if k == ']' {
 			break
 		}
-		v, err := p.value(tok, depth)
-		if err != nil {
-			return nil, err
+		if k == 0 {
+			_, err := p.dec.ReadToken()
+			return 0, p.syntaxError(err)
 		}
-		p.push(v)
+		v, err := p.value(depth)
+		if err != nil {
+			return 0, err
+		}
+		p.stack = append(p.stack, v)
 	}
-	a := make([]any, len(p.values)-base)
-	copy(a, p.values[base:])
-	clear(p.values[base:])
-	p.values = p.values[:base]
-	return a, nil
+	if _, err := p.dec.ReadToken(); err != nil { // ]
+		return 0, p.syntaxError(err)
+	}
+	p.close(self, base)
+	return self, nil
 }
 
-func (p *parser) errorHere(msg string) error {
-	return &Error{Path: string(p.dec.StackPointer()), Message: msg}
+// fold lends the name-check map of depth, empty.
+func (p *parser) fold(depth int) map[uint64]string {
+	for len(p.folds) <= depth {
+		p.folds = append(p.folds, nil)
+	}
+	if p.folds[depth] == nil {
+		p.folds[depth] = make(map[uint64]string, 32)
+	}
+	clear(p.folds[depth])
+	return p.folds[depth]
+}
+
+// close moves a container's children from the stack to the doc.
+func (p *parser) close(self uint32, base int) {
+	d := p.doc
+	d.nodes[self].start = uint32(len(d.kids))
+	d.nodes[self].end = uint32(len(p.stack) - base)
+	d.kids = append(d.kids, p.stack[base:]...)
+	p.stack = p.stack[:base]
+}
+
+func (p *parser) errorHere(text string) error {
+	return &Error{Path: string(p.dec.StackPointer()), Message: text}
 }
 
 func (p *parser) depthError() error {

@@ -33,10 +33,10 @@ func TestParse_Accepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Parse([]byte(tt.in), 64)
+			doc, err := Parse([]byte(tt.in), 64)
 			require.NoError(t, err)
 			if tt.want != nil {
-				assert.Equal(t, tt.want, got)
+				assert.Equal(t, tt.want, doc.Any())
 			}
 		})
 	}
@@ -118,12 +118,34 @@ func TestParse_ErrorNeverEchoesMuch(t *testing.T) {
 }
 
 func TestFoldKeyAgreesWithEqualFold(t *testing.T) {
-	words := []string{"sku", "SKU", "ſku", "Kind", "\u212aind", "kind", "straße", "STRASSE", "ǅ", "ǆ", "Ǆ", "σ", "ς", "Σ", "İ", "i", "ı", "I"}
+	words := []string{"sku", "SKU", "ſku", "Kind", "\u212aind", "kind", "straße", "STRASSE", "ǅ", "ǆ", "Ǆ", "σ", "ς", "Σ", "İ", "i", "ı", "I", "", "a-b", "A_B"}
 	for _, a := range words {
 		for _, b := range words {
 			assert.Equal(t, strings.EqualFold(a, b), foldKey(a) == foldKey(b), "%q vs %q", a, b)
+			if strings.EqualFold(a, b) {
+				assert.Equal(t, foldHash(a), foldHash(b), "%q vs %q hash alike", a, b)
+			}
 		}
 	}
+}
+
+func TestNameSet_HashCollisionFallsBackToFoldedNames(t *testing.T) {
+	p := new(parser)
+	var s nameSet
+	for i := range smallNames + 1 {
+		_, clash := s.add(strings.Repeat("x", i+1), p, 0)
+		require.False(t, clash)
+	}
+	s.big[foldHash("abc")] = "zzz" // a different name under abc's hash
+	_, clash := s.add("abc", p, 0)
+	assert.False(t, clash, "a hash collision is not a clash")
+	prev, clash := s.add("ABC", p, 0)
+	assert.True(t, clash)
+	assert.Equal(t, "abc", prev)
+	prev, clash = s.add("XX", p, 0)
+	assert.True(t, clash, "names seen before the collision are still known")
+	assert.Equal(t, "xx", prev)
+	assert.NotNil(t, s.exact)
 }
 
 // FuzzBody checks that the strict reader never panics and never accepts a
@@ -138,7 +160,7 @@ func FuzzBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := Parse(data, 16)
+		doc, err := Parse(data, 16)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error of type %T: %v", err, err)
@@ -154,7 +176,7 @@ func FuzzBody(f *testing.F) {
 		if dec.More() {
 			t.Fatalf("accepted %q with trailing data", data)
 		}
-		if !equalJSON(got, want) {
+		if got := doc.Any(); !equalJSON(got, want) {
 			t.Fatalf("%q: got %#v, encoding/json reads %#v", data, got, want)
 		}
 	})

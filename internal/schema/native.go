@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // native is the fast path of a compiled schema: a tree of checks for the
@@ -21,7 +23,7 @@ import (
 // instead. Both give the same verdicts, paths and messages: a differential
 // test holds them to it.
 //
-// It walks the values jsonbody produces (numbers are json.Number), follows
+// It walks the tape jsonbody produces, follows
 // the library's order of checks (type, const, enum and format each end the
 // checks of a value that fails them), and avoids the library's exact
 // arithmetic unless float64 cannot decide a comparison.
@@ -39,8 +41,8 @@ type native struct {
 
 	minProps, maxProps int // -1: none
 	required           []string
-	props              map[string]*native
-	additional         int8 // 1: any allowed; -1: none allowed; 0: see additionalSchema
+	members            map[string]member // properties and required names
+	additional         int8              // 1: any allowed; -1: none allowed; 0: see additionalSchema
 	additionalSchema   *native
 
 	minItems, maxItems int
@@ -50,6 +52,14 @@ type native struct {
 	pattern              jsonschema.Regexp
 
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum *bound
+}
+
+// member is what a schema says about one member name: its property
+// schema (nil if it is not a property) and its bit among the required
+// names (-1 if it is not required; only the first 64 get a bit).
+type member struct {
+	schema   *native
+	required int
 }
 
 type jsonTypes uint8
@@ -153,10 +163,20 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		n.ref = sub(s.Ref)
 		n.refOnly = s.DraftVersion < 2019
 	}
-	if len(s.Properties) > 0 {
-		n.props = make(map[string]*native, len(s.Properties))
+	if len(s.Properties) > 0 || len(s.Required) > 0 {
+		n.members = make(map[string]member, len(s.Properties)+len(s.Required))
 		for name, p := range s.Properties {
-			n.props[name] = sub(p)
+			n.members[name] = member{schema: sub(p), required: -1}
+		}
+		for i, name := range s.Required {
+			m, ok := n.members[name]
+			if !ok {
+				m.required = -1
+			}
+			if i < 64 && m.required < 0 {
+				m.required = i
+			}
+			n.members[name] = m
 		}
 	}
 	switch a := s.AdditionalProperties.(type) {
@@ -230,6 +250,7 @@ type nativeRun struct {
 	path  []pathToken
 	add   func(path, message string)
 	valid bool
+	buf   [16]pathToken // the path's first levels, without allocating
 }
 
 type pathToken struct {
@@ -265,7 +286,7 @@ func (r *nativeRun) pointer(name *string) string {
 	return Pointer(tokens)
 }
 
-func (r *nativeRun) validate(n *native, v any) {
+func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	switch n.boolean {
 	case 1:
 		return
@@ -273,12 +294,8 @@ func (r *nativeRun) validate(n *native, v any) {
 		r.fail(msgNotAllowed)
 		return
 	}
-	t := typeOf(v)
-	if t == 0 {
-		r.fail(msgInvalidValue)
-		return
-	}
-	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.(json.Number))) {
+	t := typeBit[v.Kind()]
+	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.Number())) {
 		r.fail(msgType(n.typeNames, typeName(t)))
 		return
 	}
@@ -290,7 +307,7 @@ func (r *nativeRun) validate(n *native, v any) {
 		r.fail(msgEnum(n.enum))
 		return
 	}
-	if n.format != nil && n.format.Validate(v) != nil {
+	if n.format != nil && t == tString && n.format.Validate(v.Str()) != nil {
 		r.fail(formatMessage(n.format.Name))
 		return
 	}
@@ -300,32 +317,34 @@ func (r *nativeRun) validate(n *native, v any) {
 			return
 		}
 	}
-	switch v := v.(type) {
-	case map[string]any:
+	switch t {
+	case tObject:
 		r.object(n, v)
-	case []any:
+	case tArray:
 		r.array(n, v)
-	case string:
-		r.str(n, v)
-	case json.Number:
-		r.number(n, v)
+	case tString:
+		r.str(n, v.Str())
+	case tNumber:
+		r.number(n, v.Number())
 	}
 }
 
-func (r *nativeRun) object(n *native, obj map[string]any) {
-	if n.minProps >= 0 && len(obj) < n.minProps {
+func (r *nativeRun) object(n *native, obj jsonbody.Value) {
+	count := obj.Len()
+	if n.minProps >= 0 && count < n.minProps {
 		r.fail(msgMinProperties(n.minProps))
 	}
-	if n.maxProps >= 0 && len(obj) > n.maxProps {
+	if n.maxProps >= 0 && count > n.maxProps {
 		r.fail(msgMaxProperties(n.maxProps))
 	}
-	for _, name := range n.required {
-		if _, ok := obj[name]; !ok {
-			r.failAt(name, msgRequired)
+	var seen uint64 // the required names present, by bit
+	for i := range count {
+		name, v := obj.Member(i)
+		m, ok := n.members[name]
+		if ok && m.required >= 0 {
+			seen |= 1 << m.required
 		}
-	}
-	for name, v := range obj {
-		child := n.props[name]
+		child := m.schema
 		if child == nil {
 			switch {
 			case n.additionalSchema != nil:
@@ -341,22 +360,33 @@ func (r *nativeRun) object(n *native, obj map[string]any) {
 		r.validate(child, v)
 		r.path = r.path[:len(r.path)-1]
 	}
+	for i, name := range n.required {
+		if i < 64 {
+			if seen&(1<<i) != 0 {
+				continue
+			}
+		} else if _, ok := obj.Get(name); ok {
+			continue
+		}
+		r.failAt(name, msgRequired)
+	}
 }
 
-func (r *nativeRun) array(n *native, arr []any) {
-	if n.minItems >= 0 && len(arr) < n.minItems {
+func (r *nativeRun) array(n *native, arr jsonbody.Value) {
+	count := arr.Len()
+	if n.minItems >= 0 && count < n.minItems {
 		r.fail(msgMinItems(n.minItems))
 	}
-	if n.maxItems >= 0 && len(arr) > n.maxItems {
+	if n.maxItems >= 0 && count > n.maxItems {
 		r.fail(msgMaxItems(n.maxItems))
 	}
 	if n.items == nil {
 		return
 	}
 	r.path = append(r.path, pathToken{})
-	for i, v := range arr {
+	for i := range count {
 		r.path[len(r.path)-1].index = i
-		r.validate(n.items, v)
+		r.validate(n.items, arr.Index(i))
 	}
 	r.path = r.path[:len(r.path)-1]
 }
@@ -376,7 +406,7 @@ func (r *nativeRun) str(n *native, s string) {
 	}
 }
 
-func (r *nativeRun) number(n *native, x json.Number) {
+func (r *nativeRun) number(n *native, x string) {
 	if n.minimum != nil && compare(x, n.minimum) < 0 {
 		r.fail(msgMinimum(n.minimum.rat))
 	}
@@ -391,22 +421,9 @@ func (r *nativeRun) number(n *native, x json.Number) {
 	}
 }
 
-func typeOf(v any) jsonTypes {
-	switch v.(type) {
-	case nil:
-		return tNull
-	case bool:
-		return tBoolean
-	case json.Number:
-		return tNumber
-	case string:
-		return tString
-	case []any:
-		return tArray
-	case map[string]any:
-		return tObject
-	}
-	return 0
+var typeBit = [...]jsonTypes{
+	jsonbody.Null: tNull, jsonbody.False: tBoolean, jsonbody.True: tBoolean,
+	jsonbody.Number: tNumber, jsonbody.String: tString, jsonbody.Array: tArray, jsonbody.Object: tObject,
 }
 
 func typeName(t jsonTypes) string {
@@ -420,8 +437,7 @@ func typeName(t jsonTypes) string {
 
 // isInteger reports whether a number literal has an integral value: any
 // literal without fraction or exponent, else by exact arithmetic (1.0, 1e2).
-func isInteger(n json.Number) bool {
-	s := string(n)
+func isInteger(s string) bool {
 	if !strings.ContainsAny(s, ".eE") {
 		return true
 	}
@@ -432,8 +448,7 @@ func isInteger(n json.Number) bool {
 // compare orders a number literal against a bound, exactly. Integers that
 // fit int64 compare as such; otherwise float64 decides when the two values
 // are further apart than its rounding could move them; otherwise big.Rat.
-func compare(n json.Number, b *bound) int {
-	s := string(n)
+func compare(s string, b *bound) int {
 	if b.isInt && isSmallInt(s) {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return cmpInt(i, b.i)
@@ -478,7 +493,7 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-func inEnum(v any, enum []any) bool {
+func inEnum(v jsonbody.Value, enum []any) bool {
 	for _, e := range enum {
 		if equal(v, e) {
 			return true
@@ -487,52 +502,52 @@ func inEnum(v any, enum []any) bool {
 	return false
 }
 
-// equal is JSON equality as the library defines it: numbers by value,
-// arrays in order, objects by keys.
-func equal(a, b any) bool {
-	switch a := a.(type) {
-	case nil:
+// equal is JSON equality as the library defines it, between a body value
+// and a schema value: numbers by value, arrays in order, objects by keys.
+func equal(a jsonbody.Value, b any) bool {
+	switch a.Kind() {
+	case jsonbody.Null:
 		return b == nil
-	case bool:
+	case jsonbody.False, jsonbody.True:
 		bb, ok := b.(bool)
-		return ok && a == bb
-	case string:
+		return ok && bb == (a.Kind() == jsonbody.True)
+	case jsonbody.String:
 		bs, ok := b.(string)
-		return ok && a == bs
-	case json.Number:
+		return ok && a.Str() == bs
+	case jsonbody.Number:
 		bn, ok := b.(json.Number)
 		if !ok {
 			return false
 		}
-		if a == bn {
+		if a.Number() == string(bn) {
 			return true
 		}
-		ra, ok1 := new(big.Rat).SetString(string(a))
+		ra, ok1 := new(big.Rat).SetString(a.Number())
 		rb, ok2 := new(big.Rat).SetString(string(bn))
 		return ok1 && ok2 && ra.Cmp(rb) == 0
-	case []any:
+	case jsonbody.Array:
 		bl, ok := b.([]any)
-		if !ok || len(a) != len(bl) {
+		if !ok || a.Len() != len(bl) {
 			return false
 		}
-		for i := range a {
-			if !equal(a[i], bl[i]) {
+		for i := range bl {
+			if !equal(a.Index(i), bl[i]) {
 				return false
 			}
 		}
 		return true
-	case map[string]any:
+	default:
 		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
+		if !ok || a.Len() != len(bm) {
 			return false
 		}
-		for k, v := range a {
-			w, ok := bm[k]
+		for i := range a.Len() {
+			name, v := a.Member(i)
+			w, ok := bm[name]
 			if !ok || !equal(v, w) {
 				return false
 			}
 		}
 		return true
 	}
-	return false
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // Root is the URL under which the contracts folder is seen by the schema
@@ -150,21 +152,22 @@ func (s *Schema) Native() bool { return s.fast != nil }
 // Compiled is the underlying compiled schema.
 func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 
-// Validate checks v, a value as jsonbody decodes it, and calls add once for
-// every failure, with the JSON pointer of the failing value and a short
-// message, in no particular order. It reports whether v is valid.
-func (s *Schema) Validate(v any, add func(path, message string)) bool {
+// Validate checks a body and calls add once for every failure, with the
+// JSON pointer of the failing value and a short message, in no particular
+// order. It reports whether the body is valid.
+func (s *Schema) Validate(doc *jsonbody.Doc, add func(path, message string)) bool {
 	if s.fast != nil {
 		r := nativeRun{add: add, valid: true}
-		r.validate(s.fast, v)
+		r.path = r.buf[:0]
+		r.validate(s.fast, doc.Root())
 		return r.valid
 	}
-	return s.Reference(v, add)
+	return s.Reference(doc.Any(), add)
 }
 
-// Reference validates with santhosh-tekuri/jsonschema alone. It is what
-// Validate does for schemas outside the fast path, and the reference the
-// fast path is tested against.
+// Reference validates a generic value (map[string]any, json.Number…) with
+// santhosh-tekuri/jsonschema alone. It is what Validate does for schemas
+// outside the fast path, and the reference the fast path is tested against.
 func (s *Schema) Reference(v any, add func(path, message string)) bool {
 	err := s.s.Validate(v)
 	if err == nil {

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/contractguard/contractguard"
+)
+
+func newGuard(b testing.TB) *contractguard.Guard {
+	g, err := contractguard.New(contractguard.Options{ContractsDir: "testdata/contracts", MaxBodyBytes: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkContractguardCheck is the whole guard without HTTP: strict
+// parse, schema, invariants.
+func BenchmarkContractguardCheck(b *testing.B) {
+	g := newGuard(b)
+	forBodies(b, func(b *testing.B, size, validity string, body []byte) {
+		for b.Loop() {
+			v := g.Check("POST", path(size), body)
+			if v != nil != (validity == "invalid") {
+				b.Fatal(v)
+			}
+		}
+	})
+}
+
+// BenchmarkContractguardMiddleware is the guard around a handler: reading
+// the body, the checks, handing the handler the same bytes.
+func BenchmarkContractguardMiddleware(b *testing.B) {
+	g := newGuard(b)
+	ran := 0
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
+	forBodies(b, func(b *testing.B, size, validity string, body []byte) {
+		r := httptest.NewRequest("POST", path(size), nil)
+		r.Header.Set("Content-Type", "application/json")
+		var rd bytes.Reader
+		rc := io.NopCloser(&rd)
+		w := &discardWriter{h: http.Header{}}
+		ran = 0
+		for b.Loop() {
+			rd.Reset(body)
+			r.Body, r.ContentLength = rc, int64(len(body))
+			h.ServeHTTP(w, r)
+		}
+		if (ran > 0) != (validity == "valid") {
+			b.Fatalf("%s: handler ran %d times", validity, ran)
+		}
+	})
+}
+
+// BenchmarkContractguardHandle is Handle[T]: the checks of T's contract
+// and the body decoded into T (compare with BenchmarkDecodeStruct).
+func BenchmarkContractguardHandle(b *testing.B) {
+	g, err := contractguard.New(contractguard.Options{MaxBodyBytes: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ran := 0
+	handlers := map[string]http.Handler{
+		"small": contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, in Line) { ran++ }),
+		"order": contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, in Order) { ran++ }),
+	}
+	forBodies(b, func(b *testing.B, size, validity string, body []byte) {
+		h := handlers["order"]
+		if size == "small" {
+			h = handlers["small"]
+		}
+		r := httptest.NewRequest("POST", path(size), nil)
+		r.Header.Set("Content-Type", "application/json")
+		var rd bytes.Reader
+		rc := io.NopCloser(&rd)
+		w := &discardWriter{h: http.Header{}}
+		ran = 0
+		for b.Loop() {
+			rd.Reset(body)
+			r.Body, r.ContentLength = rc, int64(len(body))
+			h.ServeHTTP(w, r)
+		}
+		if (ran > 0) != (validity == "valid") {
+			b.Fatalf("%s: handler ran %d times", validity, ran)
+		}
+	})
+}
+
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(int)             {}

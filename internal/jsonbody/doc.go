@@ -1,0 +1,173 @@
+package jsonbody
+
+import (
+	"encoding/json"
+	"sync"
+	"unsafe"
+)
+
+// Kind is the kind of a JSON value.
+type Kind uint8
+
+// The kinds of JSON values.
+const (
+	Null Kind = iota
+	False
+	True
+	Number
+	String
+	Array
+	Object
+)
+
+// Doc is a parsed body: a tape of nodes over its bytes. Strings without
+// escapes are not copied: they point into the body, which must not change
+// for as long as the Doc or any string from it is in use.
+type Doc struct {
+	raw   []byte
+	nodes []node
+	kids  []uint32 // the children of containers, contiguous per container
+	text  []byte   // strings that had escapes, unescaped
+	root  uint32
+
+	once sync.Once
+	tree any // the generic value, built on first use
+
+	index map[uint32]map[string]uint32 // name lookup for large objects, built on first use
+}
+
+// node is one value. For a string or number, start and end delimit its
+// text (in text for an escaped string, else in raw); for an array or
+// object, start is its first entry in kids and end the number of entries
+// (two per object member: the name's node and the value's).
+type node struct {
+	kind    Kind
+	escaped bool
+	start   uint32
+	end     uint32
+}
+
+var nullDoc = &Doc{nodes: []node{{kind: Null}}}
+
+// NullDoc is the document of an empty body: null.
+func NullDoc() *Doc { return nullDoc }
+
+// Root is the value of the whole document.
+func (d *Doc) Root() Value { return Value{d, d.root} }
+
+// Any is the document as the generic Go value: map[string]any, []any,
+// string, json.Number, bool or nil. It is built once, on first use, and
+// safe for concurrent use.
+func (d *Doc) Any() any {
+	if d.nodes[d.root].kind < Array {
+		return d.Root().Any()
+	}
+	d.once.Do(func() { d.tree = d.Root().Any() })
+	return d.tree
+}
+
+func (d *Doc) str(i uint32) string {
+	n := d.nodes[i]
+	b := d.raw
+	if n.escaped {
+		b = d.text
+	}
+	if n.start == n.end {
+		return ""
+	}
+	return unsafe.String(&b[n.start], n.end-n.start)
+}
+
+// Value is a value in a Doc. The zero Value is not valid.
+type Value struct {
+	d *Doc
+	i uint32
+}
+
+// Kind is the kind of the value.
+func (v Value) Kind() Kind { return v.d.nodes[v.i].kind }
+
+// Str is the text of a string (not copied: see Doc).
+func (v Value) Str() string { return v.d.str(v.i) }
+
+// Number is the literal of a number, exactly as in the body.
+func (v Value) Number() string { return v.d.str(v.i) }
+
+// Len is the number of elements of an array or members of an object.
+func (v Value) Len() int {
+	n := v.d.nodes[v.i]
+	if n.kind == Object {
+		return int(n.end / 2)
+	}
+	return int(n.end)
+}
+
+// Index is element i of an array.
+func (v Value) Index(i int) Value {
+	return Value{v.d, v.d.kids[v.d.nodes[v.i].start+uint32(i)]}
+}
+
+// Member is member i of an object, in the order of the body.
+func (v Value) Member(i int) (string, Value) {
+	k := v.d.kids[v.d.nodes[v.i].start+2*uint32(i):]
+	return v.d.str(k[0]), Value{v.d, k[1]}
+}
+
+// bigObject is the size from which objects get a name index for Get.
+const bigObject = 16
+
+// Get is the member of an object with the given name.
+func (v Value) Get(name string) (Value, bool) {
+	n := v.d.nodes[v.i]
+	kids := v.d.kids[n.start : n.start+n.end]
+	if n.end/2 <= bigObject {
+		for j := 0; j < len(kids); j += 2 {
+			if v.d.str(kids[j]) == name {
+				return Value{v.d, kids[j+1]}, true
+			}
+		}
+		return Value{}, false
+	}
+	idx := v.d.index[v.i]
+	if idx == nil {
+		idx = make(map[string]uint32, n.end/2)
+		for j := 0; j < len(kids); j += 2 {
+			idx[v.d.str(kids[j])] = kids[j+1]
+		}
+		if v.d.index == nil {
+			v.d.index = map[uint32]map[string]uint32{}
+		}
+		v.d.index[v.i] = idx
+	}
+	i, ok := idx[name]
+	return Value{v.d, i}, ok
+}
+
+// Any is the value as the generic Go value, built afresh.
+func (v Value) Any() any {
+	switch n := v.d.nodes[v.i]; n.kind {
+	case Null:
+		return nil
+	case False:
+		return false
+	case True:
+		return true
+	case Number:
+		return json.Number(v.d.str(v.i))
+	case String:
+		return v.d.str(v.i)
+	case Array:
+		a := make([]any, n.end)
+		for i := range a {
+			a[i] = v.Index(i).Any()
+		}
+		return a
+	default:
+		m := make(map[string]any, n.end/2)
+		for i := range int(n.end / 2) {
+			name, val := v.Member(i)
+			m[name] = val.Any()
+		}
+		return m
+	}
+}
