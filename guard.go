@@ -202,16 +202,19 @@ func (o *Options) defaults() {
 	}
 }
 
-// match finds the entry for a request. The path is split into a buffer on
-// the stack, so that a request that matches nothing costs no allocation;
-// the segments of a match are copied out.
-func (s *contractSet) match(method, rawPath string) (*routeEntry, []string, bool) {
+// match finds the entry for a request and returns the request as
+// invariants will see it. The path is split into a buffer on the stack, so
+// that a request that matches nothing costs no allocation; a match costs
+// one, the request with its segments and its state.
+func (s *contractSet) match(method, rawPath string) (*routeEntry, *request) {
 	var buf [16]string
 	e, segs, ok := s.tree.Match(method, rawPath, buf[:0])
 	if !ok {
-		return nil, nil, false
+		return nil, nil
 	}
-	return e, slices.Clone(segs), true
+	q := &request{method: method, pattern: e.pattern}
+	q.segs = append(q.segBuf[:0], segs...)
+	return e, q
 }
 
 func newSet(cs []*compiled) *contractSet {
@@ -342,7 +345,8 @@ func (g *Guard) CheckRequest(r *http.Request) *Violation {
 func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*http.Request, *Violation) {
 	start := time.Now()
 	method := route.UpperMethod(r.Method)
-	e, segs, matched := g.set.Load().match(method, r.URL.EscapedPath())
+	e, in := g.set.Load().match(method, r.URL.EscapedPath())
+	matched := in != nil
 	prev := stateOf(r)
 	if prev != nil && prev.guard != g {
 		prev = nil // another guard's
@@ -364,7 +368,7 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	if len(todo) == 0 {
 		if !matched && extra.c == nil && prev == nil && requireContract && g.opts.RequireContract {
 			return reject(newViolation(CodeNoContract,
-				Detail{Message: "no contract for " + method + " " + route.Clean(segs, r.URL.EscapedPath())}))
+				Detail{Message: "no contract for " + method + " " + route.Clean(nil, r.URL.EscapedPath())}))
 		}
 		return r, nil
 	}
@@ -376,21 +380,21 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 			break
 		}
 	}
+	if !matched { // a typed route the guard has no pattern for
+		in = &request{method: method, pattern: extra.pattern}
+		in.segs = route.Segments(r.URL.EscapedPath(), in.segBuf[:0])
+	}
+	in.rawQuery, in.header, in.r = r.URL.RawQuery, r.Header, r
 	st := prev
 	if st == nil {
 		raw, v := readBody(r, g.opts.MaxBodyBytes)
 		if v != nil {
 			return reject(v)
 		}
-		st = &state{guard: g, raw: raw}
+		st = &in.own
+		st.guard, st.raw = g, raw
 	}
-	in := &request{method: method, rawQuery: r.URL.RawQuery, header: r.Header, r: r, segs: segs, state: st}
-	if matched {
-		in.pattern = e.pattern
-	} else {
-		in.pattern = extra.pattern
-		in.segs = route.Segments(r.URL.EscapedPath(), nil)
-	}
+	in.state = st
 	if v := g.run(todo, in, jsonContent(r.Header)); v != nil {
 		return reject(v)
 	}
@@ -440,10 +444,10 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	start := time.Now()
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
-	e, segs, ok := g.set.Load().match(method, rawPath)
-	if !ok {
+	e, in := g.set.Load().match(method, rawPath)
+	if in == nil {
 		if g.opts.RequireContract {
-			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(segs, rawPath)})
+			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
 			g.stats.record(start, true)
 			return v
 		}
@@ -453,7 +457,9 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 		g.stats.record(start, true)
 		return tooLarge(g.opts.MaxBodyBytes)
 	}
-	in := &request{method: method, rawQuery: rawQuery, segs: segs, pattern: e.pattern, state: &state{guard: g, raw: body}}
+	in.rawQuery = rawQuery
+	in.state = &in.own
+	in.own.guard, in.own.raw = g, body
 	v := g.run(e.contracts, in, true)
 	g.stats.record(start, v != nil)
 	return v
@@ -486,7 +492,7 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 
 	var details []Detail
 	add := func(path, msg string) { details = append(details, Detail{Path: path, Message: msg}) }
-	values := make([]boundValue, 0, 1)
+	var values []boundValue
 	for _, c := range cs {
 		if c.schema != nil && !c.schema.Validate(st.doc, add) {
 			continue
@@ -563,7 +569,9 @@ type request struct {
 	r        *http.Request // nil for Check
 	segs     []string
 	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
-	state    *state
+	state    *state        // own, or an earlier pass's
+	own      state
+	segBuf   [8]string
 }
 
 // Params are the path parameters: by the matched contract's pattern, or,

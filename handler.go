@@ -30,7 +30,9 @@ type HandlerFunc[T any] func(w http.ResponseWriter, r *http.Request, data T)
 // Decoding into T is case-sensitive and reads the value the schema was
 // checked on, without parsing the bytes again; a value the schema accepts
 // but T cannot hold (1.0 for an int, 300 for a uint8) is rejected, 400
-// SCHEMA_INVALID at its path.
+// SCHEMA_INVALID at its path. Strings in T share the memory of the body
+// the guard read (which nothing writes to), so a T kept after the request
+// keeps that body alive.
 func Handle[T any](g *Guard, fn HandlerFunc[T]) http.Handler {
 	h, err := NewHandler(g, fn)
 	if err != nil {

@@ -62,7 +62,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	te, err := g.env.ForType(t)
+	te, err := g.env.ForType(t, s.Compiled())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

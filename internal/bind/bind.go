@@ -39,6 +39,7 @@ func Into(dst reflect.Value, v jsonbody.Value, add func(path, message string)) b
 		return false
 	}
 	s := state{add: add, ok: true}
+	s.path = s.buf[:0]
 	p.decode(&s, v, dst)
 	return s.ok
 }
@@ -56,6 +57,7 @@ type state struct {
 	path []token
 	add  func(path, message string)
 	ok   bool
+	buf  [16]token // the path's first levels, without allocating
 }
 
 type token struct {
@@ -287,7 +289,6 @@ func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, refle
 		ev := reflect.New(t.Elem()).Elem()
 		for i := range v.Len() {
 			k, e := v.Member(i)
-			k = strings.Clone(k) // a map key outlives the request's body
 			s.push(k, -1)
 			kv, err := key(k)
 			if err != nil {
@@ -472,8 +473,9 @@ func kindOf(v jsonbody.Value) string {
 	return "an object"
 }
 
-// Strings handed to the value are copies: the value may outlive the
-// request, the body's bytes may not stay put.
+// Strings handed to the value share the body's memory (the guard's own
+// buffer, which nothing writes to): a value kept after the request keeps
+// that buffer.
 
 func decodeBool(s *state, v jsonbody.Value, dst reflect.Value) {
 	switch v.Kind() {
@@ -491,7 +493,7 @@ func decodeString(s *state, v jsonbody.Value, dst reflect.Value) {
 	switch v.Kind() {
 	case jsonbody.Null:
 	case jsonbody.String:
-		dst.SetString(strings.Clone(v.Str()))
+		dst.SetString(v.Str())
 	default:
 		s.fail(mismatch("a string", v))
 	}
@@ -563,37 +565,17 @@ func decodeFloat(s *state, v jsonbody.Value, dst reflect.Value) {
 
 func decodeNumber(s *state, v jsonbody.Value, dst reflect.Value) {
 	if lit, ok := number(s, v); ok {
-		dst.SetString(strings.Clone(lit))
+		dst.SetString(lit)
 	}
 }
 
-// decodeAny gives an any field the generic value (a copy, not the body).
+// decodeAny gives an any field the generic value.
 func decodeAny(s *state, v jsonbody.Value, dst reflect.Value) {
 	if v.Kind() == jsonbody.Null {
 		dst.SetZero()
 		return
 	}
-	dst.Set(reflect.ValueOf(cloneAny(v.Any())))
-}
-
-func cloneAny(v any) any {
-	switch v := v.(type) {
-	case string:
-		return strings.Clone(v)
-	case json.Number:
-		return json.Number(strings.Clone(string(v)))
-	case []any:
-		for i := range v {
-			v[i] = cloneAny(v[i])
-		}
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[strings.Clone(k)] = cloneAny(e)
-		}
-		return out
-	}
-	return v
+	dst.Set(reflect.ValueOf(v.Any()))
 }
 
 func decodeBytes(s *state, v jsonbody.Value, dst reflect.Value) {

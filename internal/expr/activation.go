@@ -41,6 +41,8 @@ type Activation struct {
 	params, query, headers map[string]string
 	got                    uint8 // which of the above are fetched
 	user                   ref.Val
+	body                   ref.Val // request.body for bodyShape, built on first use
+	bodyShape              *Shape
 }
 
 const (
@@ -132,7 +134,10 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 		if a.Body == nil {
 			return types.NullValue, true
 		}
-		return Value(a.Body.Root(), a.Shape), true
+		if a.body == nil || a.bodyShape != a.Shape {
+			a.body, a.bodyShape = Value(a.Body.Root(), a.Shape), a.Shape
+		}
+		return a.body, true
 	case "params":
 		return a.part(gotParams, &a.params, Source.Params), true
 	case "query":

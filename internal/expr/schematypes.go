@@ -206,8 +206,9 @@ func allStrings(vals []any) bool {
 // from what fits in a body of maxBody bytes, given the smallest encoding
 // of an element; request.params, .query and .headers by MaxHeaderBytes.
 type sizer struct {
-	body    *jsonschema.Schema
-	maxBody uint64
+	body       *jsonschema.Schema // request.body
+	data, self *jsonschema.Schema // the variables of struct-tag rules on the request type
+	maxBody    uint64
 }
 
 func (z *sizer) EstimateCallCost(function, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
@@ -230,6 +231,14 @@ func (z *sizer) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 	case len(path) >= 2 && path[0] == "request" && path[1] == "body":
 		s = z.body
 		for _, tok := range path[2:] {
+			s = child(s, tok)
+		}
+	case len(path) >= 1 && (path[0] == "data" && z.data != nil || path[0] == "self" && z.self != nil):
+		s = z.data
+		if path[0] == "self" {
+			s = z.self
+		}
+		for _, tok := range path[1:] {
 			s = child(s, tok)
 		}
 	case len(path) >= 1 && (path[0] == "request" || path[0] == "context"):

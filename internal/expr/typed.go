@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/ext"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // TypeEnv compiles the struct-tag rules of one request type: the file
@@ -18,13 +19,17 @@ import (
 // error at registration.
 type TypeEnv struct {
 	env       *cel.Env
+	root      reflect.Type
+	body      *jsonschema.Schema
 	costLimit uint64
 	maxCost   uint64
-	sizes     *sizer
+	maxBody   uint64
 }
 
-// ForType extends e with the struct types reachable from root.
-func (e *Env) ForType(root reflect.Type) (*TypeEnv, error) {
+// ForType extends e with the struct types reachable from root. body is
+// root's compiled JSON Schema: it bounds the sizes of data (for rules
+// declared on root) in cost estimates.
+func (e *Env) ForType(root reflect.Type, body *jsonschema.Schema) (*TypeEnv, error) {
 	structs := StructTypes(root)
 	env, err := e.env.Extend(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
@@ -42,7 +47,7 @@ func (e *Env) ForType(root reflect.Type) (*TypeEnv, error) {
 			return nil, err
 		}
 	}
-	return &TypeEnv{env: env, costLimit: e.costLimit, maxCost: e.maxCost, sizes: &sizer{maxBody: uint64(e.maxBody)}}, nil
+	return &TypeEnv{env: env, root: root, body: body, costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
 }
 
 // StructTypes lists the named struct types reachable from t through
@@ -104,5 +109,13 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compile(env, src, te.costLimit, te.maxCost, te.sizes)
+	sizes := &sizer{maxBody: te.maxBody}
+	if te.body != nil && (s == te.root || te.root.Kind() == reflect.Pointer && s == te.root.Elem()) {
+		// data is the request body: its schema bounds its lists and strings.
+		sizes.data = te.body
+		if field != "" {
+			sizes.self = child(te.body, field)
+		}
+	}
+	return compile(env, src, te.costLimit, te.maxCost, sizes)
 }

@@ -30,7 +30,7 @@ type Transfer struct {
 func TestTypedRules(t *testing.T) {
 	env, err := NewEnv(Config{CostLimit: 100000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
-	te, err := env.ForType(reflect.TypeFor[Transfer]())
+	te, err := env.ForType(reflect.TypeFor[Transfer](), nil)
 	require.NoError(t, err)
 	tr := &Transfer{From: "a", To: "b", Amount: 50, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Lines: []Line{{"X", 2}}, Meta: map[string]string{"k": "v"}}
@@ -74,7 +74,7 @@ func TestTypedRules(t *testing.T) {
 func TestTypedRules_Errors(t *testing.T) {
 	env, err := NewEnv(Config{CostLimit: 100000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
-	te, err := env.ForType(reflect.TypeFor[Transfer]())
+	te, err := env.ForType(reflect.TypeFor[Transfer](), nil)
 	require.NoError(t, err)
 	ttype := reflect.TypeFor[Transfer]()
 	for _, tt := range []struct{ field, src, msg string }{
@@ -91,7 +91,7 @@ func TestTypedRules_Errors(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.msg, tt.src)
 	}
 	anon := reflect.TypeFor[struct{ A struct{ B int } }]()
-	ate, err := env.ForType(anon)
+	ate, err := env.ForType(anon, nil)
 	require.NoError(t, err, "types without rules need no name")
 	_, err = ate.Rule(anon, "", "true")
 	assert.ErrorContains(t, err, "rules need a named struct type")

@@ -105,8 +105,12 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
 	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
 	// About one node per 8 bytes of a typical body; the tape grows if not.
-	n := len(data)/8 + 4
-	p.doc = &Doc{raw: data, nodes: make([]node, 0, n), kids: make([]uint32, 0, n)}
+	d := &Doc{raw: data}
+	d.nodes, d.kids = d.nodesBuf[:0], d.kidsBuf[:0]
+	if n := len(data)/8 + 4; n > len(d.nodesBuf) {
+		d.nodes, d.kids = make([]node, 0, n), make([]uint32, 0, n)
+	}
+	p.doc = d
 
 	root, err := p.value(0)
 	if err != nil {

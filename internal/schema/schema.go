@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -140,6 +141,8 @@ func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	return &Schema{s: s, fast: compileNative(s)}, nil
 }
 
+var runs = sync.Pool{New: func() any { return new(nativeRun) }}
+
 // Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
 	s    *jsonschema.Schema
@@ -157,10 +160,13 @@ func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 // order. It reports whether the body is valid.
 func (s *Schema) Validate(doc *jsonbody.Doc, add func(path, message string)) bool {
 	if s.fast != nil {
-		r := nativeRun{add: add, valid: true}
-		r.path = r.buf[:0]
+		r := runs.Get().(*nativeRun)
+		r.add, r.valid, r.path = add, true, r.buf[:0]
 		r.validate(s.fast, doc.Root())
-		return r.valid
+		valid := r.valid
+		r.add, r.path = nil, nil
+		runs.Put(r)
+		return valid
 	}
 	return s.Reference(doc.Any(), add)
 }
