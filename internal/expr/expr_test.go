@@ -2,7 +2,9 @@ package expr
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -120,6 +122,47 @@ func TestEval(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestEval_Fold runs comprehensions over a list longer than one chunk of
+// Fold's object wrappers, with other kinds mixed in: every element must
+// keep its own value, whether the fold keeps it (map, filter) or not.
+func TestEval_Fold(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	var elems []string
+	for i := range 2*foldChunk + 7 {
+		elems = append(elems, fmt.Sprintf(`{"n":%d}`, i))
+	}
+	body := doc(t, `{"many":[`+strings.Join(elems, ",")+`],"mixed":[1,"a",{"n":5},[2],null,{"n":6}]}`)
+	n := 2*foldChunk + 7
+	tests := []string{
+		fmt.Sprintf("request.body.many.map(o, o.n) == %s", seq(n)),
+		"request.body.many.all(o, o.n >= 0 && o.n < 71)",
+		"request.body.many.exists(o, o.n == 40)",
+		"request.body.many.filter(o, o.n % 31 == 0).map(o, o.n) == [0, 31, 62]",
+		"request.body.many.exists_one(o, o.n == 70)",
+		"request.body.mixed.filter(e, type(e) == map).map(o, o.n) == [5, 6]",
+		"request.body.mixed.exists(e, e == [2])",
+	}
+	for _, expr := range tests {
+		t.Run(expr, func(t *testing.T) {
+			p, err := env.Compile(expr)
+			require.NoError(t, err)
+			got, err := p.Eval(&Activation{Body: body, Src: &src{}})
+			require.NoError(t, err)
+			assert.True(t, got)
+		})
+	}
+}
+
+// seq is the CEL list [0, 1, …, n-1].
+func seq(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }
 
 func TestEval_FailsClosed(t *testing.T) {

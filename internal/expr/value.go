@@ -73,8 +73,9 @@ type object struct {
 }
 
 var (
-	_ traits.Mapper = (*object)(nil)
-	_ traits.Lister = (*list)(nil)
+	_ traits.Mapper   = (*object)(nil)
+	_ traits.Lister   = (*list)(nil)
+	_ traits.Foldable = (*list)(nil)
 )
 
 // FindStringKey is the fast path cel-go's interpreter takes for field
@@ -202,6 +203,34 @@ func (l *list) ConvertToType(t ref.Type) ref.Val { return convertToType(l, types
 func (l *list) ConvertToNative(t reflect.Type) (any, error) { return l.values().ConvertToNative(t) }
 
 func (l *list) Iterator() traits.Iterator { return &listIterator{l: l} }
+
+// foldChunk is how many object elements Fold allocates wrappers for at a
+// time: one allocation per chunk instead of one per element, without
+// paying for a whole long list when the fold stops early (exists).
+const foldChunk = 32
+
+// Fold is the path cel-go's comprehensions (all, exists, map, filter)
+// take over lists that offer it, instead of Get per index.
+func (l *list) Fold(f traits.Folder) {
+	n := l.v.Len()
+	var objs []object
+	for i := range n {
+		e := l.v.Index(i)
+		var val ref.Val
+		if e.Kind() == jsonbody.Object {
+			if len(objs) == 0 {
+				objs = make([]object, min(n-i, foldChunk))
+			}
+			objs[0] = object{v: e, shape: l.shape}
+			val, objs = &objs[0], objs[1:]
+		} else {
+			val = Value(e, l.shape)
+		}
+		if !f.FoldEntry(types.Int(i), val) {
+			return
+		}
+	}
+}
 
 type listIterator struct {
 	baseIterator
