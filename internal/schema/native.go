@@ -36,6 +36,7 @@ type native struct {
 	constVal  any
 	enum      []any
 	format    *jsonschema.Format
+	formatOK  func(string) bool // the format's check (nativeformats.go)
 	ref       *native
 	refOnly   bool // draft-07 and before: $ref's siblings are ignored
 
@@ -144,7 +145,9 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if s.Enum != nil {
 		n.enum = s.Enum.Values
 	}
-	n.format = s.Format
+	if n.format = s.Format; n.format != nil {
+		n.formatOK = formatCheck(n.format)
+	}
 	n.minProps, n.maxProps = intOr(s.MinProperties), intOr(s.MaxProperties)
 	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
 	n.minLength, n.maxLength = intOr(s.MinLength), intOr(s.MaxLength)
@@ -307,7 +310,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 		r.fail(msgEnum(n.enum))
 		return
 	}
-	if n.format != nil && t == tString && n.format.Validate(v.Str()) != nil {
+	if n.format != nil && t == tString && !n.formatOK(v.Str()) {
 		r.fail(formatMessage(n.format.Name))
 		return
 	}
