@@ -242,6 +242,12 @@ type state struct {
 	done   []*compiled  // contracts already enforced on this request
 	values []boundValue // the typed values decoded for them
 
+	// The context and body the guard passes on, here so that passing a
+	// request costs no allocations of their own.
+	ctx     stateContext
+	body    bodyReader
+	doneBuf [2]*compiled
+
 	user    any
 	hasUser bool
 }
@@ -261,6 +267,25 @@ func (st *state) value(c *compiled) (any, bool) {
 	}
 	return nil, false
 }
+
+// stateContext is a request's context with its state under stateKey: a
+// context.WithValue that lives inside the state.
+type stateContext struct {
+	context.Context
+	st *state
+}
+
+func (c *stateContext) Value(key any) any {
+	if _, ok := key.(stateKey); ok {
+		return c.st
+	}
+	return c.Context.Value(key)
+}
+
+// bodyReader is the body a passed request carries: the checked bytes.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 func stateOf(r *http.Request) *state {
 	st, _ := r.Context().Value(stateKey{}).(*state)
@@ -343,10 +368,13 @@ func (g *Guard) CheckRequest(r *http.Request) *Violation {
 // admit decides: it returns the request to pass on, or the violation. It
 // records the metrics and logs rejections at debug level.
 func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*http.Request, *Violation) {
-	start := time.Now()
 	method := route.UpperMethod(r.Method)
 	e, in := g.set.Load().match(method, r.URL.EscapedPath())
 	matched := in != nil
+	if !matched && extra.c == nil && !(requireContract && g.opts.RequireContract) {
+		return r, nil // not the guard's: no clock read, no allocation
+	}
+	start := time.Now()
 	prev := stateOf(r)
 	if prev != nil && prev.guard != g {
 		prev = nil // another guard's
@@ -358,7 +386,8 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 		}
 		return nil, v
 	}
-	var todo []*compiled
+	var todoBuf [4]*compiled
+	todo := todoBuf[:0]
 	if matched {
 		todo = pending(prev, e.contracts, todo)
 	}
@@ -401,12 +430,18 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	g.stats.record(start, false)
 	// A fresh request carrying the checked bytes, also when an earlier pass
 	// of this guard replaced the body: something between may have read it.
-	ctx := r.Context()
+	var r2 *http.Request
 	if prev == nil {
-		ctx = context.WithValue(ctx, stateKey{}, st)
+		st.ctx = stateContext{r.Context(), st}
+		st.body.Reset(st.raw)
+		r2 = r.WithContext(&st.ctx)
+		r2.Body = &st.body
+	} else {
+		b := new(bodyReader)
+		b.Reset(st.raw)
+		r2 = r.WithContext(r.Context())
+		r2.Body = b
 	}
-	r2 := r.WithContext(ctx)
-	r2.Body = io.NopCloser(bytes.NewReader(st.raw))
 	r2.ContentLength = int64(len(st.raw))
 	return r2, nil
 }
@@ -441,18 +476,18 @@ func (g *Guard) logReject(ctx context.Context, method string, e *routeEntry, v *
 // the request path, still percent-encoded; a query string after "?" is
 // read as request.query. It counts in the metrics like a request.
 func (g *Guard) Check(method, path string, body []byte) *Violation {
-	start := time.Now()
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	e, in := g.set.Load().match(method, rawPath)
 	if in == nil {
 		if g.opts.RequireContract {
 			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
-			g.stats.record(start, true)
+			g.stats.record(time.Now(), true)
 			return v
 		}
 		return nil
 	}
+	start := time.Now()
 	if int64(len(body)) > g.opts.MaxBodyBytes {
 		g.stats.record(start, true)
 		return tooLarge(g.opts.MaxBodyBytes)
@@ -490,21 +525,20 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 		st.doc, st.parsed = jsonbody.NullDoc(), true // an empty body is null
 	}
 
-	var details []Detail
-	add := func(path, msg string) { details = append(details, Detail{Path: path, Message: msg}) }
+	in.details = in.details[:0]
 	var values []boundValue
 	for _, c := range cs {
-		if c.schema != nil && !c.schema.Validate(st.doc, add) {
+		if c.schema != nil && !c.schema.Validate(st.doc, in) {
 			continue
 		}
 		if c.typed != nil {
 			v := reflect.New(c.typed.t)
-			if bind.Into(v.Elem(), st.doc.Root(), add) {
+			if bind.Into(v.Elem(), st.doc.Root(), in) {
 				values = append(values, boundValue{c, v.Interface()})
 			}
 		}
 	}
-	if len(details) > 0 {
+	if details := in.details; len(details) > 0 {
 		slices.SortStableFunc(details, func(a, b Detail) int {
 			if c := strings.Compare(a.Path, b.Path); c != 0 {
 				return c
@@ -514,37 +548,35 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 		return newViolation(CodeSchemaInvalid, details...)
 	}
 
-	act := expr.Activation{Body: st.doc, Method: in.method, Src: in}
-	onError := func(where string, err error) {
-		if g.log.Enabled(context.Background(), slog.LevelDebug) {
-			g.log.Debug("contractguard: rule failed to evaluate; counted as false",
-				slog.String("rule", where), slog.String("error", err.Error()))
-		}
-	}
+	act := &in.act
+	*act = expr.Activation{Body: st.doc, Method: in.method, Src: in}
 	for _, c := range cs {
 		if len(c.invariants) == 0 && (c.typed == nil || c.typed.rules == nil) {
 			continue
 		}
 		act.Shape = c.shape
 		for i, inv := range c.invariants {
-			ok, err := inv.prg.Eval(&act)
+			ok, err := inv.prg.Eval(act)
 			if !ok {
 				if err != nil {
-					onError(c.name()+" invariant "+strconv.Itoa(i), err)
+					g.evalFailed(c.name()+" invariant "+strconv.Itoa(i), err)
 				}
-				details = append(details, Detail{Message: inv.message})
+				in.details = append(in.details, Detail{Message: inv.message})
 			}
 		}
 		if c.typed != nil && c.typed.rules != nil {
 			v, _ := boundOf(values, c)
-			r := ruleRun{act: &act, onError: onError}
+			r := ruleRun{act: act, guard: g}
 			c.typed.rules.walk(&r, reflect.ValueOf(v).Elem())
-			details = append(details, r.details...)
+			in.details = append(in.details, r.details...)
 		}
 	}
-	act.Data, act.Self = nil, nil
-	if len(details) > 0 {
+	*act = expr.Activation{}
+	if details := in.details; len(details) > 0 {
 		return newViolation(CodeInvariantViolated, details...)
+	}
+	if st.done == nil {
+		st.done = st.doneBuf[:0]
 	}
 	st.done = append(st.done, cs...)
 	st.values = append(st.values, values...)
@@ -572,6 +604,24 @@ type request struct {
 	state    *state        // own, or an earlier pass's
 	own      state
 	segBuf   [8]string
+
+	// What one run works with, here so that it costs no allocation of its own.
+	details []Detail
+	act     expr.Activation
+}
+
+// Add collects a failure of the schema or of decoding (msg.Reporter).
+func (q *request) Add(path, message string) {
+	q.details = append(q.details, Detail{Path: path, Message: message})
+}
+
+// evalFailed logs, at debug level, a rule that failed to evaluate (and so
+// counted as false).
+func (g *Guard) evalFailed(where string, err error) {
+	if g.log.Enabled(context.Background(), slog.LevelDebug) {
+		g.log.Debug("contractguard: rule failed to evaluate; counted as false",
+			slog.String("rule", where), slog.String("error", err.Error()))
+	}
 }
 
 // Params are the path parameters: by the matched contract's pattern, or,

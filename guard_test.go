@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
@@ -232,6 +233,42 @@ func TestMiddleware_RunsOncePerRequest(t *testing.T) {
 	require.Equal(t, 200, w.Code)
 	assert.Equal(t, order, string(e.body))
 	assert.Equal(t, int64(1), g.Metrics().RequestsValidated)
+}
+
+// TestMiddleware_PassesTheContextOn: the context a passed request carries
+// holds the guard's state and is otherwise the caller's: its values, its
+// cancellation (also through a context the handler derives), its deadline.
+func TestMiddleware_PassesTheContextOn(t *testing.T) {
+	g := testdataGuard(t)
+	type key struct{}
+	parent, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, "v"), time.Hour)
+	var seen, derived context.Context
+	var stop context.CancelFunc
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Context()
+		derived, stop = context.WithCancel(r.Context())
+		_, ok := Body(r)
+		assert.True(t, ok)
+		b, _ := io.ReadAll(r.Body)
+		assert.NoError(t, r.Body.Close())
+		assert.Equal(t, int64(len(b)), r.ContentLength)
+	}))
+	order := readFile(t, "testdata/bodies/order.json")
+	r := httptest.NewRequest("POST", "/api/orders", strings.NewReader(order)).WithContext(parent)
+	r.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	require.NotNil(t, seen)
+	defer stop()
+	assert.Equal(t, "v", seen.Value(key{}))
+	dl, ok := seen.Deadline()
+	pdl, _ := parent.Deadline()
+	assert.True(t, ok)
+	assert.Equal(t, pdl, dl)
+	assert.NoError(t, seen.Err())
+	cancel()
+	<-seen.Done()
+	<-derived.Done()
+	assert.ErrorIs(t, derived.Err(), context.Canceled)
 }
 
 func TestMiddleware_OnChiAndServeMux(t *testing.T) {

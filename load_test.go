@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
@@ -266,9 +267,9 @@ func TestRepositoryContractsFollowThePolicySchema(t *testing.T) {
 			v, err := yamljson.Value(d.Body)
 			require.NoError(t, err, name)
 			docs++
-			policyFile.Reference(v, func(path, msg string) {
-				t.Errorf("%s:%d: %s: %s", name, d.Line, path, msg)
-			})
+			policyFile.Reference(v, msg.ReportFunc(func(path, message string) {
+				t.Errorf("%s:%d: %s: %s", name, d.Line, path, message)
+			}))
 		}
 	}
 	t.Logf("%d contract documents in %d sources follow policy.v0.1.json", docs, len(sources))

@@ -18,7 +18,8 @@ type Metrics struct {
 	// ContractsLoaded is the number of contracts in force.
 	ContractsLoaded int64 `json:"contracts_loaded"`
 	// AverageLatencyMS is the mean time the guard spent on a validated
-	// request, in milliseconds.
+	// request once its route was found (reading, parsing and checking the
+	// body, evaluating rules), in milliseconds.
 	AverageLatencyMS float64 `json:"average_latency_ms"`
 }
 

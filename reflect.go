@@ -314,7 +314,7 @@ type ruleRun struct {
 	act     *expr.Activation
 	path    []string
 	details []Detail
-	onError func(where string, err error)
+	guard   *Guard // logs rules that fail to evaluate; nil: not logged
 }
 
 func (r *ruleRun) check(rs []rule, data, self any, where string) {
@@ -324,8 +324,8 @@ func (r *ruleRun) check(rs []rule, data, self any, where string) {
 		if ok {
 			continue
 		}
-		if err != nil && r.onError != nil {
-			r.onError(where, err)
+		if err != nil && r.guard != nil {
+			r.guard.evalFailed(where, err)
 		}
 		r.details = append(r.details, Detail{Path: schema.Pointer(r.path), Message: ru.msg})
 	}

@@ -29,16 +29,15 @@ import (
 	"github.com/contractguard/contractguard/internal/msg"
 )
 
-// Into stores v into dst, which must be settable. It calls add for every
-// value that dst's type cannot hold, with the value's JSON pointer, and
-// reports whether there was none.
-func Into(dst reflect.Value, v jsonbody.Value, add func(path, message string)) bool {
+// Into stores v into dst, which must be settable. It reports every value
+// that dst's type cannot hold to rep, and reports whether there was none.
+func Into(dst reflect.Value, v jsonbody.Value, rep msg.Reporter) bool {
 	p, err := planFor(dst.Type())
 	if err != nil {
-		add("", err.Error())
+		rep.Add("", err.Error())
 		return false
 	}
-	s := state{add: add, ok: true}
+	s := state{rep: rep, ok: true}
 	s.path = s.buf[:0]
 	p.decode(&s, v, dst)
 	return s.ok
@@ -55,7 +54,7 @@ func Check(t reflect.Type) error {
 
 type state struct {
 	path []token
-	add  func(path, message string)
+	rep  msg.Reporter
 	ok   bool
 	buf  [16]token // the path's first levels, without allocating
 }
@@ -81,7 +80,7 @@ func (s *state) fail(message string) {
 		t = strings.ReplaceAll(t, "~", "~0")
 		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
 	}
-	s.add(b.String(), message)
+	s.rep.Add(b.String(), message)
 }
 
 func (s *state) push(name string, index int) { s.path = append(s.path, token{name, index}) }

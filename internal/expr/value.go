@@ -209,6 +209,22 @@ func (l *list) Iterator() traits.Iterator { return &listIterator{l: l} }
 // paying for a whole long list when the fold stops early (exists).
 const foldChunk = 32
 
+// indexes are the first list indexes, boxed once: Fold passes its index
+// as an interface, and boxing an int of 256 or more allocates.
+var indexes = func() (v [1024]ref.Val) {
+	for i := range v {
+		v[i] = types.Int(i)
+	}
+	return v
+}()
+
+func indexKey(i int) ref.Val {
+	if i < len(indexes) {
+		return indexes[i]
+	}
+	return types.Int(i)
+}
+
 // Fold is the path cel-go's comprehensions (all, exists, map, filter)
 // take over lists that offer it, instead of Get per index.
 func (l *list) Fold(f traits.Folder) {
@@ -226,7 +242,7 @@ func (l *list) Fold(f traits.Folder) {
 		} else {
 			val = Value(e, l.shape)
 		}
-		if !f.FoldEntry(types.Int(i), val) {
+		if !f.FoldEntry(indexKey(i), val) {
 			return
 		}
 	}

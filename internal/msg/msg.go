@@ -16,3 +16,16 @@ func Clip(s string) string {
 	}
 	return s[:i] + "…"
 }
+
+// Reporter receives the failures of a check: the JSON pointer of the
+// failing value and a short message. An interface rather than a function,
+// so that a caller's collector costs no closure per request.
+type Reporter interface {
+	Add(path, message string)
+}
+
+// ReportFunc is a function as a Reporter.
+type ReportFunc func(path, message string)
+
+// Add calls f.
+func (f ReportFunc) Add(path, message string) { f(path, message) }

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // native is the fast path of a compiled schema: a tree of checks for the
@@ -251,7 +252,7 @@ func refCycle(s *jsonschema.Schema) bool {
 // nativeRun is one validation by the fast path.
 type nativeRun struct {
 	path  []pathToken
-	add   func(path, message string)
+	rep   msg.Reporter
 	valid bool
 	buf   [16]pathToken // the path's first levels, without allocating
 }
@@ -263,13 +264,13 @@ type pathToken struct {
 
 func (r *nativeRun) fail(message string) {
 	r.valid = false
-	r.add(r.pointer(nil), message)
+	r.rep.Add(r.pointer(nil), message)
 }
 
 // failAt reports a failure at the member name of the current object.
 func (r *nativeRun) failAt(name, message string) {
 	r.valid = false
-	r.add(r.pointer(&name), message)
+	r.rep.Add(r.pointer(&name), message)
 }
 
 // pointer renders the current path, plus name when it is not nil ("" is a

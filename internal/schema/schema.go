@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // Root is the URL under which the contracts folder is seen by the schema
@@ -155,36 +156,35 @@ func (s *Schema) Native() bool { return s.fast != nil }
 // Compiled is the underlying compiled schema.
 func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 
-// Validate checks a body and calls add once for every failure, with the
-// JSON pointer of the failing value and a short message, in no particular
-// order. It reports whether the body is valid.
-func (s *Schema) Validate(doc *jsonbody.Doc, add func(path, message string)) bool {
+// Validate checks a body and reports every failure to rep, in no
+// particular order. It reports whether the body is valid.
+func (s *Schema) Validate(doc *jsonbody.Doc, rep msg.Reporter) bool {
 	if s.fast != nil {
 		r := runs.Get().(*nativeRun)
-		r.add, r.valid, r.path = add, true, r.buf[:0]
+		r.rep, r.valid, r.path = rep, true, r.buf[:0]
 		r.validate(s.fast, doc.Root())
 		valid := r.valid
-		r.add, r.path = nil, nil
+		r.rep, r.path = nil, nil
 		runs.Put(r)
 		return valid
 	}
-	return s.Reference(doc.Any(), add)
+	return s.Reference(doc.Any(), rep)
 }
 
 // Reference validates a generic value (map[string]any, json.Number…) with
 // santhosh-tekuri/jsonschema alone. It is what Validate does for schemas
 // outside the fast path, and the reference the fast path is tested against.
-func (s *Schema) Reference(v any, add func(path, message string)) bool {
+func (s *Schema) Reference(v any, rep msg.Reporter) bool {
 	err := s.s.Validate(v)
 	if err == nil {
 		return true
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		add("", "cannot be validated: "+err.Error())
+		rep.Add("", "cannot be validated: "+err.Error())
 		return false
 	}
-	walk(ve, false, func(loc []string, msg string) { add(Pointer(loc), msg) })
+	walk(ve, false, func(loc []string, msg string) { rep.Add(Pointer(loc), msg) })
 	return false
 }
 
