@@ -27,18 +27,25 @@ func init() {
 	bodies["1KB"] = []byte(read("order.json"))
 	bodies["1KB-invalid"] = []byte(read("order-invalid.json"))
 
-	var items []string
-	for i := range 1000 {
-		items = append(items, fmt.Sprintf(`{"sku":"BK-%06d","title":"A fairly long product title for catalogue item number %06d","quantity":%d,"unitPrice":%d.99}`, i, i, i%9+1, i%50))
-	}
-	large := strings.Replace(read("order.json"), strings.Split(strings.Split(read("order.json"), `"items":`)[1], `,"currency"`)[0], "["+strings.Join(items, ",")+"]", 1)
-	large = strings.Replace(large, `"total":123.23`, `"total":9999.5`, 1)
+	large := orderWithItems(read("order.json"), 1000)
 	bodies["100KB"] = []byte(large)
 	bad := strings.Replace(large, `"orderId":"6f1c2a9e-8d3b-4c5a-9e7f-1a2b3c4d5e6f"`, `"orderId":"6f1c2a9e"`, 1)
 	bad = strings.Replace(bad, `"email":"ada@example.com"`, `"email":"ada.example.com"`, 1)
 	bad = strings.Replace(bad, `"quantity":5,`, `"quantity":0,`, 1)
 	bad = strings.Replace(bad, `"currency":"EUR"`, `"currency":"YEN"`, 1)
 	bodies["100KB-invalid"] = []byte(bad)
+}
+
+// orderWithItems is the order with n generated items (~100 bytes each) in
+// place of its own, and a total the rules accept.
+func orderWithItems(order string, n int) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"sku":"BK-%06d","title":"Product title of catalogue item %06d","quantity":%d,"unitPrice":%d.99}`, i, i, i%9+1, i%50)
+	}
+	own := strings.Split(strings.Split(order, `"items":`)[1], `,"currency"`)[0]
+	large := strings.Replace(order, own, "["+strings.Join(items, ",")+"]", 1)
+	return strings.Replace(large, `"total":123.23`, `"total":9999.5`, 1)
 }
 
 // sizes are the body sizes every pipeline is measured on.
@@ -80,7 +87,7 @@ type Order struct {
 	_            struct{}  `cg:"cel=data.couponCode == '' || data.total >= 20,msg=a coupon needs an order of at least 20"`
 	OrderID      string    `json:"orderId" validate:"required,uuid" format:"uuid" jsonschema:"format=uuid"`
 	Customer     Customer  `json:"customer" validate:"required"`
-	Items        []Item    `json:"items" validate:"required,min=1,max=1000,dive" minItems:"1" maxItems:"1000" jsonschema:"minItems=1,maxItems=1000"`
+	Items        []Item    `json:"items" validate:"required,min=1,max=10000,dive" minItems:"1" maxItems:"10000" jsonschema:"minItems=1,maxItems=10000"`
 	Currency     string    `json:"currency" validate:"required,oneof=EUR USD GBP" enum:"EUR,USD,GBP" jsonschema:"enum=EUR,enum=USD,enum=GBP"`
 	Total        float64   `json:"total" validate:"min=0,max=1000000" minimum:"0" maximum:"1000000" jsonschema:"minimum=0,maximum=1000000"`
 	PlacedAt     time.Time `json:"placedAt" validate:"required"`
@@ -158,8 +165,23 @@ func mapRules(size string, m map[string]any) error {
 	return nil
 }
 
+// TestBodies holds the bodies to what the tables say of them: their sizes,
+// and four violations in each invalid one, as the guard counts them. (The
+// benchmarks check every pipeline's verdict on every body as they run; CI
+// runs each once with -benchtime 1x.)
 func TestBodies(t *testing.T) {
-	for name, b := range bodies {
-		t.Logf("%-14s %6d bytes", name, len(b))
+	g := newGuard(t)
+	for size, want := range map[string][2]int{"small": {80, 120}, "1KB": {800, 1200}, "100KB": {90_000, 120_000}} {
+		body := bodies[size]
+		if len(body) < want[0] || len(body) > want[1] {
+			t.Errorf("%s body: %d bytes, want %d to %d", size, len(body), want[0], want[1])
+		}
+		if v := g.Check("POST", path(size), body); v != nil {
+			t.Errorf("%s body rejected: %v", size, v)
+		}
+		v := g.Check("POST", path(size), bodies[size+"-invalid"])
+		if v == nil || len(v.Details) != 4 {
+			t.Errorf("%s-invalid body: want 4 violations, got %v", size, v)
+		}
 	}
 }

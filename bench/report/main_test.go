@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const sample = `goos: linux
+goarch: amd64
+cpu: Test CPU
+BenchmarkDecode/size=1KB/body=valid-2         	  1000	     20000 ns/op	 155 allocs/op
+BenchmarkDecode/size=1KB/body=valid-2         	  1000	     22000 ns/op	 155 allocs/op
+BenchmarkDecode/size=1KB/body=valid-2         	  1000	     90000 ns/op	 155 allocs/op
+BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     15000 ns/op	 15 allocs/op
+BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     16000 ns/op	 15 allocs/op
+BenchmarkLoad/server=unguarded-2 	 1000	 60000 ns/op	 15000 req/s	 400 p50-µs	 3000 p99-µs
+BenchmarkLoad/server=typed-2 	 1000	 61000 ns/op	 14250 req/s	 410 p50-µs	 3100 p99-µs
+`
+
+func TestReport(t *testing.T) {
+	res, err := read(strings.NewReader(sample))
+	require.NoError(t, err)
+
+	m, ok := res.median("Decode/size=1KB/body=valid", "ns/op")
+	assert.True(t, ok)
+	assert.Equal(t, 22000.0, m, "the median of three runs is the middle one, outlier or not")
+	m, _ = res.median("ContractguardCheck/size=1KB/body=valid", "ns/op")
+	assert.Equal(t, 15500.0, m, "the median of two runs is their mean")
+
+	var out strings.Builder
+	res.write(&out)
+	s := out.String()
+	assert.Contains(t, s, "Medians of 3 runs; goos: linux, goarch: amd64, cpu: Test CPU.")
+	assert.Contains(t, s, "| **contractguard `Guard.Check`** (parse, schema, 3 invariants) | – | – | 0.70× | – | – | – |")
+	assert.Contains(t, s, "| typed | 14250 | 95% | 410 | 3100 |")
+}
+
+func TestReport_NoResults(t *testing.T) {
+	_, err := read(strings.NewReader("PASS\nok  \tpkg\t1.0s\n"))
+	assert.Error(t, err)
+}
