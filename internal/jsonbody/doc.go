@@ -34,10 +34,6 @@ type Doc struct {
 	tree any // the generic value, built on first use
 
 	index map[uint32]map[string]uint32 // name lookup for large objects, built on first use
-
-	// The tape of a small body lives in the Doc itself: one allocation.
-	nodesBuf [24]node
-	kidsBuf  [32]uint32
 }
 
 // node is one value. For a string or number, start and end delimit its

@@ -11,30 +11,62 @@ import (
 // encoding/json uses to match object names to struct fields). An exact
 // duplicate is a special case of that.
 //
-// Small objects are checked pairwise; larger ones by a hash of the folded
-// name, confirmed with EqualFold, in a map the parser lends and reuses, so
-// that checking allocates nothing.
+// Small objects are checked pairwise, skipping pairs of ASCII names whose
+// signatures differ; larger ones by a hash of the folded name, confirmed
+// with EqualFold, in a map the parser lends and reuses, so that checking
+// allocates nothing.
 type nameSet struct {
 	small [smallNames]string
+	sigs  [smallNames]uint32
 	n     int
 	big   map[uint64]string // folded-name hash -> first name with it
 	exact map[string]string // folded name -> first name, after a hash collision
 }
 
-const smallNames = 8
+const smallNames = 16
+
+// asciiSig is, for a name of ASCII characters only, its length and its
+// upper-cased first and last bytes; 0 for any other name. Two ASCII names
+// with different signatures are not equal under EqualFold (in ASCII,
+// folding keeps the length); a non-ASCII name may equal one of another
+// length (the Kelvin sign and "k"), so it is always compared.
+func asciiSig(s string) uint32 {
+	if len(s) == 0 || len(s) > 0xFFFF {
+		return 0
+	}
+	var or byte
+	for i := 0; i < len(s); i++ {
+		or |= s[i]
+	}
+	if or >= utf8.RuneSelf {
+		return 0
+	}
+	return uint32(len(s))<<16 | uint32(upper(s[0]))<<8 | uint32(upper(s[len(s)-1]))
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
 
 // add records name. When an earlier name folds to the same key, it returns
 // that name and true. When the set grows past smallNames, it borrows an
 // empty map from the parser, for its depth.
 func (s *nameSet) add(name string, p *parser, depth int) (string, bool) {
 	if s.big == nil {
-		for _, prev := range s.small[:s.n] {
+		sig := asciiSig(name)
+		for i, prev := range s.small[:s.n] {
+			if sig != 0 && s.sigs[i] != 0 && sig != s.sigs[i] {
+				continue
+			}
 			if strings.EqualFold(prev, name) {
 				return prev, true
 			}
 		}
 		if s.n < smallNames {
-			s.small[s.n] = name
+			s.small[s.n], s.sigs[s.n] = name, sig
 			s.n++
 			return "", false
 		}

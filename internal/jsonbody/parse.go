@@ -1,10 +1,12 @@
 // Package jsonbody is contractguard's strict JSON reader.
 //
-// It reads a request body in one pass over the tokens of
-// github.com/go-json-experiment/json/jsontext into a Doc: a flat tape of
-// nodes over the body's bytes, strings not copied. Everything the guard
-// checks reads the tape; the generic Go value (map[string]any, []any,
-// string, json.Number, bool, nil) is built only when asked for.
+// It reads a request body into a Doc: a flat tape of nodes over the body's
+// bytes, strings not copied. github.com/go-json-experiment/json/jsontext
+// checks the syntax: the whole body in one call, the tape then built from
+// the checked bytes (build.go); a body that fails anything is read again
+// token by token, which reports the first problem where it is. Everything
+// the guard checks reads the tape; the generic Go value (map[string]any,
+// []any, string, json.Number, bool, nil) is built only when asked for.
 //
 // It rejects everything that lets two JSON parsers disagree about what a
 // body says: invalid UTF-8 and lone surrogates, trailing data, duplicate
@@ -20,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +71,9 @@ type parser struct {
 	// folds are the name-check maps of large objects, one per depth,
 	// cleared and lent again for the next object at that depth.
 	folds []map[uint64]string
+	// scratch is the tape being read, in buffers that stay with the
+	// parser; finish copies it into a Doc of its exact size.
+	scratch Doc
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -76,6 +82,11 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 // stacks up to that size stay with a pooled parser (until the pool drops it
 // at a garbage collection), larger ones are let go.
 const maxPooledStack = 1 << 19
+
+// maxPooledTape is the most nodes (and children, and bytes of unescaped
+// text) a pooled parser keeps for the next body: enough for bodies of a
+// few hundred kilobytes; the tapes of larger ones are let go.
+const maxPooledTape = 1 << 15
 
 // Parse reads data strictly. maxDepth bounds the nesting of arrays and
 // objects: a top-level object or array is depth 1. An empty input is not
@@ -90,6 +101,11 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 		if cap(p.stack) > maxPooledStack {
 			p.stack = nil
 		}
+		sc := &p.scratch
+		sc.raw = nil
+		if cap(sc.nodes) > maxPooledTape || cap(sc.kids) > maxPooledTape || cap(sc.text) > maxPooledTape {
+			sc.nodes, sc.kids, sc.text = nil, nil, nil
+		}
 		for i, m := range p.folds {
 			if len(m) > 1024 { // do not keep the map of one huge object
 				p.folds[i] = nil
@@ -98,20 +114,75 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 		p.stack = p.stack[:0]
 		parsers.Put(p)
 	}()
+	if d, ok := p.checkThenBuild(data, maxDepth); ok {
+		return d, nil
+	}
+	return p.tokens(data, maxDepth)
+}
+
+// start readies the parser for data and gives it a new Doc.
+func (p *parser) start(data []byte, maxDepth int) {
 	p.buf = *bytes.NewBuffer(data)
 	p.maxDepth = maxDepth
+	p.stack = p.stack[:0]
 	// Duplicate names are found by our own case-folding check, which is a
 	// superset of jsontext's exact-match check; doing both would cost twice.
 	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
 	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
+	sc := &p.scratch
+	sc.raw, sc.nodes, sc.kids, sc.text = data, sc.nodes[:0], sc.kids[:0], sc.text[:0]
 	// About one node per 8 bytes of a typical body; the tape grows if not.
-	d := &Doc{raw: data}
-	d.nodes, d.kids = d.nodesBuf[:0], d.kidsBuf[:0]
-	if n := len(data)/8 + 4; n > len(d.nodesBuf) {
-		d.nodes, d.kids = make([]node, 0, n), make([]uint32, 0, n)
+	if n := len(data)/8 + 4; cap(sc.nodes) < n {
+		sc.nodes, sc.kids = make([]node, 0, n), make([]uint32, 0, n)
 	}
-	p.doc = d
+	p.doc = sc
+}
 
+// smallDoc is a Doc with room for the tape of a small body: one allocation.
+type smallDoc struct {
+	Doc
+	nodes [smallTape]node
+	kids  [smallTape]uint32
+}
+
+const smallTape = 16
+
+// finish copies the scratch tape into a Doc of its exact size.
+func (p *parser) finish(root uint32) *Doc {
+	sc := &p.scratch
+	var d *Doc
+	if len(sc.nodes) <= smallTape && len(sc.kids) <= smallTape {
+		sd := new(smallDoc)
+		d = &sd.Doc
+		d.nodes = sd.nodes[:copy(sd.nodes[:], sc.nodes)]
+		d.kids = sd.kids[:copy(sd.kids[:], sc.kids)]
+	} else {
+		d = &Doc{nodes: keep(&sc.nodes), kids: keep(&sc.kids)}
+	}
+	d.raw, d.root = sc.raw, root
+	if len(sc.text) > 0 {
+		d.text = keep(&sc.text)
+	}
+	return d
+}
+
+// keep returns the contents of a scratch buffer for a Doc: a copy of its
+// exact size when the buffer stays with the parser, else the buffer
+// itself, taken from the parser.
+func keep[E any](buf *[]E) []E {
+	if cap(*buf) > maxPooledTape {
+		b := *buf
+		*buf = nil
+		return b
+	}
+	return slices.Clone(*buf)
+}
+
+// tokens reads data token by token: every check at the token it concerns,
+// so that the first problem is reported where it is. It is the reference
+// checkThenBuild is tested against, and what reports every error.
+func (p *parser) tokens(data []byte, maxDepth int) (*Doc, error) {
+	p.start(data, maxDepth)
 	root, err := p.value(0)
 	if err != nil {
 		return nil, err
@@ -122,8 +193,7 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 		}
 		return nil, p.syntaxError(err)
 	}
-	p.doc.root = root
-	return p.doc, nil
+	return p.finish(root), nil
 }
 
 // value reads one value and returns its node.
@@ -184,8 +254,11 @@ func (p *parser) scalar() (uint32, error) {
 // exponentInRange reports whether a valid number literal's exponent, if it
 // has one, is within ±MaxExponent.
 func exponentInRange(num []byte) bool {
-	i := bytes.IndexAny(num, "eE")
-	if i < 0 {
+	i := 0
+	for i < len(num) && num[i]|0x20 != 'e' {
+		i++
+	}
+	if i == len(num) {
 		return true
 	}
 	e := strings.TrimLeft(strings.TrimLeft(string(num[i+1:]), "+-"), "0")

@@ -3,6 +3,10 @@ package jsonbody
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,6 +152,34 @@ func TestNameSet_HashCollisionFallsBackToFoldedNames(t *testing.T) {
 	assert.NotNil(t, s.exact)
 }
 
+// TestNameSet_AgreesWithEqualFold adds every pair of words to a set, at
+// every size up to past the small set (after fillers that clash with
+// nothing): a clash exactly when strings.EqualFold says so, whatever the
+// signatures of the two names.
+func TestNameSet_AgreesWithEqualFold(t *testing.T) {
+	words := []string{"sku", "SKU", "ſku", "skU", "Kind", "\u212aind", "kind", "KIND", "straße", "STRASSE", "ǅ", "ǆ",
+		"σ", "ς", "Σ", "İ", "i", "I", "", "a", "A", "ab", "aB", "ba", "\x7f", "k\u212a", "KK"}
+	for _, fillers := range []int{0, 5, smallNames - 2, smallNames, smallNames + 3} {
+		for _, a := range words {
+			for _, b := range words {
+				p := new(parser)
+				var s nameSet
+				for i := range fillers {
+					_, clash := s.add("0filler"+strings.Repeat("-", i), p, 0)
+					require.False(t, clash)
+				}
+				_, clash := s.add(a, p, 0)
+				require.False(t, clash)
+				prev, clash := s.add(b, p, 0)
+				assert.Equal(t, strings.EqualFold(a, b), clash, "%d fillers: %q then %q", fillers, a, b)
+				if clash {
+					assert.Equal(t, a, prev)
+				}
+			}
+		}
+	}
+}
+
 // FuzzBody checks that the strict reader never panics and never accepts a
 // body that encoding/json would read differently: whatever Parse accepts,
 // encoding/json (with UseNumber) must accept and decode to the same value.
@@ -220,5 +252,57 @@ func BenchmarkParse_Order(b *testing.B) {
 		if _, err := Parse(body, 64); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// FuzzBuildMatchesTokens holds Parse's fast path to the token-by-token
+// reader: for every body, the same tape (nodes, children, unescaped text,
+// root) or the same error.
+func FuzzBuildMatchesTokens(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":[true,null,"x"],"c":{"d":1.5e3}}`, `{"a":1,"A":2}`, `{"a":1,"a":2}`,
+		`"\ud800"`, `[[[[[]]]]]`, `{"r\u006fle":"x"}`, `123456789012345678901234567890`,
+		"\xef\xbb\xbf{}", `{} {}`, `{"ſ":1,"s":2}`, `""`, `-0.0e-0`, ` [ 1 , "a\"b\\" , {} ] `,
+		`{"k\"":"v\n","x":[1e999999]}`, `[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]`, `{"a":{"b":{"c":[]}},"a\u0041":0}`,
+		"{\"é\":\"\\u00e9\",\"\\u00c9\":1}", `[1,2,3,]`, `{"a" 1}`, `tru`, `nul`, `1.`, `"\u12"`,
+	} {
+		f.Add([]byte(s))
+	}
+	files, _ := filepath.Glob("../../testdata/bodies/*.json")
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotErr := Parse(data, 16)
+		p := new(parser)
+		want, wantErr := p.tokens(data, 16)
+		if gotErr != nil || wantErr != nil {
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("%q: Parse: %v; tokens: %v", data, gotErr, wantErr)
+			}
+			return
+		}
+		if !slices.Equal(got.nodes, want.nodes) || !slices.Equal(got.kids, want.kids) ||
+			!bytes.Equal(got.text, want.text) || got.root != want.root {
+			t.Fatalf("%q: tapes differ:\nParse  %v %v %q %d\ntokens %v %v %q %d", data,
+				got.nodes, got.kids, got.text, got.root, want.nodes, want.kids, want.text, want.root)
+		}
+	})
+}
+
+// TestParse_BuildsOnTheFastPath checks that the fast path, not the
+// fallback, reads ordinary bodies, and that the fallback reads the others.
+func TestParse_BuildsOnTheFastPath(t *testing.T) {
+	for body, fast := range map[string]bool{
+		`{"a":[1,"x\n",{"b":null}],"c":true}`: true,
+		`{"a":1,"A":2}`:                       false, // a case clash: reported by tokens
+		`{"a":1e1001}`:                        false,
+		`{"a":1,}`:                            false,
+	} {
+		p := new(parser)
+		_, ok := p.checkThenBuild([]byte(body), 16)
+		assert.Equal(t, fast, ok, body)
 	}
 }
