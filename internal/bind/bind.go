@@ -27,6 +27,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/names"
 )
 
 // Into stores v into dst, which must be settable. It reports every value
@@ -314,7 +315,7 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]*field, len(fields))
+	list := make([]string, len(fields))
 	for i := range fields {
 		f := &fields[i]
 		p, err := b.plan(t.FieldByIndex(f.index).Type)
@@ -322,8 +323,9 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 			return nil, fmt.Errorf("%s.%s: %w", t, t.FieldByIndex(f.index).Name, err)
 		}
 		f.plan = p
-		byName[f.name] = f
+		list[i] = f.name
 	}
+	byName := names.New(list)
 	return func(s *state, v jsonbody.Value, dst reflect.Value) {
 		switch v.Kind() {
 		case jsonbody.Null:
@@ -335,10 +337,11 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 		}
 		for i := range v.Len() {
 			k, e := v.Member(i)
-			f := byName[k]
-			if f == nil {
+			fi := byName.Find(k)
+			if fi < 0 {
 				continue // no field of that exact name: not stored, as encoding/json
 			}
+			f := &fields[fi]
 			s.push(k, -1)
 			f.plan.decode(s, e, fieldByIndexAlloc(dst, f.index))
 			s.pop()

@@ -2,8 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/names"
 )
 
 // native is the fast path of a compiled schema: a tree of checks for the
@@ -43,8 +46,9 @@ type native struct {
 
 	minProps, maxProps int // -1: none
 	required           []string
-	members            map[string]member // properties and required names
-	additional         int8              // 1: any allowed; -1: none allowed; 0: see additionalSchema
+	memberNames        *names.Index // properties and required names; nil: none
+	members            []member     // by position in memberNames
+	additional         int8         // 1: any allowed; -1: none allowed; 0: see additionalSchema
 	additionalSchema   *native
 
 	minItems, maxItems int
@@ -168,19 +172,24 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		n.refOnly = s.DraftVersion < 2019
 	}
 	if len(s.Properties) > 0 || len(s.Required) > 0 {
-		n.members = make(map[string]member, len(s.Properties)+len(s.Required))
+		members := make(map[string]member, len(s.Properties)+len(s.Required))
 		for name, p := range s.Properties {
-			n.members[name] = member{schema: sub(p), required: -1}
+			members[name] = member{schema: sub(p), required: -1}
 		}
 		for i, name := range s.Required {
-			m, ok := n.members[name]
+			m, ok := members[name]
 			if !ok {
 				m.required = -1
 			}
 			if i < 64 && m.required < 0 {
 				m.required = i
 			}
-			n.members[name] = m
+			members[name] = m
+		}
+		list := slices.Sorted(maps.Keys(members))
+		n.memberNames = names.New(list)
+		for _, name := range list {
+			n.members = append(n.members, members[name])
 		}
 	}
 	switch a := s.AdditionalProperties.(type) {
@@ -344,7 +353,13 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	var seen uint64 // the required names present, by bit
 	for i := range count {
 		name, v := obj.Member(i)
-		m, ok := n.members[name]
+		var m member
+		ok := false
+		if n.memberNames != nil {
+			if i := n.memberNames.Find(name); i >= 0 {
+				m, ok = n.members[i], true
+			}
+		}
 		if ok && m.required >= 0 {
 			seen |= 1 << m.required
 		}
