@@ -2,10 +2,11 @@ package contractguard
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The codes of a [Violation], one per kind of rejection.
@@ -92,27 +93,32 @@ func (v *Violation) Error() string {
 // an array. Messages are not HTML-escaped ("must be >= 18"): the body is
 // served as application/json with X-Content-Type-Options: nosniff.
 func (v *Violation) MarshalJSON() ([]byte, error) {
-	details := v.Details
-	if details == nil {
-		details = []Detail{}
+	return v.appendJSON(make([]byte, 0, 96+64*len(v.Details))), nil
+}
+
+// appendJSON appends the body of section 6 of the spec. Strings are quoted
+// by jsontext (invalid UTF-8 becomes U+FFFD, as encoding/json does; only
+// what JSON requires is escaped, so <, > and & stay as they are).
+func (v *Violation) appendJSON(b []byte) []byte {
+	b = append(b, `{"error":"CONTRACT_VIOLATION","code":`...)
+	b, _ = jsontext.AppendQuote(b, v.Code)
+	b = append(b, `,"details":[`...)
+	for i, d := range v.Details {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b, _ = jsontext.AppendQuote(b, d.Path)
+		b = append(b, `,"message":`...)
+		b, _ = jsontext.AppendQuote(b, d.Message)
+		b = append(b, '}')
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
-		Error   string   `json:"error"`
-		Code    string   `json:"code"`
-		Details []Detail `json:"details"`
-	}{"CONTRACT_VIOLATION", v.Code, details})
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
+	return append(b, "]}"...)
 }
 
 // writeViolation is the default Options.OnReject.
 func writeViolation(w http.ResponseWriter, _ *http.Request, v *Violation) {
-	b, err := v.MarshalJSON()
-	if err != nil { // cannot happen: only strings
-		b = []byte(`{"error":"CONTRACT_VIOLATION","code":"` + v.Code + `","details":[]}`)
-	}
+	b := v.appendJSON(make([]byte, 0, 96+64*len(v.Details)))
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

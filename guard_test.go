@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -553,6 +554,33 @@ func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
 	writeViolation(w, nil, newViolation(CodeSchemaInvalid, Detail{"/a&b", "must be >= 18 <x>"}))
 	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/a&b","message":"must be >= 18 <x>"}]}`+"\n", w.Body.String())
 	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
+}
+
+// TestViolation_JSONRoundTrips: whatever the strings hold (quotes,
+// control characters, line separators, non-ASCII, invalid UTF-8), the body
+// is valid JSON that reads back as the violation (invalid bytes as U+FFFD).
+func TestViolation_JSONRoundTrips(t *testing.T) {
+	v := newViolation(CodeInvariantViolated,
+		Detail{"/a\"b", "tab\there\nnew line \u2028 \u0000 é 😀"},
+		Detail{"", "bad \xff byte"},
+		Detail{"/~1x/0", `<script>&</script>`})
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.True(t, json.Valid(b), "%s", b)
+	var got struct {
+		Error, Code string
+		Details     []Detail
+	}
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, "CONTRACT_VIOLATION", got.Error)
+	assert.Equal(t, CodeInvariantViolated, got.Code)
+	want := slices.Clone(v.Details)
+	want[1].Message = "bad \ufffd byte"
+	assert.Equal(t, want, got.Details)
+
+	empty, err := json.Marshal(newViolation(CodeNoContract))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"error":"CONTRACT_VIOLATION","code":"NO_CONTRACT","details":[]}`, string(empty))
 }
 
 func TestMiddleware_TwiceWithDifferentRoutes(t *testing.T) {

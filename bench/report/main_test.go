@@ -16,8 +16,7 @@ BenchmarkDecode/size=1KB/body=valid-2         	  1000	     22000 ns/op	 155 allo
 BenchmarkDecode/size=1KB/body=valid-2         	  1000	     90000 ns/op	 155 allocs/op
 BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     15000 ns/op	 15 allocs/op
 BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     16000 ns/op	 15 allocs/op
-BenchmarkLoad/server=unguarded-2 	 1000	 60000 ns/op	 15000 req/s	 400 p50-µs	 3000 p99-µs
-BenchmarkLoad/server=typed-2 	 1000	 61000 ns/op	 14250 req/s	 410 p50-µs	 3100 p99-µs
+BenchmarkLoad-2 	 1000	 180000 ns/op	 15000 unguarded-req/s	 400 unguarded-p50-µs	 3000 unguarded-p99-µs	 14250 typed-req/s	 410 typed-p50-µs	 3100 typed-p99-µs	 95.0 typed-%
 `
 
 func TestReport(t *testing.T) {
