@@ -1,6 +1,8 @@
 // Package msg holds the rules every message a client reads follows.
 package msg
 
+import "strings"
+
 // MaxEcho is the most of a rejected value, in bytes, a message may repeat.
 const MaxEcho = 64
 
@@ -29,3 +31,22 @@ type ReportFunc func(path, message string)
 
 // Add calls f.
 func (f ReportFunc) Add(path, message string) { f(path, message) }
+
+// Pointer renders JSON pointer tokens (RFC 6901).
+func Pointer(tokens []string) string {
+	n := 0
+	for _, t := range tokens {
+		n += 1 + len(t)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, t := range tokens {
+		b.WriteByte('/')
+		if strings.ContainsAny(t, "~/") {
+			t = strings.ReplaceAll(t, "~", "~0")
+			t = strings.ReplaceAll(t, "/", "~1")
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}

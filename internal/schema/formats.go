@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/formats"
 )
 
 // The library's checks for some formats accept values their RFCs forbid
@@ -68,7 +70,7 @@ func uriCharacters(s string) error {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		case strings.IndexByte("-._~:/?#@!$&'()*+,;=", c) >= 0:
 		case c == '%':
-			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+			if i+2 >= len(s) || !formats.IsHex(s[i+1]) || !formats.IsHex(s[i+2]) {
 				return errors.New("% not followed by two hex digits")
 			}
 		case c == '[' || c == ']':
@@ -94,10 +96,6 @@ func inHost(s string, i int) bool {
 		end = start + j
 	}
 	return start <= i && i < end
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func emailLocalPart(s string) error {

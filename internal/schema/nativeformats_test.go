@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/formats"
 )
 
 // referenceFormats are the formats of the fast path as the library checks
@@ -92,7 +94,7 @@ func TestNativeFormats_Stricter(t *testing.T) {
 	for _, s := range []string{"2026-11-21T+1:00:00Z", "2026-11-21T10:-0:00Z", "2026-11-21T10:15:00+-0:00"} {
 		assert.NoError(t, libraryFormat("date-time")(s), s)
 		assert.False(t, referenceFormats(t)["date-time"](s), s)
-		assert.False(t, isDateTime(s), s)
+		assert.False(t, formats.DateTime(s), s)
 	}
 }
 
