@@ -30,10 +30,11 @@ type conformanceFile struct {
 	Description string `yaml:"description"`
 	Contracts   string `yaml:"contracts"`
 	Options     struct {
-		RequireContract bool           `yaml:"requireContract"`
-		MaxBodyBytes    int64          `yaml:"maxBodyBytes"`
-		MaxDepth        int            `yaml:"maxDepth"`
-		User            map[string]any `yaml:"user"`
+		RequireContract   bool           `yaml:"requireContract"`
+		MaxBodyBytes      int64          `yaml:"maxBodyBytes"`
+		MaxDepth          int            `yaml:"maxDepth"`
+		VulnerabilityScan bool           `yaml:"vulnerabilityScan"`
+		User              map[string]any `yaml:"user"`
 	} `yaml:"options"`
 	// Type names a Go type (conformanceTypes) that is the twin of the
 	// file's contracts: the cases run through Handle[T] too, at TypedRoute.
@@ -109,10 +110,11 @@ func loadConformance(t *testing.T) map[string]conformanceFile {
 
 func (cf conformanceFile) guard(t *testing.T, withContracts bool) *Guard {
 	o := Options{
-		RequireContract: cf.Options.RequireContract,
-		MaxBodyBytes:    cf.Options.MaxBodyBytes,
-		MaxDepth:        cf.Options.MaxDepth,
-		Logger:          discard,
+		RequireContract:   cf.Options.RequireContract,
+		MaxBodyBytes:      cf.Options.MaxBodyBytes,
+		MaxDepth:          cf.Options.MaxDepth,
+		VulnerabilityScan: cf.Options.VulnerabilityScan,
+		Logger:            discard,
 	}
 	if cf.Options.User != nil {
 		u := cf.Options.User

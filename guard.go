@@ -17,11 +17,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/scan"
 )
 
 // Defaults for the zero values of [Options].
@@ -85,8 +87,14 @@ type Options struct {
 	// turns the check off (the runtime limit still holds).
 	CELMaxEstimatedCost uint64
 
-	// VulnerabilityScan switches on the built-in attack checks. Not yet
-	// available: New returns an error when it is set.
+	// VulnerabilityScan checks, on every request that matches a contract,
+	// every key and string value of the body, the query and the path
+	// parameters for SQL injection, cross-site scripting, path traversal,
+	// command injection, NoSQL operators and prototype pollution, after
+	// the body is parsed and before the schema: 403 VULNERABILITY_DETECTED
+	// with the path of each value flagged. A property whose schema says
+	// x-contractguard-scan: false is not scanned (on the schema's root:
+	// nothing of the contract's requests is). See docs/vulnerability-scan.md.
 	VulnerabilityScan bool
 	// LicenseKey enables paid-tier features.
 	LicenseKey string
@@ -164,7 +172,6 @@ func (o *Options) check() error {
 		on   bool
 		name string
 	}{
-		{o.VulnerabilityScan, "VulnerabilityScan"},
 		{o.LearningMode, "LearningMode"},
 		{o.SinkProtection, "SinkProtection"},
 	} {
@@ -241,6 +248,9 @@ type state struct {
 	parsed bool
 	done   []*compiled  // contracts already enforced on this request
 	values []boundValue // the typed values decoded for them
+
+	scanned    []*scan.Skip // the opt-outs the body was scanned with (nil: none)
+	scannedURL bool         // the query and path parameters were scanned
 
 	// The context and body the guard passes on, here so that passing a
 	// request costs no allocations of their own.
@@ -500,6 +510,51 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	return v
 }
 
+// scanRequest runs the vulnerability scan for the contracts of cs that
+// have not had it on this request: the body with each one's opt-outs
+// (a value is skipped only when every contract skips it), the query and
+// the path parameters once.
+func scanRequest(cs []*compiled, in *request) *Violation {
+	st := in.state
+	in.details = in.details[:0]
+	report := func(path string, c scan.Class) {
+		for _, d := range in.details {
+			if d.Path == path {
+				return
+			}
+		}
+		in.details = append(in.details, Detail{Path: path, Message: c.Message()})
+	}
+	for _, c := range cs {
+		skip := c.scanSkip
+		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) {
+			continue
+		}
+		st.scanned = append(st.scanned, skip)
+		switch {
+		case st.doc != nil:
+			scan.Body(st.doc.Root(), skip, report)
+		case utf8.Valid(st.raw): // a body the guard does not parse: one string
+			if k := scan.String(string(st.raw)); k != scan.None {
+				report("", k)
+			}
+		}
+		if !st.scannedURL {
+			st.scannedURL = true
+			if in.rawQuery != "" {
+				q, _ := url.ParseQuery(in.rawQuery)
+				scan.Query(q, report)
+			}
+			scan.Params(in.Params(), report)
+		}
+	}
+	if len(in.details) == 0 {
+		return nil
+	}
+	slices.SortFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
+	return newViolation(CodeVulnerabilityDetected, in.details...)
+}
+
 // run parses the body (unless an earlier pass did) and enforces cs on
 // it: every schema first, decoding the values of typed contracts, then
 // every invariant and rule, in the order of cs. It is the one code path of
@@ -523,6 +578,12 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 		st.doc, st.parsed = v, true
 	} else if len(st.raw) == 0 {
 		st.doc, st.parsed = jsonbody.NullDoc(), true // an empty body is null
+	}
+
+	if g.opts.VulnerabilityScan {
+		if v := scanRequest(cs, in); v != nil {
+			return v
+		}
 	}
 
 	in.details = in.details[:0]

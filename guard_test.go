@@ -21,11 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestErrorTable produces every row of the specification's error table
-// that this version can (VULNERABILITY_DETECTED needs the scan, which New
-// refuses until it exists).
+// TestErrorTable produces every row of the specification's error table.
 func TestErrorTable(t *testing.T) {
-	g := testdataGuard(t, func(o *Options) { o.MaxBodyBytes = 4096; o.RequireContract = true })
+	g := testdataGuard(t, func(o *Options) { o.MaxBodyBytes = 4096; o.RequireContract = true; o.VulnerabilityScan = true })
 	h := g.Middleware(&echo{})
 	order := readFile(t, "testdata/bodies/order.json")
 
@@ -46,6 +44,9 @@ func TestErrorTable(t *testing.T) {
 
 	eb = rejected(t, send(h, "POST", "/api/nothing/here", order), 403, CodeNoContract)
 	assert.Equal(t, []Detail{{"", "no contract for POST /api/nothing/here"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", strings.Replace(order, `"Ada Lovelace"`, `"x' OR 1=1 --"`, 1)), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"/customer/name", "possible SQL injection"}}, eb.Details)
 }
 
 func TestOrder_PassesAndReachesHandlerUnchanged(t *testing.T) {
@@ -522,7 +523,7 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 func TestNew_RefusesFeaturesNotBuilt(t *testing.T) {
-	for _, o := range []Options{{VulnerabilityScan: true}, {LearningMode: true}, {SinkProtection: true}, {MaxDepth: 20000}, {MaxBodyBytes: -1}} {
+	for _, o := range []Options{{LearningMode: true}, {SinkProtection: true}, {MaxDepth: 20000}, {MaxBodyBytes: -1}} {
 		_, err := New(o)
 		assert.Error(t, err, "%+v", o)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/scan"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
@@ -72,6 +73,7 @@ type compiled struct {
 	shape      *expr.Shape
 	invariants []invariant
 	typed      *typedPart // contracts from a Go type (Handle[T]); nil for files and code
+	scanSkip   *scan.Skip // what x-contractguard-scan: false takes out of the scan; nil: nothing
 }
 
 type invariant struct {
@@ -323,6 +325,7 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 		} else {
 			c.schema = s
 			c.shape = expr.ShapeOf(s.Compiled())
+			c.scanSkip = s.ScanSkip()
 		}
 	}
 	var ce *expr.ContractEnv

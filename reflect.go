@@ -15,6 +15,7 @@ import (
 	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/schema"
 )
 
@@ -77,6 +78,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*compiled, error) {
 		schema:   s,
 		shape:    expr.ShapeOf(s.Compiled()),
 		typed:    &typedPart{t: t, rules: rules},
+		scanSkip: s.ScanSkip(),
 	}, nil
 }
 
@@ -137,6 +139,7 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	doc := parsed.Any()
+	scanAnnotations(doc)
 	if m, ok := doc.(map[string]any); ok {
 		delete(m, "$schema") // 2020-12; compiled as draft-07, as contracts are
 		delete(m, "$id")     // a URL derived from the package path: not a base for $refs
@@ -150,6 +153,26 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
+}
+
+// scanAnnotations turns the x-contractguard-scan values invopop writes
+// from a jsonschema_extras tag, which are strings, into the booleans the
+// annotation takes.
+func scanAnnotations(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && k == schema.ScanKeyword && (s == "false" || s == "true") {
+				v[k] = s == "true"
+				continue
+			}
+			scanAnnotations(e)
+		}
+	case []any:
+		for _, e := range v {
+			scanAnnotations(e)
+		}
+	}
 }
 
 // schemaFromFile compiles the schema file a cg:"schema=…" tag names, read
@@ -327,7 +350,7 @@ func (r *ruleRun) check(rs []rule, data, self any, where string) {
 		if err != nil && r.guard != nil {
 			r.guard.evalFailed(where, err)
 		}
-		r.details = append(r.details, Detail{Path: schema.Pointer(r.path), Message: ru.msg})
+		r.details = append(r.details, Detail{Path: msg.Pointer(r.path), Message: ru.msg})
 	}
 }
 

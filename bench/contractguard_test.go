@@ -95,3 +95,49 @@ type discardWriter struct{ h http.Header }
 func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardWriter) WriteHeader(int)             {}
+
+// BenchmarkContractguardScan is the cost of Options.VulnerabilityScan: the
+// guard on the ~1 KB order body (which nothing in the scan flags) with the
+// scan off and on, through Check and through the middleware.
+func BenchmarkContractguardScan(b *testing.B) {
+	body := bodies["1KB"]
+	for _, via := range []string{"check", "middleware"} {
+		for _, on := range []bool{false, true} {
+			name := "via=" + via + "/scan=off"
+			if on {
+				name = "via=" + via + "/scan=on"
+			}
+			b.Run(name, func(b *testing.B) {
+				g, err := contractguard.New(contractguard.Options{ContractsDir: "testdata/contracts", MaxBodyBytes: 1 << 20, VulnerabilityScan: on})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.SetBytes(int64(len(body)))
+				if via == "check" {
+					for b.Loop() {
+						if v := g.Check("POST", "/orders", body); v != nil {
+							b.Fatal(v)
+						}
+					}
+					return
+				}
+				ran := 0
+				h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
+				r := httptest.NewRequest("POST", "/orders", nil)
+				r.Header.Set("Content-Type", "application/json")
+				var rd bytes.Reader
+				rc := io.NopCloser(&rd)
+				w := &discardWriter{h: http.Header{}}
+				for b.Loop() {
+					rd.Reset(body)
+					r.Body, r.ContentLength = rc, int64(len(body))
+					h.ServeHTTP(w, r)
+				}
+				if ran == 0 {
+					b.Fatal("the handler never ran")
+				}
+			})
+		}
+	}
+}

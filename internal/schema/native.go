@@ -232,8 +232,13 @@ func supported(s *jsonschema.Schema) bool {
 		s.UniqueItems, s.Contains != nil, s.MinContains != nil, s.MaxContains != nil,
 		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
 		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil,
-		s.MultipleOf != nil, len(s.Extensions) > 0:
+		s.MultipleOf != nil:
 		return false
+	}
+	for _, e := range s.Extensions {
+		if _, ok := e.(scanAnnotation); !ok {
+			return false
+		}
 	}
 	if _, tuple := s.Items.([]*jsonschema.Schema); tuple {
 		return false
@@ -296,7 +301,7 @@ func (r *nativeRun) pointer(name *string) string {
 	if name != nil {
 		tokens = append(tokens, *name)
 	}
-	return Pointer(tokens)
+	return msg.Pointer(tokens)
 }
 
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {

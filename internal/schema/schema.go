@@ -41,6 +41,7 @@ func NewCompiler(files fs.FS, decode DecodeFunc) *Compiler {
 	c.DefaultDraft(jsonschema.Draft7)
 	c.AssertFormat()
 	registerFormats(c)
+	c.RegisterVocabulary(scanVocab)
 	c.UseLoader(loader{files, decode})
 	return &Compiler{c: c}
 }
@@ -87,7 +88,7 @@ func (e *Error) Error() string {
 	if len(e.Pointer) == 0 {
 		return e.Message
 	}
-	return Pointer(e.Pointer) + ": " + e.Message
+	return msg.Pointer(e.Pointer) + ": " + e.Message
 }
 
 // Compile compiles doc, a JSON value, as the schema at Root+name. name must
@@ -184,7 +185,7 @@ func (s *Schema) Reference(v any, rep msg.Reporter) bool {
 		rep.Add("", "cannot be validated: "+err.Error())
 		return false
 	}
-	walk(ve, false, func(loc []string, msg string) { rep.Add(Pointer(loc), msg) })
+	walk(ve, false, func(loc []string, message string) { rep.Add(msg.Pointer(loc), message) })
 	return false
 }
 
@@ -203,23 +204,4 @@ func (s *Schema) Explain(v any, add func(loc []string, message string)) bool {
 	}
 	walk(ve, true, add)
 	return false
-}
-
-// Pointer renders JSON pointer tokens (RFC 6901).
-func Pointer(tokens []string) string {
-	n := 0
-	for _, t := range tokens {
-		n += 1 + len(t)
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for _, t := range tokens {
-		b.WriteByte('/')
-		if strings.ContainsAny(t, "~/") {
-			t = strings.ReplaceAll(t, "~", "~0")
-			t = strings.ReplaceAll(t, "/", "~1")
-		}
-		b.WriteString(t)
-	}
-	return b.String()
 }

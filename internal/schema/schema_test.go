@@ -166,7 +166,38 @@ func TestCompile_RelativeRefWithoutFolder(t *testing.T) {
 	assert.Contains(t, err.Error(), "need Options.ContractsDir")
 }
 
-func TestPointer(t *testing.T) {
-	assert.Equal(t, "", Pointer(nil))
-	assert.Equal(t, "/a/0/b~1c/d~0e", Pointer([]string{"a", "0", "b/c", "d~e"}))
+func TestScanSkip(t *testing.T) {
+	s := compile(t, nil, `{"type":"object","properties":{
+		"html":{"type":"string","x-contractguard-scan":false},
+		"note":{"type":"string","x-contractguard-scan":true},
+		"plain":{"type":"string"},
+		"posts":{"type":"array","items":{"$ref":"#/definitions/post"}},
+		"meta":{"type":"object","additionalProperties":{"x-contractguard-scan":false}},
+		"both":{"allOf":[{"properties":{"a":{"x-contractguard-scan":false}}},{"properties":{"b":{"x-contractguard-scan":false}}}]}},
+		"definitions":{"post":{"type":"object","properties":{"body":{"x-contractguard-scan":false},"title":{"type":"string"}}}}}`)
+	assert.False(t, s.Native(), "allOf needs the library")
+	assert.True(t, compile(t, nil, `{"type":"object","properties":{"html":{"type":"string","x-contractguard-scan":false}}}`).Native(),
+		"the annotation keeps a schema on the fast path")
+	sk := s.ScanSkip()
+	require.NotNil(t, sk)
+	assert.False(t, sk.Off)
+	assert.True(t, sk.Props["html"].Off)
+	assert.NotContains(t, sk.Props, "note")
+	assert.NotContains(t, sk.Props, "plain")
+	assert.True(t, sk.Props["posts"].Items.Props["body"].Off)
+	assert.NotContains(t, sk.Props["posts"].Items.Props, "title")
+	assert.True(t, sk.Props["meta"].Additional.Off)
+	assert.True(t, sk.Props["both"].Props["a"].Off)
+	assert.True(t, sk.Props["both"].Props["b"].Off)
+
+	assert.Nil(t, compile(t, nil, `{"type":"object","properties":{"a":{"type":"string"}}}`).ScanSkip())
+	assert.True(t, compile(t, nil, `{"type":"object","x-contractguard-scan":false}`).ScanSkip().Off)
+	recursive := compile(t, nil, `{"$ref":"#/definitions/n","definitions":{"n":{"type":"object","properties":{"next":{"$ref":"#/definitions/n"},"raw":{"x-contractguard-scan":false}}}}}`)
+	assert.True(t, recursive.ScanSkip().Props["raw"].Off)
+}
+
+func TestScanKeyword_MustBeBoolean(t *testing.T) {
+	_, err := NewCompiler(nil, nil).Compile("bad.json", decode(t, `{"properties":{"a":{"x-contractguard-scan":"no"}}}`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "x-contractguard-scan must be true or false")
 }

@@ -1,0 +1,400 @@
+// Package scan looks for attack payloads in request values: SQL injection
+// and cross-site scripting (with libinjection, as OWASP Coraza uses it),
+// path traversal, shell command injection, NoSQL operator injection and
+// prototype pollution. It reports a class, never the payload.
+package scan
+
+import (
+	"strings"
+
+	libinjection "github.com/corazawaf/libinjection-go"
+
+	"github.com/contractguard/contractguard/internal/formats"
+)
+
+// Class is what a finding looks like.
+type Class uint8
+
+// The classes. A value is reported once, with the first class it matches
+// in the order String checks them: XSS (markup is the most specific), SQL
+// injection, command injection, path traversal, NoSQL operators,
+// prototype pollution.
+const (
+	None Class = iota
+	SQLInjection
+	XSS
+	CommandInjection
+	PathTraversal
+	NoSQLInjection
+	PrototypePollution
+)
+
+// Message is the detail message of a finding of class c.
+func (c Class) Message() string {
+	switch c {
+	case SQLInjection:
+		return "possible SQL injection"
+	case XSS:
+		return "possible cross-site scripting"
+	case CommandInjection:
+		return "possible command injection"
+	case PathTraversal:
+		return "possible path traversal"
+	case NoSQLInjection:
+		return "possible NoSQL operator injection"
+	case PrototypePollution:
+		return "possible prototype pollution"
+	}
+	return ""
+}
+
+// String checks a string value (or an object key, after Key's own checks).
+// One pass over the bytes says which checks can apply; a value of letters,
+// digits and spaces only, the most common kind, goes to none but
+// libinjection's SQL check, and an identifier to none at all.
+func String(s string) Class {
+	if s == "" {
+		return None
+	}
+	f := bytesIn(s)
+	if f&(hasLT|hasEQ|hasColon) != 0 && xss(s, f) {
+		return XSS
+	}
+	if needsSQLi(s, f) {
+		if sqli, _ := libinjection.IsSQLi(s); sqli {
+			return SQLInjection
+		}
+	}
+	if f&(hasChain|hasDollar) != 0 && commandInjection(s, f) {
+		return CommandInjection
+	}
+	if f&hasPath != 0 && pathTraversal(s, f) {
+		return PathTraversal
+	}
+	if f&(hasDollar|hasQuote|hasChain|hasDot) != 0 && noSQLOperator(s, f) {
+		return NoSQLInjection
+	}
+	if (f&hasUnderscore != 0 || len(s) >= len("constructor.prototype")) && protoPath(s) {
+		return PrototypePollution
+	}
+	return None
+}
+
+// The kinds of bytes the checks look for; bytesIn reports which occur.
+const (
+	hasLT         = 1 << iota // <
+	hasEQ                     // =
+	hasColon                  // :
+	hasSemicolon              // ;
+	hasPipe                   // |
+	hasAmp                    // &
+	hasBacktick               // `
+	hasNewline                // \n \r
+	hasDollar                 // $
+	hasDot                    // .
+	hasSep                    // / \ %: a path separator, or an encoding of one
+	hasNUL                    // NUL
+	hasQuote                  // ' "
+	hasBreak                  // blanks, quotes, backtick, >: what ends an unquoted attribute value
+	notToken                  // anything but a letter, digit or _
+	notURL                    // anything a plain URL does not hold (see plainURL)
+	notProse                  // anything but letters, digits, blanks and _ . , -
+	hasUnderscore             // _
+	hasDash                   // -
+
+	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
+	hasPath  = hasDot | hasSep | hasNUL
+)
+
+var byteKinds = func() (t [256]uint32) {
+	for c := range 256 {
+		if !(isAlnum(byte(c)) || c == '_') {
+			t[c] |= notToken
+		}
+		if !(isAlnum(byte(c)) || strings.IndexByte("._~/?=&#:%-", byte(c)) >= 0) {
+			t[c] |= notURL
+		}
+		if !(isAlnum(byte(c)) || strings.IndexByte(" _.,-", byte(c)) >= 0) {
+			t[c] |= notProse
+		}
+	}
+	t['<'] |= hasLT
+	t['='] |= hasEQ
+	t[':'] |= hasColon
+	t[';'] |= hasSemicolon
+	t['|'] |= hasPipe
+	t['&'] |= hasAmp
+	t['`'] |= hasBacktick
+	t['\n'] |= hasNewline
+	t['\r'] |= hasNewline
+	t['$'] |= hasDollar
+	t['.'] |= hasDot
+	t['/'] |= hasSep
+	t['\\'] |= hasSep
+	t['%'] |= hasSep
+	t[0] |= hasNUL
+	t['\''] |= hasQuote
+	t['"'] |= hasQuote
+	for _, c := range " \t\n\r\f'\"`>" {
+		t[c] |= hasBreak
+	}
+	t['_'] |= hasUnderscore
+	t['-'] |= hasDash
+	return t
+}()
+
+func bytesIn(s string) uint32 {
+	var f uint32
+	for i := 0; i < len(s); i++ {
+		f |= byteKinds[s[i]]
+	}
+	return f
+}
+
+// Key checks an object member name: operator names ($where, $ne, …),
+// __proto__, then everything String checks.
+func Key(k string) Class {
+	if len(k) > 1 && k[0] == '$' && isLetter(k[1]) {
+		return NoSQLInjection
+	}
+	if k == "__proto__" {
+		return PrototypePollution
+	}
+	return String(k)
+}
+
+func isLetter(c byte) bool { return 'A' <= c&^0x20 && c&^0x20 <= 'Z' }
+
+// needsSQLi reports whether libinjection's SQL check must run on s. It
+// never calls SQL injection a value of letters, digits and _ only (one or
+// two words to its tokenizer, and no fingerprint of its list is that
+// short), nor a UUID, a date or a date-time (their letters, a-f, T and Z,
+// spell no keyword), an IP address, a product code, a plain URL, or
+// prose without a SQL word. Any other byte opens a way: "0AND-0" is a tautology,
+// "0::@" a cast and a variable, "0OR.OR.OR.0" a chain of ORs.
+// FuzzPrefilters holds the claim to libinjection's verdicts, on the
+// corpora and on random input.
+func needsSQLi(s string, f uint32) bool {
+	if f&notToken == 0 {
+		return false
+	}
+	digit := '0' <= s[0] && s[0] <= '9'
+	switch {
+	case len(s) == 36 && formats.UUID(s),
+		len(s) == 10 && digit && formats.Date(s),
+		len(s) >= 20 && digit && s[4] == '-' && formats.DateTime(s),
+		productCode(s),
+		len(s) <= 15 && digit && f&hasColon == 0 && formats.IPv4(s),
+		len(s) <= 45 && f&hasColon != 0 && formats.IPv6(s),
+		f&notURL == 0 && plainURL(s):
+		return false
+	case f&notProse == 0 && (f&hasDash == 0 || !strings.Contains(s, "--")) && !hasSQLWord(s):
+		return false
+	}
+	return true
+}
+
+// hasSQLWord reports a word (a run of letters, digits and _ with a letter
+// or _ in it, or, in a run with digits, a tail of it that starts with a
+// letter) that libinjection's tokenizer reads as SQL: a keyword, an
+// operator, a function, a type (sqlwords_gen.go holds its table's words).
+// Prose without one is words and numbers to it, and, with no quote,
+// comment or operator but . , - between them, no fingerprint of its list.
+// (An @ would be one too many: "0-@" is a number, an operator and a
+// variable.)
+func hasSQLWord(s string) bool {
+	for i := 0; i < len(s); {
+		if !isAlnum(s[i]) && s[i] != '_' {
+			i++
+			continue
+		}
+		start, letter, digit := i, false, false
+		for i < len(s) && (isAlnum(s[i]) || s[i] == '_') {
+			if isDigit(s[i]) {
+				digit = true
+			} else {
+				letter = true
+			}
+			i++
+		}
+		if !letter {
+			continue // a number
+		}
+		if sqlWordIndex.hasFold(s[start:i]) {
+			return true
+		}
+		if !digit {
+			continue
+		}
+		// A number may end where a word starts (0AND, 0BOR: 0B and OR):
+		// every tail that starts with a letter may be a word of its own.
+		for p := max(start+1, i-maxSQLWord); p < i; p++ {
+			if !isDigit(s[p]) && sqlWordIndex.hasFold(s[p:i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// maxSQLWord is the length of the longest SQL word.
+var maxSQLWord = func() (n int) {
+	for w := range sqlWords {
+		n = max(n, len(w))
+	}
+	return n
+}()
+
+// sqlWordIndex is sqlWords as an open-addressed table hashed on the upper
+// case of a word, so that a word of a value is looked up without copying
+// it into upper case first.
+var sqlWordIndex = func() *foldSet {
+	words := make([]string, 0, len(sqlWords))
+	for w := range sqlWords {
+		words = append(words, w)
+	}
+	return newFoldSet(words)
+}()
+
+// foldSet is a set of upper-case ASCII words.
+type foldSet struct {
+	slots []string
+	mask  uint32
+}
+
+func newFoldSet(words []string) *foldSet {
+	size := 16
+	for size < 4*len(words) {
+		size *= 2
+	}
+	f := &foldSet{slots: make([]string, size), mask: uint32(size - 1)}
+	for _, w := range words {
+		i := foldHash(w) & f.mask
+		for f.slots[i] != "" {
+			i = (i + 1) & f.mask
+		}
+		f.slots[i] = w
+	}
+	return f
+}
+
+// hasFold reports whether the set holds s in upper case.
+func (f *foldSet) hasFold(s string) bool {
+	for i := foldHash(s) & f.mask; ; i = (i + 1) & f.mask {
+		w := f.slots[i]
+		if w == "" {
+			return false
+		}
+		if len(w) == len(s) && equalUpper(w, s) {
+			return true
+		}
+	}
+}
+
+// foldHash is FNV-1a of the ASCII upper case of s.
+func foldHash(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return h
+}
+
+// equalUpper reports whether s in ASCII upper case is upper.
+func equalUpper(upper, s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if c != upper[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// plainURL reports an http or https URL of letters, digits and
+// ._~/?=&#:%- only: its scheme, colon and slashes are the first tokens
+// libinjection reads, and no fingerprint that starts so is in its list
+// (TestPrefilterShapes and FuzzPrefilters try SQL in every part).
+func plainURL(s string) bool {
+	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// productCode reports a code of up to 8 letters, an optional hyphen and
+// up to 12 digits (BK-001, SKU12345): a word and a number to libinjection,
+// whatever the word (TestPrefilterShapes tries every SQL keyword).
+func productCode(s string) bool {
+	i := 0
+	for i < len(s) && i < 8 && isLetter(s[i]) {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+		digits++
+	}
+	return i == len(s) && 0 < digits && digits <= 12
+}
+
+// xss reports markup libinjection calls cross-site scripting, or a value
+// that is a script URL (javascript:, vbscript:, data:text/html), which
+// libinjection judges only inside an href or src attribute, while the
+// value of a "website" or "avatar" field ends up in one.
+func xss(s string, f uint32) bool {
+	return f&hasColon != 0 && scriptURL(s) || needsXSS(f) && libinjection.IsXSS(s)
+}
+
+// scriptURL reports a URL whose scheme runs script, ignoring leading
+// blanks and control characters and tabs or newlines within the scheme,
+// as browsers do.
+func scriptURL(s string) bool {
+	var scheme [16]byte
+	n := 0
+	for i := 0; i < len(s) && n < len(scheme); i++ {
+		c := s[i]
+		switch {
+		case c <= ' ':
+			continue // browsers drop them
+		case c == ':':
+			switch string(scheme[:n]) {
+			case "javascript", "vbscript", "livescript":
+				return true
+			case "data":
+				rest := strings.ToLower(strings.TrimLeft(s[i+1:], " \t"))
+				return strings.HasPrefix(rest, "text/html") || strings.HasPrefix(rest, "image/svg") ||
+					strings.HasPrefix(rest, "application/xhtml")
+			}
+			return false
+		case isLetter(c):
+			scheme[n] = c | 0x20
+			n++
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// needsXSS reports whether libinjection's XSS check must run on a value
+// with the bytes f. Its checks fire on a tag, which needs <, or on an
+// attribute value after a black attribute name, which needs = and a byte
+// that ends the value it starts in (a blank, a quote, a backtick, >):
+// without them a value is one attribute value to its tokenizer, whatever
+// the context. FuzzPrefilters holds this to libinjection too.
+func needsXSS(f uint32) bool {
+	return f&hasLT != 0 || f&hasEQ != 0 && f&hasBreak != 0
+}

@@ -1,0 +1,139 @@
+package scan
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	libinjection "github.com/corazawaf/libinjection-go"
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzPrefilters holds the two prefilters to libinjection: a value they
+// let skip a check is one libinjection finds nothing in.
+func FuzzPrefilters(f *testing.F) {
+	for _, c := range publicCorpora(f) {
+		for _, s := range c.samples {
+			f.Add(s.text)
+		}
+	}
+	for _, s := range []string{"1--", "@@version", "1:1", "a-1", "1.e1", "x.y.z", "--", "#", "1e1-1", "admin--", "1@a", "::", "0x1", "1_2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, v := range []string{s, "https://shop.example.com/" + s, "http://" + s} {
+			f := bytesIn(v)
+			if !needsSQLi(v, f) {
+				if sqli, fp := libinjection.IsSQLi(v); sqli {
+					t.Fatalf("%q skipped, but libinjection finds SQL injection (%s)", v, fp)
+				}
+			}
+			if !needsXSS(f) && libinjection.IsXSS(v) {
+				t.Fatalf("%q skipped, but libinjection finds XSS", v)
+			}
+		}
+	})
+}
+
+// keywordSamples are libinjection's SQL words (sqlwords_gen.go), for the
+// tests to put where words go.
+var keywordSamples = slices.Sorted(maps.Keys(sqlWords))
+
+// TestPrefilterShapes tries the shapes needsSQLi lets skip libinjection
+// beyond plain tokens: IP addresses and product codes, random and with
+// every SQL word: libinjection never finds SQL injection in one.
+func TestPrefilterShapes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		if r.IntN(2) == 0 {
+			w := keywordSamples[r.IntN(len(keywordSamples))]
+			if len(w) <= 8 && !strings.Contains(w, "_") {
+				if r.IntN(2) == 0 {
+					return strings.ToLower(w)
+				}
+				return w
+			}
+		}
+		b := make([]byte, 1+r.IntN(8))
+		for i := range b {
+			b[i] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[r.IntN(52)]
+		}
+		return string(b)
+	}
+	var samples []string
+	for _, w := range keywordSamples {
+		if len(w) <= 8 && !strings.Contains(w, "_") {
+			for _, n := range []string{"1", "0", "01", "001", "1234567", "999999999999"} {
+				samples = append(samples, w+n, w+"-"+n, strings.ToLower(w)+"-"+n)
+			}
+		}
+	}
+	for range 50_000 {
+		sep := ""
+		if r.IntN(2) == 0 {
+			sep = "-"
+		}
+		samples = append(samples, word()+sep+strconv.Itoa(r.IntN(1_000_000_000)))
+		samples = append(samples, fmt.Sprintf("%d.%d.%d.%d", r.IntN(256), r.IntN(256), r.IntN(256), r.IntN(256)))
+		var a [16]byte
+		for i := range a {
+			if r.IntN(3) > 0 {
+				a[i] = byte(r.IntN(256))
+			}
+		}
+		ip := netip.AddrFrom16(a)
+		s := ip.String()
+		if r.IntN(2) == 0 {
+			s = strings.ToUpper(s)
+		}
+		samples = append(samples, s, netip.AddrFrom16(netip.MustParseAddr("::ffff:0.0.0.0").As16()).String())
+		samples = append(samples, randomURL(r, word))
+	}
+	checked := 0
+	for _, s := range samples {
+		if needsSQLi(s, bytesIn(s)) {
+			continue
+		}
+		checked++
+		if sqli, fp := libinjection.IsSQLi(s); sqli {
+			t.Fatalf("%q skipped, but libinjection finds SQL injection (%s)", s, fp)
+		}
+	}
+	require.Greater(t, checked, 100_000)
+}
+
+// randomURL is an http(s) URL of the plain kind, with SQL words, numbers
+// and the URL's own punctuation in its host, path, query and fragment.
+func randomURL(r *rand.Rand, word func() string) string {
+	part := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(4) {
+			switch r.IntN(4) {
+			case 0:
+				b.WriteString(word())
+			case 1:
+				b.WriteString(strconv.Itoa(r.IntN(100)))
+			default:
+				b.WriteByte("._~-%:=&/?#"[r.IntN(11)])
+			}
+		}
+		return b.String()
+	}
+	scheme := "https://"
+	if r.IntN(2) == 0 {
+		scheme = "http://"
+	}
+	u := scheme + part() + "/" + part()
+	if r.IntN(2) == 0 {
+		u += "?" + part() + "=" + part() + "&" + part() + "=" + part()
+	}
+	if r.IntN(3) == 0 {
+		u += "#" + part()
+	}
+	return u
+}

@@ -1,0 +1,442 @@
+package scan
+
+import (
+	"strings"
+)
+
+// --- command injection
+
+// Commands that are not English words: one after a chaining or
+// substituting metacharacter is enough.
+var commands = setOf(
+	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget", "curl",
+	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "dash", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
+	"python", "python2", "python3", "perl", "ruby", "php", "node", "lua",
+	"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "ftp", "tftp",
+	"chmod", "chown", "chgrp", "useradd", "usermod", "passwd", "sudo", "su",
+	"ping", "traceroute", "tracert", "systeminfo", "tasklist", "taskkill", "hostname",
+	"base64", "xxd", "xterm", "certutil", "bitsadmin", "rundll32", "regsvr32", "mshta",
+	"wmic", "crontab", "nohup", "iex", "pkill", "killall", "shutdown", "reboot",
+	"mkfifo", "mknod", "getent", "lsof", "dig", "host", "arp", "route", "iptables",
+)
+
+// Commands that are also words of ordinary text ("; cat lovers welcome"):
+// flagged only when they stand as a command, with nothing after them or
+// an argument that looks like one (-l, /etc, ./x, ~, $HOME, 5), or called
+// like a function (system('id'), sleep(5)).
+var wordCommands = setOf(
+	"id", "ls", "cat", "echo", "sleep", "rm", "cp", "mv", "find", "env", "set", "type", "dir",
+	"kill", "ps", "who", "w", "more", "less", "head", "tail", "sort", "uniq", "grep", "awk", "sed",
+	"touch", "mkdir", "rmdir", "exit", "exec", "eval", "time", "date", "net", "ver", "vol", "tar",
+	"zip", "unzip", "gzip", "print", "printf", "read", "export", "source", "alias", "history",
+	"timeout", "wait", "pwd", "cd", "df", "du", "free", "top", "uptime", "last", "whereis", "which",
+	"file", "stat", "dd", "nl", "od", "tee", "xargs", "yes", "tr", "cut", "wc", "diff", "cmp", "strings",
+	"system", "passthru", "popen", "require", "import",
+)
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// commandInjection reports a shell metacharacter that chains or
+// substitutes a command (; | & ` $( newline) followed by a command.
+func commandInjection(s string, f uint32) bool {
+	for _, m := range metachars {
+		if f&m.kind == 0 {
+			continue
+		}
+		for i := 0; i < len(s); i++ {
+			j := strings.IndexByte(s[i:], m.c)
+			if j < 0 {
+				break
+			}
+			i += j
+			next := i + 1
+			if m.c == '$' {
+				if next == len(s) || s[next] != '(' && s[next] != '{' {
+					continue
+				}
+				next++
+			}
+			if commandAt(s, next) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// metachars are the bytes that chain or substitute a command, with their
+// kind in byteKinds.
+var metachars = []struct {
+	c    byte
+	kind uint32
+}{
+	{';', hasSemicolon}, {'|', hasPipe}, {'&', hasAmp}, {'`', hasBacktick},
+	{'\n', hasNewline}, {'\r', hasNewline}, {'$', hasDollar},
+}
+
+// commandAt reports whether a command starts at s[i], after blanks,
+// quotes, more metacharacters and ( or {.
+func commandAt(s string, i int) bool {
+	for i < len(s) && strings.IndexByte(" \t\n\r\"'(){|&;`$", s[i]) >= 0 {
+		i++
+	}
+	start := i
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	word := strings.ToLower(s[start:i])
+	if j := strings.LastIndexAny(word, `/\`); j >= 0 {
+		word = word[j+1:] // /bin/sh, /usr/bin/id
+	}
+	if word == "" {
+		return false
+	}
+	if commands[word] {
+		return i == len(s) || !isWordByte(s[i])
+	}
+	if !wordCommands[word] {
+		return false
+	}
+	// A word command: nothing after it, a metacharacter or closing, or an
+	// argument that looks like one.
+	if i == len(s) {
+		return true
+	}
+	switch s[i] {
+	case ';', '|', '&', '`', '(', ')', '}', '"', '\'', '\n', '\r', '<', '>', '$':
+		return true
+	case ' ', '\t':
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i == len(s) {
+			return true
+		}
+		c := s[i]
+		return c == '-' || c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
+			c == '|' || c == ';' || c == '&' || c == '`' || c == '*' || c == '\'' || c == '"' ||
+			('0' <= c && c <= '9') || driveLetter(s[i:])
+	}
+	return false
+}
+
+// driveLetter reports a Windows path: C:\ or C:/.
+func driveLetter(s string) bool {
+	return len(s) >= 3 && isLetter(s[0]) && s[1] == ':' && (s[2] == '\\' || s[2] == '/')
+}
+
+func isWordByte(c byte) bool {
+	return isLetter(c) || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c == '/' || c == '\\'
+}
+
+// --- path traversal
+
+// sensitivePaths are files and folders a request value has no business
+// naming, matched without regard to case after decoding, with \ read as
+// /, at the start of the value or after a /. A name that does not end in /
+// must end there or before a byte that is not a letter or digit (.env,
+// not .envelope).
+var sensitivePaths = []string{
+	"etc/passwd", "etc/shadow", "etc/group", "etc/hosts", "etc/issue", "etc/sudoers",
+	"proc/self/", "proc/version", "proc/cmdline", ".ssh/", "id_rsa", "id_dsa", "id_ed25519",
+	".bash_history", ".htpasswd", ".htaccess", ".env", ".git/", "var/log/", ".aws/", ".kube/",
+	"c:/windows/", "windows/system32", "win.ini", "boot.ini", "system.ini", "web.config",
+	"wp-config.php", "inetpub/", "global.asa",
+}
+
+// pathTraversal reports a .. segment (../ or ..\ and their percent-,
+// double- and overlong-encoded forms), a NUL byte, or a sensitive path.
+func pathTraversal(s string, f uint32) bool {
+	if f&hasNUL != 0 {
+		return true
+	}
+	if f&hasSep == 0 {
+		// Nothing to decode and no separator: a .. segment is the whole
+		// value, a sensitive name its start.
+		return s == ".." || sensitivePath(s)
+	}
+	d := decodePath(s)
+	if strings.IndexByte(d, 0) >= 0 {
+		return true
+	}
+	d = strings.ReplaceAll(d, `\`, "/")
+	return dotDotSegment(d) || sensitivePath(d)
+}
+
+// sensitiveByFirst are sensitivePaths by their first byte, lower case.
+var sensitiveByFirst = func() (m [256][]string) {
+	for _, p := range sensitivePaths {
+		m[p[0]] = append(m[p[0]], p)
+	}
+	return m
+}()
+
+// sensitivePath reports one of sensitivePaths at the start of d or after
+// a /.
+func sensitivePath(d string) bool {
+	for i := -1; i < len(d)-1; {
+		rest := d[i+1:]
+		c := rest[0]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		for _, p := range sensitiveByFirst[c] {
+			if len(rest) < len(p) || !strings.EqualFold(rest[:len(p)], p) {
+				continue
+			}
+			if p[len(p)-1] == '/' || len(rest) == len(p) || !isAlnum(rest[len(p)]) {
+				return true
+			}
+		}
+		j := strings.IndexByte(rest, '/')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isAlnum(c byte) bool { return isLetter(c) || '0' <= c && c <= '9' }
+
+// dotDotSegment reports a path segment that is exactly "..".
+func dotDotSegment(d string) bool {
+	for i := strings.Index(d, ".."); i >= 0; {
+		before := i == 0 || d[i-1] == '/'
+		after := i+2 == len(d) || d[i+2] == '/'
+		if before && after {
+			return true
+		}
+		j := strings.Index(d[i+1:], "..")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// decodePath undoes up to three rounds of percent-encoding, with the
+// overlong UTF-8 forms of . / \ and IIS's %uXXXX, as a server that decodes
+// too often would.
+func decodePath(s string) string {
+	for range 3 {
+		if strings.IndexByte(s, '%') < 0 {
+			break
+		}
+		next := percentDecode(s)
+		if next == s {
+			break
+		}
+		s = next
+	}
+	return s
+}
+
+var overlong = map[string]byte{
+	"%c0%ae": '.', "%c0%2e": '.', "%e0%80%ae": '.', "%c0%af": '/', "%e0%80%af": '/', "%c0%2f": '/',
+	"%c1%9c": '\\', "%c1%1c": '\\', "%c0%5c": '\\', "%c1%af": '/',
+	"%u002e": '.', "%u2215": '/', "%u2216": '\\', "%uff0e": '.',
+}
+
+func percentDecode(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		matched := false
+		for _, n := range []int{9, 6} {
+			if i+n <= len(s) {
+				if c, ok := overlong[strings.ToLower(s[i:i+n])]; ok {
+					b.WriteByte(c)
+					i += n - 1
+					matched = true
+					break
+				}
+			}
+		}
+		if matched {
+			continue
+		}
+		if i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte('%')
+	}
+	return b.String()
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'A' <= c&^0x20 && c&^0x20 <= 'F'
+}
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c&^0x20 - 'A' + 10
+}
+
+// --- NoSQL operators
+
+var operators = setOf(
+	"where", "ne", "eq", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists", "or", "and",
+	"not", "nor", "expr", "elemmatch", "all", "size", "type", "mod", "text", "jsonschema",
+	"function", "accumulator", "lookup", "merge", "out", "comment",
+)
+
+// noSQLOperator reports a query operator ($where, $ne, …) inside a string
+// at the start of a key: after {, [, a quote, a comma, a blank or at the
+// start ({"$gt": ""}, user[$ne]=1); or JavaScript meant for a $where
+// clause: a string closed early to append a statement or a || or &&
+// condition, a call on the database or a collection (db.users.find(),
+// db.getCollectionNames()), a climb to the Function constructor.
+func noSQLOperator(s string, f uint32) bool {
+	return f&hasDollar != 0 && operatorKey(s) ||
+		f&(hasQuote|hasSemicolon) != 0 && jsAfterQuote(s, f) ||
+		f&hasDot != 0 && (databaseCall(s) || strings.Contains(s, "constructor.constructor("))
+}
+
+func operatorKey(s string) bool {
+	for i := strings.IndexByte(s, '$'); i >= 0; {
+		if i == 0 || strings.IndexByte("{[\"', \t\n", s[i-1]) >= 0 {
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if operators[strings.ToLower(s[i+1:j])] && (j == len(s) || !isWordByte(s[j])) {
+				return true
+			}
+		}
+		k := strings.IndexByte(s[i+1:], '$')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
+}
+
+// jsStatements are the words a statement injected into a $where clause
+// starts with.
+var jsStatements = setOf("return", "while", "for", "do", "var", "let", "const", "function", "sleep",
+	"this", "throw", "if", "new", "emit", "db", "try")
+
+// jsAfterQuote reports a quote closed early and followed by || or &&, or
+// a ; and a statement: after a quote any statement, after anything else
+// only one that reads as code (sleep(…), return this…, return 1).
+func jsAfterQuote(s string, f uint32) bool {
+	for _, c := range [...]byte{'\'', '"', ';'} {
+		if c == ';' && f&hasSemicolon == 0 || c != ';' && f&hasQuote == 0 {
+			continue
+		}
+		for i := 0; i < len(s); i++ {
+			j := strings.IndexByte(s[i:], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			if jsAt(s, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsAt reports jsAfterQuote's finding at the quote or ; at s[i].
+func jsAt(s string, i int) bool {
+	j := i + 1
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if s[i] != ';' && j+1 < len(s) && (s[j:j+2] == "||" || s[j:j+2] == "&&") {
+		return true
+	}
+	if s[i] != ';' {
+		return false
+	}
+	k := j
+	for k < len(s) && isLetter(s[k]) {
+		k++
+	}
+	word := strings.ToLower(s[j:k])
+	if !jsStatements[word] {
+		return false
+	}
+	if i == 0 || s[i-1] == '\'' || s[i-1] == '"' { // '; while…
+		return k == len(s) || !isWordByte(s[k]) || s[k] == '.'
+	}
+	// After anything else, only what reads as code: a call (sleep(…),
+	// or return with a value that is not a word of prose.
+	if k < len(s) && s[k] == '(' {
+		return true
+	}
+	if word == "return" {
+		rest := strings.TrimLeft(s[k:], " \t")
+		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || '0' <= rest[0] && rest[0] <= '9' ||
+			strings.HasPrefix(rest, "this") || strings.HasPrefix(rest, "true") || strings.HasPrefix(rest, "false"))
+	}
+	return false
+}
+
+var collectionMethods = setOf("find", "findone", "insert", "insertone", "insertmany", "update", "updateone",
+	"updatemany", "remove", "deleteone", "deletemany", "drop", "mapreduce", "aggregate", "count", "distinct")
+
+var databaseMethods = setOf("getcollectionnames", "getcollection", "dropdatabase", "eval", "runcommand",
+	"admincommand", "createuser", "getusers", "getname", "stats", "getsiblingdb", "currentop", "killop")
+
+// databaseCall reports db.<method>( or db.<collection>.<method>( .
+func databaseCall(s string) bool {
+	for i := strings.Index(s, "db."); i >= 0; {
+		rest := s[i+3:]
+		if paren := strings.IndexByte(rest, '('); paren > 0 && databaseMethods[strings.ToLower(rest[:paren])] {
+			return true
+		}
+		dot := strings.IndexByte(rest, '.')
+		if dot > 0 {
+			m := rest[dot+1:]
+			paren := strings.IndexByte(m, '(')
+			if paren > 0 && collectionMethods[strings.ToLower(m[:paren])] {
+				return true
+			}
+		}
+		k := strings.Index(rest, "db.")
+		if k < 0 {
+			break
+		}
+		i += 3 + k
+	}
+	return false
+}
+
+// --- prototype pollution
+
+// protoPath reports a property path through __proto__ or
+// constructor.prototype, as merge and set helpers read them
+// (a.__proto__.x, constructor[prototype][x]).
+func protoPath(s string) bool {
+	if strings.Contains(s, "__proto__") {
+		return true
+	}
+	if !strings.Contains(s, "prototype") {
+		return false
+	}
+	i := strings.Index(s, "constructor")
+	if i < 0 {
+		return false
+	}
+	rest := strings.TrimLeft(s[i+len("constructor"):], `.[]"' :{`)
+	return strings.HasPrefix(rest, "prototype")
+}

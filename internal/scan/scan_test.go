@@ -1,0 +1,92 @@
+package scan
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+func TestBody_PathsAndSkips(t *testing.T) {
+	body := []byte(`{"name":"Ada","comment":"<script>alert(1)</script>","html":"<b onclick=x()>",
+		"items":[{"q":"1' OR '1'='1"},{"q":"ok"}],"filter":{"$ne":null},"__proto__":{"admin":true},
+		"constructor":{"prototype":{"x":1}},"a/b":"../../etc/passwd"}`)
+	doc, err := jsonbody.Parse(body, 64)
+	require.NoError(t, err)
+	got := map[string]Class{}
+	Body(doc.Root(), nil, func(p string, c Class) { got[p] = c })
+	assert.Equal(t, map[string]Class{
+		"/comment": XSS, "/html": XSS, "/items/0/q": SQLInjection, "/filter/$ne": NoSQLInjection,
+		"/__proto__": PrototypePollution, "/constructor": PrototypePollution, "/a~1b": PathTraversal,
+	}, got)
+
+	skip := &Skip{Props: map[string]*Skip{
+		"html":  {Off: true},
+		"items": {Items: &Skip{Props: map[string]*Skip{"q": {Off: true}}}},
+	}}
+	got = map[string]Class{}
+	Body(doc.Root(), skip, func(p string, c Class) { got[p] = c })
+	assert.NotContains(t, got, "/html")
+	assert.NotContains(t, got, "/items/0/q")
+	assert.Contains(t, got, "/comment")
+
+	got = map[string]Class{}
+	Body(doc.Root(), &Skip{Off: true}, func(p string, c Class) { got[p] = c })
+	assert.Empty(t, got)
+}
+
+func TestQueryAndParams(t *testing.T) {
+	got := map[string]Class{}
+	report := func(p string, c Class) { got[p] = c }
+	Query(map[string][]string{"q": {"shoes"}, "user[$ne]": {"1"}, "id": {"1 UNION SELECT password FROM users"},
+		"__proto__[admin]": {"1"}, "page": {"2", "<svg onload=alert(1)>"}}, report)
+	Params(map[string]string{"id": "42", "file": "..%2f..%2fetc%2fpasswd"}, report)
+	assert.Equal(t, map[string]Class{
+		"query:user[$ne]": NoSQLInjection, "query:id": SQLInjection, "query:__proto__[admin]": PrototypePollution,
+		"query:page": XSS, "param:file": PathTraversal,
+	}, got)
+}
+
+func TestClassMessagesNameTheClassOnly(t *testing.T) {
+	for c := SQLInjection; c <= PrototypePollution; c++ {
+		assert.Regexp(t, `^possible [a-zA-Z -]+$`, c.Message())
+	}
+	assert.Empty(t, None.Message())
+}
+
+// FuzzScan: no input panics the scan.
+func FuzzScan(f *testing.F) {
+	for _, c := range publicCorpora(f) {
+		for i, s := range c.samples {
+			if i%4 == 0 {
+				f.Add([]byte(s.text))
+			}
+		}
+	}
+	f.Add([]byte(`{"$where":"1","a":[{"__proto__":{}},"%c0%ae%c0%ae/"],"constructor":{"prototype":1}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := string(data)
+		String(s)
+		Key(s)
+		if doc, err := jsonbody.Parse(data, 64); err == nil {
+			Body(doc.Root(), nil, func(string, Class) {})
+		}
+	})
+}
+
+// BenchmarkBody is the scan of the ~1 KB order body of the guard's
+// benchmarks (nothing in it is flagged).
+func BenchmarkBody(b *testing.B) {
+	body, err := os.ReadFile("../../testdata/bodies/order.json")
+	require.NoError(b, err)
+	doc, err := jsonbody.Parse(body, 64)
+	require.NoError(b, err)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Body(doc.Root(), nil, func(p string, c Class) { b.Fatal(p, c) })
+	}
+}

@@ -1,0 +1,65 @@
+package contractguard
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/stretchr/testify/assert"
+)
+
+type commentForm struct {
+	Text    string `json:"text"`
+	Snippet string `json:"snippet,omitempty" jsonschema_extras:"x-contractguard-scan=false"`
+}
+
+func TestScan_OffByDefault(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
+	assert.Equal(t, 200, send(g.Middleware(&echo{}), "POST", "/c", `{"q":"1' OR '1'='1"}`).Code)
+	assert.Nil(t, g.Check("POST", "/c?q=%3Cscript%3E", []byte(`{"q":"<script>alert(1)</script>"}`)))
+}
+
+func TestScan_TypedOptOutWithJSONSchemaExtras(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true})
+	r := chi.NewRouter()
+	Post(r, g, "/comments", func(w http.ResponseWriter, r *http.Request, in commentForm) { w.WriteHeader(201) })
+	assert.Equal(t, 201, send(r, "POST", "/comments", `{"text":"hi","snippet":"<script>alert(1)</script>"}`).Code)
+	eb := rejected(t, send(r, "POST", "/comments", `{"text":"<script>alert(1)</script>"}`), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"/text", "possible cross-site scripting"}}, eb.Details)
+}
+
+// TestScan_SkippedOnlyWhenEveryContractSkips: a file contract and a typed
+// contract on one route; the typed one opts snippet out, the file one does
+// not, so snippet is scanned.
+func TestScan_SkippedOnlyWhenEveryContractSkips(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/comments", Method: "POST"}}})
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	Post(r, g, "/comments", func(w http.ResponseWriter, r *http.Request, in commentForm) { w.WriteHeader(201) })
+	eb := rejected(t, send(r, "POST", "/comments", `{"text":"hi","snippet":"<script>alert(1)</script>"}`), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"/snippet", "possible cross-site scripting"}}, eb.Details)
+	assert.Equal(t, 201, send(r, "POST", "/comments", `{"text":"hi"}`).Code)
+}
+
+func TestScan_NonJSONBodyOfAContractWithoutSchema(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	assert.Equal(t, 200, send(h, "POST", "/raw", "hello there", "Content-Type", "text/plain").Code)
+	eb := rejected(t, send(h, "POST", "/raw", "; rm -rf /", "Content-Type", "text/plain"), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"", "possible command injection"}}, eb.Details)
+}
+
+func TestScan_MessagesNeverEchoThePayload(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
+	payload := "SECRETMARKER' UNION SELECT password FROM users --"
+	w := send(g.Middleware(&echo{}), "POST", "/c", `{"q":"`+payload+`"}`)
+	rejected(t, w, 403, CodeVulnerabilityDetected)
+	assert.NotContains(t, w.Body.String(), "SECRETMARKER")
+	assert.NotContains(t, w.Body.String(), "UNION")
+}
+
+func TestScan_CountsAsBlocked(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
+	assert.NotNil(t, g.Check("POST", "/c", []byte(`{"a":"../../etc/passwd"}`)))
+	assert.Equal(t, int64(1), g.Metrics().RequestsBlocked)
+}
