@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -111,9 +112,20 @@ type Options struct {
 	// with the violation's status; replace it for RFC 9457 problem details
 	// or an application's own error shape.
 	OnReject func(http.ResponseWriter, *http.Request, *Violation)
-	// Logger receives debug lines for rejections and for invariants that
-	// fail to evaluate. nil means slog.Default().
+	// Logger receives one info line when the guard starts (contracts
+	// loaded, features on) and one per reload, an error line for a reload
+	// that fails, and debug lines for rejections (method, route, code,
+	// detail paths, never values) and for invariants that fail to
+	// evaluate. Nothing is logged per request at info level. nil means
+	// slog.Default().
 	Logger *slog.Logger
+
+	// Disabled turns the guard off (the configuration's enabled: false):
+	// no contract file is read, Middleware returns its handler as it is,
+	// Check and CheckRequest pass everything, and typed handlers only
+	// decode the body into T (a body that is not a T is still 400: the
+	// handler cannot run without one). Nothing is counted.
+	Disabled bool
 }
 
 // Guard enforces a set of contracts. It is safe for concurrent use.
@@ -125,6 +137,8 @@ type Guard struct {
 	set      atomic.Pointer[contractSet]
 	stats    counters
 	typed    typedRegistry
+
+	reloading sync.Mutex // one Reload at a time
 }
 
 // contractSet is an immutable, compiled set of contracts.
@@ -158,12 +172,48 @@ func New(opts Options) (*Guard, error) {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
 	g := &Guard{opts: opts, env: env, log: opts.Logger, onReject: opts.OnReject}
+	if opts.Disabled {
+		g.set.Store(newSet(nil))
+		g.log.Info("contractguard: disabled; requests pass through unchecked")
+		return g, nil
+	}
 	cs, err := loadContracts(&g.opts, env)
 	if err != nil {
 		return nil, err
 	}
 	g.set.Store(newSet(cs))
+	g.log.Info("contractguard: started",
+		slog.Int("contracts", len(cs)),
+		slog.String("contracts_dir", opts.ContractsDir),
+		slog.Bool("vulnerability_scan", opts.VulnerabilityScan),
+		slog.Bool("require_contract", opts.RequireContract),
+		slog.Bool("metrics", opts.Metrics),
+		slog.Int64("max_body_bytes", opts.MaxBodyBytes),
+		slog.Int("max_depth", opts.MaxDepth))
 	return g, nil
+}
+
+// Reload reads the contract sources again (Options.ContractsDir or
+// ContractsFS, and Options.Contracts) and compiles them. When every
+// contract compiles, the new set replaces the old one at once: a request
+// is checked entirely against the set in force when it arrived. When any
+// does not, the old set stays in force, and the error, as [New] would
+// return it, is logged and returned. Typed contracts are not affected.
+// Reload is safe to call concurrently with requests and with itself.
+func (g *Guard) Reload() error {
+	if g.opts.Disabled {
+		return nil
+	}
+	g.reloading.Lock()
+	defer g.reloading.Unlock()
+	cs, err := loadContracts(&g.opts, g.env)
+	if err != nil {
+		g.log.Error("contractguard: reload failed; the previous contracts stay in force", slog.Any("error", err))
+		return err
+	}
+	g.set.Store(newSet(cs))
+	g.log.Info("contractguard: contracts reloaded", slog.Int("contracts", len(cs)))
+	return nil
 }
 
 func (o *Options) check() error {
@@ -346,6 +396,9 @@ func (st *state) userOf(r *http.Request) any {
 // the route's file contract, in the specified order, and the route counts
 // as covered for RequireContract.
 func (g *Guard) Middleware(next http.Handler) http.Handler {
+	if g.opts.Disabled {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r2, ok := g.enforce(w, r, g.routedContract(r, next), true); ok {
 			next.ServeHTTP(w, r2)
@@ -371,6 +424,9 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, extra routed, re
 // reach the handler. Headers, the query and the Content-Type count, as
 // they do for Middleware. It counts in the metrics like a request.
 func (g *Guard) CheckRequest(r *http.Request) *Violation {
+	if g.opts.Disabled {
+		return nil
+	}
 	_, v := g.admit(r, routed{}, true)
 	return v
 }
@@ -486,6 +542,9 @@ func (g *Guard) logReject(ctx context.Context, method string, e *routeEntry, v *
 // the request path, still percent-encoded; a query string after "?" is
 // read as request.query. It counts in the metrics like a request.
 func (g *Guard) Check(method, path string, body []byte) *Violation {
+	if g.opts.Disabled {
+		return nil
+	}
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	e, in := g.set.Load().match(method, rawPath)
@@ -508,6 +567,15 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	v := g.run(e.contracts, in, true)
 	g.stats.record(start, v != nil)
 	return v
+}
+
+// malformed is the violation of a body jsonbody.Parse refused.
+func malformed(err error) *Violation {
+	var pe *jsonbody.Error
+	if errors.As(err, &pe) {
+		return newViolation(CodeMalformedJSON, Detail{Path: pe.Path, Message: pe.Message})
+	}
+	return newViolation(CodeMalformedJSON, Detail{Message: "invalid JSON"})
 }
 
 // scanRequest runs the vulnerability scan for the contracts of cs that
@@ -569,11 +637,7 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 	if !st.parsed && len(st.raw) > 0 && (isJSON || hasSchema) {
 		v, err := jsonbody.Parse(st.raw, g.opts.MaxDepth)
 		if err != nil {
-			var pe *jsonbody.Error
-			if errors.As(err, &pe) {
-				return newViolation(CodeMalformedJSON, Detail{Path: pe.Path, Message: pe.Message})
-			}
-			return newViolation(CodeMalformedJSON, Detail{Message: "invalid JSON"})
+			return malformed(err)
 		}
 		st.doc, st.parsed = v, true
 	} else if len(st.raw) == 0 {

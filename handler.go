@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/contractguard/contractguard/internal/bind"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -103,6 +105,10 @@ type typedRoute interface {
 func (h *typedHandler[T]) typedContract() (*Guard, *compiled) { return h.g, h.c }
 
 func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.g.opts.Disabled {
+		h.decodeOnly(w, r)
+		return
+	}
 	r2, ok := h.g.enforce(w, r, routed{c: h.c}, false)
 	if !ok {
 		return
@@ -113,6 +119,36 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.fn(w, r2, *v.(*T))
+}
+
+// decodeOnly is a typed handler of a disabled guard: the body decoded
+// into T, nothing checked, nothing counted. A body too large, not JSON, or
+// not a T is still rejected: the handler cannot run without its T.
+func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
+	raw, v := readBody(r, h.g.opts.MaxBodyBytes)
+	doc := jsonbody.NullDoc()
+	if v == nil && len(raw) > 0 {
+		var err error
+		if doc, err = jsonbody.Parse(raw, h.g.opts.MaxDepth); err != nil {
+			v = malformed(err)
+		}
+	}
+	var data T
+	if v == nil {
+		var fails request
+		if !bind.Into(reflect.ValueOf(&data).Elem(), doc.Root(), &fails) {
+			v = newViolation(CodeSchemaInvalid, fails.details...)
+		}
+	}
+	if v != nil {
+		h.g.opts.OnReject(w, r, v)
+		return
+	}
+	r2 := r.WithContext(r.Context())
+	b := new(bodyReader)
+	b.Reset(raw)
+	r2.Body, r2.ContentLength = b, int64(len(raw))
+	h.fn(w, r2, data)
 }
 
 // typedRegistry holds a guard's typed contracts.

@@ -111,3 +111,10 @@ func mapFS(files map[string]string) fstest.MapFS {
 	}
 	return m
 }
+
+// TestMain keeps the guards the tests start from writing their start-up
+// lines to the test output; tests about logging give their own Logger.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}

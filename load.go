@@ -102,7 +102,7 @@ func (l *loader) fail(file string, line int, contract string, err error) {
 // contractsFS opens the contracts folder: inside ContractsFS when it is set,
 // else on disk through an os.Root, so that no symbolic link inside the
 // folder can lead a $ref out of it.
-func contractsFS(o *Options) (fs.FS, error) {
+func contractsFS(o *Options) (fsys fs.FS, done func(), err error) {
 	dir := o.ContractsDir
 	if o.ContractsFS != nil {
 		if dir == "" {
@@ -110,25 +110,27 @@ func contractsFS(o *Options) (fs.FS, error) {
 		}
 		dir = path.Clean(strings.TrimPrefix(filepath.ToSlash(dir), "./"))
 		if dir == "." {
-			return o.ContractsFS, nil
+			return o.ContractsFS, func() {}, nil
 		}
-		return fs.Sub(o.ContractsFS, dir)
+		fsys, err := fs.Sub(o.ContractsFS, dir)
+		return fsys, func() {}, err
 	}
 	if dir == "" {
-		return nil, nil
+		return nil, func() {}, nil
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return root.FS(), nil
+	return root.FS(), func() { root.Close() }, nil
 }
 
 func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
-	files, err := contractsFS(o)
+	files, done, err := contractsFS(o)
 	if err != nil {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
+	defer done() // everything, $refs included, is read by the time it returns
 	l := &loader{opts: o, dir: o.ContractsDir, files: files, env: env}
 	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
 	if files != nil {

@@ -224,7 +224,7 @@ func (c *converter) value(n ast.Node) (any, int, error) {
 			if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
 				return nil, 0, errorAt(mv.Key, "YAML merge keys (<<) are not supported")
 			}
-			k, err := key(mv.Key)
+			k, err := Key(mv.Key)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -284,7 +284,8 @@ func (c *converter) value(n ast.Node) (any, int, error) {
 	return nil, 0, errorAt(n, "unsupported YAML node %s", n.Type())
 }
 
-func key(n ast.MapKeyNode) (string, error) {
+// Key is the text of a mapping key: a quoted key unquoted.
+func Key(n ast.MapKeyNode) (string, error) {
 	switch k := n.(type) {
 	case *ast.StringNode:
 		return k.Value, nil
@@ -319,7 +320,7 @@ func KeyLine(n ast.Node, tokens []string) int {
 	parent := Find(n, tokens[:len(tokens)-1])
 	if m, ok := unwrap(parent).(*ast.MappingNode); ok {
 		for _, mv := range m.Values {
-			if k, err := key(mv.Key); err == nil && k == tokens[len(tokens)-1] {
+			if k, err := Key(mv.Key); err == nil && k == tokens[len(tokens)-1] {
 				return Line(mv.Key)
 			}
 		}
@@ -354,7 +355,7 @@ func (v *refFinder) Visit(n ast.Node) ast.Visitor {
 	if !ok {
 		return v
 	}
-	if k, err := key(mv.Key); err == nil && k == "$ref" {
+	if k, err := Key(mv.Key); err == nil && k == "$ref" {
 		if s, ok := unwrap(mv.Value).(*ast.StringNode); ok {
 			if u, err := url.Parse(s.Value); err == nil {
 				abs := v.base.ResolveReference(u)
@@ -386,12 +387,12 @@ func child(n ast.Node, tok string) ast.Node {
 	switch n := unwrap(n).(type) {
 	case *ast.MappingNode:
 		for _, mv := range n.Values {
-			if k, err := key(mv.Key); err == nil && k == tok {
+			if k, err := Key(mv.Key); err == nil && k == tok {
 				return mv.Value
 			}
 		}
 	case *ast.MappingValueNode:
-		if k, err := key(n.Key); err == nil && k == tok {
+		if k, err := Key(n.Key); err == nil && k == tok {
 			return n.Value
 		}
 	case *ast.SequenceNode:

@@ -1,0 +1,293 @@
+package contractguard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// versionContract is version k of the contracts folder of the reload
+// tests: POST /v refuses n == k with the message "version k", and k/2%3
+// more contracts on other routes, so that contracts_loaded changes too.
+func versionContract(k int) (text string, contracts int) {
+	var b strings.Builder
+	fmt.Fprintf(&b, `endpoint: /v
+method: POST
+schema: {type: object, required: [n], properties: {n: {type: integer}}}
+invariants:
+  - expr: request.body.n != %d
+    message: version %d
+`, k, k)
+	for i := range k / 2 % 3 {
+		fmt.Fprintf(&b, "---\nendpoint: /extra/%d\nmethod: GET\n", i)
+	}
+	return b.String(), 1 + k/2%3
+}
+
+// brokenContract is an invalid version k (k odd), broken in one of four
+// ways; were it to take effect, n == k would be refused with "version k".
+func brokenContract(k int) string {
+	good, _ := versionContract(k)
+	switch k / 2 % 4 {
+	case 0: // a CEL syntax error
+		return strings.Replace(good, fmt.Sprintf("!= %d", k), fmt.Sprintf("!= %d &&", k), 1)
+	case 1: // an unknown key
+		return good + "colour: red\n"
+	case 2: // a schema that does not compile
+		return strings.Replace(good, "type: object", "type: objekt", 1)
+	default: // a YAML syntax error
+		return strings.Replace(good, "method: POST", "method: [POST", 1)
+	}
+}
+
+func writeVersion(t *testing.T, dir, text string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte(text), 0o644))
+}
+
+// A reload that fails leaves the contracts in force; one that succeeds
+// replaces them, and contracts_loaded follows.
+func TestReload_KeepsTheOldSetOnError(t *testing.T) {
+	dir := t.TempDir()
+	v0, n0 := versionContract(0)
+	writeVersion(t, dir, v0)
+	var logs bytes.Buffer
+	g := mustNew(t, Options{ContractsDir: dir, Metrics: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	assert.EqualValues(t, n0, g.Metrics().ContractsLoaded)
+
+	writeVersion(t, dir, "endpoint: /v\nmethod: POST\ninvariants: [{expr: 'request.body.n >', message: m}]\n")
+	err := g.Reload()
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), "c.yaml:3")
+	assert.Contains(t, logs.String(), "level=ERROR msg=\"contractguard: reload failed; the previous contracts stay in force\"")
+	assert.Equal(t, "version 0", g.Check("POST", "/v", []byte(`{"n":0}`)).Details[0].Message)
+
+	v4, n4 := versionContract(4)
+	writeVersion(t, dir, v4)
+	require.NoError(t, g.Reload())
+	assert.Contains(t, logs.String(), "level=INFO msg=\"contractguard: contracts reloaded\" contracts=3")
+	assert.Nil(t, g.Check("POST", "/v", []byte(`{"n":0}`)))
+	assert.Equal(t, "version 4", g.Check("POST", "/v", []byte(`{"n":4}`)).Details[0].Message)
+	assert.EqualValues(t, n4, g.Metrics().ContractsLoaded)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "c.yaml")))
+	require.NoError(t, g.Reload(), "an empty folder is a valid set")
+	assert.Nil(t, g.Check("POST", "/v", []byte(`{"n":4}`)))
+	assert.EqualValues(t, 0, g.Metrics().ContractsLoaded)
+}
+
+// Typed contracts are registered once, not read from the folder: a
+// reload keeps them, and they keep counting.
+func TestReload_KeepsTypedContracts(t *testing.T) {
+	dir := t.TempDir()
+	v0, n0 := versionContract(0)
+	writeVersion(t, dir, v0)
+	g := mustNew(t, Options{ContractsDir: dir, Metrics: true})
+	type T struct {
+		N int `json:"n" jsonschema:"minimum=1"`
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /typed", Handle(g, func(w http.ResponseWriter, r *http.Request, v T) {}))
+	rejected(t, send(mux, "POST", "/typed", `{"n":0}`), 400, CodeSchemaInvalid)
+	assert.EqualValues(t, n0+1, g.Metrics().ContractsLoaded)
+	require.NoError(t, g.Reload())
+	assert.EqualValues(t, n0+1, g.Metrics().ContractsLoaded)
+	rejected(t, send(mux, "POST", "/typed", `{"n":0}`), 400, CodeSchemaInvalid)
+}
+
+// The acceptance test of live reload: clients send requests without
+// pause while the contracts on disk change 20 times, valid and invalid
+// versions alternating. Every request must get the verdict of a version
+// that was in force while it ran, no request may fail for another reason,
+// and no invalid version may ever take effect.
+func TestReload_UnderLoad(t *testing.T) {
+	const changes = 20
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	g := mustNew(t, Options{ContractsDir: dir, Metrics: true})
+	srv := httptest.NewServer(g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	})))
+	defer srv.Close()
+
+	// Valid versions are the even ones. starting is the version a Reload
+	// in progress may swap in, settled the one known to be in force; a
+	// request ran under some valid version from settled (read before
+	// sending) to starting (read after the response).
+	var starting, settled atomic.Int64
+	var stop atomic.Bool
+	var total atomic.Int64
+	seen := make([]atomic.Int64, changes+1) // 422s per version
+	errs := make(chan error, 16)
+	fail := func(format string, args ...any) {
+		select {
+		case errs <- fmt.Errorf(format, args...):
+		default:
+		}
+	}
+	var wg sync.WaitGroup
+	for c := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 1))
+			client := srv.Client()
+			for !stop.Load() {
+				n := rng.IntN(changes + 1)
+				lo := settled.Load()
+				resp, err := client.Post(srv.URL+"/v", "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d}`, n)))
+				if err != nil {
+					fail("request failed: %v", err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				hi := starting.Load()
+				total.Add(1)
+				if err != nil {
+					fail("reading the response: %v", err)
+					return
+				}
+				switch resp.StatusCode {
+				case http.StatusOK:
+					// Passed: some valid version in [lo, hi] is not n.
+					if lo == hi && int64(n) == lo {
+						fail("n=%d passed while only version %d was in force", n, lo)
+					}
+				case http.StatusUnprocessableEntity:
+					var e errorBody
+					if err := json.Unmarshal(body, &e); err != nil || len(e.Details) != 1 {
+						fail("422 body %s", body)
+						continue
+					}
+					want := Detail{Path: "", Message: fmt.Sprintf("version %d", n)}
+					if e.Code != CodeInvariantViolated || e.Details[0] != want {
+						fail("n=%d: got %s", n, body)
+					} else if n%2 != 0 {
+						fail("n=%d refused: invalid version %d took effect", n, n)
+					} else if int64(n) < lo || int64(n) > hi {
+						fail("n=%d refused by version %d, outside the versions in force [%d, %d]", n, n, lo, hi)
+					}
+					seen[n].Add(1)
+				default:
+					fail("n=%d: status %d %s", n, resp.StatusCode, body)
+				}
+			}
+		})
+	}
+
+	waitFor := func(requests int64) {
+		deadline := time.Now().Add(10 * time.Second)
+		for total.Load() < requests && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for k := 1; k <= changes; k++ {
+		waitFor(total.Load() + 50) // every version serves requests
+		if k%2 == 1 {
+			writeVersion(t, dir, brokenContract(k))
+			assert.Error(t, g.Reload(), "version %d", k)
+			assert.EqualValues(t, contractsOf(k-1), g.Metrics().ContractsLoaded, "after invalid version %d", k)
+			continue
+		}
+		text, n := versionContract(k)
+		writeVersion(t, dir, text)
+		starting.Store(int64(k))
+		require.NoError(t, g.Reload(), "version %d", k)
+		settled.Store(int64(k))
+		assert.EqualValues(t, n, g.Metrics().ContractsLoaded, "after version %d", k)
+	}
+	waitFor(total.Load() + 50)
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	versions := 0
+	for k := 0; k <= changes; k += 2 {
+		if seen[k].Load() > 0 {
+			versions++
+		}
+	}
+	t.Logf("%d requests; refusals seen from %d of the 11 valid versions", total.Load(), versions)
+	assert.Greater(t, versions, 1, "the test must see the verdicts of more than one version")
+}
+
+func contractsOf(k int) int {
+	_, n := versionContract(k)
+	return n
+}
+
+// enabled: false passes every request through, reads no contract file,
+// and counts nothing.
+func TestDisabled_PassesEverythingThrough(t *testing.T) {
+	var logs bytes.Buffer
+	g := mustNew(t, Options{
+		ContractsDir: "testdata/nope", // not read
+		Disabled:     true, Metrics: true, RequireContract: true,
+		Contracts: []Contract{{Endpoint: "/a", Method: "POST", Schema: map[string]any{"type": "object", "required": []any{"x"}}}},
+		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	assert.Contains(t, logs.String(), "contractguard: disabled")
+	next := &echo{}
+	h := g.Middleware(next)
+	assert.Equal(t, next, h, "Middleware returns the handler itself")
+	assert.Nil(t, g.Check("POST", "/a", []byte(`{}`)))
+	assert.Nil(t, g.Check("POST", "/nowhere", []byte(`not json`)))
+	assert.Nil(t, g.CheckRequest(httptest.NewRequest("POST", "/a", strings.NewReader("{"))))
+	assert.NoError(t, g.Reload())
+
+	type T struct {
+		X int      `json:"x" jsonschema:"minimum=10"`
+		_ struct{} `cg:"cel=data.x != 3,msg=not three"`
+	}
+	var got []T
+	th := Handle(g, func(w http.ResponseWriter, r *http.Request, v T) {
+		got = append(got, v)
+		b, _ := io.ReadAll(r.Body)
+		w.Write(b)
+	})
+	w := send(th, "POST", "/t", `{"x":3}`)
+	assert.Equal(t, http.StatusOK, w.Code, "neither the schema nor the rule is checked")
+	assert.Equal(t, `{"x":3}`, w.Body.String(), "the handler reads the body it was sent")
+	assert.Equal(t, []T{{X: 3}}, got)
+
+	// A body that is not a T cannot reach the handler, guard or no guard.
+	w = send(th, "POST", "/t", `{"x":"three"}`)
+	rejected(t, w, http.StatusBadRequest, CodeSchemaInvalid)
+	rejected(t, send(th, "POST", "/t", `{"x":`), http.StatusBadRequest, CodeMalformedJSON)
+	assert.Len(t, got, 1)
+
+	m := g.Metrics()
+	assert.Zero(t, m.RequestsValidated)
+	assert.Zero(t, m.RequestsBlocked)
+}
+
+func TestLogs_StartLineNamesContractsAndFeatures(t *testing.T) {
+	var logs bytes.Buffer
+	mustNew(t, Options{ContractsDir: "testdata/contracts", VulnerabilityScan: true, Metrics: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	line := strings.TrimSpace(logs.String())
+	assert.Equal(t, 1, strings.Count(line, "\n")+1, "one line: %s", line)
+	for _, want := range []string{"level=INFO", `msg="contractguard: started"`, "contracts=", "contracts_dir=testdata/contracts",
+		"vulnerability_scan=true", "metrics=true", "require_contract=false", "max_body_bytes=1048576"} {
+		assert.Contains(t, line, want)
+	}
+}
