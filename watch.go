@@ -1,0 +1,99 @@
+package contractguard
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// watchDebounce is how long Watch waits after the last change before it
+// reloads: an editor's save, a git checkout or a deployment that copies a
+// folder are many events, and one reload covers them.
+const watchDebounce = 250 * time.Millisecond
+
+// Watch reloads the contracts (see [Guard.Reload]) whenever a file in
+// Options.ContractsDir or a folder below it is written, created, removed
+// or renamed, once changes have paused for a quarter of a second. A
+// reload that fails is logged and leaves the contracts in force, and
+// watching goes on: the next change may fix it. Watch blocks until ctx is
+// done and then returns ctx.Err(); run it in its own goroutine:
+//
+//	go g.Watch(ctx)
+//
+// It returns an error at once when there is no folder on disk to watch
+// (ContractsDir is empty or ContractsFS is set), when the guard is
+// disabled, or when the operating system's watcher cannot start.
+func (g *Guard) Watch(ctx context.Context) error {
+	switch {
+	case g.opts.Disabled:
+		return errors.New("contractguard: Watch: the guard is disabled")
+	case g.opts.ContractsFS != nil:
+		return errors.New("contractguard: Watch: the contracts come from Options.ContractsFS, not a folder on disk; call Reload instead")
+	case g.opts.ContractsDir == "":
+		return errors.New("contractguard: Watch: Options.ContractsDir is empty")
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return errors.Join(errors.New("contractguard: Watch"), err)
+	}
+	defer w.Close()
+	root := g.opts.ContractsDir
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r // the folder itself may be a link (a mounted volume)
+	}
+	if err := watchTree(w, root); err != nil {
+		return errors.Join(errors.New("contractguard: Watch "+g.opts.ContractsDir), err)
+	}
+	g.log.Info("contractguard: watching the contracts folder", slog.String("contracts_dir", g.opts.ContractsDir))
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case ev, ok := <-w.Events:
+			if !ok {
+				return errors.New("contractguard: Watch: the watcher stopped")
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				// A new folder is watched too; an error here (it was
+				// removed again) is for the reload to find.
+				_ = watchTree(w, ev.Name)
+			}
+			timer.Reset(watchDebounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return errors.New("contractguard: Watch: the watcher stopped")
+			}
+			// Events may have been lost (the queue overflowed): reload
+			// to be sure the set in force matches the folder.
+			g.log.Warn("contractguard: watching the contracts folder", slog.Any("error", err))
+			timer.Reset(watchDebounce)
+		case <-timer.C:
+			_ = g.Reload() // logged by Reload
+		}
+	}
+}
+
+// watchTree adds dir and every folder below it to w; a file is ignored.
+func watchTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return w.Add(p)
+		}
+		return nil
+	})
+}
