@@ -329,7 +329,7 @@ func parseProperty(kind configKind, raw string) (any, error) {
 		}
 		return n, nil
 	}
-	if strings.TrimSpace(raw) == "" {
+	if kind == pathProperty && strings.TrimSpace(raw) == "" {
 		return nil, errors.New("needs a value")
 	}
 	return raw, nil

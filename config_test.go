@@ -100,6 +100,11 @@ func TestLoadConfig_Values(t *testing.T) {
 			want: Options{LicenseKey: "key-prod-1"},
 		},
 		{
+			name: "an empty default: no licence key",
+			yaml: "license-key: ${CONTRACTGUARD_LICENSE_KEY:}",
+			want: Options{},
+		},
+		{
 			name: "environment variable wins over the file",
 			env:  map[string]string{"CONTRACTGUARD_MAX_BODY_BYTES": "200", "CONTRACTGUARD_METRICS_ENABLED": "false", "CONTRACTGUARD_ENABLED": "false"},
 			yaml: "max-body-bytes: 100\nmetrics: {enabled: true}",
@@ -170,6 +175,11 @@ func TestLoadConfig_Errors(t *testing.T) {
 			name: "no value",
 			yaml: "contractguard:\n  license-key:\n",
 			want: []string{"contractguard.yaml:2: contractguard.license-key: needs a value"},
+		},
+		{
+			name: "empty folder",
+			yaml: "contractguard:\n  contracts-dir: ''\n",
+			want: []string{"contractguard.yaml:2: contractguard.contracts-dir: needs a value"},
 		},
 		{
 			name: "placeholder without a value or default",

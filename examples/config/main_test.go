@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var discard = slog.New(slog.DiscardHandler)
+
+const (
+	user      = `{"email":"ada@example.com","password":"correct horse","age":36}`
+	badEmail  = `{"email":"ada.example.com","password":"correct horse","age":36}`
+	injection = `{"email":"ada@example.com","password":"x' OR '1'='1' --","age":36}`
+)
+
+// post sends body to path on a server built from the configuration file
+// and returns the status and the response body.
+func post(t *testing.T, h http.Handler, path, body string) (int, string) {
+	t.Helper()
+	r := httptest.NewRequest("POST", path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Body.String()
+}
+
+func TestConfigExample(t *testing.T) {
+	_, h, err := newServer("contractguard.yaml", discard)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		contains   string
+	}{
+		{"a valid registration", user, 200, `"accepted":"POST /api/users"`},
+		{"a bad email", badEmail, 400, `{"path":"/email","message":"must be a valid email address"}`},
+		{"vulnerability-scan: true", injection, 403, `{"path":"/password","message":"possible SQL injection"}`},
+		{"max-body-bytes from its placeholder's default", `{"email":"` + strings.Repeat("a", 70000) + `"}`, 413, `"PAYLOAD_TOO_LARGE"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := post(t, h, "/api/users", tc.body)
+			assert.Equal(t, tc.status, status, body)
+			assert.Contains(t, body, tc.contains)
+		})
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/actuator/contractguard", nil))
+	require.Equal(t, 200, w.Code, "metrics.enabled: true")
+	var m map[string]float64
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &m))
+	assert.Equal(t, 3.0, m["contracts_loaded"], "the quickstart's contracts, named relative to the file")
+	assert.Equal(t, 3.0, m["requests_blocked"])
+}
+
+// The environment wins over the file, as it does for the Spring starter.
+func TestConfigExample_Environment(t *testing.T) {
+	t.Run("CONTRACTGUARD_VULNERABILITY_SCAN=false", func(t *testing.T) {
+		t.Setenv("CONTRACTGUARD_VULNERABILITY_SCAN", "false")
+		_, h, err := newServer("contractguard.yaml", discard)
+		require.NoError(t, err)
+		status, body := post(t, h, "/api/users", injection)
+		assert.Equal(t, 200, status, body)
+	})
+	t.Run("CONTRACTGUARD_ENABLED=false", func(t *testing.T) {
+		t.Setenv("CONTRACTGUARD_ENABLED", "false")
+		_, h, err := newServer("contractguard.yaml", discard)
+		require.NoError(t, err)
+		status, body := post(t, h, "/api/users", badEmail)
+		assert.Equal(t, 200, status, body)
+	})
+	t.Run("MAX_BODY_BYTES fills the placeholder", func(t *testing.T) {
+		t.Setenv("MAX_BODY_BYTES", "16")
+		_, h, err := newServer("contractguard.yaml", discard)
+		require.NoError(t, err)
+		status, _ := post(t, h, "/api/users", user)
+		assert.Equal(t, 413, status)
+	})
+	t.Run("a bad value names the variable", func(t *testing.T) {
+		t.Setenv("CONTRACTGUARD_MAX_BODY_BYTES", "lots")
+		_, _, err := newServer("contractguard.yaml", discard)
+		assert.EqualError(t, err, `environment CONTRACTGUARD_MAX_BODY_BYTES: contractguard.max-body-bytes: want a whole number, 0 or more, not "lots"`)
+	})
+}
+
+// run serves until its context ends, and refuses a broken configuration
+// with the file and line of the problem.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	assert.NoError(t, run(ctx, "contractguard.yaml", "127.0.0.1:0", discard))
+
+	bad := filepath.Join(t.TempDir(), "contractguard.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("contractguard:\n  contracts-dir: .\n  metrics:\n    enabeld: true\n"), 0o644))
+	err := run(context.Background(), bad, "127.0.0.1:0", discard)
+	assert.EqualError(t, err, bad+":4: contractguard.metrics.enabeld: unknown property (known: enabled, contracts-dir, vulnerability-scan, license-key, learning-mode, sink-protection, metrics.enabled, max-body-bytes, require-contract, max-depth)")
+}
