@@ -448,7 +448,7 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	reject := func(v *Violation) (*http.Request, *Violation) {
 		g.stats.record(start, true)
 		if g.log.Enabled(r.Context(), slog.LevelDebug) {
-			g.logReject(r.Context(), method, e, v)
+			g.logReject(r, method, e, extra.c, v)
 		}
 		return nil, v
 	}
@@ -523,17 +523,13 @@ func pending(st *state, cs []*compiled, todo []*compiled) []*compiled {
 	return todo
 }
 
-func (g *Guard) logReject(ctx context.Context, method string, e *routeEntry, v *Violation) {
+func (g *Guard) logReject(r *http.Request, method string, e *routeEntry, typed *compiled, v *Violation) {
 	paths := make([]string, len(v.Details))
 	for i, d := range v.Details {
 		paths[i] = d.Path
 	}
-	pattern := ""
-	if e != nil {
-		pattern = e.contracts[0].endpoint
-	}
-	g.log.LogAttrs(ctx, slog.LevelDebug, "contractguard: request rejected",
-		slog.String("method", method), slog.String("route", pattern),
+	g.log.LogAttrs(r.Context(), slog.LevelDebug, "contractguard: request rejected",
+		slog.String("method", method), slog.String("route", routeOf(r, e, typed)),
 		slog.String("code", v.Code), slog.Any("paths", paths))
 }
 

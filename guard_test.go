@@ -535,11 +535,19 @@ func TestLogsRejectionsAtDebugWithoutValues(t *testing.T) {
 	g := testdataGuard(t, func(o *Options) { o.Logger = log })
 	send(g.Middleware(&echo{}), "POST", "/api/users", `{"email":"secret@example.com","password":"hunter2hunter2","age":"x"}`)
 	out := buf.String()
-	assert.Contains(t, out, "code=SCHEMA_INVALID")
-	assert.Contains(t, out, "/age")
+	assert.Contains(t, out, `level=DEBUG msg="contractguard: request rejected" method=POST route=/api/users code=SCHEMA_INVALID paths=[/age]`)
 	assert.NotContains(t, out, "secret@example.com")
 	assert.NotContains(t, out, "hunter2")
-	_ = context.Background()
+
+	// A typed route alone is named by its router pattern.
+	buf.Reset()
+	type T struct {
+		N int `json:"n" jsonschema:"minimum=1"`
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /typed/{id}", Handle(g, func(http.ResponseWriter, *http.Request, T) {}))
+	send(mux, "POST", "/typed/7", `{"n":0}`)
+	assert.Contains(t, buf.String(), `method=POST route="POST /typed/{id}" code=SCHEMA_INVALID paths=[/n]`)
 }
 
 func TestMiddleware_NoAllocationWithoutAContract(t *testing.T) {

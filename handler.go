@@ -275,6 +275,24 @@ func routerPattern(p string) route.Pattern {
 	return pat
 }
 
+// routeOf names the route of a request for a log line: the file
+// contract's endpoint, else the router's pattern of a typed route, else
+// the typed contract's type; "" when no contract matched.
+func routeOf(r *http.Request, e *routeEntry, typed *compiled) string {
+	switch {
+	case e != nil:
+		return e.contracts[0].endpoint
+	case typed == nil:
+		return ""
+	case r.Pattern != "":
+		return r.Pattern
+	}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
+		return rctx.RoutePattern()
+	}
+	return typed.endpoint
+}
+
 // routerParams are the path parameters chi or ServeMux extracted for r,
 // percent-decoded.
 func routerParams(r *http.Request) map[string]string {
