@@ -3,11 +3,19 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain keeps the guards' start-up lines (slog.Default at info) out of
+// the benchmark output.
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}
 
 // The bodies: small (~100 B), the ~1 KB order of the root module's
 // testdata, and a ~100 KB order with 1,000 items; each valid, and with
