@@ -165,7 +165,7 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 	}
 	values := map[string]any{}
 	for _, d := range docs {
-		top, ok := unwrapNode(d.Body).(*ast.MappingNode)
+		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
 		if !ok {
 			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
 		}
@@ -181,9 +181,9 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 
 func readConfigTree(path, prefix string, n ast.Node, values map[string]any, errs *[]error) {
 	where := func(n ast.Node) string { return fmt.Sprintf("%s:%d", path, yamljson.Line(n)) }
-	m, ok := unwrapNode(n).(*ast.MappingNode)
+	m, ok := yamljson.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		if _, null := unwrapNode(n).(*ast.NullNode); null {
+		if _, null := yamljson.Unwrap(n).(*ast.NullNode); null {
 			return // contractguard: with nothing under it
 		}
 		name := "contractguard"
@@ -200,7 +200,7 @@ func readConfigTree(path, prefix string, n ast.Node, values map[string]any, errs
 			continue
 		}
 		name := prefix + k
-		if _, nested := unwrapNode(kv.Value).(*ast.MappingNode); nested && propertiesUnder(name) != "" {
+		if _, nested := yamljson.Unwrap(kv.Value).(*ast.MappingNode); nested && propertiesUnder(name) != "" {
 			readConfigTree(path, name+".", kv.Value, values, errs)
 			continue
 		}
@@ -252,23 +252,10 @@ func propertiesUnder(prefix string) string {
 	return strings.Join(names, ", ")
 }
 
-func unwrapNode(n ast.Node) ast.Node {
-	for {
-		switch v := n.(type) {
-		case *ast.DocumentNode:
-			n = v.Body
-		case *ast.CommentGroupNode:
-			return nil
-		default:
-			return n
-		}
-	}
-}
-
 // scalarText is the text of a scalar value: a string's content, a
 // number's or a boolean's literal.
 func scalarText(n ast.Node) (string, error) {
-	switch v := unwrapNode(n).(type) {
+	switch v := yamljson.Unwrap(n).(type) {
 	case *ast.StringNode:
 		return v.Value, nil
 	case *ast.BoolNode, *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:

@@ -318,7 +318,7 @@ func KeyLine(n ast.Node, tokens []string) int {
 		return Line(n)
 	}
 	parent := Find(n, tokens[:len(tokens)-1])
-	if m, ok := unwrap(parent).(*ast.MappingNode); ok {
+	if m, ok := Unwrap(parent).(*ast.MappingNode); ok {
 		for _, mv := range m.Values {
 			if k, err := Key(mv.Key); err == nil && k == tokens[len(tokens)-1] {
 				return Line(mv.Key)
@@ -356,7 +356,7 @@ func (v *refFinder) Visit(n ast.Node) ast.Visitor {
 		return v
 	}
 	if k, err := Key(mv.Key); err == nil && k == "$ref" {
-		if s, ok := unwrap(mv.Value).(*ast.StringNode); ok {
+		if s, ok := Unwrap(mv.Value).(*ast.StringNode); ok {
 			if u, err := url.Parse(s.Value); err == nil {
 				abs := v.base.ResolveReference(u)
 				abs.Fragment = ""
@@ -370,7 +370,8 @@ func (v *refFinder) Visit(n ast.Node) ast.Visitor {
 	return v
 }
 
-func unwrap(n ast.Node) ast.Node {
+// Unwrap is the node under any anchors (&name) and tags (!!str) on n.
+func Unwrap(n ast.Node) ast.Node {
 	for {
 		switch a := n.(type) {
 		case *ast.AnchorNode:
@@ -384,7 +385,7 @@ func unwrap(n ast.Node) ast.Node {
 }
 
 func child(n ast.Node, tok string) ast.Node {
-	switch n := unwrap(n).(type) {
+	switch n := Unwrap(n).(type) {
 	case *ast.MappingNode:
 		for _, mv := range n.Values {
 			if k, err := Key(mv.Key); err == nil && k == tok {
