@@ -124,7 +124,9 @@ type Options struct {
 	// no contract file is read, Middleware returns its handler as it is,
 	// Check and CheckRequest pass everything, and typed handlers only
 	// decode the body into T (a body that is not a T is still 400: the
-	// handler cannot run without one). Nothing is counted.
+	// handler cannot run without one). A typed handler's contract is still
+	// built, so a bad one still fails Handle at start-up. Nothing is
+	// counted, and contracts_loaded is 0.
 	Disabled bool
 }
 

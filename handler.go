@@ -50,7 +50,9 @@ func NewHandler[T any](g *Guard, fn HandlerFunc[T]) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	g.typed.routes.Add(1)
+	if !g.opts.Disabled { // a disabled guard has no contract in force
+		g.typed.routes.Add(1)
+	}
 	g.typed.version.Add(1)
 	return &typedHandler[T]{g: g, c: c, fn: fn}, nil
 }

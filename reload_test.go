@@ -278,6 +278,7 @@ func TestDisabled_PassesEverythingThrough(t *testing.T) {
 	m := g.Metrics()
 	assert.Zero(t, m.RequestsValidated)
 	assert.Zero(t, m.RequestsBlocked)
+	assert.Zero(t, m.ContractsLoaded, "the typed contract is built (a bad one still fails at start) but not in force")
 }
 
 func TestLogs_StartLineNamesContractsAndFeatures(t *testing.T) {
