@@ -209,6 +209,11 @@ func (g *Guard) Reload() error {
 	g.reloading.Lock()
 	defer g.reloading.Unlock()
 	cs, err := loadContracts(&g.opts, g.env)
+	if n := g.set.Load().loaded; err == nil && len(cs) == 0 && n > 0 {
+		// A folder emptied, or caught between a delete and a copy, would
+		// switch every check off: fail closed instead.
+		err = &LoadError{File: g.opts.ContractsDir, Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
+	}
 	if err != nil {
 		g.log.Error("contractguard: reload failed; the previous contracts stay in force", slog.Any("error", err))
 		return err
@@ -295,6 +300,7 @@ type stateKey struct{}
 // state is what the guard knows of a request that passed it.
 type state struct {
 	guard  *Guard
+	set    *contractSet // the contracts in force when the request reached the guard
 	raw    []byte
 	doc    *jsonbody.Doc // the parsed body; nil until parsed
 	parsed bool
@@ -437,18 +443,22 @@ func (g *Guard) CheckRequest(r *http.Request) *Violation {
 // records the metrics and logs rejections at debug level.
 func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*http.Request, *Violation) {
 	method := route.UpperMethod(r.Method)
-	e, in := g.set.Load().match(method, r.URL.EscapedPath())
+	prev := stateOf(r)
+	if prev != nil && prev.guard != g {
+		prev = nil // another guard's
+	}
+	set := g.set.Load()
+	if prev != nil {
+		set = prev.set // a second pass (typed handler after Middleware) uses the set of the first, reload or not
+	}
+	e, in := set.match(method, r.URL.EscapedPath())
 	matched := in != nil
 	if !matched && extra.c == nil && !(requireContract && g.opts.RequireContract) {
 		return r, nil // not the guard's: no clock read, no allocation
 	}
 	start := time.Now()
-	prev := stateOf(r)
-	if prev != nil && prev.guard != g {
-		prev = nil // another guard's
-	}
 	reject := func(v *Violation) (*http.Request, *Violation) {
-		g.stats.record(start, true)
+		g.stats.record(start, true, prev != nil)
 		if g.log.Enabled(r.Context(), slog.LevelDebug) {
 			g.logReject(r, method, e, extra.c, v)
 		}
@@ -489,13 +499,13 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 			return reject(v)
 		}
 		st = &in.own
-		st.guard, st.raw = g, raw
+		st.guard, st.set, st.raw = g, set, raw
 	}
 	in.state = st
 	if v := g.run(todo, in, jsonContent(r.Header)); v != nil {
 		return reject(v)
 	}
-	g.stats.record(start, false)
+	g.stats.record(start, false, prev != nil)
 	// A fresh request carrying the checked bytes, also when an earlier pass
 	// of this guard replaced the body: something between may have read it.
 	var r2 *http.Request
@@ -545,25 +555,26 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	}
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
-	e, in := g.set.Load().match(method, rawPath)
+	set := g.set.Load()
+	e, in := set.match(method, rawPath)
 	if in == nil {
 		if g.opts.RequireContract {
 			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
-			g.stats.record(time.Now(), true)
+			g.stats.record(time.Now(), true, false)
 			return v
 		}
 		return nil
 	}
 	start := time.Now()
 	if int64(len(body)) > g.opts.MaxBodyBytes {
-		g.stats.record(start, true)
+		g.stats.record(start, true, false)
 		return tooLarge(g.opts.MaxBodyBytes)
 	}
 	in.rawQuery = rawQuery
 	in.state = &in.own
-	in.own.guard, in.own.raw = g, body
+	in.own.guard, in.own.set, in.own.raw = g, set, body
 	v := g.run(e.contracts, in, true)
-	g.stats.record(start, v != nil)
+	g.stats.record(start, v != nil, false)
 	return v
 }
 
@@ -739,12 +750,39 @@ func (q *request) Add(path, message string) {
 }
 
 // evalFailed logs, at debug level, a rule that failed to evaluate (and so
-// counted as false).
+// counted as false). CEL quotes the value it could not use (invalid RFC
+// 3339 timestamp "…"); the quotes are emptied, as a log never holds a
+// value of a request.
 func (g *Guard) evalFailed(where string, err error) {
 	if g.log.Enabled(context.Background(), slog.LevelDebug) {
 		g.log.Debug("contractguard: rule failed to evaluate; counted as false",
-			slog.String("rule", where), slog.String("error", err.Error()))
+			slog.String("rule", where), slog.String("error", withoutQuoted(err.Error())))
 	}
+}
+
+// withoutQuoted replaces what is between double quotes in s (as %q
+// writes it, escapes included) with "…".
+func withoutQuoted(s string) string {
+	var b strings.Builder
+	in, escaped := false, false
+	for _, c := range s {
+		switch {
+		case !in:
+			b.WriteRune(c)
+			in = c == '"'
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			b.WriteString("…\"")
+			in = false
+		}
+	}
+	if in {
+		b.WriteString("…")
+	}
+	return b.String()
 }
 
 // Params are the path parameters: by the matched contract's pattern, or,

@@ -550,6 +550,36 @@ func TestLogsRejectionsAtDebugWithoutValues(t *testing.T) {
 	assert.Contains(t, buf.String(), `method=POST route="POST /typed/{id}" code=SCHEMA_INVALID paths=[/n]`)
 }
 
+// CEL quotes the value it could not use; the debug line of a rule that
+// failed to evaluate must not carry it.
+func TestLogsEvaluationErrorsWithoutValues(t *testing.T) {
+	var buf bytes.Buffer
+	g := mustNew(t, Options{
+		Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Contracts: []Contract{{Endpoint: "/t", Method: "POST", Invariants: []Invariant{
+			{Expr: `timestamp(request.body.t) > timestamp("2020-01-01T00:00:00Z")`, Message: "too early"},
+		}}},
+	})
+	v := g.Check("POST", "/t", []byte(`{"t":"hunter2-SECRET"}`))
+	require.NotNil(t, v)
+	out := buf.String()
+	assert.Contains(t, out, `timestamp \"…\"`, "the reason stays, the value goes")
+	assert.NotContains(t, out, "hunter2")
+}
+
+func TestWithoutQuoted(t *testing.T) {
+	for in, want := range map[string]string{
+		`invalid timestamp "x"`: `invalid timestamp "…"`,
+		`a "x" and "y" end`:     `a "…" and "…" end`,
+		`escaped "a\"b" end`:    `escaped "…" end`,
+		`unclosed "rest`:        `unclosed "…`,
+		`no quotes`:             `no quotes`,
+		`"héllo ☃"`:             `"…"`,
+	} {
+		assert.Equal(t, want, withoutQuoted(in), in)
+	}
+}
+
 func TestMiddleware_NoAllocationWithoutAContract(t *testing.T) {
 	g := testdataGuard(t)
 	h := g.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))

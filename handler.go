@@ -146,10 +146,12 @@ func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 		h.g.opts.OnReject(w, r, v)
 		return
 	}
-	r2 := r.WithContext(r.Context())
-	b := new(bodyReader)
-	b.Reset(raw)
-	r2.Body, r2.ContentLength = b, int64(len(raw))
+	// The handler's view is as with the guard on: Body and User work.
+	st := &state{guard: h.g, raw: raw, doc: doc, parsed: true}
+	st.ctx = stateContext{r.Context(), st}
+	st.body.Reset(raw)
+	r2 := r.WithContext(&st.ctx)
+	r2.Body, r2.ContentLength = &st.body, int64(len(raw))
 	h.fn(w, r2, data)
 }
 

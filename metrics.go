@@ -27,12 +27,18 @@ type counters struct {
 	validated, blocked, nanos atomic.Int64
 }
 
-func (c *counters) record(start time.Time, blocked bool) {
+// record counts a request the guard checked. again is a second pass over
+// the same request (a typed handler behind Middleware): its time adds to
+// the request's, and a rejection counts, but the request is not counted
+// twice.
+func (c *counters) record(start time.Time, blocked, again bool) {
 	c.nanos.Add(int64(time.Since(start)))
 	if blocked {
 		c.blocked.Add(1)
 	}
-	c.validated.Add(1)
+	if !again {
+		c.validated.Add(1)
+	}
 }
 
 // Metrics returns the counters. Reading them never blocks requests.

@@ -86,10 +86,55 @@ func TestReload_KeepsTheOldSetOnError(t *testing.T) {
 	assert.Equal(t, "version 4", g.Check("POST", "/v", []byte(`{"n":4}`)).Details[0].Message)
 	assert.EqualValues(t, n4, g.Metrics().ContractsLoaded)
 
-	require.NoError(t, os.Remove(filepath.Join(dir, "c.yaml")))
-	require.NoError(t, g.Reload(), "an empty folder is a valid set")
-	assert.Nil(t, g.Check("POST", "/v", []byte(`{"n":4}`)))
+	// A folder emptied (or caught between a delete and a copy) would turn
+	// every check off: a reload refuses it, as it refuses a truncated file.
+	for name, change := range map[string]func() error{
+		"file removed":   func() error { return os.Remove(filepath.Join(dir, "c.yaml")) },
+		"file truncated": func() error { return os.WriteFile(filepath.Join(dir, "c.yaml"), nil, 0o644) },
+	} {
+		writeVersion(t, dir, v4)
+		require.NoError(t, change(), name)
+		err = g.Reload()
+		require.ErrorAs(t, err, &le, name)
+		assert.Contains(t, err.Error(), "no contracts found; the 3 in force stay", name)
+		assert.Equal(t, "version 4", g.Check("POST", "/v", []byte(`{"n":4}`)).Details[0].Message, name)
+		assert.EqualValues(t, n4, g.Metrics().ContractsLoaded, name)
+	}
+}
+
+// A guard that started without contracts may reload into none.
+func TestReload_EmptyToEmpty(t *testing.T) {
+	g := mustNew(t, Options{ContractsDir: t.TempDir(), Metrics: true})
+	require.NoError(t, g.Reload())
 	assert.EqualValues(t, 0, g.Metrics().ContractsLoaded)
+}
+
+// A request passes the guard twice when something stands between
+// Middleware and the router (a logging wrapper, a sub-router): Middleware
+// checks the file contract, the typed handler its type. A reload between
+// the two passes must not make the second pass use the new set.
+func TestReload_OneSetPerRequestAcrossPasses(t *testing.T) {
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	g := mustNew(t, Options{ContractsDir: dir, Metrics: true})
+	type T struct {
+		N int `json:"n"`
+	}
+	mux := http.NewServeMux()
+	mux.Handle("POST /v", Handle(g, func(w http.ResponseWriter, r *http.Request, v T) { w.WriteHeader(http.StatusCreated) }))
+	v2, _ := versionContract(2)
+	reloadBetween := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeVersion(t, dir, v2)
+		require.NoError(t, g.Reload())
+		mux.ServeHTTP(w, r)
+	})
+	h := g.Middleware(reloadBetween)
+	w := send(h, "POST", "/v", `{"n":2}`)
+	assert.Equal(t, http.StatusCreated, w.Code, "version 0 let n=2 in; version 2 came after: %s", w.Body)
+	assert.EqualValues(t, 1, g.Metrics().RequestsValidated, "one request, validated once")
+	w = send(h, "POST", "/v", `{"n":2}`)
+	rejected(t, w, http.StatusUnprocessableEntity, CodeInvariantViolated)
 }
 
 // Typed contracts are registered once, not read from the folder: a
@@ -244,6 +289,7 @@ func TestDisabled_PassesEverythingThrough(t *testing.T) {
 		Disabled:     true, Metrics: true, RequireContract: true,
 		Contracts: []Contract{{Endpoint: "/a", Method: "POST", Schema: map[string]any{"type": "object", "required": []any{"x"}}}},
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+		User:      func(*http.Request) any { return map[string]any{"role": "admin"} },
 	})
 	assert.Contains(t, logs.String(), "contractguard: disabled")
 	next := &echo{}
@@ -261,6 +307,10 @@ func TestDisabled_PassesEverythingThrough(t *testing.T) {
 	var got []T
 	th := Handle(g, func(w http.ResponseWriter, r *http.Request, v T) {
 		got = append(got, v)
+		body, ok := Body(r)
+		assert.True(t, ok, "Body works with the guard off")
+		assert.Equal(t, map[string]any{"x": json.Number("3")}, body)
+		assert.Equal(t, map[string]any{"role": "admin"}, User(r), "User works with the guard off")
 		b, _ := io.ReadAll(r.Body)
 		w.Write(b)
 	})
