@@ -258,6 +258,8 @@ func scalarText(n ast.Node) (string, error) {
 	switch v := yamljson.Unwrap(n).(type) {
 	case *ast.StringNode:
 		return v.Value, nil
+	case *ast.LiteralNode: // a | or > block
+		return v.Value.Value, nil
 	case *ast.BoolNode, *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
 		return v.GetToken().Value, nil
 	case *ast.NullNode, nil:

@@ -76,6 +76,7 @@ func TestLoadConfig_Values(t *testing.T) {
 		{name: "quoted number", yaml: `max-body-bytes: "2048"`, want: Options{MaxBodyBytes: 2048}},
 		{name: "absolute contracts-dir kept", yaml: "contracts-dir: " + dir, want: Options{ContractsDir: dir}},
 		{name: "empty tree", yaml: "", want: Options{}},
+		{name: "a folded block", yaml: "license-key: >-\n    key\n    one", want: Options{LicenseKey: "key one"}},
 		{name: "an anchor on a value", yaml: "max-depth: &depth 12", want: Options{MaxDepth: 12}},
 		{
 			name: "placeholder from the environment",

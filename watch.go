@@ -42,10 +42,16 @@ func (g *Guard) Watch(ctx context.Context) error {
 		return errors.Join(errors.New("contractguard: Watch"), err)
 	}
 	defer w.Close()
-	root := g.opts.ContractsDir
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r // the folder itself may be a link (a mounted volume)
+	dir := filepath.Clean(g.opts.ContractsDir)
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		// The folder may be deleted and made again, renamed, or be a link
+		// swapped to another folder: its parent sees that.
+		if err := w.Add(parent); err != nil {
+			return errors.Join(errors.New("contractguard: Watch "+parent), err)
+		}
 	}
+	root := resolve(dir)
 	if err := watchTree(w, root); err != nil {
 		return errors.Join(errors.New("contractguard: Watch "+g.opts.ContractsDir), err)
 	}
@@ -53,6 +59,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	replaced := false // the folder itself was created, removed, renamed or relinked
 	for {
 		select {
 		case <-ctx.Done():
@@ -65,7 +72,13 @@ func (g *Guard) Watch(ctx context.Context) error {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if ev.Has(fsnotify.Create) {
+			switch {
+			case parent != dir && filepath.Dir(ev.Name) == parent:
+				if ev.Name != dir {
+					continue // a neighbour of the folder
+				}
+				replaced = true
+			case ev.Has(fsnotify.Create):
 				// A new folder is watched too; an error here (it was
 				// removed again) is for the reload to find.
 				_ = watchTree(w, ev.Name)
@@ -80,9 +93,29 @@ func (g *Guard) Watch(ctx context.Context) error {
 			g.log.Warn("contractguard: watching the contracts folder", slog.Any("error", err))
 			timer.Reset(watchDebounce)
 		case <-timer.C:
+			if r := resolve(dir); replaced || r != root {
+				for _, p := range w.WatchList() {
+					if p != parent {
+						_ = w.Remove(p)
+					}
+				}
+				root, replaced = r, false
+				if err := watchTree(w, root); err != nil {
+					g.log.Warn("contractguard: the contracts folder is gone; waiting for it to come back", slog.Any("error", err))
+				}
+			}
 			_ = g.Reload() // logged by Reload
 		}
 	}
+}
+
+// resolve is dir with symbolic links resolved (the folder may be a link,
+// as a mounted volume is), or dir when it cannot be resolved.
+func resolve(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return dir
 }
 
 // watchTree adds dir and every folder below it to w; a file is ignored.

@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,62 +14,90 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestWatch_ReloadsOnChange(t *testing.T) {
-	dir := t.TempDir()
-	v0, _ := versionContract(0)
-	writeVersion(t, dir, v0)
+const reloaded, failed = "contractguard: contracts reloaded", "contractguard: reload failed; the previous contracts stay in force"
+
+// watched is a guard over dir with Watch running, and ways to wait for
+// what it does.
+type watched struct {
+	t       *testing.T
+	g       *Guard
+	reloads chan string
+}
+
+func startWatch(t *testing.T, dir string) *watched {
+	t.Helper()
 	watching := make(chan struct{}, 1)
-	reloads := make(chan string, 16)
+	w := &watched{t: t, reloads: make(chan string, 1024)}
 	logger := slog.New(logHook(func(r slog.Record) {
 		switch r.Message {
 		case "contractguard: watching the contracts folder":
-			watching <- struct{}{}
-		case "contractguard: contracts reloaded", "contractguard: reload failed; the previous contracts stay in force":
-			reloads <- r.Message
+			select {
+			case watching <- struct{}{}:
+			default:
+			}
+		case reloaded, failed:
+			select {
+			case w.reloads <- r.Message:
+			default:
+			}
 		}
 	}))
-	g := mustNew(t, Options{ContractsDir: dir, Logger: logger})
+	w.g = mustNew(t, Options{ContractsDir: dir, Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- g.Watch(ctx) }()
+	go func() { done <- w.g.Watch(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+	})
 	select {
 	case <-watching:
 	case err := <-done:
 		t.Fatalf("Watch: %v", err)
 	}
+	return w
+}
 
-	const reloaded, failed = "contractguard: contracts reloaded", "contractguard: reload failed; the previous contracts stay in force"
-	// awaitLog waits for the log line want of a reload, skipping others.
-	awaitLog := func(want string) {
-		t.Helper()
-		timeout := time.After(10 * time.Second)
-		for {
-			select {
-			case m := <-reloads:
-				if m == want {
-					return
-				}
-			case <-timeout:
-				t.Fatalf("no %q within 10s of a change", want)
-			}
-		}
-	}
-	// await waits until the guard gives the details want for body on
-	// POST path.
-	await := func(path, body string, want ...Detail) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			v := g.Check("POST", path, []byte(body))
-			if v != nil && assert.ObjectsAreEqual(want, v.Details) {
+// awaitLog waits for the log line want of a reload, skipping others.
+func (w *watched) awaitLog(want string) {
+	w.t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-w.reloads:
+			if m == want {
 				return
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("POST %s %s: still %v 10s after a change, want %v", path, body, v, want)
-			}
-			time.Sleep(10 * time.Millisecond)
+		case <-timeout:
+			w.t.Fatalf("no %q within 10s of a change", want)
 		}
 	}
+}
+
+// await waits until the guard gives the details want for body on POST
+// path.
+func (w *watched) await(path, body string, want ...Detail) {
+	w.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := w.g.Check("POST", path, []byte(body))
+		if v != nil && assert.ObjectsAreEqual(want, v.Details) {
+			return
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("POST %s %s: still %v 10s after a change, want %v", path, body, v, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestWatch_ReloadsOnChange(t *testing.T) {
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+	g, await, awaitLog := w.g, w.await, w.awaitLog
+
 	v2, _ := versionContract(2)
 	writeVersion(t, dir, v2)
 	await("/v", `{"n":2}`, Detail{"", "version 2"})
@@ -92,9 +121,48 @@ func TestWatch_ReloadsOnChange(t *testing.T) {
 	await("/m", `{}`, Detail{"/m", "is required"})
 	writeSchema("k")
 	await("/m", `{}`, Detail{"/k", "is required"})
+}
 
-	cancel()
-	assert.ErrorIs(t, <-done, context.Canceled)
+// The folder deleted and made again, or a link swapped to another
+// folder (a deployment, a mounted volume): Watch follows.
+func TestWatch_FolderReplaced(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "contracts")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+
+	require.NoError(t, os.RemoveAll(dir))
+	w.awaitLog(failed)
+	w.await("/v", `{"n":0}`, Detail{"", "version 0"}) // still in force
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, dir, v4) // the new folder is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+}
+
+func TestWatch_LinkSwapped(t *testing.T) {
+	base := t.TempDir()
+	for i, k := range []int{0, 2} {
+		d := filepath.Join(base, fmt.Sprintf("r%d", i+1))
+		require.NoError(t, os.Mkdir(d, 0o755))
+		v, _ := versionContract(k)
+		writeVersion(t, d, v)
+	}
+	current := filepath.Join(base, "current")
+	require.NoError(t, os.Symlink("r1", current))
+	w := startWatch(t, current)
+
+	require.NoError(t, os.Symlink("r2", current+".new"))
+	require.NoError(t, os.Rename(current+".new", current)) // atomic, as deployments swap
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, filepath.Join(base, "r2"), v4) // the folder now linked is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
 }
 
 func TestWatch_NeedsAFolder(t *testing.T) {
