@@ -10,8 +10,12 @@ import (
 	"github.com/contractguard/contractguard"
 )
 
-func newGuard(b testing.TB) *contractguard.Guard {
-	g, err := contractguard.New(contractguard.Options{ContractsDir: "testdata/contracts", MaxBodyBytes: 1 << 20})
+func newGuard(b testing.TB, mods ...func(*contractguard.Options)) *contractguard.Guard {
+	o := contractguard.Options{ContractsDir: "testdata/contracts", MaxBodyBytes: 1 << 20}
+	for _, m := range mods {
+		m(&o)
+	}
+	g, err := contractguard.New(o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,17 +43,8 @@ func BenchmarkContractguardMiddleware(b *testing.B) {
 	ran := 0
 	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
 	forBodies(b, func(b *testing.B, size, validity string, body []byte) {
-		r := httptest.NewRequest("POST", path(size), nil)
-		r.Header.Set("Content-Type", "application/json")
-		var rd bytes.Reader
-		rc := io.NopCloser(&rd)
-		w := &discardWriter{h: http.Header{}}
 		ran = 0
-		for b.Loop() {
-			rd.Reset(body)
-			r.Body, r.ContentLength = rc, int64(len(body))
-			h.ServeHTTP(w, r)
-		}
+		serveLoop(b, h, path(size), body)
 		if (ran > 0) != (validity == "valid") {
 			b.Fatalf("%s: handler ran %d times", validity, ran)
 		}
@@ -73,21 +68,27 @@ func BenchmarkContractguardHandle(b *testing.B) {
 		if size == "small" {
 			h = handlers["small"]
 		}
-		r := httptest.NewRequest("POST", path(size), nil)
-		r.Header.Set("Content-Type", "application/json")
-		var rd bytes.Reader
-		rc := io.NopCloser(&rd)
-		w := &discardWriter{h: http.Header{}}
 		ran = 0
-		for b.Loop() {
-			rd.Reset(body)
-			r.Body, r.ContentLength = rc, int64(len(body))
-			h.ServeHTTP(w, r)
-		}
+		serveLoop(b, h, path(size), body)
 		if (ran > 0) != (validity == "valid") {
 			b.Fatalf("%s: handler ran %d times", validity, ran)
 		}
 	})
+}
+
+// serveLoop sends body to h as a JSON POST to path for every b.Loop
+// iteration, reusing one request and a writer that discards.
+func serveLoop(b *testing.B, h http.Handler, path string, body []byte) {
+	r := httptest.NewRequest("POST", path, nil)
+	r.Header.Set("Content-Type", "application/json")
+	var rd bytes.Reader
+	rc := io.NopCloser(&rd)
+	w := &discardWriter{h: http.Header{}}
+	for b.Loop() {
+		rd.Reset(body)
+		r.Body, r.ContentLength = rc, int64(len(body))
+		h.ServeHTTP(w, r)
+	}
 }
 
 type discardWriter struct{ h http.Header }
@@ -108,10 +109,7 @@ func BenchmarkContractguardScan(b *testing.B) {
 				name = "via=" + via + "/scan=on"
 			}
 			b.Run(name, func(b *testing.B) {
-				g, err := contractguard.New(contractguard.Options{ContractsDir: "testdata/contracts", MaxBodyBytes: 1 << 20, VulnerabilityScan: on})
-				if err != nil {
-					b.Fatal(err)
-				}
+				g := newGuard(b, func(o *contractguard.Options) { o.VulnerabilityScan = on })
 				b.ReportAllocs()
 				b.SetBytes(int64(len(body)))
 				if via == "check" {
@@ -123,17 +121,7 @@ func BenchmarkContractguardScan(b *testing.B) {
 					return
 				}
 				ran := 0
-				h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
-				r := httptest.NewRequest("POST", "/orders", nil)
-				r.Header.Set("Content-Type", "application/json")
-				var rd bytes.Reader
-				rc := io.NopCloser(&rd)
-				w := &discardWriter{h: http.Header{}}
-				for b.Loop() {
-					rd.Reset(body)
-					r.Body, r.ContentLength = rc, int64(len(body))
-					h.ServeHTTP(w, r)
-				}
+				serveLoop(b, g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ })), "/orders", body)
 				if ran == 0 {
 					b.Fatal("the handler never ran")
 				}
