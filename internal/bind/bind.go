@@ -39,7 +39,6 @@ func Into(dst reflect.Value, v jsonbody.Value, rep msg.Reporter) bool {
 		return false
 	}
 	s := state{rep: rep, ok: true}
-	s.path = s.buf[:0]
 	p.decode(&s, v, dst)
 	return s.ok
 }
@@ -54,38 +53,15 @@ func Check(t reflect.Type) error {
 }
 
 type state struct {
-	path []token
+	path msg.Path
 	rep  msg.Reporter
 	ok   bool
-	buf  [16]token // the path's first levels, without allocating
-}
-
-type token struct {
-	name  string
-	index int // >= 0: array index
 }
 
 func (s *state) fail(message string) {
 	s.ok = false
-	tokens := make([]string, len(s.path))
-	for i, t := range s.path {
-		if t.index >= 0 {
-			tokens[i] = strconv.Itoa(t.index)
-		} else {
-			tokens[i] = t.name
-		}
-	}
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		t = strings.ReplaceAll(t, "~", "~0")
-		b.WriteString(strings.ReplaceAll(t, "/", "~1"))
-	}
-	s.rep.Add(b.String(), message)
+	s.rep.Add(s.path.Pointer(), message)
 }
-
-func (s *state) push(name string, index int) { s.path = append(s.path, token{name, index}) }
-func (s *state) pop()                        { s.path = s.path[:len(s.path)-1] }
 
 // plan decodes one type.
 type plan struct {
@@ -206,9 +182,9 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 			n := v.Len()
 			out := reflect.MakeSlice(t, n, n)
 			for i := range n {
-				s.push("", i)
+				s.path.Index(i)
 				elem.decode(s, v.Index(i), out.Index(i))
-				s.pop()
+				s.path.Pop()
 			}
 			dst.Set(out)
 		}, nil
@@ -228,9 +204,9 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 			}
 			for i := 0; i < dst.Len(); i++ {
 				if i < v.Len() {
-					s.push("", i)
+					s.path.Index(i)
 					elem.decode(s, v.Index(i), dst.Index(i))
-					s.pop()
+					s.path.Pop()
 				} else {
 					dst.Index(i).SetZero()
 				}
@@ -289,17 +265,17 @@ func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, refle
 		ev := reflect.New(t.Elem()).Elem()
 		for i := range v.Len() {
 			k, e := v.Member(i)
-			s.push(k, -1)
+			s.path.Member(k)
 			kv, err := key(k)
 			if err != nil {
 				s.fail("is not a valid key for " + kt.String())
-				s.pop()
+				s.path.Pop()
 				continue
 			}
 			ev.SetZero()
 			elem.decode(s, e, ev)
 			dst.SetMapIndex(kv, ev)
-			s.pop()
+			s.path.Pop()
 		}
 	}, nil
 }
@@ -342,9 +318,9 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 				continue // no field of that exact name: not stored, as encoding/json
 			}
 			f := &fields[fi]
-			s.push(k, -1)
+			s.path.Member(k)
 			f.plan.decode(s, e, fieldByIndexAlloc(dst, f.index))
-			s.pop()
+			s.path.Pop()
 		}
 	}, nil
 }

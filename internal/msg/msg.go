@@ -1,7 +1,10 @@
 // Package msg holds the rules every message a client reads follows.
 package msg
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // MaxEcho is the most of a rejected value, in bytes, a message may repeat.
 const MaxEcho = 64
@@ -49,4 +52,59 @@ func Pointer(tokens []string) string {
 		b.WriteString(t)
 	}
 	return b.String()
+}
+
+// Path is where a walk over a JSON value stands: member names and array
+// indexes, with room for 16 levels before it allocates. It is rendered as
+// a JSON pointer only when a message needs one. The zero Path is the root;
+// a Path must not be copied once used.
+type Path struct {
+	tokens []pathToken
+	buf    [16]pathToken
+}
+
+type pathToken struct {
+	name  string
+	index int // >= 0: an array index; -1: a member name
+}
+
+// Member steps into the member name of an object.
+func (p *Path) Member(name string) { p.push(pathToken{name: name, index: -1}) }
+
+// Index steps into element i of an array.
+func (p *Path) Index(i int) { p.push(pathToken{index: i}) }
+
+// SetIndex moves the last step, an Index, to element i: a loop over an
+// array pushes once.
+func (p *Path) SetIndex(i int) { p.tokens[len(p.tokens)-1].index = i }
+
+// Pop steps back out.
+func (p *Path) Pop() { p.tokens = p.tokens[:len(p.tokens)-1] }
+
+// Reset returns to the root and drops the names held, for a Path kept in
+// a pool.
+func (p *Path) Reset() {
+	clear(p.buf[:])
+	p.tokens = p.buf[:0]
+}
+
+func (p *Path) push(t pathToken) {
+	if p.tokens == nil {
+		p.tokens = p.buf[:0]
+	}
+	p.tokens = append(p.tokens, t)
+}
+
+// Pointer renders the path as a JSON pointer, with the member names more
+// after it ("" is a member name like any other).
+func (p *Path) Pointer(more ...string) string {
+	tokens := make([]string, 0, len(p.tokens)+len(more))
+	for _, t := range p.tokens {
+		if t.index >= 0 {
+			tokens = append(tokens, strconv.Itoa(t.index))
+		} else {
+			tokens = append(tokens, t.name)
+		}
+	}
+	return Pointer(append(tokens, more...))
 }

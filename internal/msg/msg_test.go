@@ -1,6 +1,7 @@
 package msg
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,4 +21,25 @@ func TestClip(t *testing.T) {
 	c := Clip(long)
 	assert.LessOrEqual(t, len(c), MaxEcho+len("…"))
 	assert.Equal(t, "…", c[len(c)-len("…"):])
+}
+
+func TestPath(t *testing.T) {
+	var p Path
+	assert.Equal(t, "", p.Pointer())
+	assert.Equal(t, "/", p.Pointer(""), "the empty member name")
+	p.Member("items")
+	p.Index(0)
+	p.SetIndex(2)
+	p.Member("a/b~c")
+	assert.Equal(t, "/items/2/a~1b~0c", p.Pointer())
+	assert.Equal(t, "/items/2/a~1b~0c/sku", p.Pointer("sku"))
+	p.Pop()
+	p.Pop()
+	assert.Equal(t, "/items", p.Pointer())
+	for i := range 40 { // past the 16 levels kept without allocating
+		p.Index(i)
+	}
+	assert.Equal(t, 41, strings.Count(p.Pointer(), "/"))
+	p.Reset()
+	assert.Equal(t, "", p.Pointer())
 }

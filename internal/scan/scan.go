@@ -1,8 +1,6 @@
 package scan
 
 import (
-	"strconv"
-
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/msg"
 )
@@ -36,19 +34,12 @@ func (s *Skip) child(name *string) *Skip {
 // pointer of its member, a value at its own.
 func Body(root jsonbody.Value, skip *Skip, report func(path string, c Class)) {
 	w := walker{report: report}
-	w.path = w.buf[:0]
 	w.value(root, skip)
 }
 
 type walker struct {
 	report func(string, Class)
-	path   []token
-	buf    [16]token
-}
-
-type token struct {
-	name  string
-	index int // >= 0: an array index
+	path   msg.Path
 }
 
 func (w *walker) value(v jsonbody.Value, skip *Skip) {
@@ -58,14 +49,14 @@ func (w *walker) value(v jsonbody.Value, skip *Skip) {
 	switch v.Kind() {
 	case jsonbody.String:
 		if c := String(v.Str()); c != None {
-			w.report(w.pointer(), c)
+			w.report(w.path.Pointer(), c)
 		}
 	case jsonbody.Array:
 		items := skip.child(nil)
 		for i := range v.Len() {
-			w.path = append(w.path, token{index: i})
+			w.path.Index(i)
 			w.value(v.Index(i), items)
-			w.path = w.path[:len(w.path)-1]
+			w.path.Pop()
 		}
 	case jsonbody.Object:
 		for i := range v.Len() {
@@ -74,30 +65,18 @@ func (w *walker) value(v jsonbody.Value, skip *Skip) {
 			if child != nil && child.Off {
 				continue // the key goes with its value
 			}
-			w.path = append(w.path, token{name: name, index: -1})
+			w.path.Member(name)
 			if c := Key(name); c != None {
-				w.report(w.pointer(), c)
+				w.report(w.path.Pointer(), c)
 			} else if name == "constructor" && e.Kind() == jsonbody.Object {
 				if _, ok := e.Get("prototype"); ok {
-					w.report(w.pointer(), PrototypePollution)
+					w.report(w.path.Pointer(), PrototypePollution)
 				}
 			}
 			w.value(e, child)
-			w.path = w.path[:len(w.path)-1]
+			w.path.Pop()
 		}
 	}
-}
-
-func (w *walker) pointer() string {
-	tokens := make([]string, len(w.path))
-	for i, t := range w.path {
-		if t.index >= 0 {
-			tokens[i] = strconv.Itoa(t.index)
-		} else {
-			tokens[i] = t.name
-		}
-	}
-	return msg.Pointer(tokens)
 }
 
 // Query scans the names and values of a query string, reported at

@@ -265,43 +265,20 @@ func refCycle(s *jsonschema.Schema) bool {
 
 // nativeRun is one validation by the fast path.
 type nativeRun struct {
-	path  []pathToken
+	path  msg.Path
 	rep   msg.Reporter
 	valid bool
-	buf   [16]pathToken // the path's first levels, without allocating
-}
-
-type pathToken struct {
-	name  string
-	index int // >= 0: an array index, name unused
 }
 
 func (r *nativeRun) fail(message string) {
 	r.valid = false
-	r.rep.Add(r.pointer(nil), message)
+	r.rep.Add(r.path.Pointer(), message)
 }
 
 // failAt reports a failure at the member name of the current object.
 func (r *nativeRun) failAt(name, message string) {
 	r.valid = false
-	r.rep.Add(r.pointer(&name), message)
-}
-
-// pointer renders the current path, plus name when it is not nil ("" is a
-// member name like any other: its pointer token is empty).
-func (r *nativeRun) pointer(name *string) string {
-	tokens := make([]string, 0, len(r.path)+1)
-	for _, t := range r.path {
-		if t.index >= 0 {
-			tokens = append(tokens, strconv.Itoa(t.index))
-		} else {
-			tokens = append(tokens, t.name)
-		}
-	}
-	if name != nil {
-		tokens = append(tokens, *name)
-	}
-	return msg.Pointer(tokens)
+	r.rep.Add(r.path.Pointer(name), message)
 }
 
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {
@@ -380,9 +357,9 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 				continue
 			}
 		}
-		r.path = append(r.path, pathToken{name: name, index: -1})
+		r.path.Member(name)
 		r.validate(child, v)
-		r.path = r.path[:len(r.path)-1]
+		r.path.Pop()
 	}
 	for i, name := range n.required {
 		if i < 64 {
@@ -407,12 +384,12 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	if n.items == nil {
 		return
 	}
-	r.path = append(r.path, pathToken{})
+	r.path.Index(0)
 	for i := range count {
-		r.path[len(r.path)-1].index = i
+		r.path.SetIndex(i)
 		r.validate(n.items, arr.Index(i))
 	}
-	r.path = r.path[:len(r.path)-1]
+	r.path.Pop()
 }
 
 func (r *nativeRun) str(n *native, s string) {

@@ -162,10 +162,12 @@ func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 func (s *Schema) Validate(doc *jsonbody.Doc, rep msg.Reporter) bool {
 	if s.fast != nil {
 		r := runs.Get().(*nativeRun)
-		r.rep, r.valid, r.path = rep, true, r.buf[:0]
+		r.rep, r.valid = rep, true
+		r.path.Reset()
 		r.validate(s.fast, doc.Root())
 		valid := r.valid
-		r.rep, r.path = nil, nil
+		r.rep = nil
+		r.path.Reset() // no names of this body kept in the pool
 		runs.Put(r)
 		return valid
 	}
