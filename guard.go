@@ -132,29 +132,26 @@ type Options struct {
 
 // Guard enforces a set of contracts. It is safe for concurrent use.
 type Guard struct {
-	opts     Options
-	env      *expr.Env
-	log      *slog.Logger
-	onReject func(http.ResponseWriter, *http.Request, *Violation)
-	set      atomic.Pointer[contractSet]
-	stats    counters
-	typed    typedRegistry
+	opts  Options
+	env   *expr.Env
+	log   *slog.Logger
+	set   atomic.Pointer[contractSet]
+	stats counters
+	typed typedRegistry
 
 	reloading sync.Mutex // one Reload at a time
 }
 
 // contractSet is an immutable, compiled set of contracts.
 type contractSet struct {
-	tree      route.Tree[*routeEntry]
-	loaded    int
-	contracts []*compiled // in load order
+	tree   route.Tree[*routeEntry]
+	loaded int
 }
 
 // routeEntry is what one method and route shape must satisfy.
 type routeEntry struct {
 	contracts []*compiled
 	pattern   route.Pattern // for request.params
-	hasSchema bool
 }
 
 // New compiles every contract of opts. Any problem in any contract is an
@@ -173,7 +170,7 @@ func New(opts Options) (*Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
-	g := &Guard{opts: opts, env: env, log: opts.Logger, onReject: opts.OnReject}
+	g := &Guard{opts: opts, env: env, log: opts.Logger}
 	if opts.Disabled {
 		g.set.Store(newSet(nil))
 		g.log.Info("contractguard: disabled; requests pass through unchecked")
@@ -282,9 +279,9 @@ func (s *contractSet) match(method, rawPath string) (*routeEntry, *request) {
 }
 
 func newSet(cs []*compiled) *contractSet {
-	s := &contractSet{contracts: cs}
+	s := &contractSet{}
 	for _, c := range cs {
-		e := &routeEntry{contracts: []*compiled{c}, pattern: c.pattern, hasSchema: c.schema != nil}
+		e := &routeEntry{contracts: []*compiled{c}, pattern: c.pattern}
 		if _, ok := s.tree.Add(c.method, c.pattern, e); !ok {
 			// The loader has already refused duplicates.
 			panic("contractguard: duplicate contract " + c.name())
@@ -327,14 +324,7 @@ type boundValue struct {
 	v any
 }
 
-func (st *state) value(c *compiled) (any, bool) {
-	for _, b := range st.values {
-		if b.c == c {
-			return b.v, true
-		}
-	}
-	return nil, false
-}
+func (st *state) value(c *compiled) (any, bool) { return boundOf(st.values, c) }
 
 // stateContext is a request's context with its state under stateKey: a
 // context.WithValue that lives inside the state.
@@ -909,6 +899,3 @@ func readBody(r *http.Request, limit int64) ([]byte, *Violation) {
 func tooLarge(limit int64) *Violation {
 	return newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes", limit)})
 }
-
-// all lists the compiled contracts of a set.
-func (s *contractSet) all() []*compiled { return s.contracts }

@@ -335,7 +335,7 @@ func jsonName(f reflect.StructField) (string, bool) {
 // ruleRun applies the rules of one typed contract to one request.
 type ruleRun struct {
 	act     *expr.Activation
-	path    []string
+	path    msg.Path
 	details []Detail
 	guard   *Guard // logs rules that fail to evaluate; nil: not logged
 }
@@ -350,7 +350,7 @@ func (r *ruleRun) check(rs []rule, data, self any, where string) {
 		if err != nil && r.guard != nil {
 			r.guard.evalFailed(where, err)
 		}
-		r.details = append(r.details, Detail{Path: msg.Pointer(r.path), Message: ru.msg})
+		r.details = append(r.details, Detail{Path: r.path.Pointer(), Message: ru.msg})
 	}
 }
 
@@ -362,9 +362,9 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			r.path = append(r.path, strconv.Itoa(i))
+			r.path.Index(i)
 			w.elem.walk(r, v.Index(i))
-			r.path = r.path[:len(r.path)-1]
+			r.path.Pop()
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
@@ -380,22 +380,17 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 		for _, i := range order {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(keys[i])) // addressable, for data
-			r.path = append(r.path, names[i])
+			r.path.Member(names[i])
 			w.elem.walk(r, e)
-			r.path = r.path[:len(r.path)-1]
+			r.path.Pop()
 		}
-	case reflect.Struct:
-		if !v.CanAddr() {
-			c := reflect.New(v.Type()).Elem()
-			c.Set(v)
-			v = c
-		}
+	case reflect.Struct: // addressable: the walk starts at a pointer's element and copies map values
 		data := v.Addr().Interface()
 		r.check(w.own, data, nil, v.Type().String())
 		for _, f := range w.fields {
 			fv := v.Field(f.index)
 			if !f.inline {
-				r.path = append(r.path, f.name)
+				r.path.Member(f.name)
 			}
 			if len(f.rules) > 0 {
 				r.check(f.rules, data, fv.Interface(), f.typeName)
@@ -404,7 +399,7 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 				f.nested.walk(r, fv)
 			}
 			if !f.inline {
-				r.path = r.path[:len(r.path)-1]
+				r.path.Pop()
 			}
 		}
 	}
