@@ -469,10 +469,11 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 		}
 		return r, nil
 	}
+	isJSON, badType := mediaType(r.Header)
 	for _, c := range todo {
 		if c.schema != nil {
-			if v := checkMediaType(r.Header); v != nil {
-				return reject(v)
+			if badType != nil {
+				return reject(badType)
 			}
 			break
 		}
@@ -492,7 +493,7 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 		st.guard, st.set, st.raw = g, set, raw
 	}
 	in.state = st
-	if v := g.run(todo, in, jsonContent(r.Header)); v != nil {
+	if v := g.run(todo, in, isJSON); v != nil {
 		return reject(v)
 	}
 	g.stats.record(start, false, prev != nil)
@@ -821,41 +822,32 @@ func firstValues(vals map[string][]string) map[string]string {
 	return m
 }
 
-// checkMediaType accepts no Content-Type, application/json and
-// application/*+json, with no charset but UTF-8.
-func checkMediaType(h http.Header) *Violation {
+// mediaType reads a request's Content-Type once. isJSON says whether the
+// body is read as JSON on a contract without a schema: no Content-Type, or
+// a JSON one. bad is the violation a contract with a schema answers: nil
+// for no Content-Type, application/json or application/*+json in utf-8.
+func mediaType(h http.Header) (isJSON bool, bad *Violation) {
 	vals := h["Content-Type"]
-	switch {
-	case len(vals) == 0:
-		return nil
-	case len(vals) == 1 && vals[0] == "application/json":
-		return nil
-	case len(vals) > 1:
-		return newViolation(CodeUnsupportedMediaType, Detail{Message: "more than one Content-Type header"})
+	if len(vals) == 0 || len(vals) == 1 && vals[0] == "application/json" {
+		return true, nil
 	}
 	mt, params, err := mime.ParseMediaType(vals[0])
-	if err == nil && isJSONType(mt) {
-		if cs, ok := params["charset"]; !ok || strings.EqualFold(cs, "utf-8") {
-			return nil
+	isJSON = err == nil && isJSONType(mt)
+	switch {
+	case len(vals) > 1:
+		bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "more than one Content-Type header"})
+	case !isJSON:
+		bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Type must be application/json"})
+	default:
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+			bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "charset must be utf-8"})
 		}
-		return newViolation(CodeUnsupportedMediaType, Detail{Message: "charset must be utf-8"})
 	}
-	return newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Type must be application/json"})
+	return isJSON, bad
 }
 
 func isJSONType(mt string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
-}
-
-// jsonContent reports whether a request's body is to be read as JSON on a
-// contract without a schema: no Content-Type, or a JSON one.
-func jsonContent(h http.Header) bool {
-	ct := h.Get("Content-Type")
-	if ct == "" || ct == "application/json" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && isJSONType(mt)
 }
 
 // readBody reads the whole body, at most limit bytes.
