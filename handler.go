@@ -251,10 +251,24 @@ func (g *Guard) chiIndexOf(routes chi.Routes) *chiIndex {
 	return idx
 }
 
+// routerPatterns caches routerPattern: a router has few patterns, and they
+// come from its registrations, never from a client.
+var routerPatterns sync.Map // string -> route.Pattern
+
 // routerPattern reads a ServeMux ("POST host/a/{id}") or chi
 // ("/a/{id:[0-9]+}") pattern as a guard pattern, for request.params; nil
-// when it has wildcards the guard's patterns cannot express.
+// when it has wildcards the guard's patterns cannot express. Read once per
+// pattern.
 func routerPattern(p string) route.Pattern {
+	if v, ok := routerPatterns.Load(p); ok {
+		return v.(route.Pattern)
+	}
+	pat := parseRouterPattern(p)
+	routerPatterns.Store(p, pat)
+	return pat
+}
+
+func parseRouterPattern(p string) route.Pattern {
 	if i := strings.IndexByte(p, ' '); i >= 0 {
 		p = p[i+1:] // the method
 	}
