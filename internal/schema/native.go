@@ -37,8 +37,10 @@ type native struct {
 	types     jsonTypes
 	typeNames []string // for messages, as the library lists them
 	hasConst  bool
-	constVal  any
-	enum      []any
+	constVal  any   // for the message
+	constCmp  any   // constVal with its numbers as bounds (comparable)
+	enum      []any // for the message
+	enumCmp   []any // enum with its numbers as bounds
 	format    *jsonschema.Format
 	formatOK  func(string) bool // the format's check (nativeformats.go)
 	ref       *native
@@ -145,10 +147,14 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		}
 	}
 	if s.Const != nil {
-		n.hasConst, n.constVal = true, *s.Const
+		n.hasConst, n.constVal, n.constCmp = true, *s.Const, comparableValue(*s.Const)
 	}
 	if s.Enum != nil {
 		n.enum = s.Enum.Values
+		n.enumCmp = make([]any, len(n.enum))
+		for i, e := range n.enum {
+			n.enumCmp[i] = comparableValue(e)
+		}
 	}
 	if n.format = s.Format; n.format != nil {
 		n.formatOK = formatCheck(n.format)
@@ -294,11 +300,11 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 		r.fail(msgType(n.typeNames, typeName(t)))
 		return
 	}
-	if n.hasConst && !equal(v, n.constVal) {
+	if n.hasConst && !equal(v, n.constCmp) {
 		r.fail(msgConst(n.constVal))
 		return
 	}
-	if n.enum != nil && !inEnum(v, n.enum) {
+	if n.enum != nil && !inEnum(v, n.enumCmp) {
 		r.fail(msgEnum(n.enum))
 		return
 	}
@@ -503,8 +509,34 @@ func inEnum(v jsonbody.Value, enum []any) bool {
 	return false
 }
 
+// comparableValue is a const or enum value of a schema as equal takes it: its
+// numbers (json.Number) made bounds once, so that a request compares them
+// without parsing the schema's side again.
+func comparableValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(v)); ok {
+			return newBound(r)
+		}
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = comparableValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = comparableValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 // equal is JSON equality as the library defines it, between a body value
-// and a schema value: numbers by value, arrays in order, objects by keys.
+// and a schema value made comparable: numbers by value, arrays in order,
+// objects by keys.
 func equal(a jsonbody.Value, b any) bool {
 	switch a.Kind() {
 	case jsonbody.Null:
@@ -516,16 +548,8 @@ func equal(a jsonbody.Value, b any) bool {
 		bs, ok := b.(string)
 		return ok && a.Str() == bs
 	case jsonbody.Number:
-		bn, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if a.Number() == string(bn) {
-			return true
-		}
-		ra, ok1 := new(big.Rat).SetString(a.Number())
-		rb, ok2 := new(big.Rat).SetString(string(bn))
-		return ok1 && ok2 && ra.Cmp(rb) == 0
+		bn, ok := b.(*bound)
+		return ok && compare(a.Number(), bn) == 0
 	case jsonbody.Array:
 		bl, ok := b.([]any)
 		if !ok || a.Len() != len(bl) {
