@@ -270,7 +270,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			for j, r := range p.rules {
 				prg, err := b.env.Rule(t, "", r.expr)
 				if err != nil {
-					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, clipTag(r.expr), err)
+					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, msg.Clip(r.expr), err)
 				}
 				w.own = append(w.own, rule{prg, r.msg})
 			}
@@ -293,7 +293,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		for j, r := range p.rules {
 			prg, err := b.env.Rule(t, name, r.expr)
 			if err != nil {
-				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, clipTag(r.expr), err)
+				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, msg.Clip(r.expr), err)
 			}
 			fw.rules = append(fw.rules, rule{prg, r.msg})
 		}

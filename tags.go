@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // The cg struct tag: comma-separated key=value pairs with the keys cel, msg
@@ -47,10 +49,10 @@ func parseTag(tag string) (parsedTag, error) {
 			}
 			p.schema = kv.value
 		case "msg":
-			return p, fmt.Errorf("msg=%s without a cel= before it", clipTag(kv.value))
+			return p, fmt.Errorf("msg=%s without a cel= before it", msg.Clip(kv.value))
 		case "cel":
 			if i+1 >= len(pairs) || pairs[i+1].key != "msg" {
-				return p, fmt.Errorf("cel=%s needs a msg= after it", clipTag(kv.value))
+				return p, fmt.Errorf("cel=%s needs a msg= after it", msg.Clip(kv.value))
 			}
 			p.rules = append(p.rules, tagRule{expr: kv.value, msg: pairs[i+1].value})
 			i++
@@ -70,7 +72,7 @@ func splitTag(tag string) ([]tagPair, error) {
 	for {
 		key, after, ok := strings.Cut(rest, "=")
 		if !ok || !isTagKey(key) {
-			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", clipTag(strings.TrimSpace(key)))
+			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", msg.Clip(strings.TrimSpace(key)))
 		}
 		var value string
 		if strings.HasPrefix(after, "'") {
@@ -149,11 +151,4 @@ func quotedValue(s string) (string, int, error) {
 		return b.String(), i + 1, nil
 	}
 	return "", 0, errors.New("unterminated quote")
-}
-
-func clipTag(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }

@@ -83,9 +83,7 @@ func (e *Env) Compile(src string) (*Program, error) {
 // Program is a compiled invariant.
 type Program struct {
 	prg     cel.Program
-	tracked bool
-	// Estimate is the worst-case cost estimated when it was compiled.
-	Estimate uint64
+	tracked bool // evaluated under the cost limit's tracker
 }
 
 func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
@@ -117,7 +115,7 @@ func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Est
 	if err != nil {
 		return nil, err
 	}
-	return &Program{prg: prg, tracked: len(opts) > 1, Estimate: est.Max}, nil
+	return &Program{prg: prg, tracked: len(opts) > 1}, nil
 }
 
 // readsUnbounded reports whether an expression reads values whose sizes

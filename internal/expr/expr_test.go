@@ -309,3 +309,37 @@ func BenchmarkEval_ThreeInvariants(b *testing.B) {
 		}
 	}
 }
+
+// Only expressions whose cost the estimate cannot bound below the limit
+// carry CEL's cost tracker: the others run without its bookkeeping.
+func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft7)
+	require.NoError(t, c.AddResource("file:///b.json", decode(t, `{
+		"type":"object",
+		"properties":{
+			"total":{"type":"number"},
+			"name":{"type":"string","maxLength":20},
+			"items":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"qty":{"type":"integer"}}}},
+			"free":{"type":"array","items":{"type":"object","properties":{"qty":{"type":"integer"}}}}
+		}
+	}`)))
+	s, err := c.Compile("file:///b.json")
+	require.NoError(t, err)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for expr, tracked := range map[string]bool{
+		"request.body.total > 1.0":                                           false,
+		"request.body.name.startsWith('a')":                                  false,
+		"request.body.items.all(i, i.qty > 0)":                               false,
+		"request.body.free.all(a, request.body.free.all(b, a.qty != b.qty))": true, // no maxItems: bounded only by the body size, far over the limit
+		"context.user.role == 'admin'":                                       true, // whatever the application returns
+		"request.headers['x-a'] == 'b'":                                      true, // headers are not the body
+	} {
+		p, err := ce.Compile(expr)
+		require.NoError(t, err, expr)
+		assert.Equal(t, tracked, p.Tracked(), expr)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // MaxHeaderBytes bounds the sizes of request.params, .query and .headers
@@ -404,7 +406,7 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 		}
 		return 2 + 6*uint64(*s.MaxLength)
 	case "integer", "number":
-		return 1000
+		return jsonbody.MaxNumberLen
 	case "boolean":
 		return 5
 	case "null":

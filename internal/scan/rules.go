@@ -2,6 +2,8 @@ package scan
 
 import (
 	"strings"
+
+	"github.com/contractguard/contractguard/internal/formats"
 )
 
 // --- command injection
@@ -267,7 +269,7 @@ func percentDecode(s string) string {
 		if matched {
 			continue
 		}
-		if i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+		if i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {
 			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
 			i += 2
 			continue
@@ -275,10 +277,6 @@ func percentDecode(s string) string {
 		b.WriteByte('%')
 	}
 	return b.String()
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'A' <= c&^0x20 && c&^0x20 <= 'F'
 }
 
 func unhex(c byte) byte {
