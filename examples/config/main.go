@@ -36,15 +36,20 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *config, *addr, logger); err != nil {
+	ln, err := net.Listen("tcp", *addr)
+	if err == nil {
+		err = run(ctx, *config, ln, logger)
+	}
+	if err != nil {
 		logger.Error("config example", slog.Any("error", err))
 		stop()
 		os.Exit(1)
 	}
 }
 
-// run serves until ctx is done.
-func run(ctx context.Context, config, addr string, logger *slog.Logger) error {
+// run serves on ln until ctx is done.
+func run(ctx context.Context, config string, ln net.Listener, logger *slog.Logger) error {
+	defer ln.Close()
 	g, h, err := newServer(config, logger)
 	if err != nil {
 		return err // every bad property or contract, with file:line
@@ -56,10 +61,6 @@ func run(ctx context.Context, config, addr string, logger *slog.Logger) error {
 			logger.Warn("contracts are not watched", slog.Any("error", err))
 		}
 	}()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: h}
 	go func() {
 		<-ctx.Done()

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,15 +89,32 @@ func TestConfigExample_Environment(t *testing.T) {
 	})
 }
 
-// run serves until its context ends, and refuses a broken configuration
-// with the file and line of the problem.
+// run serves the guarded application until its context ends, and refuses
+// a broken configuration with the file and line of the problem.
 func TestRun(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	assert.NoError(t, run(ctx, "contractguard.yaml", "127.0.0.1:0", discard))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, "contractguard.yaml", ln, discard) }()
+	url := "http://" + ln.Addr().String()
+	resp, err := http.Post(url+"/api/users", "application/json", strings.NewReader(badEmail))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 400, resp.StatusCode)
+	assert.Contains(t, string(body), `{"path":"/email","message":"must be a valid email address"}`)
+	resp, err = http.Post(url+"/api/users", "application/json", strings.NewReader(user))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	cancel()
+	assert.NoError(t, <-done)
 
 	bad := filepath.Join(t.TempDir(), "contractguard.yaml")
 	require.NoError(t, os.WriteFile(bad, []byte("contractguard:\n  contracts-dir: .\n  metrics:\n    enabeld: true\n"), 0o644))
-	err := run(context.Background(), bad, "127.0.0.1:0", discard)
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	err = run(context.Background(), bad, ln, discard)
 	assert.EqualError(t, err, bad+":4: contractguard.metrics.enabeld: unknown property (known: enabled, contracts-dir, vulnerability-scan, license-key, learning-mode, sink-protection, metrics.enabled, max-body-bytes, require-contract, max-depth)")
 }
