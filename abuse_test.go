@@ -123,3 +123,18 @@ func TestAbuse_TenThousandContracts(t *testing.T) {
 	assert.LessOrEqual(t, large.set.Load().tree.Visits("POST", miss), 2*(len(miss)+1), "a miss backtracks at most once per segment here")
 	assert.Nil(t, large.Check("POST", "/svc42/items/7/parts/9942", []byte(`{}`)))
 }
+
+// Options.CELCostLimit is the limit every evaluation runs under: a rule
+// the default lets through fails closed under a lower one.
+func TestCELCostLimit_Option(t *testing.T) {
+	contract := Contract{Endpoint: "/c", Method: "POST",
+		Schema: map[string]any{"type": "object", "properties": map[string]any{
+			"items": map[string]any{"type": "array", "maxItems": 1000, "items": map[string]any{"type": "integer"}}}},
+		Invariants: []Invariant{{Expr: "request.body.items.all(i, i > 0)", Message: "positive items"}}}
+	body := []byte(`{"items":[` + strings.TrimSuffix(strings.Repeat("1,", 50), ",") + `]}`)
+	assert.Nil(t, mustNew(t, Options{Contracts: []Contract{contract}}).Check("POST", "/c", body), "the default limit")
+	v := mustNew(t, Options{Contracts: []Contract{contract}, CELCostLimit: 100}).Check("POST", "/c", body)
+	require.NotNil(t, v, "a limit of 100 stops the rule over 50 items")
+	assert.Equal(t, CodeInvariantViolated, v.Code)
+	assert.Equal(t, []Detail{{"", "positive items"}}, v.Details)
+}

@@ -102,7 +102,7 @@ func chiRoutes(r chi.Router, app http.Handler) {
 }
 
 // assertNoBypass sends each request through every setup; valid lists the
-// bodies the guard may pass.
+// bodies the guard may pass. Each setup then passes a valid control request.
 func assertNoBypass(t *testing.T, reqs []conformanceCase, valid ...string) {
 	t.Helper()
 	for _, setup := range bypassSetups {
@@ -121,6 +121,12 @@ func assertNoBypass(t *testing.T, reqs []conformanceCase, valid ...string) {
 					assert.Equal(t, string(c.body(t)), got, "%s %s: the handler got other bytes than were checked", c.Method, c.Path)
 				}
 			}
+			// A control: the setup does pass a valid request, so the
+			// rejections above are the guard's verdicts, not a dead route.
+			before := len(rec.ran())
+			v := rawRequest(t, srv, post("/a/b", `{"ok":true}`))
+			assert.Equal(t, http.StatusOK, v.status, "the control request")
+			assert.Len(t, rec.ran(), before+1, "the control request reaches the handler")
 		})
 	}
 }

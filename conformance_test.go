@@ -197,6 +197,9 @@ func TestConformance(t *testing.T) {
 	}
 	fmt.Printf("conformance: %d cases; runs: %v\n", total, runs)
 	assert.GreaterOrEqual(t, total, 150)
+	for _, via := range []string{"middleware", "check", "typed"} {
+		assert.Positive(t, runs[via], "no case ran through %s", via)
+	}
 }
 
 func viaCheck(g *Guard, method, path string, body []byte) verdict {

@@ -52,6 +52,16 @@ func TestTypedRules(t *testing.T) {
 		{"ptr", "self == null", (*Line)(nil), true},
 		{"from", "self.startsWith('a')", "a", true},
 		{"", "request.body.amount == 50", nil, true},
+		// The same reads, false: the values come from the struct, not a constant verdict.
+		{"", "data.from == data.to", nil, false},
+		{"", "data.amount > context.user.limit", nil, false},
+		{"", "data.lines.exists(l, l.quantity > 2)", nil, false},
+		{"", "data.meta.k == 'w'", nil, false},
+		{"", "has(data.note)", nil, false},
+		{"amount", "self > 50.0", 50.0, false},
+		{"lines", "size(self) == 2", tr.Lines, false},
+		{"from", "self.startsWith('b')", "a", false},
+		{"", "request.body.amount == 51", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
@@ -69,6 +79,9 @@ func TestTypedRules(t *testing.T) {
 	ok, err := p.Eval(&Activation{Data: &tr.Lines[0], Self: tr.Lines[0].Qty})
 	require.NoError(t, err)
 	assert.True(t, ok)
+	ok, err = p.Eval(&Activation{Data: &Line{SKU: "X"}, Self: int32(0)})
+	require.NoError(t, err)
+	assert.False(t, ok)
 }
 
 func TestTypedRules_Errors(t *testing.T) {

@@ -186,13 +186,53 @@ func FuzzMatch(f *testing.F) {
 	for _, s := range []string{"/users/me", "//a//b/", "/a/%2e%2e/b", "/users/a%2Fb", "/a;x/b", "/%zz", "/..", ""} {
 		f.Add("GET", s)
 	}
+	f.Add("HEAD", "/users/x")
 	var tr Tree[string]
-	for _, r := range []string{"/users/me", "/users/:id", "/users/:id/orders/:o", "/a/b", "/"} {
+	routes := map[string]Pattern{}
+	for _, r := range []string{"/users/me", "/users/:id", "/users/:id/orders/:o", "/a/b", "/", "/a/:x", "/:y/b"} {
 		p, _ := ParsePattern(r)
 		tr.Add("GET", p, r)
+		routes[r] = p
+	}
+	// linear is the reference: every pattern tried against the path's
+	// main reading, the most specific kept (static beats a parameter at
+	// the first segment where two differ).
+	linear := func(segs []string) (string, bool) {
+		best, found := "", false
+		for r, p := range routes {
+			if len(p) != len(segs) {
+				continue
+			}
+			fits := true
+			for i, s := range p {
+				fits = fits && (s.Param != "" || s.Static == segs[i])
+			}
+			if !fits {
+				continue
+			}
+			if found {
+				for i := range p {
+					if a, b := p[i].Param == "", routes[best][i].Param == ""; a != b {
+						if !a {
+							fits = false
+						}
+						break
+					}
+				}
+			}
+			if fits {
+				best, found = r, true
+			}
+		}
+		return best, found
 	}
 	f.Fuzz(func(t *testing.T, method, path string) {
 		v, segs, ok := tr.Match(UpperMethod(method), path, nil)
+		if m := UpperMethod(method); m == "GET" || m == "HEAD" {
+			if want, found := linear(Segments(path, nil)); found && (!ok || v != want) {
+				t.Fatalf("%s %q: matched %q (%v), a scan of the patterns finds %q", method, path, v, ok, want)
+			}
+		}
 		if !ok {
 			return
 		}

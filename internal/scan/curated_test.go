@@ -133,7 +133,9 @@ func TestCurated(t *testing.T) {
 		want, ok := classNames[e.Class]
 		require.True(t, ok, "%s: class %q", e.where, e.Class)
 		perClass[want]++
-		hit := classesIn(t, e.Body)[want]
+		// Caught: the scan reports the body, and the value it reports is of
+		// the class (the scan names the first class it finds per value).
+		hit := len(findings(t, e.Body)) > 0 && classesIn(t, e.Body)[want]
 		if hit {
 			caught[want]++
 		}

@@ -57,7 +57,8 @@ func TestClassMessagesNameTheClassOnly(t *testing.T) {
 	assert.Empty(t, None.Message())
 }
 
-// FuzzScan: no input panics the scan.
+// FuzzScan: no input panics the scan, and the walk reports exactly the
+// values and keys the checks flag.
 func FuzzScan(f *testing.F) {
 	for _, c := range publicCorpora(f) {
 		for i, s := range c.samples {
@@ -71,8 +72,42 @@ func FuzzScan(f *testing.F) {
 		s := string(data)
 		String(s)
 		Key(s)
-		if doc, err := jsonbody.Parse(data, 64); err == nil {
-			Body(doc.Root(), nil, func(string, Class) {})
+		doc, err := jsonbody.Parse(data, 64)
+		if err != nil {
+			return
+		}
+		reported := 0
+		Body(doc.Root(), nil, func(string, Class) { reported++ })
+		// The walk reports every string and key String and Key flag, and
+		// constructor.prototype: count them over the decoded value.
+		want := 0
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case string:
+				if String(v) != None {
+					want++
+				}
+			case []any:
+				for _, e := range v {
+					walk(e)
+				}
+			case map[string]any:
+				for k, e := range v {
+					if Key(k) != None {
+						want++
+					} else if m, ok := e.(map[string]any); ok && k == "constructor" {
+						if _, ok := m["prototype"]; ok {
+							want++
+						}
+					}
+					walk(e)
+				}
+			}
+		}
+		walk(doc.Any())
+		if reported != want {
+			t.Fatalf("%s: %d findings reported, %d values and keys flagged", data, reported, want)
 		}
 	})
 }
