@@ -282,8 +282,8 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			}
 			continue
 		}
-		name, inline := jsonName(f)
-		if name == "-" {
+		name, skip, inline := bind.FieldName(f)
+		if skip {
 			if hasTag {
 				return nil, fieldError(t, f, "cg tag on a field tagged json:\"-\"")
 			}
@@ -309,27 +309,6 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		return nil, nil
 	}
 	return w, nil
-}
-
-// jsonName is the name encoding/json gives a field, and whether the field
-// is an embedded struct whose fields are promoted instead.
-func jsonName(f reflect.StructField) (string, bool) {
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return "-", false
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name != "" {
-		return name, false
-	}
-	ft := f.Type
-	if ft.Kind() == reflect.Pointer {
-		ft = ft.Elem()
-	}
-	if f.Anonymous && ft.Kind() == reflect.Struct {
-		return f.Name, true
-	}
-	return f.Name, false
 }
 
 // ruleRun applies the rules of one typed contract to one request.

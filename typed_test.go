@@ -503,3 +503,16 @@ func TestTyped_JSONNumberFieldIsANumber(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"n":"12"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/n", "must be a number, not a string"}}, eb.Details)
 }
+
+// The binder and the rule walker name fields with one function
+// (bind.FieldName): json:"-," is the member "-" to both, as to
+// encoding/json. invopop/jsonschema leaves such a field out of the schema,
+// so a rule on it is refused at registration, naming the field.
+func TestTyped_DashCommaField(t *testing.T) {
+	type Dash struct {
+		D int `json:"-," cg:"cel=self > 0,msg=dash must be positive"`
+	}
+	_, err := NewHandler(mustNew(t, Options{}), func(http.ResponseWriter, *http.Request, Dash) {})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `Dash.D: rule 1 (self > 0): field "-" is not visible to rules`)
+}

@@ -353,32 +353,20 @@ func jsonFields(t reflect.Type) ([]field, error) {
 		if !sf.IsExported() && !sf.Anonymous {
 			continue
 		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
+		name, skip, inline := FieldName(sf)
+		if skip || inline { // inline: its fields are promoted; VisibleFields lists them
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
+		tagName, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if strings.Contains(","+opts+",", ",string,") {
 			return nil, fmt.Errorf("%s.%s: the json tag option \"string\" is not supported", t, sf.Name)
 		}
-		if sf.Anonymous && name == "" {
-			ft := sf.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				continue // its fields are promoted; VisibleFields lists them
-			}
-			if !sf.IsExported() {
-				continue
-			}
+		tagged := tagName != ""
+		if sf.Anonymous && !tagged && !sf.IsExported() {
+			continue
 		}
 		if hidden(t, sf.Index) {
 			continue
-		}
-		tagged := name != ""
-		if name == "" {
-			name = sf.Name
 		}
 		if _, seen := byName[name]; !seen {
 			order = append(order, name)
@@ -412,6 +400,25 @@ func jsonFields(t reflect.Type) ([]field, error) {
 		}
 	}
 	return out, nil
+}
+
+// FieldName is the member name encoding/json reads the field sf from: the
+// name of its json tag, else its Go name. skip: json:"-", never read (but
+// json:"-," is the member "-"). inline: an embedded struct without a tag
+// name, whose fields are promoted instead.
+func FieldName(sf reflect.StructField) (name string, skip, inline bool) {
+	tag := sf.Tag.Get("json")
+	if tag == "-" {
+		return "", true, false
+	}
+	if name, _, _ = strings.Cut(tag, ","); name != "" {
+		return name, false, false
+	}
+	ft := sf.Type
+	if ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	return sf.Name, false, sf.Anonymous && ft.Kind() == reflect.Struct
 }
 
 // hidden reports whether a promoted field sits below an embedded struct
