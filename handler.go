@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -89,7 +90,6 @@ func Delete[T any](r chi.Router, g *Guard, pattern string, fn HandlerFunc[T]) {
 
 func register[T any](r chi.Router, g *Guard, method, pattern string, fn HandlerFunc[T]) {
 	r.Method(method, pattern, Handle(g, fn))
-	g.typed.version.Add(1) // the route exists now: re-index
 }
 
 // typedHandler is what Handle returns.
@@ -161,7 +161,7 @@ type typedRegistry struct {
 	cache   sync.Map     // reflect.Type -> *compiled
 	n       int          // reflected schemas compiled, for unique names
 	routes  atomic.Int64 // typed handlers built: each counts as a contract
-	version atomic.Int64 // bumped by every new typed handler and chi route
+	version atomic.Int64 // bumped by every new typed handler: chi indexes are rebuilt
 	chi     sync.Map     // chi.Routes -> *chiIndex
 }
 
@@ -204,8 +204,10 @@ func (g *Guard) ownTyped(h http.Handler) *compiled {
 	return nil
 }
 
-// chiIndex maps "METHOD /full/pattern" to the typed contracts of a chi
-// router, as chi.Walk lists its routes, sub-routers included.
+// chiIndex maps "METHOD /full/pattern" to the typed contract of each route
+// of a chi router (nil for a route without one), as chi.Walk lists them,
+// sub-routers included. A pattern the index does not know (a route added
+// or a router mounted after it was built) makes it walk the router again.
 type chiIndex struct {
 	version int64
 	routes  map[string]*compiled
@@ -214,10 +216,7 @@ type chiIndex struct {
 var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
-	idx := g.chiIndexOf(routes)
-	if len(idx.routes) == 0 {
-		return routed{}
-	}
+	idx := g.chiIndexOf(routes, false)
 	path := r.URL.RawPath
 	if path == "" {
 		path = r.URL.Path
@@ -229,22 +228,35 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	rctx.Reset()
 	pattern := routes.Find(rctx, r.Method, path)
 	chiContexts.Put(rctx)
-	if c := idx.routes[r.Method+" "+pattern]; c != nil {
+	if pattern == "" {
+		return routed{}
+	}
+	key := r.Method + " " + pattern
+	c, known := idx.routes[key]
+	if !known {
+		idx = g.chiIndexOf(routes, true)
+		if c, known = idx.routes[key]; !known {
+			// Not listed by Walk: remember it, in a copy (readers share
+			// the map), so as not to walk for it again.
+			next := &chiIndex{version: idx.version, routes: maps.Clone(idx.routes)}
+			next.routes[key] = nil
+			g.typed.chi.Store(routes, next)
+		}
+	}
+	if c != nil {
 		return routed{c, routerPattern(pattern)}
 	}
 	return routed{}
 }
 
-func (g *Guard) chiIndexOf(routes chi.Routes) *chiIndex {
+func (g *Guard) chiIndexOf(routes chi.Routes, stale bool) *chiIndex {
 	v := g.typed.version.Load()
-	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v {
+	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v && !stale {
 		return idx.(*chiIndex)
 	}
 	idx := &chiIndex{version: v, routes: map[string]*compiled{}}
 	chi.Walk(routes, func(method, pattern string, h http.Handler, _ ...func(http.Handler) http.Handler) error {
-		if c := g.ownTyped(h); c != nil {
-			idx.routes[method+" "+pattern] = c
-		}
+		idx.routes[method+" "+pattern] = g.ownTyped(h)
 		return nil
 	})
 	g.typed.chi.Store(routes, idx)

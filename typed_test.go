@@ -516,3 +516,24 @@ func TestTyped_DashCommaField(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `Dash.D: rule 1 (self > 0): field "-" is not visible to rules`)
 }
+
+// A typed route mounted on a chi router after the guard has indexed it
+// (a request came first) is found: an unknown pattern makes the index
+// walk the router again.
+func TestTyped_ChiRouteMountedAfterFirstRequest(t *testing.T) {
+	g := mustNew(t, Options{RequireContract: true})
+	type T struct {
+		N int `json:"n" jsonschema:"minimum=1"`
+	}
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	r.Method("POST", "/plain", Handle(g, func(w http.ResponseWriter, r *http.Request, v T) { w.WriteHeader(http.StatusNoContent) }))
+	assert.Equal(t, http.StatusNoContent, send(r, "POST", "/plain", `{"n":1}`).Code)
+
+	sub := chi.NewRouter()
+	sub.Method("POST", "/x", Handle(g, func(w http.ResponseWriter, r *http.Request, v T) { w.WriteHeader(http.StatusNoContent) }))
+	send(r, "POST", "/plain", `{"n":1}`) // indexed before the mount
+	r.Mount("/api", sub)
+	assert.Equal(t, http.StatusNoContent, send(r, "POST", "/api/x", `{"n":1}`).Code)
+	rejected(t, send(r, "POST", "/api/x", `{"n":0}`), 400, CodeSchemaInvalid)
+}
