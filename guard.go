@@ -464,8 +464,7 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	}
 	if len(todo) == 0 {
 		if !matched && extra.c == nil && prev == nil && requireContract && g.opts.RequireContract {
-			return reject(newViolation(CodeNoContract,
-				Detail{Message: "no contract for " + method + " " + route.Clean(nil, r.URL.EscapedPath())}))
+			return reject(noContract(method, r.URL.EscapedPath()))
 		}
 		return r, nil
 	}
@@ -499,20 +498,41 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	g.stats.record(start, false, prev != nil)
 	// A fresh request carrying the checked bytes, also when an earlier pass
 	// of this guard replaced the body: something between may have read it.
-	var r2 *http.Request
 	if prev == nil {
-		st.ctx = stateContext{r.Context(), st}
-		st.body.Reset(st.raw)
-		r2 = r.WithContext(&st.ctx)
-		r2.Body = &st.body
-	} else {
-		b := new(bodyReader)
-		b.Reset(st.raw)
-		r2 = r.WithContext(r.Context())
-		r2.Body = b
+		return st.attach(r), nil
 	}
-	r2.ContentLength = int64(len(st.raw))
+	b := new(bodyReader)
+	b.Reset(st.raw)
+	r2 := r.WithContext(r.Context())
+	r2.Body, r2.ContentLength = b, int64(len(st.raw))
 	return r2, nil
+}
+
+// parse reads the body as JSON, once; an empty body is null.
+func (st *state) parse(maxDepth int) *Violation {
+	if st.parsed {
+		return nil
+	}
+	if len(st.raw) == 0 {
+		st.doc, st.parsed = jsonbody.NullDoc(), true
+		return nil
+	}
+	d, err := jsonbody.Parse(st.raw, maxDepth)
+	if err != nil {
+		return malformed(err)
+	}
+	st.doc, st.parsed = d, true
+	return nil
+}
+
+// attach returns r carrying st in its context and the checked bytes as
+// its body.
+func (st *state) attach(r *http.Request) *http.Request {
+	st.ctx = stateContext{r.Context(), st}
+	st.body.Reset(st.raw)
+	r2 := r.WithContext(&st.ctx)
+	r2.Body, r2.ContentLength = &st.body, int64(len(st.raw))
+	return r2
 }
 
 // pending appends to todo the contracts of cs that have not run on the
@@ -550,7 +570,7 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	e, in := set.match(method, rawPath)
 	if in == nil {
 		if g.opts.RequireContract {
-			v := newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
+			v := noContract(method, rawPath)
 			g.stats.record(time.Now(), true, false)
 			return v
 		}
@@ -634,14 +654,10 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 	for _, c := range cs {
 		hasSchema = hasSchema || c.schema != nil
 	}
-	if !st.parsed && len(st.raw) > 0 && (isJSON || hasSchema) {
-		v, err := jsonbody.Parse(st.raw, g.opts.MaxDepth)
-		if err != nil {
-			return malformed(err)
+	if !st.parsed && (len(st.raw) == 0 || isJSON || hasSchema) {
+		if v := st.parse(g.opts.MaxDepth); v != nil {
+			return v
 		}
-		st.doc, st.parsed = v, true
-	} else if len(st.raw) == 0 {
-		st.doc, st.parsed = jsonbody.NullDoc(), true // an empty body is null
 	}
 
 	if g.opts.VulnerabilityScan {
@@ -886,6 +902,10 @@ func readBody(r *http.Request, limit int64) ([]byte, *Violation) {
 			return nil, newViolation(CodeMalformedJSON, Detail{Message: "the request body could not be read"})
 		}
 	}
+}
+
+func noContract(method, rawPath string) *Violation {
+	return newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
 }
 
 func tooLarge(limit int64) *Violation {

@@ -12,7 +12,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contractguard/contractguard/internal/bind"
-	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -128,17 +127,14 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // not a T is still rejected: the handler cannot run without its T.
 func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 	raw, v := readBody(r, h.g.opts.MaxBodyBytes)
-	doc := jsonbody.NullDoc()
-	if v == nil && len(raw) > 0 {
-		var err error
-		if doc, err = jsonbody.Parse(raw, h.g.opts.MaxDepth); err != nil {
-			v = malformed(err)
-		}
+	st := &state{guard: h.g, raw: raw}
+	if v == nil {
+		v = st.parse(h.g.opts.MaxDepth)
 	}
 	var data T
 	if v == nil {
 		var fails request
-		if !bind.Into(reflect.ValueOf(&data).Elem(), doc.Root(), &fails) {
+		if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), &fails) {
 			v = newViolation(CodeSchemaInvalid, fails.details...)
 		}
 	}
@@ -146,13 +142,7 @@ func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 		h.g.opts.OnReject(w, r, v)
 		return
 	}
-	// The handler's view is as with the guard on: Body and User work.
-	st := &state{guard: h.g, raw: raw, doc: doc, parsed: true}
-	st.ctx = stateContext{r.Context(), st}
-	st.body.Reset(raw)
-	r2 := r.WithContext(&st.ctx)
-	r2.Body, r2.ContentLength = &st.body, int64(len(raw))
-	h.fn(w, r2, data)
+	h.fn(w, st.attach(r), data) // as with the guard on: Body and User work
 }
 
 // typedRegistry holds a guard's typed contracts.
