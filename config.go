@@ -157,11 +157,12 @@ func applyEnv(o *Options) []error {
 func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, error) {
 	docs, err := yamljson.Parse(src)
 	if err != nil {
-		var ye *yamljson.Error
-		if errors.As(err, &ye) {
-			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d", path, ye.Line), Err: errors.New(ye.Message)}
+		where := path
+		line, err := yamljson.Split(err, 0)
+		if line > 0 {
+			where = fmt.Sprintf("%s:%d", path, line)
 		}
-		return nil, &ConfigError{Where: path, Err: err}
+		return nil, &ConfigError{Where: where, Err: err}
 	}
 	values := map[string]any{}
 	for _, d := range docs {

@@ -193,12 +193,8 @@ func (l *loader) loadFile(name string, data []byte) {
 	file := l.display(name)
 	docs, err := yamljson.Parse(data)
 	if err != nil {
-		var ye *yamljson.Error
-		if errors.As(err, &ye) {
-			l.fail(file, ye.Line, "", errors.New(ye.Message))
-		} else {
-			l.fail(file, 0, "", err)
-		}
+		line, err := yamljson.Split(err, 0)
+		l.fail(file, line, "", err)
 		return
 	}
 	n := 0
@@ -219,12 +215,8 @@ func (l *loader) loadFile(name string, data []byte) {
 func (l *loader) loadNode(file, resource string, node ast.Node) {
 	v, err := yamljson.Value(node)
 	if err != nil {
-		var ye *yamljson.Error
-		if errors.As(err, &ye) {
-			l.fail(file, ye.Line, "", errors.New(ye.Message))
-		} else {
-			l.fail(file, yamljson.Line(node), "", err)
-		}
+		line, err := yamljson.Split(err, yamljson.Line(node))
+		l.fail(file, line, "", err)
 		return
 	}
 	doc, _ := v.(map[string]any)

@@ -12,6 +12,7 @@ package yamljson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -39,6 +40,16 @@ func (e *Error) Error() string {
 		return e.Message
 	}
 	return fmt.Sprintf("%d:%d: %s", e.Line, e.Column, e.Message)
+}
+
+// Split is the line and the message of err, for a message that names its
+// file and line itself: an *Error's own, else line and err as they are.
+func Split(err error, line int) (int, error) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Line, errors.New(e.Message)
+	}
+	return line, err
 }
 
 // Document is one non-empty YAML document of a file.
