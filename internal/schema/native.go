@@ -37,10 +37,11 @@ type native struct {
 	types     jsonTypes
 	typeNames []string // for messages, as the library lists them
 	hasConst  bool
-	constVal  any   // for the message
-	constCmp  any   // constVal with its numbers as bounds (comparable)
-	enum      []any // for the message
-	enumCmp   []any // enum with its numbers as bounds
+	constCmp  any    // the const value, its numbers as bounds (comparable)
+	constMsg  string // its failure message, written once
+	enumCmp   []any  // the enum values, their numbers as bounds; nil: no enum
+	enumMsg   string
+	formatMsg string
 	format    *jsonschema.Format
 	formatOK  func(string) bool // the format's check (nativeformats.go)
 	ref       *native
@@ -147,17 +148,17 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		}
 	}
 	if s.Const != nil {
-		n.hasConst, n.constVal, n.constCmp = true, *s.Const, comparableValue(*s.Const)
+		n.hasConst, n.constCmp, n.constMsg = true, comparableValue(*s.Const), msgConst(*s.Const)
 	}
 	if s.Enum != nil {
-		n.enum = s.Enum.Values
-		n.enumCmp = make([]any, len(n.enum))
-		for i, e := range n.enum {
+		n.enumCmp = make([]any, len(s.Enum.Values))
+		for i, e := range s.Enum.Values {
 			n.enumCmp[i] = comparableValue(e)
 		}
+		n.enumMsg = msgEnum(s.Enum.Values)
 	}
 	if n.format = s.Format; n.format != nil {
-		n.formatOK = formatCheck(n.format)
+		n.formatOK, n.formatMsg = formatCheck(n.format), formatMessage(n.format.Name)
 	}
 	n.minProps, n.maxProps = intOr(s.MinProperties), intOr(s.MaxProperties)
 	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
@@ -301,15 +302,15 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 		return
 	}
 	if n.hasConst && !equal(v, n.constCmp) {
-		r.fail(msgConst(n.constVal))
+		r.fail(n.constMsg)
 		return
 	}
-	if n.enum != nil && !inEnum(v, n.enumCmp) {
-		r.fail(msgEnum(n.enum))
+	if n.enumCmp != nil && !inEnum(v, n.enumCmp) {
+		r.fail(n.enumMsg)
 		return
 	}
 	if n.format != nil && t == tString && !n.formatOK(v.Str()) {
-		r.fail(formatMessage(n.format.Name))
+		r.fail(n.formatMsg)
 		return
 	}
 	if n.ref != nil {
