@@ -30,7 +30,7 @@ type TypeEnv struct {
 // root's compiled JSON Schema: it bounds the sizes of data (for rules
 // declared on root) in cost estimates.
 func (e *Env) ForType(root reflect.Type, body *jsonschema.Schema) (*TypeEnv, error) {
-	structs := StructTypes(root)
+	structs := structTypes(root)
 	env, err := e.env.Extend(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
 		return nil, err
@@ -50,9 +50,9 @@ func (e *Env) ForType(root reflect.Type, body *jsonschema.Schema) (*TypeEnv, err
 	return &TypeEnv{env: env, root: root, body: body, costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
 }
 
-// StructTypes lists the named struct types reachable from t through
+// structTypes lists the named struct types reachable from t through
 // fields, pointers, slices, arrays and maps (time.Time excepted).
-func StructTypes(t reflect.Type) []reflect.Type {
+func structTypes(t reflect.Type) []reflect.Type {
 	var out []reflect.Type
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
@@ -80,9 +80,9 @@ func StructTypes(t reflect.Type) []reflect.Type {
 	return out
 }
 
-// TypeName is the name a struct type has in CEL: the last element of its
+// typeName is the name a struct type has in CEL: the last element of its
 // package path and its name, as ext.NativeTypes names it.
-func TypeName(t reflect.Type) string {
+func typeName(t reflect.Type) string {
 	pkg := t.PkgPath()
 	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
 		pkg = pkg[i+1:]
@@ -96,7 +96,7 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 	if s.Name() == "" {
 		return nil, fmt.Errorf("rules need a named struct type, not %s", s)
 	}
-	name := TypeName(s)
+	name := typeName(s)
 	opts := []cel.EnvOption{cel.Variable("data", cel.ObjectType(name))}
 	if field != "" {
 		ft, ok := te.env.CELTypeProvider().FindStructFieldType(name, field)
