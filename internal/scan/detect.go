@@ -5,7 +5,9 @@
 package scan
 
 import (
+	"encoding/binary"
 	"strings"
+	"unsafe"
 
 	libinjection "github.com/corazawaf/libinjection-go"
 
@@ -52,7 +54,11 @@ func (c Class) Message() string {
 // One pass over the bytes says which checks can apply; a value of letters,
 // digits and spaces only, the most common kind, goes to none but
 // libinjection's SQL check, and an identifier to none at all.
-func String(s string) Class {
+func String(s string) Class { return check(s, nil) }
+
+// check is String, with a buffer to reuse for the copy libinjection is
+// given (see sqlInjection); nil allocates one.
+func check(s string, buf *[]byte) Class {
 	if s == "" {
 		return None
 	}
@@ -60,10 +66,8 @@ func String(s string) Class {
 	if f&(hasLT|hasEQ|hasColon) != 0 && xss(s, f) {
 		return XSS
 	}
-	if needsSQLi(s, f) {
-		if sqli, _ := libinjection.IsSQLi(s); sqli {
-			return SQLInjection
-		}
+	if f&notToken != 0 && needsSQLi(s, f) && sqlInjection(s, f, buf) {
+		return SQLInjection
 	}
 	if f&(hasChain|hasDollar) != 0 && commandInjection(s, f) {
 		return CommandInjection
@@ -101,6 +105,11 @@ const (
 	notProse                  // anything but letters, digits, blanks and _ . , -
 	hasUnderscore             // _
 	hasDash                   // -
+	hasParen                  // (
+	notEmail                  // anything but a letter, digit or _ . @ (see plainEmail)
+	notCode                   // anything but a letter, digit or - (see productCode)
+	hasBackslash              // \
+	hasLower                  // a-z
 
 	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
 	hasPath  = hasDot | hasSep | hasNUL
@@ -116,6 +125,12 @@ var byteKinds = func() (t [256]uint32) {
 		}
 		if !(isAlnum(byte(c)) || strings.IndexByte(" _.,-", byte(c)) >= 0) {
 			t[c] |= notProse
+		}
+		if !(isAlnum(byte(c)) || strings.IndexByte("_.@", byte(c)) >= 0) {
+			t[c] |= notEmail
+		}
+		if !(isAlnum(byte(c)) || c == '-') {
+			t[c] |= notCode
 		}
 	}
 	t['<'] |= hasLT
@@ -140,15 +155,27 @@ var byteKinds = func() (t [256]uint32) {
 	}
 	t['_'] |= hasUnderscore
 	t['-'] |= hasDash
+	t['('] |= hasParen
+	t['\\'] |= hasBackslash
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] |= hasLower
+	}
 	return t
 }()
 
 func bytesIn(s string) uint32 {
-	var f uint32
+	var f, g, h, k uint32
+	for len(s) >= 4 {
+		f |= byteKinds[s[0]]
+		g |= byteKinds[s[1]]
+		h |= byteKinds[s[2]]
+		k |= byteKinds[s[3]]
+		s = s[4:]
+	}
 	for i := 0; i < len(s); i++ {
 		f |= byteKinds[s[i]]
 	}
-	return f
+	return f | g | h | k
 }
 
 // Key checks an object member name: operator names ($where, $ne, …),
@@ -168,30 +195,85 @@ func isLetter(c byte) bool { return 'A' <= c&^0x20 && c&^0x20 <= 'Z' }
 // needsSQLi reports whether libinjection's SQL check must run on s. It
 // never calls SQL injection a value of letters, digits and _ only (one or
 // two words to its tokenizer, and no fingerprint of its list is that
-// short), nor a UUID, a date or a date-time (their letters, a-f, T and Z,
-// spell no keyword), an IP address, a product code, a plain URL, or
-// prose without a SQL word. Any other byte opens a way: "0AND-0" is a tautology,
-// "0::@" a cast and a variable, "0OR.OR.OR.0" a chain of ORs.
-// FuzzPrefilters holds the claim to libinjection's verdicts, on the
-// corpora and on random input.
+// short), nor a plain URL or e-mail address, a UUID, a date or a date-time
+// (their letters, a-f, T and Z, spell no keyword), an IP address, a product
+// code, or prose without a SQL word. Any other byte opens a way: "0AND-0"
+// is a tautology, "0::@" a cast and a variable, "0OR.OR.OR.0" a chain of
+// ORs. The cheap shape tests come first. FuzzPrefilters holds the claim to
+// libinjection's verdicts, on the corpora and on random input, and
+// TestPrefilterShapes on every SQL word in every shape.
 func needsSQLi(s string, f uint32) bool {
 	if f&notToken == 0 {
 		return false
 	}
 	digit := '0' <= s[0] && s[0] <= '9'
 	switch {
-	case len(s) == 36 && formats.UUID(s),
+	case f&notURL == 0 && plainURL(s),
+		f&notEmail == 0 && plainEmail(s),
+		len(s) == 36 && formats.UUID(s),
 		len(s) == 10 && digit && formats.Date(s),
 		len(s) >= 20 && digit && s[4] == '-' && formats.DateTime(s),
-		productCode(s),
+		!digit && f&notCode == 0 && productCode(s),
 		len(s) <= 15 && digit && f&hasColon == 0 && formats.IPv4(s),
-		len(s) <= 45 && f&hasColon != 0 && formats.IPv6(s),
-		f&notURL == 0 && plainURL(s):
+		len(s) <= 45 && f&hasColon != 0 && formats.IPv6(s):
 		return false
 	case f&notProse == 0 && (f&hasDash == 0 || !strings.Contains(s, "--")) && !hasSQLWord(s):
 		return false
 	}
 	return true
+}
+
+// sqlInjection is libinjection's SQL check of s. libinjection looks every
+// word and every pair of words up in upper case, through strings.ToUpper,
+// which copies a word that has a lower-case letter: five to ten
+// allocations for a sentence. Handed s with its ASCII letters in upper
+// case, it makes none of them, and its verdict is the same: its tokenizer
+// treats both cases of a letter alike, but for three things s must not
+// hold, which keep s as it is: a $tag$ string (its tags are matched as
+// written), \N (MySQL's NULL, upper case only) and "sp_password" (looked
+// for in lower case). Only ASCII changes: Unicode upper case would move
+// the 0xA0 bytes libinjection reads as blanks. FuzzSQLiUpper and
+// TestSQLiUpper hold the two verdicts equal.
+func sqlInjection(s string, f uint32, buf *[]byte) bool {
+	if f&hasLower != 0 && f&(hasDollar|hasBackslash) == 0 && (f&hasUnderscore == 0 || !strings.Contains(s, "sp_password")) {
+		var b []byte
+		if buf != nil && cap(*buf) >= len(s) {
+			b = (*buf)[:len(s)]
+		} else {
+			b = make([]byte, len(s))
+			if buf != nil && len(s) <= maxReused {
+				*buf = b
+			}
+		}
+		upperASCII(b, s)
+		s = unsafe.String(unsafe.SliceData(b), len(b)) // libinjection keeps no part of it
+	}
+	sqli, _ := libinjection.IsSQLi(s)
+	return sqli
+}
+
+// maxReused bounds the buffer a walk keeps for sqlInjection's copies.
+const maxReused = 4 << 10
+
+// upperASCII copies s into b (as long as s) with a-z in upper case, eight
+// bytes at a time.
+func upperASCII(b []byte, s string) {
+	copy(b, s)
+	const ones = 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		h := x & (0x7f * ones)                 // each byte without its high bit
+		ge := h + (0x80-'a')*ones              // high bit set where h >= 'a'
+		gt := h + (0x80-'z'-1)*ones            // high bit set where h > 'z'
+		lower := ge &^ gt &^ x & (0x80 * ones) // ASCII a-z: 0x80 in their byte
+		binary.LittleEndian.PutUint64(b[i:], x-lower>>2)
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
 }
 
 // hasSQLWord reports a word (a run of letters, digits and _ with a letter
@@ -258,10 +340,13 @@ var sqlWordIndex = func() *foldSet {
 	return newFoldSet(words)
 }()
 
-// foldSet is a set of upper-case ASCII words.
+// foldSet is a set of upper-case ASCII words. Most words looked up are
+// not in it, and a 2 KB bitmap of their hashes, which stays in cache, says
+// so without a probe of the table.
 type foldSet struct {
 	slots []string
 	mask  uint32
+	seen  [256]uint64 // bit h%16384 set for the hash h of every word
 }
 
 func newFoldSet(words []string) *foldSet {
@@ -276,13 +361,19 @@ func newFoldSet(words []string) *foldSet {
 			i = (i + 1) & f.mask
 		}
 		f.slots[i] = w
+		h := foldHash(w)
+		f.seen[h>>6&255] |= 1 << (h & 63)
 	}
 	return f
 }
 
 // hasFold reports whether the set holds s in upper case.
 func (f *foldSet) hasFold(s string) bool {
-	for i := foldHash(s) & f.mask; ; i = (i + 1) & f.mask {
+	h := foldHash(s)
+	if f.seen[h>>6&255]&(1<<(h&63)) == 0 {
+		return false
+	}
+	for i := h & f.mask; ; i = (i + 1) & f.mask {
 		w := f.slots[i]
 		if w == "" {
 			return false
@@ -326,6 +417,33 @@ func equalUpper(upper, s string) bool {
 // (TestPrefilterShapes and FuzzPrefilters try SQL in every part).
 func plainURL(s string) bool {
 	return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")
+}
+
+// plainEmail reports an address local@domain whose local part starts
+// with a letter and holds letters, digits, _ and dots, and whose domain
+// holds letters, digits and dots, where no part of the local part that a
+// dot follows is a SQL word. libinjection reads it as two tokens: the
+// local part as one word (its tokenizer splits a word at a dot only after
+// a keyword), and @domain as one variable, which runs to the end. No
+// fingerprint of its list is a token and a variable, or a variable alone
+// (what is left when the word is one it skips, such as a type), whatever
+// the word reads as: TestPrefilterShapes tries every SQL word there.
+func plainEmail(s string) bool {
+	at := strings.IndexByte(s, '@')
+	if at <= 0 || at == len(s)-1 || !isLetter(s[0]) || strings.IndexByte(s[at+1:], '@') >= 0 ||
+		strings.IndexByte(s[at+1:], '_') >= 0 {
+		return false
+	}
+	start := 0
+	for i := range at {
+		if s[i] == '.' {
+			if sqlWordIndex.hasFold(s[start:i]) {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
 }
 
 // productCode reports a code of up to 8 letters, an optional hyphen and

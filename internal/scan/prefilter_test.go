@@ -22,7 +22,7 @@ func FuzzPrefilters(f *testing.F) {
 			f.Add(s.text)
 		}
 	}
-	for _, s := range []string{"1--", "@@version", "1:1", "a-1", "1.e1", "x.y.z", "--", "#", "1e1-1", "admin--", "1@a", "::", "0x1", "1_2"} {
+	for _, s := range []string{"ada.lovelace@example.com", "select@x.org", "1--", "@@version", "1:1", "a-1", "1.e1", "x.y.z", "--", "#", "1e1-1", "admin--", "1@a", "::", "0x1", "1_2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -94,6 +94,8 @@ func TestPrefilterShapes(t *testing.T) {
 		samples = append(samples, s, netip.AddrFrom16(netip.MustParseAddr("::ffff:0.0.0.0").As16()).String())
 		samples = append(samples, randomURL(r, word))
 	}
+	emails := emailSamples(r, word)
+	samples = append(samples, emails...)
 	checked := 0
 	for _, s := range samples {
 		if needsSQLi(s, bytesIn(s)) {
@@ -105,6 +107,51 @@ func TestPrefilterShapes(t *testing.T) {
 		}
 	}
 	require.Greater(t, checked, 100_000)
+	skipped := 0
+	for _, e := range emails {
+		if !needsSQLi(e, bytesIn(e)) {
+			skipped++
+		}
+	}
+	require.Greater(t, skipped, 3*len(keywordSamples), "the e-mail shapes must reach the prefilter")
+}
+
+// emailSamples are e-mail addresses of the plain kind with every SQL word,
+// in both cases, as the whole local part, its last part after a dot, a
+// part before a dot (which the prefilter leaves to libinjection) and in
+// the domain; then random ones.
+func emailSamples(r *rand.Rand, word func() string) []string {
+	var out []string
+	for _, w := range keywordSamples {
+		if !isLetter(w[0]) {
+			continue
+		}
+		for _, local := range []string{w, strings.ToLower(w), w + "1", w + "_x", "ada." + w, "ada.b." + strings.ToLower(w), w + ".ada", w + "..x"} {
+			out = append(out, local+"@example.com", local+"@"+w+".org", local+"@x")
+		}
+		out = append(out, "ada@"+w, "ada@"+strings.ToLower(w)+"."+w)
+	}
+	for range 20_000 {
+		var b strings.Builder
+		b.WriteString(word())
+		for range r.IntN(3) {
+			b.WriteString([]string{".", "_", "", "."}[r.IntN(4)])
+			if r.IntN(3) == 0 {
+				b.WriteString(strconv.Itoa(r.IntN(100)))
+			} else {
+				b.WriteString(word())
+			}
+		}
+		b.WriteByte('@')
+		for i := range 1 + r.IntN(3) {
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(word())
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // randomURL is an http(s) URL of the plain kind, with SQL words, numbers

@@ -303,7 +303,7 @@ var operators = setOf(
 func noSQLOperator(s string, f uint32) bool {
 	return f&hasDollar != 0 && operatorKey(s) ||
 		f&(hasQuote|hasSemicolon) != 0 && jsAfterQuote(s, f) ||
-		f&hasDot != 0 && (databaseCall(s) || strings.Contains(s, "constructor.constructor("))
+		f&(hasDot|hasParen) == hasDot|hasParen && (databaseCall(s) || strings.Contains(s, "constructor.constructor("))
 }
 
 func operatorKey(s string) bool {

@@ -1,6 +1,9 @@
 package scan
 
 import (
+	"strconv"
+	"sync"
+
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/msg"
 )
@@ -33,50 +36,101 @@ func (s *Skip) child(name *string) *Skip {
 // leaves out, and reports each finding with its JSON pointer: a key at the
 // pointer of its member, a value at its own.
 func Body(root jsonbody.Value, skip *Skip, report func(path string, c Class)) {
-	w := walker{report: report}
-	w.value(root, skip)
-}
-
-type walker struct {
-	report func(string, Class)
-	path   msg.Path
-}
-
-func (w *walker) value(v jsonbody.Value, skip *Skip) {
 	if skip != nil && skip.Off {
 		return
 	}
-	switch v.Kind() {
+	switch root.Kind() {
 	case jsonbody.String:
-		if c := String(v.Str()); c != None {
-			w.report(w.path.Pointer(), c)
+		if c := String(root.Str()); c != None {
+			report("", c)
 		}
-	case jsonbody.Array:
+	case jsonbody.Array, jsonbody.Object:
+		w := walkers.Get().(*walker)
+		w.report = report
+		w.container(root, skip)
+		w.report = nil
+		w.clean = [len(w.clean)]string{}
+		w.path.Reset()
+		walkers.Put(w)
+	}
+}
+
+// walker walks the containers of a body. The path holds the containers
+// it is in; a scalar's own step is added only to report it.
+type walker struct {
+	report func(string, Class)
+	path   msg.Path
+	clean  [16]string // member names found clean, by keySlot
+	buf    []byte     // for sqlInjection
+}
+
+// walkers keeps walkers, with their buffers, from one body to the next.
+var walkers = sync.Pool{New: func() any { return new(walker) }}
+
+func (w *walker) container(v jsonbody.Value, skip *Skip) {
+	if v.Kind() == jsonbody.Array {
 		items := skip.child(nil)
-		for i := range v.Len() {
-			w.path.Index(i)
-			w.value(v.Index(i), items)
-			w.path.Pop()
+		if items != nil && items.Off {
+			return
 		}
-	case jsonbody.Object:
 		for i := range v.Len() {
-			name, e := v.Member(i)
-			child := skip.child(&name)
-			if child != nil && child.Off {
-				continue // the key goes with its value
-			}
-			w.path.Member(name)
-			if c := Key(name); c != None {
-				w.report(w.path.Pointer(), c)
-			} else if name == "constructor" && e.Kind() == jsonbody.Object {
-				if _, ok := e.Get("prototype"); ok {
-					w.report(w.path.Pointer(), PrototypePollution)
+			e := v.Index(i)
+			switch e.Kind() {
+			case jsonbody.String:
+				if c := check(e.Str(), &w.buf); c != None {
+					w.report(w.path.Pointer(strconv.Itoa(i)), c)
 				}
+			case jsonbody.Array, jsonbody.Object:
+				w.path.Index(i)
+				w.container(e, items)
+				w.path.Pop()
 			}
-			w.value(e, child)
+		}
+		return
+	}
+	for i := range v.Len() {
+		name, e := v.Member(i)
+		child := skip.child(&name)
+		if child != nil && child.Off {
+			continue // the key goes with its value
+		}
+		if c := w.key(name, e); c != None {
+			w.report(w.path.Pointer(name), c)
+		}
+		switch e.Kind() {
+		case jsonbody.String:
+			if c := check(e.Str(), &w.buf); c != None {
+				w.report(w.path.Pointer(name), c)
+			}
+		case jsonbody.Array, jsonbody.Object:
+			w.path.Member(name)
+			w.container(e, child)
 			w.path.Pop()
 		}
 	}
+}
+
+// key checks a member name, and constructor holding prototype. The
+// objects of an array mostly repeat their names, so a name found clean is
+// kept, and the same name again is not checked twice.
+func (w *walker) key(name string, v jsonbody.Value) Class {
+	if name == "constructor" && v.Kind() == jsonbody.Object {
+		if _, ok := v.Get("prototype"); ok {
+			return PrototypePollution
+		}
+	}
+	if name == "" {
+		return None
+	}
+	slot := &w.clean[(len(name)+int(name[0])+int(name[len(name)-1]))&(len(w.clean)-1)]
+	if *slot == name {
+		return None
+	}
+	c := Key(name)
+	if c == None {
+		*slot = name
+	}
+	return c
 }
 
 // Query scans the names and values of a query string, reported at
