@@ -13,7 +13,8 @@ import (
 func TestBody_PathsAndSkips(t *testing.T) {
 	body := []byte(`{"name":"Ada","comment":"<script>alert(1)</script>","html":"<b onclick=x()>",
 		"items":[{"q":"1' OR '1'='1"},{"q":"ok"}],"filter":{"$ne":null},"__proto__":{"admin":true},
-		"constructor":{"prototype":{"x":1}},"a/b":"../../etc/passwd"}`)
+		"constructor":{"prototype":{"x":1}},"a/b":"../../etc/passwd",
+		"tags":["ok","<script>x</script>",["; cat /etc/passwd"]],"list":[{"$where":1,"k":"v"},{"$where":2,"k":"v"}]}`)
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err)
 	got := map[string]Class{}
@@ -21,7 +22,16 @@ func TestBody_PathsAndSkips(t *testing.T) {
 	assert.Equal(t, map[string]Class{
 		"/comment": XSS, "/html": XSS, "/items/0/q": SQLInjection, "/filter/$ne": NoSQLInjection,
 		"/__proto__": PrototypePollution, "/constructor": PrototypePollution, "/a~1b": PathTraversal,
+		"/tags/1": XSS, "/tags/2/0": CommandInjection, "/list/0/$where": NoSQLInjection, "/list/1/$where": NoSQLInjection,
 	}, got)
+
+	for body, want := range map[string]Class{`"<img src=x onerror=alert(1)>"`: XSS, `"fine"`: None, `1`: None} {
+		doc, err := jsonbody.Parse([]byte(body), 64)
+		require.NoError(t, err)
+		got := None
+		Body(doc.Root(), nil, func(p string, c Class) { require.Empty(t, p); got = c })
+		assert.Equal(t, want, got, body)
+	}
 
 	skip := &Skip{Props: map[string]*Skip{
 		"html":  {Off: true},
