@@ -621,7 +621,7 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 		st.scanned = append(st.scanned, skip)
 		switch {
 		case st.doc != nil:
-			scan.Body(st.doc.Root(), skip, report)
+			scan.Doc(st.doc, skip, report)
 		case utf8.Valid(st.raw): // a body the guard does not parse: one string
 			if k := scan.String(string(st.raw)); k != scan.None {
 				report("", k)

@@ -156,6 +156,7 @@ func (b *builder) object(depth int) (uint32, bool) {
 		if !ok {
 			return 0, false
 		}
+		b.p.doc.nodes[name].name = true
 		if _, clash := names.add(b.p.doc.str(name), b.p, depth); clash {
 			return 0, false
 		}

@@ -43,6 +43,7 @@ type Doc struct {
 type node struct {
 	kind    Kind
 	escaped bool
+	name    bool // a member name, whose value is the next node
 	start   uint32
 	end     uint32
 }
@@ -78,6 +79,15 @@ func (d *Doc) str(i uint32) string {
 	return unsafe.String(&b[n.start], n.end-n.start)
 }
 
+// Nodes is the number of values in the document, member names included:
+// Node(0) to Node(Nodes()-1) are every one of them, in the order of the
+// body, each container before what it holds and each member name just
+// before its value.
+func (d *Doc) Nodes() int { return len(d.nodes) }
+
+// Node is value i in the order of Nodes.
+func (d *Doc) Node(i int) Value { return Value{d, uint32(i)} }
+
 // Value is a value in a Doc. The zero Value is not valid.
 type Value struct {
 	d *Doc
@@ -86,6 +96,9 @@ type Value struct {
 
 // Kind is the kind of the value.
 func (v Value) Kind() Kind { return v.d.nodes[v.i].kind }
+
+// IsName reports a member name (a string, seen only through Doc.Node).
+func (v Value) IsName() bool { return v.d.nodes[v.i].name }
 
 // Str is the text of a string (not copied: see Doc).
 func (v Value) Str() string { return v.d.str(v.i) }

@@ -292,6 +292,7 @@ func (p *parser) object(depth int) (uint32, error) {
 		if err != nil {
 			return 0, err
 		}
+		p.doc.nodes[name].name = true
 		key := p.doc.str(name)
 		if prev, clash := names.add(key, p, depth); clash {
 			if prev == key {

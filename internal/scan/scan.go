@@ -46,13 +46,50 @@ func Body(root jsonbody.Value, skip *Skip, report func(path string, c Class)) {
 		}
 	case jsonbody.Array, jsonbody.Object:
 		w := walkers.Get().(*walker)
+		defer w.release()
 		w.report = report
 		w.container(root, skip)
-		w.report = nil
-		w.clean = [len(w.clean)]string{}
-		w.path.Reset()
-		walkers.Put(w)
 	}
+}
+
+// release puts w back in walkers, holding nothing of the body.
+func (w *walker) release() {
+	w.report = nil
+	w.clean = [len(w.clean)]string{}
+	w.path.Reset()
+	walkers.Put(w)
+}
+
+// Doc scans a whole document as Body does. With nothing skipped it first
+// runs through the strings of the document in order, without walking the
+// tree, and walks it, to report with paths, only when that finds
+// something: most bodies are clean, and a flagged one costs two passes.
+func Doc(doc *jsonbody.Doc, skip *Skip, report func(path string, c Class)) {
+	if skip == nil && !anyFinding(doc) {
+		return
+	}
+	Body(doc.Root(), skip, report)
+}
+
+// anyFinding reports whether Body would report anything in doc with
+// nothing skipped.
+func anyFinding(doc *jsonbody.Doc) bool {
+	w := walkers.Get().(*walker)
+	defer w.release()
+	for i := range doc.Nodes() {
+		v := doc.Node(i)
+		if v.Kind() != jsonbody.String {
+			continue
+		}
+		if v.IsName() {
+			if w.key(v.Str(), doc.Node(i+1)) != None {
+				return true
+			}
+		} else if check(v.Str(), &w.buf) != None {
+			return true
+		}
+	}
+	return false
 }
 
 // walker walks the containers of a body. The path holds the containers
