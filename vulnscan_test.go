@@ -1,7 +1,9 @@
 package contractguard
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -62,4 +64,27 @@ func TestScan_CountsAsBlocked(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
 	assert.NotNil(t, g.Check("POST", "/c", []byte(`{"a":"../../etc/passwd"}`)))
 	assert.Equal(t, int64(1), g.Metrics().RequestsBlocked)
+}
+
+// TestScan_ManyFindingsOneDetailEach: a body full of findings, each member
+// flagged for its name and its value, gets one detail per member, past the
+// point where the guard switches from a search to a set of paths.
+func TestScan_ManyFindingsOneDetailEach(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
+	var b strings.Builder
+	b.WriteString("{")
+	want := make([]Detail, 0, 40)
+	for i := range 40 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"$where%02d":"<script>alert(%d)</script>"`, i, i)
+		want = append(want, Detail{fmt.Sprintf("/$where%02d", i), "possible NoSQL operator injection"})
+	}
+	b.WriteString("}")
+	v := g.Check("POST", "/c", []byte(b.String()))
+	if assert.NotNil(t, v) {
+		assert.Equal(t, CodeVulnerabilityDetected, v.Code)
+		assert.Equal(t, want, v.Details)
+	}
 }
