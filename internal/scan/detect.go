@@ -228,14 +228,16 @@ func needsSQLi(s string, f uint32) bool {
 // which copies a word that has a lower-case letter: five to ten
 // allocations for a sentence. Handed s with its ASCII letters in upper
 // case, it makes none of them, and its verdict is the same: its tokenizer
-// treats both cases of a letter alike, but for three things s must not
+// treats both cases of a letter alike, but for four things s must not
 // hold, which keep s as it is: a $tag$ string (its tags are matched as
-// written), \N (MySQL's NULL, upper case only) and "sp_password" (looked
-// for in lower case). Only ASCII changes: Unicode upper case would move
+// written), an Oracle q'x…x' string (its delimiter may be a letter,
+// matched as written), \N (MySQL's NULL, upper case only) and
+// "sp_password" (looked for in lower case). Only ASCII changes: Unicode upper case would move
 // the 0xA0 bytes libinjection reads as blanks. FuzzSQLiUpper and
 // TestSQLiUpper hold the two verdicts equal.
 func sqlInjection(s string, f uint32, buf *[]byte) bool {
-	if f&hasLower != 0 && f&(hasDollar|hasBackslash) == 0 && (f&hasUnderscore == 0 || !strings.Contains(s, "sp_password")) {
+	if f&hasLower != 0 && f&(hasDollar|hasBackslash) == 0 && (f&hasUnderscore == 0 || !strings.Contains(s, "sp_password")) &&
+		(f&hasQuote == 0 || !strings.Contains(s, "q'") && !strings.Contains(s, "Q'")) {
 		var b []byte
 		if buf != nil && cap(*buf) >= len(s) {
 			b = (*buf)[:len(s)]

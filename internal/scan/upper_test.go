@@ -24,8 +24,8 @@ func sameSQLiVerdict(t testing.TB, s string) {
 
 // TestSQLiUpper holds sqlInjection to libinjection on every sample of the
 // corpora, in lower case, in upper case and with the case of each letter
-// drawn at random, and on the words libinjection treats by case: \N,
-// $tag$ strings, sp_password.
+// drawn at random, and on what libinjection reads by case: \N, $tag$
+// strings, q'x…x' strings with a letter for delimiter, sp_password.
 func TestSQLiUpper(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	n := 0
@@ -48,6 +48,8 @@ func TestSQLiUpper(t *testing.T) {
 		`1 \N union select 1`, `\n or 1=1`, `1 or \n`, `$abc$ x $ABC$ or 1=1`, `$a$ union select $A$`,
 		`1;exec sp_password--`, `1;exec SP_PASSWORD--`, `admin'-- sp_password`, `1' or 1=1 -- sp_Password`,
 		`0x1f union select 1`, `0X1F UNION SELECT 1`, `1e1 or 1`, `1E1 OR 1`, `n'x' or 1=1`, `q'[x]' or 1=1`,
+		`q'a A' a' or 1=1 --`, `q'a A' a' union select password from users --`, `admin' and q'a A' a' or 1=1--`,
+		`q'zZ' z' union select null--`, `q'a x A' or 1=1 --`, `nq'a A' or 1=1--`, `Q'b B' b' or 1=1 --`,
 		`x'41' union select 1`, `b'01' or 1`, `e'x' or 1`, `u&'x' or 1`, "\u00e0 or 1=1", "s\u00e9lect 1 from t",
 	} {
 		sameSQLiVerdict(t, s)
@@ -56,7 +58,7 @@ func TestSQLiUpper(t *testing.T) {
 
 // FuzzSQLiUpper holds sqlInjection to libinjection on random input.
 func FuzzSQLiUpper(f *testing.F) {
-	for _, s := range []string{"1 or 1=1", "select * from users where id=1", `$x$ or $X$`, `\n`, "sp_password", "Ünion select"} {
+	for _, s := range []string{"1 or 1=1", "select * from users where id=1", `$x$ or $X$`, `\n`, "sp_password", "Ünion select", `q'a A' a' or 1=1 --`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
