@@ -605,26 +605,15 @@ func malformed(err error) *Violation {
 func scanRequest(cs []*compiled, in *request) *Violation {
 	st := in.state
 	in.details = in.details[:0]
-	var seen map[string]bool // the paths in details, once there are many
+	var seen map[string]bool // the paths in details: a body may hold thousands of findings
 	report := func(path string, c scan.Class) {
-		if seen == nil && len(in.details) < 8 {
-			for _, d := range in.details {
-				if d.Path == path {
-					return
-				}
-			}
-		} else {
-			if seen == nil { // a body full of findings: no quadratic search
-				seen = make(map[string]bool, 2*len(in.details))
-				for _, d := range in.details {
-					seen[d.Path] = true
-				}
-			}
-			if seen[path] {
-				return
-			}
-			seen[path] = true
+		if seen[path] {
+			return
 		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		seen[path] = true
 		in.details = append(in.details, Detail{Path: path, Message: c.Message()})
 	}
 	for _, c := range cs {

@@ -67,8 +67,7 @@ func TestScan_CountsAsBlocked(t *testing.T) {
 }
 
 // TestScan_ManyFindingsOneDetailEach: a body full of findings, each member
-// flagged for its name and its value, gets one detail per member, past the
-// point where the guard switches from a search to a set of paths.
+// flagged for its name and its value, gets one detail per member.
 func TestScan_ManyFindingsOneDetailEach(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
 	var b strings.Builder

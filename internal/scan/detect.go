@@ -232,9 +232,9 @@ func needsSQLi(s string, f uint32) bool {
 // hold, which keep s as it is: a $tag$ string (its tags are matched as
 // written), an Oracle q'x…x' string (its delimiter may be a letter,
 // matched as written), \N (MySQL's NULL, upper case only) and
-// "sp_password" (looked for in lower case). Only ASCII changes: Unicode upper case would move
-// the 0xA0 bytes libinjection reads as blanks. FuzzSQLiUpper and
-// TestSQLiUpper hold the two verdicts equal.
+// "sp_password" (looked for in lower case). Only ASCII changes: Unicode
+// upper case would move the 0xA0 bytes libinjection reads as blanks.
+// FuzzSQLiUpper and TestSQLiUpper hold the two verdicts equal.
 func sqlInjection(s string, f uint32, buf *[]byte) bool {
 	if f&hasLower != 0 && f&(hasDollar|hasBackslash) == 0 && (f&hasUnderscore == 0 || !strings.Contains(s, "sp_password")) &&
 		(f&hasQuote == 0 || !strings.Contains(s, "q'") && !strings.Contains(s, "Q'")) {

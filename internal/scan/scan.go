@@ -97,7 +97,7 @@ func anyFinding(doc *jsonbody.Doc) bool {
 type walker struct {
 	report func(string, Class)
 	path   msg.Path
-	clean  [16]string // member names found clean, by keySlot
+	clean  [16]string // member names found clean (see key)
 	buf    []byte     // for sqlInjection
 }
 
