@@ -111,17 +111,7 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 			return
 		}
 		for i := range v.Len() {
-			e := v.Index(i)
-			switch e.Kind() {
-			case jsonbody.String:
-				if c := check(e.Str(), &w.buf); c != None {
-					w.report(w.path.Pointer(strconv.Itoa(i)), c)
-				}
-			case jsonbody.Array, jsonbody.Object:
-				w.path.Index(i)
-				w.container(e, items)
-				w.path.Pop()
-			}
+			w.inner(v.Index(i), items, "", i)
 		}
 		return
 	}
@@ -134,16 +124,29 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 		if c := w.key(name, e); c != None {
 			w.report(w.path.Pointer(name), c)
 		}
-		switch e.Kind() {
-		case jsonbody.String:
-			if c := check(e.Str(), &w.buf); c != None {
-				w.report(w.path.Pointer(name), c)
+		w.inner(e, child, name, -1)
+	}
+}
+
+// inner checks what a container holds: element index of an array, or
+// (index < 0) member name of an object.
+func (w *walker) inner(e jsonbody.Value, skip *Skip, name string, index int) {
+	switch e.Kind() {
+	case jsonbody.String:
+		if c := check(e.Str(), &w.buf); c != None {
+			if index >= 0 {
+				name = strconv.Itoa(index)
 			}
-		case jsonbody.Array, jsonbody.Object:
-			w.path.Member(name)
-			w.container(e, child)
-			w.path.Pop()
+			w.report(w.path.Pointer(name), c)
 		}
+	case jsonbody.Array, jsonbody.Object:
+		if index >= 0 {
+			w.path.Index(index)
+		} else {
+			w.path.Member(name)
+		}
+		w.container(e, skip)
+		w.path.Pop()
 	}
 }
 
