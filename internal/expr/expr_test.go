@@ -343,3 +343,24 @@ func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
 		assert.Equal(t, tracked, p.Tracked(), expr)
 	}
 }
+
+// TestSizes_Draft2020Items: an array's element schema bounds its size
+// whether the schema says items (draft-07) or items with prefixItems
+// (2020-12): the same array gets the same bounds under both drafts.
+func TestSizes_Draft2020Items(t *testing.T) {
+	sizes := func(draft *jsonschema.Draft) (uint64, uint64) {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(draft)
+		require.NoError(t, c.AddResource("file:///a.json", decode(t,
+			`{"type":"array","minItems":2,"maxItems":3,"items":{"type":"string","minLength":2,"maxLength":4}}`)))
+		s, err := c.Compile("file:///a.json")
+		require.NoError(t, err)
+		return minSize(s, 0), maxSize(s, 0)
+	}
+	min7, max7 := sizes(jsonschema.Draft7)
+	min2020, max2020 := sizes(jsonschema.Draft2020)
+	assert.Equal(t, uint64(2+2*(4+1)), min7, "[\"xx\",\"xx\"]")
+	assert.Equal(t, uint64(2+3*(2+4*6+1)), max7, "three strings of four characters, each written \\uXXXX")
+	assert.Equal(t, min7, min2020)
+	assert.Equal(t, max7, max2020)
+}

@@ -262,7 +262,7 @@ func (z *sizer) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 			if s.MaxItems != nil {
 				return sized(uint64(*s.MaxItems))
 			}
-			if it, ok := s.Items.(*jsonschema.Schema); ok {
+			if it := child(s, "@items"); it != nil {
 				min = minSize(it, 0)
 			}
 		}
@@ -335,8 +335,7 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 	case "array":
 		n := uint64(2)
 		if s.MinItems != nil {
-			it, _ := s.Items.(*jsonschema.Schema)
-			n += uint64(*s.MinItems) * (minSize(it, depth+1) + 1)
+			n += uint64(*s.MinItems) * (minSize(child(s, "@items"), depth+1) + 1)
 		}
 		return n
 	case "string":
@@ -394,8 +393,7 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 		if s.MaxItems == nil {
 			return unbounded
 		}
-		it, _ := s.Items.(*jsonschema.Schema)
-		each := add(maxSize(it, depth+1), 1)
+		each := add(maxSize(child(s, "@items"), depth+1), 1)
 		if each != unbounded && uint64(*s.MaxItems) > unbounded/each {
 			return unbounded
 		}
