@@ -626,7 +626,7 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 		case st.doc != nil:
 			scan.Doc(st.doc, skip, report)
 		case utf8.Valid(st.raw): // a body the guard does not parse: one string
-			if k := scan.String(string(st.raw)); k != scan.None {
+			if k := scan.Bytes(st.raw); k != scan.None {
 				report("", k)
 			}
 		}

@@ -56,6 +56,10 @@ func (c Class) Message() string {
 // libinjection's SQL check, and an identifier to none at all.
 func String(s string) Class { return check(s, nil) }
 
+// Bytes is String of b, without copying it: a body the guard does not
+// parse is scanned as one string. Nothing of b is kept.
+func Bytes(b []byte) Class { return String(unsafe.String(unsafe.SliceData(b), len(b))) }
+
 // check is String, with a buffer to reuse for the copy libinjection is
 // given (see sqlInjection); nil allocates one.
 func check(s string, buf *[]byte) Class {
