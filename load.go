@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,6 @@ func (c *compiled) name() string { return c.method + " " + c.endpoint }
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
 type loader struct {
-	opts     *Options
 	dir      string // ContractsDir as given, for messages
 	files    fs.FS  // the contracts folder; nil when there is none
 	compiler *schema.Compiler
@@ -131,7 +131,7 @@ func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{opts: o, dir: o.ContractsDir, files: files, env: env}
+	l := &loader{dir: o.ContractsDir, files: files, env: env}
 	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
 	if files != nil {
 		l.loadDir()
@@ -140,21 +140,33 @@ func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
 		l.loadInCode(i, c)
 	}
 	l.checkConflicts()
-	// By file and line, contracts in code after files.
+	// By file and line, then contracts in code by their index.
 	slices.SortStableFunc(l.errs, func(a, b error) int {
 		ea, eb := a.(*LoadError), b.(*LoadError)
-		ca, cb := strings.HasPrefix(ea.File, "Options.Contracts["), strings.HasPrefix(eb.File, "Options.Contracts[")
+		ia, ib := inCodeIndex(ea.File), inCodeIndex(eb.File)
 		switch {
-		case ca != cb && ca:
-			return 1
-		case ca != cb:
-			return -1
-		case ea.File != eb.File:
+		case ia != ib:
+			return cmp.Compare(ia, ib) // files (-1) first
+		case ia < 0 && ea.File != eb.File:
 			return strings.Compare(ea.File, eb.File)
 		}
 		return ea.Line - eb.Line
 	})
 	return l.out, errors.Join(l.errs...)
+}
+
+// inCodeIndex is i for the File "Options.Contracts[i]" of a contract in
+// code, -1 for a file.
+func inCodeIndex(file string) int {
+	rest, ok := strings.CutPrefix(file, "Options.Contracts[")
+	if !ok {
+		return -1
+	}
+	i, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+	if err != nil {
+		return -1
+	}
+	return i
 }
 
 func (l *loader) loadDir() {

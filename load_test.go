@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -281,4 +282,19 @@ func TestRepositoryContractsFollowThePolicySchema(t *testing.T) {
 		}
 	}
 	t.Logf("%d contract documents in %d sources follow policy.v0.1.json", docs, len(sources))
+}
+
+// TestLoad_InCodeErrorsInIndexOrder: the problems of contracts in code come
+// in the order of Options.Contracts, [2] before [10].
+func TestLoad_InCodeErrorsInIndexOrder(t *testing.T) {
+	cs := make([]Contract, 12)
+	for i := range cs {
+		cs[i] = Contract{Method: "GET"}
+	}
+	_, err := New(Options{Contracts: cs})
+	errs := loadErrors(t, err)
+	require.Len(t, errs, len(cs))
+	for i, e := range errs {
+		assert.True(t, strings.HasPrefix(e, fmt.Sprintf("Options.Contracts[%d]: ", i)), "%d: %q", i, e)
+	}
 }
