@@ -300,9 +300,8 @@ type state struct {
 	set    *contractSet // the contracts in force when the request reached the guard
 	raw    []byte
 	doc    *jsonbody.Doc // the parsed body; nil until parsed
-	parsed bool
-	done   []*compiled  // contracts already enforced on this request
-	values []boundValue // the typed values decoded for them
+	done   []*compiled   // contracts already enforced on this request
+	values []boundValue  // the typed values decoded for them
 
 	scanned    []*scan.Skip // the opt-outs the body was scanned with (nil: none)
 	scannedURL bool         // the query and path parameters were scanned
@@ -357,7 +356,7 @@ func stateOf(r *http.Request) *state {
 // parsed the body (no contract matched, or the body was not JSON on a
 // contract without a schema).
 func Body(r *http.Request) (any, bool) {
-	if st := stateOf(r); st != nil && st.parsed {
+	if st := stateOf(r); st != nil && st.doc != nil {
 		return st.doc.Any(), true
 	}
 	return nil, false
@@ -510,18 +509,18 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 
 // parse reads the body as JSON, once; an empty body is null.
 func (st *state) parse(maxDepth int) *Violation {
-	if st.parsed {
+	if st.doc != nil {
 		return nil
 	}
 	if len(st.raw) == 0 {
-		st.doc, st.parsed = jsonbody.NullDoc(), true
+		st.doc = jsonbody.NullDoc()
 		return nil
 	}
 	d, err := jsonbody.Parse(st.raw, maxDepth)
 	if err != nil {
 		return malformed(err)
 	}
-	st.doc, st.parsed = d, true
+	st.doc = d
 	return nil
 }
 
@@ -657,7 +656,7 @@ func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {
 	for _, c := range cs {
 		hasSchema = hasSchema || c.schema != nil
 	}
-	if !st.parsed && (len(st.raw) == 0 || isJSON || hasSchema) {
+	if st.doc == nil && (len(st.raw) == 0 || isJSON || hasSchema) {
 		if v := st.parse(g.opts.MaxDepth); v != nil {
 			return v
 		}
