@@ -53,7 +53,6 @@ func NewHandler[T any](g *Guard, fn HandlerFunc[T]) (http.Handler, error) {
 	if !g.opts.Disabled { // a disabled guard has no contract in force
 		g.typed.routes.Add(1)
 	}
-	g.typed.version.Add(1)
 	return &typedHandler[T]{g: g, c: c, fn: fn}, nil
 }
 
@@ -147,12 +146,11 @@ func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 
 // typedRegistry holds a guard's typed contracts.
 type typedRegistry struct {
-	mu      sync.Mutex
-	cache   sync.Map     // reflect.Type -> *compiled
-	n       int          // reflected schemas compiled, for unique names
-	routes  atomic.Int64 // typed handlers built: each counts as a contract
-	version atomic.Int64 // bumped by every new typed handler: chi indexes are rebuilt
-	chi     sync.Map     // chi.Routes -> *chiIndex
+	mu     sync.Mutex
+	cache  sync.Map     // reflect.Type -> *compiled
+	n      int          // reflected schemas compiled, for unique names
+	routes atomic.Int64 // typed handlers built: each counts as a contract, and a new one makes chi indexes stale
+	chi    sync.Map     // chi.Routes -> *chiIndex
 }
 
 // routed is the typed contract of the handler a request is routed to, and
@@ -240,7 +238,7 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 }
 
 func (g *Guard) chiIndexOf(routes chi.Routes, stale bool) *chiIndex {
-	v := g.typed.version.Load()
+	v := g.typed.routes.Load() // a disabled guard, whose count stays 0, never routes
 	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v && !stale {
 		return idx.(*chiIndex)
 	}
