@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -174,13 +175,13 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 			if k, _ := yamljson.Key(kv.Key); k != "contractguard" {
 				continue // another component's configuration
 			}
-			readConfigTree(path, "", kv.Value, values, errs)
+			readConfigTree(path, "", kv.Value, anchorsOf(d.Body), values, errs)
 		}
 	}
 	return values, nil
 }
 
-func readConfigTree(path, prefix string, n ast.Node, values map[string]any, errs *[]error) {
+func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node, values map[string]any, errs *[]error) {
 	where := func(n ast.Node) string { return fmt.Sprintf("%s:%d", path, yamljson.Line(n)) }
 	m, ok := yamljson.Unwrap(n).(*ast.MappingNode)
 	if !ok {
@@ -195,14 +196,15 @@ func readConfigTree(path, prefix string, n ast.Node, values map[string]any, errs
 		return
 	}
 	for _, kv := range m.Values {
+		value := resolveAlias(kv.Value, anchors)
 		k, err := yamljson.Key(kv.Key)
 		if err != nil {
 			*errs = append(*errs, &ConfigError{Where: where(kv.Key), Err: err})
 			continue
 		}
 		name := prefix + k
-		if _, nested := yamljson.Unwrap(kv.Value).(*ast.MappingNode); nested && propertiesUnder(name) != "" {
-			readConfigTree(path, name+".", kv.Value, values, errs)
+		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && propertiesUnder(name) != "" {
+			readConfigTree(path, name+".", value, anchors, values, errs)
 			continue
 		}
 		p, ok := findProperty(name)
@@ -216,7 +218,7 @@ func readConfigTree(path, prefix string, n ast.Node, values map[string]any, errs
 				Err: fmt.Errorf("unknown property (known: %s)", propertiesUnder(""))})
 			continue
 		}
-		raw, err := scalarText(kv.Value)
+		raw, err := scalarText(value)
 		if err == nil {
 			raw, err = expandPlaceholders(raw)
 		}
@@ -253,20 +255,57 @@ func propertiesUnder(prefix string) string {
 	return strings.Join(names, ", ")
 }
 
-// scalarText is the text of a scalar value: a string's content, a
-// number's or a boolean's literal.
+// scalarText is the text of a scalar value, read as contracts are read
+// (yamljson.Value): a string's content, a number (0x10 is 16) or a boolean.
 func scalarText(n ast.Node) (string, error) {
-	switch v := yamljson.Unwrap(n).(type) {
-	case *ast.StringNode:
-		return v.Value, nil
-	case *ast.LiteralNode: // a | or > block
-		return v.Value.Value, nil
-	case *ast.BoolNode, *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return v.GetToken().Value, nil
-	case *ast.NullNode, nil:
+	v, err := yamljson.Value(n)
+	if err != nil {
+		return "", err
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return string(v), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case nil:
 		return "", errors.New("needs a value")
 	}
 	return "", errors.New("want a single value, not a list or a mapping")
+}
+
+// anchorsOf is the nodes under the anchors (&name) of a document, by
+// name; a name given twice keeps its last node.
+func anchorsOf(doc ast.Node) map[string]ast.Node {
+	a := anchorVisitor{}
+	ast.Walk(a, doc)
+	return a
+}
+
+type anchorVisitor map[string]ast.Node
+
+func (a anchorVisitor) Visit(n ast.Node) ast.Visitor {
+	if an, ok := n.(*ast.AnchorNode); ok {
+		a[an.Name.GetToken().Value] = an.Value
+	}
+	return a
+}
+
+// resolveAlias is the node an alias (*name) stands for, or n.
+func resolveAlias(n ast.Node, anchors map[string]ast.Node) ast.Node {
+	for range 8 { // an alias of an anchor on an alias, at most
+		al, ok := yamljson.Unwrap(n).(*ast.AliasNode)
+		if !ok {
+			return n
+		}
+		target, ok := anchors[al.Value.GetToken().Value]
+		if !ok {
+			return n // yamljson.Value reports the alias with no anchor
+		}
+		n = target
+	}
+	return n
 }
 
 // expandPlaceholders replaces ${NAME} and ${NAME:default} from the

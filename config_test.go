@@ -78,6 +78,8 @@ func TestLoadConfig_Values(t *testing.T) {
 		{name: "empty tree", yaml: "", want: Options{}},
 		{name: "a folded block", yaml: "license-key: >-\n    key\n    one", want: Options{LicenseKey: "key one"}},
 		{name: "an anchor on a value", yaml: "max-depth: &depth 12", want: Options{MaxDepth: 12}},
+		{name: "an alias of a value", yaml: "max-body-bytes: &n 64\nmax-depth: *n", want: Options{MaxBodyBytes: 64, MaxDepth: 64}},
+		{name: "a hexadecimal number", yaml: "max-body-bytes: 0x800", want: Options{MaxBodyBytes: 2048}},
 		{
 			name: "placeholder from the environment",
 			env:  map[string]string{"CG_TEST_KEY": "secret"},
@@ -129,6 +131,17 @@ func TestLoadConfig_Values(t *testing.T) {
 			assert.Equal(t, tc.want, o)
 		})
 	}
+}
+
+// TestLoadConfig_AliasesFromElsewhere: a property may be an alias of an
+// anchor set in another component's part of the file, a value or a
+// mapping of properties.
+func TestLoadConfig_AliasesFromElsewhere(t *testing.T) {
+	clearConfigEnv(t)
+	o, err := LoadConfig(writeConfig(t, "defaults:\n  on: &m {enabled: true}\n  depth: &d 12\n"+
+		"contractguard:\n  metrics: *m\n  max-depth: *d\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Options{Metrics: true, MaxDepth: 12}, o)
 }
 
 func TestLoadConfig_Errors(t *testing.T) {
