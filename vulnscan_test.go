@@ -43,6 +43,36 @@ func TestScan_SkippedOnlyWhenEveryContractSkips(t *testing.T) {
 	assert.Equal(t, 201, send(r, "POST", "/comments", `{"text":"hi"}`).Code)
 }
 
+// TestScan_SkippedOnlyWhenEveryContractSkips_Mirror: the same with the
+// roles swapped (the file contract opts snippet out, the typed one does
+// not: scanned), and with both opting out (not scanned), so that neither
+// contract's order nor which one opts out decides alone.
+func TestScan_SkippedOnlyWhenEveryContractSkips_Mirror(t *testing.T) {
+	type plainForm struct {
+		Text    string `json:"text"`
+		Snippet string `json:"snippet,omitempty"`
+	}
+	optOut := map[string]any{"type": "object", "properties": map[string]any{
+		"snippet": map[string]any{"type": "string", "x-contractguard-scan": false},
+	}}
+	attack := `{"text":"hi","snippet":"<script>alert(1)</script>"}`
+
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/plain", Method: "POST", Schema: optOut}}})
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	Post(r, g, "/plain", func(w http.ResponseWriter, r *http.Request, in plainForm) { w.WriteHeader(201) })
+	eb := rejected(t, send(r, "POST", "/plain", attack), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"/snippet", "possible cross-site scripting"}}, eb.Details)
+	assert.Equal(t, 201, send(r, "POST", "/plain", `{"text":"hi"}`).Code)
+
+	g = mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/comments", Method: "POST", Schema: optOut}}})
+	r = chi.NewRouter()
+	r.Use(g.Middleware)
+	Post(r, g, "/comments", func(w http.ResponseWriter, r *http.Request, in commentForm) { w.WriteHeader(201) })
+	assert.Equal(t, 201, send(r, "POST", "/comments", attack).Code, "both contracts opt snippet out")
+	rejected(t, send(r, "POST", "/comments", `{"text":"<script>alert(1)</script>"}`), 403, CodeVulnerabilityDetected)
+}
+
 func TestScan_NonJSONBodyOfAContractWithoutSchema(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
 	h := g.Middleware(&echo{})
