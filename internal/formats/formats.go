@@ -155,3 +155,11 @@ func IPv6(s string) bool {
 func IsHex(c byte) bool {
 	return hex[c]
 }
+
+// Unhex is the value of the hexadecimal digit c (IsHex(c)).
+func Unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c&^0x20 - 'A' + 10
+}

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,6 +32,23 @@ func TestFormats(t *testing.T) {
 		}
 		for _, s := range tt.bad {
 			assert.False(t, tt.check(s), "%q", s)
+		}
+	}
+}
+
+// TestUnhex: every hexadecimal digit, in both cases, and IsHex on the
+// rest.
+func TestUnhex(t *testing.T) {
+	for c := range 256 {
+		v, err := strconv.ParseUint(string(rune(c)), 16, 8)
+		if !IsHex(byte(c)) {
+			if err == nil {
+				t.Fatalf("IsHex(%q) false, but it is a hex digit", byte(c))
+			}
+			continue
+		}
+		if err != nil || byte(v) != Unhex(byte(c)) {
+			t.Fatalf("Unhex(%q) = %d, want %d", byte(c), Unhex(byte(c)), v)
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package route
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/formats"
+)
 
 // Segments reads a raw (still percent-encoded) request path the way a
 // lenient router would: empty segments (repeated or trailing slashes) are
@@ -86,29 +90,14 @@ func unescape(s string) string {
 	b = append(b, s[:i]...)
 	for ; i < len(s); i++ {
 		c := s[i]
-		if c == '%' && i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		if c == '%' && i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {
+			b = append(b, formats.Unhex(s[i+1])<<4|formats.Unhex(s[i+2]))
 			i += 2
 			continue
 		}
 		b = append(b, c)
 	}
 	return string(b)
-}
-
-func ishex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }
 
 // UpperMethod returns the method in upper case, without allocating when it

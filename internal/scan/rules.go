@@ -270,20 +270,13 @@ func percentDecode(s string) string {
 			continue
 		}
 		if i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {
-			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			b.WriteByte(formats.Unhex(s[i+1])<<4 | formats.Unhex(s[i+2]))
 			i += 2
 			continue
 		}
 		b.WriteByte('%')
 	}
 	return b.String()
-}
-
-func unhex(c byte) byte {
-	if c <= '9' {
-		return c - '0'
-	}
-	return c&^0x20 - 'A' + 10
 }
 
 // --- NoSQL operators
