@@ -118,7 +118,7 @@ func (v *Violation) appendJSON(b []byte) []byte {
 
 // writeViolation is the default Options.OnReject.
 func writeViolation(w http.ResponseWriter, _ *http.Request, v *Violation) {
-	b := v.appendJSON(make([]byte, 0, 96+64*len(v.Details)))
+	b, _ := v.MarshalJSON()
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
