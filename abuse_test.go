@@ -53,9 +53,9 @@ func TestAbuse_HundredThousandElements(t *testing.T) {
 	b, objects := allocated(func() { v = g.Check("POST", "/t", body) })
 	require.Nil(t, v)
 	t.Logf("100,000 elements (%d bytes): %d bytes, %d objects allocated", len(body), b, objects)
-	// The worst case for memory: one-byte values. A slice of 100,000
-	// interfaces, a box per number, and the parser's stack when it has to
-	// grow (a pooled parser may already have it).
+	// The worst case for memory: one-byte values. A node and a child
+	// index per element on the parser's tape, and its stack when it has
+	// to grow (a pooled parser may already have it).
 	assert.Less(t, b, uint64(48*len(body)), "memory proportional to the body")
 	assert.Less(t, objects, uint64(2*100_000), "about one object per element")
 }
