@@ -24,7 +24,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -261,11 +260,14 @@ func exponentInRange(num []byte) bool {
 	if i == len(num) {
 		return true
 	}
-	e := strings.TrimLeft(strings.TrimLeft(string(num[i+1:]), "+-"), "0")
+	e := bytes.TrimLeft(bytes.TrimLeft(num[i+1:], "+-"), "0")
 	if len(e) > 4 {
 		return false
 	}
-	n, _ := strconv.Atoi(e)
+	n := 0
+	for _, c := range e {
+		n = 10*n + int(c-'0') // digits: jsontext or the builder checked them
+	}
 	return n <= MaxExponent
 }
 

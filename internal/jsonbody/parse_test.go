@@ -317,3 +317,14 @@ func TestParse_BuildsOnTheFastPath(t *testing.T) {
 		assert.Equal(t, fast, ok, body)
 	}
 }
+
+// TestExponentInRange_NoAllocation: reading a number's exponent allocates
+// nothing (it runs for every number with one).
+func TestExponentInRange_NoAllocation(t *testing.T) {
+	num := []byte("1.5e-0300")
+	ok := true
+	if n := testing.AllocsPerRun(100, func() { ok = exponentInRange(num) }); n != 0 {
+		t.Fatalf("%v allocations", n)
+	}
+	require.True(t, ok)
+}
