@@ -304,7 +304,8 @@ type state struct {
 	values []boundValue  // the typed values decoded for them
 
 	scanned    []*scan.Skip // the opt-outs the body was scanned with (nil: none)
-	scannedURL bool         // the query and path parameters were scanned
+	scannedBuf [2]*scan.Skip
+	scannedURL bool // the query and path parameters were scanned
 
 	// The context and body the guard passes on, here so that passing a
 	// request costs no allocations of their own.
@@ -604,38 +605,31 @@ func malformed(err error) *Violation {
 func scanRequest(cs []*compiled, in *request) *Violation {
 	st := in.state
 	in.details = in.details[:0]
-	var seen map[string]bool // the paths in details: a body may hold thousands of findings
-	report := func(path string, c scan.Class) {
-		if seen[path] {
-			return
-		}
-		if seen == nil {
-			seen = map[string]bool{}
-		}
-		seen[path] = true
-		in.details = append(in.details, Detail{Path: path, Message: c.Message()})
-	}
+	clear(in.found)
 	for _, c := range cs {
 		skip := c.scanSkip
 		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) {
 			continue
 		}
+		if st.scanned == nil {
+			st.scanned = st.scannedBuf[:0]
+		}
 		st.scanned = append(st.scanned, skip)
 		switch {
 		case st.doc != nil:
-			scan.Doc(st.doc, skip, report)
+			scan.Doc(st.doc, skip, in)
 		case utf8.Valid(st.raw): // a body the guard does not parse: one string
 			if k := scan.Bytes(st.raw); k != scan.None {
-				report("", k)
+				in.Found("", k)
 			}
 		}
 		if !st.scannedURL {
 			st.scannedURL = true
 			if in.rawQuery != "" {
 				q, _ := url.ParseQuery(in.rawQuery)
-				scan.Query(q, report)
+				scan.Query(q, in)
 			}
-			scan.Params(in.Params(), report)
+			in.scanParams()
 		}
 	}
 	if len(in.details) == 0 {
@@ -643,6 +637,35 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 	}
 	slices.SortFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
 	return newViolation(CodeVulnerabilityDetected, in.details...)
+}
+
+// Found adds a finding of the scan to details, once per path
+// (scan.Reporter): a body may hold thousands of findings.
+func (q *request) Found(path string, c scan.Class) {
+	if q.found[path] {
+		return
+	}
+	if q.found == nil {
+		q.found = map[string]bool{}
+	}
+	q.found[path] = true
+	q.details = append(q.details, Detail{Path: path, Message: c.Message()})
+}
+
+// scanParams scans the path parameters, those of a pattern without
+// building Params' map.
+func (q *request) scanParams() {
+	if q.routerParams() {
+		for name, v := range routerParams(q.r) {
+			scan.Param(name, v, q)
+		}
+		return
+	}
+	for i, s := range q.pattern {
+		if s.Param != "" && i < len(q.segs) {
+			scan.Param(s.Param, q.segs[i], q)
+		}
+	}
 }
 
 // run parses the body (unless an earlier pass did) and enforces cs on
@@ -750,6 +773,7 @@ type request struct {
 
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
+	found   map[string]bool // the paths of the scan's details (see Found)
 	act     expr.Activation
 }
 
@@ -798,11 +822,15 @@ func withoutQuoted(s string) string {
 // on a typed route the guard has no pattern for, as chi or ServeMux
 // extracted them.
 func (q *request) Params() map[string]string {
-	if q.pattern != nil || q.r == nil {
-		return q.pattern.Params(q.segs)
+	if q.routerParams() {
+		return routerParams(q.r)
 	}
-	return routerParams(q.r)
+	return q.pattern.Params(q.segs)
 }
+
+// routerParams reports whether the path parameters are the router's: a
+// typed route the guard has no pattern for.
+func (q *request) routerParams() bool { return q.pattern == nil && q.r != nil }
 
 func (q *request) Path() string { return route.Join(q.segs) }
 

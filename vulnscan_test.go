@@ -117,3 +117,26 @@ func TestScan_ManyFindingsOneDetailEach(t *testing.T) {
 		assert.Equal(t, want, v.Details)
 	}
 }
+
+// TestScan_QueryAndPathParameters: the query and the path parameters are
+// scanned with the body, the parameters by the matched pattern, or by the
+// router's on a typed route without a file contract.
+func TestScan_QueryAndPathParameters(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/files/{name}/v/{version}", Method: "POST"}}})
+	assert.Nil(t, g.Check("POST", "/files/report.pdf/v/2?q=shoes", []byte(`{}`)))
+	v := g.Check("POST", "/files/..%2F..%2Fetc%2Fpasswd/v/2?q=%3Cscript%3Ealert(1)%3C/script%3E&user%5B%24ne%5D=1", []byte(`{"a":"; rm -rf /"}`))
+	if assert.NotNil(t, v) {
+		assert.Equal(t, []Detail{
+			{"/a", "possible command injection"},
+			{"param:name", "possible path traversal"},
+			{"query:q", "possible cross-site scripting"},
+			{"query:user[$ne]", "possible NoSQL operator injection"},
+		}, v.Details)
+	}
+
+	r := chi.NewRouter()
+	Post(r, mustNew(t, Options{VulnerabilityScan: true}), "/users/{id}/comments", func(w http.ResponseWriter, r *http.Request, in commentForm) { w.WriteHeader(201) })
+	assert.Equal(t, 201, send(r, "POST", "/users/42/comments", `{"text":"hi"}`).Code)
+	eb := rejected(t, send(r, "POST", "/users/1%20UNION%20SELECT%20password%20FROM%20users/comments", `{"text":"hi"}`), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"param:id", "possible SQL injection"}}, eb.Details)
+}

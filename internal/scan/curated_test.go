@@ -52,7 +52,7 @@ func findings(t testing.TB, body []byte) map[string]Class {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err, "%s", body)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, func(path string, c Class) { got[path] = c })
+	Body(doc.Root(), nil, ReportFunc(func(path string, c Class) { got[path] = c }))
 	return got
 }
 

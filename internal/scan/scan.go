@@ -32,17 +32,30 @@ func (s *Skip) child(name *string) *Skip {
 	return s.Additional
 }
 
+// Reporter receives a scan's findings: a path, and the class of what is
+// there. An interface, not a func, so that a caller passes a value it
+// already has, not a closure allocated for each body.
+type Reporter interface {
+	Found(path string, c Class)
+}
+
+// ReportFunc is a func as a Reporter.
+type ReportFunc func(path string, c Class)
+
+// Found calls f.
+func (f ReportFunc) Found(path string, c Class) { f(path, c) }
+
 // Body scans every key and string value of a body, except what skip
 // leaves out, and reports each finding with its JSON pointer: a key at the
 // pointer of its member, a value at its own.
-func Body(root jsonbody.Value, skip *Skip, report func(path string, c Class)) {
+func Body(root jsonbody.Value, skip *Skip, report Reporter) {
 	if skip != nil && skip.Off {
 		return
 	}
 	switch root.Kind() {
 	case jsonbody.String:
 		if c := String(root.Str()); c != None {
-			report("", c)
+			report.Found("", c)
 		}
 	case jsonbody.Array, jsonbody.Object:
 		w := walkers.Get().(*walker)
@@ -64,7 +77,7 @@ func (w *walker) release() {
 // runs through the strings of the document in order, without walking the
 // tree, and walks it, to report with paths, only when that finds
 // something: most bodies are clean, and a flagged one costs two passes.
-func Doc(doc *jsonbody.Doc, skip *Skip, report func(path string, c Class)) {
+func Doc(doc *jsonbody.Doc, skip *Skip, report Reporter) {
 	if skip == nil && !anyFinding(doc) {
 		return
 	}
@@ -95,7 +108,7 @@ func anyFinding(doc *jsonbody.Doc) bool {
 // walker walks the containers of a body. The path holds the containers
 // it is in; a scalar's own step is added only to report it.
 type walker struct {
-	report func(string, Class)
+	report Reporter
 	path   msg.Path
 	clean  [16]string // member names found clean (see key)
 	buf    []byte     // for sqlInjection
@@ -122,7 +135,7 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 			continue // the key goes with its value
 		}
 		if c := w.key(name, e); c != None {
-			w.report(w.path.Pointer(name), c)
+			w.report.Found(w.path.Pointer(name), c)
 		}
 		w.inner(e, child, name, -1)
 	}
@@ -137,7 +150,7 @@ func (w *walker) inner(e jsonbody.Value, skip *Skip, name string, index int) {
 			if index >= 0 {
 				name = strconv.Itoa(index)
 			}
-			w.report(w.path.Pointer(name), c)
+			w.report.Found(w.path.Pointer(name), c)
 		}
 	case jsonbody.Array, jsonbody.Object:
 		if index >= 0 {
@@ -175,7 +188,7 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 
 // Query scans the names and values of a query string, reported at
 // "query:name".
-func Query(values map[string][]string, report func(path string, c Class)) {
+func Query(values map[string][]string, report Reporter) {
 	for name, vs := range values {
 		c := Key(name)
 		for _, v := range vs {
@@ -185,16 +198,14 @@ func Query(values map[string][]string, report func(path string, c Class)) {
 			c = String(v)
 		}
 		if c != None {
-			report("query:"+name, c)
+			report.Found("query:"+name, c)
 		}
 	}
 }
 
-// Params scans path parameters, reported at "param:name".
-func Params(params map[string]string, report func(path string, c Class)) {
-	for name, v := range params {
-		if c := String(v); c != None {
-			report("param:"+name, c)
-		}
+// Param scans the value of path parameter name, reported at "param:name".
+func Param(name, value string, report Reporter) {
+	if c := String(value); c != None {
+		report.Found("param:"+name, c)
 	}
 }

@@ -18,7 +18,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, func(p string, c Class) { got[p] = c })
+	Body(doc.Root(), nil, ReportFunc(func(p string, c Class) { got[p] = c }))
 	assert.Equal(t, map[string]Class{
 		"/comment": XSS, "/html": XSS, "/items/0/q": SQLInjection, "/filter/$ne": NoSQLInjection,
 		"/__proto__": PrototypePollution, "/constructor": PrototypePollution, "/a~1b": PathTraversal,
@@ -29,7 +29,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		doc, err := jsonbody.Parse([]byte(body), 64)
 		require.NoError(t, err)
 		got := None
-		Body(doc.Root(), nil, func(p string, c Class) { require.Empty(t, p); got = c })
+		Body(doc.Root(), nil, ReportFunc(func(p string, c Class) { require.Empty(t, p); got = c }))
 		assert.Equal(t, want, got, body)
 	}
 
@@ -38,22 +38,23 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		"items": {Items: &Skip{Props: map[string]*Skip{"q": {Off: true}}}},
 	}}
 	got = map[string]Class{}
-	Body(doc.Root(), skip, func(p string, c Class) { got[p] = c })
+	Body(doc.Root(), skip, ReportFunc(func(p string, c Class) { got[p] = c }))
 	assert.NotContains(t, got, "/html")
 	assert.NotContains(t, got, "/items/0/q")
 	assert.Contains(t, got, "/comment")
 
 	got = map[string]Class{}
-	Body(doc.Root(), &Skip{Off: true}, func(p string, c Class) { got[p] = c })
+	Body(doc.Root(), &Skip{Off: true}, ReportFunc(func(p string, c Class) { got[p] = c }))
 	assert.Empty(t, got)
 }
 
 func TestQueryAndParams(t *testing.T) {
 	got := map[string]Class{}
-	report := func(p string, c Class) { got[p] = c }
+	report := ReportFunc(func(p string, c Class) { got[p] = c })
 	Query(map[string][]string{"q": {"shoes"}, "user[$ne]": {"1"}, "id": {"1 UNION SELECT password FROM users"},
 		"__proto__[admin]": {"1"}, "page": {"2", "<svg onload=alert(1)>"}}, report)
-	Params(map[string]string{"id": "42", "file": "..%2f..%2fetc%2fpasswd"}, report)
+	Param("id", "42", report)
+	Param("file", "..%2f..%2fetc%2fpasswd", report)
 	assert.Equal(t, map[string]Class{
 		"query:user[$ne]": NoSQLInjection, "query:id": SQLInjection, "query:__proto__[admin]": PrototypePollution,
 		"query:page": XSS, "param:file": PathTraversal,
@@ -87,7 +88,7 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		reported := 0
-		Body(doc.Root(), nil, func(string, Class) { reported++ })
+		Body(doc.Root(), nil, ReportFunc(func(string, Class) { reported++ }))
 		// The walk reports every string and key String and Key flag, and
 		// constructor.prototype: count them over the decoded value.
 		want := 0
@@ -125,7 +126,7 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("%s: anyFinding %v, %d flagged", data, got, want)
 		}
 		viaDoc := 0
-		Doc(doc, nil, func(string, Class) { viaDoc++ })
+		Doc(doc, nil, ReportFunc(func(string, Class) { viaDoc++ }))
 		if viaDoc != want {
 			t.Fatalf("%s: Doc reported %d, %d flagged", data, viaDoc, want)
 		}
@@ -142,6 +143,6 @@ func BenchmarkBody(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Doc(doc, nil, func(p string, c Class) { b.Fatal(p, c) })
+		Doc(doc, nil, ReportFunc(func(p string, c Class) { b.Fatal(p, c) }))
 	}
 }
