@@ -82,7 +82,7 @@ func check(s string, buf *[]byte) Class {
 	if f&(hasDollar|hasQuote|hasChain|hasDot) != 0 && noSQLOperator(s, f) {
 		return NoSQLInjection
 	}
-	if (f&hasUnderscore != 0 || len(s) >= len("constructor.prototype")) && protoPath(s) {
+	if (f&hasUnderscore != 0 || f&hasY != 0 && len(s) >= len("constructor.prototype")) && protoPath(s) {
 		return PrototypePollution
 	}
 	return None
@@ -114,6 +114,7 @@ const (
 	notCode                   // anything but a letter, digit or - (see productCode)
 	hasBackslash              // \
 	hasLower                  // a-z
+	hasY                      // y: "prototype" has one, and "__proto__" an _
 
 	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
 	hasPath  = hasDot | hasSep | hasNUL
@@ -164,6 +165,7 @@ var byteKinds = func() (t [256]uint32) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] |= hasLower
 	}
+	t['y'] |= hasY
 	return t
 }()
 
@@ -292,26 +294,28 @@ func upperASCII(b []byte, s string) {
 // variable.)
 func hasSQLWord(s string) bool {
 	for i := 0; i < len(s); {
-		if !isAlnum(s[i]) && s[i] != '_' {
+		if wordBytes[s[i]] == 0 {
 			i++
 			continue
 		}
-		start, letter, digit := i, false, false
-		for i < len(s) && (isAlnum(s[i]) || s[i] == '_') {
-			if isDigit(s[i]) {
-				digit = true
-			} else {
-				letter = true
+		// The word's kinds of bytes and the hash of its upper case, in one
+		// pass.
+		start, kinds, h := i, uint8(0), uint32(fnvOffset)
+		for ; i < len(s); i++ {
+			k := wordBytes[s[i]]
+			if k == 0 {
+				break
 			}
-			i++
+			kinds |= k
+			h = (h ^ uint32(upperASCIIOf[s[i]])) * fnvPrime
 		}
-		if !letter {
+		if kinds&wordLetter == 0 {
 			continue // a number
 		}
-		if sqlWordIndex.hasFold(s[start:i]) {
+		if i-start <= maxSQLWord && sqlWordIndex.hasHashed(s[start:i], h) {
 			return true
 		}
-		if !digit {
+		if kinds&wordDigit == 0 {
 			continue
 		}
 		// A number may end where a word starts (0AND, 0BOR: 0B and OR):
@@ -324,6 +328,35 @@ func hasSQLWord(s string) bool {
 	}
 	return false
 }
+
+// The bytes of a word, for hasSQLWord: a letter or _, or a digit.
+const (
+	wordLetter = 1 << iota
+	wordDigit
+)
+
+var wordBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case isDigit(byte(c)):
+			t[c] = wordDigit
+		case isLetter(byte(c)) || c == '_':
+			t[c] = wordLetter
+		}
+	}
+	return t
+}()
+
+// upperASCIIOf is each byte with a-z in upper case.
+var upperASCIIOf = func() (t [256]byte) {
+	for c := range 256 {
+		t[c] = byte(c)
+		if 'a' <= c && c <= 'z' {
+			t[c] -= 'a' - 'A'
+		}
+	}
+	return t
+}()
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
@@ -374,8 +407,10 @@ func newFoldSet(words []string) *foldSet {
 }
 
 // hasFold reports whether the set holds s in upper case.
-func (f *foldSet) hasFold(s string) bool {
-	h := foldHash(s)
+func (f *foldSet) hasFold(s string) bool { return f.hasHashed(s, foldHash(s)) }
+
+// hasHashed is hasFold of s, whose foldHash is h.
+func (f *foldSet) hasHashed(s string, h uint32) bool {
 	if f.seen[h>>6&255]&(1<<(h&63)) == 0 {
 		return false
 	}
@@ -392,16 +427,17 @@ func (f *foldSet) hasFold(s string) bool {
 
 // foldHash is FNV-1a of the ASCII upper case of s.
 func foldHash(s string) uint32 {
-	h := uint32(2166136261)
+	h := uint32(fnvOffset)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		h = (h ^ uint32(c)) * 16777619
+		h = (h ^ uint32(upperASCIIOf[s[i]])) * fnvPrime
 	}
 	return h
 }
+
+const (
+	fnvOffset = 2166136261
+	fnvPrime  = 16777619
+)
 
 // equalUpper reports whether s in ASCII upper case is upper.
 func equalUpper(upper, s string) bool {

@@ -160,8 +160,8 @@ func pathTraversal(s string, f uint32) bool {
 	}
 	if f&hasSep == 0 {
 		// Nothing to decode and no separator: a .. segment is the whole
-		// value, a sensitive name its start.
-		return s == ".." || sensitivePath(s)
+		// value, a sensitive name without a / its start.
+		return s == ".." || sensitiveStart(s, &sensitiveNamesByFirst)
 	}
 	d := decodePath(s)
 	if strings.IndexByte(d, 0) >= 0 {
@@ -171,12 +171,17 @@ func pathTraversal(s string, f uint32) bool {
 	return dotDotSegment(d) || sensitivePath(d)
 }
 
-// sensitiveByFirst are sensitivePaths by their first byte, lower case.
-var sensitiveByFirst = func() (m [256][]string) {
+// sensitiveByFirst are sensitivePaths by their first byte, lower case,
+// and sensitiveNamesByFirst those without a /: all a value without one can
+// hold.
+var sensitiveByFirst, sensitiveNamesByFirst = func() (all, names [256][]string) {
 	for _, p := range sensitivePaths {
-		m[p[0]] = append(m[p[0]], p)
+		all[p[0]] = append(all[p[0]], p)
+		if !strings.Contains(p, "/") {
+			names[p[0]] = append(names[p[0]], p)
+		}
 	}
-	return m
+	return all, names
 }()
 
 // sensitivePath reports one of sensitivePaths at the start of d or after
@@ -184,23 +189,35 @@ var sensitiveByFirst = func() (m [256][]string) {
 func sensitivePath(d string) bool {
 	for i := -1; i < len(d)-1; {
 		rest := d[i+1:]
-		c := rest[0]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		for _, p := range sensitiveByFirst[c] {
-			if len(rest) < len(p) || !strings.EqualFold(rest[:len(p)], p) {
-				continue
-			}
-			if p[len(p)-1] == '/' || len(rest) == len(p) || !isAlnum(rest[len(p)]) {
-				return true
-			}
+		if sensitiveStart(rest, &sensitiveByFirst) {
+			return true
 		}
 		j := strings.IndexByte(rest, '/')
 		if j < 0 {
 			return false
 		}
 		i += 1 + j
+	}
+	return false
+}
+
+// sensitiveStart reports one of the paths of byFirst (by their first
+// byte) at the start of d.
+func sensitiveStart(d string, byFirst *[256][]string) bool {
+	if d == "" {
+		return false
+	}
+	c := d[0]
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	for _, p := range byFirst[c] {
+		if len(d) < len(p) || !strings.EqualFold(d[:len(p)], p) {
+			continue
+		}
+		if p[len(p)-1] == '/' || len(d) == len(p) || !isAlnum(d[len(p)]) {
+			return true
+		}
 	}
 	return false
 }

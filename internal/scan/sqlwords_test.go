@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"go/format"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,4 +88,67 @@ func TestSQLWordIndex(t *testing.T) {
 		_, in := sqlWords[strings.ToUpper(w)]
 		require.Equal(t, in, sqlWordIndex.hasFold(w), w)
 	}
+}
+
+// TestHasSQLWord: hasSQLWord, which hashes a word as it reads it, finds
+// what looking up every word, and every tail of a word with digits that
+// starts with a letter, in sqlWords finds; on the corpora, and on random
+// text of SQL words, numbers and separators.
+func TestHasSQLWord(t *testing.T) {
+	isWord := func(c byte) bool { return isAlnum(c) || c == '_' }
+	reference := func(s string) bool {
+		for i := 0; i < len(s); {
+			if !isWord(s[i]) {
+				i++
+				continue
+			}
+			start := i
+			for i < len(s) && isWord(s[i]) {
+				i++
+			}
+			w := strings.ToUpper(s[start:i])
+			if strings.Trim(w, "0123456789") == "" {
+				continue
+			}
+			for p := range len(w) {
+				if _, ok := sqlWords[w[p:]]; ok && (p == 0 || !isDigit(w[p]) && strings.ContainsAny(w, "0123456789")) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var texts []string
+	for _, c := range publicCorpora(t) {
+		for _, s := range c.samples {
+			texts = append(texts, s.text)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	parts := []string{"12", "0", "x", "Ada", "lovelace", "_", " ", ".", ",", "-", "é", "\x00", "\xff"}
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			if r.IntN(3) == 0 {
+				w := keywordSamples[r.IntN(len(keywordSamples))]
+				if r.IntN(2) == 0 {
+					w = strings.ToLower(w)
+				}
+				b.WriteString(w)
+			} else {
+				b.WriteString(parts[r.IntN(len(parts))])
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	found := 0
+	for _, s := range texts {
+		want := reference(s)
+		require.Equal(t, want, hasSQLWord(s), "%q", s)
+		if want {
+			found++
+		}
+	}
+	require.Greater(t, found, len(texts)/10, "the texts hold SQL words")
+	require.Less(t, found, len(texts)*9/10, "and texts without")
 }
