@@ -196,6 +196,14 @@ func Key(k string) Class {
 	return String(k)
 }
 
+// identifier reports a name of letters and digits only, shorter than
+// "constructor.prototype": nothing Key looks for, whatever the letters (a
+// token to libinjection, no metacharacter, separator, $ or _, too short to
+// spell a prototype path).
+func identifier(s string) bool {
+	return len(s) < len("constructor.prototype") && bytesIn(s)&(notToken|hasUnderscore) == 0
+}
+
 func isLetter(c byte) bool { return 'A' <= c&^0x20 && c&^0x20 <= 'Z' }
 
 // needsSQLi reports whether libinjection's SQL check must run on s. It

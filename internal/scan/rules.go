@@ -82,27 +82,52 @@ var metachars = []struct {
 	{'\n', hasNewline}, {'\r', hasNewline}, {'$', hasDollar},
 }
 
+// commandLead are the bytes commandAt skips before a command.
+var commandLead = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\"'(){|&;`$") {
+		t[c] = true
+	}
+	return t
+}()
+
+// The words of commandWords, commands and wordCommands in one map.
+const (
+	command = 1 + iota
+	wordCommand
+)
+
+var commandWords = func() map[string]uint8 {
+	m := make(map[string]uint8, len(commands)+len(wordCommands))
+	for w := range wordCommands {
+		m[w] = wordCommand
+	}
+	for w := range commands { // a command first, as in both lists
+		m[w] = command
+	}
+	return m
+}()
+
 // commandAt reports whether a command starts at s[i], after blanks,
 // quotes, more metacharacters and ( or {.
 func commandAt(s string, i int) bool {
-	for i < len(s) && strings.IndexByte(" \t\n\r\"'(){|&;`$", s[i]) >= 0 {
+	for i < len(s) && commandLead[s[i]] {
 		i++
 	}
 	start := i
 	for i < len(s) && isWordByte(s[i]) {
+		if s[i] == '/' || s[i] == '\\' {
+			start = i + 1 // /bin/sh, /usr/bin/id
+		}
 		i++
 	}
-	word := strings.ToLower(s[start:i])
-	if j := strings.LastIndexAny(word, `/\`); j >= 0 {
-		word = word[j+1:] // /bin/sh, /usr/bin/id
-	}
-	if word == "" {
+	if start == i {
 		return false
 	}
-	if commands[word] {
+	switch commandWords[strings.ToLower(s[start:i])] {
+	case command:
 		return i == len(s) || !isWordByte(s[i])
-	}
-	if !wordCommands[word] {
+	case wordCommand:
+	default:
 		return false
 	}
 	// A word command: nothing after it, a metacharacter or closing, or an

@@ -179,7 +179,10 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 	if *slot == name {
 		return None
 	}
-	c := Key(name)
+	c := None
+	if !identifier(name) {
+		c = Key(name)
+	}
 	if c == None {
 		*slot = name
 	}

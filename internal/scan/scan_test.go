@@ -82,7 +82,9 @@ func FuzzScan(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := string(data)
 		String(s)
-		Key(s)
+		if identifier(s) && Key(s) != None {
+			t.Fatalf("%q: an identifier, but Key flags it", s)
+		}
 		doc, err := jsonbody.Parse(data, 64)
 		if err != nil {
 			return
@@ -144,5 +146,24 @@ func BenchmarkBody(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Doc(doc, nil, ReportFunc(func(p string, c Class) { b.Fatal(p, c) }))
+	}
+}
+
+// TestIdentifier: the names walker.key lets skip Key are ones Key flags
+// nothing in: every SQL word, JavaScript's and MongoDB's names, and the
+// longest identifier that may hold "constructor" and "prototype".
+func TestIdentifier(t *testing.T) {
+	names := []string{"orderId", "x", "A1", "constructor", "prototype", "constructorprototype", "constructorprototypeX", "where", "ne", "script", "onload"}
+	names = append(names, keywordSamples...)
+	skipped := 0
+	for _, n := range names {
+		if identifier(n) {
+			skipped++
+			require.Equal(t, None, Key(n), n)
+		}
+	}
+	require.Greater(t, skipped, len(names)/2)
+	for _, n := range []string{"__proto__", "$where", "constructorXprototypeX", "a_b", "a-b", "é"} {
+		require.False(t, identifier(n), n)
 	}
 }
