@@ -170,18 +170,38 @@ var byteKinds = func() (t [256]uint32) {
 }()
 
 func bytesIn(s string) uint32 {
-	var f, g, h, k uint32
-	for len(s) >= 4 {
-		f |= byteKinds[s[0]]
-		g |= byteKinds[s[1]]
-		h |= byteKinds[s[2]]
-		k |= byteKinds[s[3]]
-		s = s[4:]
+	// Kinds are or-ed, so windows may overlap: a value of up to 16 bytes
+	// is read in two windows, or three bytes, whatever its length, with
+	// no loop whose end depends on it.
+	n := len(s)
+	switch {
+	case n > 16:
+		f := kinds8(s[n-8:])
+		for i := 0; i < n-8; i += 8 {
+			f |= kinds8(s[i : i+8])
+		}
+		return f
+	case n >= 8:
+		return kinds8(s[:8]) | kinds8(s[n-8:])
+	case n >= 4:
+		return kinds4(s[:4]) | kinds4(s[n-4:])
+	case n > 0:
+		return byteKinds[s[0]] | byteKinds[s[n/2]] | byteKinds[s[n-1]]
 	}
-	for i := 0; i < len(s); i++ {
-		f |= byteKinds[s[i]]
-	}
-	return f | g | h | k
+	return 0
+}
+
+// kinds8 is bytesIn of 8 bytes.
+func kinds8(b string) uint32 {
+	b = b[:8]
+	return byteKinds[b[0]] | byteKinds[b[1]] | byteKinds[b[2]] | byteKinds[b[3]] |
+		byteKinds[b[4]] | byteKinds[b[5]] | byteKinds[b[6]] | byteKinds[b[7]]
+}
+
+// kinds4 is bytesIn of 4 bytes.
+func kinds4(b string) uint32 {
+	b = b[:4]
+	return byteKinds[b[0]] | byteKinds[b[1]] | byteKinds[b[2]] | byteKinds[b[3]]
 }
 
 // Key checks an object member name: operator names ($where, $ne, …),
