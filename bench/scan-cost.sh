@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# scan-cost.sh: what Options.VulnerabilityScan adds to the guard on the
+# ~1 KB order body, the figures of docs/vulnerability-scan.md.
+#
+#   bench/scan-cost.sh instructions   # callgrind (needs valgrind); steady
+#   bench/scan-cost.sh time [ROUNDS]  # fastest and median of ROUNDS (60)
+#
+# Instructions: each benchmark runs 2,000 and 4,000 iterations under
+# callgrind (GOGC=off, one P, no async preemption), and the difference,
+# divided by 2,000, is the cost of one request without setup.
+# Time: the four benchmarks run in turn as separate processes, ROUNDS
+# times, pinned to one core; the fastest run is the least disturbed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+bin=$(mktemp -d)/bench.test
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go test -c -o "$bin" .
+benches=(check/scan=off check/scan=on middleware/scan=off middleware/scan=on)
+
+instructions() {
+	for b in "${benches[@]}"; do
+		counts=()
+		for n in 2000 4000; do
+			counts+=("$(GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+				--callgrind-out-file=/dev/null "$bin" -test.run '^$' -test.bench "ContractguardScan/via=$b\$" \
+				-test.benchtime ${n}x 2>&1 >/dev/null | awk '/Collected :/ {print $4}')")
+		done
+		echo "$b $(((counts[1] - counts[0]) / 2000)) instructions/op"
+	done
+}
+
+times() {
+	local out
+	out=$(mktemp)
+	for _ in $(seq "${1:-60}"); do
+		for b in "${benches[@]}"; do
+			GOMAXPROCS=1 taskset -c 1 "$bin" -test.run '^$' -test.bench "ContractguardScan/via=$b\$" \
+				-test.benchtime 5000x | awk -v b="$b" '/^Benchmark/ {print b, $3}' >>"$out"
+		done
+	done
+	sort -k1,1 -k2,2n "$out" | awk '
+		{ v[$1] = v[$1] " " $2; n[$1]++ }
+		END { for (b in v) { split(substr(v[b], 2), x, " "); printf "%s fastest %d ns, median %d ns (%d runs)\n", b, x[1], x[int((n[b] + 1) / 2)], n[b] } }' | sort
+	rm -f "$out"
+}
+
+case "${1:-}" in
+instructions) instructions ;;
+time) times "${2:-60}" ;;
+*)
+	echo "usage: $0 instructions | time [ROUNDS]" >&2
+	exit 2
+	;;
+esac
