@@ -306,9 +306,7 @@ func upperASCII(b []byte, s string) {
 		binary.LittleEndian.PutUint64(b[i:], x-lower>>2)
 	}
 	for ; i < len(b); i++ {
-		if c := b[i]; 'a' <= c && c <= 'z' {
-			b[i] = c - ('a' - 'A')
-		}
+		b[i] = upperASCIIOf[b[i]]
 	}
 }
 
@@ -470,11 +468,7 @@ const (
 // equalUpper reports whether s in ASCII upper case is upper.
 func equalUpper(upper, s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		if c != upper[i] {
+		if upperASCIIOf[s[i]] != upper[i] {
 			return false
 		}
 	}
