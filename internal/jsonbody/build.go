@@ -106,7 +106,7 @@ func (b *builder) str() (uint32, bool) {
 	if end >= len(b.s) {
 		return 0, false
 	}
-	d := b.p.doc
+	d := &b.p.doc
 	from := uint32(len(d.text))
 	var err error
 	if d.text, err = jsontext.AppendUnquote(d.text, b.s[b.i:end+1]); err != nil {

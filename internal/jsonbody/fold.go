@@ -113,10 +113,7 @@ func foldHash(s string) uint64 {
 		c := s[i]
 		var r rune
 		if c < utf8.RuneSelf {
-			r = rune(c)
-			if 'a' <= c && c <= 'z' {
-				r -= 'a' - 'A'
-			}
+			r = rune(upper(c))
 			i++
 		} else {
 			var size int

@@ -62,7 +62,6 @@ type parser struct {
 	dec      jsontext.Decoder
 	buf      bytes.Buffer
 	maxDepth int
-	doc      *Doc
 	// stack holds the children of the containers being read (node indices;
 	// for objects a name node and a value node per member); they move to
 	// doc.kids when their container ends.
@@ -70,9 +69,9 @@ type parser struct {
 	// folds are the name-check maps of large objects, one per depth,
 	// cleared and lent again for the next object at that depth.
 	folds []map[uint64]string
-	// scratch is the tape being read, in buffers that stay with the
-	// parser; finish copies it into a Doc of its exact size.
-	scratch Doc
+	// doc is the tape being read, in buffers that stay with the parser;
+	// finish copies it into a Doc of its exact size.
+	doc Doc
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -96,21 +95,19 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 	defer func() {
 		p.buf = bytes.Buffer{}
 		p.dec.Reset(&p.buf)
-		p.doc = nil
 		if cap(p.stack) > maxPooledStack {
 			p.stack = nil
 		}
-		sc := &p.scratch
-		sc.raw = nil
-		if cap(sc.nodes) > maxPooledTape || cap(sc.kids) > maxPooledTape || cap(sc.text) > maxPooledTape {
-			sc.nodes, sc.kids, sc.text = nil, nil, nil
+		tape := &p.doc
+		tape.raw = nil
+		if cap(tape.nodes) > maxPooledTape || cap(tape.kids) > maxPooledTape || cap(tape.text) > maxPooledTape {
+			tape.nodes, tape.kids, tape.text = nil, nil, nil
 		}
 		for i, m := range p.folds {
 			if len(m) > 1024 { // do not keep the map of one huge object
 				p.folds[i] = nil
 			}
 		}
-		p.stack = p.stack[:0]
 		parsers.Put(p)
 	}()
 	if d, ok := p.checkThenBuild(data, maxDepth); ok {
@@ -119,7 +116,7 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 	return p.tokens(data, maxDepth)
 }
 
-// start readies the parser for data and gives it a new Doc.
+// start readies the parser, and its tape, for data.
 func (p *parser) start(data []byte, maxDepth int) {
 	p.buf = *bytes.NewBuffer(data)
 	p.maxDepth = maxDepth
@@ -128,13 +125,12 @@ func (p *parser) start(data []byte, maxDepth int) {
 	// superset of jsontext's exact-match check; doing both would cost twice.
 	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
 	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
-	sc := &p.scratch
-	sc.raw, sc.nodes, sc.kids, sc.text = data, sc.nodes[:0], sc.kids[:0], sc.text[:0]
+	tape := &p.doc
+	tape.raw, tape.nodes, tape.kids, tape.text = data, tape.nodes[:0], tape.kids[:0], tape.text[:0]
 	// About one node per 8 bytes of a typical body; the tape grows if not.
-	if n := len(data)/8 + 4; cap(sc.nodes) < n {
-		sc.nodes, sc.kids = make([]node, 0, n), make([]uint32, 0, n)
+	if n := len(data)/8 + 4; cap(tape.nodes) < n {
+		tape.nodes, tape.kids = make([]node, 0, n), make([]uint32, 0, n)
 	}
-	p.doc = sc
 }
 
 // smallDoc is a Doc with room for the tape of a small body: one allocation.
@@ -148,19 +144,19 @@ const smallTape = 16
 
 // finish copies the scratch tape into a Doc of its exact size.
 func (p *parser) finish(root uint32) *Doc {
-	sc := &p.scratch
+	tape := &p.doc
 	var d *Doc
-	if len(sc.nodes) <= smallTape && len(sc.kids) <= smallTape {
+	if len(tape.nodes) <= smallTape && len(tape.kids) <= smallTape {
 		sd := new(smallDoc)
 		d = &sd.Doc
-		d.nodes = sd.nodes[:copy(sd.nodes[:], sc.nodes)]
-		d.kids = sd.kids[:copy(sd.kids[:], sc.kids)]
+		d.nodes = sd.nodes[:copy(sd.nodes[:], tape.nodes)]
+		d.kids = sd.kids[:copy(sd.kids[:], tape.kids)]
 	} else {
-		d = &Doc{nodes: keep(&sc.nodes), kids: keep(&sc.kids)}
+		d = &Doc{nodes: keep(&tape.nodes), kids: keep(&tape.kids)}
 	}
-	d.raw, d.root = sc.raw, root
-	if len(sc.text) > 0 {
-		d.text = keep(&sc.text)
+	d.raw, d.root = tape.raw, root
+	if len(tape.text) > 0 {
+		d.text = keep(&tape.text)
 	}
 	return d
 }
@@ -228,7 +224,7 @@ func (p *parser) scalar() (uint32, error) {
 		if bytes.IndexByte(val, '\\') < 0 {
 			return p.add(node{kind: String, start: start + 1, end: end - 1}), nil
 		}
-		d := p.doc
+		d := &p.doc
 		from := uint32(len(d.text))
 		if d.text, err = jsontext.AppendUnquote(d.text, val); err != nil {
 			return 0, p.errorHere("invalid string")
@@ -361,7 +357,7 @@ func (p *parser) fold(depth int) map[uint64]string {
 
 // close moves a container's children from the stack to the doc.
 func (p *parser) close(self uint32, base int) {
-	d := p.doc
+	d := &p.doc
 	d.nodes[self].start = uint32(len(d.kids))
 	d.nodes[self].end = uint32(len(p.stack) - base)
 	d.kids = append(d.kids, p.stack[base:]...)

@@ -328,3 +328,32 @@ func TestExponentInRange_NoAllocation(t *testing.T) {
 	}
 	require.True(t, ok)
 }
+
+// TestPooledTapeKeepsEarlierDocs: a Doc stays intact while the pooled
+// parser that built it reads other bodies, whether finish copied the tape
+// or, past maxPooledTape, handed the parser's own buffers over.
+func TestPooledTapeKeepsEarlierDocs(t *testing.T) {
+	for _, n := range []int{3, 100, 40000} { // 40,000 items: past maxPooledTape
+		var a, b strings.Builder
+		a.WriteString("[")
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				a.WriteString(",")
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&a, `{"k\u0041":"v%d"}`, i)
+			fmt.Fprintf(&b, `{"zz":"w\n%d","q":[1,2]}`, i)
+		}
+		a.WriteString("]")
+		b.WriteString("]")
+		first, err := Parse([]byte(a.String()), 64)
+		require.NoError(t, err)
+		want := fmt.Sprint(first.Root().Any())
+		for range 3 {
+			_, err := Parse([]byte(b.String()), 64)
+			require.NoError(t, err)
+		}
+		require.Equal(t, want, fmt.Sprint(first.Root().Any()), "n=%d", n)
+	}
+}
