@@ -64,8 +64,11 @@ func (x *Index) longestRun() int {
 	return longest
 }
 
-// Find returns the position of name, or -1.
+// Find returns the position of name, or -1; a nil Index holds no name.
 func (x *Index) Find(name string) int {
+	if x == nil {
+		return -1
+	}
 	if x.byName != nil {
 		if i, ok := x.byName[name]; ok {
 			return i

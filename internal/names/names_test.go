@@ -106,3 +106,8 @@ func TestIndex_OrderFieldsNeedNoMap(t *testing.T) {
 	x := New([]string{"orderId", "customer", "items", "currency", "total", "placedAt", "deliveryDate", "channel", "callbackUrl", "clientIp", "notes", "couponCode"})
 	assert.Nil(t, x.byName)
 }
+
+func TestIndex_NilFindsNothing(t *testing.T) {
+	var x *Index
+	assert.Equal(t, -1, x.Find("a"))
+}

@@ -42,8 +42,7 @@ type native struct {
 	enumCmp   []any  // the enum values, their numbers as bounds; nil: no enum
 	enumMsg   string
 	formatMsg string
-	format    *jsonschema.Format
-	formatOK  func(string) bool // the format's check (nativeformats.go)
+	formatOK  func(string) bool // the format's check (nativeformats.go); nil: no format
 	ref       *native
 	refOnly   bool // draft-07 and before: $ref's siblings are ignored
 
@@ -157,8 +156,8 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		}
 		n.enumMsg = msgEnum(s.Enum.Values)
 	}
-	if n.format = s.Format; n.format != nil {
-		n.formatOK, n.formatMsg = formatCheck(n.format), formatMessage(n.format.Name)
+	if f := s.Format; f != nil {
+		n.formatOK, n.formatMsg = formatCheck(f), formatMessage(f.Name)
 	}
 	n.minProps, n.maxProps = intOr(s.MinProperties), intOr(s.MaxProperties)
 	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
@@ -309,7 +308,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 		r.fail(n.enumMsg)
 		return
 	}
-	if n.format != nil && t == tString && !n.formatOK(v.Str()) {
+	if n.formatOK != nil && t == tString && !n.formatOK(v.Str()) {
 		r.fail(n.formatMsg)
 		return
 	}
@@ -342,14 +341,11 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	var seen uint64 // the required names present, by bit
 	for i := range count {
 		name, v := obj.Member(i)
-		var m member
-		ok := false
-		if n.memberNames != nil {
-			if i := n.memberNames.Find(name); i >= 0 {
-				m, ok = n.members[i], true
-			}
+		m := member{required: -1}
+		if j := n.memberNames.Find(name); j >= 0 {
+			m = n.members[j]
 		}
-		if ok && m.required >= 0 {
+		if m.required >= 0 {
 			seen |= 1 << m.required
 		}
 		child := m.schema

@@ -163,7 +163,6 @@ func (s *Schema) Validate(doc *jsonbody.Doc, rep msg.Reporter) bool {
 	if s.fast != nil {
 		r := runs.Get().(*nativeRun)
 		r.rep, r.valid = rep, true
-		r.path.Reset()
 		r.validate(s.fast, doc.Root())
 		valid := r.valid
 		r.rep = nil
