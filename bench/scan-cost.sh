@@ -13,41 +13,61 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-bin=$(mktemp -d)/bench.test
-trap 'rm -rf "$(dirname "$bin")"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bin=$tmp/bench.test
 go test -c -o "$bin" .
 benches=(check/scan=off check/scan=on middleware/scan=off middleware/scan=on)
 
+# run LOG CMD...: CMD's output into LOG, shown and fatal if CMD fails.
+run() {
+	local log=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		cat "$log" >&2
+		exit 1
+	fi
+}
+
 instructions() {
+	command -v valgrind >/dev/null || {
+		echo "$0: instructions needs valgrind" >&2
+		exit 1
+	}
 	for b in "${benches[@]}"; do
 		counts=()
 		for n in 2000 4000; do
-			counts+=("$(GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+			run "$tmp/log" env GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
 				--callgrind-out-file=/dev/null "$bin" -test.run '^$' -test.bench "ContractguardScan/via=$b\$" \
-				-test.benchtime ${n}x 2>&1 >/dev/null | awk '/Collected :/ {print $4}')")
+				-test.benchtime ${n}x
+			c=$(awk '/Collected :/ {print $4}' "$tmp/log")
+			[[ $c =~ ^[0-9]+$ ]] || {
+				cat "$tmp/log" >&2
+				exit 1
+			}
+			counts+=("$c")
 		done
 		echo "$b $(((counts[1] - counts[0]) / 2000)) instructions/op"
 	done
 }
 
-times() {
-	local out
-	out=$(mktemp)
-	for _ in $(seq "${1:-60}"); do
+timing() {
+	: >"$tmp/times"
+	for _ in $(seq "$1"); do
 		for b in "${benches[@]}"; do
-			GOMAXPROCS=1 taskset -c 1 "$bin" -test.run '^$' -test.bench "ContractguardScan/via=$b\$" \
-				-test.benchtime 5000x | awk -v b="$b" '/^Benchmark/ {print b, $3}' >>"$out"
+			run "$tmp/log" env GOMAXPROCS=1 taskset -c 1 "$bin" -test.run '^$' \
+				-test.bench "ContractguardScan/via=$b\$" -test.benchtime 5000x
+			awk -v b="$b" '/^Benchmark/ {print b, $3}' "$tmp/log" >>"$tmp/times"
 		done
 	done
-	sort -k1,1 -k2,2n "$out" | awk '
+	sort -k1,1 -k2,2n "$tmp/times" | awk '
 		{ v[$1] = v[$1] " " $2; n[$1]++ }
 		END { for (b in v) { split(substr(v[b], 2), x, " "); printf "%s fastest %d ns, median %d ns (%d runs)\n", b, x[1], x[int((n[b] + 1) / 2)], n[b] } }' | sort
-	rm -f "$out"
 }
 
 case "${1:-}" in
 instructions) instructions ;;
-time) times "${2:-60}" ;;
+time) timing "${2:-60}" ;;
 *)
 	echo "usage: $0 instructions | time [ROUNDS]" >&2
 	exit 2
