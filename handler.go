@@ -1,7 +1,6 @@
 package contractguard
 
 import (
-	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -204,7 +203,7 @@ type chiIndex struct {
 var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
-	idx := g.chiIndexOf(routes, false)
+	idx := g.chiIndexOf(routes, "")
 	path := r.URL.RawPath
 	if path == "" {
 		path = r.URL.Path
@@ -222,14 +221,9 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	key := r.Method + " " + pattern
 	c, known := idx.routes[key]
 	if !known {
-		idx = g.chiIndexOf(routes, true)
-		if c, known = idx.routes[key]; !known {
-			// Not listed by Walk: remember it, in a copy (readers share
-			// the map), so as not to walk for it again.
-			next := &chiIndex{version: idx.version, routes: maps.Clone(idx.routes)}
-			next.routes[key] = nil
-			g.typed.chi.Store(routes, next)
-		}
+		// A route added since the index was made: walk again. The key is
+		// cloned for the index, so that this one stays on the stack.
+		c = g.chiIndexOf(routes, strings.Clone(key)).routes[key]
 	}
 	if c != nil {
 		return routed{c, routerPattern(pattern)}
@@ -237,9 +231,12 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	return routed{}
 }
 
-func (g *Guard) chiIndexOf(routes chi.Routes, stale bool) *chiIndex {
+// chiIndexOf is the index of routes' typed handlers, made again when the
+// guard's typed routes changed or a request found a pattern it lacks
+// (missing, which is then remembered as no typed handler's).
+func (g *Guard) chiIndexOf(routes chi.Routes, missing string) *chiIndex {
 	v := g.typed.routes.Load() // a disabled guard, whose count stays 0, never routes
-	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v && !stale {
+	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v && missing == "" {
 		return idx.(*chiIndex)
 	}
 	idx := &chiIndex{version: v, routes: map[string]*compiled{}}
@@ -247,6 +244,18 @@ func (g *Guard) chiIndexOf(routes chi.Routes, stale bool) *chiIndex {
 		idx.routes[method+" "+pattern] = g.ownTyped(h)
 		return nil
 	})
+	// Walk lists the root of a mounted router as "/api/", where Find
+	// reports a request to /api as "/api": the same handler.
+	for key, c := range idx.routes {
+		if root, ok := strings.CutSuffix(key, "/"); ok && !strings.HasSuffix(root, " ") {
+			if _, listed := idx.routes[root]; !listed {
+				idx.routes[root] = c
+			}
+		}
+	}
+	if _, listed := idx.routes[missing]; !listed && missing != "" {
+		idx.routes[missing] = nil // not a route of Walk's: not walked for again
+	}
 	g.typed.chi.Store(routes, idx)
 	return idx
 }

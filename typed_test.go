@@ -539,3 +539,21 @@ func TestTyped_ChiRouteMountedAfterFirstRequest(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, send(r, "POST", "/api/x", `{"n":1}`).Code)
 	rejected(t, send(r, "POST", "/api/x", `{"n":0}`), 400, CodeSchemaInvalid)
 }
+
+// A typed handler at the root of a mounted router is found at /api as at
+// /api/: chi's Walk lists it as "/api/", its Find reports "/api".
+func TestTyped_ChiMountRoot(t *testing.T) {
+	g := mustNew(t, Options{RequireContract: true})
+	type T struct {
+		N int `json:"n" jsonschema:"minimum=1"`
+	}
+	sub := chi.NewRouter()
+	sub.Method("POST", "/", Handle(g, func(w http.ResponseWriter, r *http.Request, v T) { w.WriteHeader(http.StatusNoContent) }))
+	r := chi.NewRouter()
+	r.Use(g.Middleware)
+	r.Mount("/api", sub)
+	for _, path := range []string{"/api", "/api/"} {
+		assert.Equal(t, http.StatusNoContent, send(r, "POST", path, `{"n":1}`).Code, path)
+		rejected(t, send(r, "POST", path, `{"n":0}`), 400, CodeSchemaInvalid)
+	}
+}
