@@ -783,39 +783,13 @@ func (q *request) Add(path, message string) {
 }
 
 // evalFailed logs, at debug level, a rule that failed to evaluate (and so
-// counted as false). CEL quotes the value it could not use (invalid RFC
-// 3339 timestamp "…"); the quotes are emptied, as a log never holds a
-// value of a request.
+// counted as false). The error holds no value of the request
+// (expr.Program.Eval leaves them out), as a log never does.
 func (g *Guard) evalFailed(where string, err error) {
 	if g.log.Enabled(context.Background(), slog.LevelDebug) {
 		g.log.Debug("contractguard: rule failed to evaluate; counted as false",
-			slog.String("rule", where), slog.String("error", withoutQuoted(err.Error())))
+			slog.String("rule", where), slog.String("error", err.Error()))
 	}
-}
-
-// withoutQuoted replaces what is between double quotes in s (as %q
-// writes it, escapes included) with "…".
-func withoutQuoted(s string) string {
-	var b strings.Builder
-	in, escaped := false, false
-	for _, c := range s {
-		switch {
-		case !in:
-			b.WriteRune(c)
-			in = c == '"'
-		case escaped:
-			escaped = false
-		case c == '\\':
-			escaped = true
-		case c == '"':
-			b.WriteString("…\"")
-			in = false
-		}
-	}
-	if in {
-		b.WriteString("…")
-	}
-	return b.String()
 }
 
 // Params are the path parameters: by the matched contract's pattern, or,

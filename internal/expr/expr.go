@@ -175,15 +175,81 @@ func compileError(err error) error {
 
 // Eval runs the program. It reports true only when the result is the bool
 // true; an evaluation error (a missing key, a type mismatch at run time, the
-// cost limit) is returned with false, so callers fail closed.
+// cost limit) is returned with false, so callers fail closed. The error
+// holds no value of the activation (see valueFree): it is for logs.
 func (p *Program) Eval(act interpreter.Activation) (bool, error) {
 	out, _, err := p.prg.Eval(act)
 	if err != nil {
-		return false, err
+		return false, valueFree(err)
 	}
 	b, ok := out.(types.Bool)
 	if !ok {
 		return false, fmt.Errorf("evaluated to %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
+}
+
+// evalPhrases open the CEL evaluation errors whose reason may be logged.
+// What follows one may be a value of the request: after a colon (no such
+// key: name), in quotes (invalid RFC 3339 timestamp "x"), or bare
+// (unsupported index value x in list).
+var evalPhrases = []string{
+	"no such key", "no such attribute", "no such overload", "no such field",
+	"invalid RFC 3339 timestamp", "invalid timestamp", "division by zero", "modulus by zero",
+	"integer overflow", "unsigned integer overflow", "duration overflow", "timestamp overflow",
+	"index out of bounds", "index", "type conversion error", "unsupported index value", "range error",
+	"invalid UTF-8",
+}
+
+// valueFree is err with no value of the request in it: a cancellation
+// (the cost limit) as it is, as CEL writes it without one; another error
+// as the phrase it opens with, its quoted values emptied and any other
+// text after it cut; an error of no known phrase as a bare "evaluation
+// error".
+func valueFree(err error) error {
+	var cancelled interpreter.EvalCancelledError
+	if errors.As(err, &cancelled) {
+		return err
+	}
+	msg := err.Error()
+	for _, p := range evalPhrases {
+		rest, ok := strings.CutPrefix(msg, p)
+		if !ok || rest != "" && isWordByte(rest[0]) {
+			continue
+		}
+		if q := withoutQuoted(rest); strings.Trim(q, ` "…'`) == "" {
+			return errors.New(p + q)
+		}
+		return errors.New(p + ": …")
+	}
+	return errors.New("evaluation error")
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// withoutQuoted replaces what is between double quotes in s (as %q
+// writes it, escapes included) with "…".
+func withoutQuoted(s string) string {
+	var b strings.Builder
+	in, escaped := false, false
+	for _, c := range s {
+		switch {
+		case !in:
+			b.WriteRune(c)
+			in = c == '"'
+		case escaped:
+			escaped = false
+		case c == '\\':
+			escaped = true
+		case c == '"':
+			b.WriteString("…\"")
+			in = false
+		}
+	}
+	if in {
+		b.WriteString("…")
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/interpreter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -363,4 +365,40 @@ func TestSizes_Draft2020Items(t *testing.T) {
 	assert.Equal(t, uint64(2+3*(2+4*6+1)), max7, "three strings of four characters, each written \\uXXXX")
 	assert.Equal(t, min7, min2020)
 	assert.Equal(t, max7, max2020)
+}
+
+func TestWithoutQuoted(t *testing.T) {
+	for in, want := range map[string]string{
+		`invalid timestamp "x"`: `invalid timestamp "…"`,
+		`a "x" and "y" end`:     `a "…" and "…" end`,
+		`escaped "a\"b" end`:    `escaped "…" end`,
+		`unclosed "rest`:        `unclosed "…`,
+		`no quotes`:             `no quotes`,
+		`"héllo ☃"`:             `"…"`,
+	} {
+		assert.Equal(t, want, withoutQuoted(in), in)
+	}
+}
+
+// TestValueFree: an evaluation error keeps its reason and loses what the
+// request held, quoted, after a colon or bare; the cost limit's error has
+// none and stays whole.
+func TestValueFree(t *testing.T) {
+	for in, want := range map[string]string{
+		`no such key: hunter2`:                          `no such key: …`,
+		`no such attribute(s): hunter2`:                 `no such attribute: …`,
+		`invalid RFC 3339 timestamp "hunter2"`:          `invalid RFC 3339 timestamp "…"`,
+		`index out of bounds: 7`:                        `index out of bounds: …`,
+		`index '7' out of range in list size '2'`:       `index: …`,
+		`unsupported index value hunter2 in list`:       `unsupported index value: …`,
+		`type conversion error from 'hunter2' to 'int'`: `type conversion error: …`,
+		`division by zero`:                              `division by zero`,
+		`no such overload`:                              `no such overload`,
+		`indexhunter2`:                                  `evaluation error`,
+		`something new: hunter2`:                        `evaluation error`,
+	} {
+		assert.Equal(t, want, valueFree(errors.New(in)).Error(), in)
+	}
+	limit := interpreter.EvalCancelledError{Message: "operation cancelled: actual cost limit exceeded", Cause: interpreter.CostLimitExceeded}
+	assert.Equal(t, limit.Message, valueFree(limit).Error())
 }
