@@ -140,3 +140,16 @@ func TestScan_QueryAndPathParameters(t *testing.T) {
 	eb := rejected(t, send(r, "POST", "/users/1%20UNION%20SELECT%20password%20FROM%20users/comments", `{"text":"hi"}`), 403, CodeVulnerabilityDetected)
 	assert.Equal(t, []Detail{{"param:id", "possible SQL injection"}}, eb.Details)
 }
+
+// TestScan_OptOutOfAdditional: an opt-out of additionalProperties leaves
+// the declared properties scanned.
+func TestScan_OptOutOfAdditional(t *testing.T) {
+	extra := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}},
+		"additionalProperties": map[string]any{"x-contractguard-scan": false}}
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/extra", Method: "POST", Schema: extra}}})
+	const markup = `"<script>alert(1)</script>"`
+	assert.Nil(t, g.Check("POST", "/extra", []byte(`{"snippet":`+markup+`}`)))
+	if v := g.Check("POST", "/extra", []byte(`{"text":`+markup+`}`)); assert.NotNil(t, v) {
+		assert.Equal(t, []Detail{{"/text", "possible cross-site scripting"}}, v.Details)
+	}
+}

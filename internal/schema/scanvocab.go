@@ -38,7 +38,9 @@ func (scanAnnotation) Validate(*jsonschema.ValidatorContext, any) {}
 
 // ScanSkip is what the schema takes out of the vulnerability scan: nil
 // when it has no x-contractguard-scan: false anywhere. It follows
-// properties, additionalProperties, items, $ref and allOf.
+// properties, additionalProperties (without patternProperties), items,
+// $ref and allOf. Below the first level of a recursive schema, where a
+// $ref comes back to a schema being read, nothing is skipped: scanned.
 func (s *Schema) ScanSkip() *scan.Skip {
 	return skipOf(s.s, map[*jsonschema.Schema]bool{})
 }
@@ -69,9 +71,16 @@ func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *scan.
 	if c := skipOf(sch.Items2020, visiting); c != nil {
 		add(&scan.Skip{Items: c})
 	}
-	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok {
+	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
+		// (A name that matches a pattern is not additional; with patterns
+		// the opt-out is not followed: scanned, not skipped.)
 		if c := skipOf(a, visiting); c != nil {
-			add(&scan.Skip{Additional: c})
+			// Declared properties are not additional: listed, as scanned.
+			declared := &scan.Skip{Props: map[string]*scan.Skip{}, Additional: c}
+			for name := range sch.Properties {
+				declared.Props[name] = nil
+			}
+			add(declared)
 		}
 	}
 	add(skipOf(sch.Ref, visiting))

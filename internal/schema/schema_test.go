@@ -194,6 +194,15 @@ func TestScanSkip(t *testing.T) {
 	assert.True(t, compile(t, nil, `{"type":"object","x-contractguard-scan":false}`).ScanSkip().Off)
 	recursive := compile(t, nil, `{"$ref":"#/definitions/n","definitions":{"n":{"type":"object","properties":{"next":{"$ref":"#/definitions/n"},"raw":{"x-contractguard-scan":false}}}}}`)
 	assert.True(t, recursive.ScanSkip().Props["raw"].Off)
+
+	// A declared property is not additional: an opt-out of
+	// additionalProperties leaves it scanned. With patternProperties, a
+	// name may be neither: the opt-out is not followed.
+	extra := compile(t, nil, `{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"x-contractguard-scan":false}}`).ScanSkip()
+	require.Contains(t, extra.Props, "text")
+	assert.Nil(t, extra.Props["text"])
+	assert.True(t, extra.Additional.Off)
+	assert.Nil(t, compile(t, nil, `{"type":"object","patternProperties":{"^x":{}},"additionalProperties":{"x-contractguard-scan":false}}`).ScanSkip())
 }
 
 func TestScanKeyword_MustBeBoolean(t *testing.T) {
