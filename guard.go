@@ -605,7 +605,6 @@ func malformed(err error) *Violation {
 func scanRequest(cs []*compiled, in *request) *Violation {
 	st := in.state
 	in.details = in.details[:0]
-	clear(in.found)
 	for _, c := range cs {
 		skip := c.scanSkip
 		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) {
@@ -620,7 +619,7 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 			scan.Doc(st.doc, skip, in)
 		case utf8.Valid(st.raw): // a body the guard does not parse: one string
 			if k := scan.Bytes(st.raw); k != scan.None {
-				in.Found("", k)
+				in.Add("", k.Message())
 			}
 		}
 		if !st.scannedURL {
@@ -635,21 +634,12 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 	if len(in.details) == 0 {
 		return nil
 	}
-	slices.SortFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
+	// One detail per path, the first reported (a key before its value): a
+	// body may hold thousands of findings, and contracts with different
+	// opt-outs scan it more than once.
+	slices.SortStableFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
+	in.details = slices.CompactFunc(in.details, func(a, b Detail) bool { return a.Path == b.Path })
 	return newViolation(CodeVulnerabilityDetected, in.details...)
-}
-
-// Found adds a finding of the scan to details, once per path
-// (scan.Reporter): a body may hold thousands of findings.
-func (q *request) Found(path string, c scan.Class) {
-	if q.found[path] {
-		return
-	}
-	if q.found == nil {
-		q.found = map[string]bool{}
-	}
-	q.found[path] = true
-	q.details = append(q.details, Detail{Path: path, Message: c.Message()})
 }
 
 // scanParams scans the path parameters, those of a pattern without
@@ -773,11 +763,11 @@ type request struct {
 
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
-	found   map[string]bool // the paths of the scan's details (see Found)
 	act     expr.Activation
 }
 
-// Add collects a failure of the schema or of decoding (msg.Reporter).
+// Add collects a failure of the schema, of decoding or of the scan
+// (msg.Reporter).
 func (q *request) Add(path, message string) {
 	q.details = append(q.details, Detail{Path: path, Message: message})
 }

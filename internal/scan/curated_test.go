@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // curatedEntry is a line of testdata/vulnscan/curated/*.jsonl.
@@ -52,7 +53,7 @@ func findings(t testing.TB, body []byte) map[string]Class {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err, "%s", body)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, ReportFunc(func(path string, c Class) { got[path] = c }))
+	Body(doc.Root(), nil, msg.ReportFunc(func(path, m string) { got[path] = classOf(m) }))
 	return got
 }
 

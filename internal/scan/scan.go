@@ -32,30 +32,17 @@ func (s *Skip) child(name *string) *Skip {
 	return s.Additional
 }
 
-// Reporter receives a scan's findings: a path, and the class of what is
-// there. An interface, not a func, so that a caller passes a value it
-// already has, not a closure allocated for each body.
-type Reporter interface {
-	Found(path string, c Class)
-}
-
-// ReportFunc is a func as a Reporter.
-type ReportFunc func(path string, c Class)
-
-// Found calls f.
-func (f ReportFunc) Found(path string, c Class) { f(path, c) }
-
 // Body scans every key and string value of a body, except what skip
-// leaves out, and reports each finding with its JSON pointer: a key at the
-// pointer of its member, a value at its own.
-func Body(root jsonbody.Value, skip *Skip, report Reporter) {
+// leaves out, and reports each finding with its JSON pointer and its
+// class's message: a key at the pointer of its member, a value at its own.
+func Body(root jsonbody.Value, skip *Skip, report msg.Reporter) {
 	if skip != nil && skip.Off {
 		return
 	}
 	switch root.Kind() {
 	case jsonbody.String:
 		if c := String(root.Str()); c != None {
-			report.Found("", c)
+			report.Add("", c.Message())
 		}
 	case jsonbody.Array, jsonbody.Object:
 		w := walkers.Get().(*walker)
@@ -77,7 +64,7 @@ func (w *walker) release() {
 // runs through the strings of the document in order, without walking the
 // tree, and walks it, to report with paths, only when that finds
 // something: most bodies are clean, and a flagged one costs two passes.
-func Doc(doc *jsonbody.Doc, skip *Skip, report Reporter) {
+func Doc(doc *jsonbody.Doc, skip *Skip, report msg.Reporter) {
 	if skip == nil && !anyFinding(doc) {
 		return
 	}
@@ -108,7 +95,7 @@ func anyFinding(doc *jsonbody.Doc) bool {
 // walker walks the containers of a body. The path holds the containers
 // it is in; a scalar's own step is added only to report it.
 type walker struct {
-	report Reporter
+	report msg.Reporter
 	path   msg.Path
 	clean  [16]string // member names found clean (see key)
 	buf    []byte     // for sqlInjection
@@ -135,7 +122,7 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 			continue // the key goes with its value
 		}
 		if c := w.key(name, e); c != None {
-			w.report.Found(w.path.Pointer(name), c)
+			w.report.Add(w.path.Pointer(name), c.Message())
 		}
 		w.inner(e, child, name, -1)
 	}
@@ -150,7 +137,7 @@ func (w *walker) inner(e jsonbody.Value, skip *Skip, name string, index int) {
 			if index >= 0 {
 				name = strconv.Itoa(index)
 			}
-			w.report.Found(w.path.Pointer(name), c)
+			w.report.Add(w.path.Pointer(name), c.Message())
 		}
 	case jsonbody.Array, jsonbody.Object:
 		if index >= 0 {
@@ -189,7 +176,7 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 
 // Query scans the names and values of a query string, reported at
 // "query:name".
-func Query(values map[string][]string, report Reporter) {
+func Query(values map[string][]string, report msg.Reporter) {
 	for name, vs := range values {
 		c := Key(name)
 		for _, v := range vs {
@@ -199,14 +186,14 @@ func Query(values map[string][]string, report Reporter) {
 			c = String(v)
 		}
 		if c != None {
-			report.Found("query:"+name, c)
+			report.Add("query:"+name, c.Message())
 		}
 	}
 }
 
 // Param scans the value of path parameter name, reported at "param:name".
-func Param(name, value string, report Reporter) {
+func Param(name, value string, report msg.Reporter) {
 	if c := String(value); c != None {
-		report.Found("param:"+name, c)
+		report.Add("param:"+name, c.Message())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/msg"
 )
 
 func TestBody_PathsAndSkips(t *testing.T) {
@@ -18,7 +19,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, ReportFunc(func(p string, c Class) { got[p] = c }))
+	Body(doc.Root(), nil, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.Equal(t, map[string]Class{
 		"/comment": XSS, "/html": XSS, "/items/0/q": SQLInjection, "/filter/$ne": NoSQLInjection,
 		"/__proto__": PrototypePollution, "/constructor": PrototypePollution, "/a~1b": PathTraversal,
@@ -29,7 +30,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		doc, err := jsonbody.Parse([]byte(body), 64)
 		require.NoError(t, err)
 		got := None
-		Body(doc.Root(), nil, ReportFunc(func(p string, c Class) { require.Empty(t, p); got = c }))
+		Body(doc.Root(), nil, msg.ReportFunc(func(p, m string) { require.Empty(t, p); got = classOf(m) }))
 		assert.Equal(t, want, got, body)
 	}
 
@@ -38,19 +39,19 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		"items": {Items: &Skip{Props: map[string]*Skip{"q": {Off: true}}}},
 	}}
 	got = map[string]Class{}
-	Body(doc.Root(), skip, ReportFunc(func(p string, c Class) { got[p] = c }))
+	Body(doc.Root(), skip, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.NotContains(t, got, "/html")
 	assert.NotContains(t, got, "/items/0/q")
 	assert.Contains(t, got, "/comment")
 
 	got = map[string]Class{}
-	Body(doc.Root(), &Skip{Off: true}, ReportFunc(func(p string, c Class) { got[p] = c }))
+	Body(doc.Root(), &Skip{Off: true}, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.Empty(t, got)
 }
 
 func TestQueryAndParams(t *testing.T) {
 	got := map[string]Class{}
-	report := ReportFunc(func(p string, c Class) { got[p] = c })
+	report := msg.ReportFunc(func(p, m string) { got[p] = classOf(m) })
 	Query(map[string][]string{"q": {"shoes"}, "user[$ne]": {"1"}, "id": {"1 UNION SELECT password FROM users"},
 		"__proto__[admin]": {"1"}, "page": {"2", "<svg onload=alert(1)>"}}, report)
 	Param("id", "42", report)
@@ -90,7 +91,7 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		reported := 0
-		Body(doc.Root(), nil, ReportFunc(func(string, Class) { reported++ }))
+		Body(doc.Root(), nil, msg.ReportFunc(func(string, string) { reported++ }))
 		// The walk reports every string and key String and Key flag, and
 		// constructor.prototype: count them over the decoded value.
 		want := 0
@@ -128,7 +129,7 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("%s: anyFinding %v, %d flagged", data, got, want)
 		}
 		viaDoc := 0
-		Doc(doc, nil, ReportFunc(func(string, Class) { viaDoc++ }))
+		Doc(doc, nil, msg.ReportFunc(func(string, string) { viaDoc++ }))
 		if viaDoc != want {
 			t.Fatalf("%s: Doc reported %d, %d flagged", data, viaDoc, want)
 		}
@@ -145,7 +146,7 @@ func BenchmarkBody(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Doc(doc, nil, ReportFunc(func(p string, c Class) { b.Fatal(p, c) }))
+		Doc(doc, nil, msg.ReportFunc(func(p, m string) { b.Fatal(p, m) }))
 	}
 }
 
@@ -166,4 +167,14 @@ func TestIdentifier(t *testing.T) {
 	for _, n := range []string{"__proto__", "$where", "constructorXprototypeX", "a_b", "a-b", "é"} {
 		require.False(t, identifier(n), n)
 	}
+}
+
+// classOf is the class whose Message is m (None for any other).
+func classOf(m string) Class {
+	for c := SQLInjection; c <= PrototypePollution; c++ {
+		if c.Message() == m {
+			return c
+		}
+	}
+	return None
 }
