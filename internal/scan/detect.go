@@ -52,8 +52,9 @@ func (c Class) Message() string {
 
 // String checks a string value (or an object key, after Key's own checks).
 // One pass over the bytes says which checks can apply; a value of letters,
-// digits and spaces only, the most common kind, goes to none but
-// libinjection's SQL check, and an identifier to none at all.
+// digits and spaces only, the most common kind, goes to none but the SQL
+// check, which hands it to libinjection only if it holds a SQL word (see
+// needsSQLi), and an identifier to none at all.
 func String(s string) Class { return check(s, nil) }
 
 // Bytes is String of b, without copying it: a body the guard does not
@@ -205,13 +206,10 @@ func kinds4(b string) uint32 {
 }
 
 // Key checks an object member name: operator names ($where, $ne, …),
-// __proto__, then everything String checks.
+// then everything String checks (__proto__ among them).
 func Key(k string) Class {
 	if len(k) > 1 && k[0] == '$' && isLetter(k[1]) {
 		return NoSQLInjection
-	}
-	if k == "__proto__" {
-		return PrototypePollution
 	}
 	return String(k)
 }

@@ -180,6 +180,9 @@ var sensitivePaths = []string{
 // pathTraversal reports a .. segment (../ or ..\ and their percent-,
 // double- and overlong-encoded forms), a NUL byte, or a sensitive path.
 func pathTraversal(s string, f uint32) bool {
+	if f&hasPath == 0 {
+		return false // a bare name (id_rsa) is a file name, not a path
+	}
 	if f&hasNUL != 0 {
 		return true
 	}
@@ -470,6 +473,7 @@ func protoPath(s string) bool {
 	if i < 0 {
 		return false
 	}
-	rest := strings.TrimLeft(s[i+len("constructor"):], `.[]"' :{`)
-	return strings.HasPrefix(rest, "prototype")
+	rest := s[i+len("constructor"):]
+	step := strings.TrimLeft(rest, `.[]"' :{`)
+	return len(step) < len(rest) && strings.HasPrefix(step, "prototype") // a step between them
 }

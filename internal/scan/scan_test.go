@@ -80,9 +80,17 @@ func FuzzScan(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"$where":"1","a":[{"__proto__":{}},"%c0%ae%c0%ae/"],"constructor":{"prototype":1}}`))
+	f.Add([]byte("id_rsa"))               // a detector matched what check's gate kept from it
+	f.Add([]byte("constructorprototype")) // and this one
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := string(data)
-		String(s)
+		if String(s) == None {
+			for c, matches := range detectors {
+				if matches(s) {
+					t.Fatalf("%q: %v's detector matches, but String reports nothing", s, c)
+				}
+			}
+		}
 		if identifier(s) && Key(s) != None {
 			t.Fatalf("%q: an identifier, but Key flags it", s)
 		}
