@@ -91,7 +91,8 @@ func TestPrefilterShapes(t *testing.T) {
 		if r.IntN(2) == 0 {
 			s = strings.ToUpper(s)
 		}
-		samples = append(samples, s, netip.AddrFrom16(netip.MustParseAddr("::ffff:0.0.0.0").As16()).String())
+		mapped := netip.AddrFrom4([4]byte{byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256)), byte(r.IntN(256))})
+		samples = append(samples, s, netip.AddrFrom16(mapped.As16()).String()) // ::ffff:a.b.c.d
 		samples = append(samples, randomURL(r, word))
 	}
 	emails := emailSamples(r, word)

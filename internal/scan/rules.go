@@ -292,6 +292,29 @@ var overlong = map[string]byte{
 	"%u002e": '.', "%u2215": '/', "%u2216": '\\', "%uff0e": '.',
 }
 
+// overlongAt is the byte an overlong form at the start of s stands for,
+// and its length; n is 0 when s starts with none.
+func overlongAt(s string) (c byte, n int) {
+	if len(s) < 6 || strings.IndexByte("cCeEuU", s[1]) < 0 {
+		return 0, 0
+	}
+	var lower [9]byte
+	for _, n := range [...]int{9, 6} {
+		if n <= len(s) {
+			for i := range n {
+				lower[i] = s[i]
+				if 'A' <= s[i] && s[i] <= 'Z' {
+					lower[i] += 'a' - 'A'
+				}
+			}
+			if c, ok := overlong[string(lower[:n])]; ok { // a lookup that does not copy
+				return c, n
+			}
+		}
+	}
+	return 0, 0
+}
+
 func percentDecode(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -300,18 +323,9 @@ func percentDecode(s string) string {
 			b.WriteByte(s[i])
 			continue
 		}
-		matched := false
-		for _, n := range []int{9, 6} {
-			if i+n <= len(s) {
-				if c, ok := overlong[strings.ToLower(s[i:i+n])]; ok {
-					b.WriteByte(c)
-					i += n - 1
-					matched = true
-					break
-				}
-			}
-		}
-		if matched {
+		if c, n := overlongAt(s[i:]); n > 0 {
+			b.WriteByte(c)
+			i += n - 1
 			continue
 		}
 		if i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {

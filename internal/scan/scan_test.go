@@ -186,3 +186,19 @@ func classOf(m string) Class {
 	}
 	return None
 }
+
+// TestDecodePath: percent-encoding, overlong forms in either case, and
+// one string built per round of decoding, not one per escape.
+func TestDecodePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"report%20Q3.pdf":        "report Q3.pdf",
+		"..%2F..%2Fetc%2Fpasswd": "../../etc/passwd",
+		"%C0%AE%c0%ae/":          "../",
+		"%U002E%u002e%E0%80%AF":  "../",
+		"%25%32%65%25%32%65":     "..", // three rounds
+		"100%":                   "100%",
+	} {
+		assert.Equal(t, want, decodePath(in), in)
+	}
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { decodePath("..%2F..%2Fetc%2Fpasswd") }), 1.0)
+}

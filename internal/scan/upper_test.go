@@ -45,7 +45,7 @@ func TestSQLiUpper(t *testing.T) {
 	}
 	require.Greater(t, n, 5_000)
 	for _, s := range []string{
-		`1 \N union select 1`, `\n or 1=1`, `1 or \n`, `$abc$ x $ABC$ or 1=1`, `$a$ union select $A$`,
+		`1 \N union select 1`, `\n or 1=1`, `1 or \n`, `\n--)`, `$abc$ x $ABC$ or 1=1`, `$a$ union select $A$`,
 		`1;exec sp_password--`, `1;exec SP_PASSWORD--`, `admin'-- sp_password`, `1' or 1=1 -- sp_Password`,
 		`0x1f union select 1`, `0X1F UNION SELECT 1`, `1e1 or 1`, `1E1 OR 1`, `n'x' or 1=1`, `q'[x]' or 1=1`,
 		`q'a A' a' or 1=1 --`, `q'a A' a' union select password from users --`, `admin' and q'a A' a' or 1=1--`,
@@ -58,7 +58,7 @@ func TestSQLiUpper(t *testing.T) {
 
 // FuzzSQLiUpper holds sqlInjection to libinjection on random input.
 func FuzzSQLiUpper(f *testing.F) {
-	for _, s := range []string{"1 or 1=1", "select * from users where id=1", `$x$ or $X$`, `\n`, "sp_password", "Ünion select", `q'a A' a' or 1=1 --`} {
+	for _, s := range []string{"1 or 1=1", "select * from users where id=1", `$x$ or $X$`, `\n`, "sp_password", "Ünion select", `q'a A' a' or 1=1 --`, `\n--)`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
