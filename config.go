@@ -175,47 +175,48 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 			if k, _ := yamljson.Key(kv.Key); k != "contractguard" {
 				continue // another component's configuration
 			}
-			readConfigTree(path, "", kv.Value, anchorsOf(d.Body), values, errs)
+			anchors := anchorsOf(d.Body)
+			readConfigTree(path, "", resolveAlias(kv.Value, anchors), anchors, values, errs)
 		}
 	}
 	return values, nil
 }
 
+// readConfigTree reads the properties of the mapping n, named under
+// prefix (empty for the contractguard: mapping itself), into values.
 func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node, values map[string]any, errs *[]error) {
-	where := func(n ast.Node) string { return fmt.Sprintf("%s:%d", path, yamljson.Line(n)) }
+	// fail adds a problem at n, or at the line a YAML error names.
+	fail := func(n ast.Node, property string, err error) {
+		line, err := yamljson.Split(err, yamljson.Line(n))
+		*errs = append(*errs, &ConfigError{Where: fmt.Sprintf("%s:%d", path, line), Property: property, Err: err})
+	}
 	m, ok := yamljson.Unwrap(n).(*ast.MappingNode)
 	if !ok {
-		if _, null := yamljson.Unwrap(n).(*ast.NullNode); null {
-			return // contractguard: with nothing under it
+		if _, null := yamljson.Unwrap(n).(*ast.NullNode); !null { // null: contractguard: with nothing under it
+			fail(n, "contractguard", errors.New("want a mapping of properties")) // nested groups are read only when mappings
 		}
-		name := "contractguard"
-		if prefix != "" {
-			name += "." + strings.TrimSuffix(prefix, ".")
-		}
-		*errs = append(*errs, &ConfigError{Where: where(n), Property: name, Err: errors.New("want a mapping of properties")})
 		return
 	}
 	for _, kv := range m.Values {
 		value := resolveAlias(kv.Value, anchors)
 		k, err := yamljson.Key(kv.Key)
 		if err != nil {
-			*errs = append(*errs, &ConfigError{Where: where(kv.Key), Err: err})
+			fail(kv.Key, "", err)
 			continue
 		}
 		name := prefix + k
-		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && propertiesUnder(name) != "" {
+		under := propertiesUnder(name)
+		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && under != "" {
 			readConfigTree(path, name+".", value, anchors, values, errs)
 			continue
 		}
 		p, ok := findProperty(name)
-		if !ok && propertiesUnder(name) != "" {
-			*errs = append(*errs, &ConfigError{Where: where(kv.Value), Property: "contractguard." + name,
-				Err: fmt.Errorf("want a mapping of properties (%s)", propertiesUnder(name))})
-			continue
-		}
 		if !ok {
-			*errs = append(*errs, &ConfigError{Where: where(kv.Key), Property: "contractguard." + name,
-				Err: fmt.Errorf("unknown property (known: %s)", propertiesUnder(""))})
+			if under != "" {
+				fail(kv.Value, "contractguard."+name, fmt.Errorf("want a mapping of properties (%s)", under))
+			} else {
+				fail(kv.Key, "contractguard."+name, fmt.Errorf("unknown property (known: %s)", propertiesUnder("")))
+			}
 			continue
 		}
 		raw, err := scalarText(value)
@@ -227,7 +228,7 @@ func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node
 			v, err = parseProperty(p.kind, raw)
 		}
 		if err != nil {
-			*errs = append(*errs, &ConfigError{Where: where(kv.Value), Property: "contractguard." + name, Err: err})
+			fail(kv.Value, "contractguard."+name, err)
 			continue
 		}
 		values[name] = v
