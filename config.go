@@ -27,7 +27,7 @@ type configKind int
 const (
 	boolProperty configKind = iota // true or false
 	sizeProperty                   // a whole number, 0 or more
-	textProperty                   // a non-empty string
+	textProperty                   // a string; empty is the same as none
 	pathProperty                   // a folder; relative to the configuration file
 )
 
@@ -82,7 +82,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 //	  enabled: true                    # false: Middleware and Handle pass everything through
 //	  contracts-dir: ./contracts/      # relative to this file
 //	  vulnerability-scan: true
-//	  license-key: ${CONTRACTGUARD_LICENSE_KEY}
+//	  license-key: ${CONTRACTGUARD_LICENSE_KEY:}   # empty when unset
 //	  learning-mode: false
 //	  sink-protection: false
 //	  metrics:

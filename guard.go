@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -209,7 +210,7 @@ func (g *Guard) Reload() error {
 	if n := g.set.Load().loaded; err == nil && len(cs) == 0 && n > 0 {
 		// A folder emptied, or caught between a delete and a copy, would
 		// switch every check off: fail closed instead.
-		err = &LoadError{File: g.opts.ContractsDir, Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
+		err = &LoadError{File: cmp.Or(g.opts.ContractsDir, "Options.ContractsFS"), Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
 	}
 	if err != nil {
 		g.log.Error("contractguard: reload failed; the previous contracts stay in force", slog.Any("error", err))
@@ -659,8 +660,8 @@ func (q *request) scanParams() {
 }
 
 // run parses the body (unless an earlier pass did) and enforces cs on
-// it: every schema first, decoding the values of typed contracts, then
-// every invariant and rule, in the order of cs. It is the one code path of
+// it: the vulnerability scan (if on), every schema, decoding the values
+// of typed contracts, then every invariant and rule, in the order of cs. It is the one code path of
 // Middleware, typed handlers and Check. On success the contracts are marked
 // done in the request's state.
 func (g *Guard) run(cs []*compiled, in *request, isJSON bool) *Violation {

@@ -638,3 +638,17 @@ func TestMiddleware_TwiceWithDifferentRoutes(t *testing.T) {
 	rejected(t, send(h, "POST", "/api/items?deny=1", `{"a":0,"b":1}`), 422, CodeInvariantViolated)
 	rejected(t, send(h, "POST", "/api/items", `{"a":1,"b":2}`, "Content-Type", "text/plain"), 415, CodeUnsupportedMediaType)
 }
+
+// Two guards stacked on one handler each enforce their own contracts: the
+// state one left on the request is not taken for the other's.
+func TestMiddleware_StackedGuards(t *testing.T) {
+	requires := func(field string) Options {
+		return Options{Contracts: []Contract{{Endpoint: "/s", Method: "POST", Schema: map[string]any{
+			"type": "object", "required": []any{field}}}}}
+	}
+	outer, inner := mustNew(t, requires("a")), mustNew(t, requires("b"))
+	h := outer.Middleware(inner.Middleware(&echo{}))
+	assert.Equal(t, 200, send(h, "POST", "/s", `{"a":1,"b":2}`).Code)
+	rejected(t, send(h, "POST", "/s", `{"b":2}`), 400, CodeSchemaInvalid)
+	rejected(t, send(h, "POST", "/s", `{"a":1}`), 400, CodeSchemaInvalid)
+}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -341,4 +342,16 @@ func TestLogs_StartLineNamesContractsAndFeatures(t *testing.T) {
 		"vulnerability_scan=true", "metrics=true", "require_contract=false", "max_body_bytes=1048576"} {
 		assert.Contains(t, line, want)
 	}
+}
+
+// A reload that finds no contracts in Options.ContractsFS names it, as
+// there is no folder to name.
+func TestReload_EmptiedFSIsNamed(t *testing.T) {
+	text, _ := versionContract(0)
+	fsys := fstest.MapFS{"c.yaml": {Data: []byte(text)}}
+	g := mustNew(t, Options{ContractsFS: fsys, Logger: discard})
+	delete(fsys, "c.yaml")
+	err := g.Reload()
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "Options.ContractsFS: no contracts found"), err.Error())
 }
