@@ -162,9 +162,9 @@ func (res *results) write(w io.Writer) {
 	fmt.Fprintln(w, "| server | req/s | of unguarded | p50 µs | p99 µs |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	for _, s := range []string{"unguarded", "typed", "middleware"} {
-		share := "100%"
-		if s != "unguarded" {
-			share = res.num("Load", s+"-%", 1, "%.0f%%")
+		share := res.num("Load", s+"-%", 1, "%.0f%%")
+		if _, ok := res.median("Load", "unguarded-req/s"); ok && s == "unguarded" {
+			share = "100%" // the base; "–" when there is no load run
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", s, res.num("Load", s+"-req/s", 1, "%.0f"), share,
 			res.num("Load", s+"-p50-µs", 1, "%.0f"), res.num("Load", s+"-p99-µs", 1, "%.0f"))

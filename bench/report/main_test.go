@@ -35,6 +35,17 @@ func TestReport(t *testing.T) {
 	assert.Contains(t, s, "Medians of 3 runs; goos: linux, goarch: amd64, cpu: Test CPU.")
 	assert.Contains(t, s, "| **contractguard `Guard.Check`** (parse, schema, 3 invariants) | – | – | 0.70× | – | – | – |")
 	assert.Contains(t, s, "| typed | 14250 | 95% | 410 | 3100 |")
+	assert.Contains(t, s, "| unguarded | 15000 | 100% | 400 | 3000 |")
+	assert.Contains(t, s, "| middleware | – | – | – | – |", "no figures, no share")
+}
+
+// Without a load run, the unguarded row claims no share either.
+func TestReport_NoLoadRun(t *testing.T) {
+	res, err := read(strings.NewReader("BenchmarkDecode/size=1KB/body=valid-2 \t 100 \t 22000 ns/op\n"))
+	require.NoError(t, err)
+	var out strings.Builder
+	res.write(&out)
+	assert.Contains(t, out.String(), "| unguarded | – | – | – | – |")
 }
 
 func TestReport_NoResults(t *testing.T) {
