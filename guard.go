@@ -626,8 +626,7 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 		if !st.scannedURL {
 			st.scannedURL = true
 			if in.rawQuery != "" {
-				q, _ := url.ParseQuery(in.rawQuery)
-				scan.Query(q, in)
+				scan.Query(in.queryValues(), in)
 			}
 			in.scanParams()
 		}
@@ -754,6 +753,7 @@ func boundOf(values []boundValue, c *compiled) (any, bool) {
 type request struct {
 	method   string
 	rawQuery string
+	query    url.Values // rawQuery parsed, by queryValues
 	header   http.Header
 	r        *http.Request // nil for Check
 	segs     []string
@@ -799,9 +799,15 @@ func (q *request) routerParams() bool { return q.pattern == nil && q.r != nil }
 
 func (q *request) Path() string { return route.Join(q.segs) }
 
-func (q *request) Query() map[string]string {
-	vals, _ := url.ParseQuery(q.rawQuery) // as r.URL.Query() reads it: bad pairs dropped
-	return firstValues(vals)
+func (q *request) Query() map[string]string { return firstValues(q.queryValues()) }
+
+// queryValues is the query as r.URL.Query() reads it (bad pairs dropped),
+// parsed once for the scan and the rules.
+func (q *request) queryValues() url.Values {
+	if q.query == nil {
+		q.query, _ = url.ParseQuery(q.rawQuery)
+	}
+	return q.query
 }
 
 func (q *request) Headers() map[string]string {
