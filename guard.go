@@ -264,19 +264,23 @@ func (o *Options) defaults() {
 	}
 }
 
-// match finds the entry for a request and returns the request as
-// invariants will see it. The path is split into a buffer on the stack, so
-// that a request that matches nothing costs no allocation; a match costs
-// one, the request with its segments and its state.
-func (s *contractSet) match(method, rawPath string) (*routeEntry, *request) {
-	var buf [16]string
+// match finds the entry for a request and the path's segments, read into
+// buf: a request that matches nothing, or has nothing left to check,
+// costs no allocation (see newRequest).
+func (s *contractSet) match(method, rawPath string, buf []string) (*routeEntry, []string) {
 	e, segs, ok := s.tree.Match(method, rawPath, buf[:0])
 	if !ok {
 		return nil, nil
 	}
-	q := &request{method: method, pattern: e.pattern}
+	return e, segs
+}
+
+// newRequest is a request as invariants will see it, with its own copy of
+// segs: the one allocation of a request the guard checks.
+func newRequest(method string, pattern route.Pattern, segs []string) *request {
+	q := &request{method: method, pattern: pattern}
 	q.segs = append(q.segBuf[:0], segs...)
-	return e, q
+	return q
 }
 
 func newSet(cs []*compiled) *contractSet {
@@ -442,8 +446,9 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	if prev != nil {
 		set = prev.set // a second pass (typed handler after Middleware) uses the set of the first, reload or not
 	}
-	e, in := set.match(method, r.URL.EscapedPath())
-	matched := in != nil
+	var segBuf [16]string
+	e, segs := set.match(method, r.URL.EscapedPath(), segBuf[:0])
+	matched := e != nil
 	if !matched && extra.c == nil && !(requireContract && g.opts.RequireContract) {
 		return r, nil // not the guard's: no clock read, no allocation
 	}
@@ -478,9 +483,11 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 			break
 		}
 	}
-	if !matched { // a typed route the guard has no pattern for
-		in = &request{method: method, pattern: extra.pattern}
-		in.segs = route.Segments(r.URL.EscapedPath(), in.segBuf[:0])
+	var in *request
+	if matched {
+		in = newRequest(method, e.pattern, segs)
+	} else { // a typed route the guard has no pattern for
+		in = newRequest(method, extra.pattern, route.Segments(r.URL.EscapedPath(), segBuf[:0]))
 	}
 	in.rawQuery, in.header, in.r = r.URL.RawQuery, r.Header, r
 	st := prev
@@ -568,8 +575,9 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	method = route.UpperMethod(method)
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	set := g.set.Load()
-	e, in := set.match(method, rawPath)
-	if in == nil {
+	var segBuf [16]string
+	e, segs := set.match(method, rawPath, segBuf[:0])
+	if e == nil {
 		if g.opts.RequireContract {
 			v := noContract(method, rawPath)
 			g.stats.record(time.Now(), true, false)
@@ -582,6 +590,7 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 		g.stats.record(start, true, false)
 		return tooLarge(g.opts.MaxBodyBytes)
 	}
+	in := newRequest(method, e.pattern, segs)
 	in.rawQuery = rawQuery
 	in.state = &in.own
 	in.own.guard, in.own.set, in.own.raw = g, set, body

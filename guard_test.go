@@ -589,6 +589,21 @@ func TestMiddleware_NoAllocationWithoutAContract(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) }))
 }
 
+// TestAdmit_SecondPassWithNothingLeftAllocatesNothing: a request an
+// earlier pass of the guard checked (Middleware, then a typed handler) is
+// passed on without a request object built for it.
+func TestAdmit_SecondPassWithNothingLeftAllocatesNothing(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/items/{id}", Method: "POST"}}})
+	r := httptest.NewRequest("POST", "/items/7", strings.NewReader(`{}`))
+	r2, v := g.admit(r, routed{}, false)
+	require.Nil(t, v)
+	require.NotSame(t, r, r2, "the first pass attaches its state")
+	again, v := g.admit(r2, routed{}, false)
+	require.Nil(t, v)
+	assert.Same(t, r2, again, "nothing left to do: passed on as it is")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { g.admit(r2, routed{}, false) }))
+}
+
 func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
 	w := httptest.NewRecorder()
 	writeViolation(w, nil, newViolation(CodeSchemaInvalid, Detail{"/a&b", "must be >= 18 <x>"}))
