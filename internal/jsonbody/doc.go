@@ -129,7 +129,11 @@ func (v Value) Member(i int) (string, Value) {
 // bigObject is the size from which objects get a name index for Get.
 const bigObject = 16
 
-// Get is the member of an object with the given name.
+// Get is the member of an object with the given name. On an object of
+// more than bigObject members it builds, on first use, a name index kept
+// in the Doc without a lock: Get is for the one goroutine that checks a
+// request (the scan, the schema and the rules), not for handlers, which
+// see the generic tree of Doc.Any.
 func (v Value) Get(name string) (Value, bool) {
 	n := v.d.nodes[v.i]
 	kids := v.d.kids[n.start : n.start+n.end]
