@@ -419,12 +419,12 @@ func newFoldSet(words []string) *foldSet {
 	}
 	f := &foldSet{slots: make([]string, size), mask: uint32(size - 1)}
 	for _, w := range words {
-		i := foldHash(w) & f.mask
+		h := foldHash(w)
+		i := h & f.mask
 		for f.slots[i] != "" {
 			i = (i + 1) & f.mask
 		}
 		f.slots[i] = w
-		h := foldHash(w)
 		f.seen[h>>6&255] |= 1 << (h & 63)
 	}
 	return f
@@ -554,9 +554,9 @@ func scriptURL(s string) bool {
 			case "javascript", "vbscript", "livescript":
 				return true
 			case "data":
-				rest := strings.ToLower(strings.TrimLeft(s[i+1:], " \t"))
-				return strings.HasPrefix(rest, "text/html") || strings.HasPrefix(rest, "image/svg") ||
-					strings.HasPrefix(rest, "application/xhtml")
+				rest := strings.TrimLeft(s[i+1:], " \t")
+				return hasPrefixFold(rest, "text/html") || hasPrefixFold(rest, "image/svg") ||
+					hasPrefixFold(rest, "application/xhtml")
 			}
 			return false
 		case isLetter(c):
@@ -567,6 +567,12 @@ func scriptURL(s string) bool {
 		}
 	}
 	return false
+}
+
+// hasPrefixFold is strings.HasPrefix without regard to case, for a lower
+// case prefix, without a copy of s.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // needsXSS reports whether libinjection's XSS check must run on a value

@@ -10,7 +10,7 @@ import (
 
 // Commands that are not English words: one after a chaining or
 // substituting metacharacter is enough.
-var commands = setOf(
+var commands = wordSet(
 	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget", "curl",
 	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "dash", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
 	"python", "python2", "python3", "perl", "ruby", "php", "node", "lua",
@@ -26,7 +26,7 @@ var commands = setOf(
 // flagged only when they stand as a command, with nothing after them or
 // an argument that looks like one (-l, /etc, ./x, ~, $HOME, 5), or called
 // like a function (system('id'), sleep(5)).
-var wordCommands = setOf(
+var wordCommands = wordSet(
 	"id", "ls", "cat", "echo", "sleep", "rm", "cp", "mv", "find", "env", "set", "type", "dir",
 	"kill", "ps", "who", "w", "more", "less", "head", "tail", "sort", "uniq", "grep", "awk", "sed",
 	"touch", "mkdir", "rmdir", "exit", "exec", "eval", "time", "date", "net", "ver", "vol", "tar",
@@ -36,12 +36,14 @@ var wordCommands = setOf(
 	"system", "passthru", "popen", "require", "import",
 )
 
-func setOf(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
+// wordSet is a set of words looked up without regard to ASCII case and
+// without a copy (see foldSet).
+func wordSet(words ...string) *foldSet {
+	upper := make([]string, len(words))
+	for i, w := range words {
+		upper[i] = strings.ToUpper(w)
 	}
-	return m
+	return newFoldSet(upper)
 }
 
 // commandInjection reports a shell metacharacter that chains or
@@ -90,23 +92,6 @@ var commandLead = func() (t [256]bool) {
 	return t
 }()
 
-// The words of commandWords, commands and wordCommands in one map.
-const (
-	command = 1 + iota
-	wordCommand
-)
-
-var commandWords = func() map[string]uint8 {
-	m := make(map[string]uint8, len(commands)+len(wordCommands))
-	for w := range wordCommands {
-		m[w] = wordCommand
-	}
-	for w := range commands { // a command first, as in both lists
-		m[w] = command
-	}
-	return m
-}()
-
 // commandAt reports whether a command starts at s[i], after blanks,
 // quotes, more metacharacters and ( or {.
 func commandAt(s string, i int) bool {
@@ -123,11 +108,11 @@ func commandAt(s string, i int) bool {
 	if start == i {
 		return false
 	}
-	switch commandWords[strings.ToLower(s[start:i])] {
-	case command:
+	word := s[start:i]
+	switch h := foldHash(word); {
+	case commands.hasHashed(word, h):
 		return i == len(s) || !isWordByte(s[i])
-	case wordCommand:
-	default:
+	case !wordCommands.hasHashed(word, h):
 		return false
 	}
 	// A word command: nothing after it, a metacharacter or closing, or an
@@ -340,7 +325,7 @@ func percentDecode(s string) string {
 
 // --- NoSQL operators
 
-var operators = setOf(
+var operators = wordSet(
 	"where", "ne", "eq", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists", "or", "and",
 	"not", "nor", "expr", "elemmatch", "all", "size", "type", "mod", "text", "jsonschema",
 	"function", "accumulator", "lookup", "merge", "out", "comment",
@@ -365,7 +350,7 @@ func operatorKey(s string) bool {
 			for j < len(s) && isLetter(s[j]) {
 				j++
 			}
-			if operators[strings.ToLower(s[i+1:j])] && (j == len(s) || !isWordByte(s[j])) {
+			if operators.hasFold(s[i+1:j]) && (j == len(s) || !isWordByte(s[j])) {
 				return true
 			}
 		}
@@ -380,7 +365,7 @@ func operatorKey(s string) bool {
 
 // jsStatements are the words a statement injected into a $where clause
 // starts with.
-var jsStatements = setOf("return", "while", "for", "do", "var", "let", "const", "function", "sleep",
+var jsStatements = wordSet("return", "while", "for", "do", "var", "let", "const", "function", "sleep",
 	"this", "throw", "if", "new", "emit", "db", "try")
 
 // jsAfterQuote reports a quote closed early and followed by || or &&, or
@@ -421,8 +406,8 @@ func jsAt(s string, i int) bool {
 	for k < len(s) && isLetter(s[k]) {
 		k++
 	}
-	word := strings.ToLower(s[j:k])
-	if !jsStatements[word] {
+	word := s[j:k]
+	if !jsStatements.hasFold(word) {
 		return false
 	}
 	if i == 0 || s[i-1] == '\'' || s[i-1] == '"' { // '; while…
@@ -433,7 +418,7 @@ func jsAt(s string, i int) bool {
 	if k < len(s) && s[k] == '(' {
 		return true
 	}
-	if word == "return" {
+	if strings.EqualFold(word, "return") {
 		rest := strings.TrimLeft(s[k:], " \t")
 		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || '0' <= rest[0] && rest[0] <= '9' ||
 			strings.HasPrefix(rest, "this") || strings.HasPrefix(rest, "true") || strings.HasPrefix(rest, "false"))
@@ -441,24 +426,24 @@ func jsAt(s string, i int) bool {
 	return false
 }
 
-var collectionMethods = setOf("find", "findone", "insert", "insertone", "insertmany", "update", "updateone",
+var collectionMethods = wordSet("find", "findone", "insert", "insertone", "insertmany", "update", "updateone",
 	"updatemany", "remove", "deleteone", "deletemany", "drop", "mapreduce", "aggregate", "count", "distinct")
 
-var databaseMethods = setOf("getcollectionnames", "getcollection", "dropdatabase", "eval", "runcommand",
+var databaseMethods = wordSet("getcollectionnames", "getcollection", "dropdatabase", "eval", "runcommand",
 	"admincommand", "createuser", "getusers", "getname", "stats", "getsiblingdb", "currentop", "killop")
 
 // databaseCall reports db.<method>( or db.<collection>.<method>( .
 func databaseCall(s string) bool {
 	for i := strings.Index(s, "db."); i >= 0; {
 		rest := s[i+3:]
-		if paren := strings.IndexByte(rest, '('); paren > 0 && databaseMethods[strings.ToLower(rest[:paren])] {
+		if paren := strings.IndexByte(rest, '('); paren > 0 && databaseMethods.hasFold(rest[:paren]) {
 			return true
 		}
 		dot := strings.IndexByte(rest, '.')
 		if dot > 0 {
 			m := rest[dot+1:]
 			paren := strings.IndexByte(m, '(')
-			if paren > 0 && collectionMethods[strings.ToLower(m[:paren])] {
+			if paren > 0 && collectionMethods.hasFold(m[:paren]) {
 				return true
 			}
 		}

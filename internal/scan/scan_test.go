@@ -202,3 +202,29 @@ func TestDecodePath(t *testing.T) {
 	}
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { decodePath("..%2F..%2Fetc%2Fpasswd") }), 1.0)
 }
+
+// TestDetectorsCopyNothing: the word lists are looked up in any case
+// without a copy, and a data: URL's media type is read in place, so these
+// values, clean or flagged, cost no allocation.
+func TestDetectorsCopyNothing(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+		run  func(string) bool
+	}{
+		{"Tom & Jerry", false, func(s string) bool { return commandInjection(s, bytesIn(s)) }},
+		{"a; Whoami", true, func(s string) bool { return commandInjection(s, bytesIn(s)) }},
+		{"x; Cat /etc/hosts", true, func(s string) bool { return commandInjection(s, bytesIn(s)) }},
+		{"Costs $Five", false, operatorKey},
+		{"Filter $Where", true, operatorKey},
+		{`{"$Where": 1}`, true, operatorKey},
+		{"'; Return this", true, func(s string) bool { return jsAfterQuote(s, bytesIn(s)) }},
+		{"db.Users.Find(", true, databaseCall},
+		{"db.GetCollectionNames()", true, databaseCall},
+		{"data:IMAGE/png;base64,iVBORw0KGgo=", false, scriptURL},
+		{"data: Text/HTML,<b>", true, scriptURL},
+	} {
+		assert.Equal(t, c.want, c.run(c.s), c.s)
+		assert.Zero(t, testing.AllocsPerRun(10, func() { c.run(c.s) }), c.s)
+	}
+}
