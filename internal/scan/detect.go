@@ -238,7 +238,7 @@ func needsSQLi(s string, f uint32) bool {
 	if f&notToken == 0 {
 		return false
 	}
-	digit := '0' <= s[0] && s[0] <= '9'
+	digit := isDigit(s[0])
 	switch {
 	case f&notURL == 0 && plainURL(s),
 		f&notEmail == 0 && plainEmail(s),
@@ -473,8 +473,9 @@ func equalUpper(upper, s string) bool {
 	return true
 }
 
-// plainURL reports an http or https URL of letters, digits and
-// ._~/?=&#:%- only: its scheme, colon and slashes are the first tokens
+// plainURL reports a value that starts http:// or https://. needsSQLi
+// asks it only of a value whose bytes are letters, digits and ._~/?=&#:%-
+// (no notURL byte): its scheme, colon and slashes are the first tokens
 // libinjection reads, and no fingerprint that starts so is in its list
 // (TestPrefilterShapes and FuzzPrefilters try SQL in every part).
 func plainURL(s string) bool {
@@ -523,7 +524,7 @@ func productCode(s string) bool {
 		i++
 	}
 	digits := 0
-	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+	for i < len(s) && isDigit(s[i]) {
 		i++
 		digits++
 	}

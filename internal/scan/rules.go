@@ -133,7 +133,7 @@ func commandAt(s string, i int) bool {
 		c := s[i]
 		return c == '-' || c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
 			c == '|' || c == ';' || c == '&' || c == '`' || c == '*' || c == '\'' || c == '"' ||
-			('0' <= c && c <= '9') || driveLetter(s[i:])
+			isDigit(c) || driveLetter(s[i:])
 	}
 	return false
 }
@@ -144,7 +144,7 @@ func driveLetter(s string) bool {
 }
 
 func isWordByte(c byte) bool {
-	return isLetter(c) || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-' || c == '/' || c == '\\'
+	return isLetter(c) || isDigit(c) || c == '_' || c == '.' || c == '-' || c == '/' || c == '\\'
 }
 
 // --- path traversal
@@ -171,11 +171,6 @@ func pathTraversal(s string, f uint32) bool {
 	if f&hasNUL != 0 {
 		return true
 	}
-	if f&hasSep == 0 {
-		// Nothing to decode and no separator: a .. segment is the whole
-		// value, a sensitive name without a / its start.
-		return s == ".." || sensitiveStart(s, &sensitiveNamesByFirst)
-	}
 	d := decodePath(s)
 	if strings.IndexByte(d, 0) >= 0 {
 		return true
@@ -184,17 +179,12 @@ func pathTraversal(s string, f uint32) bool {
 	return dotDotSegment(d) || sensitivePath(d)
 }
 
-// sensitiveByFirst are sensitivePaths by their first byte, lower case,
-// and sensitiveNamesByFirst those without a /: all a value without one can
-// hold.
-var sensitiveByFirst, sensitiveNamesByFirst = func() (all, names [256][]string) {
+// sensitiveByFirst are sensitivePaths by their first byte, lower case.
+var sensitiveByFirst = func() (all [256][]string) {
 	for _, p := range sensitivePaths {
 		all[p[0]] = append(all[p[0]], p)
-		if !strings.Contains(p, "/") {
-			names[p[0]] = append(names[p[0]], p)
-		}
 	}
-	return all, names
+	return all
 }()
 
 // sensitivePath reports one of sensitivePaths at the start of d or after
@@ -202,7 +192,7 @@ var sensitiveByFirst, sensitiveNamesByFirst = func() (all, names [256][]string) 
 func sensitivePath(d string) bool {
 	for i := -1; i < len(d)-1; {
 		rest := d[i+1:]
-		if sensitiveStart(rest, &sensitiveByFirst) {
+		if sensitiveStart(rest) {
 			return true
 		}
 		j := strings.IndexByte(rest, '/')
@@ -214,9 +204,8 @@ func sensitivePath(d string) bool {
 	return false
 }
 
-// sensitiveStart reports one of the paths of byFirst (by their first
-// byte) at the start of d.
-func sensitiveStart(d string, byFirst *[256][]string) bool {
+// sensitiveStart reports one of sensitivePaths at the start of d.
+func sensitiveStart(d string) bool {
 	if d == "" {
 		return false
 	}
@@ -224,7 +213,7 @@ func sensitiveStart(d string, byFirst *[256][]string) bool {
 	if 'A' <= c && c <= 'Z' {
 		c += 'a' - 'A'
 	}
-	for _, p := range byFirst[c] {
+	for _, p := range sensitiveByFirst[c] {
 		if len(d) < len(p) || !strings.EqualFold(d[:len(p)], p) {
 			continue
 		}
@@ -235,23 +224,11 @@ func sensitiveStart(d string, byFirst *[256][]string) bool {
 	return false
 }
 
-func isAlnum(c byte) bool { return isLetter(c) || '0' <= c && c <= '9' }
+func isAlnum(c byte) bool { return isLetter(c) || isDigit(c) }
 
 // dotDotSegment reports a path segment that is exactly "..".
 func dotDotSegment(d string) bool {
-	for i := strings.Index(d, ".."); i >= 0; {
-		before := i == 0 || d[i-1] == '/'
-		after := i+2 == len(d) || d[i+2] == '/'
-		if before && after {
-			return true
-		}
-		j := strings.Index(d[i+1:], "..")
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return false
+	return d == ".." || strings.HasPrefix(d, "../") || strings.HasSuffix(d, "/..") || strings.Contains(d, "/../")
 }
 
 // decodePath undoes up to three rounds of percent-encoding, with the
@@ -420,7 +397,7 @@ func jsAt(s string, i int) bool {
 	}
 	if strings.EqualFold(word, "return") {
 		rest := strings.TrimLeft(s[k:], " \t")
-		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || '0' <= rest[0] && rest[0] <= '9' ||
+		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || isDigit(rest[0]) ||
 			strings.HasPrefix(rest, "this") || strings.HasPrefix(rest, "true") || strings.HasPrefix(rest, "false"))
 	}
 	return false

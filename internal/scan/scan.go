@@ -153,14 +153,15 @@ func (w *walker) inner(e jsonbody.Value, skip *Skip, name string, index int) {
 // key checks a member name, and constructor holding prototype. Most
 // names are identifiers, in which Key finds nothing. The objects of an
 // array mostly repeat their names, so another name found clean is kept,
-// and the same name again is not checked twice.
+// and the same name again is mostly not checked twice (16 slots; two
+// names may take turns in one).
 func (w *walker) key(name string, v jsonbody.Value) Class {
 	if name == "constructor" && v.Kind() == jsonbody.Object {
 		if _, ok := v.Get("prototype"); ok {
 			return PrototypePollution
 		}
 	}
-	if name == "" || identifier(name) {
+	if identifier(name) { // "" among them
 		return None
 	}
 	slot := &w.clean[(len(name)+int(name[0])+int(name[len(name)-1]))&(len(w.clean)-1)]
