@@ -25,7 +25,7 @@ func TestFormats(t *testing.T) {
 		{IPv4, []string{"0.0.0.0", "255.255.255.255", "203.0.113.7"},
 			[]string{"256.0.0.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "+1.2.3.4", "1..2.3"}},
 		{IPv6, []string{"::", "::1", "2001:db8::1", "::ffff:1.2.3.4"},
-			[]string{"1.2.3.4", "fe80::1%eth0", "2001:db8:::1", "12345::"}},
+			[]string{"1.2.3.4", "fe80::1%eth0", "2001:db8:::1", "12345::", "10:15", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9"}},
 	} {
 		for _, s := range tt.good {
 			assert.True(t, tt.check(s), "%q", s)
@@ -34,6 +34,11 @@ func TestFormats(t *testing.T) {
 			assert.False(t, tt.check(s), "%q", s)
 		}
 	}
+	for _, s := range []string{"2001:db8::1", "::ffff:1.2.3.4", "1:2:3:4:5:6:7:8", "10:15", "10:15:00", "Note: see below", "a:b:c"} {
+		assert.Zero(t, testing.AllocsPerRun(10, func() { IPv6(s) }), "%q", s)
+	}
+	assert.True(t, IPv6("1:2:3:4:5:6:1.2.3.4"))
+	assert.True(t, IPv6("1:2:3:4:5:6:7:8"))
 }
 
 // TestUnhex: every hexadecimal digit, in both cases, and IsHex on the
