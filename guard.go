@@ -310,7 +310,6 @@ type state struct {
 
 	scanned    []*scan.Skip // the opt-outs the body was scanned with (nil: none)
 	scannedBuf [2]*scan.Skip
-	scannedURL bool // the query and path parameters were scanned
 
 	// The context and body the guard passes on, here so that passing a
 	// request costs no allocations of their own.
@@ -615,11 +614,17 @@ func malformed(err error) *Violation {
 func scanRequest(cs []*compiled, in *request) *Violation {
 	st := in.state
 	in.details = in.details[:0]
+	// A contract without opt-outs scans all that the others would: it alone
+	// is run, and nothing is scanned after it, on this pass or the next.
+	if i := slices.IndexFunc(cs, func(c *compiled) bool { return c.scanSkip == nil }); i >= 0 {
+		cs = cs[i : i+1]
+	}
 	for _, c := range cs {
 		skip := c.scanSkip
-		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) {
+		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) || slices.Contains(st.scanned, nil) {
 			continue
 		}
+		first := len(st.scanned) == 0
 		if st.scanned == nil {
 			st.scanned = st.scannedBuf[:0]
 		}
@@ -632,8 +637,7 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 				in.Add("", k.Message())
 			}
 		}
-		if !st.scannedURL {
-			st.scannedURL = true
+		if first {
 			if in.rawQuery != "" {
 				scan.Query(in.queryValues(), in)
 			}

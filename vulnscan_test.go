@@ -8,6 +8,10 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/scan"
 )
 
 type commentForm struct {
@@ -160,6 +164,39 @@ func TestScan_QueryParsedOnce(t *testing.T) {
 	scanWithRule := allocs(true, rule) - allocs(false, rule)
 	assert.Less(t, scanWithRule, scanAlone)
 	assert.Positive(t, scanAlone)
+}
+
+// TestScan_OnceWhenOneContractScansAll: of the contracts of a request,
+// one without opt-outs scans all the others would, so the body is scanned
+// once, whatever their order and on a later pass too. The street and the
+// note go to libinjection, which allocates: a second scan would show.
+func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
+	doc, err := jsonbody.Parse([]byte(`{"street":"12 Analytical Row","note":"Ring twice; it is quiet.","html":"<script>alert(1)</script>"}`), 64)
+	require.NoError(t, err)
+	all := &compiled{}
+	optOut := &compiled{scanSkip: &scan.Skip{Props: map[string]*scan.Skip{"html": {Off: true}}}}
+	in := &request{method: "POST"}
+	in.state = &in.own
+	in.own.doc = doc
+	allocs := func(passes ...[]*compiled) float64 {
+		return testing.AllocsPerRun(20, func() {
+			in.own.scanned = nil
+			for _, cs := range passes {
+				scanRequest(cs, in)
+			}
+		})
+	}
+	once := allocs([]*compiled{all})
+	require.Positive(t, once)
+	assert.Equal(t, once, allocs([]*compiled{optOut, all}))
+	assert.Equal(t, once, allocs([]*compiled{all, optOut}))
+	assert.Equal(t, once, allocs([]*compiled{all}, []*compiled{optOut}))
+	assert.Greater(t, allocs([]*compiled{optOut}, []*compiled{all}), once, "an opt-out first does not cover all")
+
+	in.own.scanned = nil
+	v := scanRequest([]*compiled{optOut, all}, in)
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)
 }
 
 // TestScan_OptOutOfAdditional: an opt-out of additionalProperties leaves
