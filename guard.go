@@ -264,17 +264,6 @@ func (o *Options) defaults() {
 	}
 }
 
-// match finds the entry for a request and the path's segments, read into
-// buf: a request that matches nothing, or has nothing left to check,
-// costs no allocation (see newRequest).
-func (s *contractSet) match(method, rawPath string, buf []string) (*routeEntry, []string) {
-	e, segs, ok := s.tree.Match(method, rawPath, buf[:0])
-	if !ok {
-		return nil, nil
-	}
-	return e, segs
-}
-
 // newRequest is a request as invariants will see it, with its own copy of
 // segs: the one allocation of a request the guard checks.
 func newRequest(method string, pattern route.Pattern, segs []string) *request {
@@ -437,19 +426,24 @@ func (g *Guard) CheckRequest(r *http.Request) *Violation {
 // records the metrics and logs rejections at debug level.
 func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*http.Request, *Violation) {
 	method := route.UpperMethod(r.Method)
+	set := g.set.Load()
+	var segBuf [16]string
+	e, segs, matched := set.tree.Match(method, r.URL.EscapedPath(), segBuf[:0])
+	if !matched && extra.c == nil && !(requireContract && g.opts.RequireContract) {
+		// Not the guard's: no context lookup, no clock read, no allocation.
+		// (On a later pass of a request the guard checked, a reload may have
+		// taken its pattern away; the first pass enforced it.)
+		return r, nil
+	}
 	prev := stateOf(r)
 	if prev != nil && prev.guard != g {
 		prev = nil // another guard's
 	}
-	set := g.set.Load()
-	if prev != nil {
-		set = prev.set // a second pass (typed handler after Middleware) uses the set of the first, reload or not
-	}
-	var segBuf [16]string
-	e, segs := set.match(method, r.URL.EscapedPath(), segBuf[:0])
-	matched := e != nil
-	if !matched && extra.c == nil && !(requireContract && g.opts.RequireContract) {
-		return r, nil // not the guard's: no clock read, no allocation
+	if prev != nil && prev.set != set {
+		// A later pass (typed handler after Middleware) uses the set of the
+		// first, reload or not.
+		set = prev.set
+		e, segs, matched = set.tree.Match(method, r.URL.EscapedPath(), segBuf[:0])
 	}
 	start := time.Now()
 	reject := func(v *Violation) (*http.Request, *Violation) {
@@ -575,8 +569,8 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	set := g.set.Load()
 	var segBuf [16]string
-	e, segs := set.match(method, rawPath, segBuf[:0])
-	if e == nil {
+	e, segs, ok := set.tree.Match(method, rawPath, segBuf[:0])
+	if !ok {
 		if g.opts.RequireContract {
 			v := noContract(method, rawPath)
 			g.stats.record(time.Now(), true, false)
