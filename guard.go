@@ -470,8 +470,8 @@ func (g *Guard) admit(r *http.Request, extra routed, requireContract bool) (*htt
 	isJSON, badType := mediaType(r.Header)
 	for _, c := range todo {
 		if c.schema != nil {
-			if badType != nil {
-				return reject(badType)
+			if badType != "" {
+				return reject(newViolation(CodeUnsupportedMediaType, Detail{Message: badType}))
 			}
 			break
 		}
@@ -848,23 +848,23 @@ func firstValues(vals map[string][]string) map[string]string {
 
 // mediaType reads a request's Content-Type once. isJSON says whether the
 // body is read as JSON on a contract without a schema: no Content-Type, or
-// a JSON one. bad is the violation a contract with a schema answers: nil
+// a JSON one. bad is why a contract with a schema refuses it (415): ""
 // for no Content-Type, application/json or application/*+json in utf-8.
-func mediaType(h http.Header) (isJSON bool, bad *Violation) {
+func mediaType(h http.Header) (isJSON bool, bad string) {
 	vals := h["Content-Type"]
 	if len(vals) == 0 || len(vals) == 1 && vals[0] == "application/json" {
-		return true, nil
+		return true, ""
 	}
 	mt, params, err := mime.ParseMediaType(vals[0])
 	isJSON = err == nil && isJSONType(mt)
 	switch {
 	case len(vals) > 1:
-		bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "more than one Content-Type header"})
+		bad = "more than one Content-Type header"
 	case !isJSON:
-		bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Type must be application/json"})
+		bad = "Content-Type must be application/json"
 	default:
 		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
-			bad = newViolation(CodeUnsupportedMediaType, Detail{Message: "charset must be utf-8"})
+			bad = "charset must be utf-8"
 		}
 	}
 	return isJSON, bad
