@@ -50,8 +50,10 @@ var configProperties = []configProperty{
 // envName is the environment variable of a property:
 // metrics.enabled is CONTRACTGUARD_METRICS_ENABLED.
 func envName(property string) string {
-	return "CONTRACTGUARD_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(property))
+	return "CONTRACTGUARD_" + strings.ToUpper(envSeparators.Replace(property))
 }
+
+var envSeparators = strings.NewReplacer(".", "_", "-", "_")
 
 // ConfigError is a problem with the configuration: a property that does
 // not exist or has a value of the wrong kind, a placeholder with no value,

@@ -317,8 +317,6 @@ type boundValue struct {
 	v any
 }
 
-func (st *state) value(c *compiled) (any, bool) { return boundOf(st.values, c) }
-
 // stateContext is a request's context with its state under stateKey: a
 // context.WithValue that lives inside the state.
 type stateContext struct {

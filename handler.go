@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contractguard/contractguard/internal/bind"
+	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -112,7 +113,7 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v, ok := stateOf(r2).value(h.c)
+	v, ok := boundOf(stateOf(r2).values, h.c)
 	if !ok { // cannot happen: enforce ran the contract or found it run
 		http.Error(w, "contractguard: no decoded value", http.StatusInternalServerError)
 		return
@@ -131,9 +132,10 @@ func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 	}
 	var data T
 	if v == nil {
-		var fails request
-		if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), &fails) {
-			v = newViolation(CodeSchemaInvalid, fails.details...)
+		var fails []Detail
+		report := msg.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
+		if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), report) {
+			v = newViolation(CodeSchemaInvalid, fails...)
 		}
 	}
 	if v != nil {
