@@ -180,7 +180,7 @@ func compileError(err error) error {
 func (p *Program) Eval(act interpreter.Activation) (bool, error) {
 	out, _, err := p.prg.Eval(act)
 	if err != nil {
-		return false, valueFree(err)
+		return false, evalError{err}
 	}
 	b, ok := out.(types.Bool)
 	if !ok {
@@ -201,15 +201,22 @@ var evalPhrases = []string{
 	"invalid UTF-8",
 }
 
-// valueFree is err with no value of the request in it: a cancellation
-// (the cost limit) as it is, as CEL writes it without one; another error
-// as the phrase it opens with, its quoted values emptied and any other
-// text after it cut; an error of no known phrase as a bare "evaluation
-// error".
-func valueFree(err error) error {
+// evalError is an evaluation error as Eval returns it: its text is
+// valueFree's, worked out only when something reads it (a debug log), not
+// on every request whose rule fails to evaluate.
+type evalError struct{ err error }
+
+func (e evalError) Error() string { return valueFree(e.err) }
+
+// valueFree is the text of err with no value of the request in it: a
+// cancellation (the cost limit) as it is, as CEL writes it without one;
+// another error as the phrase it opens with, its quoted values emptied and
+// any other text after it cut; an error of no known phrase as a bare
+// "evaluation error".
+func valueFree(err error) string {
 	var cancelled interpreter.EvalCancelledError
 	if errors.As(err, &cancelled) {
-		return err
+		return err.Error()
 	}
 	msg := err.Error()
 	for _, p := range evalPhrases {
@@ -218,11 +225,11 @@ func valueFree(err error) error {
 			continue
 		}
 		if q := withoutQuoted(rest); strings.Trim(q, ` "…'`) == "" {
-			return errors.New(p + q)
+			return p + q
 		}
-		return errors.New(p + ": …")
+		return p + ": …"
 	}
-	return errors.New("evaluation error")
+	return "evaluation error"
 }
 
 func isWordByte(c byte) bool {

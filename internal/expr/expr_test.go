@@ -397,8 +397,8 @@ func TestValueFree(t *testing.T) {
 		`indexhunter2`:                                  `evaluation error`,
 		`something new: hunter2`:                        `evaluation error`,
 	} {
-		assert.Equal(t, want, valueFree(errors.New(in)).Error(), in)
+		assert.Equal(t, want, valueFree(errors.New(in)), in)
 	}
 	limit := interpreter.EvalCancelledError{Message: "operation cancelled: actual cost limit exceeded", Cause: interpreter.CostLimitExceeded}
-	assert.Equal(t, limit.Message, valueFree(limit).Error())
+	assert.Equal(t, limit.Message, valueFree(limit))
 }
