@@ -427,8 +427,7 @@ func FieldName(sf reflect.StructField) (name string, skip, inline bool) {
 func hidden(t reflect.Type, index []int) bool {
 	for i := 1; i < len(index); i++ {
 		sf := t.FieldByIndex(index[:i])
-		tag := sf.Tag.Get("json")
-		if name, _, _ := strings.Cut(tag, ","); tag == "-" || name != "" {
+		if _, skip, inline := FieldName(sf); skip || !inline {
 			return true
 		}
 		if !sf.IsExported() && sf.Type.Kind() == reflect.Pointer {
