@@ -60,7 +60,10 @@ func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *scan.
 	add := func(o *scan.Skip) { out = unionSkip(out, o) }
 	for name, p := range sch.Properties {
 		if c := skipOf(p, visiting); c != nil {
-			add(&scan.Skip{Props: map[string]*scan.Skip{name: c}})
+			if out == nil {
+				out = &scan.Skip{Props: map[string]*scan.Skip{}}
+			}
+			out.Props[name] = c
 		}
 	}
 	if it, ok := sch.Items.(*jsonschema.Schema); ok {
@@ -102,12 +105,22 @@ func unionSkip(a, b *scan.Skip) *scan.Skip {
 	}
 	u := &scan.Skip{Items: unionSkip(a.Items, b.Items), Additional: unionSkip(a.Additional, b.Additional)}
 	for _, m := range []map[string]*scan.Skip{a.Props, b.Props} {
-		for name, c := range m {
+		for name := range m {
 			if u.Props == nil {
 				u.Props = map[string]*scan.Skip{}
 			}
-			u.Props[name] = unionSkip(u.Props[name], c)
+			// A name one side does not list is additional to it.
+			u.Props[name] = unionSkip(memberSkip(a, name), memberSkip(b, name))
 		}
 	}
 	return u
+}
+
+// memberSkip is what s takes out of member name: its own entry, or, for a
+// name it does not list, what it takes out of additional members.
+func memberSkip(s *scan.Skip, name string) *scan.Skip {
+	if c, ok := s.Props[name]; ok {
+		return c
+	}
+	return s.Additional
 }

@@ -203,6 +203,16 @@ func TestScanSkip(t *testing.T) {
 	assert.Nil(t, extra.Props["text"])
 	assert.True(t, extra.Additional.Off)
 	assert.Nil(t, compile(t, nil, `{"type":"object","patternProperties":{"^x":{}},"additionalProperties":{"x-contractguard-scan":false}}`).ScanSkip())
+
+	// In allOf, a name one schema lists and the other does not is
+	// additional to the other, and its opt-out counts.
+	mixed := compile(t, nil, `{"allOf":[
+		{"properties":{"text":{}},"additionalProperties":{"x-contractguard-scan":false}},
+		{"properties":{"html":{"properties":{"x":{"x-contractguard-scan":false}}}}}]}`).ScanSkip()
+	require.NotNil(t, mixed)
+	assert.True(t, mixed.Props["html"].Off, "additional to the first")
+	assert.Nil(t, mixed.Props["text"], "declared by the first, nothing in the second")
+	assert.True(t, mixed.Additional.Off)
 }
 
 func TestScanKeyword_MustBeBoolean(t *testing.T) {
