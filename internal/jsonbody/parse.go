@@ -92,6 +92,12 @@ const maxPooledTape = 1 << 15
 // (see NullDoc). The Doc refers to data, which must not change afterwards.
 func Parse(data []byte, maxDepth int) (*Doc, error) {
 	p := parsers.Get().(*parser)
+	defer parsers.Put(p)
+	return p.parse(data, maxDepth)
+}
+
+// parse is Parse with p, which it leaves ready for the next body.
+func (p *parser) parse(data []byte, maxDepth int) (*Doc, error) {
 	defer func() {
 		p.buf = bytes.Buffer{}
 		p.dec.Reset(&p.buf)
@@ -108,7 +114,6 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 				p.folds[i] = nil
 			}
 		}
-		parsers.Put(p)
 	}()
 	if d, ok := p.checkThenBuild(data, maxDepth); ok {
 		return d, nil
@@ -142,7 +147,8 @@ type smallDoc struct {
 
 const smallTape = 16
 
-// finish copies the scratch tape into a Doc of its exact size.
+// finish makes the Doc of the parser's tape: a copy of it for a small or
+// pooled-size tape, the tape's own buffers past maxPooledTape (see keep).
 func (p *parser) finish(root uint32) *Doc {
 	tape := &p.doc
 	var d *Doc
