@@ -330,6 +330,29 @@ func TestDisabled_PassesEverythingThrough(t *testing.T) {
 	assert.Zero(t, m.RequestsValidated)
 	assert.Zero(t, m.RequestsBlocked)
 	assert.Zero(t, m.ContractsLoaded, "the typed contract is built (a bad one still fails at start) but not in force")
+
+	type Bad struct {
+		_ struct{} `cg:"cel=data.nope > 0,msg=m"`
+		X int      `json:"x"`
+	}
+	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, Bad) {})
+	require.Error(t, err, "a bad typed contract fails at start-up with the guard off too")
+	assert.Contains(t, err.Error(), "nope")
+}
+
+// TestLogs_NothingPerRequestAtInfo: at info level the guard writes its
+// start line and nothing for the requests it passes or rejects.
+func TestLogs_NothingPerRequestAtInfo(t *testing.T) {
+	var logs bytes.Buffer
+	g := mustNew(t, Options{ContractsDir: "testdata/contracts", VulnerabilityScan: true,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	start := logs.String()
+	require.Contains(t, start, "contractguard: started")
+	h := g.Middleware(&echo{})
+	assert.Equal(t, http.StatusOK, send(h, "POST", "/api/orders", readFile(t, "testdata/bodies/order.json")).Code)
+	rejected(t, send(h, "POST", "/api/orders", `{"notes":"<script>alert(1)</script>"}`), http.StatusForbidden, CodeVulnerabilityDetected)
+	rejected(t, send(h, "POST", "/api/orders", `{`), http.StatusBadRequest, CodeMalformedJSON)
+	assert.Equal(t, start, logs.String())
 }
 
 func TestLogs_StartLineNamesContractsAndFeatures(t *testing.T) {
