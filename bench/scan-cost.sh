@@ -8,7 +8,8 @@
 # Instructions: each benchmark runs 2,000 and 4,000 iterations under
 # callgrind (GOGC=off, one P, no async preemption), and the difference,
 # divided by 2,000, is the cost of one request without setup.
-# Time: the four benchmarks run in turn as separate processes, ROUNDS
+# Time (needs taskset, from util-linux, and a second core): the four
+# benchmarks run in turn as separate processes, ROUNDS
 # times, pinned to one core; the fastest run is the least disturbed.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -60,7 +60,7 @@ func TestConfigExample(t *testing.T) {
 	require.Equal(t, 200, w.Code, "metrics.enabled: true")
 	var m map[string]float64
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &m))
-	assert.Equal(t, 3.0, m["contracts_loaded"], "the quickstart's contracts, named relative to the file")
+	assert.Equal(t, 3.0, m["contracts_loaded"], "the quickstart's contracts (that the folder is read relative to the file, not the working directory, is TestLoadConfig_StartsAGuard's)")
 	assert.Equal(t, 3.0, m["requests_blocked"])
 }
 
