@@ -74,7 +74,6 @@ func classesIn(t testing.TB, body []byte, findings map[string]Class) map[Class]b
 	}
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err)
-	var walk func(v any)
 	check := func(s string) {
 		for c, d := range detectors {
 			if d(s) {
@@ -82,23 +81,26 @@ func classesIn(t testing.TB, body []byte, findings map[string]Class) map[Class]b
 			}
 		}
 	}
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			check(v)
-		case []any:
-			for _, e := range v {
-				walk(e)
-			}
-		case map[string]any:
-			for k, e := range v {
-				check(k)
-				walk(e)
-			}
+	eachString(doc.Any(), check, func(k string, _ any) { check(k) })
+	return found
+}
+
+// eachString calls value with every string of a decoded JSON value and
+// key with every member name and its value, depth first.
+func eachString(v any, value func(string), key func(string, any)) {
+	switch v := v.(type) {
+	case string:
+		value(v)
+	case []any:
+		for _, e := range v {
+			eachString(e, value, key)
+		}
+	case map[string]any:
+		for k, e := range v {
+			key(k, e)
+			eachString(e, value, key)
 		}
 	}
-	walk(doc.Any())
-	return found
 }
 
 // curatedMisses are the attacks of attacks.jsonl the scan does not catch

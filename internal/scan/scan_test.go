@@ -103,31 +103,19 @@ func FuzzScan(f *testing.F) {
 		// The walk reports every string and key String and Key flag, and
 		// constructor.prototype: count them over the decoded value.
 		want := 0
-		var walk func(v any)
-		walk = func(v any) {
-			switch v := v.(type) {
-			case string:
-				if String(v) != None {
+		eachString(doc.Any(), func(v string) {
+			if String(v) != None {
+				want++
+			}
+		}, func(k string, e any) {
+			if Key(k) != None {
+				want++
+			} else if m, ok := e.(map[string]any); ok && k == "constructor" {
+				if _, ok := m["prototype"]; ok {
 					want++
 				}
-			case []any:
-				for _, e := range v {
-					walk(e)
-				}
-			case map[string]any:
-				for k, e := range v {
-					if Key(k) != None {
-						want++
-					} else if m, ok := e.(map[string]any); ok && k == "constructor" {
-						if _, ok := m["prototype"]; ok {
-							want++
-						}
-					}
-					walk(e)
-				}
 			}
-		}
-		walk(doc.Any())
+		})
 		if reported != want {
 			t.Fatalf("%s: %d findings reported, %d values and keys flagged", data, reported, want)
 		}
