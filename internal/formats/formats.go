@@ -148,7 +148,14 @@ func IPv4(s string) bool {
 // other strings are refused before netip.ParseAddr, whose refusal
 // allocates (so "10:15" costs nothing).
 func IPv6(s string) bool {
-	if n := strings.Count(s, ":"); !(n == 7 || n == 6 && strings.IndexByte(s, '.') >= 0 || n >= 2 && strings.Contains(s, "::")) {
+	colons, double := 0, false
+	for i := 0; i < len(s); i++ {
+		if s[i] == ':' {
+			colons++
+			double = double || i > 0 && s[i-1] == ':'
+		}
+	}
+	if !double && colons != 7 && !(colons == 6 && strings.IndexByte(s, '.') >= 0) {
 		return false
 	}
 	a, err := netip.ParseAddr(s)

@@ -2,6 +2,7 @@ package scan
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -246,4 +247,31 @@ func TestScriptURL(t *testing.T) {
 	} {
 		assert.Equal(t, want, scriptURL(s), "%q", s)
 	}
+}
+
+// TestPathTraversalWithoutSeparator: pathTraversal's short way for a
+// value without a separator answers as its general path does (taken here
+// by claiming a separator), on every sensitive path and its parts, and on
+// the corpora.
+func TestPathTraversalWithoutSeparator(t *testing.T) {
+	values := []string{"..", "...", ".env", ".envelope", "ID_RSA.pub", "win.ini", "x.htaccess", "web.config.bak"}
+	for _, p := range sensitivePaths {
+		values = append(values, p, strings.ToUpper(p), p+"x", p+".x", "."+p)
+		values = append(values, strings.Split(p, "/")...)
+	}
+	for _, c := range publicCorpora(t) {
+		for _, s := range c.samples {
+			values = append(values, s.text)
+		}
+	}
+	tried := 0
+	for _, s := range values {
+		f := bytesIn(s)
+		if f&hasPath == 0 || f&hasSep != 0 {
+			continue
+		}
+		tried++
+		require.Equal(t, pathTraversal(s, f|hasSep), pathTraversal(s, f), "%q", s)
+	}
+	require.Greater(t, tried, 100)
 }
