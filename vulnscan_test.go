@@ -163,21 +163,25 @@ func TestScan_QueryParsedOnce(t *testing.T) {
 	scanAlone := allocs(true, "") - allocs(false, "")
 	scanWithRule := allocs(true, rule) - allocs(false, rule)
 	assert.Less(t, scanWithRule, scanAlone)
+	// By the parse's allocations (5 here), with room for the walkers that
+	// -race's sync.Pool drops at random.
+	assert.GreaterOrEqual(t, scanAlone-scanWithRule, 3.0)
 	assert.Positive(t, scanAlone)
 }
 
 // TestScan_OnceWhenOneContractScansAll: of the contracts of a request,
 // one without opt-outs scans all the others would, so the body is scanned
-// once, whatever their order and on a later pass too. The street and the
-// note go to libinjection, which allocates: a second scan would show.
+// once, whatever their order and on a later pass too. A body the guard
+// does not parse is scanned as one string, which libinjection, which
+// allocates, reads: a second scan would show in the count (a parsed body
+// would not do: its walkers come from a sync.Pool, which -race empties at
+// random).
 func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
-	doc, err := jsonbody.Parse([]byte(`{"street":"12 Analytical Row","note":"Ring twice; it is quiet.","html":"<script>alert(1)</script>"}`), 64)
-	require.NoError(t, err)
 	all := &compiled{}
 	optOut := &compiled{scanSkip: &scan.Skip{Props: map[string]*scan.Skip{"html": {Off: true}}}}
 	in := &request{method: "POST"}
 	in.state = &in.own
-	in.own.doc = doc
+	in.own.raw = []byte("12 Analytical Row. Ring twice; it is quiet.")
 	allocs := func(passes ...[]*compiled) float64 {
 		return testing.AllocsPerRun(20, func() {
 			in.own.scanned = nil
@@ -193,7 +197,10 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	assert.Equal(t, once, allocs([]*compiled{all}, []*compiled{optOut}))
 	assert.Greater(t, allocs([]*compiled{optOut}, []*compiled{all}), once, "an opt-out first does not cover all")
 
-	in.own.scanned = nil
+	// The one scan is the full one.
+	doc, err := jsonbody.Parse([]byte(`{"html":"<script>alert(1)</script>"}`), 64)
+	require.NoError(t, err)
+	in.own.raw, in.own.doc, in.own.scanned = nil, doc, nil
 	v := scanRequest([]*compiled{optOut, all}, in)
 	require.NotNil(t, v)
 	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)
