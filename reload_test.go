@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -274,6 +275,76 @@ func TestReload_UnderLoad(t *testing.T) {
 	}
 	t.Logf("%d requests; refusals seen from %d of the 11 valid versions", total.Load(), versions)
 	assert.Greater(t, versions, 1, "the test must see the verdicts of more than one version")
+}
+
+// gatedFS serves c.yaml at its current version. While held, the next
+// read of it takes the version of that moment, says so on read, and
+// returns only when released: a reload caught between reading its files
+// and storing what it compiled.
+type gatedFS struct {
+	mu      sync.Mutex
+	version int
+	held    bool
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (f *gatedFS) Open(name string) (fs.File, error) {
+	f.mu.Lock()
+	text, _ := versionContract(f.version)
+	wait := f.held && name == "c.yaml"
+	f.held = f.held && !wait
+	f.mu.Unlock()
+	if wait {
+		f.read <- struct{}{}
+		<-f.release
+	}
+	return fstest.MapFS{"c.yaml": {Data: []byte(text)}}.Open(name)
+}
+
+func (f *gatedFS) set(version int, hold bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.version, f.held = version, hold
+}
+
+// Reload is safe to call concurrently with itself: when it returns, the
+// set in force was read no earlier than the call. A reload that read
+// version 1 is held before it stores it; version 2 is written and
+// reloaded meanwhile. Version 2 must be in force once both are done,
+// never the older set, stored last by the slower reload.
+func TestReload_ConcurrentReloadsKeepTheNewest(t *testing.T) {
+	files := &gatedFS{read: make(chan struct{}), release: make(chan struct{})}
+	g := mustNew(t, Options{ContractsFS: files, Logger: slog.New(slog.DiscardHandler)})
+	version := func() string {
+		v := g.Check("POST", "/v", []byte(`{"n":2}`))
+		if v == nil {
+			return "not version 2"
+		}
+		return v.Details[0].Message
+	}
+
+	files.set(1, true)
+	slow := make(chan error)
+	go func() { slow <- g.Reload() }()
+	<-files.read // the slow reload has read version 1
+
+	files.set(2, false)
+	fast := make(chan error)
+	go func() { fast <- g.Reload() }()
+	// Without a lock the fast reload stores version 2 now; with one it
+	// waits for the slow one. Either way the slow one goes on after.
+	select {
+	case err := <-fast:
+		require.NoError(t, err)
+		close(files.release)
+		require.NoError(t, <-slow)
+	case <-time.After(100 * time.Millisecond):
+		close(files.release)
+		require.NoError(t, <-slow)
+		require.NoError(t, <-fast)
+	}
+	assert.Equal(t, "version 2", version())
 }
 
 func contractsOf(k int) int {
