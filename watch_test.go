@@ -165,6 +165,26 @@ func TestWatch_LinkSwapped(t *testing.T) {
 	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
 }
 
+// A burst of changes is one reload: twenty saves, 20 ms apart, each well
+// inside the quarter second Watch waits for a pause. Only a stall of the
+// test of over 200 ms could split the burst, so the bar allows three.
+func TestWatch_OneReloadForABurst(t *testing.T) {
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+	const saves = 20
+	for k := 1; k <= saves; k++ {
+		v, _ := versionContract(2 * k)
+		writeVersion(t, dir, v)
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.await("/v", fmt.Sprintf(`{"n":%d}`, 2*saves), Detail{"", fmt.Sprintf("version %d", 2*saves)})
+	time.Sleep(2 * watchDebounce) // any reload still to come
+	reloads := len(w.reloads)     // logged, whether it succeeded or failed
+	assert.LessOrEqual(t, reloads, 3, "%d saves made %d reloads", saves, reloads)
+}
+
 func TestWatch_NeedsAFolder(t *testing.T) {
 	for name, o := range map[string]Options{
 		"no folder":   {Contracts: []Contract{{Endpoint: "/a", Method: "GET"}}},
