@@ -104,7 +104,6 @@ const (
 	hasSep                    // / \ %: a path separator, or an encoding of one
 	hasNUL                    // NUL
 	hasQuote                  // ' "
-	hasBreak                  // blanks, quotes, backtick, >: what ends an unquoted attribute value
 	notToken                  // anything but a letter, digit or _
 	notURL                    // anything a plain URL does not hold (see plainURL)
 	notProse                  // anything but letters, digits, blanks and _ . , -
@@ -156,9 +155,6 @@ var byteKinds = func() (t [256]uint32) {
 	t[0] |= hasNUL
 	t['\''] |= hasQuote
 	t['"'] |= hasQuote
-	for _, c := range " \t\n\r\f'\"`>" {
-		t[c] |= hasBreak
-	}
 	t['_'] |= hasUnderscore
 	t['-'] |= hasDash
 	t['('] |= hasParen
@@ -577,11 +573,12 @@ func hasPrefixFold(s, prefix string) bool {
 }
 
 // needsXSS reports whether libinjection's XSS check must run on a value
-// with the bytes f. Its checks fire on a tag, which needs <, or on an
-// attribute value after a black attribute name, which needs = and a byte
-// that ends the value it starts in (a blank, a quote, a backtick, >):
-// without them a value is one attribute value to its tokenizer, whatever
-// the context. FuzzPrefilters holds this to libinjection too.
+// with the bytes f. Its checks fire on a tag, a comment or a doctype,
+// which need <, or on an attribute value after a black attribute name,
+// which needs =. Any value may hold one: libinjection reads a value in
+// five contexts, and in the unquoted one it starts before an attribute
+// name, so "onerror=alert(1)" is a name and a value to it.
+// TestXSSPrefilter and FuzzPrefilters hold this to libinjection.
 func needsXSS(f uint32) bool {
-	return f&hasLT != 0 || f&hasEQ != 0 && f&hasBreak != 0
+	return f&(hasLT|hasEQ) != 0
 }

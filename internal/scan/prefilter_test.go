@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ func FuzzPrefilters(f *testing.F) {
 			f.Add(s.text)
 		}
 	}
-	for _, s := range []string{"ada.lovelace@example.com", "select@x.org", "1--", "@@version", "1:1", "a-1", "1.e1", "x.y.z", "--", "#", "1e1-1", "admin--", "1@a", "::", "0x1", "1_2"} {
+	for _, s := range []string{"onerror=alert(1)", "x/style=x", "x\vhref=javascript:alert(1)", "ada.lovelace@example.com", "select@x.org", "1--", "@@version", "1:1", "a-1", "1.e1", "x.y.z", "--", "#", "1e1-1", "admin--", "1@a", "::", "0x1", "1_2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -38,6 +39,39 @@ func FuzzPrefilters(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestXSSPrefilter puts every attribute name libinjection's XSS check
+// holds black (its xss_decls.go: event handlers with "on", the others by
+// name, xmlns and xlink) where a value may put one: at the start, after a
+// blank, a slash, a quote or a backtick, with a value that is script or
+// not, in upper and lower case. Every value libinjection flags must go
+// to it, and be reported. The prefilter once let through those without
+// a blank, a quote or > ("onerror=alert(1)").
+func TestXSSPrefilter(t *testing.T) {
+	src, _ := libinjectionSource(t, "xss_decls.go")
+	var names []string
+	for _, m := range regexp.MustCompile(`\{"([A-Z0-9:_-]+)", attributeType`).FindAllSubmatch(src, -1) {
+		names = append(names, string(m[1]))
+	}
+	require.Greater(t, len(names), 400)
+	flagged := 0
+	for _, n := range names {
+		for _, name := range []string{n, "ON" + n, strings.ToLower("on" + n), "XMLNS", "xlink"} {
+			for _, before := range []string{"", "x ", "x/", "x\v", "x' ", "x\" ", "x` ", "a=b "} {
+				for _, value := range []string{"alert(1)", "javascript:alert(1)", "x", "onerror"} {
+					v := before + name + "=" + value
+					if !libinjection.IsXSS(v) {
+						continue
+					}
+					flagged++
+					require.True(t, needsXSS(bytesIn(v)), "%q skipped, but libinjection finds XSS", v)
+					require.Equal(t, XSS, String(v), "%q", v)
+				}
+			}
+		}
+	}
+	require.Greater(t, flagged, 10_000)
 }
 
 // keywordSamples are libinjection's SQL words (sqlwords_gen.go), for the

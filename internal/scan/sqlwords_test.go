@@ -22,17 +22,25 @@ var update = flag.Bool("update", false, "rewrite sqlwords_gen.go from the libinj
 // wordRun is what the prefilter takes for a word: letters, digits and _.
 var wordRun = regexp.MustCompile(`[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*`)
 
+// libinjectionSource is file of the libinjection-go module this build
+// uses, and the module's version.
+func libinjectionSource(t *testing.T, file string) (src []byte, version string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "github.com/corazawaf/libinjection-go").Output()
+	require.NoError(t, err)
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	src, err = os.ReadFile(filepath.Join(dir, file))
+	require.NoError(t, err)
+	return src, version
+}
+
 // TestSQLWordsGenerated derives sqlwords_gen.go from the keyword table of
 // the libinjection-go module this build uses and fails when the file
 // differs (go test ./internal/scan -run TestSQLWordsGenerated -update
 // rewrites it). The table is libinjection's: every word of every keyword
 // that is not a fingerprint.
 func TestSQLWordsGenerated(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "github.com/corazawaf/libinjection-go").Output()
-	require.NoError(t, err)
-	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	src, err := os.ReadFile(filepath.Join(dir, "sqli_data.go"))
-	require.NoError(t, err)
+	src, version := libinjectionSource(t, "sqli_data.go")
 	start := bytes.Index(src, []byte("var sqlKeywords = map[string]byte{"))
 	require.GreaterOrEqual(t, start, 0)
 	table := src[start:]
