@@ -532,7 +532,7 @@ func productCode(s string) bool {
 // libinjection judges only inside an href or src attribute, while the
 // value of a "website" or "avatar" field ends up in one.
 func xss(s string, f uint32) bool {
-	return f&hasColon != 0 && scriptURL(s) || needsXSS(f) && libinjection.IsXSS(s)
+	return f&hasColon != 0 && scriptURL(s) || needsXSS(s, f) && libinjection.IsXSS(s)
 }
 
 // scriptURL reports a URL whose scheme runs script, ignoring leading
@@ -572,13 +572,47 @@ func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
-// needsXSS reports whether libinjection's XSS check must run on a value
-// with the bytes f. Its checks fire on a tag, a comment or a doctype,
-// which need <, or on an attribute value after a black attribute name,
-// which needs =. Any value may hold one: libinjection reads a value in
-// five contexts, and in the unquoted one it starts before an attribute
-// name, so "onerror=alert(1)" is a name and a value to it.
+// needsXSS reports whether libinjection's XSS check must run on s, with
+// the bytes f. Its checks fire on a tag, a comment or a doctype, which
+// need <, or on an attribute value after a black attribute name, which
+// needs =. libinjection reads a value in five contexts, and in the
+// unquoted one it starts before an attribute name, so "onerror=alert(1)"
+// is a name and a value to it. A value of URL bytes only (no notURL byte:
+// no blank, quote or >) is narrower: see blackNameBefore.
 // TestXSSPrefilter and FuzzPrefilters hold this to libinjection.
-func needsXSS(f uint32) bool {
-	return f&(hasLT|hasEQ) != 0
+func needsXSS(s string, f uint32) bool {
+	switch {
+	case f&hasLT != 0:
+		return true
+	case f&hasEQ == 0:
+		return false
+	case f&notURL == 0:
+		return blackNameBefore(s)
+	}
+	return true
+}
+
+// blackNameBefore reports whether some = of s follows a run of letters
+// and colons that starts s or a / does. libinjection may find XSS in a
+// value of URL bytes only there: quoted, it is one attribute value, with
+// no name; unquoted, it is attribute names split by / up to the first =
+// that ends one, and the rest one value, and the name before that value
+// is black only if it is such a run (every name it holds black is letters
+// and colons: on* events, xmlns, xlink, style, src, href, …), which starts
+// the name, so s or a / comes before it. "https://x.org/a?id=1" holds
+// none: its one name is "a?id".
+func blackNameBefore(s string) bool {
+	for i := range len(s) {
+		if s[i] != '=' {
+			continue
+		}
+		j := i
+		for j > 0 && (isLetter(s[j-1]) || s[j-1] == ':') {
+			j--
+		}
+		if j < i && (j == 0 || s[j-1] == '/') {
+			return true
+		}
+	}
+	return false
 }

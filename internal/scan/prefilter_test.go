@@ -34,7 +34,7 @@ func FuzzPrefilters(f *testing.F) {
 					t.Fatalf("%q skipped, but libinjection finds SQL injection (%s)", v, fp)
 				}
 			}
-			if !needsXSS(f) && libinjection.IsXSS(v) {
+			if !needsXSS(v, f) && libinjection.IsXSS(v) {
 				t.Fatalf("%q skipped, but libinjection finds XSS", v)
 			}
 		}
@@ -44,10 +44,11 @@ func FuzzPrefilters(f *testing.F) {
 // TestXSSPrefilter puts every attribute name libinjection's XSS check
 // holds black (its xss_decls.go: event handlers with "on", the others by
 // name, xmlns and xlink) where a value may put one: at the start, after a
-// blank, a slash, a quote or a backtick, with a value that is script or
-// not, in upper and lower case. Every value libinjection flags must go
-// to it, and be reported. The prefilter once let through those without
-// a blank, a quote or > ("onerror=alert(1)").
+// blank, a slash, a quote or a backtick, and, in values of URL bytes only,
+// after each of them and in a URL's path and query; with a value that is
+// script or not, in upper and lower case. Every value libinjection flags
+// must go to it, and be reported. The prefilter once let through values
+// without a blank, a quote or > ("onerror=alert(1)").
 func TestXSSPrefilter(t *testing.T) {
 	src, _ := libinjectionSource(t, "xss_decls.go")
 	var names []string
@@ -55,23 +56,32 @@ func TestXSSPrefilter(t *testing.T) {
 		names = append(names, string(m[1]))
 	}
 	require.Greater(t, len(names), 400)
-	flagged := 0
+	befores := []string{"", "x ", "x/", "x\v", "x' ", "x\" ", "x` ", "a=b ", "/", "//", "x//", "=", "a=", "==",
+		"https://x.org/", "https://x.org/a/", "https://x.org/a?", "https://x.org/a?b=1&", "https://x.org/a#", "a.", "a-", "1", "%2f", "a:", "a~", "a_"}
+	flagged, skipped := 0, 0
 	for _, n := range names {
 		for _, name := range []string{n, "ON" + n, strings.ToLower("on" + n), "XMLNS", "xlink"} {
-			for _, before := range []string{"", "x ", "x/", "x\v", "x' ", "x\" ", "x` ", "a=b "} {
-				for _, value := range []string{"alert(1)", "javascript:alert(1)", "x", "onerror"} {
+			for _, before := range befores {
+				for _, value := range []string{"alert(1)", "javascript:alert(1)", "javascript:x", "x", "onerror", "data:x", ""} {
 					v := before + name + "=" + value
+					if !needsXSS(v, bytesIn(v)) {
+						skipped++
+					}
 					if !libinjection.IsXSS(v) {
 						continue
 					}
 					flagged++
-					require.True(t, needsXSS(bytesIn(v)), "%q skipped, but libinjection finds XSS", v)
+					require.True(t, needsXSS(v, bytesIn(v)), "%q skipped, but libinjection finds XSS", v)
 					require.Equal(t, XSS, String(v), "%q", v)
 				}
 			}
 		}
 	}
-	require.Greater(t, flagged, 10_000)
+	require.Greater(t, flagged, 20_000)
+	require.Greater(t, skipped, 20_000) // the names a URL's query and path hold
+	for _, v := range []string{"https://shop.example.com/hooks/orders?id=42", "a?onerror=x", "x.style=1", "1src=x", "https://x.org/?q=a=b"} {
+		require.False(t, needsXSS(v, bytesIn(v)), v)
+	}
 }
 
 // keywordSamples are libinjection's SQL words (sqlwords_gen.go), for the
