@@ -450,7 +450,9 @@ func databaseCall(s string) bool {
 
 // protoPath reports a property path through __proto__ or
 // constructor.prototype, as merge and set helpers read them
-// (a.__proto__.x, constructor[prototype][x]).
+// (a.__proto__.x, constructor[prototype][x]), and as JSON pointers and
+// patches write them (/constructor/prototype/x). Any constructor may be
+// the one: constructor.constructor.prototype reaches Function's.
 func protoPath(s string) bool {
 	if strings.Contains(s, "__proto__") {
 		return true
@@ -458,11 +460,17 @@ func protoPath(s string) bool {
 	if !strings.Contains(s, "prototype") {
 		return false
 	}
-	i := strings.Index(s, "constructor")
-	if i < 0 {
-		return false
+	for i := strings.Index(s, "constructor"); i >= 0; {
+		rest := s[i+len("constructor"):]
+		step := strings.TrimLeft(rest, `./[]"' :{`)
+		if len(step) < len(rest) && strings.HasPrefix(step, "prototype") { // a step between them
+			return true
+		}
+		j := strings.Index(rest, "constructor")
+		if j < 0 {
+			return false
+		}
+		i += len("constructor") + j
 	}
-	rest := s[i+len("constructor"):]
-	step := strings.TrimLeft(rest, `.[]"' :{`)
-	return len(step) < len(rest) && strings.HasPrefix(step, "prototype") // a step between them
+	return false
 }
