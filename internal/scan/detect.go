@@ -101,7 +101,7 @@ const (
 	hasNewline                // \n \r
 	hasDollar                 // $
 	hasDot                    // .
-	hasSep                    // / \ %: a path separator, or an encoding of one
+	hasSep                    // / \ % and the lead bytes of overlong UTF-8: a path separator, or an encoding of one
 	hasNUL                    // NUL
 	hasQuote                  // ' "
 	notToken                  // anything but a letter, digit or _
@@ -152,6 +152,9 @@ var byteKinds = func() (t [256]uint32) {
 	t['/'] |= hasSep
 	t['\\'] |= hasSep
 	t['%'] |= hasSep
+	t[0xc0] |= hasSep
+	t[0xc1] |= hasSep
+	t[0xe0] |= hasSep
 	t[0] |= hasNUL
 	t['\''] |= hasQuote
 	t['"'] |= hasQuote

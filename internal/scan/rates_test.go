@@ -14,7 +14,7 @@ var publicRates = map[string][2]int{
 	"libinjection sqli-phpids + sqli-rsalgado-bhusa2013":  {316, 314},
 	"libinjection xss-owasp-cheatsheet + xss-html5secorg": {233, 233},
 	"PayloadsAllTheThings command-execution-unix":         {62, 53},
-	"PayloadsAllTheThings directory-traversal":            {129, 129},
+	"PayloadsAllTheThings directory-traversal":            {130, 130},
 	"PayloadsAllTheThings NoSQL + MongoDB":                {39, 28},
 	"libinjection false_positives":                        {21, 0},
 	"blns, all but its attack sections":                   {0, 0},

@@ -158,12 +158,13 @@ var sensitivePaths = []string{
 	"etc/passwd", "etc/shadow", "etc/group", "etc/hosts", "etc/issue", "etc/sudoers",
 	"proc/self/", "proc/version", "proc/cmdline", ".ssh/", "id_rsa", "id_dsa", "id_ed25519",
 	".bash_history", ".htpasswd", ".htaccess", ".env", ".git/", "var/log/", ".aws/", ".kube/",
-	"c:/windows/", "windows/system32", "win.ini", "boot.ini", "system.ini", "web.config",
-	"wp-config.php", "inetpub/", "global.asa",
+	"etc/ssh/", "web-inf/", "c:/windows/", "windows/system32", "win.ini", "boot.ini", "system.ini",
+	"web.config", "ntuser.dat", "wp-config.php", "inetpub/", "global.asa",
 }
 
 // pathTraversal reports a .. segment (../ or ..\ and their percent-,
-// double- and overlong-encoded forms), a NUL byte, or a sensitive path.
+// double- and overlong-encoded forms; see dotDotSegment), a NUL byte, or
+// a sensitive path.
 func pathTraversal(s string, f uint32) bool {
 	if f&hasPath == 0 {
 		return false // a bare name (id_rsa) is a file name, not a path
@@ -227,27 +228,74 @@ func sensitiveStart(d string, byFirst *[256][]string) bool {
 		c += 'a' - 'A'
 	}
 	for _, p := range byFirst[c] {
-		if len(d) < len(p) || !strings.EqualFold(d[:len(p)], p) {
-			continue
-		}
-		if p[len(p)-1] == '/' || len(d) == len(p) || !isAlnum(d[len(p)]) {
+		n, ok := pathPrefixFold(d, p)
+		if ok && (p[len(p)-1] == '/' || len(d) == n || !isAlnum(d[n])) {
 			return true
 		}
 	}
 	return false
 }
 
+// pathPrefixFold reports whether d starts with the path p (lower case),
+// without regard to case, and how much of d that is. Where p has a /, d
+// may have more, and ./ steps: etc//passwd and etc/./passwd name
+// etc/passwd.
+func pathPrefixFold(d, p string) (int, bool) {
+	i := 0
+	for j := range len(p) {
+		if i == len(d) {
+			return 0, false
+		}
+		c := d[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != p[j] {
+			return 0, false
+		}
+		i++
+		for c == '/' && i < len(d) && (d[i] == '/' || d[i] == '.' && i+1 < len(d) && d[i+1] == '/') {
+			if d[i] == '.' {
+				i++
+			}
+			i++
+		}
+	}
+	return i, true
+}
+
 func isAlnum(c byte) bool { return isLetter(c) || isDigit(c) }
 
-// dotDotSegment reports a path segment that is exactly "..".
+// dotDotSegment reports a path segment that is "..", and, before a /,
+// one of two dots or more with nothing else but a ;parameter: ..;/ is ..
+// to Tomcat and Spring, and .../ or ..../ become ../ once a filter has
+// taken ../ out of them. (An ellipsis that ends a value is not a step.)
 func dotDotSegment(d string) bool {
-	return d == ".." || strings.HasPrefix(d, "../") || strings.HasSuffix(d, "/..") || strings.Contains(d, "/../")
+	for {
+		seg, rest, more := strings.Cut(d, "/")
+		if seg == ".." {
+			return true
+		}
+		if !more {
+			return false
+		}
+		if strings.HasPrefix(seg, "..") {
+			if dots, _, _ := strings.Cut(seg, ";"); strings.Trim(dots, ".") == "" {
+				return true
+			}
+		}
+		d = rest
+	}
 }
 
 // decodePath undoes up to three rounds of percent-encoding, with the
 // overlong UTF-8 forms of . / \ and IIS's %uXXXX, as a server that decodes
-// too often would.
+// too often would; and overlong forms already decoded to raw bytes, as a
+// query value arrives.
 func decodePath(s string) string {
+	if strings.IndexByte(s, 0xc0) >= 0 || strings.IndexByte(s, 0xc1) >= 0 || strings.IndexByte(s, 0xe0) >= 0 {
+		s = rawOverlongs.Replace(s)
+	}
 	for range 3 {
 		if strings.IndexByte(s, '%') < 0 {
 			break
@@ -264,8 +312,26 @@ func decodePath(s string) string {
 var overlong = map[string]byte{
 	"%c0%ae": '.', "%c0%2e": '.', "%e0%80%ae": '.', "%c0%af": '/', "%e0%80%af": '/', "%c0%2f": '/',
 	"%c1%9c": '\\', "%c1%1c": '\\', "%c0%5c": '\\', "%c1%af": '/',
-	"%u002e": '.', "%u2215": '/', "%u2216": '\\', "%uff0e": '.',
+	"%u002e": '.', "%u002f": '/', "%u005c": '\\', "%u2215": '/', "%u2216": '\\', "%uff0e": '.', "%uff0f": '/',
+	"%uff3c": '\\',
 }
+
+// rawOverlongs replaces the overlong UTF-8 forms of overlong, decoded to
+// raw bytes, with what they stand for.
+var rawOverlongs = func() *strings.Replacer {
+	var pairs []string
+	for form, c := range overlong {
+		if form[1] == 'u' {
+			continue
+		}
+		var raw []byte
+		for i := 0; i < len(form); i += 3 { // %xx%xx…
+			raw = append(raw, formats.Unhex(form[i+1])<<4|formats.Unhex(form[i+2]))
+		}
+		pairs = append(pairs, string(raw), string(c))
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // overlongAt is the byte an overlong form at the start of s stands for,
 // and its length; n is 0 when s starts with none.

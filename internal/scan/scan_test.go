@@ -188,8 +188,18 @@ func TestDecodePath(t *testing.T) {
 		"%25252e%25252e%25252f":  "../", // three rounds
 		"%2525252e":              "%2e", // a fourth is not done
 		"100%":                   "100%",
+		"%u002e%u002e%u005c":     `..\`,
+		"%uFF0E%uff0e%uFF0F":     "../",
+		// Raw overlong bytes, as url.ParseQuery leaves %c0%af.
+		"..\xc0\xaf..\xc0\xafetc":               "../../etc",
+		"\xc0\xae\xc0\xae\xc1\x9c":              `..\`,
+		"\xe0\x80\xae\xe0\x80\xae\xe0\x80\xafx": "../x",
+		"नमस्ते":                                "नमस्ते", // a 0xE0 lead byte of real UTF-8
 	} {
 		assert.Equal(t, want, decodePath(in), in)
+	}
+	for _, v := range []string{"..\xc0\xaf..\xc0\xafetc\xc0\xafpasswd", "..\xc1\x9c..\xc1\x9cwin.ini", "\xe0\x80\xae\xe0\x80\xae\xe0\x80\xafsecret"} {
+		assert.Equal(t, PathTraversal, String(v), "%q", v)
 	}
 	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { decodePath("..%2F..%2Fetc%2Fpasswd") }), 1.0)
 }
