@@ -22,10 +22,10 @@ var commands = wordSet(
 	"mkfifo", "mknod", "getent", "lsof", "dig", "host", "arp", "route", "iptables",
 )
 
-// Commands that are also words of ordinary text ("; cat lovers welcome"):
-// flagged only when they stand as a command, with nothing after them or
-// an argument that looks like one (-l, /etc, ./x, ~, $HOME, 5), or called
-// like a function (system('id'), sleep(5)).
+// Commands that are also words of ordinary text ("; cat lovers welcome",
+// "Shoes & More"): flagged only when they stand as a command, with an
+// argument that looks like one (-l, /etc, ./x, ~, $HOME, a quote, a
+// redirection) or called like a function (system('id'), sleep(5)).
 var wordCommands = wordSet(
 	"id", "ls", "cat", "echo", "sleep", "rm", "cp", "mv", "find", "env", "set", "type", "dir",
 	"kill", "ps", "who", "w", "more", "less", "head", "tail", "sort", "uniq", "grep", "awk", "sed",
@@ -34,6 +34,16 @@ var wordCommands = wordSet(
 	"timeout", "wait", "pwd", "cd", "df", "du", "free", "top", "uptime", "last", "whereis", "which",
 	"file", "stat", "dd", "nl", "od", "tee", "xargs", "yes", "tr", "cut", "wc", "diff", "cmp", "strings",
 	"system", "passthru", "popen", "require", "import",
+)
+
+// aloneCommands are the word commands that tell an attacker something
+// with no argument: nothing after them, or another metacharacter, is
+// enough ("; id", "`ls`"). numberCommands take a number ("; sleep 5").
+// Any other word command needs an argument that looks like one, so "Shoes
+// & More", "Top 10 | more" and "Round 1; set 2" are text.
+var (
+	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "dir", "ver", "vol", "history", "date")
+	numberCommands = wordSet("sleep", "timeout", "kill")
 )
 
 // wordSet is a set of words looked up without regard to ASCII case and
@@ -93,12 +103,28 @@ var commandLead = func() (t [256]bool) {
 }()
 
 // commandAt reports whether a command starts at s[i], after blanks,
-// quotes, more metacharacters and ( or {.
+// quotes, more metacharacters, ( or {, and $IFS or ${IFS} (a blank to the
+// shell). A command is a word of commands or wordCommands (see command),
+// or the name of a file to run: ./x, or x.exe, x.sh and their kind. Where
+// the word holds quotes or backslashes, which the shell drops (w'h'o'a'm'i,
+// c\at), it is read without them too.
 func commandAt(s string, i int) bool {
-	for i < len(s) && commandLead[s[i]] {
-		i++
+	for i < len(s) {
+		if commandLead[s[i]] {
+			i++
+			continue
+		}
+		if i > 0 && (s[i-1] == '$' || s[i-1] == '{') && strings.HasPrefix(s[i:], "IFS") {
+			i += len("IFS")
+			continue
+		}
+		if s[i] == '}' && i >= 3 && s[i-3:i] == "IFS" {
+			i++
+			continue
+		}
+		break
 	}
-	start := i
+	begin, start := i, i
 	for i < len(s) && isWordByte(s[i]) {
 		if s[i] == '/' || s[i] == '\\' {
 			start = i + 1 // /bin/sh, /usr/bin/id
@@ -108,35 +134,79 @@ func commandAt(s string, i int) bool {
 	if start == i {
 		return false
 	}
-	word := s[start:i]
-	switch h := foldHash(word); {
+	if command(s[start:i], s, i) || strings.HasPrefix(s[begin:], "./") || executable(s[start:i]) {
+		return true
+	}
+	// The word again, through quotes and backslashes, without them.
+	var buf [24]byte
+	n, quoted := 0, false
+	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"'); i++ {
+		switch c := s[i]; {
+		case c == '\'' || c == '"' || c == '\\':
+			quoted = true
+		case n == len(buf):
+			return false
+		default:
+			buf[n] = c
+			n++
+		}
+	}
+	return quoted && n > 0 && command(string(buf[:n]), s, i)
+}
+
+// command reports whether word, which ends at s[i], is a command: one of
+// commands, or one of wordCommands followed as aloneCommands,
+// numberCommands and the others need.
+func command(word, s string, i int) bool {
+	h := foldHash(word)
+	switch {
 	case commands.hasHashed(word, h):
 		return i == len(s) || !isWordByte(s[i])
 	case !wordCommands.hasHashed(word, h):
 		return false
 	}
-	// A word command: nothing after it, a metacharacter or closing, or an
-	// argument that looks like one.
+	alone := aloneCommands.hasHashed(word, h)
 	if i == len(s) {
-		return true
+		return alone
 	}
 	switch s[i] {
-	case ';', '|', '&', '`', '(', ')', '}', '"', '\'', '\n', '\r', '<', '>', '$':
+	case '(', '<', '>', '$', '"', '\'':
 		return true
+	case ';', '|', '&', '`', ')', '}', '\n', '\r':
+		return alone
 	case ' ', '\t':
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
 		if i == len(s) {
-			return true
+			return alone
 		}
-		c := s[i]
-		return c == '-' || c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
-			c == '|' || c == ';' || c == '&' || c == '`' || c == '*' || c == '\'' || c == '"' ||
-			isDigit(c) || driveLetter(s[i:])
+		switch c := s[i]; {
+		case c == '-': // a flag: -l, --all, -5
+			return i+1 < len(s) && (isAlnum(s[i+1]) || s[i+1] == '-')
+		case isDigit(c):
+			return numberCommands.hasHashed(word, h)
+		case c == '|' || c == ';' || c == '&' || c == '`' || c == ')' || c == '}':
+			return alone
+		default:
+			return c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
+				c == '*' || c == '\'' || c == '"' || driveLetter(s[i:])
+		}
 	}
 	return false
 }
+
+// executable reports the name of a file Windows or a shell runs: x.exe,
+// x.bat, x.cmd, x.ps1, x.vbs, x.sh (not x.com: a domain).
+func executable(word string) bool {
+	dot := strings.LastIndexByte(word, '.')
+	if dot <= 0 {
+		return false
+	}
+	return executableTypes.hasFold(word[dot+1:])
+}
+
+var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs", "sh")
 
 // driveLetter reports a Windows path: C:\ or C:/.
 func driveLetter(s string) bool {

@@ -285,3 +285,15 @@ func TestPathTraversalWithoutSeparator(t *testing.T) {
 	}
 	require.Greater(t, tried, 100)
 }
+
+// TestCommandWordSets: the word commands that need less than an argument
+// are word commands.
+func TestCommandWordSets(t *testing.T) {
+	for _, set := range []*foldSet{aloneCommands, numberCommands} {
+		for _, w := range set.slots {
+			if w != "" {
+				assert.True(t, wordCommands.hasFold(w), w)
+			}
+		}
+	}
+}
