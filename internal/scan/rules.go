@@ -13,7 +13,7 @@ import (
 var commands = wordSet(
 	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget", "curl",
 	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "dash", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
-	"python", "python2", "python3", "perl", "ruby", "php", "node", "lua",
+	"python2", "python3",
 	"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "ftp", "tftp",
 	"chmod", "chown", "chgrp", "useradd", "usermod", "passwd", "sudo", "su",
 	"ping", "traceroute", "tracert", "systeminfo", "tasklist", "taskkill", "hostname",
@@ -34,6 +34,7 @@ var wordCommands = wordSet(
 	"timeout", "wait", "pwd", "cd", "df", "du", "free", "top", "uptime", "last", "whereis", "which",
 	"file", "stat", "dd", "nl", "od", "tee", "xargs", "yes", "tr", "cut", "wc", "diff", "cmp", "strings",
 	"system", "passthru", "popen", "require", "import",
+	"python", "perl", "ruby", "php", "node", "lua", // names and languages: "Java & Python", "Tom; Ruby; Ann"
 )
 
 // aloneCommands are the word commands that tell an attacker something
@@ -190,7 +191,7 @@ func command(word, s string, i int) bool {
 			return alone
 		default:
 			return c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
-				c == '*' || c == '\'' || c == '"' || driveLetter(s[i:])
+				c == '*' || c == '\'' || c == '"' || driveLetter(s[i:]) || scriptFile(s[i:])
 		}
 	}
 	return false
@@ -207,6 +208,19 @@ func executable(word string) bool {
 }
 
 var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs", "sh")
+
+// scriptFile reports an argument that starts with the name of a script
+// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua, x.sh.
+func scriptFile(s string) bool {
+	end := 0
+	for end < len(s) && isWordByte(s[end]) {
+		end++
+	}
+	dot := strings.LastIndexByte(s[:end], '.')
+	return dot > 0 && scriptTypes.hasFold(s[dot+1:end])
+}
+
+var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
 
 // driveLetter reports a Windows path: C:\ or C:/.
 func driveLetter(s string) bool {
