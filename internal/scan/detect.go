@@ -605,10 +605,12 @@ func needsXSS(s string, f uint32) bool {
 // the name, so s or a / comes before it. "https://x.org/a?id=1" holds
 // none: its one name is "a?id".
 func blackNameBefore(s string) bool {
-	for i := range len(s) {
-		if s[i] != '=' {
-			continue
+	for i := 0; i < len(s); i++ {
+		k := strings.IndexByte(s[i:], '=')
+		if k < 0 {
+			return false
 		}
+		i += k
 		j := i
 		for j > 0 && (isLetter(s[j-1]) || s[j-1] == ':') {
 			j--

@@ -138,6 +138,9 @@ func commandAt(s string, i int) bool {
 	if command(s[start:i], s, i) || strings.HasPrefix(s[begin:], "./") || executable(s[start:i]) {
 		return true
 	}
+	if (i == len(s) || s[i] != '\'' && s[i] != '"') && strings.IndexByte(s[begin:i], '\\') < 0 {
+		return false
+	}
 	// The word again, through quotes and backslashes, without them.
 	var buf [24]byte
 	n, quoted := 0, false
@@ -355,6 +358,9 @@ func isAlnum(c byte) bool { return isLetter(c) || isDigit(c) }
 // to Tomcat and Spring, and .../ or ..../ become ../ once a filter has
 // taken ../ out of them. (An ellipsis that ends a value is not a step.)
 func dotDotSegment(d string) bool {
+	if !strings.Contains(d, "..") {
+		return false
+	}
 	for {
 		seg, rest, more := strings.Cut(d, "/")
 		if seg == ".." {
