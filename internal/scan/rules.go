@@ -173,6 +173,9 @@ func command(word, s string, i int) bool {
 	if i == len(s) {
 		return alone
 	}
+	if len(word) == 3 && strings.EqualFold(word, "net") && (s[i] == ' ' || s[i] == '\t') && netCommand(strings.TrimLeft(s[i:], " \t")) {
+		return true
+	}
 	switch s[i] {
 	case '(', '<', '>', '$', '"', '\'':
 		return true
@@ -199,6 +202,19 @@ func command(word, s string, i int) bool {
 	}
 	return false
 }
+
+// netCommand reports a subcommand of Windows' net that tells an
+// attacker something or changes the machine (net user, net localgroup
+// administrators), at the start of s.
+func netCommand(s string) bool {
+	end := 0
+	for end < len(s) && isLetter(s[end]) {
+		end++
+	}
+	return netCommands.hasFold(s[:end]) && (end == len(s) || !isWordByte(s[end]))
+}
+
+var netCommands = wordSet("user", "localgroup", "group", "share", "view", "use", "session", "accounts", "start", "stop")
 
 // executable reports the name of a file Windows or a shell runs: x.exe,
 // x.bat, x.cmd, x.ps1, x.vbs, x.sh (not x.com: a domain).
