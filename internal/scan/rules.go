@@ -11,21 +11,20 @@ import (
 // Commands that are not English words: one after a chaining or
 // substituting metacharacter is enough.
 var commands = wordSet(
-	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget", "curl",
-	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "dash", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
+	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget",
+	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
 	"python2", "python3",
 	"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "ftp", "tftp",
 	"chmod", "chown", "chgrp", "useradd", "usermod", "passwd", "sudo", "su",
-	"ping", "traceroute", "tracert", "systeminfo", "tasklist", "taskkill", "hostname",
+	"traceroute", "tracert", "systeminfo", "tasklist", "taskkill", "hostname",
 	"base64", "xxd", "xterm", "certutil", "bitsadmin", "rundll32", "regsvr32", "mshta",
 	"wmic", "crontab", "nohup", "iex", "pkill", "killall", "shutdown", "reboot",
-	"mkfifo", "mknod", "getent", "lsof", "dig", "host", "arp", "route", "iptables",
+	"mkfifo", "mknod", "getent", "lsof", "arp", "iptables",
 )
 
-// Commands that are also words of ordinary text ("; cat lovers welcome",
-// "Shoes & More"): flagged only when they stand as a command, with an
-// argument that looks like one (-l, /etc, ./x, ~, $HOME, a quote, a
-// redirection) or called like a function (system('id'), sleep(5)).
+// Commands that are also words of ordinary text, names or languages (";
+// cat lovers welcome", "Shoes & More", "Java & Python", "Guest & Host"):
+// flagged only when they stand as a command (see command).
 var wordCommands = wordSet(
 	"id", "ls", "cat", "echo", "sleep", "rm", "cp", "mv", "find", "env", "set", "type", "dir",
 	"kill", "ps", "who", "w", "more", "less", "head", "tail", "sort", "uniq", "grep", "awk", "sed",
@@ -34,17 +33,25 @@ var wordCommands = wordSet(
 	"timeout", "wait", "pwd", "cd", "df", "du", "free", "top", "uptime", "last", "whereis", "which",
 	"file", "stat", "dd", "nl", "od", "tee", "xargs", "yes", "tr", "cut", "wc", "diff", "cmp", "strings",
 	"system", "passthru", "popen", "require", "import",
-	"python", "perl", "ruby", "php", "node", "lua", // names and languages: "Java & Python", "Tom; Ruby; Ann"
+	"python", "perl", "ruby", "php", "node", "lua", "dash",
+	"ping", "host", "dig", "curl", "route",
 )
 
-// aloneCommands are the word commands that tell an attacker something
-// with no argument: nothing after them, or another metacharacter, is
-// enough ("; id", "`ls`"). numberCommands take a number ("; sleep 5").
-// Any other word command needs an argument that looks like one, so "Shoes
-// & More", "Top 10 | more" and "Round 1; set 2" are text.
+// What a word command needs to count (see command): aloneCommands tell
+// an attacker something with no argument ("; id", "`ls`"), and count
+// alone only in lower case, as a Unix shell finds them ("Photo & ID",
+// "Name;ID;Email" are text); aloneWindows likewise, in any case, as
+// Windows finds them. numberCommands take a number ("; sleep 5"),
+// interpreters a script file ("; python x.py"), and netTools a host or a
+// URL ("; ping 10.0.0.1", "; curl http://x"). Any of them counts with an
+// argument that looks like a shell's: a flag, a path, a variable, a
+// quote, a redirection.
 var (
-	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "dir", "ver", "vol", "history", "date")
+	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "history")
+	aloneWindows   = wordSet("dir", "ver", "vol")
 	numberCommands = wordSet("sleep", "timeout", "kill")
+	interpreters   = wordSet("python", "perl", "ruby", "php", "node", "lua")
+	netTools       = wordSet("ping", "host", "dig", "curl", "route")
 )
 
 // wordSet is a set of words looked up without regard to ASCII case and
@@ -104,26 +111,25 @@ var commandLead = func() (t [256]bool) {
 }()
 
 // commandAt reports whether a command starts at s[i], after blanks,
-// quotes, more metacharacters, ( or {, and $IFS or ${IFS} (a blank to the
-// shell). A command is a word of commands or wordCommands (see command),
-// or the name of a file to run: ./x, or x.exe, x.sh and their kind. Where
-// the word holds quotes or backslashes, which the shell drops (w'h'o'a'm'i,
-// c\at), it is read without them too.
+// quotes, more metacharacters, ( or {, and $IFS, ${IFS} or $1 (empty or a
+// blank to the shell). A command is a word of commands or wordCommands
+// (see command), its last path step if it is a path (/bin/sh), or the
+// name of a file to run: ./x, or x.exe, x.ps1 and their kind. Where the
+// word holds quotes, balanced, or backslashes, which the shell drops
+// (w'h'o'a'm'i, c\at, /bin/c'a't), it is read without them too.
 func commandAt(s string, i int) bool {
+lead:
 	for i < len(s) {
-		if commandLead[s[i]] {
+		switch {
+		case commandLead[s[i]]:
 			i++
-			continue
-		}
-		if i > 0 && (s[i-1] == '$' || s[i-1] == '{') && strings.HasPrefix(s[i:], "IFS") {
+		case i > 0 && (s[i-1] == '$' || s[i-1] == '{') && strings.HasPrefix(s[i:], "IFS"):
 			i += len("IFS")
-			continue
-		}
-		if s[i] == '}' && i >= 3 && s[i-3:i] == "IFS" {
+		case s[i] == '}' && i >= 3 && s[i-3:i] == "IFS", i > 0 && s[i-1] == '$' && isDigit(s[i]):
 			i++
-			continue
+		default:
+			break lead
 		}
-		break
 	}
 	begin, start := i, i
 	for i < len(s) && isWordByte(s[i]) {
@@ -132,10 +138,11 @@ func commandAt(s string, i int) bool {
 		}
 		i++
 	}
-	if start == i {
-		return false
+	var before byte // a quote the word is in
+	if begin > 0 && (s[begin-1] == '\'' || s[begin-1] == '"') {
+		before = s[begin-1]
 	}
-	if command(s[start:i], s, i) || strings.HasPrefix(s[begin:], "./") || executable(s[start:i]) {
+	if start < i && (command(s[start:i], s, i, before) || executable(s[start:i])) || strings.HasPrefix(s[begin:], "./") {
 		return true
 	}
 	if (i == len(s) || s[i] != '\'' && s[i] != '"') && strings.IndexByte(s[begin:i], '\\') < 0 {
@@ -143,11 +150,23 @@ func commandAt(s string, i int) bool {
 	}
 	// The word again, through quotes and backslashes, without them.
 	var buf [24]byte
-	n, quoted := 0, false
+	n, quotes, doubles, dropped := 0, 0, 0, false
+	switch before { // the quote the word opened with
+	case '\'':
+		quotes++
+	case '"':
+		doubles++
+	}
 	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"'); i++ {
 		switch c := s[i]; {
-		case c == '\'' || c == '"' || c == '\\':
-			quoted = true
+		case c == '\'':
+			quotes++
+		case c == '"':
+			doubles++
+		case c == '\\':
+			dropped = true
+		case c == '/':
+			n = 0 // the last step of a path
 		case n == len(buf):
 			return false
 		default:
@@ -155,13 +174,18 @@ func commandAt(s string, i int) bool {
 			n++
 		}
 	}
-	return quoted && n > 0 && command(string(buf[:n]), s, i)
+	if n == 0 || quotes%2 != 0 || doubles%2 != 0 || quotes+doubles == 0 && !dropped {
+		return false // I'd, Q's: an apostrophe, not a quote
+	}
+	word := string(buf[:n])
+	return command(word, s, i, 0) || executable(word)
 }
 
-// command reports whether word, which ends at s[i], is a command: one of
-// commands, or one of wordCommands followed as aloneCommands,
-// numberCommands and the others need.
-func command(word, s string, i int) bool {
+// command reports whether word, which ends at s[i] (after the quote
+// before when it is quoted), is a command: one of commands whatever
+// follows it, or one of wordCommands with what it needs after it (see
+// aloneCommands).
+func command(word, s string, i int, before byte) bool {
 	h := foldHash(word)
 	switch {
 	case commands.hasHashed(word, h):
@@ -169,15 +193,26 @@ func command(word, s string, i int) bool {
 	case !wordCommands.hasHashed(word, h):
 		return false
 	}
-	alone := aloneCommands.hasHashed(word, h)
+	alone := aloneWindows.hasHashed(word, h) || aloneCommands.hasHashed(word, h) && !hasUpper(word)
 	if i == len(s) {
 		return alone
 	}
-	if len(word) == 3 && strings.EqualFold(word, "net") && (s[i] == ' ' || s[i] == '\t') && netCommand(strings.TrimLeft(s[i:], " \t")) {
+	if len(word) == 3 && strings.EqualFold(word, "net") && word != "Net" && (s[i] == ' ' || s[i] == '\t') &&
+		netCommand(strings.TrimLeft(s[i:], " \t")) {
 		return true
 	}
-	switch s[i] {
-	case '(', '<', '>', '$', '"', '\'':
+	switch c := s[i]; c {
+	case '(', '<', '>':
+		return true
+	case '$':
+		return variable(s[i+1:])
+	case '\'', '"':
+		if c == before { // 'id', "Cut": what follows the quote counts
+			return command(word, s, i+1, 0)
+		}
+		if c == '\'' && i+1 < len(s) && s[i+1]|0x20 == 's' && (i+2 == len(s) || !isLetter(s[i+2])) {
+			return false // Ruby's
+		}
 		return true
 	case ';', '|', '&', '`', ')', '}', '\n', '\r':
 		return alone
@@ -188,16 +223,47 @@ func command(word, s string, i int) bool {
 		if i == len(s) {
 			return alone
 		}
-		switch c := s[i]; {
-		case c == '-': // a flag: -l, --all, -5
-			return i+1 < len(s) && (isAlnum(s[i+1]) || s[i+1] == '-')
-		case isDigit(c):
-			return numberCommands.hasHashed(word, h)
-		case c == '|' || c == ';' || c == '&' || c == '`' || c == ')' || c == '}':
-			return alone
-		default:
-			return c == '/' || c == '\\' || c == '.' || c == '~' || c == '$' || c == '>' || c == '<' ||
-				c == '*' || c == '\'' || c == '"' || driveLetter(s[i:]) || scriptFile(s[i:])
+		return argument(word, h, s[i:], alone)
+	}
+	return false
+}
+
+// argument reports whether arg, what follows word command word (hash h)
+// after a blank, makes it a command.
+func argument(word string, h uint32, arg string, alone bool) bool {
+	var next byte // the byte after arg's first
+	if len(arg) > 1 {
+		next = arg[1]
+	}
+	switch c := arg[0]; {
+	case c == '-': // a flag: -l, --all; -9 to kill
+		return isLetter(next) || next == '-' || isDigit(next) && numberCommands.hasHashed(word, h)
+	case c == '|' || c == ';' || c == '&' || c == '`' || c == ')' || c == '}':
+		return alone
+	case c == '$':
+		return variable(arg[1:])
+	case c == '~': // a home: ~/.ssh, ~root, not ~15 min
+		return next == '/' || isLetter(next) || alone && (next == 0 || next == ' ')
+	case c == '/' || c == '\\' || c == '.':
+		return isWordByte(next) || next == '*' || next == '~' || alone && (next == 0 || next == ' ')
+	case c == '>' || c == '<' || c == '*' || c == '\'' || c == '"' || driveLetter(arg):
+		return true
+	case isDigit(c) && numberCommands.hasHashed(word, h):
+		return true
+	}
+	return interpreters.hasHashed(word, h) && scriptFile(arg) || netTools.hasHashed(word, h) && hostArg(arg)
+}
+
+// variable reports a shell variable or substitution after a $: $HOME,
+// ${x}, $(id), not a price ($30).
+func variable(s string) bool {
+	return s != "" && (isLetter(s[0]) || s[0] == '_' || s[0] == '{' || s[0] == '(')
+}
+
+func hasUpper(s string) bool {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
 		}
 	}
 	return false
@@ -205,7 +271,8 @@ func command(word, s string, i int) bool {
 
 // netCommand reports a subcommand of Windows' net that tells an
 // attacker something or changes the machine (net user, net localgroup
-// administrators), at the start of s.
+// administrators), at the start of s. (command takes "Net", as a title
+// writes it, for a word: "Gross & Net User count".)
 func netCommand(s string) bool {
 	end := 0
 	for end < len(s) && isLetter(s[end]) {
@@ -214,10 +281,10 @@ func netCommand(s string) bool {
 	return netCommands.hasFold(s[:end]) && (end == len(s) || !isWordByte(s[end]))
 }
 
-var netCommands = wordSet("user", "localgroup", "group", "share", "view", "use", "session", "accounts", "start", "stop")
+var netCommands = wordSet("user", "localgroup", "share", "session")
 
-// executable reports the name of a file Windows or a shell runs: x.exe,
-// x.bat, x.cmd, x.ps1, x.vbs, x.sh (not x.com: a domain).
+// executable reports the name of a file Windows runs: x.exe, x.bat,
+// x.cmd, x.ps1, x.vbs (not x.com or x.sh: domains).
 func executable(word string) bool {
 	dot := strings.LastIndexByte(word, '.')
 	if dot <= 0 {
@@ -226,10 +293,10 @@ func executable(word string) bool {
 	return executableTypes.hasFold(word[dot+1:])
 }
 
-var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs", "sh")
+var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs")
 
 // scriptFile reports an argument that starts with the name of a script
-// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua, x.sh.
+// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua.
 func scriptFile(s string) bool {
 	end := 0
 	for end < len(s) && isWordByte(s[end]) {
@@ -239,7 +306,19 @@ func scriptFile(s string) bool {
 	return dot > 0 && scriptTypes.hasFold(s[dot+1:end])
 }
 
-var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
+var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua")
+
+// hostArg reports an argument that starts with a host name, an address
+// or a URL: a word with a dot or a colon (evil.example, 10.0.0.1,
+// http://x).
+func hostArg(s string) bool {
+	for i := 0; i < len(s) && s[i] != ' ' && s[i] != '\t'; i++ {
+		if s[i] == '.' || s[i] == ':' {
+			return i > 0 && i+1 < len(s) && s[i+1] != ' '
+		}
+	}
+	return false
+}
 
 // driveLetter reports a Windows path: C:\ or C:/.
 func driveLetter(s string) bool {
@@ -369,10 +448,11 @@ func pathPrefixFold(d, p string) (int, bool) {
 
 func isAlnum(c byte) bool { return isLetter(c) || isDigit(c) }
 
-// dotDotSegment reports a path segment that is "..", and, before a /,
-// one of two dots or more with nothing else but a ;parameter: ..;/ is ..
-// to Tomcat and Spring, and .../ or ..../ become ../ once a filter has
-// taken ../ out of them. (An ellipsis that ends a value is not a step.)
+// dotDotSegment reports a path segment that is "..", or, before a /,
+// ".." with a ;parameter (..;/ is ../ to Tomcat and Spring), or three
+// dots or more before an empty or "." segment (....// and ..././, which
+// are ../ once a filter has taken ../ out of them; Home/.../Settings is
+// not).
 func dotDotSegment(d string) bool {
 	if !strings.Contains(d, "..") {
 		return false
@@ -386,7 +466,9 @@ func dotDotSegment(d string) bool {
 			return false
 		}
 		if strings.HasPrefix(seg, "..") {
-			if dots, _, _ := strings.Cut(seg, ";"); strings.Trim(dots, ".") == "" {
+			dots, _, param := strings.Cut(seg, ";")
+			if dots == ".." && param ||
+				strings.Trim(dots, ".") == "" && (rest == "" || rest[0] == '/' || rest == "." || strings.HasPrefix(rest, "./")) {
 				return true
 			}
 		}
@@ -399,9 +481,7 @@ func dotDotSegment(d string) bool {
 // too often would; and overlong forms already decoded to raw bytes, as a
 // query value arrives.
 func decodePath(s string) string {
-	if strings.IndexByte(s, 0xc0) >= 0 || strings.IndexByte(s, 0xc1) >= 0 || strings.IndexByte(s, 0xe0) >= 0 {
-		s = rawOverlongs.Replace(s)
-	}
+	s = undoRawOverlongs(s)
 	for range 3 {
 		if strings.IndexByte(s, '%') < 0 {
 			break
@@ -412,7 +492,7 @@ func decodePath(s string) string {
 		}
 		s = next
 	}
-	return s
+	return undoRawOverlongs(s) // %c0%ae half encoded: \xc0%ae
 }
 
 var overlong = map[string]byte{
@@ -420,6 +500,16 @@ var overlong = map[string]byte{
 	"%c1%9c": '\\', "%c1%1c": '\\', "%c0%5c": '\\', "%c1%af": '/',
 	"%u002e": '.', "%u002f": '/', "%u005c": '\\', "%u2215": '/', "%u2216": '\\', "%uff0e": '.', "%uff0f": '/',
 	"%uff3c": '\\',
+}
+
+// undoRawOverlongs is s with the raw overlong forms of overlong replaced
+// (and itself when it has none: 0xE0 leads real UTF-8 too, in Thai or
+// Hindi).
+func undoRawOverlongs(s string) string {
+	if strings.IndexByte(s, 0xc0) < 0 && strings.IndexByte(s, 0xc1) < 0 && !strings.Contains(s, "\xe0\x80") {
+		return s
+	}
+	return rawOverlongs.Replace(s)
 }
 
 // rawOverlongs replaces the overlong UTF-8 forms of overlong, decoded to
@@ -635,7 +725,8 @@ func protoPath(s string) bool {
 	for i := strings.Index(s, "constructor"); i >= 0; {
 		rest := s[i+len("constructor"):]
 		step := strings.TrimLeft(rest, `./[]"' :{`)
-		if len(step) < len(rest) && strings.HasPrefix(step, "prototype") { // a step between them
+		if len(step) < len(rest) && strings.HasPrefix(step, "prototype") && // a step between them
+			(len(step) == len("prototype") || !isWordByte(step[len("prototype")]) || step[len("prototype")] == '.' || step[len("prototype")] == '/') {
 			return true
 		}
 		j := strings.Index(rest, "constructor")

