@@ -200,10 +200,6 @@ func command(word, s string, i int, before byte) bool {
 	if i == len(s) {
 		return alone
 	}
-	if len(word) == 3 && strings.EqualFold(word, "net") && word != "Net" && (s[i] == ' ' || s[i] == '\t') &&
-		netCommand(strings.TrimLeft(s[i:], " \t")) {
-		return true
-	}
 	var next byte
 	if i+1 < len(s) {
 		next = s[i+1]
@@ -264,7 +260,9 @@ func argument(word string, h uint32, lower bool, arg string, alone bool) bool {
 		return next == '>' || next == '<' || // 2>&1
 			lower && (numberCommands.hasHashed(word, h) || netTools.hasHashed(word, h) && hostArg(arg))
 	}
-	return interpreters.hasHashed(word, h) && scriptFile(arg) || lower && netTools.hasHashed(word, h) && hostArg(arg)
+	return interpreters.hasHashed(word, h) && hasType(firstWord(arg), scriptTypes) ||
+		lower && netTools.hasHashed(word, h) && hostArg(arg) ||
+		word != "Net" && netWord.hasHashed(word, h) && netCommands.hasFold(firstWord(arg))
 }
 
 // variable reports a shell variable or substitution after a $: $HOME,
@@ -282,44 +280,39 @@ func hasUpper(s string) bool {
 	return false
 }
 
-// netCommand reports a subcommand of Windows' net that tells an
-// attacker something or changes the machine (net user, net localgroup
-// administrators), at the start of s. (command takes "Net", as a title
-// writes it, for a word: "Gross & Net User count".)
-func netCommand(s string) bool {
-	end := 0
-	for end < len(s) && isLetter(s[end]) {
-		end++
-	}
-	return netCommands.hasFold(s[:end]) && (end == len(s) || !isWordByte(s[end]))
-}
-
-var netCommands = wordSet("user", "localgroup", "group", "share", "session", "view", "use", "accounts", "start", "stop")
+// netCommands are the subcommands of Windows' net that tell an attacker
+// something or change the machine (net user, net localgroup
+// administrators). argument takes "Net", as a title writes it, for a
+// word: "Gross & Net User count".
+var (
+	netWord     = wordSet("net")
+	netCommands = wordSet("user", "localgroup", "group", "share", "session", "view", "use", "accounts", "start", "stop")
+)
 
 // executable reports the name of a file Windows runs: x.exe, x.bat,
 // x.cmd, x.ps1, x.vbs (not x.com or x.sh: domains).
-func executable(word string) bool {
-	dot := strings.LastIndexByte(word, '.')
-	if dot <= 0 {
-		return false
-	}
-	return executableTypes.hasFold(word[dot+1:])
-}
+func executable(word string) bool { return hasType(word, executableTypes) }
 
 var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs")
 
-// scriptFile reports an argument that starts with the name of a script
-// an interpreter runs: x.py, x.rb, x.pl, x.php, x.js, x.lua, x.sh.
-func scriptFile(s string) bool {
+// scriptTypes are the scripts an interpreter runs: x.py, x.rb, x.pl,
+// x.php, x.js, x.lua, x.sh.
+var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
+
+// hasType reports a file name whose extension is one of types.
+func hasType(name string, types *foldSet) bool {
+	dot := strings.LastIndexByte(name, '.')
+	return dot > 0 && types.hasFold(name[dot+1:])
+}
+
+// firstWord is the word bytes s starts with.
+func firstWord(s string) string {
 	end := 0
 	for end < len(s) && isWordByte(s[end]) {
 		end++
 	}
-	dot := strings.LastIndexByte(s[:end], '.')
-	return dot > 0 && scriptTypes.hasFold(s[dot+1:end])
+	return s[:end]
 }
-
-var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
 
 // hostArg reports an argument that starts with a host name, an address
 // or a URL: a word with a dot or a colon (evil.example, 10.0.0.1,
