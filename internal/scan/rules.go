@@ -472,16 +472,25 @@ func dotDotSegment(d string) bool {
 		if !more {
 			return false
 		}
-		if strings.HasPrefix(seg, "..") {
-			dots, _, param := strings.Cut(seg, ";")
-			next, _, _ := strings.Cut(rest, "/")
-			if dots == ".." && param || seg == "...." && next == "" && strings.HasPrefix(rest, "/") || seg == "..." && next == "." ||
-				strings.Trim(seg, ".") == "" && len(next) >= 2 && strings.Trim(next, ".") == "" {
-				return true
-			}
+		if strings.HasPrefix(seg, "..") && stepUp(seg, rest) {
+			return true
 		}
 		d = rest
 	}
+}
+
+// stepUp reports whether seg, a segment that starts with .. and that rest
+// follows after a /, is one of the other forms dotDotSegment names.
+func stepUp(seg, rest string) bool {
+	next, _, _ := strings.Cut(rest, "/")
+	switch dots, _, param := strings.Cut(seg, ";"); {
+	case param:
+		return dots == ".." // ..;/
+	case seg == "...." && strings.HasPrefix(rest, "/"), // ....//
+		seg == "..." && next == ".": // ..././
+		return true
+	}
+	return strings.Trim(seg, ".") == "" && len(next) >= 2 && strings.Trim(next, ".") == "" // /.../.../
 }
 
 // openInterval reports an ISO 8601 time interval open at one end, as the
