@@ -81,13 +81,14 @@ func classesIn(t testing.TB, body []byte, findings map[string]Class) map[Class]b
 			}
 		}
 	}
-	eachString(doc.Any(), check, func(k string, _ any) { check(k) })
+	eachString(doc.Any(), check, func(k string, _ any) bool { check(k); return true })
 	return found
 }
 
 // eachString calls value with every string of a decoded JSON value and
-// key with every member name and its value, depth first.
-func eachString(v any, value func(string), key func(string, any)) {
+// key with every member name and its value, depth first, going into the
+// value unless key returns false.
+func eachString(v any, value func(string), key func(string, any) bool) {
 	switch v := v.(type) {
 	case string:
 		value(v)
@@ -97,8 +98,9 @@ func eachString(v any, value func(string), key func(string, any)) {
 		}
 	case map[string]any:
 		for k, e := range v {
-			key(k, e)
-			eachString(e, value, key)
+			if key(k, e) {
+				eachString(e, value, key)
+			}
 		}
 	}
 }

@@ -34,7 +34,9 @@ func (s *Skip) child(name *string) *Skip {
 
 // Body scans every key and string value of a body, except what skip
 // leaves out, and reports each finding with its JSON pointer and its
-// class's message: a key at the pointer of its member, a value at its own.
+// class's message: a value at its own pointer, a key at the pointer of
+// the object that holds it, never repeating the name, with nothing under
+// it.
 func Body(root jsonbody.Value, skip *Skip, report msg.Reporter) {
 	if skip != nil && skip.Off {
 		return
@@ -122,7 +124,11 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 			continue // the key goes with its value
 		}
 		if c := w.key(name, e); c != None {
-			w.report.Add(w.path.Pointer(name), c.Message())
+			// The name is the payload: reported at the object that holds
+			// it, and what it holds, whose pointers would repeat it, not
+			// walked.
+			w.report.Add(w.path.Pointer(), c.Message())
+			continue
 		}
 		w.inner(e, child, name, -1)
 	}
@@ -175,19 +181,20 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 	return c
 }
 
-// Query scans the names and values of a query string, reported at
-// "query:name".
+// Query scans the names and values of a query string: a value is
+// reported at "query:name", a flagged name at "query", never repeating
+// it.
 func Query(values map[string][]string, report msg.Reporter) {
 	for name, vs := range values {
-		c := Key(name)
+		if c := Key(name); c != None {
+			report.Add("query", c.Message())
+			continue
+		}
 		for _, v := range vs {
-			if c != None {
+			if c := String(v); c != None {
+				report.Add("query:"+name, c.Message())
 				break
 			}
-			c = String(v)
-		}
-		if c != None {
-			report.Add("query:"+name, c.Message())
 		}
 	}
 }
