@@ -177,8 +177,8 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 			if k, _ := yamljson.Key(kv.Key); k != "contractguard" {
 				continue // another component's configuration
 			}
-			anchors := anchorsOf(d.Body)
-			readConfigTree(path, "", resolveAlias(kv.Value, anchors), anchors, values, errs)
+			aliases := yamljson.Aliases(d.Body)
+			readConfigTree(path, "", resolveAlias(kv.Value, aliases), aliases, values, errs)
 		}
 	}
 	return values, nil
@@ -186,7 +186,7 @@ func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, err
 
 // readConfigTree reads the properties of the mapping n, named under
 // prefix (empty for the contractguard: mapping itself), into values.
-func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node, values map[string]any, errs *[]error) {
+func readConfigTree(path, prefix string, n ast.Node, aliases map[*ast.AliasNode]ast.Node, values map[string]any, errs *[]error) {
 	// fail adds a problem at n, or at the line a YAML error names.
 	fail := func(n ast.Node, property string, err error) {
 		line, err := yamljson.Split(err, yamljson.Line(n))
@@ -200,7 +200,7 @@ func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node
 		return
 	}
 	for _, kv := range m.Values {
-		value := resolveAlias(kv.Value, anchors)
+		value := resolveAlias(kv.Value, aliases)
 		k, err := yamljson.Key(kv.Key)
 		if err != nil {
 			fail(kv.Key, "", err)
@@ -209,7 +209,7 @@ func readConfigTree(path, prefix string, n ast.Node, anchors map[string]ast.Node
 		name := prefix + k
 		under := propertiesUnder(name)
 		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && under != "" {
-			readConfigTree(path, name+".", value, anchors, values, errs)
+			readConfigTree(path, name+".", value, aliases, values, errs)
 			continue
 		}
 		p, ok := findProperty(name)
@@ -278,33 +278,17 @@ func scalarText(n ast.Node) (string, error) {
 	return "", errors.New("want a single value, not a list or a mapping")
 }
 
-// anchorsOf is the nodes under the anchors (&name) of a document, by
-// name; a name given twice keeps its last node.
-func anchorsOf(doc ast.Node) map[string]ast.Node {
-	a := anchorVisitor{}
-	ast.Walk(a, doc)
-	return a
-}
-
-type anchorVisitor map[string]ast.Node
-
-func (a anchorVisitor) Visit(n ast.Node) ast.Visitor {
-	if an, ok := n.(*ast.AnchorNode); ok {
-		a[an.Name.GetToken().Value] = an.Value
-	}
-	return a
-}
-
-// resolveAlias is the node an alias (*name) stands for, or n.
-func resolveAlias(n ast.Node, anchors map[string]ast.Node) ast.Node {
+// resolveAlias is the node an alias (*name) stands for (see
+// yamljson.Aliases), or n.
+func resolveAlias(n ast.Node, aliases map[*ast.AliasNode]ast.Node) ast.Node {
 	for range 8 { // an alias of an anchor on an alias, at most
 		al, ok := yamljson.Unwrap(n).(*ast.AliasNode)
 		if !ok {
 			return n
 		}
-		target, ok := anchors[al.Value.GetToken().Value]
+		target, ok := aliases[al]
 		if !ok {
-			return n // yamljson.Value reports the alias with no anchor
+			return n // yamljson.Value reports the alias with no anchor before it
 		}
 		n = target
 	}

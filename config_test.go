@@ -148,6 +148,14 @@ func TestLoadConfig_AliasesFromElsewhere(t *testing.T) {
 	o, err = LoadConfig(writeConfig(t, "shared: &cfg\n  max-depth: 7\ncontractguard: *cfg\n"))
 	require.NoError(t, err)
 	assert.Equal(t, Options{MaxDepth: 7}, o)
+
+	// An alias is the last anchor of its name before it, as YAML reads it.
+	o, err = LoadConfig(writeConfig(t, "a: &d 5\ncontractguard:\n  max-depth: *d\nb: &d 12\n"))
+	require.NoError(t, err)
+	assert.Equal(t, Options{MaxDepth: 5}, o)
+	_, err = LoadConfig(writeConfig(t, "contractguard:\n  max-depth: *d\nb: &d 12\n"))
+	require.ErrorContains(t, err, "contractguard.yaml:2")
+	require.ErrorContains(t, err, "refers to no anchor before it")
 }
 
 func TestLoadConfig_Errors(t *testing.T) {

@@ -295,6 +295,35 @@ func (c *converter) value(n ast.Node) (any, int, error) {
 	return nil, 0, errorAt(n, "unsupported YAML node %s", n.Type())
 }
 
+// Aliases is the node each alias (*name) of doc stands for: the node of
+// the last anchor (&name) of that name before it, as Value reads it. An
+// alias with no anchor before it is not in the map (Value reports it).
+func Aliases(doc ast.Node) map[*ast.AliasNode]ast.Node {
+	v := aliasVisitor{anchors: map[string]ast.Node{}, aliases: map[*ast.AliasNode]ast.Node{}}
+	ast.Walk(v, doc)
+	return v.aliases
+}
+
+type aliasVisitor struct {
+	anchors map[string]ast.Node
+	aliases map[*ast.AliasNode]ast.Node
+}
+
+// Visit sees nodes in document order. An anchor is visited before its own
+// value, but Value rejects an alias inside the value it names, and so does
+// Aliases' caller, which follows aliases only so far.
+func (v aliasVisitor) Visit(n ast.Node) ast.Visitor {
+	switch n := n.(type) {
+	case *ast.AnchorNode:
+		v.anchors[n.Name.GetToken().Value] = n.Value
+	case *ast.AliasNode:
+		if t, ok := v.anchors[n.Value.GetToken().Value]; ok {
+			v.aliases[n] = t
+		}
+	}
+	return v
+}
+
 // Key is the text of a mapping key: a quoted key unquoted.
 func Key(n ast.MapKeyNode) (string, error) {
 	switch k := n.(type) {

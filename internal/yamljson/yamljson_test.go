@@ -46,6 +46,23 @@ func TestValue_Aliases(t *testing.T) {
 	assert.Equal(t, map[string]any{"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "string"}}, v)
 }
 
+// TestAliases: each alias stands for the last anchor of its name before
+// it, as Value reads it; one with none before it is left out.
+func TestAliases(t *testing.T) {
+	src := "a: &x 1\nb: *x\nc: &x 2\nd: *x\ne: *y\n"
+	docs, err := Parse([]byte(src))
+	require.NoError(t, err)
+	got := map[int]any{}
+	for alias, n := range Aliases(docs[0].Body) {
+		v, err := Value(n)
+		require.NoError(t, err)
+		got[Line(alias)] = v
+	}
+	assert.Equal(t, map[int]any{2: json.Number("1"), 4: json.Number("2")}, got)
+	_, err = Value(docs[0].Body)
+	assert.ErrorContains(t, err, "*y refers to no anchor before it")
+}
+
 func TestValue_BillionLaughsIsBounded(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
