@@ -18,18 +18,24 @@ type Skip struct {
 	Additional *Skip            // members not in Props
 }
 
-// child is the Skip of a member (name) or element (name == nil).
-func (s *Skip) child(name *string) *Skip {
+// Member is what s takes out of member name: its own entry, or, for a
+// name it does not list, what it takes out of additional members.
+func (s *Skip) Member(name string) *Skip {
 	if s == nil {
 		return nil
 	}
-	if name == nil {
-		return s.Items
-	}
-	if c, ok := s.Props[*name]; ok {
+	if c, ok := s.Props[name]; ok {
 		return c
 	}
 	return s.Additional
+}
+
+// elements is what s takes out of every element of an array.
+func (s *Skip) elements() *Skip {
+	if s == nil {
+		return nil
+	}
+	return s.Items
 }
 
 // Body scans every key and string value of a body, except what skip
@@ -108,7 +114,7 @@ var walkers = sync.Pool{New: func() any { return new(walker) }}
 
 func (w *walker) container(v jsonbody.Value, skip *Skip) {
 	if v.Kind() == jsonbody.Array {
-		items := skip.child(nil)
+		items := skip.elements()
 		if items != nil && items.Off {
 			return
 		}
@@ -119,7 +125,7 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 	}
 	for i := range v.Len() {
 		name, e := v.Member(i)
-		child := skip.child(&name)
+		child := skip.Member(name)
 		if child != nil && child.Off {
 			continue // the key goes with its value
 		}

@@ -110,17 +110,8 @@ func unionSkip(a, b *scan.Skip) *scan.Skip {
 				u.Props = map[string]*scan.Skip{}
 			}
 			// A name one side does not list is additional to it.
-			u.Props[name] = unionSkip(memberSkip(a, name), memberSkip(b, name))
+			u.Props[name] = unionSkip(a.Member(name), b.Member(name))
 		}
 	}
 	return u
-}
-
-// memberSkip is what s takes out of member name: its own entry, or, for a
-// name it does not list, what it takes out of additional members.
-func memberSkip(s *scan.Skip, name string) *scan.Skip {
-	if c, ok := s.Props[name]; ok {
-		return c
-	}
-	return s.Additional
 }
