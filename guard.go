@@ -639,16 +639,16 @@ func scanRequest(cs []*compiled, in *request) *Violation {
 	if len(in.details) == 0 {
 		return nil
 	}
-	// One detail per path, the first reported (a key before its value): a
-	// body may hold thousands of findings, and contracts with different
-	// opt-outs scan it more than once.
+	// One detail per path, the first reported: a body may hold thousands
+	// of findings, and contracts with different opt-outs scan it more than
+	// once.
 	slices.SortStableFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
 	in.details = slices.CompactFunc(in.details, func(a, b Detail) bool { return a.Path == b.Path })
 	return newViolation(CodeVulnerabilityDetected, in.details...)
 }
 
-// scanParams scans the path parameters, those of a pattern without
-// building Params' map.
+// scanParams scans the path parameters: the router's, or the pattern's
+// without building Params' map.
 func (q *request) scanParams() {
 	if q.routerParams() {
 		for name, v := range routerParams(q.r) {
@@ -656,10 +656,8 @@ func (q *request) scanParams() {
 		}
 		return
 	}
-	for i, s := range q.pattern {
-		if s.Param != "" && i < len(q.segs) {
-			scan.Param(s.Param, q.segs[i], q)
-		}
+	for name, v := range q.pattern.EachParam(q.segs) {
+		scan.Param(name, v, q)
 	}
 }
 

@@ -183,6 +183,23 @@ func TestScan_QueryParsedOnce(t *testing.T) {
 	assert.Positive(t, scanAlone)
 }
 
+// TestScan_CleanParamsAndQueryAllocateNothing: scanning clean path
+// parameters and a clean query of a request with no body costs no
+// allocation beyond the query's parse (a range over a func value once put
+// two on every scanned request).
+func TestScan_CleanParamsAndQueryAllocateNothing(t *testing.T) {
+	allocs := func(scanOn bool, target string) float64 {
+		g := mustNew(t, Options{VulnerabilityScan: scanOn, Contracts: []Contract{{Endpoint: "/files/{name}/v/{version}", Method: "GET"}}})
+		assert.Nil(t, g.Check("GET", target, nil))
+		return testing.AllocsPerRun(50, func() { g.Check("GET", target, nil) })
+	}
+	assert.Zero(t, allocs(true, "/files/report.pdf/v/2")-allocs(false, "/files/report.pdf/v/2"))
+	// The query: parsed into its map (the values' slices and the map), and
+	// nothing for its scan.
+	withQuery := allocs(true, "/files/report.pdf/v/2?q=shoes") - allocs(false, "/files/report.pdf/v/2?q=shoes")
+	assert.LessOrEqual(t, withQuery, 3.0)
+}
+
 // TestScan_OnceWhenOneContractScansAll: of the contracts of a request,
 // one without opt-outs scans all the others would, so the body is scanned
 // once, whatever their order and on a later pass too. A body the guard

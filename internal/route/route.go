@@ -6,6 +6,7 @@ package route
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -95,12 +96,22 @@ func (p Pattern) Shape() string {
 // Params returns the parameter values of a path that matched p.
 func (p Pattern) Params(segs []string) map[string]string {
 	m := make(map[string]string, len(p))
-	for i, s := range p {
-		if s.Param != "" && i < len(segs) {
-			m[s.Param] = segs[i]
-		}
+	for name, v := range p.EachParam(segs) {
+		m[name] = v
 	}
 	return m
+}
+
+// EachParam yields the name and value of each parameter of a path that
+// matched p, without building Params' map.
+func (p Pattern) EachParam(segs []string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for i, s := range p {
+			if s.Param != "" && i < len(segs) && !yield(s.Param, segs[i]) {
+				return
+			}
+		}
+	}
 }
 
 func escapeSegment(s string) string {
