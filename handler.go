@@ -243,18 +243,18 @@ func (g *Guard) chiIndexOf(routes chi.Routes, missing string) *chiIndex {
 	}
 	idx := &chiIndex{version: v, routes: map[string]*compiled{}}
 	chi.Walk(routes, func(method, pattern string, h http.Handler, _ ...func(http.Handler) http.Handler) error {
-		idx.routes[method+" "+pattern] = g.ownTyped(h)
-		return nil
-	})
-	// Walk lists the root of a mounted router as "/api/", where Find
-	// reports a request to /api as "/api": the same handler.
-	for key, c := range idx.routes {
-		if root, ok := strings.CutSuffix(key, "/"); ok && !strings.HasSuffix(root, " ") {
-			if _, listed := idx.routes[root]; !listed {
-				idx.routes[root] = c
+		c := g.ownTyped(h)
+		idx.routes[method+" "+pattern] = c
+		// Walk lists the root of a mounted router as "/api/", where Find
+		// reports a request to /api as "/api": the same handler, unless
+		// "/api" is a route of its own.
+		if root, ok := strings.CutSuffix(pattern, "/"); ok && root != "" {
+			if _, listed := idx.routes[method+" "+root]; !listed {
+				idx.routes[method+" "+root] = c
 			}
 		}
-	}
+		return nil
+	})
 	if _, listed := idx.routes[missing]; !listed && missing != "" {
 		idx.routes[missing] = nil // not a route of Walk's: not walked for again
 	}
