@@ -206,11 +206,14 @@ func kinds4(b string) uint32 {
 
 // Key checks an object member name: operator names ($where, $ne, …),
 // then everything String checks (__proto__ among them).
-func Key(k string) Class {
+func Key(k string) Class { return checkKey(k, nil) }
+
+// checkKey is Key, with check's buffer.
+func checkKey(k string, buf *[]byte) Class {
 	if len(k) > 1 && k[0] == '$' && isLetter(k[1]) {
 		return NoSQLInjection
 	}
-	return String(k)
+	return check(k, buf)
 }
 
 // identifier reports a name of letters and digits only, shorter than

@@ -180,7 +180,7 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 	if *slot == name {
 		return None
 	}
-	c := Key(name)
+	c := checkKey(name, &w.buf)
 	if c == None {
 		*slot = name
 	}

@@ -363,3 +363,18 @@ func TestReviewedValues(t *testing.T) {
 		assert.LessOrEqual(t, testing.AllocsPerRun(20, func() { decodePath(v) }), 0.0, v)
 	}
 }
+
+// TestKeyUsesTheWalkersBuffer: a member name that goes to libinjection is
+// upper-cased into the walker's buffer, as a value is, not a new one.
+func TestKeyUsesTheWalkersBuffer(t *testing.T) {
+	doc, err := jsonbody.Parse([]byte(`{"price;usd":1}`), 64)
+	require.NoError(t, err)
+	name, v := doc.Root().Member(0)
+	w := &walker{}
+	require.Equal(t, None, w.key(name, v))
+	walked := testing.AllocsPerRun(20, func() {
+		w.clean = [len(w.clean)]string{} // not from the cache of clean names
+		w.key(name, v)
+	})
+	assert.Less(t, walked, testing.AllocsPerRun(20, func() { Key(name) }))
+}
