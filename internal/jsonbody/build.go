@@ -116,6 +116,31 @@ func (b *builder) str() (uint32, bool) {
 	return b.p.add(node{kind: String, escaped: true, start: from, end: uint32(len(d.text))}), true
 }
 
+// name reads a member name as str reads a string, and marks its node. A
+// name without escapes, the common case, has the kinds of its bytes told
+// as it is read (see kindsOf), which costs what looking for its end does.
+func (b *builder) name() (n uint32, kinds byte, ok bool) {
+	end := b.i + 1
+	for end < len(b.s) {
+		k := nameBytes[b.s[end]]
+		if k&quoted != 0 {
+			break
+		}
+		kinds |= k
+		end++
+	}
+	if end < len(b.s) && b.s[end] == '"' {
+		n = b.p.add(node{kind: String, start: uint32(b.i + 1), end: uint32(end)})
+		b.i = end + 1
+	} else if n, ok = b.str(); ok {
+		kinds = kindsOf(b.p.doc.str(n))
+	} else {
+		return 0, 0, false
+	}
+	b.p.doc.nodes[n].name, b.p.doc.nodes[n].word = true, kinds == 0
+	return n, kinds, true
+}
+
 func (b *builder) number() (uint32, bool) {
 	start := b.i
 	for b.i < len(b.s) {
@@ -152,12 +177,11 @@ func (b *builder) object(depth int) (uint32, bool) {
 		if b.i >= len(b.s) || b.s[b.i] != '"' {
 			return 0, false
 		}
-		name, ok := b.str()
+		name, kinds, ok := b.name()
 		if !ok {
 			return 0, false
 		}
-		b.p.doc.nodes[name].name = true
-		if _, clash := names.add(b.p.doc.str(name), b.p, depth); clash {
+		if _, clash := names.add(b.p.doc.str(name), kinds, b.p, depth); clash {
 			return 0, false
 		}
 		b.ws()

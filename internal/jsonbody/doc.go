@@ -44,6 +44,7 @@ type node struct {
 	kind    Kind
 	escaped bool
 	name    bool // a member name, whose value is the next node
+	word    bool // a member name of ASCII letters and digits only, or empty
 	start   uint32
 	end     uint32
 }
@@ -99,6 +100,10 @@ func (v Value) Kind() Kind { return v.d.nodes[v.i].kind }
 
 // IsName reports a member name (a string, seen only through Doc.Node).
 func (v Value) IsName() bool { return v.d.nodes[v.i].name }
+
+// IsWord reports a member name of ASCII letters and digits only, or
+// empty, told as the name was read.
+func (v Value) IsWord() bool { return v.d.nodes[v.i].word }
 
 // Str is the text of a string (not copied: see Doc).
 func (v Value) Str() string { return v.d.str(v.i) }

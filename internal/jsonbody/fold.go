@@ -29,19 +29,44 @@ const smallNames = 16
 // upper-cased first and last bytes; 0 for any other name. Two ASCII names
 // with different signatures are not equal under EqualFold (in ASCII,
 // folding keeps the length); a non-ASCII name may equal one of another
-// length (the Kelvin sign and "k"), so it is always compared.
-func asciiSig(s string) uint32 {
-	if len(s) == 0 || len(s) > 0xFFFF {
-		return 0
-	}
-	var or byte
-	for i := 0; i < len(s); i++ {
-		or |= s[i]
-	}
-	if or >= utf8.RuneSelf {
+// length (the Kelvin sign and "k"), so it is always compared. kinds is
+// kindsOf(s), which the builder tells as it reads the name.
+func asciiSig(s string, kinds byte) uint32 {
+	if len(s) == 0 || len(s) > 0xFFFF || kinds&nonASCII != 0 {
 		return 0
 	}
 	return uint32(len(s))<<16 | uint32(upper(s[0]))<<8 | uint32(upper(s[len(s)-1]))
+}
+
+// The kinds of bytes of a name: an ASCII letter or digit is none of them.
+const (
+	notWord  = 1 << iota // not an ASCII letter or digit
+	nonASCII             // of a multi-byte character
+	quoted               // " or \, where the builder stops (see builder.name)
+)
+
+var nameBytes = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = notWord | nonASCII
+		case '0' <= c && c <= '9', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		default:
+			t[c] = notWord
+		}
+	}
+	t['"'] |= quoted
+	t['\\'] |= quoted
+	return t
+}()
+
+// kindsOf is the kinds of the bytes of s, or-ed.
+func kindsOf(s string) byte {
+	var kinds byte
+	for i := 0; i < len(s); i++ {
+		kinds |= nameBytes[s[i]]
+	}
+	return kinds
 }
 
 func upper(c byte) byte {
@@ -51,12 +76,13 @@ func upper(c byte) byte {
 	return c
 }
 
-// add records name. When an earlier name folds to the same key, it returns
-// that name and true. When the set grows past smallNames, it borrows an
-// empty map from the parser, for its depth.
-func (s *nameSet) add(name string, p *parser, depth int) (string, bool) {
+// add records name, whose kinds of bytes are kinds (see kindsOf). When an
+// earlier name folds to the same key, it returns that name and true. When
+// the set grows past smallNames, it borrows an empty map from the parser,
+// for its depth.
+func (s *nameSet) add(name string, kinds byte, p *parser, depth int) (string, bool) {
 	if s.big == nil {
-		sig := asciiSig(name)
+		sig := asciiSig(name, kinds)
 		for i, prev := range s.small[:s.n] {
 			if sig != 0 && s.sigs[i] != 0 && sig != s.sigs[i] {
 				continue

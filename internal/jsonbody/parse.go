@@ -296,9 +296,10 @@ func (p *parser) object(depth int) (uint32, error) {
 		if err != nil {
 			return 0, err
 		}
-		p.doc.nodes[name].name = true
 		key := p.doc.str(name)
-		if prev, clash := names.add(key, p, depth); clash {
+		kinds := kindsOf(key)
+		p.doc.nodes[name].name, p.doc.nodes[name].word = true, kinds == 0
+		if prev, clash := names.add(key, kinds, p, depth); clash {
 			if prev == key {
 				return 0, p.errorHere("duplicate key " + strconv.Quote(msg.Clip(key)))
 			}

@@ -137,16 +137,16 @@ func TestNameSet_HashCollisionFallsBackToFoldedNames(t *testing.T) {
 	p := new(parser)
 	var s nameSet
 	for i := range smallNames + 1 {
-		_, clash := s.add(strings.Repeat("x", i+1), p, 0)
+		_, clash := s.addName(strings.Repeat("x", i+1), p)
 		require.False(t, clash)
 	}
 	s.big[foldHash("abc")] = "zzz" // a different name under abc's hash
-	_, clash := s.add("abc", p, 0)
+	_, clash := s.addName("abc", p)
 	assert.False(t, clash, "a hash collision is not a clash")
-	prev, clash := s.add("ABC", p, 0)
+	prev, clash := s.addName("ABC", p)
 	assert.True(t, clash)
 	assert.Equal(t, "abc", prev)
-	prev, clash = s.add("XX", p, 0)
+	prev, clash = s.addName("XX", p)
 	assert.True(t, clash, "names seen before the collision are still known")
 	assert.Equal(t, "xx", prev)
 	assert.NotNil(t, s.exact)
@@ -165,12 +165,12 @@ func TestNameSet_AgreesWithEqualFold(t *testing.T) {
 				p := new(parser)
 				var s nameSet
 				for i := range fillers {
-					_, clash := s.add("0filler"+strings.Repeat("-", i), p, 0)
+					_, clash := s.addName("0filler"+strings.Repeat("-", i), p)
 					require.False(t, clash)
 				}
-				_, clash := s.add(a, p, 0)
+				_, clash := s.addName(a, p)
 				require.False(t, clash)
-				prev, clash := s.add(b, p, 0)
+				prev, clash := s.addName(b, p)
 				assert.Equal(t, strings.EqualFold(a, b), clash, "%d fillers: %q then %q", fillers, a, b)
 				if clash {
 					assert.Equal(t, a, prev)
@@ -358,4 +358,25 @@ func TestPooledTapeKeepsEarlierDocs(t *testing.T) {
 		}
 		require.Equal(t, want, fmt.Sprint(first.Root().Any()), "n=%d", n)
 	}
+}
+
+// addName is add as the readers call it, for a name of any bytes, at depth 0.
+func (s *nameSet) addName(name string, p *parser) (string, bool) {
+	return s.add(name, kindsOf(name), p, 0)
+}
+
+// TestNameBytes: a name is a word exactly when it holds ASCII letters and
+// digits only; asciiSig is told of a name with a byte of a multi-byte
+// character, and the builder stops at " and \.
+func TestNameBytes(t *testing.T) {
+	for c := range 256 {
+		k := kindsOf(string([]byte{byte(c)}))
+		alnum := '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
+		require.Equal(t, alnum, k == 0, "%#x", c)
+		require.Equal(t, c >= 0x80, k&nonASCII != 0, "%#x", c)
+		require.Equal(t, c == '"' || c == '\\', k&quoted != 0, "%#x", c)
+	}
+	require.Zero(t, kindsOf(""))
+	require.Zero(t, kindsOf("orderId42"))
+	require.Equal(t, byte(notWord), kindsOf("order_id"))
 }

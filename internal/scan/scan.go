@@ -90,7 +90,11 @@ func anyFinding(doc *jsonbody.Doc) bool {
 			continue
 		}
 		if v.IsName() {
-			if w.key(v.Str(), doc.Node(i+1)) != None {
+			name := v.Str()
+			if v.IsWord() && len(name) < len("constructor.prototype") && name != "constructor" {
+				continue // identifier(name), told by the parse: see key
+			}
+			if w.key(name, doc.Node(i+1)) != None {
 				return true
 			}
 		} else if check(v.Str(), &w.buf) != None {

@@ -85,8 +85,9 @@ func FuzzScan(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"$where":"1","a":[{"__proto__":{}},"%c0%ae%c0%ae/"],"constructor":{"prototype":1}}`))
-	f.Add([]byte("id_rsa"))               // a detector matched what check's gate kept from it
-	f.Add([]byte("constructorprototype")) // and this one
+	f.Add([]byte(`{"a":{"constructor":{"prototype":{"admin":true}}}}`)) // constructor is a word, and flagged
+	f.Add([]byte("id_rsa"))                                             // a detector matched what check's gate kept from it
+	f.Add([]byte("constructorprototype"))                               // and this one
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := string(data)
 		if String(s) == None {
