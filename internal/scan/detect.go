@@ -115,6 +115,8 @@ const (
 	hasBackslash              // \
 	hasLower                  // a-z
 	hasY                      // y: "prototype" has one, and "__proto__" an _
+	hasPercent                // %
+	hasOverlong               // the lead bytes of overlong UTF-8 forms of . / \ (see undoRawOverlongs)
 
 	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
 	hasPath  = hasDot | hasSep | hasNUL
@@ -152,9 +154,10 @@ var byteKinds = func() (t [256]uint32) {
 	t['/'] |= hasSep
 	t['\\'] |= hasSep
 	t['%'] |= hasSep
-	t[0xc0] |= hasSep
-	t[0xc1] |= hasSep
-	t[0xe0] |= hasSep
+	t['%'] |= hasPercent
+	for _, c := range []byte{0xc0, 0xc1, 0xe0} {
+		t[c] |= hasSep | hasOverlong
+	}
 	t[0] |= hasNUL
 	t['\''] |= hasQuote
 	t['"'] |= hasQuote

@@ -367,11 +367,16 @@ func pathTraversal(s string, f uint32) bool {
 		// body's dotted values.)
 		return s == ".." || sensitiveStart(s, &sensitiveNamesByFirst)
 	}
-	d := decodePath(s)
-	if strings.IndexByte(d, 0) >= 0 {
-		return true
+	d := s
+	if f&(hasPercent|hasOverlong) != 0 { // else decodePath(s) is s
+		d = decodePath(s)
+		if strings.IndexByte(d, 0) >= 0 {
+			return true
+		}
 	}
-	d = strings.ReplaceAll(d, `\`, "/")
+	if f&(hasBackslash|hasPercent|hasOverlong) != 0 {
+		d = strings.ReplaceAll(d, `\`, "/")
+	}
 	return dotDotSegment(d) && !openInterval(d) || sensitivePath(d)
 }
 

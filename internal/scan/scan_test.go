@@ -268,14 +268,16 @@ func TestScriptURL(t *testing.T) {
 	}
 }
 
-// TestPathTraversalWithoutSeparator: pathTraversal's short way for a
-// value without a separator answers as its general path does (taken here
-// by claiming a separator), on every sensitive path and its parts, and on
-// the corpora.
-func TestPathTraversalWithoutSeparator(t *testing.T) {
-	values := []string{"..", "...", ".env", ".envelope", "ID_RSA.pub", "win.ini", "x.htaccess", "web.config.bak"}
+// TestPathTraversalShortWays: pathTraversal's short ways answer as its
+// general path does (taken here by claiming every kind of byte it looks
+// for): for a value without a separator, and for one with nothing to
+// decode and no backslash. Tried on every sensitive path and its parts,
+// with and without separators around them, and on the corpora.
+func TestPathTraversalShortWays(t *testing.T) {
+	values := []string{"..", "...", ".env", ".envelope", "ID_RSA.pub", "win.ini", "x.htaccess", "web.config.bak",
+		"https://shop.example.com/hooks/orders?id=42", "2018-02-12/..", "Home/.../Settings", "a/../b"}
 	for _, p := range sensitivePaths {
-		values = append(values, p, strings.ToUpper(p), p+"x", p+".x", "."+p)
+		values = append(values, p, strings.ToUpper(p), p+"x", p+".x", "."+p, "/"+p, "x/"+p, "../"+p, "./"+p+"/x")
 		values = append(values, strings.Split(p, "/")...)
 	}
 	for _, c := range publicCorpora(t) {
@@ -283,16 +285,22 @@ func TestPathTraversalWithoutSeparator(t *testing.T) {
 			values = append(values, s.text)
 		}
 	}
-	tried := 0
+	const general = hasSep | hasPercent | hasOverlong | hasBackslash
+	noSeparator, nothingToDecode := 0, 0
 	for _, s := range values {
 		f := bytesIn(s)
-		if f&hasPath == 0 || f&hasSep != 0 {
+		switch {
+		case f&hasPath == 0 || f&general == general:
 			continue
+		case f&hasSep == 0:
+			noSeparator++
+		case f&(hasPercent|hasOverlong|hasBackslash) == 0:
+			nothingToDecode++
 		}
-		tried++
-		require.Equal(t, pathTraversal(s, f|hasSep), pathTraversal(s, f), "%q", s)
+		require.Equal(t, pathTraversal(s, f|general), pathTraversal(s, f), "%q", s)
 	}
-	require.Greater(t, tried, 100)
+	require.Greater(t, noSeparator, 100)
+	require.Greater(t, nothingToDecode, 100)
 }
 
 // TestCommandWordSets: the word commands that need less than an argument
