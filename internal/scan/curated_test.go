@@ -62,7 +62,7 @@ var detectors = map[Class]func(string) bool{
 	CommandInjection:   func(s string) bool { return commandInjection(s, bytesIn(s)) },
 	PathTraversal:      func(s string) bool { return pathTraversal(s, bytesIn(s)) },
 	NoSQLInjection:     func(s string) bool { return noSQLOperator(s, bytesIn(s)) },
-	PrototypePollution: protoPath,
+	PrototypePollution: func(s string) bool { return protoPath(s, bytesIn(s)) },
 }
 
 // classesIn lists the classes a body matches: every detector on every

@@ -83,7 +83,7 @@ func check(s string, buf *[]byte) Class {
 	if f&(hasDollar|hasQuote|hasChain|hasDot) != 0 && noSQLOperator(s, f) {
 		return NoSQLInjection
 	}
-	if (f&hasUnderscore != 0 || f&hasY != 0 && len(s) >= len("constructor.prototype")) && protoPath(s) {
+	if f&(hasUnderscore|hasY) != 0 && protoPath(s, f) {
 		return PrototypePollution
 	}
 	return None

@@ -747,12 +747,14 @@ func databaseCall(s string) bool {
 // constructor.prototype, as merge and set helpers read them
 // (a.__proto__.x, constructor[prototype][x]), and as JSON pointers and
 // patches write them (/constructor/prototype/x). Any constructor may be
-// the one: constructor.constructor.prototype reaches Function's.
-func protoPath(s string) bool {
-	if strings.Contains(s, "__proto__") {
+// the one: constructor.constructor.prototype reaches Function's. f is
+// bytesIn(s): __proto__ needs an _, and a path to prototype a y and the
+// length of "constructor.prototype".
+func protoPath(s string, f uint32) bool {
+	if f&hasUnderscore != 0 && strings.Contains(s, "__proto__") {
 		return true
 	}
-	if !strings.Contains(s, "prototype") {
+	if f&hasY == 0 || len(s) < len("constructor.prototype") || !strings.Contains(s, "prototype") {
 		return false
 	}
 	for i := strings.Index(s, "constructor"); i >= 0; {
