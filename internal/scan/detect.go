@@ -153,8 +153,7 @@ var byteKinds = func() (t [256]uint32) {
 	t['.'] |= hasDot
 	t['/'] |= hasSep
 	t['\\'] |= hasSep
-	t['%'] |= hasSep
-	t['%'] |= hasPercent
+	t['%'] |= hasSep | hasPercent
 	for _, c := range []byte{0xc0, 0xc1, 0xe0} {
 		t[c] |= hasSep | hasOverlong
 	}
@@ -224,8 +223,13 @@ func checkKey(k string, buf *[]byte) Class {
 // token to libinjection, no metacharacter, separator, $ or _, too short to
 // spell a prototype path).
 func identifier(s string) bool {
-	return len(s) < len("constructor.prototype") && bytesIn(s)&(notToken|hasUnderscore) == 0
+	return shortName(s) && bytesIn(s)&(notToken|hasUnderscore) == 0
 }
+
+// shortName is identifier's bound on length: a name of letters and digits
+// shorter than "constructor.prototype" is one (jsonbody's Value.IsWord
+// tells the bytes of a name in a body as it is read).
+func shortName(s string) bool { return len(s) < len("constructor.prototype") }
 
 func isLetter(c byte) bool { return 'A' <= c&^0x20 && c&^0x20 <= 'Z' }
 

@@ -367,14 +367,14 @@ func pathTraversal(s string, f uint32) bool {
 		// body's dotted values.)
 		return s == ".." || sensitiveStart(s, &sensitiveNamesByFirst)
 	}
-	d := s
-	if f&(hasPercent|hasOverlong) != 0 { // else decodePath(s) is s
+	d, encoded := s, f&(hasPercent|hasOverlong) != 0 // else decodePath(s) is s
+	if encoded {
 		d = decodePath(s)
 		if strings.IndexByte(d, 0) >= 0 {
 			return true
 		}
 	}
-	if f&(hasBackslash|hasPercent|hasOverlong) != 0 {
+	if encoded || f&hasBackslash != 0 {
 		d = strings.ReplaceAll(d, `\`, "/")
 	}
 	return dotDotSegment(d) && !openInterval(d) || sensitivePath(d)

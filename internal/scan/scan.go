@@ -91,8 +91,8 @@ func anyFinding(doc *jsonbody.Doc) bool {
 		}
 		if v.IsName() {
 			name := v.Str()
-			if v.IsWord() && len(name) < len("constructor.prototype") && name != "constructor" {
-				continue // identifier(name), told by the parse: see key
+			if v.IsWord() && shortName(name) && name != "constructor" {
+				continue // identifier(name), the bytes told by the parse; constructor is key's
 			}
 			if w.key(name, doc.Node(i+1)) != None {
 				return true
