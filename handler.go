@@ -11,7 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contractguard/contractguard/internal/bind"
-	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -133,7 +133,7 @@ func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 	var data T
 	if v == nil {
 		var fails []Detail
-		report := msg.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
+		report := failure.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
 		if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), report) {
 			v = newViolation(CodeSchemaInvalid, fails...)
 		}

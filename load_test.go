@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
@@ -275,7 +275,7 @@ func TestRepositoryContractsFollowThePolicySchema(t *testing.T) {
 			v, err := yamljson.Value(d.Body)
 			require.NoError(t, err, name)
 			docs++
-			valid := policyFile.Reference(v, msg.ReportFunc(func(path, message string) {
+			valid := policyFile.Reference(v, failure.ReportFunc(func(path, message string) {
 				t.Errorf("%s:%d: %s: %s", name, d.Line, path, message)
 			}))
 			assert.True(t, valid, "%s:%d", name, d.Line)

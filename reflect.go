@@ -14,8 +14,8 @@ import (
 
 	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/schema"
 )
 
@@ -270,7 +270,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			for j, r := range p.rules {
 				prg, err := b.env.Rule(t, "", r.expr)
 				if err != nil {
-					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, msg.Clip(r.expr), err)
+					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 				}
 				w.own = append(w.own, rule{prg, r.msg})
 			}
@@ -293,7 +293,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		for j, r := range p.rules {
 			prg, err := b.env.Rule(t, name, r.expr)
 			if err != nil {
-				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, msg.Clip(r.expr), err)
+				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 			}
 			fw.rules = append(fw.rules, rule{prg, r.msg})
 		}
@@ -314,7 +314,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 // ruleRun applies the rules of one typed contract to one request.
 type ruleRun struct {
 	act     *expr.Activation
-	path    msg.Path
+	path    failure.Path
 	details []Detail
 	guard   *Guard // logs rules that fail to evaluate; nil: not logged
 }

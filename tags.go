@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/failure"
 )
 
 // The cg struct tag: comma-separated key=value pairs with the keys cel, msg
@@ -49,10 +49,10 @@ func parseTag(tag string) (parsedTag, error) {
 			}
 			p.schema = kv.value
 		case "msg":
-			return p, fmt.Errorf("msg=%s without a cel= before it", msg.Clip(kv.value))
+			return p, fmt.Errorf("msg=%s without a cel= before it", failure.Clip(kv.value))
 		case "cel":
 			if i+1 >= len(pairs) || pairs[i+1].key != "msg" {
-				return p, fmt.Errorf("cel=%s needs a msg= after it", msg.Clip(kv.value))
+				return p, fmt.Errorf("cel=%s needs a msg= after it", failure.Clip(kv.value))
 			}
 			p.rules = append(p.rules, tagRule{expr: kv.value, msg: pairs[i+1].value})
 			i++
@@ -72,7 +72,7 @@ func splitTag(tag string) ([]tagPair, error) {
 	for {
 		key, after, ok := strings.Cut(rest, "=")
 		if !ok || !isTagKey(key) {
-			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", msg.Clip(strings.TrimSpace(key)))
+			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", failure.Clip(strings.TrimSpace(key)))
 		}
 		var value string
 		if strings.HasPrefix(after, "'") {

@@ -25,14 +25,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/names"
 )
 
 // Into stores v into dst, which must be settable. It reports every value
 // that dst's type cannot hold to rep, and reports whether there was none.
-func Into(dst reflect.Value, v jsonbody.Value, rep msg.Reporter) bool {
+func Into(dst reflect.Value, v jsonbody.Value, rep failure.Reporter) bool {
 	p, err := planFor(dst.Type())
 	if err != nil {
 		rep.Add("", err.Error())
@@ -53,8 +53,8 @@ func Check(t reflect.Type) error {
 }
 
 type state struct {
-	path msg.Path
-	rep  msg.Reporter
+	path failure.Path
+	rep  failure.Reporter
 	ok   bool
 }
 
@@ -602,7 +602,7 @@ func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
 		return
 	}
 	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
-		s.fail("is invalid: " + msg.Clip(err.Error()))
+		s.fail("is invalid: " + failure.Clip(err.Error()))
 	}
 }
 
@@ -611,7 +611,7 @@ func decodeText(s *state, v jsonbody.Value, dst reflect.Value) {
 	case jsonbody.Null:
 	case jsonbody.String:
 		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(v.Str())); err != nil {
-			s.fail("is invalid: " + msg.Clip(err.Error()))
+			s.fail("is invalid: " + failure.Clip(err.Error()))
 		}
 	default:
 		s.fail(mismatch("a string", v))

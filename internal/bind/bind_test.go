@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 type Inner struct {
@@ -72,7 +72,7 @@ func bindJSON(t *testing.T, v any, src string) []string {
 	tree, err := jsonbody.Parse([]byte(src), 64)
 	require.NoError(t, err)
 	var errs []string
-	Into(reflect.ValueOf(v).Elem(), tree.Root(), msg.ReportFunc(func(p, m string) { errs = append(errs, p+": "+m) }))
+	Into(reflect.ValueOf(v).Elem(), tree.Root(), failure.ReportFunc(func(p, m string) { errs = append(errs, p+": "+m) }))
 	return errs
 }
 
@@ -207,7 +207,7 @@ func FuzzBindVsJSONv2(f *testing.F) {
 		}
 		var ours, theirs fuzzed
 		var errs []string
-		okOurs := Into(reflect.ValueOf(&ours).Elem(), tree.Root(), msg.ReportFunc(func(p, m string) { errs = append(errs, p+": "+m) }))
+		okOurs := Into(reflect.ValueOf(&ours).Elem(), tree.Root(), failure.ReportFunc(func(p, m string) { errs = append(errs, p+": "+m) }))
 		errTheirs := jsonv2.Unmarshal(data, &theirs)
 		if okOurs != (errTheirs == nil) {
 			if errTheirs != nil && strings.Contains(errTheirs.Error(), "into Go [3]int16") && okOurs {

@@ -28,7 +28,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/failure"
 )
 
 // MaxNumberLen is the longest number literal Parse accepts, in bytes.
@@ -301,10 +301,10 @@ func (p *parser) object(depth int) (uint32, error) {
 		p.doc.nodes[name].name, p.doc.nodes[name].word = true, kinds == 0
 		if prev, clash := names.add(key, kinds, p, depth); clash {
 			if prev == key {
-				return 0, p.errorHere("duplicate key " + strconv.Quote(msg.Clip(key)))
+				return 0, p.errorHere("duplicate key " + strconv.Quote(failure.Clip(key)))
 			}
-			return 0, p.errorHere("key " + strconv.Quote(msg.Clip(key)) + " differs from key " +
-				strconv.Quote(msg.Clip(prev)) + " only in letter case")
+			return 0, p.errorHere("key " + strconv.Quote(failure.Clip(key)) + " differs from key " +
+				strconv.Quote(failure.Clip(prev)) + " only in letter case")
 		}
 		v, err := p.value(depth)
 		if err != nil {
@@ -397,8 +397,8 @@ func (p *parser) syntaxError(err error) error {
 		}
 		return &Error{
 			Path:    path,
-			Message: msg.Clip(text) + " at offset " + strconv.FormatInt(se.ByteOffset, 10),
+			Message: failure.Clip(text) + " at offset " + strconv.FormatInt(se.ByteOffset, 10),
 		}
 	}
-	return &Error{Message: msg.Clip("invalid JSON: " + err.Error())}
+	return &Error{Message: failure.Clip("invalid JSON: " + err.Error())}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // curatedEntry is a line of testdata/vulnscan/curated/*.jsonl.
@@ -46,7 +46,7 @@ func findings(t testing.TB, body []byte) map[string]Class {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err, "%s", body)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, msg.ReportFunc(func(path, m string) { got[path] = classOf(m) }))
+	Body(doc.Root(), nil, failure.ReportFunc(func(path, m string) { got[path] = classOf(m) }))
 	return got
 }
 

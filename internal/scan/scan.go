@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // Skip says which parts of a body are not scanned: the values whose
@@ -43,7 +43,7 @@ func (s *Skip) elements() *Skip {
 // class's message: a value at its own pointer, a key at the pointer of
 // the object that holds it, never repeating the name, with nothing under
 // it.
-func Body(root jsonbody.Value, skip *Skip, report msg.Reporter) {
+func Body(root jsonbody.Value, skip *Skip, report failure.Reporter) {
 	if skip != nil && skip.Off {
 		return
 	}
@@ -72,7 +72,7 @@ func (w *walker) release() {
 // runs through the strings of the document in order, without walking the
 // tree, and walks it, to report with paths, only when that finds
 // something: most bodies are clean, and a flagged one costs two passes.
-func Doc(doc *jsonbody.Doc, skip *Skip, report msg.Reporter) {
+func Doc(doc *jsonbody.Doc, skip *Skip, report failure.Reporter) {
 	if skip == nil && !anyFinding(doc) {
 		return
 	}
@@ -107,8 +107,8 @@ func anyFinding(doc *jsonbody.Doc) bool {
 // walker walks the containers of a body. The path holds the containers
 // it is in; a scalar's own step is added only to report it.
 type walker struct {
-	report msg.Reporter
-	path   msg.Path
+	report failure.Reporter
+	path   failure.Path
 	clean  [16]string // member names found clean (see key)
 	buf    []byte     // for sqlInjection
 }
@@ -194,7 +194,7 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 // Query scans the names and values of a query string: a value is
 // reported at "query:name", a flagged name at "query", never repeating
 // it.
-func Query(values map[string][]string, report msg.Reporter) {
+func Query(values map[string][]string, report failure.Reporter) {
 	for name, vs := range values {
 		if c := Key(name); c != None {
 			report.Add("query", c.Message())
@@ -210,7 +210,7 @@ func Query(values map[string][]string, report msg.Reporter) {
 }
 
 // Param scans the value of path parameter name, reported at "param:name".
-func Param(name, value string, report msg.Reporter) {
+func Param(name, value string, report failure.Reporter) {
 	if c := String(value); c != None {
 		report.Add("param:"+name, c.Message())
 	}

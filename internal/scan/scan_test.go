@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 func TestBody_PathsAndSkips(t *testing.T) {
@@ -20,7 +20,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 	doc, err := jsonbody.Parse(body, 64)
 	require.NoError(t, err)
 	got := map[string]Class{}
-	Body(doc.Root(), nil, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
+	Body(doc.Root(), nil, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.Equal(t, map[string]Class{
 		"/comment": XSS, "/html": XSS, "/items/0/q": SQLInjection, "/filter": NoSQLInjection, // not /filter/$ne
 		"/p": PrototypePollution, "/c": PrototypePollution, "/a~1b": PathTraversal,
@@ -31,7 +31,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		doc, err := jsonbody.Parse([]byte(body), 64)
 		require.NoError(t, err)
 		got := None
-		Body(doc.Root(), nil, msg.ReportFunc(func(p, m string) { require.Empty(t, p); got = classOf(m) }))
+		Body(doc.Root(), nil, failure.ReportFunc(func(p, m string) { require.Empty(t, p); got = classOf(m) }))
 		assert.Equal(t, want, got, body)
 	}
 
@@ -40,19 +40,19 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		"items": {Items: &Skip{Props: map[string]*Skip{"q": {Off: true}}}},
 	}}
 	got = map[string]Class{}
-	Body(doc.Root(), skip, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
+	Body(doc.Root(), skip, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.NotContains(t, got, "/html")
 	assert.NotContains(t, got, "/items/0/q")
 	assert.Contains(t, got, "/comment")
 
 	got = map[string]Class{}
-	Body(doc.Root(), &Skip{Off: true}, msg.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
+	Body(doc.Root(), &Skip{Off: true}, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.Empty(t, got)
 }
 
 func TestQueryAndParams(t *testing.T) {
 	got := map[string]Class{}
-	report := msg.ReportFunc(func(p, m string) { got[p] = classOf(m) })
+	report := failure.ReportFunc(func(p, m string) { got[p] = classOf(m) })
 	Query(map[string][]string{"q": {"shoes"}, "user[$ne]": {"1"}, "id": {"1 UNION SELECT password FROM users"},
 		"page": {"2", "<svg onload=alert(1)>"}}, report)
 	Param("id", "42", report)
@@ -105,7 +105,7 @@ func FuzzScan(f *testing.F) {
 			return
 		}
 		reported := 0
-		Body(doc.Root(), nil, msg.ReportFunc(func(string, string) { reported++ }))
+		Body(doc.Root(), nil, failure.ReportFunc(func(string, string) { reported++ }))
 		// The walk reports every string and key String and Key flag, and
 		// constructor.prototype, but for what a flagged key holds: count
 		// them over the decoded value.
@@ -135,7 +135,7 @@ func FuzzScan(f *testing.F) {
 			t.Fatalf("%s: anyFinding %v, %d flagged", data, got, want)
 		}
 		viaDoc := 0
-		Doc(doc, nil, msg.ReportFunc(func(string, string) { viaDoc++ }))
+		Doc(doc, nil, failure.ReportFunc(func(string, string) { viaDoc++ }))
 		if viaDoc != want {
 			t.Fatalf("%s: Doc reported %d, %d flagged", data, viaDoc, want)
 		}
@@ -152,7 +152,7 @@ func BenchmarkBody(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		Doc(doc, nil, msg.ReportFunc(func(p, m string) { b.Fatal(p, m) }))
+		Doc(doc, nil, failure.ReportFunc(func(p, m string) { b.Fatal(p, m) }))
 	}
 }
 

@@ -3,7 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/contractguard/contractguard/internal/msg"
+	"github.com/contractguard/contractguard/internal/failure"
 	"math/big"
 	"strings"
 
@@ -46,12 +46,12 @@ func walk(e *jsonschema.ValidationError, deep bool, add func(loc []string, msg s
 		return
 	case *kind.Dependency:
 		for _, p := range k.Missing {
-			add(with(loc, p), fmt.Sprintf("is required when %q is present", msg.Clip(k.Prop)))
+			add(with(loc, p), fmt.Sprintf("is required when %q is present", failure.Clip(k.Prop)))
 		}
 		return
 	case *kind.DependentRequired:
 		for _, p := range k.Missing {
-			add(with(loc, p), fmt.Sprintf("is required when %q is present", msg.Clip(k.Prop)))
+			add(with(loc, p), fmt.Sprintf("is required when %q is present", failure.Clip(k.Prop)))
 		}
 		return
 	}
@@ -137,7 +137,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.MaxProperties:
 		return msgMaxProperties(k.Want)
 	case *kind.PropertyNames:
-		return fmt.Sprintf("has an invalid property name %q", msg.Clip(k.Property))
+		return fmt.Sprintf("has an invalid property name %q", failure.Clip(k.Property))
 	case *kind.FalseSchema:
 		return msgNotAllowed
 	case *kind.Not:
@@ -177,7 +177,7 @@ func msgMinimum(r *big.Rat) string          { return "must be >= " + ratString(r
 func msgMaximum(r *big.Rat) string          { return "must be <= " + ratString(r) }
 func msgExclusiveMinimum(r *big.Rat) string { return "must be > " + ratString(r) }
 func msgExclusiveMaximum(r *big.Rat) string { return "must be < " + ratString(r) }
-func msgPattern(p string) string            { return "must match the pattern " + msg.Clip(p) }
+func msgPattern(p string) string            { return "must match the pattern " + failure.Clip(p) }
 
 func msgMinItems(n int) string {
 	return fmt.Sprintf("must have at least %d %s", n, plural(n, "item"))
@@ -219,7 +219,7 @@ func formatMessage(f string) string {
 	if m, ok := formatMessages[f]; ok {
 		return m
 	}
-	return "must be a valid " + msg.Clip(f)
+	return "must be a valid " + failure.Clip(f)
 }
 
 func typeList(types []string) string {
@@ -269,7 +269,7 @@ func display(v any) string {
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return msg.Clip(string(b))
+	return failure.Clip(string(b))
 }
 
 func ratString(r *big.Rat) string {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/names"
 )
 
@@ -271,8 +271,8 @@ func refCycle(s *jsonschema.Schema) bool {
 
 // nativeRun is one validation by the fast path.
 type nativeRun struct {
-	path  msg.Path
-	rep   msg.Reporter
+	path  failure.Path
+	rep   failure.Reporter
 	valid bool
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
 
@@ -76,8 +76,8 @@ func compileSuiteSchema(t testing.TB, c *Compiler, name string, raw json.RawMess
 // run validates a body with the fast path (or the library, when the schema
 // is not native) and with the library alone.
 func run(s *Schema, body *jsonbody.Doc) (fastOK bool, fast []detail, refOK bool, ref []detail) {
-	fastOK, fast = collect(func(add func(string, string)) bool { return s.Validate(body, msg.ReportFunc(add)) })
-	refOK, ref = collect(func(add func(string, string)) bool { return s.Reference(body.Any(), msg.ReportFunc(add)) })
+	fastOK, fast = collect(func(add func(string, string)) bool { return s.Validate(body, failure.ReportFunc(add)) })
+	refOK, ref = collect(func(add func(string, string)) bool { return s.Reference(body.Any(), failure.ReportFunc(add)) })
 	return
 }
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 // Root is the URL under which the contracts folder is seen by the schema
@@ -88,7 +88,7 @@ func (e *Error) Error() string {
 	if len(e.Pointer) == 0 {
 		return e.Message
 	}
-	return msg.Pointer(e.Pointer) + ": " + e.Message
+	return failure.Pointer(e.Pointer) + ": " + e.Message
 }
 
 // Compile compiles doc, a JSON value, as the schema at Root+name. name must
@@ -159,7 +159,7 @@ func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 
 // Validate checks a body and reports every failure to rep, in no
 // particular order. It reports whether the body is valid.
-func (s *Schema) Validate(doc *jsonbody.Doc, rep msg.Reporter) bool {
+func (s *Schema) Validate(doc *jsonbody.Doc, rep failure.Reporter) bool {
 	if s.fast != nil {
 		r := runs.Get().(*nativeRun)
 		r.rep, r.valid = rep, true
@@ -176,7 +176,7 @@ func (s *Schema) Validate(doc *jsonbody.Doc, rep msg.Reporter) bool {
 // Reference validates a generic value (map[string]any, json.Number…) with
 // santhosh-tekuri/jsonschema alone. It is what Validate does for schemas
 // outside the fast path, and the reference the fast path is tested against.
-func (s *Schema) Reference(v any, rep msg.Reporter) bool {
+func (s *Schema) Reference(v any, rep failure.Reporter) bool {
 	err := s.s.Validate(v)
 	if err == nil {
 		return true
@@ -186,7 +186,7 @@ func (s *Schema) Reference(v any, rep msg.Reporter) bool {
 		rep.Add("", "cannot be validated: "+err.Error())
 		return false
 	}
-	walk(ve, false, func(loc []string, message string) { rep.Add(msg.Pointer(loc), message) })
+	walk(ve, false, func(loc []string, message string) { rep.Add(failure.Pointer(loc), message) })
 	return false
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/msg"
 )
 
 type detail struct{ Path, Message string }
@@ -41,7 +41,7 @@ func validate(t *testing.T, s *Schema, instance string) []detail {
 	v, err := jsonbody.Parse([]byte(instance), 64)
 	require.NoError(t, err)
 	var got []detail
-	ok := s.Validate(v, msg.ReportFunc(func(p, m string) { got = append(got, detail{p, m}) }))
+	ok := s.Validate(v, failure.ReportFunc(func(p, m string) { got = append(got, detail{p, m}) }))
 	assert.Equal(t, len(got) == 0, ok)
 	return got
 }

@@ -1,5 +1,7 @@
-// Package msg holds the rules every message a client reads follows.
-package msg
+// Package failure is what a check reports and how: a failure at a JSON
+// pointer (Path, Pointer) to a Reporter, in a message that echoes at
+// most MaxEcho bytes of the rejected value (Clip).
+package failure
 
 import (
 	"strconv"
