@@ -58,11 +58,13 @@ func Pointer(tokens []string) string {
 
 // Path is where a walk over a JSON value stands: member names and array
 // indexes, with room for 16 levels before it allocates. It is rendered as
-// a JSON pointer only when a message needs one. The zero Path is the root;
-// a Path must not be copied once used.
+// a JSON pointer only when a message needs one. The zero Path is the root.
+// It holds no pointer into itself, so that a Path in a value on the stack
+// keeps that value on the stack.
 type Path struct {
-	tokens []pathToken
-	buf    [16]pathToken
+	n    int // the depth
+	buf  [16]pathToken
+	deep []pathToken // the levels past len(buf)
 }
 
 type pathToken struct {
@@ -78,31 +80,41 @@ func (p *Path) Index(i int) { p.push(pathToken{index: i}) }
 
 // SetIndex moves the last step, an Index, to element i: a loop over an
 // array pushes once.
-func (p *Path) SetIndex(i int) { p.tokens[len(p.tokens)-1].index = i }
+func (p *Path) SetIndex(i int) { p.at(p.n - 1).index = i }
 
 // Pop steps back out.
-func (p *Path) Pop() { p.tokens = p.tokens[:len(p.tokens)-1] }
+func (p *Path) Pop() { p.n-- }
 
 // Reset returns to the root and drops the names held, for a Path kept in
 // a pool.
 func (p *Path) Reset() {
 	clear(p.buf[:])
-	p.tokens = p.buf[:0]
+	clear(p.deep)
+	p.n, p.deep = 0, p.deep[:0]
 }
 
 func (p *Path) push(t pathToken) {
-	if p.tokens == nil {
-		p.tokens = p.buf[:0]
+	if p.n < len(p.buf) {
+		p.buf[p.n] = t
+	} else {
+		p.deep = append(p.deep[:p.n-len(p.buf)], t)
 	}
-	p.tokens = append(p.tokens, t)
+	p.n++
+}
+
+func (p *Path) at(i int) *pathToken {
+	if i < len(p.buf) {
+		return &p.buf[i]
+	}
+	return &p.deep[i-len(p.buf)]
 }
 
 // Pointer renders the path as a JSON pointer, with the member names more
 // after it ("" is a member name like any other).
 func (p *Path) Pointer(more ...string) string {
-	tokens := make([]string, 0, len(p.tokens)+len(more))
-	for _, t := range p.tokens {
-		if t.index >= 0 {
+	tokens := make([]string, 0, p.n+len(more))
+	for i := range p.n {
+		if t := p.at(i); t.index >= 0 {
 			tokens = append(tokens, strconv.Itoa(t.index))
 		} else {
 			tokens = append(tokens, t.name)
