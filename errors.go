@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/contractguard/contractguard/internal/route"
 )
 
 // The codes of a [Violation], one per kind of rejection.
@@ -36,6 +38,17 @@ var statusOf = map[string]int{
 	CodeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
 	CodeVulnerabilityDetected: http.StatusForbidden,
 	CodeNoContract:            http.StatusForbidden,
+}
+
+// noContract is the violation of a request no contract matched, under
+// Options.RequireContract.
+func noContract(method, rawPath string) *Violation {
+	return newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
+}
+
+// tooLarge is the violation of a body over limit bytes.
+func tooLarge(limit int64) *Violation {
+	return newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes", limit)})
 }
 
 // Violation is a rejected request. It is what [Guard.Check] returns and

@@ -16,24 +16,24 @@ import (
 	"sync"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/route"
-	"github.com/contractguard/contractguard/internal/scan"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
 
-// PolicySchema is the contract format (policy v0.1) as a draft-07 JSON
-// Schema: the file schema/policy.v0.1.json of this module. The loader checks
-// every contract against it, so the published format and the loader agree.
-//
 //go:embed schema/policy.v0.1.json
-var PolicySchema []byte
+var policySchema []byte
+
+// PolicySchema returns the contract format (policy v0.1) as a draft-07
+// JSON Schema: the file schema/policy.v0.1.json of this module. The loader
+// checks every contract against it, so the published format and the
+// loader agree. Each call returns a new copy.
+func PolicySchema() []byte { return slices.Clone(policySchema) }
 
 var policy = sync.OnceValues(func() (*schema.Schema, error) {
-	doc, err := decodeSchemaFile("policy.v0.1.json", PolicySchema)
+	doc, err := decodeSchemaFile("policy.v0.1.json", policySchema)
 	if err != nil {
 		return nil, err
 	}
@@ -44,46 +44,6 @@ var policy = sync.OnceValues(func() (*schema.Schema, error) {
 	return c.CompileRef("policy.v0.1.json#/definitions/contract")
 })
 
-// Contract is a contract given in code (Options.Contracts). Its fields mean
-// what the keys of a contract file mean.
-type Contract struct {
-	// Endpoint is the path pattern: /users/:id or /users/{id}.
-	Endpoint string `json:"endpoint,omitempty"`
-	// Method is the HTTP method, case-insensitive.
-	Method string `json:"method,omitempty"`
-	// Schema is a JSON Schema (draft-07) for the body; nil for none. Any
-	// value that encoding/json marshals to a schema will do.
-	Schema map[string]any `json:"schema,omitempty"`
-	// Invariants are CEL rules that must all be true.
-	Invariants []Invariant `json:"invariants,omitempty"`
-}
-
-// Invariant is one business rule of a contract.
-type Invariant struct {
-	Expr    string `json:"expr,omitempty"`    // CEL, must evaluate to true
-	Message string `json:"message,omitempty"` // sent to the client when it does not
-}
-
-// compiled is a contract ready to run.
-type compiled struct {
-	method     string
-	endpoint   string
-	pattern    route.Pattern
-	source     string // "file:line" or "Options.Contracts[i]", for messages
-	schema     *schema.Schema
-	shape      *expr.Shape
-	invariants []invariant
-	typed      *typedPart // contracts from a Go type (Handle[T]); nil for files and code
-	scanSkip   *scan.Skip // what x-contractguard-scan: false takes out of the scan; nil: nothing
-}
-
-type invariant struct {
-	prg     *expr.Program
-	message string
-}
-
-func (c *compiled) name() string { return c.method + " " + c.endpoint }
-
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
 type loader struct {
@@ -91,7 +51,7 @@ type loader struct {
 	files    fs.FS  // the contracts folder; nil when there is none
 	compiler *schema.Compiler
 	env      *expr.Env
-	out      []*compiled
+	set      *contractSet
 	errs     []error
 }
 
@@ -125,13 +85,16 @@ func contractsFS(o *Options) (fsys fs.FS, done func(), err error) {
 	return root.FS(), func() { root.Close() }, nil
 }
 
-func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
+// loadContracts reads and compiles the contracts of o into a set. Any
+// problem in any contract is an error (a *LoadError per problem, joined),
+// and then the set is nil: a guard never runs half a set.
+func loadContracts(o *Options, env *expr.Env) (*contractSet, error) {
 	files, done, err := contractsFS(o)
 	if err != nil {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{dir: o.ContractsDir, files: files, env: env}
+	l := &loader{dir: o.ContractsDir, files: files, env: env, set: &contractSet{}}
 	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
 	if files != nil {
 		l.loadDir()
@@ -139,7 +102,6 @@ func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
 	for i, c := range o.Contracts {
 		l.loadInCode(i, c)
 	}
-	l.checkConflicts()
 	// By file and line, then contracts in code by their index.
 	slices.SortStableFunc(l.errs, func(a, b error) int {
 		ea, eb := a.(*LoadError), b.(*LoadError)
@@ -152,7 +114,10 @@ func loadContracts(o *Options, env *expr.Env) ([]*compiled, error) {
 		}
 		return ea.Line - eb.Line
 	})
-	return l.out, errors.Join(l.errs...)
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
+	}
+	return l.set, nil
 }
 
 // inCodeIndex is i for the File "Options.Contracts[i]" of a contract in
@@ -298,25 +263,20 @@ type rawContract struct {
 	invariants       []Invariant
 }
 
-// compile turns a contract that follows the format into a compiled one.
-// fail receives the problem and where it is, as JSON pointer tokens into
-// the contract document.
+// compile turns a contract that follows the format into a compiled one
+// and adds it to the set. fail receives the problem and where it is, as
+// JSON pointer tokens into the contract document.
 func (l *loader) compile(raw rawContract, source, resource string, fail func(loc []string, err error)) {
-	c := &compiled{
-		method:   strings.ToUpper(raw.method),
-		endpoint: raw.endpoint,
-		source:   source,
-	}
+	method := strings.ToUpper(raw.method)
 	ok := true
 	pat, err := route.ParsePattern(raw.endpoint)
 	if err != nil {
 		fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))
 		ok = false
 	}
-	c.pattern = pat
+	var s *schema.Schema
 	if raw.hasSchema {
-		s, err := l.compiler.Compile(resource, raw.schema)
-		if err != nil {
+		if s, err = l.compiler.Compile(resource, raw.schema); err != nil {
 			var se *schema.Error
 			switch {
 			case errors.As(err, &se) && se.Ref != "":
@@ -327,36 +287,34 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 			default:
 				fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
 			}
-			ok = false
-		} else {
-			c.schema = s
-			c.shape = expr.ShapeOf(s.Compiled())
-			c.scanSkip = s.ScanSkip()
+			s, ok = nil, false
 		}
 	}
-	var ce *expr.ContractEnv
+	var rules *ruleWalker
 	if len(raw.invariants) > 0 {
-		var body *jsonschema.Schema
-		if c.schema != nil {
-			body = c.schema.Compiled()
-		}
-		var err error
-		if ce, err = l.env.ForSchema(body); err != nil {
+		ce, err := l.env.ForSchema(s)
+		if err != nil {
 			fail([]string{"invariants"}, err)
 			return
 		}
-	}
-	for i, inv := range raw.invariants {
-		prg, err := ce.Compile(inv.Expr)
-		if err != nil {
-			fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
-			ok = false
-			continue
+		rules = &ruleWalker{} // kind Invalid: the request as a whole
+		for i, inv := range raw.invariants {
+			prg, err := ce.Compile(inv.Expr)
+			if err != nil {
+				fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
+				ok = false
+				continue
+			}
+			rules.own = append(rules.own, rule{prg: prg, msg: inv.Message, where: method + " " + raw.endpoint + " invariant " + strconv.Itoa(i)})
 		}
-		c.invariants = append(c.invariants, invariant{prg: prg, message: inv.Message})
 	}
-	if ok {
-		l.out = append(l.out, c)
+	if !ok {
+		return
+	}
+	c := newContract(method, raw.endpoint, pat, source, s, nil, rules)
+	if err := l.set.add(c); err != nil {
+		file, line := splitSource(source)
+		l.fail(file, line, c.name(), err)
 	}
 }
 
@@ -372,23 +330,6 @@ func (l *loader) failAtRef(raw rawContract, resource string, se *schema.Error, f
 		}
 	}
 	fail([]string{"schema"}, err)
-}
-
-// checkConflicts reports two contracts for one method and one pattern shape.
-func (l *loader) checkConflicts() {
-	seen := map[string]*compiled{}
-	kept := l.out[:0]
-	for _, c := range l.out {
-		key := c.method + " " + c.pattern.Shape()
-		if first, dup := seen[key]; dup {
-			file, line := splitSource(c.source)
-			l.fail(file, line, c.name(), fmt.Errorf("a contract for %s %s is already defined at %s", c.method, first.endpoint, first.source))
-			continue
-		}
-		seen[key] = c
-		kept = append(kept, c)
-	}
-	l.out = kept
 }
 
 func splitSource(src string) (string, int) {

@@ -212,7 +212,7 @@ func TestLoad_InCodeSchemaFromGoValues(t *testing.T) {
 func TestPolicySchemaIsEmbeddedFile(t *testing.T) {
 	b, err := os.ReadFile("schema/policy.v0.1.json")
 	require.NoError(t, err)
-	assert.Equal(t, b, PolicySchema)
+	assert.Equal(t, b, PolicySchema())
 	_, err = policy()
 	require.NoError(t, err)
 }
@@ -246,7 +246,7 @@ func FuzzLoadContract(f *testing.F) {
 // schema/policy.v0.1.json with the JSON Schema library directly, document
 // by document, as an editor would.
 func TestRepositoryContractsFollowThePolicySchema(t *testing.T) {
-	doc, err := decodeSchemaFile("policy.v0.1.json", PolicySchema)
+	doc, err := decodeSchemaFile("policy.v0.1.json", PolicySchema())
 	require.NoError(t, err)
 	policyFile, err := schema.NewCompiler(nil, nil).Compile("policy.v0.1.json", doc)
 	require.NoError(t, err)

@@ -46,7 +46,7 @@ func (g *Guard) Metrics() Metrics {
 	m := Metrics{
 		RequestsValidated: g.stats.validated.Load(),
 		RequestsBlocked:   g.stats.blocked.Load(),
-		ContractsLoaded:   int64(g.set.Load().loaded) + g.typed.routes.Load(),
+		ContractsLoaded:   int64(g.set.Load().loaded()) + g.typedLoaded(),
 	}
 	if m.RequestsValidated > 0 {
 		m.AverageLatencyMS = float64(g.stats.nanos.Load()) / float64(m.RequestsValidated) / 1e6

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
-	"github.com/contractguard/contractguard/internal/scan"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 type commentForm struct {
@@ -208,12 +208,12 @@ func TestScan_CleanParamsAndQueryAllocateNothing(t *testing.T) {
 // would not do: its walkers come from a sync.Pool, which -race empties at
 // random).
 func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
-	all := &compiled{}
-	optOut := &compiled{scanSkip: &scan.Skip{Props: map[string]*scan.Skip{"html": {Off: true}}}}
+	all := &contract{}
+	optOut := &contract{skip: &shape.Skip{Props: map[string]*shape.Skip{"html": {Off: true}}}}
 	in := &request{method: "POST"}
 	in.state = &in.own
 	in.own.raw = []byte("12 Analytical Row. Ring twice; it is quiet.")
-	allocs := func(passes ...[]*compiled) float64 {
+	allocs := func(passes ...[]*contract) float64 {
 		return testing.AllocsPerRun(20, func() {
 			in.own.scanned = nil
 			for _, cs := range passes {
@@ -221,18 +221,18 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 			}
 		})
 	}
-	once := allocs([]*compiled{all})
+	once := allocs([]*contract{all})
 	require.Positive(t, once)
-	assert.Equal(t, once, allocs([]*compiled{optOut, all}))
-	assert.Equal(t, once, allocs([]*compiled{all, optOut}))
-	assert.Equal(t, once, allocs([]*compiled{all}, []*compiled{optOut}))
-	assert.Greater(t, allocs([]*compiled{optOut}, []*compiled{all}), once, "an opt-out first does not cover all")
+	assert.Equal(t, once, allocs([]*contract{optOut, all}))
+	assert.Equal(t, once, allocs([]*contract{all, optOut}))
+	assert.Equal(t, once, allocs([]*contract{all}, []*contract{optOut}))
+	assert.Greater(t, allocs([]*contract{optOut}, []*contract{all}), once, "an opt-out first does not cover all")
 
 	// The one scan is the full one.
 	doc, err := jsonbody.Parse([]byte(`{"html":"<script>alert(1)</script>"}`), 64)
 	require.NoError(t, err)
 	in.own.raw, in.own.doc, in.own.scanned = nil, doc, nil
-	v := scanRequest([]*compiled{optOut, all}, in)
+	v := scanRequest([]*contract{optOut, all}, in)
 	require.NotNil(t, v)
 	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)
 }

@@ -132,7 +132,7 @@ func lint(args []string, stdout, stderr io.Writer) int {
 		g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
 		if err == nil {
 			if *format == "text" {
-				fmt.Fprintf(stdout, "ok: %s (%d contracts)\n", dir, g.Metrics().ContractsLoaded)
+				fmt.Fprintf(stdout, "ok: %s (%d contracts)\n", dir, len(g.Contracts()))
 			}
 			continue
 		}
@@ -290,6 +290,6 @@ func schema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "contractguard schema: takes no arguments")
 		return 2
 	}
-	stdout.Write(contractguard.PolicySchema)
+	stdout.Write(contractguard.PolicySchema())
 	return 0
 }

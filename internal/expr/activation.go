@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 // Source supplies the parts of a request that are costly to build. Each
@@ -29,7 +30,7 @@ type Source interface {
 // of the request. It is not safe for concurrent use.
 type Activation struct {
 	Body   *jsonbody.Doc // nil: null
-	Shape  *Shape
+	Shape  *shape.Numbers
 	Method string
 	Path   string
 	Src    Source
@@ -42,7 +43,7 @@ type Activation struct {
 	got                    uint8 // which of the above are fetched
 	user                   ref.Val
 	body                   ref.Val // request.body for bodyShape, built on first use
-	bodyShape              *Shape
+	bodyShape              *shape.Numbers
 }
 
 const (

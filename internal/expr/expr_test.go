@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/schema"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 type src struct {
@@ -45,10 +47,15 @@ func decode(t testing.TB, s string) any {
 	return v
 }
 
-func orderShape(t testing.TB) *Shape {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft7)
-	require.NoError(t, c.AddResource("file:///s.json", decode(t, `{
+// compileSchema compiles a schema as contracts' schemas are compiled.
+func compileSchema(t testing.TB, src string) *schema.Schema {
+	s, err := schema.NewCompiler(nil, nil).Compile("s.json", decode(t, src))
+	require.NoError(t, err)
+	return s
+}
+
+func orderShape(t testing.TB) *shape.Numbers {
+	return compileSchema(t, `{
 		"type":"object",
 		"definitions":{"item":{"type":"object","properties":{"qty":{"type":"integer"},"price":{"type":"number"}}}},
 		"properties":{
@@ -57,10 +64,7 @@ func orderShape(t testing.TB) *Shape {
 			"items":{"type":"array","items":{"$ref":"#/definitions/item"}},
 			"tags":{"type":"object","additionalProperties":{"type":"number"}}
 		}
-	}`)))
-	s, err := c.Compile("file:///s.json")
-	require.NoError(t, err)
-	return ShapeOf(s)
+	}`).Numbers()
 }
 
 func TestEval(t *testing.T) {
@@ -270,17 +274,17 @@ func TestUserValue(t *testing.T) {
 func TestNumber(t *testing.T) {
 	tests := []struct {
 		in   string
-		k    NumKind
+		k    shape.NumKind
 		want any
 	}{
-		{"10", NumAuto, types.Int(10)},
-		{"10.0", NumAuto, types.Int(10)},
-		{"1e2", NumAuto, types.Int(100)},
-		{"1.5", NumAuto, types.Double(1.5)},
-		{"9223372036854775808", NumAuto, types.Double(9223372036854775808)},
-		{"10", NumDouble, types.Double(10)},
-		{"10", NumInt, types.Int(10)},
-		{"1e400", NumAuto, types.Double(math.Inf(1))},
+		{"10", shape.NumAuto, types.Int(10)},
+		{"10.0", shape.NumAuto, types.Int(10)},
+		{"1e2", shape.NumAuto, types.Int(100)},
+		{"1.5", shape.NumAuto, types.Double(1.5)},
+		{"9223372036854775808", shape.NumAuto, types.Double(9223372036854775808)},
+		{"10", shape.NumDouble, types.Double(10)},
+		{"10", shape.NumInt, types.Int(10)},
+		{"1e400", shape.NumAuto, types.Double(math.Inf(1))},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Number(tt.in, tt.k), tt.in)
@@ -317,9 +321,7 @@ func BenchmarkEval_ThreeInvariants(b *testing.B) {
 func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
 	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft7)
-	require.NoError(t, c.AddResource("file:///b.json", decode(t, `{
+	s := compileSchema(t, `{
 		"type":"object",
 		"properties":{
 			"total":{"type":"number"},
@@ -327,9 +329,7 @@ func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
 			"items":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"qty":{"type":"integer"}}}},
 			"free":{"type":"array","items":{"type":"object","properties":{"qty":{"type":"integer"}}}}
 		}
-	}`)))
-	s, err := c.Compile("file:///b.json")
-	require.NoError(t, err)
+	}`)
 	ce, err := env.ForSchema(s)
 	require.NoError(t, err)
 	for expr, tracked := range map[string]bool{

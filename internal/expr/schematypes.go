@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/schema"
 )
 
 // MaxHeaderBytes bounds the sizes of request.params, .query and .headers
@@ -31,18 +32,19 @@ type ContractEnv struct {
 	sizes     *sizer
 }
 
-// ForSchema returns the environment of a contract whose body schema is s
-// (nil: the body is dyn).
-func (e *Env) ForSchema(s *jsonschema.Schema) (*ContractEnv, error) {
+// ForSchema returns the environment of a contract whose body schema is
+// body (nil: the body is dyn).
+func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
+	s := compiledOf(body)
 	p := &schemaTypes{Provider: e.env.CELTypeProvider(), prefix: "contract" + strconv.FormatInt(contractIDs.Add(1), 10),
 		structs: map[string]map[string]*types.Type{}, named: map[*jsonschema.Schema]*types.Type{}}
-	body := types.DynType
+	bodyType := types.DynType
 	if s != nil {
-		body = p.typeOf(s)
+		bodyType = p.typeOf(s)
 	}
 	request := p.prefix + ".request"
 	p.structs[request] = map[string]*types.Type{
-		"body":    body,
+		"body":    bodyType,
 		"params":  types.NewMapType(types.StringType, types.StringType),
 		"query":   types.NewMapType(types.StringType, types.StringType),
 		"headers": types.NewMapType(types.StringType, types.StringType),
@@ -55,6 +57,14 @@ func (e *Env) ForSchema(s *jsonschema.Schema) (*ContractEnv, error) {
 	}
 	return &ContractEnv{env: env, costLimit: e.costLimit, maxCost: e.maxCost,
 		sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
+}
+
+// compiledOf is the library's schema behind s, nil for none.
+func compiledOf(s *schema.Schema) *jsonschema.Schema {
+	if s == nil {
+		return nil
+	}
+	return s.Compiled()
 }
 
 // Compile parses, type-checks and cost-checks src.
@@ -110,7 +120,7 @@ func (p *schemaTypes) FindStructFieldType(name, field string) (*types.FieldType,
 // and boolean their CEL types, an enum of strings a string; anything else
 // dyn.
 func (p *schemaTypes) typeOf(s *jsonschema.Schema) *types.Type {
-	s = deref(s)
+	s = schema.Deref(s)
 	if t, ok := p.named[s]; ok {
 		return t
 	}
@@ -182,7 +192,7 @@ func props(s *jsonschema.Schema) map[string]*jsonschema.Schema {
 	}
 	out := map[string]*jsonschema.Schema{}
 	for _, from := range append([]*jsonschema.Schema{s}, s.AllOf...) {
-		for name, p := range deref(from).Properties {
+		for name, p := range schema.Deref(from).Properties {
 			if _, dup := out[name]; !dup {
 				out[name] = p
 			}
@@ -258,7 +268,7 @@ func (z *sizer) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 	case types.ListKind:
 		min := uint64(1)
 		if s != nil {
-			s = deref(s)
+			s = schema.Deref(s)
 			if s.MaxItems != nil {
 				return sized(uint64(*s.MaxItems))
 			}
@@ -268,13 +278,13 @@ func (z *sizer) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 		}
 		n = limit / (min + 1) // an element and its comma
 	case types.MapKind:
-		if s != nil && deref(s).MaxProperties != nil {
-			return sized(uint64(*deref(s).MaxProperties))
+		if s != nil && schema.Deref(s).MaxProperties != nil {
+			return sized(uint64(*schema.Deref(s).MaxProperties))
 		}
 		n = limit / 4 // "":0,
 	default:
-		if s != nil && deref(s).MaxLength != nil {
-			return sized(uint64(*deref(s).MaxLength))
+		if s != nil && schema.Deref(s).MaxLength != nil {
+			return sized(uint64(*schema.Deref(s).MaxLength))
 		}
 	}
 	return sized(n)
@@ -291,7 +301,7 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	if s == nil {
 		return nil
 	}
-	s = deref(s)
+	s = schema.Deref(s)
 	switch tok {
 	case "@items":
 		if it, ok := s.Items.(*jsonschema.Schema); ok {
@@ -317,7 +327,7 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 	if s == nil || depth > 16 {
 		return 1
 	}
-	s = deref(s)
+	s = schema.Deref(s)
 	if s.Bool != nil || s.Types == nil || len(s.Types.ToStrings()) != 1 {
 		if s.Enum != nil {
 			return minEnumSize(s.Enum.Values)
@@ -360,7 +370,7 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 	if s == nil || depth > 16 {
 		return unbounded
 	}
-	s = deref(s)
+	s = schema.Deref(s)
 	if s.Enum != nil {
 		n := uint64(0)
 		for _, v := range s.Enum.Values {

@@ -10,6 +10,8 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/ext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/schema"
 )
 
 // TypeEnv compiles the struct-tag rules of one request type: the file
@@ -29,7 +31,7 @@ type TypeEnv struct {
 // ForType extends e with the struct types reachable from root. body is
 // root's compiled JSON Schema: it bounds the sizes of data (for rules
 // declared on root) in cost estimates.
-func (e *Env) ForType(root reflect.Type, body *jsonschema.Schema) (*TypeEnv, error) {
+func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) {
 	structs := structTypes(root)
 	env, err := e.env.Extend(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
@@ -47,7 +49,7 @@ func (e *Env) ForType(root reflect.Type, body *jsonschema.Schema) (*TypeEnv, err
 			return nil, err
 		}
 	}
-	return &TypeEnv{env: env, root: root, body: body, costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
+	return &TypeEnv{env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
 }
 
 // structTypes lists the named struct types reachable from t through

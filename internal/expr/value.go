@@ -13,12 +13,13 @@ import (
 	"cel.dev/cel-go/common/types/traits"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 // Value presents a body value to CEL. Objects and arrays are wrapped, not
 // copied: their members are converted only when an expression reads them,
 // numbers as the shape says, strings without copying.
-func Value(v jsonbody.Value, s *Shape) ref.Val {
+func Value(v jsonbody.Value, s *shape.Numbers) ref.Val {
 	switch v.Kind() {
 	case jsonbody.Null:
 		return types.NullValue
@@ -29,19 +30,19 @@ func Value(v jsonbody.Value, s *Shape) ref.Val {
 	case jsonbody.String:
 		return types.String(v.Str())
 	case jsonbody.Number:
-		return Number(v.Number(), s.num())
+		return Number(v.Number(), s.Kind())
 	case jsonbody.Object:
 		return &object{v: v, shape: s}
 	default:
-		return &list{v: v, shape: s.items()}
+		return &list{v: v, shape: s.Elements()}
 	}
 }
 
 // Number converts a JSON number literal. NumAuto gives an int when the
 // value is integral and fits in int64 (so 1.0 and 1e2 are ints), else a
 // double.
-func Number(s string, k NumKind) ref.Val {
-	if k != NumDouble {
+func Number(s string, k shape.NumKind) ref.Val {
+	if k != shape.NumDouble {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return types.Int(i)
 		}
@@ -69,7 +70,7 @@ func mayBeIntegral(s string) bool {
 // object is a JSON object as a CEL map(string, dyn).
 type object struct {
 	v     jsonbody.Value
-	shape *Shape
+	shape *shape.Numbers
 }
 
 var (
@@ -85,7 +86,7 @@ func (o *object) FindStringKey(k string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return Value(v, o.shape.prop(k)), true
+	return Value(v, o.shape.Member(k)), true
 }
 
 func (o *object) Find(key ref.Val) (ref.Val, bool) {
@@ -129,7 +130,7 @@ func (o *object) Iterator() traits.Iterator {
 // list is a JSON array as a CEL list(dyn).
 type list struct {
 	v     jsonbody.Value
-	shape *Shape // of the items
+	shape *shape.Numbers // of the items
 }
 
 func (l *list) Get(index ref.Val) ref.Val {

@@ -6,44 +6,15 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
-
-// Skip says which parts of a body are not scanned: the values whose
-// schema carries x-contractguard-scan: false. A nil *Skip scans
-// everything; Off skips the value and everything in it.
-type Skip struct {
-	Off        bool
-	Props      map[string]*Skip // by member name
-	Items      *Skip            // every element of an array
-	Additional *Skip            // members not in Props
-}
-
-// Member is what s takes out of member name: its own entry, or, for a
-// name it does not list, what it takes out of additional members.
-func (s *Skip) Member(name string) *Skip {
-	if s == nil {
-		return nil
-	}
-	if c, ok := s.Props[name]; ok {
-		return c
-	}
-	return s.Additional
-}
-
-// elements is what s takes out of every element of an array.
-func (s *Skip) elements() *Skip {
-	if s == nil {
-		return nil
-	}
-	return s.Items
-}
 
 // Body scans every key and string value of a body, except what skip
 // leaves out, and reports each finding with its JSON pointer and its
 // class's message: a value at its own pointer, a key at the pointer of
 // the object that holds it, never repeating the name, with nothing under
 // it.
-func Body(root jsonbody.Value, skip *Skip, report failure.Reporter) {
+func Body(root jsonbody.Value, skip *shape.Skip, report failure.Reporter) {
 	if skip != nil && skip.Off {
 		return
 	}
@@ -72,7 +43,7 @@ func (w *walker) release() {
 // runs through the strings of the document in order, without walking the
 // tree, and walks it, to report with paths, only when that finds
 // something: most bodies are clean, and a flagged one costs two passes.
-func Doc(doc *jsonbody.Doc, skip *Skip, report failure.Reporter) {
+func Doc(doc *jsonbody.Doc, skip *shape.Skip, report failure.Reporter) {
 	if skip == nil && !anyFinding(doc) {
 		return
 	}
@@ -116,9 +87,9 @@ type walker struct {
 // walkers keeps walkers, with their buffers, from one body to the next.
 var walkers = sync.Pool{New: func() any { return new(walker) }}
 
-func (w *walker) container(v jsonbody.Value, skip *Skip) {
+func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 	if v.Kind() == jsonbody.Array {
-		items := skip.elements()
+		items := skip.Elements()
 		if items != nil && items.Off {
 			return
 		}
@@ -146,7 +117,7 @@ func (w *walker) container(v jsonbody.Value, skip *Skip) {
 
 // inner checks what a container holds: element index of an array, or
 // (index < 0) member name of an object.
-func (w *walker) inner(e jsonbody.Value, skip *Skip, name string, index int) {
+func (w *walker) inner(e jsonbody.Value, skip *shape.Skip, name string, index int) {
 	switch e.Kind() {
 	case jsonbody.String:
 		if c := check(e.Str(), &w.buf); c != None {

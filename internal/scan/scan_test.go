@@ -10,6 +10,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 func TestBody_PathsAndSkips(t *testing.T) {
@@ -35,9 +36,9 @@ func TestBody_PathsAndSkips(t *testing.T) {
 		assert.Equal(t, want, got, body)
 	}
 
-	skip := &Skip{Props: map[string]*Skip{
+	skip := &shape.Skip{Props: map[string]*shape.Skip{
 		"html":  {Off: true},
-		"items": {Items: &Skip{Props: map[string]*Skip{"q": {Off: true}}}},
+		"items": {Items: &shape.Skip{Props: map[string]*shape.Skip{"q": {Off: true}}}},
 	}}
 	got = map[string]Class{}
 	Body(doc.Root(), skip, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
@@ -46,7 +47,7 @@ func TestBody_PathsAndSkips(t *testing.T) {
 	assert.Contains(t, got, "/comment")
 
 	got = map[string]Class{}
-	Body(doc.Root(), &Skip{Off: true}, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
+	Body(doc.Root(), &shape.Skip{Off: true}, failure.ReportFunc(func(p, m string) { got[p] = classOf(m) }))
 	assert.Empty(t, got)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 // Root is the URL under which the contracts folder is seen by the schema
@@ -102,7 +103,7 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, fast: compileNative(s)}, nil
+	return newSchema(s), nil
 }
 
 func compileError(err error) error {
@@ -140,21 +141,37 @@ func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return &Schema{s: s, fast: compileNative(s)}, nil
+	return newSchema(s), nil
 }
 
 var runs = sync.Pool{New: func() any { return new(nativeRun) }}
 
 // Schema is a compiled schema, safe for concurrent use.
 type Schema struct {
-	s    *jsonschema.Schema
-	fast *native // nil when the schema needs the library
+	s       *jsonschema.Schema
+	fast    *native        // nil when the schema needs the library
+	numbers *shape.Numbers // how CEL reads the body's numbers
+	skip    *shape.Skip    // what the vulnerability scan leaves out; nil: nothing
 }
+
+// newSchema is s with everything derived from it, once.
+func newSchema(s *jsonschema.Schema) *Schema {
+	return &Schema{s: s, fast: compileNative(s), numbers: numbersOf(s), skip: skipOf(s, map[*jsonschema.Schema]bool{})}
+}
+
+// Numbers is how the numbers of a body this schema describes read in CEL:
+// integer where it says integer, double where it says number.
+func (s *Schema) Numbers() *shape.Numbers { return s.numbers }
+
+// Skip is what the schema takes out of the vulnerability scan (the values
+// whose schema says x-contractguard-scan: false): nil when nothing.
+func (s *Schema) Skip() *shape.Skip { return s.skip }
 
 // Native reports whether the schema is validated by the native fast path.
 func (s *Schema) Native() bool { return s.fast != nil }
 
-// Compiled is the underlying compiled schema.
+// Compiled is the underlying compiled schema, for the type declarations
+// and cost estimates of CEL (internal/expr).
 func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 
 // Validate checks a body and reports every failure to rep, in no

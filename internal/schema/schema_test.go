@@ -178,7 +178,7 @@ func TestScanSkip(t *testing.T) {
 	assert.False(t, s.Native(), "allOf needs the library")
 	assert.True(t, compile(t, nil, `{"type":"object","properties":{"html":{"type":"string","x-contractguard-scan":false}}}`).Native(),
 		"the annotation keeps a schema on the fast path")
-	sk := s.ScanSkip()
+	sk := s.Skip()
 	require.NotNil(t, sk)
 	assert.False(t, sk.Off)
 	assert.True(t, sk.Props["html"].Off)
@@ -190,25 +190,25 @@ func TestScanSkip(t *testing.T) {
 	assert.True(t, sk.Props["both"].Props["a"].Off)
 	assert.True(t, sk.Props["both"].Props["b"].Off)
 
-	assert.Nil(t, compile(t, nil, `{"type":"object","properties":{"a":{"type":"string"}}}`).ScanSkip())
-	assert.True(t, compile(t, nil, `{"type":"object","x-contractguard-scan":false}`).ScanSkip().Off)
+	assert.Nil(t, compile(t, nil, `{"type":"object","properties":{"a":{"type":"string"}}}`).Skip())
+	assert.True(t, compile(t, nil, `{"type":"object","x-contractguard-scan":false}`).Skip().Off)
 	recursive := compile(t, nil, `{"$ref":"#/definitions/n","definitions":{"n":{"type":"object","properties":{"next":{"$ref":"#/definitions/n"},"raw":{"x-contractguard-scan":false}}}}}`)
-	assert.True(t, recursive.ScanSkip().Props["raw"].Off)
+	assert.True(t, recursive.Skip().Props["raw"].Off)
 
 	// A declared property is not additional: an opt-out of
 	// additionalProperties leaves it scanned. With patternProperties, a
 	// name may be neither: the opt-out is not followed.
-	extra := compile(t, nil, `{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"x-contractguard-scan":false}}`).ScanSkip()
+	extra := compile(t, nil, `{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":{"x-contractguard-scan":false}}`).Skip()
 	require.Contains(t, extra.Props, "text")
 	assert.Nil(t, extra.Props["text"])
 	assert.True(t, extra.Additional.Off)
-	assert.Nil(t, compile(t, nil, `{"type":"object","patternProperties":{"^x":{}},"additionalProperties":{"x-contractguard-scan":false}}`).ScanSkip())
+	assert.Nil(t, compile(t, nil, `{"type":"object","patternProperties":{"^x":{}},"additionalProperties":{"x-contractguard-scan":false}}`).Skip())
 
 	// In allOf, a name one schema lists and the other does not is
 	// additional to the other, and its opt-out counts.
 	mixed := compile(t, nil, `{"allOf":[
 		{"properties":{"text":{}},"additionalProperties":{"x-contractguard-scan":false}},
-		{"properties":{"html":{"properties":{"x":{"x-contractguard-scan":false}}}}}]}`).ScanSkip()
+		{"properties":{"html":{"properties":{"x":{"x-contractguard-scan":false}}}}}]}`).Skip()
 	require.NotNil(t, mixed)
 	assert.True(t, mixed.Props["html"].Off, "additional to the first")
 	assert.Nil(t, mixed.Props["text"], "declared by the first, nothing in the second")

@@ -1,7 +1,6 @@
 package contractguard
 
 import (
-	"encoding"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/invopop/jsonschema"
 
@@ -19,33 +20,46 @@ import (
 	"github.com/contractguard/contractguard/internal/schema"
 )
 
-// typedPart is what a contract built from a Go type adds: the type the
-// body is decoded into and the rules of its cg tags.
-type typedPart struct {
-	t     reflect.Type
-	rules *ruleWalker // nil when the type has no rules
+// typedRegistry holds a guard's typed contracts, one per Go type.
+type typedRegistry struct {
+	mu       sync.Mutex
+	cache    sync.Map     // reflect.Type -> *contract
+	list     []*contract  // in the order built, under mu
+	count    atomic.Int64 // len(list), read without the lock by Metrics
+	n        int          // reflected schemas compiled, for unique names
+	handlers atomic.Int64 // typed handlers built: a new one may be mounted, so chi indexes made before it are stale
+	chi      sync.Map     // chi.Routes -> *chiIndex
 }
 
 // typedContract returns the contract of request type t, built once per
 // guard and type.
-func (g *Guard) typedContract(t reflect.Type) (*compiled, error) {
+func (g *Guard) typedContract(t reflect.Type) (*contract, error) {
 	if c, ok := g.typed.cache.Load(t); ok {
-		return c.(*compiled), nil
+		return c.(*contract), nil
 	}
 	g.typed.mu.Lock()
 	defer g.typed.mu.Unlock()
 	if c, ok := g.typed.cache.Load(t); ok {
-		return c.(*compiled), nil
+		return c.(*contract), nil
 	}
 	c, err := g.buildTyped(t)
 	if err != nil {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
 	g.typed.cache.Store(t, c)
+	g.typed.list = append(g.typed.list, c)
+	g.typed.count.Add(1)
 	return c, nil
 }
 
-func (g *Guard) buildTyped(t reflect.Type) (*compiled, error) {
+// typedContracts lists the typed contracts built so far.
+func (g *Guard) typedContracts() []*contract {
+	g.typed.mu.Lock()
+	defer g.typed.mu.Unlock()
+	return slices.Clone(g.typed.list)
+}
+
+func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	name := t.String()
 	if err := bind.Check(t); err != nil {
 		return nil, err
@@ -63,7 +77,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	te, err := g.env.ForType(t, s.Compiled())
+	te, err := g.env.ForType(t, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -72,14 +86,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &compiled{
-		endpoint: name,
-		source:   "type " + name,
-		schema:   s,
-		shape:    expr.ShapeOf(s.Compiled()),
-		typed:    &typedPart{t: t, rules: rules},
-		scanSkip: s.ScanSkip(),
-	}, nil
+	return newContract("", name, nil, "type "+name, s, t, rules), nil
 }
 
 // schemaTag finds cg:"schema=…" on a blank field of t.
@@ -200,31 +207,6 @@ func (g *Guard) schemaFromFile(t reflect.Type, file string) (*schema.Schema, err
 	return s, nil
 }
 
-// rule is one cg rule, compiled.
-type rule struct {
-	prg *expr.Program
-	msg string
-}
-
-// ruleWalker applies the rules of one type to a value of it, and walks
-// into the values of its fields, elements and map values that have rules
-// of their own.
-type ruleWalker struct {
-	kind   reflect.Kind
-	elem   *ruleWalker // pointer, slice, array, map
-	own    []rule      // struct: rules of its blank fields (data is the struct)
-	fields []fieldWalker
-}
-
-type fieldWalker struct {
-	index    int
-	name     string // json name: the path token
-	inline   bool   // an embedded struct whose fields are promoted: no path token
-	rules    []rule // self is the field
-	nested   *ruleWalker
-	typeName string // for messages
-}
-
 type ruleBuilder struct {
 	env  *expr.TypeEnv
 	root reflect.Type
@@ -272,7 +254,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 				if err != nil {
 					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 				}
-				w.own = append(w.own, rule{prg, r.msg})
+				w.own = append(w.own, rule{prg, r.msg, t.String()})
 			}
 			continue
 		}
@@ -289,13 +271,13 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			}
 			continue
 		}
-		fw := fieldWalker{index: i, name: name, inline: inline, typeName: t.String() + "." + f.Name}
+		fw := fieldWalker{index: i, name: name, inline: inline}
 		for j, r := range p.rules {
 			prg, err := b.env.Rule(t, name, r.expr)
 			if err != nil {
 				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 			}
-			fw.rules = append(fw.rules, rule{prg, r.msg})
+			fw.rules = append(fw.rules, rule{prg, r.msg, t.String() + "." + f.Name})
 		}
 		if fw.nested, err = b.walker(f.Type); err != nil {
 			return nil, err
@@ -311,93 +293,11 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 	return w, nil
 }
 
-// ruleRun applies the rules of one typed contract to one request.
-type ruleRun struct {
-	act     *expr.Activation
-	path    failure.Path
-	details []Detail
-	guard   *Guard // logs rules that fail to evaluate; nil: not logged
-}
-
-func (r *ruleRun) check(rs []rule, data, self any, where string) {
-	for _, ru := range rs {
-		r.act.Data, r.act.Self = data, self
-		ok, err := ru.prg.Eval(r.act)
-		if ok {
-			continue
-		}
-		if err != nil && r.guard != nil {
-			r.guard.evalFailed(where, err)
-		}
-		r.details = append(r.details, Detail{Path: r.path.Pointer(), Message: ru.msg})
+// typedLoaded is the number of typed contracts in force: one per request
+// type of the guard's typed handlers (a disabled guard has none).
+func (g *Guard) typedLoaded() int64 {
+	if g.opts.Disabled {
+		return 0
 	}
-}
-
-func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
-	switch w.kind {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			w.elem.walk(r, v.Elem())
-		}
-	case reflect.Slice, reflect.Array:
-		for i := 0; i < v.Len(); i++ {
-			r.path.Index(i)
-			w.elem.walk(r, v.Index(i))
-			r.path.Pop()
-		}
-	case reflect.Map:
-		keys := v.MapKeys()
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = mapKey(k)
-		}
-		order := make([]int, len(keys))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
-		for _, i := range order {
-			e := reflect.New(v.Type().Elem()).Elem()
-			e.Set(v.MapIndex(keys[i])) // addressable, for data
-			r.path.Member(names[i])
-			w.elem.walk(r, e)
-			r.path.Pop()
-		}
-	case reflect.Struct: // addressable: the walk starts at a pointer's element and copies map values
-		data := v.Addr().Interface()
-		r.check(w.own, data, nil, v.Type().String())
-		for _, f := range w.fields {
-			fv := v.Field(f.index)
-			if !f.inline {
-				r.path.Member(f.name)
-			}
-			if len(f.rules) > 0 {
-				r.check(f.rules, data, fv.Interface(), f.typeName)
-			}
-			if f.nested != nil {
-				f.nested.walk(r, fv)
-			}
-			if !f.inline {
-				r.path.Pop()
-			}
-		}
-	}
-}
-
-// mapKey is a map key as its JSON object member name.
-func mapKey(k reflect.Value) string {
-	if tm, ok := k.Interface().(encoding.TextMarshaler); ok {
-		if b, err := tm.MarshalText(); err == nil {
-			return string(b)
-		}
-	}
-	switch k.Kind() {
-	case reflect.String:
-		return k.String()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return strconv.FormatInt(k.Int(), 10)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return strconv.FormatUint(k.Uint(), 10)
-	}
-	return fmt.Sprint(k.Interface())
+	return g.typed.count.Load()
 }

@@ -1,0 +1,49 @@
+package contractguard
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/bind"
+)
+
+// checkBody checks the body against c's schema and, when it passes,
+// decodes it into c's Go type (a value the schema accepts but the type
+// cannot hold fails here). Each failure is reported to q, at its path.
+func (c *contract) checkBody(q *request) {
+	st := q.state
+	if c.schema != nil && !c.schema.Validate(st.doc, q) {
+		return
+	}
+	if c.body != nil {
+		v := reflect.New(c.body)
+		if bind.Into(v.Elem(), st.doc.Root(), q) {
+			st.values = append(st.values, boundValue{c, v.Interface()})
+		}
+	}
+}
+
+// schemaViolation is the failures of the schemas and of decoding, sorted
+// by path: nil when there are none.
+func (q *request) schemaViolation() *Violation {
+	if len(q.details) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(q.details, func(a, b Detail) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return newViolation(CodeSchemaInvalid, q.details...)
+}
+
+// ruleViolation is the rules found false, in contract order: nil when
+// there are none.
+func (q *request) ruleViolation() *Violation {
+	if len(q.details) == 0 {
+		return nil
+	}
+	return newViolation(CodeInvariantViolated, q.details...)
+}

@@ -1,0 +1,152 @@
+package contractguard
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/schema"
+	"github.com/contractguard/contractguard/internal/shape"
+)
+
+// Contract is a contract given in code (Options.Contracts). Its fields mean
+// what the keys of a contract file mean.
+type Contract struct {
+	// Endpoint is the path pattern: /users/:id or /users/{id}.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Method is the HTTP method, case-insensitive.
+	Method string `json:"method,omitempty"`
+	// Schema is a JSON Schema (draft-07) for the body; nil for none. Any
+	// value that encoding/json marshals to a schema will do.
+	Schema map[string]any `json:"schema,omitempty"`
+	// Invariants are CEL rules that must all be true.
+	Invariants []Invariant `json:"invariants,omitempty"`
+}
+
+// Invariant is one business rule of a contract.
+type Invariant struct {
+	Expr    string `json:"expr,omitempty"`    // CEL, must evaluate to true
+	Message string `json:"message,omitempty"` // sent to the client when it does not
+}
+
+// ContractInfo describes a contract a guard enforces, as [Guard.Contracts]
+// lists them.
+type ContractInfo struct {
+	// Method is the contract's HTTP method; "" for a typed contract, whose
+	// routes are the router's.
+	Method string
+	// Endpoint is the contract's path pattern as written; for a typed
+	// contract, the name of its Go type.
+	Endpoint string
+	// Source is where the contract comes from: "file:line",
+	// "Options.Contracts[i]", or "type T" for a typed handler's.
+	Source string
+}
+
+// contract is one compiled contract, from a file, from code or from a Go
+// type: what a request is checked against. Its checks run in this order:
+// the schema, the decoding into body, the rules.
+type contract struct {
+	method   string        // upper case; "" for a typed contract
+	endpoint string        // the pattern as written; a typed contract's type name
+	pattern  route.Pattern // nil for a typed contract (its routes are the router's)
+	source   string        // "file:line", "Options.Contracts[i]" or "type T", for messages
+
+	schema  *schema.Schema // nil: any body
+	numbers *shape.Numbers // how the rules read the body's numbers (from schema)
+	skip    *shape.Skip    // what the vulnerability scan leaves out (from schema); nil: nothing
+	body    reflect.Type   // the Go type the body is decoded into; nil: not decoded
+	rules   *ruleWalker    // nil: no rules
+}
+
+// rule is one CEL rule of a contract, compiled: an invariant of a file or
+// in-code contract, or a cg rule of a Go type.
+type rule struct {
+	prg   *expr.Program
+	msg   string // what a client reads when the rule is false
+	where string // names the rule in a debug log: "POST /a invariant 0", "main.T.Amount"
+}
+
+// newContract is the one way a contract is made: files, code and typed
+// handlers all come here, so what is derived from a schema is derived in
+// one place.
+func newContract(method, endpoint string, pattern route.Pattern, source string, s *schema.Schema, body reflect.Type, rules *ruleWalker) *contract {
+	c := &contract{method: method, endpoint: endpoint, pattern: pattern, source: source, schema: s, body: body, rules: rules}
+	if s != nil {
+		c.numbers, c.skip = s.Numbers(), s.Skip()
+	}
+	return c
+}
+
+func (c *contract) name() string {
+	if c.method == "" {
+		return c.source
+	}
+	return c.method + " " + c.endpoint
+}
+
+func (c *contract) info() ContractInfo {
+	return ContractInfo{Method: c.method, Endpoint: c.endpoint, Source: c.source}
+}
+
+// contractSet is an immutable set of compiled contracts, by route: the
+// registry a request is matched against.
+type contractSet struct {
+	tree route.Tree[*routeEntry]
+	list []*contract // in load order
+}
+
+// routeEntry is what one method and route shape must satisfy.
+type routeEntry struct {
+	contracts []*contract
+	pattern   route.Pattern // for request.params
+}
+
+// add puts c in the set; a contract already there for the same method and
+// route shape is an error naming both.
+func (s *contractSet) add(c *contract) error {
+	if old, ok := s.tree.Add(c.method, c.pattern, &routeEntry{contracts: []*contract{c}, pattern: c.pattern}); !ok {
+		return fmt.Errorf("a contract for %s %s is already defined at %s", c.method, old.contracts[0].endpoint, old.contracts[0].source)
+	}
+	s.list = append(s.list, c)
+	return nil
+}
+
+// match finds the route entry of a request: method upper case, rawPath
+// still percent-encoded. segs are the path's segments as matched, in buf.
+func (s *contractSet) match(method, rawPath string, buf []string) (e *routeEntry, segs []string, ok bool) {
+	return s.tree.Match(method, rawPath, buf)
+}
+
+// loaded is the number of contracts in the set.
+func (s *contractSet) loaded() int { return len(s.list) }
+
+// earlierPass is the state of an earlier pass of g over the request (a
+// typed handler behind Middleware), or nil: none, or another guard's.
+func (g *Guard) earlierPass(in *input) *state {
+	if in.r == nil {
+		return nil
+	}
+	if prev := stateOf(in.r); prev != nil && prev.guard == g {
+		return prev
+	}
+	return nil
+}
+
+// pending appends to todo the contracts of the request that have not run
+// on it: those of e, the route entry its path matched (if any), and typed,
+// the contract of the typed handler it is routed to.
+func pending(e *routeEntry, typed routed, prev *state, todo []*contract) []*contract {
+	if e != nil {
+		for _, c := range e.contracts {
+			if prev.notDone(c) {
+				todo = append(todo, c)
+			}
+		}
+	}
+	if typed.c != nil && prev.notDone(typed.c) {
+		todo = append(todo, typed.c)
+	}
+	return todo
+}

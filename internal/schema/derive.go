@@ -1,0 +1,164 @@
+package schema
+
+import (
+	"slices"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/shape"
+)
+
+// The two things a compiled schema says about a body that the guard reads
+// outside validation, derived once when the schema compiles: how CEL
+// reads its numbers, and what the vulnerability scan leaves out.
+
+// numbersOf derives how the numbers of a body read in CEL. It follows $ref
+// (whose siblings draft-07 ignores) and merges the properties of allOf
+// branches, the first branch to name a property winning.
+func numbersOf(s *jsonschema.Schema) *shape.Numbers {
+	if s == nil {
+		return nil
+	}
+	return numbersIn(s, map[*jsonschema.Schema]*shape.Numbers{})
+}
+
+func numbersIn(s *jsonschema.Schema, seen map[*jsonschema.Schema]*shape.Numbers) *shape.Numbers {
+	if s == nil {
+		return nil
+	}
+	if sh, ok := seen[s]; ok {
+		return sh // a recursive schema: the node being built
+	}
+	at := s
+	if s = Deref(s); seen[s] != nil {
+		seen[at] = seen[s] // another $ref to a schema already met
+		return seen[s]
+	}
+	sh := &shape.Numbers{}
+	seen[at], seen[s] = sh, sh
+	if s.Types != nil {
+		switch types := s.Types.ToStrings(); {
+		case slices.Contains(types, "number"):
+			sh.Num = shape.NumDouble
+		case slices.Contains(types, "integer"):
+			sh.Num = shape.NumInt
+		}
+	}
+	merge := func(from *jsonschema.Schema) {
+		from = Deref(from)
+		for name, p := range from.Properties {
+			if sh.Props == nil {
+				sh.Props = map[string]*shape.Numbers{}
+			}
+			if _, dup := sh.Props[name]; !dup {
+				sh.Props[name] = numbersIn(p, seen)
+			}
+		}
+		if a, ok := from.AdditionalProperties.(*jsonschema.Schema); ok && sh.Additional == nil {
+			sh.Additional = numbersIn(a, seen)
+		}
+		if it := itemsOf(from); it != nil && sh.Items == nil {
+			sh.Items = numbersIn(it, seen)
+		}
+	}
+	merge(s)
+	for _, a := range s.AllOf {
+		merge(a)
+	}
+	return sh
+}
+
+// Deref follows a draft-07 $ref, whose siblings are ignored: the schema
+// that describes a value where s stands.
+func Deref(s *jsonschema.Schema) *jsonschema.Schema {
+	for i := 0; s.Ref != nil && s.DraftVersion < 2019 && i < 100; i++ {
+		s = s.Ref
+	}
+	return s
+}
+
+// itemsOf is the schema of every element of an array: items in draft-07,
+// items beside prefixItems in 2020-12; nil for none or a tuple.
+func itemsOf(s *jsonschema.Schema) *jsonschema.Schema {
+	if it, ok := s.Items.(*jsonschema.Schema); ok {
+		return it
+	}
+	return s.Items2020
+}
+
+// skipOf derives what the schema takes out of the vulnerability scan: nil
+// when it has no x-contractguard-scan: false anywhere. It follows
+// properties, additionalProperties (without patternProperties), items,
+// $ref and allOf, taking the union of what each takes out. Below the first
+// level of a recursive schema, where a $ref comes back to a schema being
+// read, nothing is skipped: scanned.
+func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *shape.Skip {
+	if sch == nil || visiting[sch] {
+		return nil
+	}
+	for _, e := range sch.Extensions {
+		if a, ok := e.(scanAnnotation); ok && !a.on {
+			return &shape.Skip{Off: true}
+		}
+	}
+	visiting[sch] = true
+	defer delete(visiting, sch)
+	var out *shape.Skip
+	add := func(o *shape.Skip) { out = unionSkip(out, o) }
+	for name, p := range sch.Properties {
+		if c := skipOf(p, visiting); c != nil {
+			if out == nil {
+				out = &shape.Skip{Props: map[string]*shape.Skip{}}
+			}
+			out.Props[name] = c
+		}
+	}
+	if it, ok := sch.Items.(*jsonschema.Schema); ok {
+		if c := skipOf(it, visiting); c != nil {
+			add(&shape.Skip{Items: c})
+		}
+	}
+	if c := skipOf(sch.Items2020, visiting); c != nil {
+		add(&shape.Skip{Items: c})
+	}
+	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
+		// (A name that matches a pattern is not additional; with patterns
+		// the opt-out is not followed: scanned, not skipped.)
+		if c := skipOf(a, visiting); c != nil {
+			// Declared properties are not additional: listed, as scanned.
+			declared := &shape.Skip{Props: map[string]*shape.Skip{}, Additional: c}
+			for name := range sch.Properties {
+				declared.Props[name] = nil
+			}
+			add(declared)
+		}
+	}
+	add(skipOf(sch.Ref, visiting))
+	for _, a := range sch.AllOf {
+		add(skipOf(a, visiting))
+	}
+	return out
+}
+
+// unionSkip is what either a or b takes out of the scan.
+func unionSkip(a, b *shape.Skip) *shape.Skip {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case a.Off || b.Off:
+		return &shape.Skip{Off: true}
+	}
+	u := &shape.Skip{Items: unionSkip(a.Items, b.Items), Additional: unionSkip(a.Additional, b.Additional)}
+	for _, m := range []map[string]*shape.Skip{a.Props, b.Props} {
+		for name := range m {
+			if u.Props == nil {
+				u.Props = map[string]*shape.Skip{}
+			}
+			// A name one side does not list is additional to it.
+			u.Props[name] = unionSkip(a.Member(name), b.Member(name))
+		}
+	}
+	return u
+}

@@ -1,0 +1,247 @@
+package contractguard
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/shape"
+)
+
+// stateKey is the context key of a request's *state.
+type stateKey struct{}
+
+// state is what the guard knows of a request that passed it.
+type state struct {
+	guard  *Guard
+	set    *contractSet // the contracts in force when the request reached the guard
+	raw    []byte
+	doc    *jsonbody.Doc // the parsed body; nil until parsed
+	done   []*contract   // contracts already enforced on this request
+	values []boundValue  // the typed values decoded for them
+
+	scanned    []*shape.Skip // the opt-outs the body was scanned with (nil: none)
+	scannedBuf [2]*shape.Skip
+
+	// The context and body the guard passes on, here so that passing a
+	// request costs no allocations of their own.
+	ctx     stateContext
+	body    bodyReader
+	doneBuf [2]*contract
+
+	user    any
+	hasUser bool
+}
+
+// boundValue is the decoded request value of a typed contract: a pointer
+// to a value of its type.
+type boundValue struct {
+	c *contract
+	v any
+}
+
+// stateContext is a request's context with its state under stateKey: a
+// context.WithValue that lives inside the state.
+type stateContext struct {
+	context.Context
+	st *state
+}
+
+func (c *stateContext) Value(key any) any {
+	if _, ok := key.(stateKey); ok {
+		return c.st
+	}
+	return c.Context.Value(key)
+}
+
+// bodyReader is the body a passed request carries: the checked bytes.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
+
+func stateOf(r *http.Request) *state {
+	st, _ := r.Context().Value(stateKey{}).(*state)
+	return st
+}
+
+// contextOf is r's context; the background for Check, which has no r.
+func contextOf(r *http.Request) context.Context {
+	if r == nil {
+		return context.Background()
+	}
+	return r.Context()
+}
+
+// Body returns the body of a request that passed a guard, as the guard
+// decoded it: map[string]any, []any, string, json.Number, bool or nil. It
+// is built on the first call, from the parse the guard already made, and
+// its strings share the body's memory. It reports false when no guard
+// parsed the body (no contract matched, or the body was not JSON on a
+// contract without a schema).
+func Body(r *http.Request) (any, bool) {
+	if st := stateOf(r); st != nil && st.doc != nil {
+		return st.doc.Any(), true
+	}
+	return nil, false
+}
+
+// User returns what Options.User returned for a request that passed a
+// guard (calling it if no invariant has yet), and nil otherwise.
+func User(r *http.Request) any {
+	if st := stateOf(r); st != nil {
+		return st.userOf(r)
+	}
+	return nil
+}
+
+func (st *state) userOf(r *http.Request) any {
+	if !st.hasUser {
+		st.hasUser = true
+		if f := st.guard.opts.User; f != nil {
+			st.user = f(r)
+		}
+	}
+	return st.user
+}
+
+// notDone reports whether c has not yet run on the request (st nil: no
+// earlier pass).
+func (st *state) notDone(c *contract) bool {
+	return st == nil || !slices.Contains(st.done, c)
+}
+
+// markDone records that cs passed on the request.
+func (st *state) markDone(cs []*contract) {
+	if st.done == nil {
+		st.done = st.doneBuf[:0]
+	}
+	st.done = append(st.done, cs...)
+}
+
+// pass returns r as it goes on to the handler: carrying st in its context
+// and the checked bytes as its body. A later pass gives a fresh request
+// carrying the checked bytes too: something between may have read them.
+func (st *state) pass(r *http.Request, first bool) *http.Request {
+	if first {
+		st.ctx = stateContext{r.Context(), st}
+		st.body.Reset(st.raw)
+		r2 := r.WithContext(&st.ctx)
+		r2.Body, r2.ContentLength = &st.body, int64(len(st.raw))
+		return r2
+	}
+	b := new(bodyReader)
+	b.Reset(st.raw)
+	r2 := r.WithContext(r.Context())
+	r2.Body, r2.ContentLength = b, int64(len(st.raw))
+	return r2
+}
+
+// request is one request as invariants see it, and what one run works
+// with; it supplies the costly parts of request and context.user on
+// demand.
+type request struct {
+	method   string
+	rawQuery string
+	query    url.Values // rawQuery parsed, by queryValues
+	header   http.Header
+	r        *http.Request // nil for Check
+	segs     []string
+	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
+	state    *state        // own, or an earlier pass's
+	own      state
+	segBuf   [8]string
+
+	// What one run works with, here so that it costs no allocation of its own.
+	details []Detail
+	act     expr.Activation
+}
+
+// newRequest is a request as invariants will see it, with its own copy of
+// the path's segments: the one allocation of a request the guard checks.
+// e is the route entry its path matched, nil for a typed route the guard
+// has no pattern for (whose segments are then read into buf); prev, the
+// state of an earlier pass. (Fields, not the match: a match holds the
+// caller's buffer, which must not leak.)
+func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
+	q := &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
+	if e != nil {
+		q.pattern = e.pattern
+	} else {
+		q.pattern = in.typed.pattern
+		segs = route.Segments(in.rawPath, buf)
+	}
+	q.segs = append(q.segBuf[:0], segs...)
+	q.state = prev
+	if q.state == nil {
+		q.state = &q.own
+	}
+	return q
+}
+
+// Add collects a failure of the schema, of decoding, of the scan or of a
+// rule (failure.Reporter).
+func (q *request) Add(path, message string) {
+	q.details = append(q.details, Detail{Path: path, Message: message})
+}
+
+// Params are the path parameters: by the matched contract's pattern, or,
+// on a typed route the guard has no pattern for, as chi or ServeMux
+// extracted them.
+func (q *request) Params() map[string]string {
+	if q.routerParams() {
+		return routerParams(q.r)
+	}
+	return q.pattern.Params(q.segs)
+}
+
+// routerParams reports whether the path parameters are the router's: a
+// typed route the guard has no pattern for.
+func (q *request) routerParams() bool { return q.pattern == nil && q.r != nil }
+
+func (q *request) Path() string { return route.Join(q.segs) }
+
+func (q *request) Query() map[string]string { return firstValues(q.queryValues()) }
+
+// queryValues is the query as r.URL.Query() reads it (bad pairs dropped),
+// parsed once for the scan and the rules.
+func (q *request) queryValues() url.Values {
+	if q.query == nil {
+		q.query, _ = url.ParseQuery(q.rawQuery)
+	}
+	return q.query
+}
+
+func (q *request) Headers() map[string]string {
+	m := make(map[string]string, len(q.header))
+	for k, v := range q.header {
+		if len(v) > 0 {
+			m[strings.ToLower(k)] = v[0]
+		}
+	}
+	return m
+}
+
+func (q *request) User() any {
+	r := q.r
+	if r == nil { // Check: Options.User still gets a request to read
+		r = &http.Request{Method: q.method, URL: &url.URL{Path: route.Join(q.segs), RawQuery: q.rawQuery}, Header: http.Header{}}
+		r = r.WithContext(context.Background())
+	}
+	return q.state.userOf(r)
+}
+
+func firstValues(vals map[string][]string) map[string]string {
+	m := make(map[string]string, len(vals))
+	for k, v := range vals {
+		if len(v) > 0 {
+			m[k] = v[0]
+		}
+	}
+	return m
+}

@@ -1,0 +1,209 @@
+package contractguard
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/contractguard/contractguard/internal/route"
+)
+
+// The router behind the guard: which handler a request goes to, and the
+// router's pattern and parameters for it.
+
+// routed is the typed contract of the handler a request is routed to, and
+// the router's pattern for it.
+type routed struct {
+	c       *contract
+	pattern route.Pattern
+}
+
+// routedContract asks the router behind the middleware which handler will
+// serve r; when it is a typed handler of this guard, it returns its
+// contract. Only done when the guard has typed handlers.
+func (g *Guard) routedContract(r *http.Request, next http.Handler) routed {
+	if g.typed.handlers.Load() == 0 {
+		return routed{}
+	}
+	switch n := next.(type) {
+	case *http.ServeMux:
+		h, pattern := n.Handler(r)
+		if c := g.ownTyped(h); c != nil {
+			return routed{c, routerPattern(pattern)}
+		}
+		return routed{}
+	case chi.Routes:
+		return g.chiTyped(n, r)
+	}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.Routes != nil {
+		return g.chiTyped(rctx.Routes, r)
+	}
+	return routed{}
+}
+
+func (g *Guard) ownTyped(h http.Handler) *contract {
+	if tr, ok := h.(typedRoute); ok {
+		if owner, c := tr.typedContract(); owner == g {
+			return c
+		}
+	}
+	return nil
+}
+
+// chiIndex maps "METHOD /full/pattern" to the typed contract of each route
+// of a chi router (nil for a route without one), as chi.Walk lists them,
+// sub-routers included. A pattern the index does not know (a route added
+// or a router mounted after it was built) makes it walk the router again.
+type chiIndex struct {
+	version int64
+	routes  map[string]*contract
+}
+
+var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
+
+func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
+	idx := g.chiIndexOf(routes, "")
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	if path == "" {
+		path = "/"
+	}
+	rctx := chiContexts.Get().(*chi.Context)
+	rctx.Reset()
+	pattern := routes.Find(rctx, r.Method, path)
+	chiContexts.Put(rctx)
+	if pattern == "" {
+		return routed{}
+	}
+	key := r.Method + " " + pattern
+	c, known := idx.routes[key]
+	if !known {
+		// A route added since the index was made: walk again. The key is
+		// cloned for the index, so that this one stays on the stack.
+		c = g.chiIndexOf(routes, strings.Clone(key)).routes[key]
+	}
+	if c != nil {
+		return routed{c, routerPattern(pattern)}
+	}
+	return routed{}
+}
+
+// chiIndexOf is the index of routes' typed handlers, made again when the
+// guard's typed routes changed or a request found a pattern it lacks
+// (missing, which is then remembered as no typed handler's).
+func (g *Guard) chiIndexOf(routes chi.Routes, missing string) *chiIndex {
+	v := g.typed.handlers.Load() // a disabled guard, whose count stays 0, never routes
+	if idx, ok := g.typed.chi.Load(routes); ok && idx.(*chiIndex).version == v && missing == "" {
+		return idx.(*chiIndex)
+	}
+	idx := &chiIndex{version: v, routes: map[string]*contract{}}
+	chi.Walk(routes, func(method, pattern string, h http.Handler, _ ...func(http.Handler) http.Handler) error {
+		c := g.ownTyped(h)
+		idx.routes[method+" "+pattern] = c
+		// Walk lists the root of a mounted router as "/api/", where Find
+		// reports a request to /api as "/api": the same handler, unless
+		// "/api" is a route of its own.
+		if root, ok := strings.CutSuffix(pattern, "/"); ok && root != "" {
+			if _, listed := idx.routes[method+" "+root]; !listed {
+				idx.routes[method+" "+root] = c
+			}
+		}
+		return nil
+	})
+	if _, listed := idx.routes[missing]; !listed && missing != "" {
+		idx.routes[missing] = nil // not a route of Walk's: not walked for again
+	}
+	g.typed.chi.Store(routes, idx)
+	return idx
+}
+
+// routerPatterns caches routerPattern: a router has few patterns, and they
+// come from its registrations, never from a client.
+var routerPatterns sync.Map // string -> route.Pattern
+
+// routerPattern reads a ServeMux ("POST host/a/{id}") or chi
+// ("/a/{id:[0-9]+}") pattern as a guard pattern, for request.params; nil
+// when it has wildcards the guard's patterns cannot express. Read once per
+// pattern.
+func routerPattern(p string) route.Pattern {
+	if v, ok := routerPatterns.Load(p); ok {
+		return v.(route.Pattern)
+	}
+	pat := parseRouterPattern(p)
+	routerPatterns.Store(p, pat)
+	return pat
+}
+
+func parseRouterPattern(p string) route.Pattern {
+	if i := strings.IndexByte(p, ' '); i >= 0 {
+		p = p[i+1:] // the method
+	}
+	if i := strings.IndexByte(p, '/'); i > 0 {
+		p = p[i:] // the host
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		switch {
+		case s == "*", strings.HasSuffix(s, "...}"):
+			return nil
+		case s == "{$}":
+			segs[i] = ""
+		case strings.HasPrefix(s, "{") && strings.Contains(s, ":"):
+			segs[i] = s[:strings.IndexByte(s, ':')] + "}"
+		}
+	}
+	pat, err := route.ParsePattern(strings.Join(segs, "/"))
+	if err != nil {
+		return nil
+	}
+	return pat
+}
+
+// routeOf names the route of a request for a log line: the file
+// contract's endpoint, else the router's pattern of a typed route, else
+// the typed contract's type; "" when no contract matched.
+func routeOf(r *http.Request, e *routeEntry, typed *contract) string {
+	switch {
+	case e != nil:
+		return e.contracts[0].endpoint
+	case typed == nil || r == nil:
+		return ""
+	case r.Pattern != "":
+		return r.Pattern
+	}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePattern() != "" {
+		return rctx.RoutePattern()
+	}
+	return typed.endpoint
+}
+
+// routerParams are the path parameters chi or ServeMux extracted for r,
+// percent-decoded.
+func routerParams(r *http.Request) map[string]string {
+	m := map[string]string{}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		for i, k := range rctx.URLParams.Keys {
+			if k != "*" && i < len(rctx.URLParams.Values) {
+				v, err := url.PathUnescape(rctx.URLParams.Values[i])
+				if err != nil {
+					v = rctx.URLParams.Values[i]
+				}
+				m[k] = v
+			}
+		}
+		if len(m) > 0 {
+			return m
+		}
+	}
+	for _, s := range routerPattern(r.Pattern) {
+		if s.Param != "" {
+			m[s.Param] = r.PathValue(s.Param)
+		}
+	}
+	return m
+}

@@ -1,0 +1,151 @@
+package contractguard
+
+import (
+	"context"
+	"encoding"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/failure"
+)
+
+// ruleWalker applies the rules of a contract to a request. For a file or
+// in-code contract it holds the invariants alone (kind Invalid: the
+// request as a whole); for a Go type it applies the rules of the type to
+// a decoded value, and walks into the values of its fields, elements and
+// map values that have rules of their own.
+type ruleWalker struct {
+	kind   reflect.Kind // Invalid: the request; else the kind of the value walked
+	elem   *ruleWalker  // pointer, slice, array, map
+	own    []rule       // rules about the whole value (data is the struct, or the request)
+	fields []fieldWalker
+}
+
+type fieldWalker struct {
+	index  int
+	name   string // json name: the path token
+	inline bool   // an embedded struct whose fields are promoted: no path token
+	rules  []rule // self is the field
+	nested *ruleWalker
+}
+
+// ruleRun applies the rules of one contract to one request.
+type ruleRun struct {
+	act    *expr.Activation
+	path   failure.Path
+	report failure.Reporter
+	guard  *Guard // logs rules that fail to evaluate
+}
+
+// applyRules evaluates c's rules on a request whose body passed c's
+// schema; v is the value the body was decoded into (invalid when c has no
+// Go type). Each false rule is reported, at the path of the value it is
+// about.
+func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
+	if c.rules == nil {
+		return
+	}
+	q.act.Shape = c.numbers
+	r := ruleRun{act: &q.act, report: q, guard: g}
+	c.rules.walk(&r, v)
+}
+
+func (r *ruleRun) check(rs []rule, data, self any) {
+	for _, ru := range rs {
+		r.act.Data, r.act.Self = data, self
+		ok, err := ru.prg.Eval(r.act)
+		if ok {
+			continue
+		}
+		if err != nil {
+			r.guard.evalFailed(ru.where, err)
+		}
+		r.report.Add(r.path.Pointer(), ru.msg)
+	}
+}
+
+func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
+	switch w.kind {
+	case reflect.Invalid: // the request as a whole
+		r.check(w.own, nil, nil)
+	case reflect.Pointer:
+		if !v.IsNil() {
+			w.elem.walk(r, v.Elem())
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			r.path.Index(i)
+			w.elem.walk(r, v.Index(i))
+			r.path.Pop()
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = mapKey(k)
+		}
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+		for _, i := range order {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(keys[i])) // addressable, for data
+			r.path.Member(names[i])
+			w.elem.walk(r, e)
+			r.path.Pop()
+		}
+	case reflect.Struct: // addressable: the walk starts at a pointer's element and copies map values
+		data := v.Addr().Interface()
+		r.check(w.own, data, nil)
+		for _, f := range w.fields {
+			fv := v.Field(f.index)
+			if !f.inline {
+				r.path.Member(f.name)
+			}
+			if len(f.rules) > 0 {
+				r.check(f.rules, data, fv.Interface())
+			}
+			if f.nested != nil {
+				f.nested.walk(r, fv)
+			}
+			if !f.inline {
+				r.path.Pop()
+			}
+		}
+	}
+}
+
+// mapKey is a map key as its JSON object member name.
+func mapKey(k reflect.Value) string {
+	if tm, ok := k.Interface().(encoding.TextMarshaler); ok {
+		if b, err := tm.MarshalText(); err == nil {
+			return string(b)
+		}
+	}
+	switch k.Kind() {
+	case reflect.String:
+		return k.String()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(k.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(k.Uint(), 10)
+	}
+	return fmt.Sprint(k.Interface())
+}
+
+// evalFailed logs, at debug level, a rule that failed to evaluate (and so
+// counted as false). The error holds no value of the request
+// (expr.Program.Eval leaves them out), as a log never does.
+func (g *Guard) evalFailed(where string, err error) {
+	if g.log.Enabled(context.Background(), slog.LevelDebug) {
+		g.log.Debug("contractguard: rule failed to evaluate; counted as false",
+			slog.String("rule", where), slog.String("error", err.Error()))
+	}
+}

@@ -1,0 +1,71 @@
+package contractguard
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/contractguard/contractguard/internal/scan"
+)
+
+// scanRequest runs the vulnerability scan for the contracts of cs that
+// have not had it on this request: the body with each one's opt-outs
+// (a value is skipped only when every contract skips it), the query and
+// the path parameters once.
+func scanRequest(cs []*contract, in *request) *Violation {
+	st := in.state
+	in.details = in.details[:0]
+	// A contract without opt-outs scans all that the others would: it alone
+	// is run, and nothing is scanned after it, on this pass or the next.
+	if i := slices.IndexFunc(cs, func(c *contract) bool { return c.skip == nil }); i >= 0 {
+		cs = cs[i : i+1]
+	}
+	for _, c := range cs {
+		skip := c.skip
+		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) || slices.Contains(st.scanned, nil) {
+			continue
+		}
+		first := len(st.scanned) == 0
+		if st.scanned == nil {
+			st.scanned = st.scannedBuf[:0]
+		}
+		st.scanned = append(st.scanned, skip)
+		switch {
+		case st.doc != nil:
+			scan.Doc(st.doc, skip, in)
+		case utf8.Valid(st.raw): // a body the guard does not parse: one string
+			if k := scan.Bytes(st.raw); k != scan.None {
+				in.Add("", k.Message())
+			}
+		}
+		if first {
+			if in.rawQuery != "" {
+				scan.Query(in.queryValues(), in)
+			}
+			in.scanParams()
+		}
+	}
+	if len(in.details) == 0 {
+		return nil
+	}
+	// One detail per path, the first reported: a body may hold thousands
+	// of findings, and contracts with different opt-outs scan it more than
+	// once.
+	slices.SortStableFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
+	in.details = slices.CompactFunc(in.details, func(a, b Detail) bool { return a.Path == b.Path })
+	return newViolation(CodeVulnerabilityDetected, in.details...)
+}
+
+// scanParams scans the path parameters: the router's, or the pattern's
+// without building Params' map.
+func (q *request) scanParams() {
+	if q.routerParams() {
+		for name, v := range routerParams(q.r) {
+			scan.Param(name, v, q)
+		}
+		return
+	}
+	for name, v := range q.pattern.EachParam(q.segs) {
+		scan.Param(name, v, q)
+	}
+}
