@@ -77,9 +77,21 @@
 //	{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID",
 //	 "details":[{"path":"/email","message":"must be a valid email address"}]}
 //
-// with status 400 (SCHEMA_INVALID, MALFORMED_JSON), 413 (PAYLOAD_TOO_LARGE),
-// 415 (UNSUPPORTED_MEDIA_TYPE), 422 (INVARIANT_VIOLATED) or 403
-// (NO_CONTRACT). Options.OnReject replaces the writer.
+// with one of these codes and statuses (Options.OnReject replaces the
+// writer):
+//
+//   - [CodeSchemaInvalid], 400: the body fails the schema (or is a value
+//     a typed handler's Go type cannot hold); every failure, by path.
+//   - [CodeMalformedJSON], 400: the body is not acceptable JSON.
+//   - [CodeInvariantViolated], 422: an invariant or a cg rule is false, or
+//     fails to evaluate; details in contract order.
+//   - [CodePayloadTooLarge], 413: the body is over Options.MaxBodyBytes.
+//   - [CodeUnsupportedMediaType], 415: a Content-Type that is not JSON on
+//     a contract with a schema.
+//   - [CodeVulnerabilityDetected], 403: Options.VulnerabilityScan flags a
+//     value.
+//   - [CodeNoContract], 403: Options.RequireContract is on and no
+//     contract matches.
 //
 // # Security
 //

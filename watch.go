@@ -3,6 +3,7 @@ package contractguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -39,7 +40,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return errors.Join(errors.New("contractguard: Watch"), err)
+		return fmt.Errorf("contractguard: Watch: %w", err)
 	}
 	defer w.Close()
 	dir := filepath.Clean(g.opts.ContractsDir)
@@ -48,12 +49,12 @@ func (g *Guard) Watch(ctx context.Context) error {
 		// The folder may be deleted and made again, renamed, or be a link
 		// swapped to another folder: its parent sees that.
 		if err := w.Add(parent); err != nil {
-			return errors.Join(errors.New("contractguard: Watch "+parent), err)
+			return fmt.Errorf("contractguard: Watch %s: %w", parent, err)
 		}
 	}
 	root := resolve(dir)
 	if err := watchTree(w, root); err != nil {
-		return errors.Join(errors.New("contractguard: Watch "+g.opts.ContractsDir), err)
+		return fmt.Errorf("contractguard: Watch %s: %w", g.opts.ContractsDir, err)
 	}
 	g.log.Info("contractguard: watching the contracts folder", slog.String("contracts_dir", g.opts.ContractsDir))
 

@@ -1,0 +1,170 @@
+package contractguard
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBodyRules gives each rule of the strict body reader a passing and a
+// failing request through the middleware.
+func TestBodyRules(t *testing.T) {
+	g := mustNew(t, Options{MaxBodyBytes: 2048, MaxDepth: 8, Contracts: []Contract{{
+		Endpoint: "/t", Method: "POST", Schema: map[string]any{},
+	}}})
+	h := g.Middleware(&echo{})
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		rule, pass, fail string
+		status           int
+		code, path, msg  string
+	}{
+		{"size limit", strings.Repeat(" ", 2040) + "{}", strings.Repeat(" ", 2050) + "{}", 413, CodePayloadTooLarge, "", "body must be at most 2048 bytes"},
+		{"valid JSON", `{"a":[1,2]}`, `{"a":[1,2}`, 400, CodeMalformedJSON, "/a", "invalid JSON"},
+		{"no trailing data", `{"a":1}  `, `{"a":1} {"a":2}`, 400, CodeMalformedJSON, "", "unexpected data after the JSON value"},
+		{"valid UTF-8", `{"a":"café"}`, "{\"a\":\"caf\xe9\"}", 400, CodeMalformedJSON, "/a", "invalid UTF-8"},
+		{"no lone surrogates", `{"a":"\ud83d\ude00"}`, `{"a":"\ud83d"}`, 400, CodeMalformedJSON, "/a", "surrogate"},
+		{"no duplicate keys", `{"role":"user","r":1}`, `{"role":"user","role":"admin"}`, 400, CodeMalformedJSON, "/role", `duplicate key "role"`},
+		{"duplicates after unescaping", `{"r\u006fla":"x","role":"y"}`, `{"role":"user","r\u006fle":"admin"}`, 400, CodeMalformedJSON, "/role", `duplicate key "role"`},
+		{"no keys equal but for case", `{"total":5,"totals":1}`, `{"total":5,"TOTAL":1}`, 400, CodeMalformedJSON, "/TOTAL", "only in letter case"},
+		{"depth limit", deep(8), deep(9), 400, CodeMalformedJSON, "/0/0/0/0/0/0/0/0", "nesting deeper than 8 levels"},
+		{"number length", `[` + strings.Repeat("1", 1000) + `]`, `[` + strings.Repeat("1", 1001) + `]`, 400, CodeMalformedJSON, "/0", "number literal longer than 1000 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			w := send(h, "POST", "/t", tt.pass)
+			assert.Equal(t, 200, w.Code, w.Body.String())
+			eb := rejected(t, send(h, "POST", "/t", tt.fail), tt.status, tt.code)
+			require.Len(t, eb.Details, 1)
+			assert.Equal(t, tt.path, eb.Details[0].Path)
+			assert.Contains(t, eb.Details[0].Message, tt.msg)
+		})
+	}
+}
+
+func TestBodyRules_NumbersKeepFullPrecision(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{
+		Endpoint: "/t", Method: "POST",
+		Schema: map[string]any{"properties": map[string]any{"id": map[string]any{"maximum": 9007199254740993}}},
+	}}})
+	e := &echo{}
+	h := g.Middleware(e)
+	assert.Equal(t, 200, send(h, "POST", "/t", `{"id":9007199254740993}`).Code)
+	v, _ := Body(e.r)
+	assert.Equal(t, "9007199254740993", string(v.(map[string]any)["id"].(interface{ String() string }).String()))
+	rejected(t, send(h, "POST", "/t", `{"id":9007199254740994}`), 400, CodeSchemaInvalid)
+}
+
+func TestBody_EmptyIsNull(t *testing.T) {
+	g := testdataGuard(t)
+	eb := rejected(t, send(g.Middleware(&echo{}), "POST", "/api/orders", ""), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"", "must be an object, not null"}}, eb.Details)
+
+	g2 := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/n", Method: "POST", Schema: map[string]any{"type": "null"}}}})
+	e := &echo{}
+	assert.Equal(t, 200, send(g2.Middleware(e), "POST", "/n", "").Code)
+	v, ok := Body(e.r)
+	assert.True(t, ok)
+	assert.Nil(t, v)
+}
+
+func TestBody_NoSchemaNonJSONIsNotParsed(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/upload", Method: "POST",
+		Invariants: []Invariant{{Expr: "request.headers['content-type'] == 'text/csv'", Message: "csv only"}}}}})
+	e := &echo{}
+	w := send(g.Middleware(e), "POST", "/upload", "a,b\n1,2\n", "Content-Type", "text/csv")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, "a,b\n1,2\n", string(e.body))
+	_, ok := Body(e.r)
+	assert.False(t, ok)
+	rejected(t, send(g.Middleware(e), "POST", "/upload", `{"a":1,"a":2}`), 400, CodeMalformedJSON)
+}
+
+func TestBody_LargeBodyByteIdentical(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{
+		Endpoint: "/big", Method: "POST",
+		Schema: map[string]any{"type": "object", "properties": map[string]any{
+			"rows": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"id"}}},
+		}},
+		Invariants: []Invariant{{Expr: "size(request.body.rows) > 0", Message: "rows"}},
+	}}})
+	var b strings.Builder
+	b.WriteString("{\n  \"rows\": [")
+	for i := 0; b.Len() < 900<<10; i++ {
+		if i > 0 {
+			b.WriteString(",\n    ")
+		}
+		fmt.Fprintf(&b, `{"id": %d, "name": "row \u00e9 %d", "value": %d.50e-1 }`, i, i, i)
+	}
+	b.WriteString("]\n}\n")
+	body := b.String()
+	require.Greater(t, len(body), 900<<10)
+
+	e := &echo{}
+	srv := httptest.NewServer(g.Middleware(e))
+	defer srv.Close()
+	for _, chunked := range []bool{false, true} {
+		var rd io.Reader = strings.NewReader(body)
+		if chunked {
+			rd = io.MultiReader(rd) // hides the length: sent chunked
+		}
+		req, _ := http.NewRequest("POST", srv.URL+"/big", rd)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode, "chunked=%v", chunked)
+		assert.True(t, bytes.Equal([]byte(body), e.body), "handler got the identical bytes (chunked=%v)", chunked)
+		assert.True(t, bytes.Equal([]byte(body), got))
+		assert.Equal(t, int64(len(body)), e.r.ContentLength)
+	}
+}
+
+func TestBody_TooLargeChunkedIsNotReadToTheEnd(t *testing.T) {
+	g := mustNew(t, Options{MaxBodyBytes: 1024, Contracts: []Contract{{Endpoint: "/t", Method: "POST"}}})
+	e := &echo{}
+	src := &countingReader{n: 10 << 20}
+	r := httptest.NewRequest("POST", "/t", src)
+	r.ContentLength = -1
+	w := httptest.NewRecorder()
+	g.Middleware(e).ServeHTTP(w, r)
+	rejected(t, w, 413, CodePayloadTooLarge)
+	assert.Zero(t, e.calls)
+	assert.LessOrEqual(t, src.read, 4096, "stopped just past the limit")
+}
+
+func TestBody_ContentLengthOverLimitIsRejectedUnread(t *testing.T) {
+	g := mustNew(t, Options{MaxBodyBytes: 1024, Contracts: []Contract{{Endpoint: "/t", Method: "POST"}}})
+	src := &countingReader{n: 2048}
+	r := httptest.NewRequest("POST", "/t", src)
+	r.ContentLength = 2048
+	w := httptest.NewRecorder()
+	g.Middleware(&echo{}).ServeHTTP(w, r)
+	rejected(t, w, 413, CodePayloadTooLarge)
+	assert.Zero(t, src.read)
+}
+
+func TestBody_MediaTypes(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{"type": "object"}}}})
+	h := g.Middleware(&echo{})
+	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", "application/vnd.api+json", "application/x+json"} {
+		assert.Equal(t, 200, send(h, "POST", "/t", `{}`, "Content-Type", ct).Code, "%q", ct)
+	}
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/jsonx", "text/json", "application/json;;", "json"} {
+		rejected(t, send(h, "POST", "/t", `{}`, "Content-Type", ct), 415, CodeUnsupportedMediaType)
+	}
+	r := httptest.NewRequest("POST", "/t", strings.NewReader("{}"))
+	r.Header.Add("Content-Type", "application/json")
+	r.Header.Add("Content-Type", "text/plain")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	rejected(t, w, 415, CodeUnsupportedMediaType)
+}

@@ -1,0 +1,107 @@
+package contractguard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestErrorTable produces every row of the specification's error table.
+func TestErrorTable(t *testing.T) {
+	g := testdataGuard(t, func(o *Options) { o.MaxBodyBytes = 4096; o.RequireContract = true; o.VulnerabilityScan = true })
+	h := g.Middleware(&echo{})
+	order := readFile(t, "testdata/bodies/order.json")
+
+	eb := rejected(t, send(h, "POST", "/api/orders", strings.Replace(order, `"ada@example.com"`, `"ada.example.com"`, 1)), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/customer/email", "must be a valid email address"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", `{"a":1,"a":2}`), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"/a", `duplicate key "a"`}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", strings.Replace(order, `"total":123.23`, `"total":12345`, 1)), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"", "orders over 10000 need a sales contact"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", `{"notes":"`+strings.Repeat("x", 5000)+`"}`), 413, CodePayloadTooLarge)
+	assert.Equal(t, []Detail{{"", "body must be at most 4096 bytes"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", order, "Content-Type", "text/plain"), 415, CodeUnsupportedMediaType)
+	assert.Equal(t, []Detail{{"", "Content-Type must be application/json"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/nothing/here", order), 403, CodeNoContract)
+	assert.Equal(t, []Detail{{"", "no contract for POST /api/nothing/here"}}, eb.Details)
+
+	eb = rejected(t, send(h, "POST", "/api/orders", strings.Replace(order, `"Ada Lovelace"`, `"x' OR 1=1 --"`, 1)), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"/customer/name", "possible SQL injection"}}, eb.Details)
+}
+
+func TestViolation_JSONAndError(t *testing.T) {
+	v := newViolation(CodeSchemaInvalid, Detail{"/email", "must be a valid email address"}, Detail{"/age", "is required"})
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/email","message":"must be a valid email address"},{"path":"/age","message":"is required"}]}`, string(b))
+	assert.Equal(t, "contractguard: SCHEMA_INVALID: /email: must be a valid email address; /age: is required", v.Error())
+
+	b, _ = json.Marshal(&Violation{Status: 403, Code: CodeNoContract})
+	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"NO_CONTRACT","details":[]}`, string(b))
+	var _ error = v
+}
+
+func TestOnReject(t *testing.T) {
+	var got *Violation
+	g := testdataGuard(t, func(o *Options) {
+		o.OnReject = func(w http.ResponseWriter, r *http.Request, v *Violation) {
+			got = v
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(v.Status)
+			fmt.Fprintf(w, `{"type":"about:blank","status":%d,"title":%q}`, v.Status, v.Code)
+		}
+	})
+	e := &echo{}
+	w := send(g.Middleware(e), "POST", "/api/users", `{"email":"a@b.co","password":"x","age":3}`)
+	assert.Equal(t, 400, w.Code)
+	assert.Equal(t, "application/problem+json", w.Header().Get("Content-Type"))
+	require.NotNil(t, got)
+	assert.Equal(t, []string{"/age", "/password"}, paths(got.Details))
+	assert.Zero(t, e.calls)
+}
+
+func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
+	w := httptest.NewRecorder()
+	writeViolation(w, nil, newViolation(CodeSchemaInvalid, Detail{"/a&b", "must be >= 18 <x>"}))
+	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/a&b","message":"must be >= 18 <x>"}]}`+"\n", w.Body.String())
+	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
+}
+
+// TestViolation_JSONRoundTrips: whatever the strings hold (quotes,
+// control characters, line separators, non-ASCII, invalid UTF-8), the body
+// is valid JSON that reads back as the violation (invalid bytes as U+FFFD).
+func TestViolation_JSONRoundTrips(t *testing.T) {
+	v := newViolation(CodeInvariantViolated,
+		Detail{"/a\"b", "tab\there\nnew line \u2028 \u0000 é 😀"},
+		Detail{"", "bad \xff byte"},
+		Detail{"/~1x/0", `<script>&</script>`})
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	require.True(t, json.Valid(b), "%s", b)
+	var got struct {
+		Error, Code string
+		Details     []Detail
+	}
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, "CONTRACT_VIOLATION", got.Error)
+	assert.Equal(t, CodeInvariantViolated, got.Code)
+	want := slices.Clone(v.Details)
+	want[1].Message = "bad \ufffd byte"
+	assert.Equal(t, want, got.Details)
+
+	empty, err := json.Marshal(newViolation(CodeNoContract))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"error":"CONTRACT_VIOLATION","code":"NO_CONTRACT","details":[]}`, string(empty))
+}

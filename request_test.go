@@ -1,0 +1,85 @@
+package contractguard
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestInvariants_Variables(t *testing.T) {
+	g := mustNew(t, Options{
+		Contracts: []Contract{{
+			Endpoint: "/shops/{shop}/orders/:id", Method: "PUT",
+			Invariants: []Invariant{
+				{Expr: "request.params.shop == 'acme' && request.params.id == 'a/b'", Message: "params"},
+				{Expr: "request.query.dry == '1' && !has(request.query.other)", Message: "query"},
+				{Expr: "request.headers['x-tenant'] == 'acme'", Message: "headers"},
+				{Expr: "request.method == 'PUT' && request.path == '/shops/acme/orders/a/b'", Message: "method and path"},
+				{Expr: "context.user.role == 'admin' && request.body.amount <= context.user.limit", Message: "user"},
+			},
+		}},
+		User: func(r *http.Request) any {
+			return map[string]any{"role": "admin", "limit": 100, "sub": r.Header.Get("X-Sub")}
+		},
+	})
+	e := &echo{}
+	h := g.Middleware(e)
+	w := send(h, "put", "/shops/acme/orders/a%2Fb?dry=1&dry=2", `{"amount":99.5}`, "X-Tenant", "acme", "X-Sub", "u1")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, "u1", User(e.r).(map[string]any)["sub"])
+
+	eb := rejected(t, send(h, "PUT", "/shops/acme/orders/a%2Fb?dry=0", `{"amount":101}`, "X-Tenant", "other"), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"", "query"}, {"", "headers"}, {"", "user"}}, eb.Details)
+}
+
+// TestMiddleware_PassesTheContextOn: the context a passed request carries
+// holds the guard's state and is otherwise the caller's: its values, its
+// cancellation (also through a context the handler derives), its deadline.
+func TestMiddleware_PassesTheContextOn(t *testing.T) {
+	g := testdataGuard(t)
+	type key struct{}
+	parent, cancel := context.WithTimeout(context.WithValue(context.Background(), key{}, "v"), time.Hour)
+	var seen, derived context.Context
+	var stop context.CancelFunc
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Context()
+		derived, stop = context.WithCancel(r.Context())
+		_, ok := Body(r)
+		assert.True(t, ok)
+		b, _ := io.ReadAll(r.Body)
+		assert.NoError(t, r.Body.Close())
+		assert.Equal(t, int64(len(b)), r.ContentLength)
+	}))
+	order := readFile(t, "testdata/bodies/order.json")
+	r := httptest.NewRequest("POST", "/api/orders", strings.NewReader(order)).WithContext(parent)
+	r.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	require.NotNil(t, seen)
+	defer stop()
+	assert.Equal(t, "v", seen.Value(key{}))
+	dl, ok := seen.Deadline()
+	pdl, _ := parent.Deadline()
+	assert.True(t, ok)
+	assert.Equal(t, pdl, dl)
+	assert.NoError(t, seen.Err())
+	cancel()
+	<-seen.Done()
+	<-derived.Done()
+	assert.ErrorIs(t, derived.Err(), context.Canceled)
+}
+
+func TestUser_NoOptionIsEmptyMap(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "GET",
+		Invariants: []Invariant{{Expr: "size(context.user) == 0", Message: "empty"}}}}})
+	e := &echo{}
+	assert.Equal(t, 200, send(g.Middleware(e), "GET", "/t", "").Code)
+	assert.Nil(t, User(e.r))
+	assert.Nil(t, User(httptest.NewRequest("GET", "/", nil)))
+}
