@@ -48,8 +48,8 @@ func (r Reason) String() string {
 }
 
 // Error is why a licence key was refused, by [Parse], [Verify] or [Require].
-// Its message is one lower-case line and never holds more of the key than a
-// four-character prefix.
+// Its message is one lower-case line and never holds more of the key than
+// its first four characters, or the one character that does not belong.
 type Error struct {
 	// Reason is what went wrong.
 	Reason Reason
