@@ -12,7 +12,8 @@ import (
 )
 
 // readBody reads the body of a request: Check's as given, or the whole of
-// r.Body, at most limit bytes.
+// r.Body, at most limit bytes. With a body too large it returns the part
+// it read, for learning mode to give back.
 func readBody(in *input, limit int64) ([]byte, *Violation) {
 	if in.r == nil {
 		if int64(len(in.body)) > limit {
@@ -42,7 +43,7 @@ func readBody(in *input, limit int64) ([]byte, *Violation) {
 		n, err := r.Body.Read(buf[len(buf):min(cap(buf), most)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > limit {
-			return nil, tooLarge(limit)
+			return buf, tooLarge(limit)
 		}
 		if err == io.EOF {
 			return buf, nil

@@ -22,6 +22,11 @@ type Contract struct {
 	Schema map[string]any `json:"schema,omitempty"`
 	// Invariants are CEL rules that must all be true.
 	Invariants []Invariant `json:"invariants,omitempty"`
+	// Mode is "enforce" (the default, also for "") or "learn": checked
+	// exactly as in enforcement, but a request that would be rejected
+	// reaches the handler and is reported instead (see
+	// Options.LearningMode).
+	Mode string `json:"mode,omitempty"`
 }
 
 // Invariant is one business rule of a contract.
@@ -42,7 +47,16 @@ type ContractInfo struct {
 	// Source is where the contract comes from: "file:line",
 	// "Options.Contracts[i]", or "type T" for a typed handler's.
 	Source string
+	// Mode is "enforce" or "learn" (the contract's, or every contract's
+	// with Options.LearningMode).
+	Mode string
 }
+
+// The modes of a contract.
+const (
+	ModeEnforce = "enforce" // a request that fails is rejected
+	ModeLearn   = "learn"   // a request that fails is reported, and reaches the handler
+)
 
 // contract is one compiled contract, from a file, from code or from a Go
 // type: what a request is checked against. Its checks run in this order:
@@ -58,6 +72,7 @@ type contract struct {
 	skip    *shape.Skip    // what the vulnerability scan leaves out (from schema); nil: nothing
 	body    reflect.Type   // the Go type the body is decoded into; nil: not decoded
 	rules   *ruleWalker    // nil: no rules
+	learn   bool           // mode learn: report what would be rejected, reject nothing
 }
 
 // rule is one CEL rule of a contract, compiled: an invariant of a file or
@@ -68,13 +83,25 @@ type rule struct {
 	where string // names the rule in a debug log: "POST /a invariant 0", "main.T.Amount"
 }
 
+// contractSpec is what a contract is made of, wherever it comes from.
+type contractSpec struct {
+	method, endpoint string
+	pattern          route.Pattern
+	source           string
+	schema           *schema.Schema
+	body             reflect.Type
+	rules            *ruleWalker
+	learn            bool
+}
+
 // newContract is the one way a contract is made: files, code and typed
 // handlers all come here, so what is derived from a schema is derived in
 // one place.
-func newContract(method, endpoint string, pattern route.Pattern, source string, s *schema.Schema, body reflect.Type, rules *ruleWalker) *contract {
-	c := &contract{method: method, endpoint: endpoint, pattern: pattern, source: source, schema: s, body: body, rules: rules}
-	if s != nil {
-		c.numbers, c.skip = s.Numbers(), s.Skip()
+func newContract(s contractSpec) *contract {
+	c := &contract{method: s.method, endpoint: s.endpoint, pattern: s.pattern, source: s.source,
+		schema: s.schema, body: s.body, rules: s.rules, learn: s.learn}
+	if s.schema != nil {
+		c.numbers, c.skip = s.schema.Numbers(), s.schema.Skip()
 	}
 	return c
 }
@@ -87,7 +114,11 @@ func (c *contract) name() string {
 }
 
 func (c *contract) info() ContractInfo {
-	return ContractInfo{Method: c.method, Endpoint: c.endpoint, Source: c.source}
+	mode := ModeEnforce
+	if c.learn {
+		mode = ModeLearn
+	}
+	return ContractInfo{Method: c.method, Endpoint: c.endpoint, Source: c.source, Mode: mode}
 }
 
 // contractSet is an immutable set of compiled contracts, by route: the

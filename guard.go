@@ -17,12 +17,17 @@ import (
 
 // Guard enforces a set of contracts. It is safe for concurrent use.
 type Guard struct {
-	opts  Options
-	env   *expr.Env
-	log   *slog.Logger
-	set   atomic.Pointer[contractSet]
-	stats counters
-	typed typedRegistry
+	opts    Options
+	env     *expr.Env
+	log     *slog.Logger
+	set     atomic.Pointer[contractSet]
+	stats   counters
+	typed   typedRegistry
+	licence *licenceState // nil: no licence key in force
+	learned learnReport   // what learning mode saw
+	// learning is why a contract may not be in mode learn (the licence
+	// error, one line), decided once by New: nil when it may.
+	learning error
 
 	reloading sync.Mutex // one Reload at a time
 }
@@ -44,12 +49,17 @@ func New(opts Options) (*Guard, error) {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
 	g := &Guard{opts: opts, env: env, log: opts.Logger}
+	if !opts.Disabled {
+		if err := g.checkLicence(); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Disabled {
 		g.set.Store(&contractSet{})
 		g.log.Info("contractguard: disabled; requests pass through unchecked")
 		return g, nil
 	}
-	set, err := loadContracts(&g.opts, env)
+	set, err := g.loadContracts()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +88,7 @@ func (g *Guard) Reload() error {
 	}
 	g.reloading.Lock()
 	defer g.reloading.Unlock()
-	set, err := loadContracts(&g.opts, g.env)
+	set, err := g.loadContracts()
 	if n := g.set.Load().loaded(); err == nil && set.loaded() == 0 && n > 0 {
 		// A folder emptied, or caught between a delete and a copy, would
 		// switch every check off: fail closed instead.
@@ -227,25 +237,74 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	if len(todo) == 0 {
 		if !matched && in.typed.c == nil && prev == nil && g.requires(in) {
 			v = noContract(in.method, in.rawPath)
+			if g.opts.LearningMode {
+				g.observe(in, nil, v)
+				g.stats.record(start, false, false)
+				return nil, false, nil
+			}
 		}
 		return g.decided(in, e, prev != nil, start, nil, false, v)
 	}
-	// 2. The media type and the body (body.go).
+	// 2. The media type and the body (body.go). Before any contract runs,
+	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
 	if badType != "" && anySchema(todo) {
-		return g.decided(in, e, prev != nil, start, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType}))
+		v = newViolation(CodeUnsupportedMediaType, Detail{Message: badType})
+		return g.decided(in, e, prev != nil, start, nil, false, g.early(in, todo, nil, v, start))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
 	if prev == nil {
 		raw, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
-			return g.decided(in, e, false, start, nil, false, v)
+			return g.decided(in, e, false, start, nil, false, g.early(in, todo, raw, v, start))
 		}
 		q.own.guard, q.own.set, q.own.raw = g, set, raw
 	}
-	// 3. Every check of every contract (below).
-	v = g.run(todo, q, isJSON)
-	return g.decided(in, e, prev != nil, start, q.state, prev == nil, v)
+	// 3. Every check of every contract: those that enforce together, then
+	// each that learns alone.
+	var learnBuf [4]*contract
+	enforce, learn := byMode(todo, learnBuf[:0])
+	if len(enforce) > 0 {
+		if v = g.run(enforce, q, isJSON); v != nil {
+			return g.decided(in, e, prev != nil, start, nil, false, v)
+		}
+	}
+	for _, c := range learn {
+		one := [1]*contract{c}
+		if v := g.run(one[:], q, isJSON); v != nil {
+			g.observe(in, c, v)
+			q.state.markDone(one[:]) // reported once, not again on a later pass
+		}
+	}
+	return g.decided(in, e, prev != nil, start, q.state, prev == nil, nil)
+}
+
+// early is a violation found before any contract ran (the body's size or
+// media type): sent, unless every contract of todo learns; then it is
+// reported for each and counted, the part of the body read (raw) is
+// given back, and the request passes as it came (nil).
+func (g *Guard) early(in *input, todo []*contract, raw []byte, v *Violation, start time.Time) *Violation {
+	if !learnsOnly(todo) {
+		return v
+	}
+	g.observeAll(in, todo, v)
+	g.stats.record(start, false, false)
+	giveBack(in.r, raw)
+	return nil
+}
+
+// byMode splits cs into the contracts that enforce (in cs's own array)
+// and those that learn (appended to learn).
+func byMode(cs []*contract, learn []*contract) (enforce, learnt []*contract) {
+	enforce = cs[:0]
+	for _, c := range cs {
+		if c.learn {
+			learn = append(learn, c)
+		} else {
+			enforce = append(enforce, c)
+		}
+	}
+	return enforce, learn
 }
 
 // requires reports whether a request that matches nothing is rejected.

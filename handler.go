@@ -123,13 +123,17 @@ func (h *typedHandler[T]) value(st *state) (T, *Violation) {
 	if v := st.valueOf(h.c); v.IsValid() {
 		return v.Interface().(T), nil
 	}
-	return decode[T](st)
+	return decode[T](st, h.g.opts.MaxDepth)
 }
 
-// decode decodes the parsed body of st into a T: a value T cannot hold is
-// 400 SCHEMA_INVALID at its path.
-func decode[T any](st *state) (T, *Violation) {
+// decode decodes the body of st into a T, parsing it if no pass has: a
+// body that is not JSON is 400 MALFORMED_JSON, a value T cannot hold 400
+// SCHEMA_INVALID at its path.
+func decode[T any](st *state, maxDepth int) (T, *Violation) {
 	var data T
+	if v := st.parse(maxDepth); v != nil {
+		return data, v
+	}
 	var fails []Detail
 	report := failure.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
 	if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), report) {
@@ -144,12 +148,9 @@ func decode[T any](st *state) (T, *Violation) {
 func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
 	raw, v := readBody(&input{r: r}, h.g.opts.MaxBodyBytes)
 	st := &state{guard: h.g, raw: raw}
-	if v == nil {
-		v = st.parse(h.g.opts.MaxDepth)
-	}
 	var data T
 	if v == nil {
-		data, v = decode[T](st)
+		data, v = decode[T](st, h.g.opts.MaxDepth)
 	}
 	if v != nil {
 		h.g.opts.OnReject(w, r, v)

@@ -47,6 +47,8 @@ var policy = sync.OnceValues(func() (*schema.Schema, error) {
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
 type loader struct {
+	opts     *Options
+	learning error  // why a contract may not be in mode learn: nil when the licence entitles it
 	dir      string // ContractsDir as given, for messages
 	files    fs.FS  // the contracts folder; nil when there is none
 	compiler *schema.Compiler
@@ -85,16 +87,18 @@ func contractsFS(o *Options) (fsys fs.FS, done func(), err error) {
 	return root.FS(), func() { root.Close() }, nil
 }
 
-// loadContracts reads and compiles the contracts of o into a set. Any
-// problem in any contract is an error (a *LoadError per problem, joined),
-// and then the set is nil: a guard never runs half a set.
-func loadContracts(o *Options, env *expr.Env) (*contractSet, error) {
+// loadContracts reads and compiles the contracts of the guard's options
+// into a set. Any problem in any contract is an error (a *LoadError per
+// problem, joined), and then the set is nil: a guard never runs half a
+// set.
+func (g *Guard) loadContracts() (*contractSet, error) {
+	o := &g.opts
 	files, done, err := contractsFS(o)
 	if err != nil {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{dir: o.ContractsDir, files: files, env: env, set: &contractSet{}}
+	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, env: g.env, set: &contractSet{}}
 	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
 	if files != nil {
 		l.loadDir()
@@ -212,6 +216,7 @@ func (l *loader) loadNode(file, resource string, node ast.Node) {
 		schema:   doc["schema"],
 	}
 	_, raw.hasSchema = doc["schema"]
+	raw.mode, _ = doc["mode"].(string)
 	if invs, ok := doc["invariants"].([]any); ok {
 		for _, iv := range invs {
 			m := iv.(map[string]any)
@@ -247,7 +252,7 @@ func (l *loader) loadInCode(i int, c Contract) {
 	if !ok {
 		return
 	}
-	raw := rawContract{endpoint: c.Endpoint, method: c.Method, schema: doc["schema"], invariants: c.Invariants}
+	raw := rawContract{endpoint: c.Endpoint, method: c.Method, schema: doc["schema"], invariants: c.Invariants, mode: c.Mode}
 	_, raw.hasSchema = doc["schema"]
 	l.compile(raw, file, "?code="+strconv.Itoa(i), func(_ []string, err error) {
 		l.fail(file, 0, name, err)
@@ -261,6 +266,7 @@ type rawContract struct {
 	schema           any
 	hasSchema        bool
 	invariants       []Invariant
+	mode             string // "", "enforce" or "learn": the policy schema has checked it
 }
 
 // compile turns a contract that follows the format into a compiled one
@@ -308,10 +314,16 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 			rules.own = append(rules.own, rule{prg: prg, msg: inv.Message, where: method + " " + raw.endpoint + " invariant " + strconv.Itoa(i)})
 		}
 	}
+	learn := raw.mode == ModeLearn || l.opts.LearningMode
+	if raw.mode == ModeLearn && l.learning != nil {
+		fail([]string{"mode"}, fmt.Errorf("mode: learn: %w", l.learning))
+		ok = false
+	}
 	if !ok {
 		return
 	}
-	c := newContract(method, raw.endpoint, pat, source, s, nil, rules)
+	c := newContract(contractSpec{method: method, endpoint: raw.endpoint, pattern: pat, source: source,
+		schema: s, rules: rules, learn: learn})
 	if err := l.set.add(c); err != nil {
 		file, line := splitSource(source)
 		l.fail(file, line, c.name(), err)

@@ -18,7 +18,8 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, 200, w.Code)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &m))
-	assert.Len(t, m, 4)
+	assert.Len(t, m, 5, "the document of SPEC 8 and requests_would_block (learning mode); no licence, no learning report")
+	assert.Equal(t, 0.0, m["requests_would_block"])
 	assert.Equal(t, 2.0, m["requests_validated"])
 	assert.Equal(t, 1.0, m["requests_blocked"])
 	assert.Equal(t, 5.0, m["contracts_loaded"])

@@ -80,16 +80,33 @@ type Options struct {
 	// x-contractguard-scan: false is not scanned (on the schema's root:
 	// nothing of the contract's requests is). See docs/vulnerability-scan.md.
 	VulnerabilityScan bool
-	// LicenseKey enables paid-tier features.
+	// LicenseKey is the licence key of the paid tier (docs/licensing.md):
+	// an offline, signed key that entitles LearningMode and
+	// SinkProtection. New refuses a paid feature the key does not entitle,
+	// saying which and why, and warns about a key given with no paid
+	// feature on that does not verify. The metrics stay free.
 	LicenseKey string
-	// LearningMode is a paid-tier feature, not yet available: New returns
-	// an error when it is set.
+	// LearningMode puts every contract in mode learn (report-only): each
+	// is checked exactly as in enforcement, but a request that would be
+	// rejected reaches the handler unchanged, and is counted
+	// (requests_would_block), logged at warn level (at most once a minute
+	// per contract and code, never a value), kept in
+	// [Guard.LearningReport] and given to OnObserve. A single contract can
+	// learn on its own with mode: learn. A typed handler still needs a
+	// body that is its T. A paid-tier feature: LicenseKey must entitle
+	// learning-mode. See docs/learning-mode.md.
 	LearningMode bool
 	// SinkProtection is a paid-tier feature, not yet available: New returns
 	// an error when it is set.
 	SinkProtection bool
 	// Metrics enables [Guard.MetricsHandler]; the counters run either way.
 	Metrics bool
+
+	// OnObserve, when set, receives each request that a contract in mode
+	// learn (or any contract, with LearningMode) would have rejected; the
+	// request goes on to the handler. r is nil for Check. It runs on the
+	// request's goroutine, before the handler: keep it quick.
+	OnObserve func(r *http.Request, o *Observation)
 
 	// OnReject writes a rejection. The default writes the JSON error body
 	// with the violation's status; replace it for RFC 9457 problem details
@@ -119,7 +136,6 @@ func (o *Options) check() error {
 		on   bool
 		name string
 	}{
-		{o.LearningMode, "LearningMode"},
 		{o.SinkProtection, "SinkProtection"},
 	} {
 		if f.on {

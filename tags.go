@@ -8,14 +8,15 @@ import (
 	"github.com/contractguard/contractguard/internal/failure"
 )
 
-// The cg struct tag: comma-separated key=value pairs with the keys cel, msg
-// and schema.
+// The cg struct tag: comma-separated key=value pairs with the keys cel, msg,
+// schema and mode.
 //
 //	_      struct{} `cg:"cel=data.from != data.to,msg=cannot transfer to the same account"`
 //	_      struct{} `cg:"schema=schemas/transfer.json"`
+//	_      struct{} `cg:"mode=learn"`
 //	Amount float64  `cg:"cel=self <= 10000,msg=at most 10000 per transfer"`
 //
-// A value runs until the next ",cel=", ",msg=" or ",schema=", so CEL with
+// A value runs until the next ",cel=", ",msg=", ",schema=" or ",mode=", so CEL with
 // commas needs no quoting (cel=data.items.all(i, i.qty > 0)); or it is
 // wrapped in single quotes, a quote inside doubled ('can''t'). Every cel is
 // followed by its msg; a tag may hold several such pairs.
@@ -29,9 +30,10 @@ type tagRule struct {
 type parsedTag struct {
 	rules  []tagRule
 	schema string
+	mode   string // "", ModeEnforce or ModeLearn
 }
 
-var tagKeys = []string{"cel", "msg", "schema"}
+var tagKeys = []string{"cel", "msg", "schema", "mode"}
 
 // parseTag parses the value of a cg tag.
 func parseTag(tag string) (parsedTag, error) {
@@ -48,6 +50,14 @@ func parseTag(tag string) (parsedTag, error) {
 				return p, errors.New("schema given twice")
 			}
 			p.schema = kv.value
+		case "mode":
+			if p.mode != "" {
+				return p, errors.New("mode given twice")
+			}
+			if kv.value != ModeEnforce && kv.value != ModeLearn {
+				return p, fmt.Errorf("mode=%s: want enforce or learn", failure.Clip(kv.value))
+			}
+			p.mode = kv.value
 		case "msg":
 			return p, fmt.Errorf("msg=%s without a cel= before it", failure.Clip(kv.value))
 		case "cel":
@@ -72,7 +82,7 @@ func splitTag(tag string) ([]tagPair, error) {
 	for {
 		key, after, ok := strings.Cut(rest, "=")
 		if !ok || !isTagKey(key) {
-			return nil, fmt.Errorf("unknown key %q (want cel, msg or schema)", failure.Clip(strings.TrimSpace(key)))
+			return nil, fmt.Errorf("unknown key %q (want cel, msg, schema or mode)", failure.Clip(strings.TrimSpace(key)))
 		}
 		var value string
 		if strings.HasPrefix(after, "'") {

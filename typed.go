@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -64,9 +65,13 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err := bind.Check(t); err != nil {
 		return nil, err
 	}
-	file, err := schemaTag(t)
+	file, mode, err := typeTags(t)
 	if err != nil {
 		return nil, err
+	}
+	learn := mode == ModeLearn || g.opts.LearningMode
+	if mode == ModeLearn && g.learning != nil {
+		return nil, fmt.Errorf("%s: cg:\"mode=learn\": %w", name, g.learning)
 	}
 	var s *schema.Schema
 	if file != "" {
@@ -86,15 +91,15 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newContract("", name, nil, "type "+name, s, t, rules), nil
+	return newContract(contractSpec{endpoint: name, source: "type " + name, schema: s, body: t, rules: rules, learn: learn}), nil
 }
 
-// schemaTag finds cg:"schema=…" on a blank field of t.
-func schemaTag(t reflect.Type) (string, error) {
+// typeTags finds what blank fields of t say of the whole contract:
+// cg:"schema=…" (its schema file) and cg:"mode=…".
+func typeTags(t reflect.Type) (file, mode string, err error) {
 	if t.Kind() != reflect.Struct {
-		return "", nil
+		return "", "", nil
 	}
-	file := ""
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, ok := f.Tag.Lookup("cg")
@@ -103,20 +108,21 @@ func schemaTag(t reflect.Type) (string, error) {
 		}
 		p, err := parseTag(tag)
 		if err != nil {
-			return "", fieldError(t, f, "cg tag: %v", err)
+			return "", "", fieldError(t, f, "cg tag: %v", err)
 		}
-		if p.schema == "" {
-			continue
+		for _, kv := range []struct{ key, value string }{{"schema", p.schema}, {"mode", p.mode}} {
+			switch {
+			case kv.value == "":
+				continue
+			case f.Name != "_":
+				return "", "", fieldError(t, f, "cg tag: %s= belongs on a blank field (_ struct{})", kv.key)
+			case kv.key == "schema" && file != "", kv.key == "mode" && mode != "":
+				return "", "", fieldError(t, f, "cg tag: a second %s=", kv.key)
+			}
 		}
-		if f.Name != "_" {
-			return "", fieldError(t, f, "cg tag: schema= belongs on a blank field (_ struct{})")
-		}
-		if file != "" {
-			return "", fieldError(t, f, "cg tag: a second schema=")
-		}
-		file = p.schema
+		file, mode = cmp.Or(p.schema, file), cmp.Or(p.mode, mode)
 	}
-	return file, nil
+	return file, mode, nil
 }
 
 func fieldError(t reflect.Type, f reflect.StructField, format string, args ...any) error {
@@ -249,6 +255,9 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			if p.schema != "" && t != b.root {
 				return nil, fieldError(t, f, "cg tag: schema= belongs on the request type, not on %s", t)
 			}
+			if p.mode != "" && t != b.root {
+				return nil, fieldError(t, f, "cg tag: mode= belongs on the request type, not on %s", t)
+			}
 			for j, r := range p.rules {
 				prg, err := b.env.Rule(t, "", r.expr)
 				if err != nil {
@@ -263,6 +272,9 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 				return nil, fieldError(t, f, "cg tag on an unexported field")
 			}
 			continue
+		}
+		if p.schema != "" || p.mode != "" {
+			return nil, fieldError(t, f, "cg tag: schema= and mode= belong on a blank field (_ struct{}) of the request type")
 		}
 		name, skip, inline := bind.FieldName(f)
 		if skip {

@@ -1,0 +1,219 @@
+package contractguard
+
+import (
+	"bytes"
+	"cmp"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Learning mode, report-only enforcement: a contract in mode learn (or
+// every contract, with Options.LearningMode) is checked exactly as in
+// enforcement, but a request it would reject reaches the handler; the
+// would-be rejection is counted, logged (rate-limited, never a value),
+// kept in a bounded report and given to Options.OnObserve.
+
+// Observation is a request a contract in mode learn would have rejected,
+// as Options.OnObserve receives it.
+type Observation struct {
+	// Contract is the contract that would have rejected it; the zero
+	// ContractInfo for a request that matched none (Options.RequireContract).
+	Contract ContractInfo
+	// Violation is the rejection enforcement would have sent.
+	Violation *Violation
+}
+
+// ContractReport is what learning mode saw of one contract: the requests
+// it would have rejected, by code and by the paths of their details.
+type ContractReport struct {
+	Contract   ContractInfo     `json:"contract"`
+	WouldBlock int64            `json:"would_block"`
+	Codes      map[string]int64 `json:"codes"`
+	// Paths are the most frequent detail paths, most frequent first, at
+	// most reportTopPaths of them. OtherPaths counts the details at paths
+	// the report had no room left to track.
+	Paths      []PathCount `json:"paths"`
+	OtherPaths int64       `json:"other_paths,omitempty"`
+}
+
+// PathCount is how often a detail path was reported.
+type PathCount struct {
+	Path  string `json:"path"`
+	Count int64  `json:"count"`
+}
+
+// The bounds of the learning report: what it keeps, whatever the traffic.
+const (
+	reportContracts = 4096 // contracts tracked; past it, one entry for the rest
+	reportPaths     = 64   // distinct detail paths tracked per contract
+	reportTopPaths  = 10   // paths listed in a ContractReport
+	reportPathBytes = 256  // a longer path is tracked cut to this length
+	// learnLogInterval is how often a contract's would-be rejections of one
+	// code are logged at warn level: the first, then one line an interval
+	// with the number since.
+	learnLogInterval = time.Minute
+)
+
+// learnReport is the guard's learning report, kept across reloads (by
+// contract name). Only a would-be rejection takes its lock.
+type learnReport struct {
+	mu        sync.Mutex
+	contracts map[string]*contractLearned
+}
+
+type contractLearned struct {
+	info       ContractInfo
+	total      int64
+	codes      map[string]int64
+	paths      map[string]int64
+	otherPaths int64
+	logged     map[string]time.Time // by code: when a line was last logged
+	unlogged   map[string]int64     // by code: would-be rejections since
+}
+
+// learnsOnly reports whether every contract of cs is in mode learn: then a
+// violation before any contract could run (the body's size, media type)
+// is reported, not sent.
+func learnsOnly(cs []*contract) bool {
+	for _, c := range cs {
+		if !c.learn {
+			return false
+		}
+	}
+	return len(cs) > 0
+}
+
+// observeAll reports v as the would-be rejection of each contract of cs.
+func (g *Guard) observeAll(in *input, cs []*contract, v *Violation) {
+	for _, c := range cs {
+		g.observe(in, c, v)
+	}
+}
+
+// observe reports v as a would-be rejection of c (nil: of no contract).
+func (g *Guard) observe(in *input, c *contract, v *Violation) {
+	g.stats.wouldBlock.Add(1)
+	var info ContractInfo
+	name := ""
+	if c != nil {
+		info, name = c.info(), c.name()
+	}
+	line, since := g.learned.add(name, info, v)
+	if line {
+		paths := make([]string, len(v.Details))
+		for i, d := range v.Details {
+			paths[i] = d.Path
+		}
+		g.log.LogAttrs(contextOf(in.r), slog.LevelWarn, "contractguard: learning mode: a request would have been rejected",
+			slog.String("contract", cmp.Or(name, "(none)")), slog.String("code", v.Code),
+			slog.Any("paths", paths), slog.Int64("since_last_line", since))
+	}
+	if f := g.opts.OnObserve; f != nil {
+		// Its own copy: the details are the run's, which goes on.
+		f(in.r, &Observation{Contract: info, Violation: &Violation{Status: v.Status, Code: v.Code, Details: slices.Clone(v.Details)}})
+	}
+}
+
+// add counts v for the contract named name, and says whether a log line
+// is due (with the number of would-be rejections of its code since the
+// last one).
+func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bool, since int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.contracts == nil {
+		r.contracts = map[string]*contractLearned{}
+	}
+	c := r.contracts[name]
+	if c == nil {
+		if len(r.contracts) >= reportContracts {
+			name, info = "(other contracts)", ContractInfo{Source: "(other contracts)"}
+			c = r.contracts[name]
+		}
+		if c == nil {
+			c = &contractLearned{info: info, codes: map[string]int64{}, paths: map[string]int64{},
+				logged: map[string]time.Time{}, unlogged: map[string]int64{}}
+			r.contracts[name] = c
+		}
+	}
+	c.total++
+	c.codes[v.Code]++
+	for _, d := range v.Details {
+		p := d.Path
+		if len(p) > reportPathBytes {
+			p = p[:reportPathBytes]
+		}
+		switch _, known := c.paths[p]; {
+		case known || len(c.paths) < reportPaths:
+			c.paths[strings.Clone(p)]++
+		default:
+			c.otherPaths++
+		}
+	}
+	c.unlogged[v.Code]++
+	now := time.Now()
+	if last, ok := c.logged[v.Code]; ok && now.Sub(last) < learnLogInterval {
+		return false, 0
+	}
+	c.logged[v.Code] = now
+	since = c.unlogged[v.Code]
+	c.unlogged[v.Code] = 0
+	return true, since
+}
+
+// LearningReport returns what learning mode saw: for each contract that
+// would have rejected a request, how many, by code, and the most frequent
+// detail paths; sorted by contract. It is empty when no contract is in
+// mode learn, or none would have rejected anything.
+func (g *Guard) LearningReport() []ContractReport {
+	r := &g.learned
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]ContractReport, 0, len(r.contracts))
+	for _, c := range r.contracts {
+		cr := ContractReport{Contract: c.info, WouldBlock: c.total, Codes: make(map[string]int64, len(c.codes)), OtherPaths: c.otherPaths}
+		for code, n := range c.codes {
+			cr.Codes[code] = n
+		}
+		for p, n := range c.paths {
+			cr.Paths = append(cr.Paths, PathCount{p, n})
+		}
+		slices.SortFunc(cr.Paths, func(a, b PathCount) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Path, b.Path))
+		})
+		if len(cr.Paths) > reportTopPaths {
+			for _, p := range cr.Paths[reportTopPaths:] {
+				cr.OtherPaths += p.Count
+			}
+			cr.Paths = cr.Paths[:reportTopPaths]
+		}
+		out = append(out, cr)
+	}
+	slices.SortFunc(out, func(a, b ContractReport) int {
+		return cmp.Or(strings.Compare(a.Contract.Method+" "+a.Contract.Endpoint, b.Contract.Method+" "+b.Contract.Endpoint),
+			strings.Compare(a.Contract.Source, b.Contract.Source))
+	})
+	return out
+}
+
+// partBody is the body of a request learning mode passes on after reading
+// part of it (to find it too large): the bytes read, then the rest.
+type partBody struct {
+	io.Reader
+	rest io.ReadCloser
+}
+
+func (b *partBody) Close() error { return b.rest.Close() }
+
+// giveBack puts the part of r's body that was read back in front of the
+// rest, so that the handler reads the body as it came.
+func giveBack(r *http.Request, read []byte) {
+	if r == nil || len(read) == 0 {
+		return
+	}
+	r.Body = &partBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), rest: r.Body}
+}
