@@ -86,7 +86,9 @@ func licenceOutcomes(t *testing.T) map[string]struct{ key, err string } {
 			`contractguard: learning-mode is a paid feature: licence key signature does not verify with key id "test-1": the key was altered, or not issued by the vendor`},
 		"unknown key id": {v.key(t, func(l *licence.Licence) { l.KeyID = "test-9" }),
 			`contractguard: learning-mode is a paid feature: licence key is signed with key id "test-9", which this contractguard does not know (it knows test-1)`},
-		"expired": {v.key(t, func(l *licence.Licence) { l.IssuedAt, l.Expires = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC) }),
+		"expired": {v.key(t, func(l *licence.Licence) {
+			l.IssuedAt, l.Expires = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC)
+		}),
 			"contractguard: learning-mode is a paid feature: licence key expired on 2026-01-31"},
 		"not entitled": {v.key(t, func(l *licence.Licence) { l.Features = []string{licence.FeatureSinkProtection} }),
 			`contractguard: learning-mode is a paid feature: licence key for "Acme Ltd" covers sink-protection, not learning-mode`},
@@ -155,7 +157,9 @@ func TestLicence_KeyWithoutPaidFeaturesIsChecked(t *testing.T) {
 	v := trustTestVendor(t)
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	expired := v.key(t, func(l *licence.Licence) { l.IssuedAt, l.Expires = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC) })
+	expired := v.key(t, func(l *licence.Licence) {
+		l.IssuedAt, l.Expires = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC)
+	})
 	g, err := New(Options{LicenseKey: expired, Logger: log})
 	require.NoError(t, err)
 	assert.Contains(t, logs.String(), `level=WARN msg="contractguard: licence key expired on 2026-01-31 (no paid feature is on)"`)
