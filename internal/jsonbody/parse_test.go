@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -121,65 +118,6 @@ func TestParse_ErrorNeverEchoesMuch(t *testing.T) {
 	assert.Less(t, len(err.(*Error).Message), 200)
 }
 
-func TestFoldKeyAgreesWithEqualFold(t *testing.T) {
-	words := []string{"sku", "SKU", "ſku", "Kind", "\u212aind", "kind", "straße", "STRASSE", "ǅ", "ǆ", "Ǆ", "σ", "ς", "Σ", "İ", "i", "ı", "I", "", "a-b", "A_B"}
-	for _, a := range words {
-		for _, b := range words {
-			assert.Equal(t, strings.EqualFold(a, b), foldKey(a) == foldKey(b), "%q vs %q", a, b)
-			if strings.EqualFold(a, b) {
-				assert.Equal(t, foldHash(a), foldHash(b), "%q vs %q hash alike", a, b)
-			}
-		}
-	}
-}
-
-func TestNameSet_HashCollisionFallsBackToFoldedNames(t *testing.T) {
-	p := new(parser)
-	var s nameSet
-	for i := range smallNames + 1 {
-		_, clash := s.addName(strings.Repeat("x", i+1), p)
-		require.False(t, clash)
-	}
-	s.big[foldHash("abc")] = "zzz" // a different name under abc's hash
-	_, clash := s.addName("abc", p)
-	assert.False(t, clash, "a hash collision is not a clash")
-	prev, clash := s.addName("ABC", p)
-	assert.True(t, clash)
-	assert.Equal(t, "abc", prev)
-	prev, clash = s.addName("XX", p)
-	assert.True(t, clash, "names seen before the collision are still known")
-	assert.Equal(t, "xx", prev)
-	assert.NotNil(t, s.exact)
-}
-
-// TestNameSet_AgreesWithEqualFold adds every pair of words to a set, at
-// every size up to past the small set (after fillers that clash with
-// nothing): a clash exactly when strings.EqualFold says so, whatever the
-// signatures of the two names.
-func TestNameSet_AgreesWithEqualFold(t *testing.T) {
-	words := []string{"sku", "SKU", "ſku", "skU", "Kind", "\u212aind", "kind", "KIND", "straße", "STRASSE", "ǅ", "ǆ",
-		"σ", "ς", "Σ", "İ", "i", "I", "", "a", "A", "ab", "aB", "ba", "\x7f", "k\u212a", "KK"}
-	for _, fillers := range []int{0, 5, smallNames - 2, smallNames, smallNames + 3} {
-		for _, a := range words {
-			for _, b := range words {
-				p := new(parser)
-				var s nameSet
-				for i := range fillers {
-					_, clash := s.addName("0filler"+strings.Repeat("-", i), p)
-					require.False(t, clash)
-				}
-				_, clash := s.addName(a, p)
-				require.False(t, clash)
-				prev, clash := s.addName(b, p)
-				assert.Equal(t, strings.EqualFold(a, b), clash, "%d fillers: %q then %q", fillers, a, b)
-				if clash {
-					assert.Equal(t, a, prev)
-				}
-			}
-		}
-	}
-}
-
 // FuzzBody checks that the strict reader never panics and never accepts a
 // body that encoding/json would read differently: whatever Parse accepts,
 // encoding/json (with UseNumber) must accept and decode to the same value.
@@ -255,69 +193,6 @@ func BenchmarkParse_Order(b *testing.B) {
 	}
 }
 
-// FuzzBuildMatchesTokens holds Parse's fast path to the token-by-token
-// reader: for every body, the same tape (nodes, children, unescaped text,
-// root) or the same error. The fast path is run on its own, so that a body
-// it declines is not compared with tokens' reading of itself: it must take
-// exactly the bodies tokens accepts.
-func FuzzBuildMatchesTokens(f *testing.F) {
-	for _, s := range []string{
-		`{"a":1,"b":[true,null,"x"],"c":{"d":1.5e3}}`, `{"a":1,"A":2}`, `{"a":1,"a":2}`,
-		`"\ud800"`, `[[[[[]]]]]`, `{"r\u006fle":"x"}`, `123456789012345678901234567890`,
-		"\xef\xbb\xbf{}", `{} {}`, `{"ſ":1,"s":2}`, `""`, `-0.0e-0`, ` [ 1 , "a\"b\\" , {} ] `,
-		`{"k\"":"v\n","x":[1e999999]}`, `[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]`, `{"a":{"b":{"c":[]}},"a\u0041":0}`,
-		"{\"é\":\"\\u00e9\",\"\\u00c9\":1}", `[1,2,3,]`, `{"a" 1}`, `tru`, `nul`, `1.`, `"\u12"`,
-	} {
-		f.Add([]byte(s))
-	}
-	files, _ := filepath.Glob("../../testdata/bodies/*.json")
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		require.NoError(f, err)
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		got, gotErr := Parse(data, 16)
-		p := new(parser)
-		want, wantErr := p.tokens(data, 16)
-		if gotErr != nil || wantErr != nil {
-			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-				t.Fatalf("%q: Parse: %v; tokens: %v", data, gotErr, wantErr)
-			}
-			if _, ok := new(parser).checkThenBuild(data, 16); ok {
-				t.Fatalf("%q: tokens refuses it (%v), the fast path builds it", data, wantErr)
-			}
-			return
-		}
-		fast, ok := new(parser).checkThenBuild(data, 16)
-		if !ok {
-			t.Fatalf("%q: tokens reads it, the fast path declines it", data)
-		}
-		for name, got := range map[string]*Doc{"Parse": got, "fast path": fast} {
-			if !slices.Equal(got.nodes, want.nodes) || !slices.Equal(got.kids, want.kids) ||
-				!bytes.Equal(got.text, want.text) || got.root != want.root {
-				t.Fatalf("%q: tapes differ:\n%s %v %v %q %d\ntokens %v %v %q %d", data, name,
-					got.nodes, got.kids, got.text, got.root, want.nodes, want.kids, want.text, want.root)
-			}
-		}
-	})
-}
-
-// TestParse_BuildsOnTheFastPath checks that the fast path, not the
-// fallback, reads ordinary bodies, and that the fallback reads the others.
-func TestParse_BuildsOnTheFastPath(t *testing.T) {
-	for body, fast := range map[string]bool{
-		`{"a":[1,"x\n",{"b":null}],"c":true}`: true,
-		`{"a":1,"A":2}`:                       false, // a case clash: reported by tokens
-		`{"a":1e1001}`:                        false,
-		`{"a":1,}`:                            false,
-	} {
-		p := new(parser)
-		_, ok := p.checkThenBuild([]byte(body), 16)
-		assert.Equal(t, fast, ok, body)
-	}
-}
-
 // TestExponentInRange_NoAllocation: reading a number's exponent allocates
 // nothing (it runs for every number with one).
 func TestExponentInRange_NoAllocation(t *testing.T) {
@@ -358,25 +233,4 @@ func TestPooledTapeKeepsEarlierDocs(t *testing.T) {
 		}
 		require.Equal(t, want, fmt.Sprint(first.Root().Any()), "n=%d", n)
 	}
-}
-
-// addName is add as the readers call it, for a name of any bytes, at depth 0.
-func (s *nameSet) addName(name string, p *parser) (string, bool) {
-	return s.add(name, kindsOf(name), p, 0)
-}
-
-// TestNameBytes: a name is a word exactly when it holds ASCII letters and
-// digits only; asciiSig is told of a name with a byte of a multi-byte
-// character, and the builder stops at " and \.
-func TestNameBytes(t *testing.T) {
-	for c := range 256 {
-		k := kindsOf(string([]byte{byte(c)}))
-		alnum := '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
-		require.Equal(t, alnum, k == 0, "%#x", c)
-		require.Equal(t, c >= 0x80, k&nonASCII != 0, "%#x", c)
-		require.Equal(t, c == '"' || c == '\\', k&quoted != 0, "%#x", c)
-	}
-	require.Zero(t, kindsOf(""))
-	require.Zero(t, kindsOf("orderId42"))
-	require.Equal(t, byte(notWord), kindsOf("order_id"))
 }

@@ -1,21 +1,17 @@
 package schema
 
 import (
-	"encoding/json"
 	"maps"
-	"math"
-	"math/big"
 	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/names"
 )
+
+// The native fast path: its tree of checks, and how it is built from the
+// library's compiled schema (nativerun.go runs it).
 
 // native is the fast path of a compiled schema: a tree of checks for the
 // keywords bodies are usually described with (type, const, enum, format,
@@ -87,24 +83,18 @@ var typeBits = map[string]jsonTypes{
 	"string": tString, "array": tArray, "object": tObject,
 }
 
-// bound is a numeric limit of a schema, exact and as float64.
-type bound struct {
-	rat   *big.Rat
-	f     float64
-	isInt bool // rat is an integer that fits int64
-	i     int64
+var typeBit = [...]jsonTypes{
+	jsonbody.Null: tNull, jsonbody.False: tBoolean, jsonbody.True: tBoolean,
+	jsonbody.Number: tNumber, jsonbody.String: tString, jsonbody.Array: tArray, jsonbody.Object: tObject,
 }
 
-func newBound(r *big.Rat) *bound {
-	if r == nil {
-		return nil
+func typeName(t jsonTypes) string {
+	for name, bit := range typeBits {
+		if bit == t {
+			return name
+		}
 	}
-	b := &bound{rat: r}
-	b.f, _ = r.Float64()
-	if r.IsInt() && r.Num().IsInt64() {
-		b.isInt, b.i = true, r.Num().Int64()
-	}
-	return b
+	return "value"
 }
 
 // compileNative returns the fast path of s, or nil when s uses a keyword
@@ -267,309 +257,4 @@ func refCycle(s *jsonschema.Schema) bool {
 		seen[r] = true
 	}
 	return false
-}
-
-// nativeRun is one validation by the fast path.
-type nativeRun struct {
-	path  failure.Path
-	rep   failure.Reporter
-	valid bool
-}
-
-func (r *nativeRun) fail(message string) {
-	r.valid = false
-	r.rep.Add(r.path.Pointer(), message)
-}
-
-// failAt reports a failure at the member name of the current object.
-func (r *nativeRun) failAt(name, message string) {
-	r.valid = false
-	r.rep.Add(r.path.Pointer(name), message)
-}
-
-func (r *nativeRun) validate(n *native, v jsonbody.Value) {
-	switch n.boolean {
-	case 1:
-		return
-	case -1:
-		r.fail(msgNotAllowed)
-		return
-	}
-	t := typeBit[v.Kind()]
-	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.Number())) {
-		r.fail(msgType(n.typeNames, typeName(t)))
-		return
-	}
-	if n.hasConst && !equal(v, n.constCmp) {
-		r.fail(n.constMsg)
-		return
-	}
-	if n.enumCmp != nil && !inEnum(v, n.enumCmp) {
-		r.fail(n.enumMsg)
-		return
-	}
-	if n.formatOK != nil && t == tString && !n.formatOK(v.Str()) {
-		r.fail(n.formatMsg)
-		return
-	}
-	if n.ref != nil {
-		r.validate(n.ref, v)
-		if n.refOnly {
-			return
-		}
-	}
-	switch t {
-	case tObject:
-		r.object(n, v)
-	case tArray:
-		r.array(n, v)
-	case tString:
-		r.str(n, v.Str())
-	case tNumber:
-		r.number(n, v.Number())
-	}
-}
-
-func (r *nativeRun) object(n *native, obj jsonbody.Value) {
-	count := obj.Len()
-	if n.minProps >= 0 && count < n.minProps {
-		r.fail(msgMinProperties(n.minProps))
-	}
-	if n.maxProps >= 0 && count > n.maxProps {
-		r.fail(msgMaxProperties(n.maxProps))
-	}
-	var seen uint64 // the required names present, by bit
-	for i := range count {
-		name, v := obj.Member(i)
-		m := member{required: -1}
-		if j := n.memberNames.Find(name); j >= 0 {
-			m = n.members[j]
-		}
-		if m.required >= 0 {
-			seen |= 1 << m.required
-		}
-		child := m.schema
-		if child == nil {
-			switch {
-			case n.additionalSchema != nil:
-				child = n.additionalSchema
-			case n.additional == -1:
-				r.failAt(name, msgNotAllowed)
-				continue
-			default:
-				continue
-			}
-		}
-		r.path.Member(name)
-		r.validate(child, v)
-		r.path.Pop()
-	}
-	for i, name := range n.required {
-		if i < 64 {
-			if seen&(1<<i) != 0 {
-				continue
-			}
-		} else if _, ok := obj.Get(name); ok {
-			continue
-		}
-		r.failAt(name, msgRequired)
-	}
-}
-
-func (r *nativeRun) array(n *native, arr jsonbody.Value) {
-	count := arr.Len()
-	if n.minItems >= 0 && count < n.minItems {
-		r.fail(msgMinItems(n.minItems))
-	}
-	if n.maxItems >= 0 && count > n.maxItems {
-		r.fail(msgMaxItems(n.maxItems))
-	}
-	if n.items == nil {
-		return
-	}
-	r.path.Index(0)
-	for i := range count {
-		r.path.SetIndex(i)
-		r.validate(n.items, arr.Index(i))
-	}
-	r.path.Pop()
-}
-
-func (r *nativeRun) str(n *native, s string) {
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		l := utf8.RuneCountInString(s)
-		if n.minLength >= 0 && l < n.minLength {
-			r.fail(msgMinLength(n.minLength))
-		}
-		if n.maxLength >= 0 && l > n.maxLength {
-			r.fail(msgMaxLength(n.maxLength))
-		}
-	}
-	if n.pattern != nil && !n.pattern.MatchString(s) {
-		r.fail(msgPattern(n.pattern.String()))
-	}
-}
-
-func (r *nativeRun) number(n *native, x string) {
-	if n.minimum != nil && compare(x, n.minimum) < 0 {
-		r.fail(msgMinimum(n.minimum.rat))
-	}
-	if n.maximum != nil && compare(x, n.maximum) > 0 {
-		r.fail(msgMaximum(n.maximum.rat))
-	}
-	if n.exclusiveMinimum != nil && compare(x, n.exclusiveMinimum) <= 0 {
-		r.fail(msgExclusiveMinimum(n.exclusiveMinimum.rat))
-	}
-	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
-		r.fail(msgExclusiveMaximum(n.exclusiveMaximum.rat))
-	}
-}
-
-var typeBit = [...]jsonTypes{
-	jsonbody.Null: tNull, jsonbody.False: tBoolean, jsonbody.True: tBoolean,
-	jsonbody.Number: tNumber, jsonbody.String: tString, jsonbody.Array: tArray, jsonbody.Object: tObject,
-}
-
-func typeName(t jsonTypes) string {
-	for name, bit := range typeBits {
-		if bit == t {
-			return name
-		}
-	}
-	return "value"
-}
-
-// isInteger reports whether a number literal has an integral value: any
-// literal without fraction or exponent, else by exact arithmetic (1.0, 1e2).
-func isInteger(s string) bool {
-	if !strings.ContainsAny(s, ".eE") {
-		return true
-	}
-	r, ok := new(big.Rat).SetString(s)
-	return ok && r.IsInt()
-}
-
-// compare orders a number literal against a bound, exactly. Integers that
-// fit int64 compare as such; otherwise float64 decides when the two values
-// are further apart than its rounding could move them; otherwise big.Rat.
-func compare(s string, b *bound) int {
-	if b.isInt && isSmallInt(s) {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return cmpInt(i, b.i)
-		}
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f != b.f {
-		m := math.Max(math.Abs(f), math.Abs(b.f))
-		if math.Abs(f-b.f) > 4*(math.Nextafter(m, math.Inf(1))-m) {
-			if f < b.f {
-				return -1
-			}
-			return 1
-		}
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return 0 // not a number literal: jsonbody never produces one
-	}
-	return r.Cmp(b.rat)
-}
-
-func isSmallInt(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
-	if len(digits) == 0 || len(digits) > 18 {
-		return false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func inEnum(v jsonbody.Value, enum []any) bool {
-	for _, e := range enum {
-		if equal(v, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// comparableValue is a const or enum value of a schema as equal takes it: its
-// numbers (json.Number) made bounds once, so that a request compares them
-// without parsing the schema's side again.
-func comparableValue(v any) any {
-	switch v := v.(type) {
-	case json.Number:
-		if r, ok := new(big.Rat).SetString(string(v)); ok {
-			return newBound(r)
-		}
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = comparableValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = comparableValue(e)
-		}
-		return out
-	}
-	return v
-}
-
-// equal is JSON equality as the library defines it, between a body value
-// and a schema value made comparable: numbers by value, arrays in order,
-// objects by keys.
-func equal(a jsonbody.Value, b any) bool {
-	switch a.Kind() {
-	case jsonbody.Null:
-		return b == nil
-	case jsonbody.False, jsonbody.True:
-		bb, ok := b.(bool)
-		return ok && bb == (a.Kind() == jsonbody.True)
-	case jsonbody.String:
-		bs, ok := b.(string)
-		return ok && a.Str() == bs
-	case jsonbody.Number:
-		bn, ok := b.(*bound)
-		return ok && compare(a.Number(), bn) == 0
-	case jsonbody.Array:
-		bl, ok := b.([]any)
-		if !ok || a.Len() != len(bl) {
-			return false
-		}
-		for i := range bl {
-			if !equal(a.Index(i), bl[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		bm, ok := b.(map[string]any)
-		if !ok || a.Len() != len(bm) {
-			return false
-		}
-		for i := range a.Len() {
-			name, v := a.Member(i)
-			w, ok := bm[name]
-			if !ok || !equal(v, w) {
-				return false
-			}
-		}
-		return true
-	}
 }

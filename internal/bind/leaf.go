@@ -1,0 +1,180 @@
+package bind
+
+import (
+	"encoding"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+// The decoders of leaf values: booleans, strings, numbers, json.Number, any,
+// []byte, time.Time and the types that unmarshal themselves.
+//
+// Strings handed to the value share the body's memory (the guard's own
+// buffer, which nothing writes to): a value kept after the request keeps
+// that buffer.
+
+func decodeBool(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.True:
+		dst.SetBool(true)
+	case jsonbody.False:
+		dst.SetBool(false)
+	default:
+		s.fail(mismatch("a boolean", v))
+	}
+}
+
+func decodeString(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		dst.SetString(v.Str())
+	default:
+		s.fail(mismatch("a string", v))
+	}
+}
+
+func number(s *state, v jsonbody.Value) (string, bool) {
+	switch v.Kind() {
+	case jsonbody.Null:
+		return "", false
+	case jsonbody.Number:
+		return v.Number(), true
+	}
+	s.fail(mismatch("a number", v))
+	return "", false
+}
+
+func decodeInt(s *state, v jsonbody.Value, dst reflect.Value) {
+	lit, ok := number(s, v)
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseInt(lit, 10, dst.Type().Bits())
+	if err != nil {
+		s.fail(intError(lit, dst.Type(), err))
+		return
+	}
+	dst.SetInt(n)
+}
+
+func decodeUint(s *state, v jsonbody.Value, dst reflect.Value) {
+	lit, ok := number(s, v)
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseUint(lit, 10, dst.Type().Bits())
+	if err != nil {
+		s.fail(intError(lit, dst.Type(), err))
+		return
+	}
+	dst.SetUint(n)
+}
+
+// intError explains why a valid JSON number does not fit an integer type.
+func intError(lit string, t reflect.Type, err error) string {
+	if strings.ContainsAny(lit, ".eE") {
+		if r, ok := new(big.Rat).SetString(lit); ok && r.IsInt() {
+			return "must be written without a fraction or exponent for " + t.Kind().String()
+		}
+		return "must be an integer"
+	}
+	if errors.Is(err, strconv.ErrRange) || strings.HasPrefix(lit, "-") {
+		return "is out of range for " + t.Kind().String()
+	}
+	return "must be an integer"
+}
+
+func decodeFloat(s *state, v jsonbody.Value, dst reflect.Value) {
+	lit, ok := number(s, v)
+	if !ok {
+		return
+	}
+	f, err := strconv.ParseFloat(lit, dst.Type().Bits())
+	if err != nil {
+		s.fail("is out of range for " + dst.Type().Kind().String())
+		return
+	}
+	dst.SetFloat(f)
+}
+
+func decodeNumber(s *state, v jsonbody.Value, dst reflect.Value) {
+	if lit, ok := number(s, v); ok {
+		dst.SetString(lit)
+	}
+}
+
+// decodeAny gives an any field the generic value.
+func decodeAny(s *state, v jsonbody.Value, dst reflect.Value) {
+	if v.Kind() == jsonbody.Null {
+		dst.SetZero()
+		return
+	}
+	dst.Set(reflect.ValueOf(v.Any()))
+}
+
+func decodeBytes(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+		dst.SetZero()
+	case jsonbody.String:
+		b, err := base64.StdEncoding.DecodeString(v.Str())
+		if err != nil {
+			s.fail("must be base64")
+			return
+		}
+		dst.SetBytes(b)
+	default:
+		s.fail(mismatch("a base64 string", v))
+	}
+}
+
+func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		t, err := time.Parse(time.RFC3339Nano, v.Str())
+		if err != nil {
+			s.fail("must be a valid date-time (RFC 3339)")
+			return
+		}
+		dst.Set(reflect.ValueOf(t))
+	default:
+		s.fail(mismatch("a string", v))
+	}
+}
+
+// decodeUnmarshaler hands a type its value's JSON text, as encoding/json
+// would (null included).
+func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
+	b, err := json.Marshal(v.Any())
+	if err != nil {
+		s.fail("is not a JSON value")
+		return
+	}
+	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
+		s.fail("is invalid: " + failure.Clip(err.Error()))
+	}
+}
+
+func decodeText(s *state, v jsonbody.Value, dst reflect.Value) {
+	switch v.Kind() {
+	case jsonbody.Null:
+	case jsonbody.String:
+		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(v.Str())); err != nil {
+			s.fail("is invalid: " + failure.Clip(err.Error()))
+		}
+	default:
+		s.fail(mismatch("a string", v))
+	}
+}

@@ -1,0 +1,287 @@
+package bind
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/names"
+)
+
+// Plans: the decoder of a type, built once and kept, for pointers, slices,
+// arrays, maps and structs, with the leaf decoders (leaf.go) at their ends.
+
+// plan decodes one type.
+type plan struct {
+	decode func(s *state, v jsonbody.Value, dst reflect.Value)
+}
+
+var (
+	plans   sync.Map // reflect.Type -> *plan
+	buildMu sync.Mutex
+)
+
+func planFor(t reflect.Type) (*plan, error) {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan), nil
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	b := builder{building: map[reflect.Type]*plan{}}
+	p, err := b.plan(t)
+	if err != nil {
+		return nil, err
+	}
+	for t, p := range b.building {
+		plans.Store(t, p)
+	}
+	return p, nil
+}
+
+type builder struct {
+	building map[reflect.Type]*plan // plans of this build, for recursive types
+}
+
+var (
+	timeType        = reflect.TypeFor[time.Time]()
+	numberType      = reflect.TypeFor[json.Number]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func (b *builder) plan(t reflect.Type) (*plan, error) {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan), nil
+	}
+	if p, ok := b.building[t]; ok {
+		return p, nil // recursive: filled in below, before use
+	}
+	p := &plan{}
+	b.building[t] = p
+	var err error
+	p.decode, err = b.decoder(t)
+	if err != nil {
+		delete(b.building, t)
+		return nil, err
+	}
+	return p, nil
+}
+
+func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+	switch {
+	case t == timeType:
+		return decodeTime, nil
+	case t == numberType:
+		return decodeNumber, nil
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		return decodeUnmarshaler, nil
+	case t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textType):
+		return decodeText, nil
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return decodeBool, nil
+	case reflect.String:
+		return decodeString, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return decodeInt, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return decodeUint, nil
+	case reflect.Float32, reflect.Float64:
+		return decodeFloat, nil
+	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			return nil, fmt.Errorf("cannot decode into interface type %s", t)
+		}
+		return decodeAny, nil
+	case reflect.Pointer:
+		elem, err := b.plan(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			if v.Kind() == jsonbody.Null {
+				dst.SetZero()
+				return
+			}
+			if dst.IsNil() {
+				dst.Set(reflect.New(t.Elem()))
+			}
+			elem.decode(s, v, dst.Elem())
+		}, nil
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(unmarshalerType) && !reflect.PointerTo(t.Elem()).Implements(textType) {
+			return decodeBytes, nil
+		}
+		elem, err := b.plan(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			switch v.Kind() {
+			case jsonbody.Null:
+				dst.SetZero()
+				return
+			case jsonbody.Array:
+			default:
+				s.fail(mismatch("an array", v))
+				return
+			}
+			n := v.Len()
+			out := reflect.MakeSlice(t, n, n)
+			for i := range n {
+				s.path.Index(i)
+				elem.decode(s, v.Index(i), out.Index(i))
+				s.path.Pop()
+			}
+			dst.Set(out)
+		}, nil
+	case reflect.Array:
+		elem, err := b.plan(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return func(s *state, v jsonbody.Value, dst reflect.Value) {
+			switch v.Kind() {
+			case jsonbody.Null:
+				return
+			case jsonbody.Array:
+			default:
+				s.fail(mismatch("an array", v))
+				return
+			}
+			for i := 0; i < dst.Len(); i++ {
+				if i < v.Len() {
+					s.path.Index(i)
+					elem.decode(s, v.Index(i), dst.Index(i))
+					s.path.Pop()
+				} else {
+					dst.Index(i).SetZero()
+				}
+			}
+		}, nil
+	case reflect.Map:
+		return b.mapDecoder(t)
+	case reflect.Struct:
+		return b.structDecoder(t)
+	}
+	return nil, fmt.Errorf("cannot decode into %s", t)
+}
+
+func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+	kt := t.Key()
+	var key func(string) (reflect.Value, error)
+	switch {
+	case kt.Kind() == reflect.String && !reflect.PointerTo(kt).Implements(textType):
+		key = func(k string) (reflect.Value, error) { return reflect.ValueOf(k).Convert(kt), nil }
+	case reflect.PointerTo(kt).Implements(textType):
+		key = func(k string) (reflect.Value, error) {
+			kv := reflect.New(kt)
+			err := kv.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(k))
+			return kv.Elem(), err
+		}
+	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
+		key = func(k string) (reflect.Value, error) {
+			n, err := strconv.ParseInt(k, 10, kt.Bits())
+			return reflect.ValueOf(n).Convert(kt), err
+		}
+	case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
+		key = func(k string) (reflect.Value, error) {
+			n, err := strconv.ParseUint(k, 10, kt.Bits())
+			return reflect.ValueOf(n).Convert(kt), err
+		}
+	default:
+		return nil, fmt.Errorf("cannot decode into %s: map keys must be strings, integers or text", t)
+	}
+	elem, err := b.plan(t.Elem())
+	if err != nil {
+		return nil, err
+	}
+	return func(s *state, v jsonbody.Value, dst reflect.Value) {
+		switch v.Kind() {
+		case jsonbody.Null:
+			dst.SetZero()
+			return
+		case jsonbody.Object:
+		default:
+			s.fail(mismatch("an object", v))
+			return
+		}
+		if dst.IsNil() {
+			dst.Set(reflect.MakeMapWithSize(t, v.Len()))
+		}
+		ev := reflect.New(t.Elem()).Elem()
+		for i := range v.Len() {
+			k, e := v.Member(i)
+			s.path.Member(k)
+			kv, err := key(k)
+			if err != nil {
+				s.fail("is not a valid key for " + kt.String())
+				s.path.Pop()
+				continue
+			}
+			ev.SetZero()
+			elem.decode(s, e, ev)
+			dst.SetMapIndex(kv, ev)
+			s.path.Pop()
+		}
+	}, nil
+}
+
+func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+	fields, err := jsonFields(t)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]string, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		p, err := b.plan(t.FieldByIndex(f.index).Type)
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", t, t.FieldByIndex(f.index).Name, err)
+		}
+		f.plan = p
+		list[i] = f.name
+	}
+	byName := names.New(list)
+	return func(s *state, v jsonbody.Value, dst reflect.Value) {
+		switch v.Kind() {
+		case jsonbody.Null:
+			return
+		case jsonbody.Object:
+		default:
+			s.fail(mismatch("an object", v))
+			return
+		}
+		for i := range v.Len() {
+			k, e := v.Member(i)
+			fi := byName.Find(k)
+			if fi < 0 {
+				continue // no field of that exact name: not stored, as encoding/json
+			}
+			f := &fields[fi]
+			s.path.Member(k)
+			f.plan.decode(s, e, fieldByIndexAlloc(dst, f.index))
+			s.path.Pop()
+		}
+	}, nil
+}
+
+// fieldByIndexAlloc is FieldByIndex that allocates nil embedded pointers.
+func fieldByIndexAlloc(v reflect.Value, index []int) reflect.Value {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v
+}

@@ -1,0 +1,319 @@
+package scan
+
+import "strings"
+
+// Command injection: a shell metacharacter that chains or substitutes a
+// command, followed by one.
+
+// Commands that are not English words: one after a chaining or
+// substituting metacharacter is enough.
+var commands = wordSet(
+	"whoami", "uname", "ifconfig", "ipconfig", "netstat", "nslookup", "wget",
+	"bash", "sh", "zsh", "ksh", "csh", "tcsh", "busybox", "powershell", "pwsh", "cmd", "cmd.exe",
+	"python2", "python3",
+	"nc", "ncat", "netcat", "telnet", "socat", "ssh", "scp", "ftp", "tftp",
+	"chmod", "chown", "chgrp", "useradd", "usermod", "passwd", "sudo", "su",
+	"traceroute", "tracert", "systeminfo", "tasklist", "taskkill", "hostname",
+	"base64", "xxd", "xterm", "certutil", "bitsadmin", "rundll32", "regsvr32", "mshta",
+	"wmic", "crontab", "nohup", "iex", "pkill", "killall", "shutdown", "reboot",
+	"mkfifo", "mknod", "getent", "lsof", "arp", "iptables",
+)
+
+// Commands that are also words of ordinary text, names or languages (";
+// cat lovers welcome", "Shoes & More", "Java & Python", "Guest & Host"):
+// flagged only when they stand as a command (see command).
+var wordCommands = wordSet(
+	"id", "ls", "cat", "echo", "sleep", "rm", "cp", "mv", "find", "env", "set", "type", "dir",
+	"kill", "ps", "who", "w", "more", "less", "head", "tail", "sort", "uniq", "grep", "awk", "sed",
+	"touch", "mkdir", "rmdir", "exit", "exec", "eval", "time", "date", "net", "ver", "vol", "tar",
+	"zip", "unzip", "gzip", "print", "printf", "read", "export", "source", "alias", "history",
+	"timeout", "wait", "pwd", "cd", "df", "du", "free", "top", "uptime", "last", "whereis", "which",
+	"file", "stat", "dd", "nl", "od", "tee", "xargs", "yes", "tr", "cut", "wc", "diff", "cmp", "strings",
+	"system", "passthru", "popen", "require", "import",
+	"python", "perl", "ruby", "php", "node", "lua", "dash",
+	"ping", "host", "dig", "curl", "route",
+)
+
+// What a word command needs to count (see command): aloneCommands tell
+// an attacker something with no argument ("; id", "`ls`"), numberCommands
+// take a number ("; sleep 5"), netTools a host with a dot, an address or
+// a URL ("; ping 10.0.0.1", "; curl http://x"). These three count so only
+// in lower case, as a Unix shell finds them, and attack payloads write
+// them: "Photo & ID", "Inicio | Ver", "Eat; Sleep 8 hours" and "Party &
+// Host e.g. Tom" are text. interpreters take a script file ("; python
+// x.py"). Any of them, in any case, counts with an argument that looks
+// like a shell's: a flag, a path, a variable, a quote, a redirection.
+var (
+	aloneCommands  = wordSet("id", "ls", "ps", "pwd", "env", "who", "w", "uptime", "df", "du", "history", "dir", "ver", "vol")
+	numberCommands = wordSet("sleep", "timeout", "kill")
+	netTools       = wordSet("ping", "host", "dig", "curl", "route")
+	interpreters   = wordSet("python", "perl", "ruby", "php", "node", "lua", "source")
+)
+
+// commandInjection reports a shell metacharacter that chains or
+// substitutes a command (; | & ` $( ${ a newline or a carriage return)
+// followed by a command.
+func commandInjection(s string, f uint32) bool {
+	for _, m := range metachars {
+		if f&m.kind == 0 {
+			continue
+		}
+		for i := 0; i < len(s); i++ {
+			j := strings.IndexByte(s[i:], m.c)
+			if j < 0 {
+				break
+			}
+			i += j
+			next := i + 1
+			if m.c == '$' {
+				if next == len(s) || s[next] != '(' && s[next] != '{' {
+					continue
+				}
+				next++
+			}
+			if commandAt(s, next) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// metachars are the bytes that chain or substitute a command, with their
+// kind in byteKinds.
+var metachars = []struct {
+	c    byte
+	kind uint32
+}{
+	{';', hasSemicolon}, {'|', hasPipe}, {'&', hasAmp}, {'`', hasBacktick},
+	{'\n', hasNewline}, {'\r', hasNewline}, {'$', hasDollar},
+}
+
+// commandLead are the bytes commandAt skips before a command.
+var commandLead = func() (t [256]bool) {
+	for _, c := range []byte(" \t\n\r\"'(){|&;`$") {
+		t[c] = true
+	}
+	return t
+}()
+
+// commandAt reports whether a command starts at s[i], after blanks,
+// quotes, more metacharacters, ( or {, and $IFS, ${IFS} or $1 (empty or a
+// blank to the shell). A command is a word of commands or wordCommands
+// (see command), its last path step if it is a path (/bin/sh), or the
+// name of a file to run: ./x, or x.exe, x.ps1 and their kind. Where the
+// word holds quotes, balanced, or backslashes, which the shell drops
+// (w'h'o'a'm'i, c\at, /bin/c'a't), it is read without them too.
+func commandAt(s string, i int) bool {
+lead:
+	for i < len(s) {
+		switch {
+		case commandLead[s[i]]:
+			i++
+		case i > 0 && (s[i-1] == '$' || s[i-1] == '{') && strings.HasPrefix(s[i:], "IFS"):
+			i += len("IFS")
+		case s[i] == '}' && i >= 3 && s[i-3:i] == "IFS", i > 0 && s[i-1] == '$' && isDigit(s[i]):
+			i++
+		default:
+			break lead
+		}
+	}
+	begin, start := i, i
+	if driveLetter(s[i:]) {
+		i += len("C:") // C:\Users\Public\nc.exe
+	}
+	for i < len(s) && isWordByte(s[i]) {
+		if s[i] == '/' || s[i] == '\\' {
+			start = i + 1 // /bin/sh, /usr/bin/id
+		}
+		i++
+	}
+	var before byte // what opens the word: a quote, or { in {ls,-la}
+	if begin > 0 {
+		before = s[begin-1]
+	}
+	if start < i && (command(s[start:i], s, i, before) || executable(s[start:i])) || strings.HasPrefix(s[begin:], "./") {
+		return true
+	}
+	if (i == len(s) || s[i] != '\'' && s[i] != '"') && strings.IndexByte(s[begin:i], '\\') < 0 {
+		return false
+	}
+	// The word again, through quotes and backslashes, without them.
+	var buf [64]byte
+	n, quotes, doubles, dropped := 0, 0, 0, false
+	switch before { // the quote the word opened with
+	case '\'':
+		quotes++
+	case '"':
+		doubles++
+	}
+	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"'); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			quotes++
+		case c == '"':
+			doubles++
+		case c == '\\':
+			dropped = true
+		case c == '/':
+			n = 0 // the last step of a path
+		case n == len(buf):
+			return false
+		default:
+			buf[n] = c
+			n++
+		}
+	}
+	if n == 0 || quotes%2 != 0 || doubles%2 != 0 || quotes+doubles == 0 && !dropped {
+		return false // I'd, Q's: an apostrophe, not a quote
+	}
+	word := string(buf[:n])
+	return command(word, s, i, 0) || executable(word)
+}
+
+// command reports whether word, which ends at s[i], is a command: one of
+// commands whatever follows it, or one of wordCommands with what it needs
+// after it (see aloneCommands). before is the byte before the word.
+func command(word, s string, i int, before byte) bool {
+	h := foldHash(word)
+	switch {
+	case commands.hasHashed(word, h):
+		return i == len(s) || !isWordByte(s[i])
+	case !wordCommands.hasHashed(word, h):
+		return false
+	}
+	lower := !hasUpper(word)
+	alone := lower && aloneCommands.hasHashed(word, h)
+	if i == len(s) {
+		return alone
+	}
+	var next byte
+	if i+1 < len(s) {
+		next = s[i+1]
+	}
+	switch c := s[i]; c {
+	case '(': // a call: sleep(5), system('id'), exec($x)
+		return isDigit(next) || next == '\'' || next == '"' || next == '$' || next == ')'
+	case '<', '>':
+		return true
+	case '$': // a variable, or $@ $* $1, which the shell drops: who$@ami
+		return variable(s[i+1:]) || next != 0 && strings.IndexByte("@*#?!0123456789", next) >= 0
+	case ',': // brace expansion: {ls,-la}
+		return before == '{'
+	case '\'', '"':
+		if c == before || next == 0 || next == ' ' || next == '\t' {
+			return command(word, s, i+1, 0) // the quote ends the word: 'id', "Shoes & More"
+		}
+		return c == '"' || alone || !isLetter(next) // a quoted argument, w'h'o'a'm'i; Ruby's, Time'll are words
+	case ';', '|', '&', '`', ')', '}', '\n', '\r':
+		return alone
+	case ' ', '\t':
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i == len(s) {
+			return alone
+		}
+		return argument(word, h, lower, s[i:], alone)
+	}
+	return false
+}
+
+// argument reports whether arg, what follows word command word (hash h,
+// in lower case or not) after a blank, makes it a command.
+func argument(word string, h uint32, lower bool, arg string, alone bool) bool {
+	var next byte // the byte after arg's first
+	if len(arg) > 1 {
+		next = arg[1]
+	}
+	switch c := arg[0]; {
+	case c == '-': // a flag: -l, --all; -9 to kill
+		return isLetter(next) || next == '-' || isDigit(next) && numberCommands.hasHashed(word, h)
+	case c == '|' || c == ';' || c == '&' || c == '`' || c == ')' || c == '}':
+		return alone
+	case c == '$':
+		return variable(arg[1:])
+	case c == '~': // a home: ~/.ssh, ~root, not ~15 min
+		return next == '/' || isLetter(next) || alone && (next == 0 || next == ' ')
+	case c == '.': // .env, ./x, ../x, not an ellipsis
+		return isAlnum(next) || next == '_' || next == '/' || next == '.' && len(arg) > 2 && arg[2] == '/'
+	case c == '/' || c == '\\':
+		return isWordByte(next) || next == '*' || next == '~' || alone && (next == 0 || next == ' ')
+	case c == '>' || c == '<' || c == '*': // a redirection or a glob: >/tmp/x, not Home > Sale
+		return next != 0 && next != ' ' && next != '\t'
+	case c == '\'' || c == '"' || driveLetter(arg):
+		return true
+	case isDigit(c):
+		return next == '>' || next == '<' || // 2>&1
+			lower && (numberCommands.hasHashed(word, h) || netTools.hasHashed(word, h) && hostArg(arg))
+	}
+	return interpreters.hasHashed(word, h) && hasType(firstWord(arg), scriptTypes) ||
+		lower && netTools.hasHashed(word, h) && hostArg(arg) ||
+		word != "Net" && netWord.hasHashed(word, h) && netCommands.hasFold(firstWord(arg))
+}
+
+// variable reports a shell variable or substitution after a $: $HOME,
+// ${x}, $(id), not a price ($30).
+func variable(s string) bool {
+	return s != "" && (isLetter(s[0]) || s[0] == '_' || s[0] == '{' || s[0] == '(')
+}
+
+func hasUpper(s string) bool {
+	for i := range len(s) {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+// netCommands are the subcommands of Windows' net that tell an attacker
+// something or change the machine (net user, net localgroup
+// administrators). argument takes "Net", as a title writes it, for a
+// word: "Gross & Net User count".
+var (
+	netWord     = wordSet("net")
+	netCommands = wordSet("user", "localgroup", "group", "share", "session", "view", "use", "accounts", "start", "stop")
+)
+
+// executable reports the name of a file Windows runs: x.exe, x.bat,
+// x.cmd, x.ps1, x.vbs (not x.com or x.sh: domains).
+func executable(word string) bool { return hasType(word, executableTypes) }
+
+var executableTypes = wordSet("exe", "bat", "cmd", "ps1", "vbs")
+
+// scriptTypes are the scripts an interpreter runs: x.py, x.rb, x.pl,
+// x.php, x.js, x.lua, x.sh.
+var scriptTypes = wordSet("py", "rb", "pl", "php", "js", "lua", "sh")
+
+// hasType reports a file name whose extension is one of types.
+func hasType(name string, types *foldSet) bool {
+	dot := strings.LastIndexByte(name, '.')
+	return dot > 0 && types.hasFold(name[dot+1:])
+}
+
+// firstWord is the word bytes s starts with.
+func firstWord(s string) string {
+	end := 0
+	for end < len(s) && isWordByte(s[end]) {
+		end++
+	}
+	return s[:end]
+}
+
+// hostArg reports an argument that starts with a host name, an address
+// or a URL: a word with a dot or a colon (evil.example, 10.0.0.1,
+// http://x).
+func hostArg(s string) bool {
+	for i := 0; i < len(s) && s[i] != ' ' && s[i] != '\t'; i++ {
+		if s[i] == '.' || s[i] == ':' {
+			return i > 0 && i+1 < len(s) && s[i+1] != ' '
+		}
+	}
+	return false
+}
+
+// driveLetter reports a Windows path: C:\ or C:/.
+func driveLetter(s string) bool {
+	return len(s) >= 3 && isLetter(s[0]) && s[1] == ':' && (s[2] == '\\' || s[2] == '/')
+}

@@ -1,0 +1,137 @@
+package scan
+
+import "strings"
+
+// NoSQL operator injection: query operators, and JavaScript meant for a
+// $where clause.
+
+var operators = wordSet(
+	"where", "ne", "eq", "gt", "gte", "lt", "lte", "in", "nin", "regex", "exists", "or", "and",
+	"not", "nor", "expr", "elemmatch", "all", "size", "type", "mod", "text", "jsonschema",
+	"function", "accumulator", "lookup", "merge", "out", "comment",
+)
+
+// noSQLOperator reports a query operator ($where, $ne, …) inside a string
+// at the start of a key: after {, [, a quote, a comma, a blank or at the
+// start ({"$gt": ""}, user[$ne]=1); or JavaScript meant for a $where
+// clause: a string closed early to append a statement or a || or &&
+// condition, a call on the database or a collection (db.users.find(),
+// db.getCollectionNames()), a climb to the Function constructor.
+func noSQLOperator(s string, f uint32) bool {
+	return f&hasDollar != 0 && operatorKey(s) ||
+		f&(hasQuote|hasSemicolon) != 0 && jsAfterQuote(s, f) ||
+		f&(hasDot|hasParen) == hasDot|hasParen && (databaseCall(s) || strings.Contains(s, "constructor.constructor("))
+}
+
+func operatorKey(s string) bool {
+	for i := strings.IndexByte(s, '$'); i >= 0; {
+		if i == 0 || strings.IndexByte("{[\"', \t\n", s[i-1]) >= 0 {
+			j := i + 1
+			for j < len(s) && isLetter(s[j]) {
+				j++
+			}
+			if operators.hasFold(s[i+1:j]) && (j == len(s) || !isWordByte(s[j])) {
+				return true
+			}
+		}
+		k := strings.IndexByte(s[i+1:], '$')
+		if k < 0 {
+			break
+		}
+		i += 1 + k
+	}
+	return false
+}
+
+// jsStatements are the words a statement injected into a $where clause
+// starts with.
+var jsStatements = wordSet("return", "while", "for", "do", "var", "let", "const", "function", "sleep",
+	"this", "throw", "if", "new", "emit", "db", "try")
+
+// jsAfterQuote reports a quote closed early and followed by || or &&, or
+// a ; and a statement: after a quote any statement, after anything else
+// only one that reads as code (sleep(…), return this…, return 1).
+func jsAfterQuote(s string, f uint32) bool {
+	for _, c := range [...]byte{'\'', '"', ';'} {
+		if c == ';' && f&hasSemicolon == 0 || c != ';' && f&hasQuote == 0 {
+			continue
+		}
+		for i := 0; i < len(s); i++ {
+			j := strings.IndexByte(s[i:], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			if jsAt(s, i) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsAt reports jsAfterQuote's finding at the quote or ; at s[i].
+func jsAt(s string, i int) bool {
+	j := i + 1
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if s[i] != ';' && j+1 < len(s) && (s[j:j+2] == "||" || s[j:j+2] == "&&") {
+		return true
+	}
+	if s[i] != ';' {
+		return false
+	}
+	k := j
+	for k < len(s) && isLetter(s[k]) {
+		k++
+	}
+	word := s[j:k]
+	if !jsStatements.hasFold(word) {
+		return false
+	}
+	if i == 0 || s[i-1] == '\'' || s[i-1] == '"' { // '; while…
+		return k == len(s) || !isWordByte(s[k]) || s[k] == '.'
+	}
+	// After anything else, only what reads as code: a call (sleep(…),
+	// or return with a value that is not a word of prose.
+	if k < len(s) && s[k] == '(' {
+		return true
+	}
+	if strings.EqualFold(word, "return") {
+		rest := strings.TrimLeft(s[k:], " \t")
+		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || isDigit(rest[0]) ||
+			strings.HasPrefix(rest, "this") || strings.HasPrefix(rest, "true") || strings.HasPrefix(rest, "false"))
+	}
+	return false
+}
+
+var collectionMethods = wordSet("find", "findone", "insert", "insertone", "insertmany", "update", "updateone",
+	"updatemany", "remove", "deleteone", "deletemany", "drop", "mapreduce", "aggregate", "count", "distinct")
+
+var databaseMethods = wordSet("getcollectionnames", "getcollection", "dropdatabase", "eval", "runcommand",
+	"admincommand", "createuser", "getusers", "getname", "stats", "getsiblingdb", "currentop", "killop")
+
+// databaseCall reports db.<method>( or db.<collection>.<method>( .
+func databaseCall(s string) bool {
+	for i := strings.Index(s, "db."); i >= 0; {
+		rest := s[i+3:]
+		if paren := strings.IndexByte(rest, '('); paren > 0 && databaseMethods.hasFold(rest[:paren]) {
+			return true
+		}
+		dot := strings.IndexByte(rest, '.')
+		if dot > 0 {
+			m := rest[dot+1:]
+			paren := strings.IndexByte(m, '(')
+			if paren > 0 && collectionMethods.hasFold(m[:paren]) {
+				return true
+			}
+		}
+		k := strings.Index(rest, "db.")
+		if k < 0 {
+			break
+		}
+		i += 3 + k
+	}
+	return false
+}

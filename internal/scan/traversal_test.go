@@ -1,0 +1,72 @@
+package scan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDecodePath: percent-encoding, overlong forms in either case, and
+// one string built per round of decoding, not one per escape.
+func TestDecodePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"report%20Q3.pdf":        "report Q3.pdf",
+		"..%2F..%2Fetc%2Fpasswd": "../../etc/passwd",
+		"%C0%AE%c0%ae/":          "../",
+		"%U002E%u002e%E0%80%AF":  "../",
+		"%25%32%65%25%32%65":     "..",  // two rounds
+		"%25252e%25252e%25252f":  "../", // three rounds
+		"%2525252e":              "%2e", // a fourth is not done
+		"100%":                   "100%",
+		"%u002e%u002e%u005c":     `..\`,
+		"%uFF0E%uff0e%uFF0F":     "../",
+		// Raw overlong bytes, as url.ParseQuery leaves %c0%af.
+		"..\xc0\xaf..\xc0\xafetc":               "../../etc",
+		"\xc0\xae\xc0\xae\xc1\x9c":              `..\`,
+		"\xe0\x80\xae\xe0\x80\xae\xe0\x80\xafx": "../x",
+		"नमस्ते":                                "नमस्ते", // a 0xE0 lead byte of real UTF-8
+	} {
+		assert.Equal(t, want, decodePath(in), in)
+	}
+	for _, v := range []string{"..\xc0\xaf..\xc0\xafetc\xc0\xafpasswd", "..\xc1\x9c..\xc1\x9cwin.ini", "\xe0\x80\xae\xe0\x80\xae\xe0\x80\xafsecret"} {
+		assert.Equal(t, PathTraversal, String(v), "%q", v)
+	}
+	assert.LessOrEqual(t, testing.AllocsPerRun(100, func() { decodePath("..%2F..%2Fetc%2Fpasswd") }), 1.0)
+}
+
+// TestPathTraversalShortWays: pathTraversal's short ways answer as its
+// general path does (taken here by claiming every kind of byte it looks
+// for): for a value without a separator, and for one with nothing to
+// decode and no backslash. Tried on every sensitive path and its parts,
+// with and without separators around them, and on the corpora.
+func TestPathTraversalShortWays(t *testing.T) {
+	values := []string{"..", "...", ".env", ".envelope", "ID_RSA.pub", "win.ini", "x.htaccess", "web.config.bak",
+		"https://shop.example.com/hooks/orders?id=42", "2018-02-12/..", "Home/.../Settings", "a/../b"}
+	for _, p := range sensitivePaths {
+		values = append(values, p, strings.ToUpper(p), p+"x", p+".x", "."+p, "/"+p, "x/"+p, "../"+p, "./"+p+"/x")
+		values = append(values, strings.Split(p, "/")...)
+	}
+	for _, c := range publicCorpora(t) {
+		for _, s := range c.samples {
+			values = append(values, s.text)
+		}
+	}
+	const general = hasSep | hasPercent | hasOverlong | hasBackslash
+	noSeparator, nothingToDecode := 0, 0
+	for _, s := range values {
+		f := bytesIn(s)
+		switch {
+		case f&hasPath == 0 || f&general == general:
+			continue
+		case f&hasSep == 0:
+			noSeparator++
+		case f&(hasPercent|hasOverlong|hasBackslash) == 0:
+			nothingToDecode++
+		}
+		require.Equal(t, pathTraversal(s, f|general), pathTraversal(s, f), "%q", s)
+	}
+	require.Greater(t, noSeparator, 100)
+	require.Greater(t, nothingToDecode, 100)
+}

@@ -1,0 +1,167 @@
+package schema
+
+import (
+	"unicode/utf8"
+
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+// One validation by the native fast path: its tree (native.go) run over a
+// body's tape.
+
+// nativeRun is one validation by the fast path.
+type nativeRun struct {
+	path  failure.Path
+	rep   failure.Reporter
+	valid bool
+}
+
+func (r *nativeRun) fail(message string) {
+	r.valid = false
+	r.rep.Add(r.path.Pointer(), message)
+}
+
+// failAt reports a failure at the member name of the current object.
+func (r *nativeRun) failAt(name, message string) {
+	r.valid = false
+	r.rep.Add(r.path.Pointer(name), message)
+}
+
+func (r *nativeRun) validate(n *native, v jsonbody.Value) {
+	switch n.boolean {
+	case 1:
+		return
+	case -1:
+		r.fail(msgNotAllowed)
+		return
+	}
+	t := typeBit[v.Kind()]
+	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.Number())) {
+		r.fail(msgType(n.typeNames, typeName(t)))
+		return
+	}
+	if n.hasConst && !equal(v, n.constCmp) {
+		r.fail(n.constMsg)
+		return
+	}
+	if n.enumCmp != nil && !inEnum(v, n.enumCmp) {
+		r.fail(n.enumMsg)
+		return
+	}
+	if n.formatOK != nil && t == tString && !n.formatOK(v.Str()) {
+		r.fail(n.formatMsg)
+		return
+	}
+	if n.ref != nil {
+		r.validate(n.ref, v)
+		if n.refOnly {
+			return
+		}
+	}
+	switch t {
+	case tObject:
+		r.object(n, v)
+	case tArray:
+		r.array(n, v)
+	case tString:
+		r.str(n, v.Str())
+	case tNumber:
+		r.number(n, v.Number())
+	}
+}
+
+func (r *nativeRun) object(n *native, obj jsonbody.Value) {
+	count := obj.Len()
+	if n.minProps >= 0 && count < n.minProps {
+		r.fail(msgMinProperties(n.minProps))
+	}
+	if n.maxProps >= 0 && count > n.maxProps {
+		r.fail(msgMaxProperties(n.maxProps))
+	}
+	var seen uint64 // the required names present, by bit
+	for i := range count {
+		name, v := obj.Member(i)
+		m := member{required: -1}
+		if j := n.memberNames.Find(name); j >= 0 {
+			m = n.members[j]
+		}
+		if m.required >= 0 {
+			seen |= 1 << m.required
+		}
+		child := m.schema
+		if child == nil {
+			switch {
+			case n.additionalSchema != nil:
+				child = n.additionalSchema
+			case n.additional == -1:
+				r.failAt(name, msgNotAllowed)
+				continue
+			default:
+				continue
+			}
+		}
+		r.path.Member(name)
+		r.validate(child, v)
+		r.path.Pop()
+	}
+	for i, name := range n.required {
+		if i < 64 {
+			if seen&(1<<i) != 0 {
+				continue
+			}
+		} else if _, ok := obj.Get(name); ok {
+			continue
+		}
+		r.failAt(name, msgRequired)
+	}
+}
+
+func (r *nativeRun) array(n *native, arr jsonbody.Value) {
+	count := arr.Len()
+	if n.minItems >= 0 && count < n.minItems {
+		r.fail(msgMinItems(n.minItems))
+	}
+	if n.maxItems >= 0 && count > n.maxItems {
+		r.fail(msgMaxItems(n.maxItems))
+	}
+	if n.items == nil {
+		return
+	}
+	r.path.Index(0)
+	for i := range count {
+		r.path.SetIndex(i)
+		r.validate(n.items, arr.Index(i))
+	}
+	r.path.Pop()
+}
+
+func (r *nativeRun) str(n *native, s string) {
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(s)
+		if n.minLength >= 0 && l < n.minLength {
+			r.fail(msgMinLength(n.minLength))
+		}
+		if n.maxLength >= 0 && l > n.maxLength {
+			r.fail(msgMaxLength(n.maxLength))
+		}
+	}
+	if n.pattern != nil && !n.pattern.MatchString(s) {
+		r.fail(msgPattern(n.pattern.String()))
+	}
+}
+
+func (r *nativeRun) number(n *native, x string) {
+	if n.minimum != nil && compare(x, n.minimum) < 0 {
+		r.fail(msgMinimum(n.minimum.rat))
+	}
+	if n.maximum != nil && compare(x, n.maximum) > 0 {
+		r.fail(msgMaximum(n.maximum.rat))
+	}
+	if n.exclusiveMinimum != nil && compare(x, n.exclusiveMinimum) <= 0 {
+		r.fail(msgExclusiveMinimum(n.exclusiveMinimum.rat))
+	}
+	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
+		r.fail(msgExclusiveMaximum(n.exclusiveMaximum.rat))
+	}
+}
