@@ -112,11 +112,13 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 	fs := newFlags("serve", serveHelp, stderr)
 	configPath := fs.String("config", "", "the configuration `FILE` (contractguard: properties); without one, the environment alone")
 	contracts := fs.String("contracts", "", "the contracts `DIR`ectory (wins over contracts-dir)")
-	flagText := map[string]*string{}
+	flagText := map[string]*propertyFlag{}
 	for _, p := range config.Serve {
 		name := strings.TrimPrefix(p.Name, "serve.")
 		usage := fmt.Sprintf("%s (env %s)", serveUsage[p.Name], config.EnvName(p.Name))
-		flagText[p.Name] = fs.String(name, serveDefaults[p.Name], usage)
+		f := &propertyFlag{text: serveDefaults[p.Name], isBool: p.Kind == config.Bool}
+		flagText[p.Name] = f
+		fs.Var(f, name, usage)
 	}
 	if code, ok := parse(fs, args, stdout); !ok {
 		return settings{}, contractguard.Options{}, code, false
@@ -157,7 +159,7 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 	for _, p := range config.Serve {
 		raw, where := serveDefaults[p.Name], "default"
 		if set[strings.TrimPrefix(p.Name, "serve.")] {
-			raw, where = *flagText[p.Name], "--"+strings.TrimPrefix(p.Name, "serve.")
+			raw, where = flagText[p.Name].text, "--"+strings.TrimPrefix(p.Name, "serve.")
 		} else if v, ok := envValues[p.Name]; ok {
 			values[p.Name] = v
 			continue
@@ -256,3 +258,15 @@ func dedupe(errs []error) []error {
 	}
 	return out
 }
+
+// propertyFlag is a property's flag: its text, read with the property's
+// kind like the file's and the environment's; a boolean's flag alone
+// (--watch) means true.
+type propertyFlag struct {
+	text   string
+	isBool bool
+}
+
+func (f *propertyFlag) String() string     { return f.text }
+func (f *propertyFlag) Set(v string) error { f.text = v; return nil }
+func (f *propertyFlag) IsBoolFlag() bool   { return f.isBool }
