@@ -177,9 +177,11 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 		}
 		values[p.Name] = v
 	}
-	s, err := settingsOf(values)
-	if err != nil {
-		errs = append(errs, err)
+	var s settings
+	if len(errs) == 0 { // every value has its kind
+		if s, err = settingsOf(values); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if *contracts != "" {
 		opts.ContractsDir = *contracts
