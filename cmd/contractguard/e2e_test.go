@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -502,4 +501,3 @@ func sha(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-var _ = bytes.NewReader
