@@ -1,59 +1,55 @@
 package contractguard
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
-
-	"github.com/contractguard/contractguard/internal/yamljson"
+	"github.com/contractguard/contractguard/internal/config"
 )
 
 // A configuration property: its name under contractguard:, its kind, and
 // where it goes in Options.
 type configProperty struct {
 	name string
-	kind configKind
+	kind config.Kind
 	set  func(o *Options, v any)
 }
-
-type configKind int
-
-const (
-	boolProperty configKind = iota // true or false
-	sizeProperty                   // a whole number, 0 or more
-	textProperty                   // a string; empty is the same as none
-	pathProperty                   // a folder; relative to the configuration file
-)
 
 // configProperties are the properties of the contractguard: tree, the
 // Spring starter's and the Go library's own. Each can also be set by the
 // environment variable envName(name), which wins over the file.
 var configProperties = []configProperty{
-	{"enabled", boolProperty, func(o *Options, v any) { o.Disabled = !v.(bool) }},
-	{"contracts-dir", pathProperty, func(o *Options, v any) { o.ContractsDir = v.(string) }},
-	{"vulnerability-scan", boolProperty, func(o *Options, v any) { o.VulnerabilityScan = v.(bool) }},
-	{"license-key", textProperty, func(o *Options, v any) { o.LicenseKey = v.(string) }},
-	{"learning-mode", boolProperty, func(o *Options, v any) { o.LearningMode = v.(bool) }},
-	{"sink-protection", boolProperty, func(o *Options, v any) { o.SinkProtection = v.(bool) }},
-	{"metrics.enabled", boolProperty, func(o *Options, v any) { o.Metrics = v.(bool) }},
-	{"max-body-bytes", sizeProperty, func(o *Options, v any) { o.MaxBodyBytes = v.(int64) }},
-	{"require-contract", boolProperty, func(o *Options, v any) { o.RequireContract = v.(bool) }},
-	{"max-depth", sizeProperty, func(o *Options, v any) { o.MaxDepth = int(v.(int64)) }},
+	{"enabled", config.Bool, func(o *Options, v any) { o.Disabled = !v.(bool) }},
+	{"contracts-dir", config.Path, func(o *Options, v any) { o.ContractsDir = v.(string) }},
+	{"vulnerability-scan", config.Bool, func(o *Options, v any) { o.VulnerabilityScan = v.(bool) }},
+	{"license-key", config.Text, func(o *Options, v any) { o.LicenseKey = v.(string) }},
+	{"learning-mode", config.Bool, func(o *Options, v any) { o.LearningMode = v.(bool) }},
+	{"sink-protection", config.Bool, func(o *Options, v any) { o.SinkProtection = v.(bool) }},
+	{"metrics.enabled", config.Bool, func(o *Options, v any) { o.Metrics = v.(bool) }},
+	{"max-body-bytes", config.Size, func(o *Options, v any) { o.MaxBodyBytes = v.(int64) }},
+	{"require-contract", config.Bool, func(o *Options, v any) { o.RequireContract = v.(bool) }},
+	{"max-depth", config.Size, func(o *Options, v any) { o.MaxDepth = int(v.(int64)) }},
 }
+
+// guardTable is configProperties as internal/config reads them.
+var guardTable = func() []config.Property {
+	t := make([]config.Property, len(configProperties))
+	for i, p := range configProperties {
+		t[i] = config.Property{Name: p.name, Kind: p.kind}
+	}
+	return t
+}()
+
+// fileTable is what a file's contractguard: tree may hold: the guard's
+// properties and contractguard serve's (contractguard.serve.…), which
+// LoadConfig checks and leaves to the command: a proxy setting never
+// reaches Options.
+var fileTable = append(slices.Clip(guardTable), config.Serve...)
 
 // envName is the environment variable of a property:
 // metrics.enabled is CONTRACTGUARD_METRICS_ENABLED.
-func envName(property string) string {
-	return "CONTRACTGUARD_" + strings.ToUpper(envSeparators.Replace(property))
-}
-
-var envSeparators = strings.NewReplacer(".", "_", "-", "_")
+func envName(property string) string { return config.EnvName(property) }
 
 // ConfigError is a problem with the configuration: a property that does
 // not exist or has a value of the wrong kind, a placeholder with no value,
@@ -102,26 +98,25 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // a [*ConfigError] naming the file, line and property. Every problem is
 // reported, joined with errors.Join. The Options returned are ready for
 // [New]; set Logger, User and the like on them first.
+//
+// The contractguard.serve group holds the settings of the contractguard
+// serve command, the validating reverse proxy (docs/proxy.md): LoadConfig
+// checks them like any property, so that a typo there is found wherever
+// the file is read, and leaves them out of Options.
 func LoadConfig(path string) (Options, error) {
 	var o Options
-	src, err := os.ReadFile(path)
+	values, problems, err := config.ReadFile(path, fileTable, "")
 	if err != nil {
-		return o, &ConfigError{Where: path, Err: err}
+		return o, configError(err)
 	}
-	var errs []error
-	values, err := readConfigFile(path, src, &errs)
-	if err != nil {
-		return o, err
+	errs := make([]error, 0, len(problems))
+	for _, e := range problems {
+		errs = append(errs, configError(e))
 	}
 	for _, p := range configProperties {
-		v, ok := values[p.name]
-		if !ok {
-			continue
+		if v, ok := values[p.name]; ok {
+			p.set(&o, v)
 		}
-		if p.kind == pathProperty && !filepath.IsAbs(v.(string)) {
-			v = filepath.Join(filepath.Dir(path), v.(string))
-		}
-		p.set(&o, v)
 	}
 	errs = append(errs, applyEnv(&o)...)
 	return o, errors.Join(errs...)
@@ -137,216 +132,24 @@ func ConfigFromEnv() (Options, error) {
 
 // applyEnv sets the properties whose environment variables are set.
 func applyEnv(o *Options) []error {
-	var errs []error
+	values, problems := config.Env(guardTable)
+	errs := make([]error, 0, len(problems))
+	for _, e := range problems {
+		errs = append(errs, configError(e))
+	}
 	for _, p := range configProperties {
-		raw, ok := os.LookupEnv(envName(p.name))
-		if !ok {
-			continue
+		if v, ok := values[p.name]; ok {
+			p.set(o, v)
 		}
-		v, err := parseProperty(p.kind, raw)
-		if err != nil {
-			errs = append(errs, &ConfigError{Where: "environment " + envName(p.name), Property: "contractguard." + p.name, Err: err})
-			continue
-		}
-		p.set(o, v)
 	}
 	return errs
 }
 
-// readConfigFile returns the properties of the file's contractguard: tree
-// by name (metrics.enabled), converted to their kinds. A file that does not
-// parse is returned as the error; problems with properties are appended to
-// errs.
-func readConfigFile(path string, src []byte, errs *[]error) (map[string]any, error) {
-	docs, err := yamljson.Parse(src)
-	if err != nil {
-		where := path
-		line, err := yamljson.Split(err, 0)
-		if line > 0 {
-			where = fmt.Sprintf("%s:%d", path, line)
-		}
-		return nil, &ConfigError{Where: where, Err: err}
+// configError is internal/config's error as the package's own.
+func configError(err error) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return &ConfigError{Where: ce.Where, Property: ce.Property, Err: ce.Err}
 	}
-	values := map[string]any{}
-	for _, d := range docs {
-		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
-		if !ok {
-			return nil, &ConfigError{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
-		}
-		for _, kv := range top.Values {
-			if k, _ := yamljson.Key(kv.Key); k != "contractguard" {
-				continue // another component's configuration
-			}
-			aliases := yamljson.Aliases(d.Body)
-			readConfigTree(path, "", resolveAlias(kv.Value, aliases), aliases, values, errs)
-		}
-	}
-	return values, nil
-}
-
-// readConfigTree reads the properties of the mapping n, named under
-// prefix (empty for the contractguard: mapping itself), into values.
-func readConfigTree(path, prefix string, n ast.Node, aliases map[*ast.AliasNode]ast.Node, values map[string]any, errs *[]error) {
-	// fail adds a problem at n, or at the line a YAML error names.
-	fail := func(n ast.Node, property string, err error) {
-		line, err := yamljson.Split(err, yamljson.Line(n))
-		*errs = append(*errs, &ConfigError{Where: fmt.Sprintf("%s:%d", path, line), Property: property, Err: err})
-	}
-	m, ok := yamljson.Unwrap(n).(*ast.MappingNode)
-	if !ok {
-		if _, null := yamljson.Unwrap(n).(*ast.NullNode); !null { // null: contractguard: with nothing under it
-			fail(n, "contractguard", errors.New("want a mapping of properties")) // nested groups are read only when mappings
-		}
-		return
-	}
-	for _, kv := range m.Values {
-		value := resolveAlias(kv.Value, aliases)
-		k, err := yamljson.Key(kv.Key)
-		if err != nil {
-			fail(kv.Key, "", err)
-			continue
-		}
-		name := prefix + k
-		under := propertiesUnder(name)
-		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && under != "" {
-			readConfigTree(path, name+".", value, aliases, values, errs)
-			continue
-		}
-		p, ok := findProperty(name)
-		if !ok {
-			if under != "" {
-				fail(kv.Value, "contractguard."+name, fmt.Errorf("want a mapping of properties (%s)", under))
-			} else {
-				fail(kv.Key, "contractguard."+name, fmt.Errorf("unknown property (known: %s)", propertiesUnder("")))
-			}
-			continue
-		}
-		raw, err := scalarText(value)
-		if err == nil {
-			raw, err = expandPlaceholders(raw)
-		}
-		var v any
-		if err == nil {
-			v, err = parseProperty(p.kind, raw)
-		}
-		if err != nil {
-			fail(kv.Value, "contractguard."+name, err)
-			continue
-		}
-		values[name] = v
-	}
-}
-
-func findProperty(name string) (configProperty, bool) {
-	for _, p := range configProperties {
-		if p.name == name {
-			return p, true
-		}
-	}
-	return configProperty{}, false
-}
-
-// propertiesUnder lists the properties under prefix (metrics: metrics.enabled),
-// or all of them for "".
-func propertiesUnder(prefix string) string {
-	var names []string
-	for _, p := range configProperties {
-		if prefix == "" || strings.HasPrefix(p.name, prefix+".") {
-			names = append(names, p.name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-// scalarText is the text of a scalar value, read as contracts are read
-// (yamljson.Value): a string's content, a number (0x10 is 16) or a boolean.
-func scalarText(n ast.Node) (string, error) {
-	v, err := yamljson.Value(n)
-	if err != nil {
-		return "", err
-	}
-	switch v := v.(type) {
-	case string:
-		return v, nil
-	case json.Number:
-		return string(v), nil
-	case bool:
-		return strconv.FormatBool(v), nil
-	case nil:
-		return "", errors.New("needs a value")
-	}
-	return "", errors.New("want a single value, not a list or a mapping")
-}
-
-// resolveAlias is the node an alias (*name) stands for (see
-// yamljson.Aliases), or n.
-func resolveAlias(n ast.Node, aliases map[*ast.AliasNode]ast.Node) ast.Node {
-	for range 8 { // an alias of an anchor on an alias, at most
-		al, ok := yamljson.Unwrap(n).(*ast.AliasNode)
-		if !ok {
-			return n
-		}
-		target, ok := aliases[al]
-		if !ok {
-			return n // yamljson.Value reports the alias with no anchor before it
-		}
-		n = target
-	}
-	return n
-}
-
-// expandPlaceholders replaces ${NAME} and ${NAME:default} from the
-// environment. A ${NAME} without a default whose variable is not set is
-// an error: a configuration that silently loses its licence key or its
-// contracts folder fails at start-up instead.
-func expandPlaceholders(s string) (string, error) {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String(), nil
-		}
-		j := strings.IndexByte(s[i:], '}')
-		if j < 0 {
-			return "", fmt.Errorf("placeholder %q has no closing }", s[i:])
-		}
-		b.WriteString(s[:i])
-		name, def, hasDefault := strings.Cut(s[i+2:i+j], ":")
-		if name == "" {
-			return "", fmt.Errorf("placeholder %q names no variable", s[i:i+j+1])
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			b.WriteString(v)
-		} else if hasDefault {
-			b.WriteString(def)
-		} else {
-			return "", fmt.Errorf("placeholder ${%s}: the environment variable %s is not set and there is no default (${%s:default})", name, name, name)
-		}
-		s = s[i+j+1:]
-	}
-}
-
-// parseProperty converts a property's text to its kind.
-func parseProperty(kind configKind, raw string) (any, error) {
-	switch kind {
-	case boolProperty:
-		switch strings.ToLower(strings.TrimSpace(raw)) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("want true or false, not %q", raw)
-	case sizeProperty:
-		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
-		}
-		return n, nil
-	}
-	if kind == pathProperty && strings.TrimSpace(raw) == "" {
-		return nil, errors.New("needs a value")
-	}
-	return raw, nil
+	return err
 }

@@ -362,3 +362,35 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
+
+// TestLoadConfig_ServeProperties: the serve command's properties belong
+// in the same file; LoadConfig checks them and keeps them out of Options.
+func TestLoadConfig_ServeProperties(t *testing.T) {
+	clearConfigEnv(t)
+	o, err := LoadConfig(writeConfig(t, `
+contractguard:
+  max-depth: 9
+  serve:
+    upstream: http://127.0.0.1:3000
+    listen: ":8080"
+    admin-listen: off
+    read-timeout: 30s
+    max-header-bytes: 65536
+    user-header: X-User
+    watch: false
+`))
+	require.NoError(t, err)
+	assert.Equal(t, Options{MaxDepth: 9}, o)
+
+	_, err = LoadConfig(writeConfig(t, "contractguard:\n  serve:\n    upstrem: http://x\n    read-timeout: soon\n    upstream: ftp://x\n"))
+	var msgs []string
+	for _, e := range unjoin(err) {
+		var ce *ConfigError
+		require.ErrorAs(t, e, &ce)
+		msgs = append(msgs, e.Error()[strings.LastIndex(e.Error(), "contractguard.yaml"):])
+	}
+	require.Len(t, msgs, 3, "%v", msgs)
+	assert.True(t, strings.HasPrefix(msgs[0], "contractguard.yaml:3: contractguard.serve.upstrem: unknown property (known: "), msgs[0])
+	assert.Equal(t, `contractguard.yaml:4: contractguard.serve.read-timeout: want a duration such as 30s, 1m or 250ms, 0 or more, not "soon"`, msgs[1])
+	assert.Equal(t, `contractguard.yaml:5: contractguard.serve.upstream: want an absolute http:// or https:// URL, not "ftp://x"`, msgs[2])
+}

@@ -1,10 +1,13 @@
 // Command contractguard checks contracts where they are written: on an
-// author's machine and in CI, before a guard ever loads them.
+// author's machine and in CI, before a guard ever loads them; and guards
+// a service in any language as a validating reverse proxy (serve,
+// docs/proxy.md).
 //
 //	contractguard lint [--format text|json] [DIR ...]
 //	contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
 //	contractguard schema
 //	contractguard license keygen|issue|inspect ...
+//	contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
 //
 // Install it with
 //
@@ -26,13 +29,15 @@ import (
 	"github.com/contractguard/contractguard"
 )
 
-const usage = `contractguard checks contracts before a guard loads them.
+const usage = `contractguard checks contracts before a guard loads them, and guards a
+service as a validating reverse proxy.
 
 Usage:
   contractguard lint [--format text|json] [DIR ...]
   contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
   contractguard schema
   contractguard license keygen|issue|inspect ...   (licence keys, docs/licensing.md)
+  contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
 
 Run "contractguard COMMAND --help" for a command's options and examples.
 `
@@ -57,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return schema(args[1:], stdout, stderr)
 	case "license":
 		return license(args[1:], stdin, stdout, stderr)
+	case "serve":
+		return serve(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

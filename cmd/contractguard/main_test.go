@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "contractguard")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := build(binary).CombinedOutput(); err != nil {
 		panic("go build: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()
@@ -202,4 +202,11 @@ func TestHelp(t *testing.T) {
 	r = cli(t, "", "frobnicate")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, `unknown command "frobnicate"`)
+}
+
+// build builds the command as it ships: one static binary, CGO off.
+func build(out string) *exec.Cmd {
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }

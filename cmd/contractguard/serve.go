@@ -1,0 +1,636 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/contractguard/contractguard"
+)
+
+// The codes of the errors the proxy itself answers with, in the guard's
+// error shape under "error": "PROXY_ERROR" (docs/proxy.md).
+const (
+	codeUpstreamUnavailable = "UPSTREAM_UNAVAILABLE"    // 502: the upstream refused or broke the connection
+	codeUpstreamTimeout     = "UPSTREAM_TIMEOUT"        // 504: the upstream did not connect or answer in time
+	codeInvalidUserHeader   = "INVALID_USER_HEADER"     // 400: the trusted user header is not usable
+	codeInvalidOverride     = "INVALID_METHOD_OVERRIDE" // 400: a method override that is not a method
+)
+
+// healthPrefix is where the main listener answers health and readiness
+// probes (Kubernetes probes reach the pod's address, not its loopback): a
+// prefix no application uses. The admin listener answers /healthz and
+// /readyz.
+const healthPrefix = "/_contractguard/"
+
+// proxy is a running contractguard serve.
+type proxy struct {
+	s     settings
+	guard *contractguard.Guard
+	log   *slog.Logger
+
+	handler http.Handler // the main listener's: health, then the guard, then the upstream
+	admin   http.Handler // the admin listener's
+
+	stopping atomic.Bool // SIGTERM received: not ready
+
+	readyMu      sync.Mutex
+	readyAt      time.Time
+	readyErr     error
+	transport    *http.Transport
+	upstreamHP   string // host:port of the upstream, for readiness
+	contractsDir string // watched, when on disk
+}
+
+// newProxy builds the guard and the handlers. opts are the guard's
+// options as configured; the proxy sets Logger and, with a user header,
+// User.
+func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy, error) {
+	p := &proxy{s: s, log: log}
+	opts.Logger = log
+	if s.UserHeader != "" {
+		opts.User = userFromHeader(s.UserHeader)
+	}
+	opts.OnReject = p.reject
+	g, err := contractguard.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	p.guard = g
+	if opts.ContractsFS == nil && !opts.Disabled {
+		p.contractsDir = opts.ContractsDir
+	}
+
+	p.transport = &http.Transport{
+		Proxy: nil, // never the environment's HTTP_PROXY: the upstream is beside us
+		DialContext: (&net.Dialer{
+			Timeout:   s.DialTimeout,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ResponseHeaderTimeout: s.UpstreamTimeout,
+		ExpectContinueTimeout: time.Second,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256, // the default, 2, makes a busy proxy dial per request
+		IdleConnTimeout:       90 * time.Second,
+	}
+	host := s.Upstream.Host
+	if s.Upstream.Port() == "" {
+		port := "80"
+		if s.Upstream.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(s.Upstream.Hostname(), port)
+	}
+	p.upstreamHP = host
+
+	rp := &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      p.transport,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.upstreamError,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	var h http.Handler = rp
+	h = p.guard.Middleware(h)
+	h = p.prepare(h)
+	p.handler = p.accessLog(h)
+
+	admin := http.NewServeMux()
+	admin.Handle("/metrics", g.MetricsHandler())
+	admin.Handle("/actuator/contractguard", g.MetricsHandler())
+	admin.HandleFunc("/healthz", p.healthz)
+	admin.HandleFunc("/readyz", p.readyz)
+	p.admin = admin
+	return p, nil
+}
+
+// exchange is what the proxy knows of one request, in its context.
+type exchange struct {
+	rc     *http.ResponseController
+	code   string // the guard's or the proxy's error code, for the access log
+	status int    // 499 when the client went away first
+}
+
+type exchangeKey struct{}
+
+func exchangeOf(r *http.Request) *exchange {
+	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	return x
+}
+
+// prepare runs before the guard: health probes are answered, the path is
+// normalized, the method override applied or removed, the user header
+// checked, and the read deadline set, so that the guard checks what the
+// upstream will route.
+func (p *proxy) prepare(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		x := exchangeOf(r)
+		if strings.HasPrefix(r.URL.Path, healthPrefix) {
+			switch r.URL.Path[len(healthPrefix):] {
+			case "healthz":
+				p.healthz(w, r)
+				return
+			case "readyz":
+				p.readyz(w, r)
+				return
+			}
+		}
+		if p.s.NormalizePath {
+			normalizePath(r.URL)
+		}
+		if v := overrideOf(r.Header); v != "" || len(r.Header.Values("X-HTTP-Method-Override")) > 1 {
+			if !p.s.MethodOverride || r.Method != http.MethodPost {
+				deleteOverrides(r.Header)
+			} else {
+				m := strings.ToUpper(strings.TrimSpace(v))
+				if !validMethod(m) || len(overrideValues(r.Header)) > 1 {
+					p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method")
+					return
+				}
+				deleteOverrides(r.Header)
+				r.Method = m
+			}
+		}
+		if h := p.s.UserHeader; h != "" {
+			if vals := r.Header.Values(h); len(vals) > 1 {
+				p.fail(w, r, http.StatusBadRequest, codeInvalidUserHeader, "the user header "+h+" must appear at most once")
+				return
+			} else if len(vals) == 1 && !validUser(vals[0]) {
+				p.fail(w, r, http.StatusBadRequest, codeInvalidUserHeader, "the user header "+h+" must be a JSON object or an id")
+				return
+			}
+		}
+		// The request, body included, must arrive within read-timeout; once
+		// it has, the deadline goes, so that a slow upstream or a long
+		// response does not cancel the request (net/http cancels a request
+		// whose connection's read deadline passes).
+		if p.s.ReadTimeout > 0 {
+			x.rc.SetReadDeadline(time.Now().Add(p.s.ReadTimeout))
+			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+				x.rc.SetReadDeadline(time.Time{})
+			} else {
+				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// untilEOF calls done once, when the body has been read to its end.
+type untilEOF struct {
+	io.ReadCloser
+	done func()
+	once sync.Once
+}
+
+func (b *untilEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.done)
+	}
+	return n, err
+}
+
+// rewrite is the outbound request: to the upstream, with X-Forwarded-For
+// (the inbound chain, then the client's address), -Host and -Proto.
+func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
+	pr.SetURL(p.s.Upstream)
+	if prior := pr.In.Header["X-Forwarded-For"]; len(prior) > 0 {
+		pr.Out.Header["X-Forwarded-For"] = prior
+	}
+	pr.SetXForwarded()
+	if p.s.PreserveHost {
+		pr.Out.Host = pr.In.Host
+	}
+	if pr.Out.ContentLength >= 0 && len(pr.Out.TransferEncoding) > 0 {
+		// A chunked body the guard read and checked: it is sent whole,
+		// with its length, as the bytes the guard saw.
+		pr.Out.TransferEncoding = nil
+	}
+}
+
+// modifyResponse sets the write deadline once the upstream answers:
+// write-timeout to send the response, none for an event stream or a
+// protocol switch (a websocket), which last as long as they last.
+func (p *proxy) modifyResponse(res *http.Response) error {
+	x := exchangeOf(res.Request)
+	if x == nil {
+		return nil
+	}
+	streaming := res.StatusCode == http.StatusSwitchingProtocols ||
+		strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream")
+	switch {
+	case streaming || p.s.WriteTimeout == 0:
+		x.rc.SetWriteDeadline(time.Time{})
+	default:
+		x.rc.SetWriteDeadline(time.Now().Add(p.s.WriteTimeout))
+	}
+	return nil
+}
+
+// upstreamError answers a request the upstream could not serve: 504 when
+// it did not connect or answer in time, else 502. Nothing is written when
+// the client has gone.
+func (p *proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	x := exchangeOf(r)
+	if r.Context().Err() != nil {
+		if x != nil {
+			x.status = 499 // as nginx logs it: the client closed the request
+		}
+		p.log.Debug("contractguard serve: client went away", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()))
+		return
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		p.log.Warn("contractguard serve: upstream timeout", slog.String("upstream", p.s.Upstream.Redacted()), slog.String("error", err.Error()))
+		p.fail(w, r, http.StatusGatewayTimeout, codeUpstreamTimeout, "the upstream service did not answer in time")
+		return
+	}
+	p.log.Warn("contractguard serve: upstream unavailable", slog.String("upstream", p.s.Upstream.Redacted()), slog.String("error", err.Error()))
+	p.fail(w, r, http.StatusBadGateway, codeUpstreamUnavailable, "the upstream service is unavailable")
+}
+
+// reject writes a rejection of the guard as its default writer does, and
+// notes the code for the access log.
+func (p *proxy) reject(w http.ResponseWriter, r *http.Request, v *contractguard.Violation) {
+	if x := exchangeOf(r); x != nil {
+		x.code = v.Code
+	}
+	b, _ := v.MarshalJSON()
+	writeJSON(w, v.Status, b)
+}
+
+// fail writes an error of the proxy's own, in the guard's shape.
+func (p *proxy) fail(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	if x := exchangeOf(r); x != nil {
+		x.code = code
+	}
+	b, _ := json.Marshal(map[string]any{
+		"error":   "PROXY_ERROR",
+		"code":    code,
+		"details": []contractguard.Detail{{Path: "", Message: message}},
+	})
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// healthz: the process is alive and serving.
+func (p *proxy) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// readyz: the contracts are loaded (always, once started: a guard never
+// starts half-loaded), the process is not shutting down, and the upstream
+// accepts a connection (checked at most once a second).
+func (p *proxy) readyz(w http.ResponseWriter, r *http.Request) {
+	status, body := http.StatusOK, map[string]any{"status": "ready", "contracts": p.guard.Metrics().ContractsLoaded, "upstream": "reachable"}
+	if p.stopping.Load() {
+		status, body["status"], body["upstream"] = http.StatusServiceUnavailable, "stopping", "not checked"
+	} else if err := p.upstreamReachable(r.Context()); err != nil {
+		status, body["status"], body["upstream"] = http.StatusServiceUnavailable, "not ready", "unreachable"
+	}
+	b, _ := json.Marshal(body)
+	writeJSON(w, status, b)
+}
+
+func (p *proxy) upstreamReachable(ctx context.Context) error {
+	p.readyMu.Lock()
+	defer p.readyMu.Unlock()
+	if time.Since(p.readyAt) < time.Second {
+		return p.readyErr
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(p.s.DialTimeout, 2*time.Second))
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.upstreamHP)
+	if err == nil {
+		c.Close()
+	} else {
+		p.log.Warn("contractguard serve: upstream not reachable", slog.String("upstream", p.s.Upstream.Redacted()), slog.String("error", err.Error()))
+	}
+	p.readyAt, p.readyErr = time.Now(), err
+	return err
+}
+
+// accessLog is the outermost handler: it makes the exchange and logs one
+// line per request (method, path without query, status, bytes, time,
+// client, code; never a body, a query or a header value).
+func (p *proxy) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &recorder{ResponseWriter: w}
+		x := &exchange{rc: http.NewResponseController(w)}
+		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
+		path := r.URL.EscapedPath()
+		defer func() {
+			if !p.s.AccessLog {
+				return
+			}
+			status := rw.status
+			if x.status != 0 {
+				status = x.status
+			} else if status == 0 {
+				status = http.StatusOK
+			}
+			attrs := []slog.Attr{
+				slog.String("method", r.Method),
+				slog.String("path", path),
+				slog.Int("status", status),
+				slog.Int64("bytes", rw.bytes),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.String("client", r.RemoteAddr),
+			}
+			if x.code != "" {
+				attrs = append(attrs, slog.String("code", x.code))
+			}
+			level := slog.LevelInfo
+			if strings.HasPrefix(path, healthPrefix) {
+				level = slog.LevelDebug // a probe every few seconds is not traffic
+			}
+			p.log.LogAttrs(r.Context(), level, "request", attrs...)
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// recorder notes the status and size of a response. Unwrap lets
+// http.ResponseController reach Flush, Hijack and the deadlines.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.status == 0 || w.status < 200 { // a 1xx is followed by the final status
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *recorder) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// userFromHeader is Options.User for a header a trusted gateway sets: a
+// JSON object is context.user as it is; any other value is the user's id,
+// context.user.id. No header: an empty context.user.
+func userFromHeader(name string) func(*http.Request) any {
+	return func(r *http.Request) any {
+		v := strings.TrimSpace(r.Header.Get(name))
+		switch {
+		case v == "":
+			return nil
+		case v[0] == '{':
+			return json.RawMessage(v) // checked by validUser; the guard parses it strictly
+		}
+		return map[string]string{"id": v}
+	}
+}
+
+// validUser reports whether a user header's value can be context.user: a
+// JSON object, or an id that does not look like JSON.
+func validUser(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return true
+	}
+	switch v[0] {
+	case '{':
+		var m map[string]any
+		return json.Unmarshal([]byte(v), &m) == nil
+	case '[', '"':
+		return false // JSON that is not an object: a gateway's mistake
+	}
+	return true
+}
+
+var overrideHeaders = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+
+func overrideValues(h http.Header) []string {
+	var vals []string
+	for _, name := range overrideHeaders {
+		vals = append(vals, h.Values(name)...)
+	}
+	return vals
+}
+
+func overrideOf(h http.Header) string {
+	if vals := overrideValues(h); len(vals) > 0 {
+		return vals[0]
+	}
+	return ""
+}
+
+func deleteOverrides(h http.Header) {
+	for _, name := range overrideHeaders {
+		h.Del(name)
+	}
+}
+
+func validMethod(m string) bool {
+	return m != "" && validHeaderName(m) // a token, as a header name is
+}
+
+// normalizePath removes "." and ".." segments (also percent-encoded) and
+// empty segments from u's path, keeping every other byte as it was sent
+// (an encoded slash stays encoded) and a trailing slash: the guard and the
+// upstream then read the same path, whatever the upstream's router makes
+// of dot segments and repeated slashes.
+func normalizePath(u *url.URL) {
+	raw := u.EscapedPath()
+	if !strings.HasPrefix(raw, "/") {
+		return // OPTIONS *
+	}
+	if !strings.Contains(raw, "//") && !strings.Contains(raw, "/.") && !strings.Contains(raw, "%2e") && !strings.Contains(raw, "%2E") {
+		return // the common case: nothing to do
+	}
+	trailing := strings.HasSuffix(raw, "/")
+	var segs []string
+	for _, s := range strings.Split(raw, "/") {
+		if s == "" {
+			continue
+		}
+		switch strings.ToLower(s) {
+		case ".", "%2e":
+			continue
+		case "..", ".%2e", "%2e.", "%2e%2e":
+			if len(segs) > 0 {
+				segs = segs[:len(segs)-1]
+			}
+			continue
+		}
+		segs = append(segs, s)
+	}
+	clean := "/" + strings.Join(segs, "/")
+	if trailing && len(segs) > 0 {
+		clean += "/"
+	}
+	if clean == raw {
+		return
+	}
+	path, err := url.PathUnescape(clean)
+	if err != nil {
+		return // not reached: the server has parsed the path
+	}
+	u.Path, u.RawPath = path, clean
+}
+
+// serve is contractguard serve.
+func serve(args []string, stdout, stderr io.Writer) int {
+	s, opts, code, ok := loadSettings(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: s.LogLevel}))
+	p, err := newProxy(s, opts, log)
+	if err != nil {
+		for _, e := range flatten(err) {
+			log.Error("contractguard serve: the contracts do not load", slog.String("error", e.Error()))
+		}
+		return 1
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := p.run(context.Background(), sigs); err != nil {
+		log.Error("contractguard serve: stopped", slog.String("error", err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// run listens and serves until SIGTERM or SIGINT on sigs (or ctx is
+// done), then shuts down gracefully; SIGHUP reloads the contracts.
+func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
+	s := p.s
+	ln, err := net.Listen("tcp", s.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", s.Listen, err)
+	}
+	main := &http.Server{
+		Handler:           p.handler,
+		ReadHeaderTimeout: s.ReadHeaderTimeout,
+		IdleTimeout:       s.IdleTimeout,
+		MaxHeaderBytes:    int(s.MaxHeaderBytes),
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		// ReadTimeout and WriteTimeout are per request, in prepare and
+		// modifyResponse: the server's would cut streams and cancel
+		// requests waiting on a slow upstream.
+	}
+	servers := []*http.Server{main}
+	listeners := []net.Listener{ln}
+	attrs := []any{slog.String("listen", ln.Addr().String()), slog.String("upstream", s.Upstream.Redacted())}
+	if s.AdminListen != "off" {
+		aln, err := net.Listen("tcp", s.AdminListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("admin-listen %s: %w", s.AdminListen, err)
+		}
+		admin := &http.Server{
+			Handler:           p.admin,
+			ReadHeaderTimeout: s.ReadHeaderTimeout,
+			ReadTimeout:       10 * time.Second,
+			WriteTimeout:      10 * time.Second,
+			IdleTimeout:       s.IdleTimeout,
+			MaxHeaderBytes:    int(s.MaxHeaderBytes),
+			ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		}
+		servers = append(servers, admin)
+		listeners = append(listeners, aln)
+		attrs = append(attrs, slog.String("admin", aln.Addr().String()))
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if s.Watch && p.contractsDir != "" {
+		go func() {
+			if err := p.guard.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
+				p.log.Warn("contractguard serve: not watching the contracts", slog.String("error", err.Error()))
+			}
+		}()
+	}
+
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	p.log.Info("contractguard serve: listening", attrs...)
+
+	for {
+		select {
+		case err := <-errc:
+			p.shutdown(servers)
+			return err
+		case <-ctx.Done():
+			return p.shutdown(servers)
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				p.log.Info("contractguard serve: SIGHUP: reloading the contracts")
+				_ = p.guard.Reload() // a failure is logged, and the old set stays
+				continue
+			}
+			p.log.Info("contractguard serve: shutting down", slog.String("signal", sig.String()), slog.String("timeout", s.ShutdownTimeout.String()))
+			return p.shutdown(servers)
+		}
+	}
+}
+
+// shutdown stops accepting, lets in-flight requests finish within
+// shutdown-timeout, then closes what is left.
+func (p *proxy) shutdown(servers []*http.Server) error {
+	p.stopping.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), p.s.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, srv := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Shutdown(ctx); err != nil {
+				srv.Close()
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("shutdown: %w (requests still running were cut)", err))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	p.transport.CloseIdleConnections()
+	if len(errs) == 0 {
+		p.log.Info("contractguard serve: stopped")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard"
+)
+
+// TestStaticBinary: the command builds with CGO off into one binary that
+// needs no dynamic loader (what the distroless/static image runs).
+func TestStaticBinary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "contractguard")
+	b, err := build(out).CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Skipf("not an ELF system: %v", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		assert.NotEqual(t, elf.PT_INTERP, p.Type, "the binary asks for a dynamic loader")
+	}
+	libs, _ := f.ImportedLibraries()
+	assert.Empty(t, libs)
+}
+
+func TestNormalizePath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"/api/users", "/api/users"},
+		{"/api/users/", "/api/users/"},
+		{"//api//users", "/api/users"},
+		{"/api/users//", "/api/users/"},
+		{"/api/./users", "/api/users"},
+		{"/api/x/../users", "/api/users"},
+		{"/api/x/%2e%2E/users", "/api/users"},
+		{"/api/x/.%2e/users", "/api/users"},
+		{"/api/users/..", "/api"},
+		{"/api/users/../", "/api/"},
+		{"/api/users/%2e", "/api/users"},
+		{"/../../etc", "/etc"},
+		{"/..", "/"},
+		{"/api/a%2Fb/%2e%2e", "/api"},
+		{"/api/a%2Fb", "/api/a%2Fb"},           // an encoded slash stays inside its segment
+		{"/api/..;x/users", "/api/..;x/users"}, // ;: the guard reads it both ways
+		{"/api/.hidden/x", "/api/.hidden/x"},
+		{"/api/users%3F/..", "/api"},
+		{"*", "*"},
+	} {
+		u := &url.URL{}
+		if tc.in == "*" {
+			u.Path = "*"
+		} else {
+			var err error
+			u, err = url.ParseRequestURI(tc.in)
+			require.NoError(t, err)
+		}
+		normalizePath(u)
+		assert.Equal(t, tc.want, u.EscapedPath(), tc.in)
+	}
+}
+
+func TestValidUser(t *testing.T) {
+	for v, want := range map[string]bool{
+		``:                          true,
+		`ada`:                       true,
+		`42`:                        true,
+		`{"id":"ada","limit":100}`:  true,
+		` {"roles":["a","b"]} `:     true,
+		`{"id":`:                    false,
+		`{"id":"ada"} trailing`:     false,
+		`["ada"]`:                   false,
+		`"ada"`:                     false,
+		`{"a":{"b":{"c":[1,2,3]}}}`: true,
+	} {
+		assert.Equal(t, want, validUser(v), v)
+	}
+}
+
+// TestLoadSettings: defaults, then the file's contractguard.serve.…, then
+// the environment, then the flags.
+func TestLoadSettings(t *testing.T) {
+	clearServeEnv(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "contractguard.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+contractguard:
+  contracts-dir: contracts
+  max-depth: 9
+  serve:
+    upstream: http://127.0.0.1:3000
+    listen: ":7000"
+    read-timeout: 5s
+    upstream-timeout: 2s
+    user-header: X-User
+`), 0o644))
+	var out, errb bytes.Buffer
+
+	s, opts, code, ok := loadSettings([]string{"--config", cfg}, &out, &errb)
+	require.True(t, ok, "%d %s", code, errb.String())
+	assert.Equal(t, "http://127.0.0.1:3000", s.Upstream.String())
+	assert.Equal(t, ":7000", s.Listen)
+	assert.Equal(t, "127.0.0.1:9090", s.AdminListen, "default: loopback only")
+	assert.Equal(t, 5*time.Second, s.ReadTimeout)
+	assert.Equal(t, 2*time.Second, s.UpstreamTimeout)
+	assert.Equal(t, 10*time.Second, s.ReadHeaderTimeout)
+	assert.Equal(t, int64(65536), s.MaxHeaderBytes)
+	assert.Equal(t, "X-User", s.UserHeader)
+	assert.True(t, s.Watch)
+	assert.True(t, s.NormalizePath)
+	assert.False(t, s.MethodOverride)
+	assert.Equal(t, slog.LevelInfo, s.LogLevel)
+	assert.Equal(t, filepath.Join(dir, "contracts"), opts.ContractsDir)
+	assert.Equal(t, 9, opts.MaxDepth)
+
+	// The environment wins over the file, a flag over both.
+	t.Setenv("CONTRACTGUARD_SERVE_LISTEN", ":7001")
+	t.Setenv("CONTRACTGUARD_SERVE_READ_TIMEOUT", "6s")
+	t.Setenv("CONTRACTGUARD_SERVE_WATCH", "false")
+	s, opts, _, ok = loadSettings([]string{"--config", cfg, "--read-timeout", "7s", "--contracts", "elsewhere", "--method-override", "--log-level", "debug"}, &out, &errb)
+	require.True(t, ok, errb.String())
+	assert.Equal(t, ":7001", s.Listen)
+	assert.Equal(t, 7*time.Second, s.ReadTimeout)
+	assert.False(t, s.Watch)
+	assert.True(t, s.MethodOverride)
+	assert.Equal(t, slog.LevelDebug, s.LogLevel)
+	assert.Equal(t, "elsewhere", opts.ContractsDir)
+
+	// Without a file: the environment alone.
+	clearServeEnv(t)
+	t.Setenv("CONTRACTGUARD_SERVE_UPSTREAM", "http://127.0.0.1:4000/base")
+	t.Setenv("CONTRACTGUARD_CONTRACTS_DIR", "c")
+	s, opts, _, ok = loadSettings(nil, &out, &errb)
+	require.True(t, ok, errb.String())
+	assert.Equal(t, "/base", s.Upstream.Path)
+	assert.Equal(t, "c", opts.ContractsDir)
+}
+
+func TestLoadSettings_Errors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "contractguard.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("contractguard:\n  serve:\n    upstream: http://x\n    lissen: :1\n"), 0o644))
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{args: nil, want: "contractguard.serve.upstream: the service to guard is required"},
+		{args: []string{"--upstream", "127.0.0.1:3000"}, want: `--upstream: contractguard.serve.upstream: want an absolute http:// or https:// URL, not "127.0.0.1:3000"`},
+		{args: []string{"--upstream", "http://x", "--read-timeout", "5"}, want: `--read-timeout: contractguard.serve.read-timeout: want a duration`},
+		{args: []string{"--upstream", "http://x", "--listen", "off"}, want: "contractguard.serve.listen: the proxy needs an address"},
+		{args: []string{"--upstream", "http://x", "--log-level", "loud"}, want: `contractguard.serve.log-level: want debug, info, warn or error, not "loud"`},
+		{args: []string{"--upstream", "http://x", "--user-header", "X User"}, want: `contractguard.serve.user-header: "X User" is not a header name`},
+		{args: []string{"--config", cfg}, want: "contractguard.yaml:4: contractguard.serve.lissen: unknown property"},
+		{env: map[string]string{"CONTRACTGUARD_SERVE_IDLE_TIMEOUT": "long"}, args: []string{"--upstream", "http://x"}, want: `environment CONTRACTGUARD_SERVE_IDLE_TIMEOUT: contractguard.serve.idle-timeout: want a duration`},
+		{args: []string{"--upstream", "http://x", "extra"}, want: `unexpected argument "extra"`},
+	} {
+		clearServeEnv(t)
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var out, errb bytes.Buffer
+		_, _, code, ok := loadSettings(tc.args, &out, &errb)
+		assert.False(t, ok, "%v", tc.args)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errb.String(), tc.want, "%v", tc.args)
+	}
+}
+
+func clearServeEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CONTRACTGUARD_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+// testProxy is a proxy in this process, in front of upstream, with the
+// hosts' contracts, on a real listener.
+func testProxy(t *testing.T, upstream string, edit func(*settings, *contractguard.Options)) (*proxy, *httptest.Server) {
+	t.Helper()
+	u, err := url.Parse(upstream)
+	require.NoError(t, err)
+	s := settings{
+		Upstream: u, Listen: "127.0.0.1:0", AdminListen: "off",
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+		IdleTimeout: time.Minute, MaxHeaderBytes: 65536, DialTimeout: time.Second, UpstreamTimeout: 5 * time.Second,
+		ShutdownTimeout: 5 * time.Second, NormalizePath: true, PreserveHost: true,
+	}
+	opts := contractguard.Options{ContractsDir: filepath.Join(hostsDir, "contracts"), Metrics: true}
+	if edit != nil {
+		edit(&s, &opts)
+	}
+	p, err := newProxy(s, opts, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv := httptest.NewServer(p.handler)
+	t.Cleanup(srv.Close)
+	return p, srv
+}
+
+// countingUpstream counts the requests it gets and answers 200.
+func countingUpstream(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "%s %s", r.Method, r.URL.Path)
+	}))
+	t.Cleanup(up.Close)
+	return up, &n
+}
+
+// TestProxy_ClientGoneMidBody: a client that sends half a body and hangs
+// up: nothing reaches the upstream, and no goroutine is left behind.
+func TestProxy_ClientGoneMidBody(t *testing.T) {
+	up, n := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, nil)
+	// Warm up: the connections and goroutines of a first request stay.
+	res, err := http.Post(srv.URL+"/api/users", "application/json", strings.NewReader(`{"email":"ada@example.com"}`))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, int64(1), n.Load())
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(50 * time.Millisecond)
+	base := runtime.NumGoroutine()
+
+	for range 20 {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		fmt.Fprintf(c, "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"email\":\"ada@")
+		time.Sleep(5 * time.Millisecond)
+		c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, runtime.NumGoroutine(), base, "goroutines left behind")
+	assert.Equal(t, int64(1), n.Load(), "half a body reached the upstream")
+}
+
+// TestProxy_AdminOnly: the metrics are on the admin listener only; on the
+// main listener /metrics is the upstream's.
+func TestProxy_AdminOnly(t *testing.T) {
+	up, n := countingUpstream(t)
+	p, srv := testProxy(t, up.URL, nil)
+	res, err := http.Get(srv.URL + "/metrics")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, "GET /metrics", string(b), "the upstream's /metrics")
+	assert.Equal(t, int64(1), n.Load())
+
+	admin := httptest.NewServer(p.admin)
+	defer admin.Close()
+	res, err = http.Get(admin.URL + "/metrics")
+	require.NoError(t, err)
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Contains(t, string(b), `"contracts_loaded":5`)
+	res, err = http.Get(admin.URL + "/readyz")
+	require.NoError(t, err)
+	b, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.JSONEq(t, `{"status":"ready","contracts":5,"upstream":"reachable"}`, string(b))
+
+	p.stopping.Store(true)
+	res, err = http.Get(admin.URL + "/readyz")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "not ready once stopping")
+}
+
+// TestProxy_PathSeenByUpstream: the upstream routes the path the guard
+// checked.
+func TestProxy_PathSeenByUpstream(t *testing.T) {
+	up, _ := countingUpstream(t)
+	_, srv := testProxy(t, up.URL+"/base", nil)
+	for in, want := range map[string]string{
+		"/api//users/./7/../8": "GET /base/api/users/8",
+		"/x/%2e%2e/y":          "GET /base/y",
+		"/a%2Fb":               "GET /base/a/b", // r.URL.Path of the upstream: decoded
+	} {
+		res := rawRequest(t, srv.URL, "GET", in, nil, "")
+		assert.Equal(t, want, string(res.body), in)
+	}
+}

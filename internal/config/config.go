@@ -1,0 +1,364 @@
+// Package config reads the contractguard: tree of a configuration file
+// (YAML or JSON) and the CONTRACTGUARD_… environment variables against a
+// table of properties: each property's kind, ${NAME:default} placeholders,
+// and errors that name file:line (or the variable) and the property. It
+// knows nothing of what the properties mean: the root package's table sets
+// Options, the serve command's table sets the proxy.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/contractguard/contractguard/internal/yamljson"
+)
+
+// Root is the top-level key whose tree is read; keys beside it are
+// another component's and are left alone.
+const Root = "contractguard"
+
+// Kind is how a property's text is read.
+type Kind int
+
+const (
+	Bool     Kind = iota // true or false, any case: a bool
+	Size                 // a whole number, 0 or more: an int64
+	Text                 // a string; empty is the same as none
+	Path                 // a non-empty folder or file, relative to the configuration file: a string
+	Duration             // a Go duration (30s, 1m30s, 250ms) or 0, not negative: a time.Duration
+	Address              // a listen address, host:port (:8080, 127.0.0.1:9090), or "off": a string
+	URL                  // an absolute http or https URL: a *url.URL
+)
+
+// Property is one property of a table.
+type Property struct {
+	Name string // under contractguard:, with dots for nesting: metrics.enabled
+	Kind Kind
+}
+
+// Error is a problem with the configuration: a property that does not
+// exist or has a value of the wrong kind, a placeholder with no value, a
+// file that cannot be read. Where is "file:line", the file, or
+// "environment NAME".
+type Error struct {
+	Where    string
+	Property string // contractguard.max-body-bytes; "" when the problem is the file
+	Err      error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Where)
+	if e.Property != "" {
+		b.WriteString(": " + e.Property)
+	}
+	b.WriteString(": " + e.Err.Error())
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// EnvName is the environment variable of a property:
+// metrics.enabled is CONTRACTGUARD_METRICS_ENABLED.
+func EnvName(property string) string {
+	return "CONTRACTGUARD_" + strings.ToUpper(envSeparators.Replace(property))
+}
+
+var envSeparators = strings.NewReplacer(".", "_", "-", "_")
+
+// Values are properties read, by name, converted to their kinds.
+type Values map[string]any
+
+// ReadFile reads the contractguard: tree of the file at path against the
+// properties of table. A file that cannot be read or does not parse is
+// the error (one *Error); a problem with a property is one *Error in
+// problems, and reading goes on, so that every problem is reported. A
+// Path value is made relative to the file's folder.
+//
+// With scope set (serve), only that group of the tree is read
+// (contractguard.serve.…) and the rest is left alone: it is another
+// table's to check.
+func ReadFile(path string, table []Property, scope string) (values Values, problems []error, err error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, &Error{Where: path, Err: err}
+	}
+	return Read(path, src, table, scope)
+}
+
+// Read is ReadFile of src, which was read from path.
+func Read(path string, src []byte, table []Property, scope string) (values Values, problems []error, err error) {
+	docs, err := yamljson.Parse(src)
+	if err != nil {
+		where := path
+		line, err := yamljson.Split(err, 0)
+		if line > 0 {
+			where = fmt.Sprintf("%s:%d", path, line)
+		}
+		return nil, nil, &Error{Where: where, Err: err}
+	}
+	r := reader{path: path, table: table, scope: scope, values: Values{}}
+	for _, d := range docs {
+		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
+		if !ok {
+			return nil, nil, &Error{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
+		}
+		for _, kv := range top.Values {
+			if k, _ := yamljson.Key(kv.Key); k != Root {
+				continue // another component's configuration
+			}
+			r.aliases = yamljson.Aliases(d.Body)
+			r.tree("", resolveAlias(kv.Value, r.aliases))
+		}
+	}
+	for name, v := range r.values {
+		if p, _ := find(table, name); p.Kind == Path && !filepath.IsAbs(v.(string)) {
+			r.values[name] = filepath.Join(filepath.Dir(path), v.(string))
+		}
+	}
+	return r.values, r.problems, nil
+}
+
+// Env reads the properties of table whose environment variables are set.
+// A relative Path stays relative to the working directory.
+func Env(table []Property) (Values, []error) {
+	values := Values{}
+	var problems []error
+	for _, p := range table {
+		raw, ok := os.LookupEnv(EnvName(p.Name))
+		if !ok {
+			continue
+		}
+		v, err := Parse(p.Kind, raw)
+		if err != nil {
+			problems = append(problems, &Error{Where: "environment " + EnvName(p.Name), Property: Root + "." + p.Name, Err: err})
+			continue
+		}
+		values[p.Name] = v
+	}
+	return values, problems
+}
+
+type reader struct {
+	path     string
+	table    []Property
+	scope    string
+	aliases  map[*ast.AliasNode]ast.Node
+	values   Values
+	problems []error
+}
+
+// fail adds a problem at n, or at the line a YAML error names.
+func (r *reader) fail(n ast.Node, property string, err error) {
+	line, err := yamljson.Split(err, yamljson.Line(n))
+	r.problems = append(r.problems, &Error{Where: fmt.Sprintf("%s:%d", r.path, line), Property: property, Err: err})
+}
+
+// tree reads the properties of the mapping n, named under prefix (empty
+// for the contractguard: mapping itself).
+func (r *reader) tree(prefix string, n ast.Node) {
+	m, ok := yamljson.Unwrap(n).(*ast.MappingNode)
+	if !ok {
+		if _, null := yamljson.Unwrap(n).(*ast.NullNode); !null { // null: contractguard: with nothing under it
+			r.fail(n, Root, errors.New("want a mapping of properties")) // nested groups are read only when mappings
+		}
+		return
+	}
+	for _, kv := range m.Values {
+		value := resolveAlias(kv.Value, r.aliases)
+		k, err := yamljson.Key(kv.Key)
+		if err != nil {
+			r.fail(kv.Key, "", err)
+			continue
+		}
+		name := prefix + k
+		if prefix == "" && r.scope != "" && name != r.scope {
+			continue // another table's
+		}
+		under := Under(r.table, name)
+		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && under != "" {
+			r.tree(name+".", value)
+			continue
+		}
+		p, ok := find(r.table, name)
+		if !ok {
+			if under != "" {
+				r.fail(kv.Value, Root+"."+name, fmt.Errorf("want a mapping of properties (%s)", under))
+			} else {
+				r.fail(kv.Key, Root+"."+name, fmt.Errorf("unknown property (known: %s)", Under(r.table, "")))
+			}
+			continue
+		}
+		raw, err := scalarText(value)
+		if err == nil {
+			raw, err = expandPlaceholders(raw)
+		}
+		var v any
+		if err == nil {
+			v, err = Parse(p.Kind, raw)
+		}
+		if err != nil {
+			r.fail(kv.Value, Root+"."+name, err)
+			continue
+		}
+		r.values[name] = v
+	}
+}
+
+func find(table []Property, name string) (Property, bool) {
+	for _, p := range table {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// Under lists the properties of table under prefix (metrics:
+// metrics.enabled), or all of them for "", comma-separated.
+func Under(table []Property, prefix string) string {
+	var names []string
+	for _, p := range table {
+		if prefix == "" || strings.HasPrefix(p.Name, prefix+".") {
+			names = append(names, p.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// scalarText is the text of a scalar value, read as contracts are read
+// (yamljson.Value): a string's content, a number (0x10 is 16) or a boolean.
+func scalarText(n ast.Node) (string, error) {
+	v, err := yamljson.Value(n)
+	if err != nil {
+		return "", err
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case json.Number:
+		return string(v), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case nil:
+		return "", errors.New("needs a value")
+	}
+	return "", errors.New("want a single value, not a list or a mapping")
+}
+
+// resolveAlias is the node an alias (*name) stands for (see
+// yamljson.Aliases), or n.
+func resolveAlias(n ast.Node, aliases map[*ast.AliasNode]ast.Node) ast.Node {
+	for range 8 { // an alias of an anchor on an alias, at most
+		al, ok := yamljson.Unwrap(n).(*ast.AliasNode)
+		if !ok {
+			return n
+		}
+		target, ok := aliases[al]
+		if !ok {
+			return n // yamljson.Value reports the alias with no anchor before it
+		}
+		n = target
+	}
+	return n
+}
+
+// expandPlaceholders replaces ${NAME} and ${NAME:default} from the
+// environment. A ${NAME} without a default whose variable is not set is
+// an error: a configuration that silently loses its licence key or its
+// contracts folder fails at start-up instead.
+func expandPlaceholders(s string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("placeholder %q has no closing }", s[i:])
+		}
+		b.WriteString(s[:i])
+		name, def, hasDefault := strings.Cut(s[i+2:i+j], ":")
+		if name == "" {
+			return "", fmt.Errorf("placeholder %q names no variable", s[i:i+j+1])
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			b.WriteString(v)
+		} else if hasDefault {
+			b.WriteString(def)
+		} else {
+			return "", fmt.Errorf("placeholder ${%s}: the environment variable %s is not set and there is no default (${%s:default})", name, name, name)
+		}
+		s = s[i+j+1:]
+	}
+}
+
+// Parse converts a property's text to its kind: bool, int64, string,
+// time.Duration or *url.URL.
+func Parse(kind Kind, raw string) (any, error) {
+	switch kind {
+	case Bool:
+		switch strings.ToLower(strings.TrimSpace(raw)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("want true or false, not %q", raw)
+	case Size:
+		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
+		}
+		return n, nil
+	case Duration:
+		s := strings.TrimSpace(raw)
+		if s == "0" {
+			return time.Duration(0), nil
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("want a duration such as 30s, 1m or 250ms, 0 or more, not %q", raw)
+		}
+		return d, nil
+	case Address:
+		s := strings.TrimSpace(raw)
+		if s == "off" {
+			return s, nil
+		}
+		_, port, err := net.SplitHostPort(s)
+		if err == nil {
+			_, err = strconv.ParseUint(port, 10, 16)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not %q", raw)
+		}
+		return s, nil
+	case URL:
+		s := strings.TrimSpace(raw)
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("want an absolute http:// or https:// URL, not %q", raw)
+		}
+		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return nil, fmt.Errorf("want a URL without user, query or fragment, not %q", raw)
+		}
+		return u, nil
+	}
+	if kind == Path && strings.TrimSpace(raw) == "" {
+		return nil, errors.New("needs a value")
+	}
+	return raw, nil
+}

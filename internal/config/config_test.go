@@ -1,0 +1,94 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		kind Kind
+		raw  string
+		want any
+		err  string
+	}{
+		{Bool, " TRUE ", true, ""},
+		{Bool, "yes", nil, `want true or false, not "yes"`},
+		{Size, "65536", int64(65536), ""},
+		{Size, "-1", nil, `want a whole number, 0 or more, not "-1"`},
+		{Text, "", "", ""},
+		{Path, " ", nil, "needs a value"},
+		{Duration, "0", time.Duration(0), ""},
+		{Duration, "1m30s", 90 * time.Second, ""},
+		{Duration, "250ms", 250 * time.Millisecond, ""},
+		{Duration, "30", nil, `want a duration such as 30s, 1m or 250ms, 0 or more, not "30"`},
+		{Duration, "-1s", nil, `want a duration such as 30s, 1m or 250ms, 0 or more, not "-1s"`},
+		{Address, ":8080", ":8080", ""},
+		{Address, "127.0.0.1:9090", "127.0.0.1:9090", ""},
+		{Address, "[::1]:0", "[::1]:0", ""},
+		{Address, "off", "off", ""},
+		{Address, "8080", nil, `want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not "8080"`},
+		{Address, ":99999", nil, `want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not ":99999"`},
+		{URL, "ftp://x", nil, `want an absolute http:// or https:// URL, not "ftp://x"`},
+		{URL, "127.0.0.1:3000", nil, `want an absolute http:// or https:// URL, not "127.0.0.1:3000"`},
+		{URL, "http://u:p@x", nil, `want a URL without user, query or fragment, not "http://u:p@x"`},
+	} {
+		v, err := Parse(tc.kind, tc.raw)
+		if tc.err != "" {
+			assert.EqualError(t, err, tc.err, "%d %q", tc.kind, tc.raw)
+			continue
+		}
+		require.NoError(t, err, "%d %q", tc.kind, tc.raw)
+		assert.Equal(t, tc.want, v, "%d %q", tc.kind, tc.raw)
+	}
+	u, err := Parse(URL, "https://app.internal:8443/base")
+	require.NoError(t, err)
+	assert.Equal(t, "https://app.internal:8443/base", u.(interface{ String() string }).String())
+}
+
+var table = []Property{
+	{"enabled", Bool},
+	{"contracts-dir", Path},
+	{"serve.listen", Address},
+	{"serve.read-timeout", Duration},
+}
+
+func TestRead_Scope(t *testing.T) {
+	src := []byte("contractguard:\n  enabled: maybe\n  contracts-dir: c\n  serve:\n    listen: :1\n    read-timeout: 2s\n")
+	// Unscoped: every property, every problem.
+	v, problems, err := Read("/etc/cg/f.yaml", src, table, "")
+	require.NoError(t, err)
+	require.Len(t, problems, 1)
+	assert.EqualError(t, problems[0], `/etc/cg/f.yaml:2: contractguard.enabled: want true or false, not "maybe"`)
+	assert.Equal(t, Values{"contracts-dir": filepath.Join("/etc/cg", "c"), "serve.listen": ":1", "serve.read-timeout": 2 * time.Second}, v)
+
+	// Scoped to serve: the rest is another table's, unread and unchecked.
+	v, problems, err = Read("/etc/cg/f.yaml", src, []Property{{"serve.listen", Address}, {"serve.read-timeout", Duration}}, "serve")
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, Values{"serve.listen": ":1", "serve.read-timeout": 2 * time.Second}, v)
+}
+
+func TestEnv(t *testing.T) {
+	t.Setenv("CONTRACTGUARD_SERVE_LISTEN", ":9")
+	t.Setenv("CONTRACTGUARD_SERVE_READ_TIMEOUT", "later")
+	os.Unsetenv("CONTRACTGUARD_ENABLED")
+	v, problems := Env(table)
+	assert.Equal(t, Values{"serve.listen": ":9"}, v)
+	require.Len(t, problems, 1)
+	assert.EqualError(t, problems[0], `environment CONTRACTGUARD_SERVE_READ_TIMEOUT: contractguard.serve.read-timeout: want a duration such as 30s, 1m or 250ms, 0 or more, not "later"`)
+}
+
+func TestServeTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range Serve {
+		assert.False(t, seen[p.Name], "%s twice", p.Name)
+		seen[p.Name] = true
+		assert.Regexp(t, `^serve\.[a-z-]+$`, p.Name)
+	}
+}
