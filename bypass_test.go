@@ -226,3 +226,25 @@ func TestBypass_DuplicateAndCaseVariantKeys(t *testing.T) {
 		post("/a/b", `{"ok":true,"OK":false}`), post("/a/b", `{"ok":true,"o\u006b":false}`),
 	}, valid)
 }
+
+// TestBypass_DotSegmentAsParameter: chi (and Express, Fastify, the JDK's
+// server) route /files/.. to /files/{name} with name "..", where the
+// guard's main reading resolves the dot segment and climbs to /: the
+// guard enforces every reading that matches.
+func TestBypass_DotSegmentAsParameter(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/files/..", invalid), post("/files/.", invalid), post("/files/%2e%2e", invalid), post("/files/%2E", invalid),
+		post("/files/.%2e", invalid), post("/files/../a/b", invalid),
+	}, valid)
+}
+
+// TestBypass_LetterCase: Express routes case-insensitively by default (and
+// Fastify with caseSensitive: false): /A/B reaches the handler of /a/b.
+// A path that matches no contract as it is written is matched again in
+// any letter case.
+func TestBypass_LetterCase(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/A/B", invalid), post("/a/B", invalid), post("/FILES/x", invalid), post("/Files/X", invalid),
+		{Method: "GET", Path: "/ITEMS/secret"}, {Method: "GET", Path: "/Items/secret"},
+	}, valid)
+}

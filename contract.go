@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"fmt"
+	"slices"
 	"reflect"
 
 	"github.com/contractguard/contractguard/internal/expr"
@@ -166,12 +167,20 @@ func (g *Guard) earlierPass(in *input) *state {
 }
 
 // pending appends to todo the contracts of the request that have not run
-// on it: those of e, the route entry its path matched (if any), and typed,
-// the contract of the typed handler it is routed to.
-func pending(e *routeEntry, typed routed, prev *state, todo []*contract) []*contract {
+// on it: those of e, the route entry its path matched (if any), of others,
+// the entries other readings of the path match, and typed, the contract of
+// the typed handler it is routed to.
+func pending(e *routeEntry, others []*routeEntry, typed routed, prev *state, todo []*contract) []*contract {
 	if e != nil {
 		for _, c := range e.contracts {
 			if prev.notDone(c) {
+				todo = append(todo, c)
+			}
+		}
+	}
+	for _, o := range others {
+		for _, c := range o.contracts {
+			if prev.notDone(c) && !slices.Contains(todo, c) {
 				todo = append(todo, c)
 			}
 		}

@@ -231,9 +231,13 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		set = prev.set
 		e, segs, matched = set.match(in.method, in.rawPath, segBuf[:0])
 	}
+	// A path routers read in more than one way (an encoded slash, ";", a
+	// dot segment) gets the contracts of every reading that matches.
+	var otherBuf [2]*routeEntry
+	others := set.tree.Others(in.method, in.rawPath, e, matched, otherBuf[:0])
 	start := time.Now()
 	var todoBuf [4]*contract
-	todo := pending(e, in.typed, prev, todoBuf[:0])
+	todo := pending(e, others, in.typed, prev, todoBuf[:0])
 	if len(todo) == 0 {
 		if !matched && in.typed.c == nil && prev == nil && g.requires(in) {
 			v = noContract(in.method, in.rawPath)

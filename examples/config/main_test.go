@@ -116,5 +116,5 @@ func TestRun(t *testing.T) {
 	ln, err = net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	err = run(context.Background(), bad, ln, discard)
-	assert.EqualError(t, err, bad+":4: contractguard.metrics.enabeld: unknown property (known: enabled, contracts-dir, vulnerability-scan, license-key, learning-mode, sink-protection, metrics.enabled, max-body-bytes, require-contract, max-depth)")
+	assert.EqualError(t, err, bad+":4: contractguard.metrics.enabeld: unknown property (known: metrics.enabled)")
 }

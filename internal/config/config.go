@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -195,7 +196,7 @@ func (r *reader) tree(prefix string, n ast.Node) {
 			if under != "" {
 				r.fail(kv.Value, Root+"."+name, fmt.Errorf("want a mapping of properties (%s)", under))
 			} else {
-				r.fail(kv.Key, Root+"."+name, fmt.Errorf("unknown property (known: %s)", Under(r.table, "")))
+				r.fail(kv.Key, Root+"."+name, fmt.Errorf("unknown property (known: %s)", knownBeside(r.table, name)))
 			}
 			continue
 		}
@@ -222,6 +223,28 @@ func find(table []Property, name string) (Property, bool) {
 		}
 	}
 	return Property{}, false
+}
+
+// knownBeside lists the properties of table in the group of name
+// (metrics.enabeld: metrics.enabled), or, for a name outside any group,
+// the ungrouped properties and the groups (serve.*), comma-separated.
+func knownBeside(table []Property, name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		if under := Under(table, name[:i]); under != "" {
+			return under
+		}
+	}
+	var names []string
+	for _, p := range table {
+		n := p.Name
+		if i := strings.IndexByte(n, '.'); i > 0 {
+			n = n[:i] + ".*"
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // Under lists the properties of table under prefix (metrics:

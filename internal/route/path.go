@@ -13,6 +13,12 @@ import (
 // are resolved, ".." never climbing above the root. The segments are
 // appended to dst, which lets callers pass a stack buffer.
 func Segments(raw string, dst []string) []string {
+	return segments(raw, dst, false)
+}
+
+// segments is Segments; with literal, "." and ".." are segments like any
+// other, as routers that do not resolve them (chi, Express) read them.
+func segments(raw string, dst []string, literal bool) []string {
 	start := len(dst)
 	for len(raw) > 0 {
 		var s string
@@ -25,9 +31,11 @@ func Segments(raw string, dst []string) []string {
 			continue
 		}
 		s = unescape(s)
-		switch s {
-		case ".":
-		case "..":
+		switch {
+		case literal:
+			dst = append(dst, s)
+		case s == ".":
+		case s == "..":
 			if len(dst) > start {
 				dst = dst[:len(dst)-1]
 			}
@@ -38,20 +46,68 @@ func Segments(raw string, dst []string) []string {
 	return dst
 }
 
+// reading is one way of reading a raw path into segments.
+type reading struct {
+	raw     string
+	literal bool // dot segments are segments, not resolved
+}
+
+func (r reading) segments(dst []string) []string { return segments(r.raw, dst, r.literal) }
+
 // alternateReadings lists the other ways a router or handler may read raw,
 // for paths where readings differ: with encoded slashes decoded before the
-// split (a handler routing on r.URL.Path), and with ";" parameters removed
-// from every segment (servers that strip matrix parameters). It returns nil
-// when raw reads only one way.
-func alternateReadings(raw string) []string {
-	var alts []string
+// split (a handler routing on r.URL.Path), with ";" parameters removed
+// from every segment (servers that strip matrix parameters), and with dot
+// segments kept as segments (chi, Express and Fastify route /users/.. to
+// /users/:id with id ".."). It returns nil when raw reads only one way.
+func alternateReadings(raw string) []reading {
+	var alts []reading
 	if hasEncodedSlash(raw) {
-		alts = append(alts, decodeSlashes(raw))
+		alts = append(alts, reading{raw: decodeSlashes(raw)})
 	}
 	if strings.IndexByte(raw, ';') >= 0 {
-		alts = append(alts, stripMatrix(raw))
+		alts = append(alts, reading{raw: stripMatrix(raw)})
+	}
+	if hasDotSegment(raw) {
+		alts = append(alts, reading{raw: raw, literal: true})
 	}
 	return alts
+}
+
+// hasDotSegment reports a segment that is "." or "..", also encoded
+// (%2e), without allocating.
+func hasDotSegment(raw string) bool {
+	if strings.IndexByte(raw, '.') < 0 && strings.IndexByte(raw, '%') < 0 {
+		return false
+	}
+	for len(raw) > 0 {
+		s := raw
+		if i := strings.IndexByte(raw, '/'); i >= 0 {
+			s, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = ""
+		}
+		if isDotSegment(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDotSegment reports "." or "..", each dot plain or %2e.
+func isDotSegment(s string) bool {
+	dots := 0
+	for i := 0; i < len(s); dots++ {
+		switch {
+		case s[i] == '.':
+			i++
+		case s[i] == '%' && i+2 < len(s) && s[i+1] == '2' && (s[i+2] == 'e' || s[i+2] == 'E'):
+			i += 3
+		default:
+			return false
+		}
+	}
+	return dots == 1 || dots == 2
 }
 
 func hasEncodedSlash(s string) bool {

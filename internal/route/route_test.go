@@ -268,3 +268,52 @@ func BenchmarkMatch_10000(b *testing.B) {
 		}
 	}
 }
+
+// TestMatch_AnyLetterCase: a path that matches nothing as written is
+// matched again with static segments in any case, as Express routes.
+func TestMatch_AnyLetterCase(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "POST /Api/Orders")
+	for path, want := range map[string]string{
+		"/USERS/me":   "GET /users/me",
+		"/Users/ME":   "GET /users/me",
+		"/users/Me":   "GET /users/:id", // as written, Me is an id
+		"/USERS/42":   "GET /users/:id",
+		"/api/orders": "",
+	} {
+		v, _, ok := tr.Match("GET", path, nil)
+		if want == "" {
+			assert.False(t, ok, path)
+			continue
+		}
+		require.True(t, ok, path)
+		assert.Equal(t, want, v, path)
+	}
+	v, _, ok := tr.Match("POST", "/api/ORDERS", nil)
+	require.True(t, ok)
+	assert.Equal(t, "POST /Api/Orders", v)
+	var buf [16]string
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Match("GET", "/STATIC/App.js", buf[:0]) }), "an unmatched path in capitals")
+}
+
+// TestOthers: the other readings of a path that match something else.
+func TestOthers(t *testing.T) {
+	tr := build(t, "GET /files/:name", "GET /", "GET /a/b", "GET /a/:x")
+	for path, want := range map[string][]string{
+		"/files/..":     {"GET /files/:name"}, // Match finds GET / (the dots resolved)
+		"/files/%2e%2E": {"GET /files/:name"},
+		"/files/.":      nil, // /files is nothing: Match itself finds /files/:name
+		"/files/x":      nil,
+		"/a/b%2Fc":      nil, // a/b/c matches nothing
+		"/a/x%2Fb":      nil,
+		"/a;v=1/b":      nil, // the same as the main reading
+	} {
+		v, _, ok := tr.Match("GET", path, nil)
+		got := tr.Others("GET", path, v, ok, nil)
+		assert.Equal(t, want, got, path)
+	}
+	v, _, ok := tr.Match("GET", "/files/.", nil)
+	assert.True(t, ok)
+	assert.Equal(t, "GET /files/:name", v)
+	var dst [2]string
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Others("GET", "/files/report.v2.pdf", "x", true, dst[:0]) }))
+}

@@ -1,16 +1,22 @@
 package route
 
+import (
+	"slices"
+	"strings"
+)
+
 // Tree maps (method, pattern) to values of type T. Lookups walk one node per
 // path segment, trying the static child before the parameter child and
 // backtracking only when a branch dead-ends, so the most specific pattern
 // wins: compared from the left, a static segment beats a parameter.
-type Tree[T any] struct {
+type Tree[T comparable] struct {
 	root node[T]
 	n    int
 }
 
-type node[T any] struct {
+type node[T comparable] struct {
 	static  map[string]*node[T]
+	folded  map[string][]*node[T] // the static children by their text in lower case
 	param   *node[T]
 	methods map[string]T
 }
@@ -35,6 +41,11 @@ func (t *Tree[T]) Add(method string, p Pattern, v T) (T, bool) {
 		if c == nil {
 			c = &node[T]{}
 			n.static[s.Static] = c
+			if n.folded == nil {
+				n.folded = map[string][]*node[T]{}
+			}
+			lower := strings.ToLower(s.Static)
+			n.folded[lower] = append(n.folded[lower], c)
 		}
 		n = c
 	}
@@ -69,17 +80,23 @@ func (t *Tree[T]) Visits(method string, segs []string) int {
 }
 
 func (t *Tree[T]) lookup(method string, segs []string, visits *int) (T, bool) {
-	if v, ok := t.root.find(method, segs, visits); ok {
+	return t.lookupCase(method, segs, false, visits)
+}
+
+// lookupCase is lookup; with fold, a static segment also matches a
+// pattern's in any letter case.
+func (t *Tree[T]) lookupCase(method string, segs []string, fold bool, visits *int) (T, bool) {
+	if v, ok := t.root.find(method, segs, fold, visits); ok {
 		return v, true
 	}
 	if method == "HEAD" {
-		return t.root.find("GET", segs, visits)
+		return t.root.find("GET", segs, fold, visits)
 	}
 	var zero T
 	return zero, false
 }
 
-func (n *node[T]) find(method string, segs []string, visits *int) (T, bool) {
+func (n *node[T]) find(method string, segs []string, fold bool, visits *int) (T, bool) {
 	if visits != nil {
 		*visits++
 	}
@@ -87,33 +104,87 @@ func (n *node[T]) find(method string, segs []string, visits *int) (T, bool) {
 		v, ok := n.methods[method]
 		return v, ok
 	}
-	if c := n.static[segs[0]]; c != nil {
-		if v, ok := c.find(method, segs[1:], visits); ok {
+	exact := n.static[segs[0]]
+	if exact != nil {
+		if v, ok := exact.find(method, segs[1:], fold, visits); ok {
 			return v, true
 		}
 	}
+	if fold && n.folded != nil {
+		var buf [64]byte
+		for _, c := range n.folded[string(lowerASCII(segs[0], buf[:0]))] {
+			if c == exact {
+				continue
+			}
+			if v, ok := c.find(method, segs[1:], fold, visits); ok {
+				return v, true
+			}
+		}
+	}
 	if n.param != nil {
-		return n.param.find(method, segs[1:], visits)
+		return n.param.find(method, segs[1:], fold, visits)
 	}
 	var zero T
 	return zero, false
 }
 
+// lowerASCII appends s to dst with A-Z in lower case (as strings.ToLower
+// writes them; other letters are left as they are, which is what the
+// folded keys hold for them too only when they have no upper case: a
+// segment with non-ASCII capitals matches only in its own case).
+func lowerASCII(s string, dst []byte) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // Match reads rawPath (percent-encoded, without query) as Segments does and
 // looks it up. When that reading matches nothing and the path can be read
 // another way by some router or handler (see alternateReadings), those
-// readings are tried in turn. It returns the value and the segments of the
-// reading that matched; segs is appended to buf.
+// readings are tried in turn; when none matches, the main reading is
+// looked up again with static segments in any letter case (Express, and
+// Fastify with caseSensitive: false, route /API/Users to /api/users). It
+// returns the value and the segments of the reading that matched; segs is
+// appended to buf.
 func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []string, ok bool) {
 	segs = Segments(rawPath, buf[:0])
 	if v, ok = t.Lookup(method, segs); ok {
 		return v, segs, true
 	}
 	for _, alt := range alternateReadings(rawPath) {
-		segs = Segments(alt, buf[:0])
+		segs = alt.segments(buf[:0])
 		if v, ok = t.Lookup(method, segs); ok {
 			return v, segs, true
 		}
 	}
+	segs = Segments(rawPath, buf[:0])
+	if v, ok = t.lookupCase(method, segs, true, nil); ok {
+		return v, segs, true
+	}
 	return v, nil, false
+}
+
+// Others appends to dst the values that the other readings of rawPath
+// match (see alternateReadings), but for v, the value Match found (if
+// ok): a router that reads the path one of those ways sends the request
+// to their handler, so they apply too. It costs nothing on a path that
+// reads only one way.
+func (t *Tree[T]) Others(method, rawPath string, v T, ok bool, dst []T) []T {
+	alts := alternateReadings(rawPath)
+	if len(alts) == 0 {
+		return dst
+	}
+	var buf [16]string
+	for _, alt := range alts {
+		w, found := t.Lookup(method, alt.segments(buf[:0]))
+		if found && !(ok && w == v) && !slices.Contains(dst, w) {
+			dst = append(dst, w)
+		}
+	}
+	return dst
 }
