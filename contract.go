@@ -2,8 +2,8 @@ package contractguard
 
 import (
 	"fmt"
-	"slices"
 	"reflect"
+	"slices"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/route"
