@@ -1,20 +1,38 @@
 package contractguard
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
 	"strings"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // readBody reads the body of a request: Check's as given, or the whole of
-// r.Body, at most limit bytes. With a body too large it returns the part
-// it read, for learning mode to give back.
-func readBody(in *input, limit int64) ([]byte, *Violation) {
+// r.Body, at most limit bytes, and decodes it as its Content-Encoding
+// says: raw is the body as it came (what the handler gets), plain what
+// the contracts check (raw itself, unless it was encoded). With a body too
+// large it returns the part it read as raw, for learning mode to give
+// back.
+func readBody(in *input, limit int64) (raw, plain []byte, v *Violation) {
+	if raw, v = readRaw(in, limit); v != nil || len(raw) == 0 {
+		return raw, raw, v
+	}
+	plain, v = decodeBody(in.header, raw, limit)
+	return raw, plain, v
+}
+
+// readRaw reads the body as it came, at most limit bytes.
+func readRaw(in *input, limit int64) ([]byte, *Violation) {
 	if in.r == nil {
 		if int64(len(in.body)) > limit {
 			return nil, tooLarge(limit)
@@ -86,11 +104,57 @@ func isJSONType(mt string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }
 
+// decodeBody decodes raw as the Content-Encoding of h says: gzip (or
+// x-gzip) and deflate (zlib, or raw deflate as some clients send it), one
+// layer, at most limit bytes once decoded; reading stops there, so a
+// decompression bomb costs no more than limit. identity, or no
+// Content-Encoding, is raw itself. Anything else is 415: the guard cannot
+// check what it cannot read.
+func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
+	vals := h["Content-Encoding"]
+	if len(vals) == 0 {
+		return raw, nil
+	}
+	enc := strings.ToLower(strings.TrimSpace(strings.Join(vals, ",")))
+	var r io.Reader
+	switch enc {
+	case "", "identity":
+		return raw, nil
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			return nil, undecodable("gzip")
+		}
+		zr.Multistream(false)
+		r = zr
+	case "deflate":
+		if zr, err := zlib.NewReader(bytes.NewReader(raw)); err == nil {
+			r = zr
+		} else {
+			r = flate.NewReader(bytes.NewReader(raw))
+		}
+	default:
+		return nil, newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Encoding " + failure.Clip(enc) + " is not decoded: send the body as it is, or gzip or deflate it"})
+	}
+	plain, err := io.ReadAll(io.LimitReader(r, limit+1))
+	switch {
+	case int64(len(plain)) > limit:
+		return nil, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes once decoded", limit)})
+	case err != nil:
+		return nil, undecodable(enc)
+	}
+	return plain, nil
+}
+
+func undecodable(enc string) *Violation {
+	return newViolation(CodeMalformedJSON, Detail{Message: "the " + enc + " body could not be decoded"})
+}
+
 // parseFor parses the body for cs, unless an earlier pass did: always when
 // it is empty or JSON, or when any of cs has a schema; a body that is not
 // JSON on contracts without one is left as bytes.
 func (st *state) parseFor(cs []*contract, isJSON bool, maxDepth int) *Violation {
-	if st.doc != nil || len(st.raw) > 0 && !isJSON && !anySchema(cs) {
+	if st.doc != nil || len(st.plain) > 0 && !isJSON && !anySchema(cs) {
 		return nil
 	}
 	return st.parse(maxDepth)
@@ -101,11 +165,11 @@ func (st *state) parse(maxDepth int) *Violation {
 	if st.doc != nil {
 		return nil
 	}
-	if len(st.raw) == 0 {
+	if len(st.plain) == 0 {
 		st.doc = jsonbody.NullDoc()
 		return nil
 	}
-	d, err := jsonbody.Parse(st.raw, maxDepth)
+	d, err := jsonbody.Parse(st.plain, maxDepth)
 	if err != nil {
 		return malformed(err)
 	}

@@ -2,10 +2,15 @@ package contractguard
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -167,4 +172,128 @@ func TestBody_MediaTypes(t *testing.T) {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	rejected(t, w, 415, CodeUnsupportedMediaType)
+}
+
+// gzipped and deflated compress b as a client would.
+func gzipped(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+func deflated(t testing.TB, b []byte, wrap bool) []byte {
+	var buf bytes.Buffer
+	var zw io.WriteCloser
+	if wrap {
+		zw = zlib.NewWriter(&buf)
+	} else {
+		w, err := flate.NewWriter(&buf, flate.DefaultCompression)
+		require.NoError(t, err)
+		zw = w
+	}
+	_, err := zw.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// TestBody_ContentEncoding: a gzip or deflate body is decoded and checked;
+// the handler gets the bytes as they came (its own decompressor works) and
+// the decoded value from Body; an encoding the guard does not decode is
+// 415, saying so.
+func TestBody_ContentEncoding(t *testing.T) {
+	g := testdataGuard(t)
+	var got []byte
+	var parsed any
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		parsed, _ = Body(r)
+	}))
+	good := []byte(`{"email":"ada@example.com","password":"correct horse","age":36}`)
+	bad := []byte(`{"email":"ada.example.com","password":"correct horse","age":36}`)
+	for enc, compress := range map[string]func([]byte) []byte{
+		"gzip":          func(b []byte) []byte { return gzipped(t, b) },
+		"x-gzip":        func(b []byte) []byte { return gzipped(t, b) },
+		"deflate":       func(b []byte) []byte { return deflated(t, b, true) },
+		"deflate (raw)": func(b []byte) []byte { return deflated(t, b, false) },
+		"GZIP":          func(b []byte) []byte { return gzipped(t, b) },
+		"identity":      func(b []byte) []byte { return b },
+		" gzip ":        func(b []byte) []byte { return gzipped(t, b) },
+	} {
+		header := strings.TrimSuffix(enc, " (raw)")
+		body := compress(good)
+		w := send(h, "POST", "/api/users", string(body), "Content-Encoding", header)
+		require.Equal(t, 200, w.Code, enc)
+		assert.Equal(t, body, got, "%s: the handler gets the bytes as they came", enc)
+		assert.Equal(t, map[string]any{"email": "ada@example.com", "password": "correct horse", "age": json.Number("36")}, parsed, enc)
+		eb := rejected(t, send(h, "POST", "/api/users", string(compress(bad)), "Content-Encoding", header), 400, CodeSchemaInvalid)
+		assert.Equal(t, []Detail{{"/email", "must be a valid email address"}}, eb.Details, enc)
+	}
+	for enc, msg := range map[string]string{
+		"br":         "Content-Encoding br is not decoded: send the body as it is, or gzip or deflate it",
+		"gzip, gzip": "Content-Encoding gzip, gzip is not decoded: send the body as it is, or gzip or deflate it",
+		"zstd":       "Content-Encoding zstd is not decoded: send the body as it is, or gzip or deflate it",
+	} {
+		eb := rejected(t, send(h, "POST", "/api/users", string(good), "Content-Encoding", enc), 415, CodeUnsupportedMediaType)
+		assert.Equal(t, []Detail{{"", msg}}, eb.Details, enc)
+	}
+	eb := rejected(t, send(h, "POST", "/api/users", string(good), "Content-Encoding", "gzip"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"", "the gzip body could not be decoded"}}, eb.Details)
+	truncated := gzipped(t, good)
+	eb = rejected(t, send(h, "POST", "/api/users", string(truncated[:len(truncated)-6]), "Content-Encoding", "gzip"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"", "the gzip body could not be decoded"}}, eb.Details)
+}
+
+// TestBody_DecompressionBomb: the limit is on the decoded size, and
+// decoding stops there: 64 MiB of spaces in 64 KiB of gzip is 413, and
+// the guard never holds more than the limit of it.
+func TestBody_DecompressionBomb(t *testing.T) {
+	g := testdataGuard(t)
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { t.Error("the bomb reached the handler") }))
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	require.NoError(t, err)
+	chunk := bytes.Repeat([]byte(" "), 1<<20)
+	for range 64 {
+		_, err = zw.Write(chunk)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	bomb := buf.String()
+	require.Less(t, len(bomb), 1<<20, "the compressed bomb fits the limit: only its decoded size is over")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	eb := rejected(t, send(h, "POST", "/api/users", bomb, "Content-Encoding", "gzip"), 413, CodePayloadTooLarge)
+	runtime.ReadMemStats(&after)
+	assert.Equal(t, []Detail{{"", "body must be at most 1048576 bytes once decoded"}}, eb.Details)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "decoding stopped at the limit, not at 64 MiB")
+
+	type T struct {
+		Email string `json:"email"`
+	}
+	typed := Handle(g, func(w http.ResponseWriter, r *http.Request, in T) { t.Error("the bomb reached the typed handler") })
+	rejected(t, send(typed, "POST", "/typed", bomb, "Content-Encoding", "gzip"), 413, CodePayloadTooLarge)
+}
+
+// TestBody_ContentEncodingTyped: a typed handler decodes a gzip body into
+// T, with the guard on and off.
+func TestBody_ContentEncodingTyped(t *testing.T) {
+	type T struct {
+		Email string `json:"email" jsonschema:"format=email"`
+	}
+	for _, disabled := range []bool{false, true} {
+		g := mustNew(t, Options{Disabled: disabled, Logger: discard})
+		var got T
+		h := Handle(g, func(w http.ResponseWriter, r *http.Request, in T) { got = in })
+		assert.Equal(t, 200, send(h, "POST", "/t", string(gzipped(t, []byte(`{"email":"ada@example.com"}`))), "Content-Encoding", "gzip").Code)
+		assert.Equal(t, T{"ada@example.com"}, got)
+		if !disabled {
+			rejected(t, send(h, "POST", "/t", string(gzipped(t, []byte(`{"email":"ada"}`))), "Content-Encoding", "gzip"), 400, CodeSchemaInvalid)
+		}
+	}
 }

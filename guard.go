@@ -258,11 +258,11 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
 	if prev == nil {
-		raw, v := readBody(in, g.opts.MaxBodyBytes)
+		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
 			return g.decided(in, e, false, start, nil, false, g.early(in, todo, raw, v, start))
 		}
-		q.own.guard, q.own.set, q.own.raw = g, set, raw
+		q.own.guard, q.own.set, q.own.raw, q.own.plain = g, set, raw, plain
 	}
 	// 3. Every check of every contract: those that enforce together, then
 	// each that learns alone.

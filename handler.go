@@ -146,8 +146,8 @@ func decode[T any](st *state, maxDepth int) (T, *Violation) {
 // into T, nothing checked, nothing counted. A body too large, not JSON, or
 // not a T is still rejected: the handler cannot run without its T.
 func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
-	raw, v := readBody(&input{r: r}, h.g.opts.MaxBodyBytes)
-	st := &state{guard: h.g, raw: raw}
+	raw, plain, v := readBody(&input{r: r, header: r.Header}, h.g.opts.MaxBodyBytes)
+	st := &state{guard: h.g, raw: raw, plain: plain}
 	var data T
 	if v == nil {
 		data, v = decode[T](st, h.g.opts.MaxDepth)

@@ -21,7 +21,8 @@ type stateKey struct{}
 type state struct {
 	guard  *Guard
 	set    *contractSet // the contracts in force when the request reached the guard
-	raw    []byte
+	raw    []byte        // the body as it came: what the handler gets
+	plain  []byte        // the body decoded (Content-Encoding): what is checked; raw when not encoded
 	doc    *jsonbody.Doc // the parsed body; nil until parsed
 	done   []*contract   // contracts already enforced on this request
 	values []boundValue  // the typed values decoded for them

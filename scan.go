@@ -33,8 +33,8 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		switch {
 		case st.doc != nil:
 			scan.Doc(st.doc, skip, in)
-		case utf8.Valid(st.raw): // a body the guard does not parse: one string
-			if k := scan.Bytes(st.raw); k != scan.None {
+		case utf8.Valid(st.plain): // a body the guard does not parse: one string
+			if k := scan.Bytes(st.plain); k != scan.None {
 				in.Add("", k.Message())
 			}
 		}

@@ -213,6 +213,7 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	in := &request{method: "POST"}
 	in.state = &in.own
 	in.own.raw = []byte("12 Analytical Row. Ring twice; it is quiet.")
+	in.own.plain = in.own.raw
 	allocs := func(passes ...[]*contract) float64 {
 		return testing.AllocsPerRun(20, func() {
 			in.own.scanned = nil
@@ -231,7 +232,7 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	// The one scan is the full one.
 	doc, err := jsonbody.Parse([]byte(`{"html":"<script>alert(1)</script>"}`), 64)
 	require.NoError(t, err)
-	in.own.raw, in.own.doc, in.own.scanned = nil, doc, nil
+	in.own.raw, in.own.plain, in.own.doc, in.own.scanned = nil, nil, doc, nil
 	v := scanRequest([]*contract{optOut, all}, in)
 	require.NotNil(t, v)
 	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)

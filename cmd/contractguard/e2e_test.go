@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -472,4 +474,49 @@ func errorOf(body []byte) string {
 func sha(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// TestServe_Gzip: a gzip body is decoded and checked by the proxy, and the
+// host gets the bytes as they came (Express's own inflating reads them); a
+// bad one, or a decompression bomb, never reaches the host.
+func TestServe_Gzip(t *testing.T) {
+	h := startHost(t, "express")
+	p := startProxy(t, h.url, e2eContracts(t))
+	gz := func(s string) string {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write([]byte(s))
+		zw.Close()
+		return buf.String()
+	}
+	enc := map[string]string{"Content-Encoding": "gzip"}
+
+	res := post(t, p.url+"/api/users", gz(`{"email":"ada@example.com","name":"Ada"}`), enc)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(res.body, &v))
+	assert.Equal(t, map[string]any{"email": "ada@example.com", "name": "Ada"}, v["body"], "Express inflated what the proxy forwarded")
+
+	raw := gz(`{"n":1}`)
+	res = post(t, p.url+"/api/raw", raw, enc)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.NoError(t, json.Unmarshal(res.body, &v))
+	assert.Equal(t, sha(raw), v["rawSha256"], "the original bytes, not the decoded ones")
+
+	bomb := gz(strings.Repeat(" ", 8<<20) + `{"email":"ada@example.com","name":"Ada"}`)
+	for _, tc := range []struct{ body, code string }{
+		{gz(`{"email":"nope"}`), "SCHEMA_INVALID"},
+		{bomb, "PAYLOAD_TOO_LARGE"},
+		{"not gzip", "MALFORMED_JSON"},
+	} {
+		before := h.counts(t).Total
+		res := post(t, p.url+"/api/users", tc.body, enc)
+		assert.Equal(t, tc.code, codeOf(res.body))
+		assert.Equal(t, before, h.counts(t).Total, "%s reached the host", tc.code)
+	}
+	before := h.counts(t).Total
+	res = post(t, p.url+"/api/users", `{"email":"ada@example.com","name":"Ada"}`, map[string]string{"Content-Encoding": "br"})
+	assert.Equal(t, http.StatusUnsupportedMediaType, res.status)
+	assert.Equal(t, "UNSUPPORTED_MEDIA_TYPE", codeOf(res.body))
+	assert.Equal(t, before, h.counts(t).Total)
 }
