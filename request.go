@@ -20,7 +20,7 @@ type stateKey struct{}
 // state is what the guard knows of a request that passed it.
 type state struct {
 	guard  *Guard
-	set    *contractSet // the contracts in force when the request reached the guard
+	set    *contractSet  // the contracts in force when the request reached the guard
 	raw    []byte        // the body as it came: what the handler gets
 	plain  []byte        // the body decoded (Content-Encoding): what is checked; raw when not encoded
 	doc    *jsonbody.Doc // the parsed body; nil until parsed
