@@ -95,9 +95,11 @@ func (g *Guard) Reload() error {
 		err = &LoadError{File: cmp.Or(g.opts.ContractsDir, "Options.ContractsFS"), Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
 	}
 	if err != nil {
+		g.stats.reloadFailures.Add(1)
 		g.log.Error("contractguard: reload failed; the previous contracts stay in force", slog.Any("error", err))
 		return err
 	}
+	g.stats.reloads.Add(1)
 	g.set.Store(set)
 	g.log.Info("contractguard: contracts reloaded", slog.Int("contracts", set.loaded()))
 	return nil
@@ -223,6 +225,7 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		// Not the guard's: no context lookup, no clock read, no allocation.
 		// (On a later pass of a request the guard checked, a reload may have
 		// taken its pattern away; the first pass enforced it.)
+		g.emitUnmatched(in)
 		return nil, false, nil
 	}
 	prev := g.earlierPass(in)
@@ -238,29 +241,29 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	start := time.Now()
 	var todoBuf [4]*contract
 	todo := pending(e, others, in.typed, prev, todoBuf[:0])
+	again := prev != nil
 	if len(todo) == 0 {
-		if !matched && in.typed.c == nil && prev == nil && g.requires(in) {
-			v = noContract(in.method, in.rawPath)
-			if g.opts.LearningMode {
-				g.observe(in, nil, v)
-				g.stats.record(start, false, false)
-				return nil, false, nil
-			}
+		if matched || in.typed.c != nil || prev != nil || !g.requires(in) {
+			return nil, false, nil // done by an earlier pass
 		}
-		return g.decided(in, e, prev != nil, start, nil, false, v)
+		v = noContract(in.method, in.rawPath)
+		if g.opts.LearningMode {
+			g.observe(in, nil, v)
+			return g.decided(in, e, again, start, decision{would: v})
+		}
+		return g.decided(in, e, again, start, decision{v: v})
 	}
 	// 2. The media type and the body (body.go). Before any contract runs,
 	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
 	if badType != "" && anySchema(todo) {
-		v = newViolation(CodeUnsupportedMediaType, Detail{Message: badType})
-		return g.decided(in, e, prev != nil, start, nil, false, g.early(in, todo, nil, v, start))
+		return g.decided(in, e, again, start, g.early(in, todo, nil, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
-			return g.decided(in, e, false, start, nil, false, g.early(in, todo, raw, v, start))
+			return g.decided(in, e, again, start, g.early(in, todo, raw, v))
 		}
 		q.own.guard, q.own.set, q.own.raw, q.own.plain = g, set, raw, plain
 	}
@@ -270,31 +273,43 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	enforce, learn := byMode(todo, learnBuf[:0])
 	if len(enforce) > 0 {
 		if v = g.run(enforce, q, isJSON); v != nil {
-			return g.decided(in, e, prev != nil, start, nil, false, v)
+			return g.decided(in, e, again, start, decision{v: v})
 		}
 	}
+	vd := decision{st: q.state, first: prev == nil}
 	for _, c := range learn {
 		one := [1]*contract{c}
 		if v := g.run(one[:], q, isJSON); v != nil {
 			g.observe(in, c, v)
 			q.state.markDone(one[:]) // reported once, not again on a later pass
+			if vd.would == nil {
+				vd.would = v
+			}
 		}
 	}
-	return g.decided(in, e, prev != nil, start, q.state, prev == nil, nil)
+	return g.decided(in, e, again, start, vd)
+}
+
+// decision is what decide decided on a request that a contract ran on (or
+// that was refused for having none).
+type decision struct {
+	st    *state     // the state to pass on; nil: the request as it came
+	first bool       // st is this pass's own
+	v     *Violation // the rejection; nil: the request passes
+	would *Violation // learning mode: the first rejection a contract would have sent
 }
 
 // early is a violation found before any contract ran (the body's size or
 // media type): sent, unless every contract of todo learns; then it is
-// reported for each and counted, the part of the body read (raw) is
-// given back, and the request passes as it came (nil).
-func (g *Guard) early(in *input, todo []*contract, raw []byte, v *Violation, start time.Time) *Violation {
+// reported for each, the part of the body read (raw) is given back, and
+// the request passes as it came.
+func (g *Guard) early(in *input, todo []*contract, raw []byte, v *Violation) decision {
 	if !learnsOnly(todo) {
-		return v
+		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
-	g.stats.record(start, false, false)
 	giveBack(in.r, raw)
-	return nil
+	return decision{would: v}
 }
 
 // byMode splits cs into the contracts that enforce (in cs's own array)
@@ -314,17 +329,22 @@ func byMode(cs []*contract, learn []*contract) (enforce, learnt []*contract) {
 // requires reports whether a request that matches nothing is rejected.
 func (g *Guard) requires(in *input) bool { return in.require && g.opts.RequireContract }
 
-// decided records what decide decided and returns it. again is a later
-// pass over a request an earlier pass checked; e the route entry matched.
-func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Time, st *state, first bool, v *Violation) (*state, bool, *Violation) {
-	if v != nil || st != nil {
-		g.stats.record(start, v != nil, again)
+// decided records what decide decided (the metrics, the observers, a
+// debug line for a rejection) and returns it. again is a later pass over
+// a request an earlier pass checked; e the route entry matched.
+func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Time, vd decision) (*state, bool, *Violation) {
+	d := g.stats.record(start, vd.v != nil, again)
+	switch {
+	case vd.v != nil:
+		g.emit(in, e, OutcomeRejected, vd.v.Code, d)
+		g.logReject(in, e, vd.v)
+		return nil, false, vd.v
+	case vd.would != nil:
+		g.emit(in, e, OutcomeWouldBlock, vd.would.Code, d)
+	default:
+		g.emit(in, e, OutcomePassed, "", d)
 	}
-	if v != nil {
-		g.logReject(in, e, v)
-		return nil, false, v
-	}
-	return st, first, nil
+	return vd.st, vd.first, nil
 }
 
 // run enforces cs on a request, in the specified order: the body is
@@ -340,6 +360,7 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	}
 	if g.opts.VulnerabilityScan {
 		if v := scanRequest(cs, q); v != nil { // scan.go
+			g.stats.countFindings(v)
 			return v
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/contractguard/contractguard/internal/scan"
 )
 
 // Metrics are the guard's counters, as served by [Guard.MetricsHandler].
@@ -33,20 +35,182 @@ type Metrics struct {
 type counters struct {
 	validated, blocked, nanos atomic.Int64
 	wouldBlock                atomic.Int64 // would-be rejections of contracts in mode learn
+	reloads, reloadFailures   atomic.Int64
+	findings                  [scan.Classes]atomic.Int64 // values the scan flagged, by class
+	sinkBlocks                [len(sinkNames)]atomic.Int64
+
+	observers atomic.Pointer[[]func(Event)]
 }
 
-// record counts a request the guard checked. again is a second pass over
-// the same request (a typed handler behind Middleware): its time adds to
-// the request's, and a rejection counts, but the request is not counted
-// twice.
-func (c *counters) record(start time.Time, blocked, again bool) {
-	c.nanos.Add(int64(time.Since(start)))
+// record counts a request the guard checked and returns the time it took.
+// again is a second pass over the same request (a typed handler behind
+// Middleware): its time adds to the request's, and a rejection counts, but
+// the request is not counted twice.
+func (c *counters) record(start time.Time, blocked, again bool) time.Duration {
+	d := time.Since(start)
+	c.nanos.Add(int64(d))
 	if blocked {
 		c.blocked.Add(1)
 	}
 	if !again {
 		c.validated.Add(1)
 	}
+	return d
+}
+
+// countFindings counts the findings of a scan's violation by class.
+func (c *counters) countFindings(v *Violation) {
+	for _, d := range v.Details {
+		c.findings[scan.ClassOf(d.Message)].Add(1)
+	}
+}
+
+// sinkNames are the sinks of sink protection, as metrics name them.
+var sinkNames = [...]string{"sql", "shell", "file", "http"}
+
+// Outcome is what the guard decided on a request, as an [Event] says.
+type Outcome uint8
+
+// The outcomes.
+const (
+	// OutcomePassed: every contract of the request passed.
+	OutcomePassed Outcome = iota + 1
+	// OutcomeRejected: the request was rejected (Event.Code says why).
+	OutcomeRejected
+	// OutcomeWouldBlock: a contract in mode learn would have rejected it
+	// (Event.Code says why); it passed.
+	OutcomeWouldBlock
+	// OutcomeUnmatched: no contract matched; it passed through unread.
+	OutcomeUnmatched
+)
+
+// String is the outcome's name in metrics: passed, rejected, would_block,
+// unmatched.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomePassed:
+		return "passed"
+	case OutcomeRejected:
+		return "rejected"
+	case OutcomeWouldBlock:
+		return "would_block"
+	case OutcomeUnmatched:
+		return "unmatched"
+	}
+	return ""
+}
+
+// Event is one request the guard decided on, as an observer registered
+// with [Guard.Observe] receives it. Its strings are bounded for use as
+// metric labels: never the raw path, never a value of the request.
+type Event struct {
+	// Method is the contract's method (upper case); for a request that
+	// matched none, the request's if it is one of the standard methods,
+	// else "_OTHER".
+	Method string
+	// Route is the endpoint of the contract that matched, as written
+	// (/users/:id); for a typed handler's contract alone, the router's
+	// pattern where the guard knows it, else "type T"; "" when no contract
+	// matched.
+	Route   string
+	Outcome Outcome
+	// Code is the violation's code for OutcomeRejected and
+	// OutcomeWouldBlock; "" otherwise.
+	Code string
+	// Duration is the time the guard spent on the request (0 for an
+	// unmatched one: the guard does not read the clock for those).
+	Duration time.Duration
+}
+
+// Observe registers f to receive an [Event] for every request that
+// reaches the guard, matched or not, on the request's goroutine once the
+// guard has decided. A request checked in two passes (Middleware, then a
+// typed handler) gives an event for each. f must be quick and safe for
+// concurrent use; it may keep the Event. It is how metrics exporters (the
+// prometheus and otel modules of this repository) see requests: with no
+// observer registered, it costs nothing, and with one, no allocation.
+func (g *Guard) Observe(f func(Event)) {
+	for {
+		old := g.stats.observers.Load()
+		var fs []func(Event)
+		if old != nil {
+			fs = append(fs, *old...)
+		}
+		fs = append(fs, f)
+		if g.stats.observers.CompareAndSwap(old, &fs) {
+			return
+		}
+	}
+}
+
+// emit gives the observers the event of a request a contract ran on.
+func (g *Guard) emit(in *input, e *routeEntry, o Outcome, code string, d time.Duration) {
+	obs := g.stats.observers.Load()
+	if obs == nil {
+		return
+	}
+	ev := Event{Method: in.method, Route: in.typed.routeName(in.r), Outcome: o, Code: code, Duration: d}
+	if e != nil {
+		ev.Method, ev.Route = e.contracts[0].method, e.contracts[0].endpoint
+	} else if in.typed.c == nil {
+		ev.Method, ev.Route = standardMethod(in.method), ""
+	}
+	for _, f := range *obs {
+		f(ev)
+	}
+}
+
+// emitUnmatched gives the observers the event of a request no contract
+// matched.
+func (g *Guard) emitUnmatched(in *input) {
+	if obs := g.stats.observers.Load(); obs != nil {
+		ev := Event{Method: standardMethod(in.method), Outcome: OutcomeUnmatched}
+		for _, f := range *obs {
+			f(ev)
+		}
+	}
+}
+
+// standardMethod is m when it is a standard method, else "_OTHER" (as the
+// OpenTelemetry conventions name it): a client chooses the method, and a
+// label must stay bounded.
+func standardMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return m
+	}
+	return "_OTHER"
+}
+
+// Stats are the guard's figures beyond the per-request events: what a
+// metrics exporter reads when it is scraped. Reading them never blocks
+// requests.
+type Stats struct {
+	Metrics
+	// Reloads and ReloadFailures count Reload calls that replaced the
+	// contracts, and those that failed (the old set stayed).
+	Reloads, ReloadFailures int64
+	// ScanFindings counts the values the vulnerability scan flagged, by
+	// class: sql_injection, xss, command_injection, path_traversal,
+	// nosql_injection, prototype_pollution.
+	ScanFindings map[string]int64
+	// SinkBlocks counts the calls sink protection blocked (or, in learning
+	// mode, reported), by sink: sql, shell, file, http.
+	SinkBlocks map[string]int64
+}
+
+// Stats returns the guard's figures.
+func (g *Guard) Stats() Stats {
+	s := Stats{Metrics: g.Metrics(), Reloads: g.stats.reloads.Load(), ReloadFailures: g.stats.reloadFailures.Load(),
+		ScanFindings: map[string]int64{}, SinkBlocks: map[string]int64{}}
+	for c := scan.Class(1); int(c) < scan.Classes; c++ {
+		s.ScanFindings[c.Name()] = g.stats.findings[c].Load()
+	}
+	for i, name := range sinkNames {
+		s.SinkBlocks[name] = g.stats.sinkBlocks[i].Load()
+	}
+	return s
 }
 
 // Metrics returns the counters. Reading them never blocks requests.

@@ -2,6 +2,8 @@ package contractguard
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -28,4 +30,63 @@ func TestMetrics(t *testing.T) {
 	off := mustNew(t, Options{})
 	assert.Equal(t, 404, send(off.MetricsHandler(), "GET", "/actuator/contractguard", "").Code)
 	assert.Equal(t, 405, send(g.MetricsHandler(), "POST", "/actuator/contractguard", "").Code)
+}
+
+// TestObserve_Events: an observer gets one event per request, with the
+// contract's method and route (never the raw path), the outcome and the
+// code; a request no contract matched says so, with a bounded method.
+func TestObserve_Events(t *testing.T) {
+	g := testdataGuard(t, func(o *Options) { o.VulnerabilityScan = true })
+	var events []Event
+	g.Observe(func(e Event) { events = append(events, e) })
+	h := g.Middleware(&echo{})
+	send(h, "GET", "/api/users/1", "")
+	send(h, "GET", "/api/users/x", "")
+	send(h, "GET", "/untracked", "")
+	send(h, "BREW", "/untracked", "")
+	send(h, "POST", "/api/users", `{"email":"' OR 1=1 --","password":"x","age":30}`)
+	require.Len(t, events, 5)
+	for i := range events {
+		if events[i].Route != "" {
+			assert.Positive(t, events[i].Duration, i)
+		}
+		events[i].Duration = 0
+	}
+	assert.Equal(t, []Event{
+		{Method: "GET", Route: "/api/users/{id}", Outcome: OutcomePassed},
+		{Method: "GET", Route: "/api/users/{id}", Outcome: OutcomeRejected, Code: CodeInvariantViolated},
+		{Method: "GET", Outcome: OutcomeUnmatched},
+		{Method: "_OTHER", Outcome: OutcomeUnmatched},
+		{Method: "POST", Route: "/api/users", Outcome: OutcomeRejected, Code: CodeVulnerabilityDetected},
+	}, events)
+	s := g.Stats()
+	assert.EqualValues(t, 1, s.ScanFindings["sql_injection"])
+	assert.Len(t, s.ScanFindings, 6)
+	assert.EqualValues(t, 3, s.RequestsValidated)
+}
+
+// TestObserve_NoAllocation: an observer adds no allocation to a request,
+// passed, rejected or unmatched.
+func TestObserve_NoAllocation(t *testing.T) {
+	allocs := func(observe bool) [3]float64 {
+		g := testdataGuard(t)
+		n := 0
+		if observe {
+			g.Observe(func(e Event) { n++ })
+		}
+		h := g.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		w := &nopWriter{h: http.Header{}}
+		var out [3]float64
+		for i, target := range []string{"/api/users/1", "/api/users/x", "/static/app.js"} {
+			r := httptest.NewRequest("GET", target, nil)
+			out[i] = testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) })
+		}
+		if observe {
+			assert.Equal(t, 3*101, n, "every request observed")
+		}
+		return out
+	}
+	without, with := allocs(false), allocs(true)
+	assert.Equal(t, without, with)
+	assert.Zero(t, with[2], "unmatched")
 }

@@ -19,6 +19,27 @@ import (
 type routed struct {
 	c       *contract
 	pattern route.Pattern
+	route   string // the router's pattern as written ("POST /a/{id}", "/a/{id}"); "" when not known
+}
+
+// routeName names the typed contract's route in metrics: the router's
+// pattern, found without allocating where it can be (ServeMux's, chi's
+// for a route not under a mounted router), else the contract's type.
+func (t routed) routeName(r *http.Request) string {
+	switch {
+	case t.c == nil:
+		return ""
+	case t.route != "":
+		return t.route
+	case r != nil && r.Pattern != "":
+		return r.Pattern
+	}
+	if r != nil {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil && len(rctx.RoutePatterns) == 1 {
+			return rctx.RoutePatterns[0]
+		}
+	}
+	return t.c.source
 }
 
 // routedContract asks the router behind the middleware which handler will
@@ -32,7 +53,7 @@ func (g *Guard) routedContract(r *http.Request, next http.Handler) routed {
 	case *http.ServeMux:
 		h, pattern := n.Handler(r)
 		if c := g.ownTyped(h); c != nil {
-			return routed{c, routerPattern(pattern)}
+			return routed{c, routerPattern(pattern), pattern}
 		}
 		return routed{}
 	case chi.Routes:
@@ -88,7 +109,7 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 		c = g.chiIndexOf(routes, strings.Clone(key)).routes[key]
 	}
 	if c != nil {
-		return routed{c, routerPattern(pattern)}
+		return routed{c, routerPattern(pattern), pattern}
 	}
 	return routed{}
 }

@@ -37,3 +37,30 @@ func (c Class) Message() string {
 	}
 	return ""
 }
+
+// Name is the class's name in metrics: sql_injection, xss,
+// command_injection, path_traversal, nosql_injection,
+// prototype_pollution; "" for None.
+func (c Class) Name() string {
+	if int(c) < len(metricNames) {
+		return metricNames[c]
+	}
+	return ""
+}
+
+var metricNames = [...]string{"", "sql_injection", "xss", "command_injection", "path_traversal", "nosql_injection", "prototype_pollution"}
+
+// Classes is the number of classes, None included: a Class indexes an
+// array of this length.
+const Classes = len(metricNames)
+
+// ClassOf is the class a finding's message names (None for another
+// message).
+func ClassOf(message string) Class {
+	for c := SQLInjection; int(c) < Classes; c++ {
+		if c.Message() == message {
+			return c
+		}
+	}
+	return None
+}

@@ -12,3 +12,12 @@ func TestClassMessagesNameTheClassOnly(t *testing.T) {
 	}
 	assert.Empty(t, None.Message())
 }
+
+func TestClassNames(t *testing.T) {
+	for c := SQLInjection; int(c) < Classes; c++ {
+		assert.NotEmpty(t, c.Name())
+		assert.Equal(t, c, ClassOf(c.Message()), c.Name())
+	}
+	assert.Equal(t, None, ClassOf("is required"))
+	assert.Empty(t, None.Name())
+}
