@@ -66,14 +66,18 @@ func TestInfer(t *testing.T) {
 			want:   `{"additionalProperties":false,"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}`,
 		},
 		{
-			name:   "no enum under a secret name, nor where other types mix in",
-			bodies: repeat(21, func(i int) string { return fmt.Sprintf(`{"pin":%q,"m":%s}`, statuses(i), []string{`"a"`, `"b"`, "null"}[i%3]) }),
-			want:   `{"additionalProperties":false,"properties":{"m":{"type":["string","null"]},"pin":{"type":"string"}},"required":["m","pin"],"type":"object"}`,
+			name: "no enum under a secret name, nor where other types mix in",
+			bodies: repeat(21, func(i int) string {
+				return fmt.Sprintf(`{"pin":%q,"m":%s}`, statuses(i), []string{`"a"`, `"b"`, "null"}[i%3])
+			}),
+			want: `{"additionalProperties":false,"properties":{"m":{"type":["string","null"]},"pin":{"type":"string"}},"required":["m","pin"],"type":"object"}`,
 		},
 		{
-			name:   "no enum of tokens, nor of formatted strings",
-			bodies: repeat(21, func(i int) string { return fmt.Sprintf(`{"t":%q,"d":%q}`, []string{"ab12cd34ef56gh78", "zz12cd34ef56gh78"}[i%2], "2026-01-02") }),
-			want:   `{"additionalProperties":false,"properties":{"d":{"format":"date","type":"string"},"t":{"type":"string"}},"required":["d","t"],"type":"object"}`,
+			name: "no enum of tokens, nor of formatted strings",
+			bodies: repeat(21, func(i int) string {
+				return fmt.Sprintf(`{"t":%q,"d":%q}`, []string{"ab12cd34ef56gh78", "zz12cd34ef56gh78"}[i%2], "2026-01-02")
+			}),
+			want: `{"additionalProperties":false,"properties":{"d":{"format":"date","type":"string"},"t":{"type":"string"}},"required":["d","t"],"type":"object"}`,
 		},
 		{
 			name:   "open with fewer than StableSamples samples",

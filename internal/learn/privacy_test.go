@@ -37,9 +37,9 @@ func TestPrivacy_NoValueInAnyOutput(t *testing.T) {
 		for name, v := range secrets {
 			fmt.Fprintf(&b, `,%q:%q`, name, v)
 		}
-		once := fmt.Sprintf("Zanzibar-%04d", i)        // a value seen once
-		twice := fmt.Sprintf("Quixotic-%04d", i/2)      // seen twice
-		token := "sk_live_4eC39HqLyjWDarjtT1zdp7dc"     // a token under an innocent name, every time
+		once := fmt.Sprintf("Zanzibar-%04d", i)           // a value seen once
+		twice := fmt.Sprintf("Quixotic-%04d", i/2)        // seen twice
+		token := "sk_live_4eC39HqLyjWDarjtT1zdp7dc"       // a token under an innocent name, every time
 		email := fmt.Sprintf("person%03d@example.org", i) // data as a member name
 		distinct = append(distinct, once, twice, email)
 		fmt.Fprintf(&b, `,"note":%q,"nick":%q,"data":%q,"owners":{%q:true}`, once, twice, token, email)

@@ -167,7 +167,7 @@ func secretName(name string) bool {
 	return false
 }
 
-func alnum(c byte) bool { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }
+func alnum(c byte) bool   { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 
