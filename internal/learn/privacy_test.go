@@ -39,7 +39,7 @@ func TestPrivacy_NoValueInAnyOutput(t *testing.T) {
 		}
 		once := fmt.Sprintf("Zanzibar-%04d", i)           // a value seen once
 		twice := fmt.Sprintf("Quixotic-%04d", i/2)        // seen twice
-		token := "sk_live_4eC39HqLyjWDarjtT1zdp7dc"       // a token under an innocent name, every time
+		token := "tk-9f8e7d6c5b4a39281706zz"              // a token under an innocent name, every time
 		email := fmt.Sprintf("person%03d@example.org", i) // data as a member name
 		distinct = append(distinct, once, twice, email)
 		fmt.Fprintf(&b, `,"note":%q,"nick":%q,"data":%q,"owners":{%q:true}`, once, twice, token, email)
@@ -48,7 +48,7 @@ func TestPrivacy_NoValueInAnyOutput(t *testing.T) {
 		b.WriteString("}")
 		reqs = append(reqs, request{method: "POST", pattern: "/signup", path: "/signup", body: b.String(), at: epoch.Add(time.Duration(i) * time.Second)})
 	}
-	forbidden := append(distinct, "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Yggdrasil-user", "Yggdrasil-hint", "Ophelia-Holder", "visa")
+	forbidden := append(distinct, "tk-9f8e7d6c5b4a39281706zz", "Yggdrasil-user", "Yggdrasil-hint", "Ophelia-Holder", "visa")
 	for _, v := range secrets {
 		forbidden = append(forbidden, v)
 	}

@@ -74,7 +74,7 @@ func TestFormatsOf(t *testing.T) {
 }
 
 func TestTokenLike(t *testing.T) {
-	assert.True(t, tokenLike("sk_live_4eC39HqLyjWDarjtT1zdp7dc"))
+	assert.True(t, tokenLike("tk-9f8e7d6c5b4a39281706zz"))
 	assert.False(t, tokenLike("credit_card_payment"), "words")
 	assert.False(t, tokenLike("size10"), "short")
 }
