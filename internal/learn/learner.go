@@ -172,12 +172,18 @@ func (l *Learner) visit(r *route, n *node, v jsonbody.Value, secret bool) {
 		}
 		base := len(l.members)
 		for _, m := range l.selectMembers(n, v) {
-			kind, name := byte(edgeMember), m.name
-			if dataName(name) {
-				kind, name = edgeDynamic, ""
-			}
-			if c := l.child(r, n, kind, name); c != nil {
-				l.visit(r, c, m.v, secret || secretName(m.name))
+			c := n.members[m.name]
+			switch {
+			case c != nil:
+				l.visit(r, c, m.v, secret || c.secret)
+			case dataName(m.name):
+				if c = l.child(r, n, edgeDynamic, ""); c != nil {
+					l.visit(r, c, m.v, secret || secretName(m.name))
+				}
+			default:
+				if c = l.child(r, n, edgeMember, m.name); c != nil {
+					l.visit(r, c, m.v, secret || c.secret)
+				}
 			}
 		}
 		l.members = l.members[:base]

@@ -10,7 +10,7 @@ import (
 )
 
 // tightLimits are hit by traffic(…, 600): TestMerge_CapsHit.
-var tightLimits = Limits{Routes: 6, Properties: 5, Depth: 2, EnumValues: 3, EnumMinSamples: 5, StableSamples: 4, MaxBytes: 6 * 11 << 10}
+var tightLimits = Limits{Routes: 6, Properties: 5, Depth: 2, EnumValues: 3, EnumMinSamples: 5, StableSamples: 4, MaxBytes: 6 * 15 << 10}
 
 // roundTrip passes observations through the exchange format, as replicas'
 // exports travel.

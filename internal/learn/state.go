@@ -35,6 +35,7 @@ type node struct {
 	parent *node
 	kind   byte // the edge from the parent
 	name   string
+	secret bool // a member whose name looks secret
 	depth  int
 	hash   uint64
 
@@ -67,8 +68,8 @@ type route struct {
 // with its shares; a route with its strings), checked by
 // TestMemoryWithinCap against the runtime's own count.
 const (
-	nodeBytes  = 384
-	candBytes  = 320
+	nodeBytes  = 512
+	candBytes  = 512
 	routeBytes = 640
 )
 
@@ -130,7 +131,8 @@ func belowCut(c *cutKey, depth int, hash uint64, path func() string) bool {
 }
 
 func newNode(parent *node, kind byte, name string, hash uint64) *node {
-	n := &node{parent: parent, kind: kind, name: name, hash: hash, formats: allFormats, hidx: -1}
+	n := &node{parent: parent, kind: kind, name: name, hash: hash, formats: allFormats, hidx: -1,
+		secret: kind == edgeMember && secretName(name)}
 	if parent != nil {
 		n.depth = parent.depth + 1
 		switch kind {
