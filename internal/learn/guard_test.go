@@ -229,4 +229,3 @@ func TestWriteContracts_BrokenFolder(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.yaml")
 }
-
