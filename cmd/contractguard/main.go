@@ -4,6 +4,7 @@
 //	contractguard lint [--format text|json] [DIR ...]
 //	contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
 //	contractguard schema
+//	contractguard learn merge --out DIR SOURCE ...
 //
 // Install it with
 //
@@ -31,6 +32,7 @@ Usage:
   contractguard lint [--format text|json] [DIR ...]
   contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
   contractguard schema
+  contractguard learn merge --out DIR [--force] SOURCE ...
 
 Run "contractguard COMMAND --help" for a command's options and examples.
 `
@@ -53,6 +55,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return check(args[1:], stdin, stdout, stderr)
 	case "schema":
 		return schema(args[1:], stdout, stderr)
+	case "learn":
+		return learnCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
