@@ -9,6 +9,7 @@ import (
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/schema"
+	"github.com/contractguard/contractguard/internal/yamljson"
 )
 
 // FuzzObserve: random bodies (several per input, split at NUL bytes) never
@@ -27,6 +28,7 @@ func FuzzObserve(f *testing.F) {
 		`{"x":{"y":{"z":{"w":[[[[1]]]]}}}}`,
 		`{"n":1e400,"m":-0,"o":0.0001e4,"p":12345678901234567890123}`,
 		"{\"\\u0000\":\"\\u2028\",\"a~/b\":\"\\ud83d\\ude00\"}",
+		"{\"null\":\"yes\",\"123\":\"# x\",\"a: b\":\"- c\",\"\\n\\\"q\":\"\\u0085\\u007f\",\" sp \":\"{x}\"}",
 		`null`, ``,
 	} {
 		f.Add([]byte(seed))
@@ -73,6 +75,25 @@ func FuzzObserve(f *testing.F) {
 				}
 			}
 		}
+		// The file written reads back, by the loader's YAML reader, as the
+		// contract: nothing a body sent escapes its scalar or the header.
+		file := render(c)
+		parts, err := yamljson.Parse(file)
+		if err != nil || len(parts) != 1 {
+			t.Fatalf("the contract file does not parse: %v\n%s", err, file)
+		}
+		got, err := yamljson.Value(parts[0].Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"endpoint": c.Endpoint, "method": c.Method}
+		if c.Schema != nil {
+			want["schema"] = c.Schema
+		}
+		if jsonText(got) != jsonText(want) {
+			t.Fatalf("the contract file reads back otherwise:\n%s\n%s\n%s", jsonText(got), jsonText(want), file)
+		}
+
 		b, err := json.Marshal(o)
 		if err != nil {
 			t.Fatal(err)

@@ -88,10 +88,11 @@ func (l *Learner) Observe(method, pattern, path string, body jsonbody.Value, at 
 		r.last = at
 	}
 	if r.body == nil { // the first sample, or the body was dropped by the bytes cap
-		root := newNode(nil, edgeBody, "", mix(r.key.hash, edgeBody, ""))
-		if !belowCut(r.cut, 0, root.hash, root.path) {
+		h := mix(r.key.hash, edgeBody, "")
+		if !belowCut(r.cut, 0, h, func() string { return "" }) {
 			return
 		}
+		root := newNode(nil, edgeBody, "", h)
 		r.body = root
 		l.account(r, root)
 		if root.gone {
