@@ -136,3 +136,28 @@ func TestMerge_LeavesInputs(t *testing.T) {
 	assert.Equal(t, string(ja), string(ja2))
 	assert.Equal(t, string(jb), string(jb2))
 }
+
+// TestMerge_DifferentLimits: exports made under different limits merge
+// into what one learner under the stricter of each would hold (Properties
+// aside, which each learner applies to each request: equal here).
+func TestMerge_DifferentLimits(t *testing.T) {
+	loose := Limits{EnumMinSamples: 5, StableSamples: 4}
+	strict := Limits{Routes: 5, Depth: 2, EnumValues: 3, EnumMinSamples: 6, StableSamples: 5, MaxBytes: 5 * 16 << 10}
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		reqs := traffic(rng, 500)
+		var a, b []request
+		for _, r := range reqs {
+			if rng.IntN(2) == 0 {
+				a = append(a, r)
+			} else {
+				b = append(b, r)
+			}
+		}
+		m := Merge(roundTrip(t, learn(t, loose, a...)), roundTrip(t, learn(t, strict, b...)))
+		want := learn(t, meet(loose.withDefaults(), strict.withDefaults()), reqs...)
+		assert.Equal(t, want.Limits(), m.Limits())
+		require.Equal(t, want.Contracts(), m.Contracts(), "seed %d", seed)
+		assert.Equal(t, want.Dropped(), m.Dropped())
+	}
+}

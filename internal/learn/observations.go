@@ -140,6 +140,9 @@ func (o *Observations) normalize() {
 func (o *Observations) normalizeRoute(r *route) {
 	lim := o.limits
 	r.bytes = routeCharge(r)
+	if r.cut != nil && r.cut.depth > lim.Depth {
+		r.cut = nil // below the depth limit: a learner with it never cut there
+	}
 	if r.body == nil {
 		return
 	}
@@ -168,7 +171,7 @@ func (o *Observations) normalizeRoute(r *route) {
 				c.detach(r)
 				continue
 			}
-			walk(c, secret || c.kind == edgeMember && secretName(c.name))
+			walk(c, secret || c.secret)
 		}
 	}
 	walk(r.body, false)
