@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // tightLimits are hit by traffic(…, 600): TestMerge_CapsHit.
@@ -160,4 +162,36 @@ func TestMerge_DifferentLimits(t *testing.T) {
 		require.Equal(t, want.Contracts(), m.Contracts(), "seed %d", seed)
 		assert.Equal(t, want.Dropped(), m.Dropped())
 	}
+}
+
+// TestLearner_Concurrent: observing, sampling and exporting from many
+// goroutines at once (run with -race) loses no sample, and gives what one
+// goroutine observing the same requests gives.
+func TestLearner_Concurrent(t *testing.T) {
+	reqs := traffic(rand.New(rand.NewPCG(11, 12)), 800)
+	bodies := make([]jsonbody.Value, len(reqs))
+	for i, r := range reqs {
+		bodies[i] = parse(t, r.body)
+	}
+	l := New(Limits{SampleRate: 1})
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := g; i < len(reqs); i += 4 {
+				if r := reqs[i]; l.Sample() {
+					l.Observe(r.method, r.pattern, r.path, bodies[i], r.at)
+				}
+				if i%100 == 0 {
+					l.Export().Contracts()
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	o := l.Export()
+	assert.EqualValues(t, len(reqs), o.Samples())
+	assert.Equal(t, learn(t, Limits{}, reqs...).Contracts(), o.Contracts())
 }
