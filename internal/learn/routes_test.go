@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,4 +70,33 @@ func TestRouteTemplates_Parse(t *testing.T) {
 		assert.True(t, ok, p)
 		assert.Equal(t, p, joinTemplate(segs))
 	}
+}
+
+// FuzzRouteTemplate: any method, router pattern and path give a route the
+// learner can keep, or none; a template kept is a contract endpoint that
+// loads (valid, parameter names unique) and reads back to itself.
+func FuzzRouteTemplate(f *testing.F) {
+	f.Add("GET", "/users/{id}", "/users/42")
+	f.Add("post", "GET example.com/a/{b...}", "/a/b/c%2Fd")
+	f.Add("PUT", "/{x:[0-9]+}/{x}/*", "//x/./../1/2/3")
+	f.Add("GET", "{", "/{/}/:a/%zz")
+	f.Add("DELETE", "/{$}", "/")
+	f.Fuzz(func(t *testing.T, method, pattern, path string) {
+		var tp templater
+		name, _, ok := tp.appendRoute(nil, method, pattern, path)
+		if !ok {
+			return
+		}
+		_, template, found := strings.Cut(string(name), " ")
+		if !found {
+			t.Fatalf("no method in %q", name)
+		}
+		segs, ok := parseTemplate(template)
+		if !ok {
+			t.Fatalf("%q %q %q: template %q is not an endpoint", method, pattern, path, template)
+		}
+		if got := joinTemplate(segs); got != template {
+			t.Fatalf("template %q reads back as %q", template, got)
+		}
+	})
 }
