@@ -8,6 +8,7 @@
 //	contractguard schema
 //	contractguard license keygen|issue|inspect ...
 //	contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
+//	contractguard learn merge --out DIR SOURCE ...
 //
 // Install it with
 //
@@ -38,6 +39,7 @@ Usage:
   contractguard schema
   contractguard license keygen|issue|inspect ...   (licence keys, docs/licensing.md)
   contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
+  contractguard learn merge --out DIR [--force] SOURCE ...
 
 Run "contractguard COMMAND --help" for a command's options and examples.
 `
@@ -64,6 +66,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return license(args[1:], stdin, stdout, stderr)
 	case "serve":
 		return serve(args[1:], stdout, stderr)
+	case "learn":
+		return learnCmd(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

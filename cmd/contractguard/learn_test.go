@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/learn"
+)
+
+type sample struct {
+	method, pattern, path, body string
+	at                          int // seconds
+}
+
+// shopTraffic is a few hundred requests over three routes.
+func shopTraffic() []sample {
+	var s []sample
+	for i := range 240 {
+		switch i % 3 {
+		case 0:
+			s = append(s, sample{"POST", "/api/users", "/api/users",
+				fmt.Sprintf(`{"email":"u%d@example.com","plan":%q,"age":%d}`, i, []string{"free", "pro"}[i%2], 20+i%50), i})
+		case 1:
+			s = append(s, sample{"PUT", "", fmt.Sprintf("/api/orders/%d", 1000+i), fmt.Sprintf(`{"total":%d.5,"items":[{"sku":"S%d"}]}`, i, i%7), i})
+		default:
+			s = append(s, sample{"DELETE", "/api/users/{id}", fmt.Sprintf("/api/users/%d", i), "", i})
+		}
+	}
+	return s
+}
+
+// exportOf is the JSON export of a learner that saw the samples.
+func exportOf(t *testing.T, samples []sample) []byte {
+	t.Helper()
+	l := learn.New(learn.Limits{SampleRate: 1})
+	for _, s := range samples {
+		doc := jsonbody.NullDoc()
+		if s.body != "" {
+			var err error
+			doc, err = jsonbody.Parse([]byte(s.body), 64)
+			require.NoError(t, err)
+		}
+		l.Observe(s.method, s.pattern, s.path, doc.Root(), time.Unix(1_800_000_000+int64(s.at), 0))
+	}
+	b, err := json.Marshal(l.Export())
+	require.NoError(t, err)
+	return b
+}
+
+// readDir is every file of a folder, by name.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		files[e.Name()] = string(b)
+	}
+	return files
+}
+
+// TestLearnMerge: two replicas' exports from files and a third served by a
+// running service merge into exactly the contracts of one learner that
+// saw all the traffic, written as files a guard loads.
+func TestLearnMerge(t *testing.T) {
+	traffic := shopTraffic()
+	var parts [3][]sample
+	for i, s := range traffic {
+		parts[(i*7)%3] = append(parts[(i*7)%3], s)
+	}
+	in := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(in, "replica-1.json"), exportOf(t, parts[0]), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(in, "replica-2.json"), exportOf(t, parts[1]), 0o644))
+	third := exportOf(t, parts[2])
+	var gotAuth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(third)
+	}))
+	defer srv.Close()
+
+	out := filepath.Join(t.TempDir(), "contracts")
+	r := cli(t, "", "learn", "merge", filepath.Join(in, "replica-*.json"), srv.URL+"/learned", "--out", out, "-H", "Authorization: Bearer test")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Equal(t, "Bearer test", gotAuth)
+	assert.Contains(t, r.stdout, "merged 3 exports: 240 requests observed, 0 dropped at the caps")
+	assert.Contains(t, r.stdout, "new       POST /api/users: ")
+	assert.Contains(t, r.stdout, "3 new, 0 updated, 0 unchanged, 0 to review, 0 not seen")
+
+	// One learner that saw it all writes the same files, byte for byte.
+	var all learn.Observations
+	require.NoError(t, json.Unmarshal(exportOf(t, traffic), &all))
+	want := filepath.Join(t.TempDir(), "contracts")
+	_, err := learn.WriteContracts(want, all.Contracts(), learn.WriteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, readDir(t, want), readDir(t, out))
+	assert.Contains(t, readDir(t, out), "put_api_orders_orderId.yaml")
+
+	g, err := contractguard.New(contractguard.Options{ContractsDir: out, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	for _, s := range traffic {
+		assert.Nil(t, g.Check(s.method, s.path, []byte(s.body)), "%v", s)
+	}
+	assert.Equal(t, 0, cli(t, "", "lint", out).code)
+
+	// Run again: nothing new.
+	r = cli(t, "", "learn", "merge", "--out", out, filepath.Join(in, "replica-1.json"), filepath.Join(in, "replica-2.json"), srv.URL)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "0 new, ")
+}
+
+func TestLearnMerge_Errors(t *testing.T) {
+	in := t.TempDir()
+	good := filepath.Join(in, "good.json")
+	require.NoError(t, os.WriteFile(good, exportOf(t, shopTraffic()[:30]), 0o644))
+	bad := filepath.Join(in, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"format":"contractguard.learn/v0"}`), 0o644))
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer failing.Close()
+	out := filepath.Join(t.TempDir(), "contracts")
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"no subcommand", []string{"learn"}, 2, "want a subcommand: merge"},
+		{"no --out", []string{"learn", "merge", good}, 2, "need --out DIR and at least one SOURCE"},
+		{"no source", []string{"learn", "merge", "--out", out}, 2, "need --out DIR and at least one SOURCE"},
+		{"a missing file", []string{"learn", "merge", "--out", out, good, filepath.Join(in, "none.json")}, 1, "none.json"},
+		{"a glob matching nothing", []string{"learn", "merge", "--out", out, filepath.Join(in, "x-*.json")}, 1, "no file matches"},
+		{"another format", []string{"learn", "merge", "--out", out, good, bad}, 1, bad + `: learned observations: format "contractguard.learn/v0", want "contractguard.learn/v1"`},
+		{"a service that fails", []string{"learn", "merge", "--out", out, good, failing.URL}, 1, "GET: 503 Service Unavailable"},
+		{"a bad header", []string{"learn", "merge", "--out", out, "-H", "nope", good}, 2, `-H "nope"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := cli(t, "", tc.args...)
+			assert.Equal(t, tc.code, r.code, r.stdout+r.stderr)
+			assert.Contains(t, r.stderr, tc.stderr)
+			_, err := os.Stat(out)
+			assert.True(t, os.IsNotExist(err), "nothing written")
+		})
+	}
+
+	r := cli(t, "", "learn", "merge", "--help")
+	assert.Equal(t, 0, r.code)
+	assert.True(t, strings.HasPrefix(r.stdout, "Usage: contractguard learn merge"))
+	assert.Contains(t, cli(t, "", "--help").stdout, "contractguard learn merge")
+}

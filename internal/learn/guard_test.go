@@ -1,0 +1,231 @@
+package learn_test
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/learn"
+)
+
+type call struct{ method, pattern, path, body string }
+
+// recorded is traffic for a small shop: routes with router patterns and
+// without, optional and nullable members, formats, an enum, nested objects
+// and arrays, an empty-bodied route.
+func recorded(rng *rand.Rand) []call {
+	var calls []call
+	for i := range 300 {
+		switch i % 4 {
+		case 0:
+			nick := ""
+			if rng.IntN(2) == 0 {
+				nick = fmt.Sprintf(`,"nickname":"n%d"`, rng.IntN(1000))
+			}
+			calls = append(calls, call{"POST", "/api/users", "/api/users", fmt.Sprintf(
+				`{"email":"user%d@example.com","age":%d,"role":%q,"password":"pw-%d"%s}`,
+				rng.IntN(1000), 18+rng.IntN(60), []string{"admin", "member", "guest"}[rng.IntN(3)], rng.IntN(1000), nick)})
+		case 1:
+			calls = append(calls, call{"POST", "", fmt.Sprintf("/api/orders/%d/items", rng.IntN(100000)), fmt.Sprintf(
+				`{"sku":"SKU-%d","quantity":%d,"unitPrice":%d.%02d,"tags":["a%d"],"shipTo":{"zip":"%05d","at":"2026-0%d-1%dT10:00:00Z"}}`,
+				rng.IntN(50), 1+rng.IntN(9), rng.IntN(100), rng.IntN(100), rng.IntN(3), rng.IntN(99999), 1+rng.IntN(9), rng.IntN(9))})
+		case 2:
+			note := "null"
+			if rng.IntN(2) == 0 {
+				note = fmt.Sprintf(`"note %d"`, rng.IntN(100))
+			}
+			calls = append(calls, call{"PUT", "PUT /api/accounts/{id}", fmt.Sprintf("/api/accounts/%08x-0000-4000-8000-%012x", rng.Uint32(), rng.Uint64()&0xffffffffffff),
+				fmt.Sprintf(`{"id":"%08x-0000-4000-8000-%012x","note":%s,"limits":{"daily":%d}}`, rng.Uint32(), rng.Uint64()&0xffffffffffff, note, rng.IntN(5000))})
+		default:
+			calls = append(calls, call{"DELETE", "/api/sessions/{id}", fmt.Sprintf("/api/sessions/%d", rng.IntN(1000)), ""})
+		}
+	}
+	return calls
+}
+
+func parse(t testing.TB, body string) *jsonbody.Doc {
+	t.Helper()
+	if body == "" {
+		return jsonbody.NullDoc()
+	}
+	doc, err := jsonbody.Parse([]byte(body), 64)
+	require.NoError(t, err)
+	return doc
+}
+
+// TestLearned_EnforcedByAGuard: contracts learned from traffic, written as
+// files, load in a guard (what contractguard lint checks), accept every
+// request of that traffic, and reject it mutated: a required member
+// missing, a wrong type, a bad format, an unknown member.
+func TestLearned_EnforcedByAGuard(t *testing.T) {
+	calls := recorded(rand.New(rand.NewPCG(7, 7)))
+	l := learn.New(learn.Limits{SampleRate: 1})
+	for i, c := range calls {
+		l.Observe(c.method, c.pattern, c.path, parse(t, c.body).Root(), time.Unix(1_800_000_000+int64(i), 0))
+	}
+	dir := t.TempDir()
+	sum, err := learn.WriteContracts(dir, l.Export().Contracts(), learn.WriteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 4, sum.Count(learn.Added), sum.String())
+
+	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err, "the learned contracts load (lint)")
+	assert.EqualValues(t, 4, g.Metrics().ContractsLoaded)
+
+	for _, c := range calls {
+		assert.Nil(t, g.Check(c.method, c.path, []byte(c.body)), "%s %s %s", c.method, c.path, c.body)
+	}
+
+	mutations := []struct {
+		name, method, path, body, at string
+	}{
+		{"missing required member", "POST", "/api/users", `{"age":30,"role":"admin","password":"x"}`, "/email"},
+		{"wrong type", "POST", "/api/users", `{"email":"a@example.com","age":"thirty","role":"admin","password":"x"}`, "/age"},
+		{"not an integer", "POST", "/api/orders/5/items", `{"sku":"SKU-1","quantity":1.5,"unitPrice":1.5,"tags":[],"shipTo":{"zip":"1","at":"2026-01-01T00:00:00Z"}}`, "/quantity"},
+		{"negative", "POST", "/api/orders/5/items", `{"sku":"SKU-1","quantity":-1,"unitPrice":1.5,"tags":[],"shipTo":{"zip":"1","at":"2026-01-01T00:00:00Z"}}`, "/quantity"},
+		{"bad format", "POST", "/api/users", `{"email":"not-an-email","age":30,"role":"admin","password":"x"}`, "/email"},
+		{"bad nested format", "POST", "/api/orders/5/items", `{"sku":"SKU-1","quantity":1,"unitPrice":1.5,"tags":[],"shipTo":{"zip":"1","at":"yesterday"}}`, "/shipTo/at"},
+		{"not in the enum", "POST", "/api/users", `{"email":"a@example.com","age":30,"role":"root","password":"x"}`, "/role"},
+		{"unknown member", "POST", "/api/users", `{"email":"a@example.com","age":30,"role":"admin","password":"x","isAdmin":true}`, "/isAdmin"},
+		{"unknown nested member", "PUT", "/api/accounts/3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a", `{"id":"3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a","note":null,"limits":{"daily":1,"weekly":2}}`, "/limits/weekly"},
+		{"a body where there was none", "DELETE", "/api/sessions/5", `{"x":1}`, ""},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			v := g.Check(m.method, m.path, []byte(m.body))
+			if m.at == "" { // DELETE has no schema: nothing to reject
+				assert.Nil(t, v)
+				return
+			}
+			require.NotNil(t, v, "%s %s", m.method, m.body)
+			assert.Equal(t, contractguard.CodeSchemaInvalid, v.Code)
+			var paths []string
+			for _, d := range v.Details {
+				paths = append(paths, d.Path)
+			}
+			assert.Contains(t, paths, m.at)
+		})
+	}
+
+	// The order route had no router pattern: its ids became a parameter.
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	assert.ElementsMatch(t, []string{"post_api_users.yaml", "post_api_orders_orderId_items.yaml", "put_api_accounts_id.yaml", "delete_api_sessions_id.yaml"}, names)
+	data, err := os.ReadFile(filepath.Join(dir, "post_api_users.yaml"))
+	require.NoError(t, err)
+	for _, want := range []string{
+		"# Learned by contractguard from 75 samples of POST /api/users,",
+		"/email: format email — all 75 strings match",
+		"/role: enum of 3 values — 75 strings, each value seen at least 3 times",
+		"body: required age, email, password, role — present in all 75 samples",
+		"/password: its name, or an ancestor's, looks secret — no value recorded",
+	} {
+		assert.Contains(t, string(data), want)
+	}
+	assert.NotContains(t, string(data), "pw-")
+}
+
+// TestWriteContracts_Existing: what WriteContracts does beside contracts
+// already in the folder: new files for new routes, its own untouched files
+// rewritten, files someone wrote or edited never overwritten (a .learned
+// file beside them when the learned schema differs), unless forced for its
+// own, and contracts the traffic did not show listed.
+func TestWriteContracts_Existing(t *testing.T) {
+	dir := t.TempDir()
+	handwritten := "endpoint: /api/users\nmethod: POST\nschema:\n  type: object\n  required: [email]\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.yaml"), []byte(handwritten), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "health.yaml"), []byte("endpoint: /health\nmethod: GET\n"), 0o644))
+
+	learnFrom := func(bodies ...string) []learn.Learned {
+		l := learn.New(learn.Limits{SampleRate: 1})
+		for i, b := range bodies {
+			l.Observe("POST", "/api/users", "/api/users", parse(t, b).Root(), time.Unix(int64(i), 0))
+			l.Observe("POST", "/api/orders", "/api/orders", parse(t, b).Root(), time.Unix(int64(i), 0))
+		}
+		return l.Export().Contracts()
+	}
+	first := learnFrom(`{"email":"a@example.com"}`, `{"email":"b@example.com"}`)
+	sum, err := learn.WriteContracts(dir, first, learn.WriteOptions{})
+	require.NoError(t, err)
+	kinds := func(s learn.Summary) map[string]string {
+		m := map[string]string{}
+		for _, c := range s.Changes {
+			m[c.Method+" "+c.Endpoint] = c.Kind.String() + " " + filepath.Base(c.File)
+		}
+		return m
+	}
+	assert.Equal(t, map[string]string{
+		"POST /api/orders": "new post_api_orders.yaml",
+		"POST /api/users":  "review users.yaml.learned",
+		"GET /health":      "not seen health.yaml",
+	}, kinds(sum), sum.String())
+	data, err := os.ReadFile(filepath.Join(dir, "users.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, handwritten, string(data), "a file someone wrote is never overwritten")
+	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err, "the .learned file beside is not loaded: no duplicate")
+
+	// The same traffic again: nothing changes but the header.
+	sum, err = learn.WriteContracts(dir, first, learn.WriteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "unchanged post_api_orders.yaml", kinds(sum)["POST /api/orders"])
+
+	// New traffic with a new member: its own file is rewritten, with what changed.
+	second := learnFrom(`{"email":"a@example.com","age":3}`, `{"email":"b@example.com","age":4}`)
+	sum, err = learn.WriteContracts(dir, second, learn.WriteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "updated post_api_orders.yaml", kinds(sum)["POST /api/orders"])
+	for _, c := range sum.Changes {
+		if c.Endpoint == "/api/orders" {
+			assert.Contains(t, c.Details, "+ /age")
+			assert.Contains(t, c.Details, "/age: now required")
+		}
+	}
+
+	// Once someone edits it, it is theirs: a .learned beside, unless forced.
+	orders := filepath.Join(dir, "post_api_orders.yaml")
+	data, err = os.ReadFile(orders)
+	require.NoError(t, err)
+	edited := strings.Replace(string(data), "format: email", "format: email\n      maxLength: 80", 1)
+	require.NoError(t, os.WriteFile(orders, []byte(edited), 0o644))
+	sum, err = learn.WriteContracts(dir, first, learn.WriteOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "review post_api_orders.yaml.learned", kinds(sum)["POST /api/orders"])
+	data, err = os.ReadFile(orders)
+	require.NoError(t, err)
+	assert.Equal(t, edited, string(data))
+
+	sum, err = learn.WriteContracts(dir, first, learn.WriteOptions{Force: true})
+	require.NoError(t, err)
+	assert.Equal(t, "updated post_api_orders.yaml", kinds(sum)["POST /api/orders"])
+	data, err = os.ReadFile(orders)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "maxLength")
+	assert.Equal(t, "review users.yaml.learned", kinds(sum)["POST /api/users"], "force never touches a file it did not write")
+
+	out := sum.String()
+	assert.Contains(t, out, "new, ")
+	assert.Contains(t, out, "to review")
+}
+
+func TestWriteContracts_BrokenFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("endpoint: [\n"), 0o644))
+	_, err := learn.WriteContracts(dir, nil, learn.WriteOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.yaml")
+}

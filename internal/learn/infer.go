@@ -1,0 +1,429 @@
+package learn
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Learned is the contract learned for one method and route: a draft to
+// review, not a verdict.
+type Learned struct {
+	Method   string
+	Endpoint string         // in contract syntax: /users/{userId}
+	Schema   map[string]any // draft-07, JSON values (json.Number); nil when there is none to learn
+	Samples  int64
+	First    time.Time
+	Last     time.Time
+	// Notes says what was inferred and why, one line each, for the
+	// reviewer: "/email: format email — all 412 strings match".
+	Notes []string
+}
+
+// Route templates inferred from paths (not given by a router) may still
+// hold values that did not look like values: /users/alice, /users/bob.
+// When at least collapseMin routes differ only in one static segment, and
+// they average at most collapseMaxMean samples each (identifiers are many
+// and each seen a few times; resources such as /users and /orders are few
+// and each seen often), that segment is taken for a parameter and their
+// observations are merged. Done in Contracts, from observations merged
+// exactly, so that every replica's share of the traffic counts.
+const (
+	collapseMin     = 10
+	collapseMaxMean = 4
+)
+
+// group is the observations of one learned contract: one route, or several
+// merged.
+type group struct {
+	method   string
+	segs     []templateSegment
+	router   bool
+	samples  int64
+	first    time.Time
+	last     time.Time
+	body     *node // owned: a copy
+	cutDepth int   // the least depth of a bytes-cap cut of its routes
+	dropped  bool  // a route's body was dropped by the bytes cap
+	notes    []string
+}
+
+func (g *group) template() string { return joinTemplate(g.segs) }
+
+// shape is the method and the template with parameter names left out: two
+// contracts of one shape conflict.
+func (g *group) shape() string {
+	var b strings.Builder
+	b.WriteString(g.method)
+	b.WriteByte(' ')
+	for _, s := range g.segs {
+		if s.param != "" {
+			b.WriteString("/{}")
+		} else {
+			b.WriteString(string(appendStatic(nil, s.static)))
+		}
+	}
+	return b.String()
+}
+
+// Contracts infers a contract for every route observed (after collapsing
+// inferred parameters and merging routes of one shape), in endpoint then
+// method order.
+func (o *Observations) Contracts() []Learned {
+	var gs []*group
+	for _, r := range o.sortedRoutes() {
+		segs, ok := parseTemplate(r.template)
+		if !ok {
+			continue // UnmarshalJSON and the learner write only valid templates
+		}
+		g := &group{method: r.method, segs: segs, router: r.router, samples: r.samples,
+			first: r.first, last: r.last, cutDepth: math.MaxInt}
+		if r.cut != nil {
+			g.cutDepth = r.cut.depth
+		}
+		if r.body != nil {
+			g.body = r.body.copyInto(nil, edgeBody, "")
+		} else {
+			g.dropped = r.samples > 0
+		}
+		gs = append(gs, g)
+	}
+	gs = mergeShapes(gs)
+	for collapse(gs) {
+		gs = mergeShapes(gs)
+	}
+	out := make([]Learned, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, o.infer(g))
+	}
+	slices.SortFunc(out, func(a, b Learned) int {
+		if c := strings.Compare(a.Endpoint, b.Endpoint); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Method, b.Method)
+	})
+	return out
+}
+
+// collapse turns into a parameter every static segment that sibling
+// routes inferred from paths vary at (see collapseMin). It reports whether
+// it changed anything.
+func collapse(gs []*group) bool {
+	changed := false
+	for i := 0; ; i++ {
+		buckets := map[string][]*group{}
+		longest := 0
+		for _, g := range gs {
+			longest = max(longest, len(g.segs))
+			if g.router || i >= len(g.segs) || g.segs[i].param != "" {
+				continue
+			}
+			k := g.method + " " + joinTemplate(g.segs[:i]) + " * " + joinTemplate(g.segs[i+1:])
+			buckets[k] = append(buckets[k], g)
+		}
+		if i >= longest {
+			return changed
+		}
+		for _, k := range slices.Sorted(maps.Keys(buckets)) {
+			b := buckets[k]
+			samples := int64(0)
+			for _, g := range b {
+				samples += g.samples
+			}
+			if len(b) < collapseMin || samples > collapseMaxMean*int64(len(b)) {
+				continue
+			}
+			prev := ""
+			if i > 0 && b[0].segs[i-1].param == "" {
+				prev = b[0].segs[i-1].static
+			}
+			name := string(paramName(nil, prev))
+			taken := func(n string) bool {
+				return slices.ContainsFunc(b[0].segs, func(s templateSegment) bool { return s.param == n })
+			}
+			unique := name
+			for n := 2; taken(unique); n++ {
+				unique = fmt.Sprintf("%s%d", name, n)
+			}
+			for _, g := range b {
+				g.segs = slices.Clone(g.segs)
+				g.segs[i] = templateSegment{param: unique}
+			}
+			b[0].notes = append(b[0].notes, fmt.Sprintf("path: {%s} (segment %d) stands for %d distinct values seen in %d samples, taken for identifiers",
+				unique, i+1, len(b), samples))
+			changed = true
+		}
+	}
+}
+
+// mergeShapes merges the groups of one method and shape: their routes are
+// one contract. The template kept is the router's, else the first.
+func mergeShapes(gs []*group) []*group {
+	slices.SortFunc(gs, func(a, b *group) int {
+		if a.router != b.router {
+			if a.router {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.method+" "+a.template(), b.method+" "+b.template())
+	})
+	byShape := map[string]*group{}
+	var out []*group
+	for _, g := range gs {
+		s := g.shape()
+		into := byShape[s]
+		if into == nil {
+			byShape[s] = g
+			out = append(out, g)
+			continue
+		}
+		into.samples += g.samples
+		if g.first.Before(into.first) {
+			into.first = g.first
+		}
+		if g.last.After(into.last) {
+			into.last = g.last
+		}
+		into.cutDepth = min(into.cutDepth, g.cutDepth)
+		into.dropped = into.dropped || g.dropped
+		into.notes = append(into.notes, g.notes...)
+		switch {
+		case g.body == nil:
+		case into.body == nil:
+			into.body = g.body
+		default:
+			into.body.add(g.body)
+		}
+	}
+	return out
+}
+
+// infer builds one contract.
+func (o *Observations) infer(g *group) Learned {
+	l := Learned{Method: g.method, Endpoint: g.template(), Samples: g.samples, First: g.first, Last: g.last}
+	if g.router {
+		l.Notes = append(l.Notes, "path: the router's pattern")
+	}
+	l.Notes = append(l.Notes, g.notes...)
+	switch {
+	case g.body == nil && g.dropped:
+		l.Notes = append(l.Notes, "body: not kept, over the memory cap (Limits.MaxBytes): no schema")
+	case g.body == nil:
+		l.Notes = append(l.Notes, "body: never observed: no schema")
+	case g.body.seen == g.body.nulls:
+		l.Notes = append(l.Notes, fmt.Sprintf("body: empty (or null) in all %d samples: no schema", g.body.seen))
+	default:
+		b := inferrer{lim: o.limits, cutDepth: g.cutDepth}
+		l.Schema = b.schema(g.body, "", false)
+		l.Notes = append(l.Notes, b.notes...)
+	}
+	return l
+}
+
+// inferrer builds a schema from a tree of nodes, noting why.
+type inferrer struct {
+	lim      Limits
+	cutDepth int
+	notes    []string
+}
+
+func (b *inferrer) note(ptr, format string, args ...any) {
+	if ptr == "" {
+		ptr = "body"
+	}
+	b.notes = append(b.notes, ptr+": "+fmt.Sprintf(format, args...))
+}
+
+func (b *inferrer) schema(n *node, ptr string, secret bool) map[string]any {
+	s := map[string]any{}
+	var types []string
+	var counts []string
+	add := func(t string, c int64) {
+		if c > 0 {
+			types = append(types, t)
+			counts = append(counts, fmt.Sprintf("%s in %d", t, c))
+		}
+	}
+	add("object", n.objs)
+	add("array", n.arrs)
+	add("string", n.strs)
+	if n.fracs > 0 {
+		add("number", n.ints+n.fracs)
+	} else {
+		add("integer", n.ints)
+	}
+	add("boolean", n.bools)
+	add("null", n.nulls)
+	switch len(types) {
+	case 0:
+		return s
+	case 1:
+		s["type"] = types[0]
+	default:
+		list := make([]any, len(types))
+		for i, t := range types {
+			list[i] = t
+		}
+		s["type"] = list
+		b.note(ptr, "type %s — the samples disagree (%s)", strings.Join(types, " or "), strings.Join(counts, ", "))
+	}
+	if secret && n.strs > 0 {
+		b.note(ptr, "its name, or an ancestor's, looks secret — no value recorded")
+	}
+	if n.ints+n.fracs > 0 {
+		b.numbers(s, n, ptr)
+	}
+	if n.strs > 0 {
+		b.strings(s, n, ptr, secret, len(types) == 1)
+	}
+	if n.arrs > 0 {
+		b.array(s, n, ptr, secret)
+	}
+	if n.objs > 0 {
+		b.object(s, n, ptr, secret)
+	}
+	return s
+}
+
+func (b *inferrer) numbers(s map[string]any, n *node, ptr string) {
+	total := n.ints + n.fracs
+	var what, why []string
+	if n.fracs == 0 {
+		what = append(what, "integer")
+		why = append(why, "all integral")
+	}
+	if n.negs == 0 {
+		s["minimum"] = json.Number("0")
+		what = append(what, "minimum 0")
+		why = append(why, "none negative")
+	}
+	if len(what) > 0 {
+		b.note(ptr, "%s — %d numbers, %s", strings.Join(what, ", "), total, strings.Join(why, ", "))
+	}
+}
+
+func (b *inferrer) strings(s map[string]any, n *node, ptr string, secret, onlyStrings bool) {
+	for i, name := range formatNames {
+		if n.formats&(1<<i) != 0 {
+			s["format"] = name
+			b.note(ptr, "format %s — all %d strings match", name, n.strs)
+			break
+		}
+	}
+	e := n.enum
+	if secret || !onlyStrings || e == nil || e.over || len(e.pending) > 0 || len(e.values) == 0 ||
+		len(e.values) > b.lim.EnumValues || n.strs < int64(b.lim.EnumMinSamples) {
+		return
+	}
+	sum := int64(0)
+	for _, c := range e.values {
+		sum += c
+	}
+	if sum != n.strs {
+		return
+	}
+	values := slices.Sorted(maps.Keys(e.values))
+	list := make([]any, len(values))
+	for i, v := range values {
+		list[i] = v
+	}
+	s["enum"] = list
+	b.note(ptr, "enum of %d values — %d strings, each value seen at least %d times", len(values), n.strs, revealAt)
+}
+
+func (b *inferrer) array(s map[string]any, n *node, ptr string, secret bool) {
+	switch {
+	case n.deep > 0:
+		b.note(ptr, "not looked into (at depth %d, the limit)", n.depth)
+	case n.items != nil:
+		s["items"] = b.schema(n.items, ptr+"/[]", secret)
+	case b.cutDepth <= n.depth+1:
+		b.note(ptr, "items dropped at the memory cap — not inferred")
+	default:
+		b.note(ptr, "every array was empty — items not inferred")
+	}
+}
+
+func (b *inferrer) object(s map[string]any, n *node, ptr string, secret bool) {
+	if n.deep > 0 {
+		b.note(ptr, "not looked into (at depth %d, the limit)", n.depth)
+		return
+	}
+	members := slices.Collect(maps.Values(n.members))
+	var open []string
+	if len(members) > b.lim.Properties {
+		slices.SortFunc(members, compareNodes)
+		open = append(open, fmt.Sprintf("%d members not written (over %d per object)", len(members)-b.lim.Properties, b.lim.Properties))
+		members = members[:b.lim.Properties]
+	}
+	slices.SortFunc(members, func(a, b *node) int { return strings.Compare(a.name, b.name) })
+	var required []any
+	var names []string
+	once := 0
+	for _, m := range members {
+		if m.seen == n.objs {
+			required = append(required, m.name)
+			names = append(names, m.name)
+		}
+		if m.seen == 1 {
+			once++
+		}
+	}
+	if len(required) > 0 {
+		s["required"] = required
+		b.note(ptr, "required %s — present in all %d samples", listNames(names), n.objs)
+	}
+	switch {
+	case n.dynamic != nil:
+		b.note(ptr, "members named like data (ids, emails…) learned as one schema, additionalProperties — %d of them seen", n.dynamic.seen)
+	default:
+		if n.objs < int64(b.lim.StableSamples) {
+			open = append(open, fmt.Sprintf("only %d samples (fewer than %d)", n.objs, b.lim.StableSamples))
+		}
+		if once > 0 && int64(once)*100 > n.objs {
+			open = append(open, fmt.Sprintf("%d of its members seen in only one sample of %d", once, n.objs))
+		}
+		if n.skipped > 0 {
+			open = append(open, fmt.Sprintf("%d members skipped (over %d in one object)", n.skipped, b.lim.Properties))
+		}
+		if b.cutDepth <= n.depth+1 {
+			open = append(open, "members may have been dropped at the memory cap")
+		}
+		if len(open) > 0 {
+			b.note(ptr, "left open (no additionalProperties: false) — %s", strings.Join(open, "; "))
+			break
+		}
+		s["additionalProperties"] = false
+		b.note(ptr, "additionalProperties: false — the shape is stable: %d samples, %d of its %d members seen in only one", n.objs, once, len(members))
+	}
+	if len(members) > 0 {
+		props := map[string]any{}
+		for _, m := range members {
+			props[m.name] = b.schema(m, ptr+"/"+escapePointer(m.name), secret || secretName(m.name))
+		}
+		s["properties"] = props
+	}
+	if n.dynamic != nil {
+		s["additionalProperties"] = b.schema(n.dynamic, ptr+"/*", secret)
+	}
+}
+
+func escapePointer(name string) string {
+	if strings.ContainsAny(name, "~/") {
+		name = strings.ReplaceAll(name, "~", "~0")
+		name = strings.ReplaceAll(name, "/", "~1")
+	}
+	return name
+}
+
+func listNames(names []string) string {
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
+	}
+	return strings.Join(names, ", ")
+}

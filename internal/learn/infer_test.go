@@ -1,0 +1,191 @@
+package learn
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func repeat(n int, f func(i int) string) []string {
+	var out []string
+	for i := range n {
+		out = append(out, f(i))
+	}
+	return out
+}
+
+func TestInfer(t *testing.T) {
+	statuses := func(i int) string { return []string{"open", "held", "closed"}[i%3] }
+	tests := []struct {
+		name   string
+		lim    Limits
+		bodies []string
+		want   string // the schema, as JSON
+		notes  []string
+	}{
+		{
+			name:   "union only where samples disagree; integer and number; minimum 0 when never negative",
+			bodies: []string{`{"a":1,"b":"x","c":3,"d":0}`, `{"a":2.5,"b":null,"c":1e2,"d":-0}`, `{"a":-1,"c":4.0,"d":7}`},
+			want:   `{"properties":{"a":{"type":"number"},"b":{"type":["string","null"]},"c":{"minimum":0,"type":"integer"},"d":{"minimum":0,"type":"integer"}},"required":["a","c","d"],"type":"object"}`,
+			notes:  []string{"/b: type string or null — the samples disagree (string in 1, null in 1)", "body: required a, c, d — present in all 3 samples", "body: left open (no additionalProperties: false) — only 3 samples (fewer than 10)"},
+		},
+		{
+			name:   "a format only where every string matches",
+			bodies: []string{`{"e":"a@example.com","u":"https://x.test/a","i":"10.0.0.1","w":"2026-01-02T03:04:05Z"}`, `{"e":"b@example.com","u":"not a uri","i":"::1","w":"2026-01-02"}`},
+			want:   `{"properties":{"e":{"format":"email","type":"string"},"i":{"type":"string"},"u":{"type":"string"},"w":{"type":"string"}},"required":["e","i","u","w"],"type":"object"}`,
+		},
+		{
+			name:   "every format",
+			bodies: []string{`["3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a","2026-01-02T03:04:05Z","2026-01-02","10.1.2.3","fe80::1","ada@example.com","urn:isbn:0451450523"]`},
+			want:   `{"items":{"type":"string"},"type":"array"}`,
+		},
+		{
+			name:   "an enum: few values, each seen three times, over enough strings",
+			bodies: repeat(21, func(i int) string { return fmt.Sprintf(`{"s":%q}`, statuses(i)) }),
+			want:   `{"additionalProperties":false,"properties":{"s":{"enum":["closed","held","open"],"type":"string"}},"required":["s"],"type":"object"}`,
+			notes:  []string{"body: required s — present in all 21 samples", "body: additionalProperties: false — the shape is stable: 21 samples, 0 of its 1 members seen in only one", "/s: enum of 3 values — 21 strings, each value seen at least 3 times"},
+		},
+		{
+			name:   "no enum under EnumMinSamples strings",
+			bodies: repeat(19, func(i int) string { return fmt.Sprintf(`{"s":%q}`, statuses(i)) }),
+			want:   `{"additionalProperties":false,"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}`,
+		},
+		{
+			name:   "no enum when a value was seen fewer than three times",
+			bodies: append(repeat(21, func(i int) string { return fmt.Sprintf(`{"s":%q}`, statuses(i)) }), `{"s":"rare"}`, `{"s":"rare"}`),
+			want:   `{"additionalProperties":false,"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}`,
+		},
+		{
+			name:   "no enum past EnumValues distinct values",
+			lim:    Limits{EnumValues: 2},
+			bodies: repeat(21, func(i int) string { return fmt.Sprintf(`{"s":%q}`, statuses(i)) }),
+			want:   `{"additionalProperties":false,"properties":{"s":{"type":"string"}},"required":["s"],"type":"object"}`,
+		},
+		{
+			name: "no enum under a secret name, nor where other types mix in",
+			bodies: repeat(21, func(i int) string {
+				return fmt.Sprintf(`{"pin":%q,"m":%s}`, statuses(i), []string{`"a"`, `"b"`, "null"}[i%3])
+			}),
+			want: `{"additionalProperties":false,"properties":{"m":{"type":["string","null"]},"pin":{"type":"string"}},"required":["m","pin"],"type":"object"}`,
+		},
+		{
+			name: "no enum of tokens, nor of formatted strings",
+			bodies: repeat(21, func(i int) string {
+				return fmt.Sprintf(`{"t":%q,"d":%q}`, []string{"ab12cd34ef56gh78", "zz12cd34ef56gh78"}[i%2], "2026-01-02")
+			}),
+			want: `{"additionalProperties":false,"properties":{"d":{"format":"date","type":"string"},"t":{"type":"string"}},"required":["d","t"],"type":"object"}`,
+		},
+		{
+			name:   "open with fewer than StableSamples samples",
+			bodies: repeat(9, func(i int) string { return `{"a":1}` }),
+			want:   `{"properties":{"a":{"minimum":0,"type":"integer"}},"required":["a"],"type":"object"}`,
+		},
+		{
+			name:   "open when a member was seen once in 10",
+			bodies: append(repeat(9, func(i int) string { return `{"a":1}` }), `{"a":1,"b":2}`),
+			want:   `{"properties":{"a":{"minimum":0,"type":"integer"},"b":{"minimum":0,"type":"integer"}},"required":["a"],"type":"object"}`,
+		},
+		{
+			name:   "closed when a member was seen once in 100, and optional members listed",
+			bodies: append(repeat(99, func(i int) string { return []string{`{"a":1}`, `{"a":1,"c":true}`}[i%2] }), `{"a":1,"b":2}`),
+			want:   `{"additionalProperties":false,"properties":{"a":{"minimum":0,"type":"integer"},"b":{"minimum":0,"type":"integer"},"c":{"type":"boolean"}},"required":["a"],"type":"object"}`,
+		},
+		{
+			name:   "members named like data share one schema",
+			bodies: []string{`{"12345":{"n":1},"3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a":{"n":2}}`, `{"ada@example.com":{"n":3}}`},
+			want:   `{"additionalProperties":{"properties":{"n":{"minimum":0,"type":"integer"}},"required":["n"],"type":"object"},"type":"object"}`,
+		},
+		{
+			name:   "items of every element; arrays always empty have none",
+			bodies: []string{`{"a":[1,"x",{"k":true}],"e":[]}`, `{"a":[],"e":[]}`},
+			want:   `{"properties":{"a":{"items":{"minimum":0,"properties":{"k":{"type":"boolean"}},"required":["k"],"type":["object","string","integer"]},"type":"array"},"e":{"type":"array"}},"required":["a","e"],"type":"object"}`,
+		},
+		{
+			name:   "not looked into past Depth",
+			lim:    Limits{Depth: 1},
+			bodies: []string{`{"a":{"b":1},"c":[1]}`},
+			want:   `{"properties":{"a":{"type":"object"},"c":{"type":"array"}},"required":["a","c"],"type":"object"}`,
+		},
+		{
+			name:   "members past Properties skipped, the object left open",
+			lim:    Limits{Properties: 2},
+			bodies: repeat(12, func(i int) string { return `{"a":1,"b":2,"c":3}` }),
+			want:   `{"properties":{"a":{"minimum":0,"type":"integer"},"b":{"minimum":0,"type":"integer"}},"required":["a","b"],"type":"object"}`,
+		},
+		{
+			name:   "a top-level scalar",
+			bodies: []string{`"x"`, `"y"`},
+			want:   `{"type":"string"}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := only(t, tc.lim, posts(tc.bodies...)...)
+			assert.JSONEq(t, tc.want, jsonOf(t, c.Schema))
+			for _, n := range tc.notes {
+				assert.Contains(t, c.Notes, n)
+			}
+			assert.EqualValues(t, len(tc.bodies), c.Samples)
+		})
+	}
+}
+
+func TestInfer_NoSchemaForEmptyBodies(t *testing.T) {
+	c := only(t, Limits{}, posts("", "", "null")...)
+	assert.Nil(t, c.Schema)
+	assert.Contains(t, c.Notes, "body: empty (or null) in all 3 samples: no schema")
+}
+
+func TestInfer_SecretNote(t *testing.T) {
+	c := only(t, Limits{}, posts(`{"password":"x"}`)...)
+	assert.Contains(t, c.Notes, "/password: its name, or an ancestor's, looks secret — no value recorded")
+}
+
+// TestInfer_CollapseIdentifiers: paths that differ in one segment at many
+// values, each seen a few times, become one route with a parameter;
+// resources seen often stay apart.
+func TestInfer_CollapseIdentifiers(t *testing.T) {
+	var reqs []request
+	names := strings.Fields("alice bob carol dave erin frank grace heidi ivan judy mallory")
+	for i, n := range names {
+		reqs = append(reqs, request{method: "PATCH", path: "/accounts/" + n, body: `{"x":1}`, at: epoch.Add(time.Duration(i))})
+	}
+	resources := strings.Fields("users orders items carts invoices payments refunds shipments returns reviews coupons")
+	for i, r := range resources {
+		for j := range 5 {
+			reqs = append(reqs, request{method: "GET", path: "/api/" + r, at: epoch.Add(time.Duration(i*10 + j))})
+		}
+	}
+	cs := learn(t, Limits{}, reqs...).Contracts()
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Method+" "+c.Endpoint)
+	}
+	assert.Contains(t, got, "PATCH /accounts/{accountId}")
+	assert.NotContains(t, got, "PATCH /accounts/alice")
+	assert.Contains(t, got, "GET /api/users")
+	assert.Len(t, got, 1+len(resources))
+	for _, c := range cs {
+		if c.Method == "PATCH" {
+			assert.EqualValues(t, len(names), c.Samples)
+			assert.Contains(t, c.Notes, "path: {accountId} (segment 2) stands for 11 distinct values seen in 11 samples, taken for identifiers")
+		}
+	}
+}
+
+// TestInfer_RoutesOfOneShapeMerge: a router pattern and an inferred
+// template of the same shape are one contract (two would not load).
+func TestInfer_RoutesOfOneShapeMerge(t *testing.T) {
+	cs := learn(t, Limits{},
+		request{method: "PUT", pattern: "/users/{id}", path: "/users/7", body: `{"a":1}`, at: epoch},
+		request{method: "PUT", path: "/users/8", body: `{"b":1}`, at: epoch},
+	).Contracts()
+	require.Len(t, cs, 1)
+	assert.Equal(t, "/users/{id}", cs[0].Endpoint)
+	assert.EqualValues(t, 2, cs[0].Samples)
+	assert.JSONEq(t, `{"properties":{"a":{"minimum":0,"type":"integer"},"b":{"minimum":0,"type":"integer"}},"type":"object"}`, jsonOf(t, cs[0].Schema))
+}

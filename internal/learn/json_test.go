@@ -1,0 +1,86 @@
+package learn
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUnmarshal_Rejects(t *testing.T) {
+	valid := `{"format":"contractguard.learn/v1","limits":{},"samples":3,"routes":[{"method":"POST","template":"/a/{id}","samples":3,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z","body":{"seen":3,"str":3,"formats":[],"enum":{"values":{"x":3}}}}]}`
+	var o Observations
+	require.NoError(t, json.Unmarshal([]byte(valid), &o))
+	tests := map[string]string{
+		"another format":           strings.Replace(valid, "learn/v1", "learn/v9", 1),
+		"a value seen too little":  strings.Replace(valid, `{"x":3}`, `{"x":2}`, 1),
+		"a long value":             strings.Replace(valid, `{"x":3}`, `{"`+strings.Repeat("x", 65)+`":3}`, 1),
+		"counts that do not add":   strings.Replace(valid, `"seen":3,"str":3`, `"seen":4,"str":3`, 1),
+		"negative counts":          strings.Replace(valid, `"seen":3,"str":3`, `"seen":-3,"str":-3`, 1),
+		"a bad template":           strings.Replace(valid, `/a/{id}`, `a/{id`, 1),
+		"a lower-case method":      strings.Replace(valid, `"POST"`, `"post"`, 1),
+		"more route samples":       strings.Replace(valid, `"samples":3,"routes"`, `"samples":2,"routes"`, 1),
+		"last before first":        strings.Replace(valid, `"last":"2026-01-01T00:00:01Z"`, `"last":"2025-01-01T00:00:00Z"`, 1),
+		"a bad cut":                strings.Replace(valid, `"samples":3,"first"`, `"samples":3,"cut":"/x","first"`, 1),
+		"an unknown format":        strings.Replace(valid, `"formats":[]`, `"formats":["zip"]`, 1),
+		"an over enum with values": strings.Replace(valid, `"enum":{"values"`, `"enum":{"over":true,"values"`, 1),
+		"a bad share":              strings.Replace(valid, `"enum":{"values":{"x":3}}`, `"enum":{"pending":[{"fingerprint":"00","n":1,"shares":[]}]}`, 1),
+		"not JSON":                 `{"format":`,
+	}
+	for name, doc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var o Observations
+			assert.Error(t, json.Unmarshal([]byte(doc), &o))
+		})
+	}
+}
+
+// TestUnmarshal_AppliesLimits: a document that holds more than its limits
+// allow is cut down to them as it is read, as a learner would have.
+func TestUnmarshal_AppliesLimits(t *testing.T) {
+	o := learn(t, Limits{}, traffic(rand.New(rand.NewPCG(8, 9)), 400)...)
+	b, err := json.Marshal(o)
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	doc["limits"].(map[string]any)["routes"] = 2
+	b, err = json.Marshal(doc)
+	require.NoError(t, err)
+	var small Observations
+	require.NoError(t, json.Unmarshal(b, &small))
+	assert.Equal(t, 2, small.Routes())
+	assert.Equal(t, learn(t, Limits{Routes: 2}, traffic(rand.New(rand.NewPCG(8, 9)), 400)...).Contracts(), small.Contracts(),
+		"the same as a learner with those limits")
+}
+
+// FuzzObservationsJSON: the exchange format is read from files and from
+// services: any input is refused or read into observations that write back
+// to the same bytes, infer and merge without panicking.
+func FuzzObservationsJSON(f *testing.F) {
+	seed, _ := json.Marshal(learn(f, Limits{}, traffic(rand.New(rand.NewPCG(1, 2)), 40)...))
+	f.Add(seed)
+	f.Add([]byte(`{"format":"contractguard.learn/v1","limits":{"routes":1},"samples":1,"routeCut":"GET /","routes":[{"method":"GET","template":"/","samples":1,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:00Z","cut":"/mx","body":{"seen":1,"obj":1,"members":{"x":{"seen":1,"null":1}}}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var o Observations
+		if err := json.Unmarshal(data, &o); err != nil {
+			return
+		}
+		b, err := json.Marshal(&o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again Observations
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatalf("what was written does not read back: %v", err)
+		}
+		b2, _ := json.Marshal(&again)
+		if string(b) != string(b2) {
+			t.Fatalf("not stable:\n%s\n%s", b, b2)
+		}
+		o.Contracts()
+		Merge(&o, &again).Contracts()
+	})
+}

@@ -1,0 +1,102 @@
+package learn
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRouteTemplates(t *testing.T) {
+	tests := []struct {
+		name, method, pattern, path string
+		want                        string
+		router                      bool
+	}{
+		{"chi pattern", "post", "/users/{id}/orders", "/users/42/orders", "POST /users/{id}/orders", true},
+		{"chi regexp parameter", "GET", "/users/{id:[0-9]+}", "/users/42", "GET /users/{id}", true},
+		{"chi wildcard: the rest inferred", "GET", "/files/*", "/files/2024/report", "GET /files/{fileId}/report", true},
+		{"ServeMux pattern with method and host", "GET", "GET example.com/items/{item}", "/items/x1", "GET /items/{item}", true},
+		{"ServeMux remainder wildcard", "GET", "/static/{path...}", "/static/css/site.css", "GET /static/css/site.css", true},
+		{"ServeMux end anchor", "GET", "/{$}", "/", "GET /", true},
+		{"a segment mixing text and parameters", "GET", "/files/{name}.{ext}", "/files/a.txt", "GET /files/{name}", true},
+		{"parameter names made valid", "GET", "/a/{user-id}/{9x}", "/a/1/2", "GET /a/{userid}/{p9x}", true},
+		{"a pattern that does not fit the path is ignored", "GET", "/other/{id}", "/users/42", "GET /users/{userId}", false},
+		{"numbers", "GET", "", "/users/42", "GET /users/{userId}", false},
+		{"uuids", "DELETE", "", "/things/3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a", "DELETE /things/{thingId}", false},
+		{"hex with a digit", "GET", "", "/commits/9fceb02d0ae598e95dc970b74767f19372d61af8", "GET /commits/{commitId}", false},
+		{"hex words stay", "GET", "", "/api/facade/added", "GET /api/facade/added", false},
+		{"dates and versions", "GET", "", "/reports/2026-01-02", "GET /reports/{reportId}", false},
+		{"emails", "GET", "", "/users/ada@example.com/settings", "GET /users/{userId}/settings", false},
+		{"long tokens", "GET", "", "/invites/AbCdEfGhIjKlMnOpQrStUv", "GET /invites/{inviteId}", false},
+		{"words stay", "GET", "", "/api/v1/users", "GET /api/v1/users", false},
+		{"two parameters in a row", "GET", "", "/a/1/2", "GET /a/{aId}/{id}", false},
+		{"names kept unique", "GET", "", "/users/1/users/2", "GET /users/{userId}/users/{userId2}", false},
+		{"plural forms", "GET", "", "/categories/1/addresses/2/boxes/3", "GET /categories/{categoryId}/addresses/{addressId}/boxes/{boxId}", false},
+		{"root", "GET", "", "/", "GET /", false},
+		{"path read as the guard reads it", "GET", "", "//users/./42/../43/", "GET /users/{userId}", false},
+		{"a static segment with an encoded slash stays one segment", "GET", "", "/a%2Fb/c", "GET /a%2Fb/c", false},
+		{"a colon makes a segment data", "GET", "", "/x/:y", "GET /x/{xId}", false},
+		{"non-ASCII is data", "GET", "", "/tags/caf%C3%A9", "GET /tags/{tagId}", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tp templater
+			got, router, ok := tp.appendRoute(nil, tc.method, tc.pattern, tc.path)
+			assert.True(t, ok)
+			assert.Equal(t, tc.want, string(got))
+			assert.Equal(t, tc.router, router)
+		})
+	}
+}
+
+func TestRouteTemplates_Refused(t *testing.T) {
+	var tp templater
+	_, _, ok := tp.appendRoute(nil, "GE T", "", "/x")
+	assert.False(t, ok, "a method that is not a token")
+	long := "/"
+	for range 100 {
+		long += "segment/"
+	}
+	_, _, ok = tp.appendRoute(nil, "GET", "", long)
+	assert.False(t, ok, "a template over maxTemplate")
+}
+
+// TestRouteTemplates_Parse: every template the learner writes is a valid
+// contract endpoint that reads back to itself.
+func TestRouteTemplates_Parse(t *testing.T) {
+	for _, p := range []string{"/a%2Fb/c", "/%3Ax", "/a/{b}/%7Bc%7D", "/", "/100%25"} {
+		segs, ok := parseTemplate(p)
+		assert.True(t, ok, p)
+		assert.Equal(t, p, joinTemplate(segs))
+	}
+}
+
+// FuzzRouteTemplate: any method, router pattern and path give a route the
+// learner can keep, or none; a template kept is a contract endpoint that
+// loads (valid, parameter names unique) and reads back to itself.
+func FuzzRouteTemplate(f *testing.F) {
+	f.Add("GET", "/users/{id}", "/users/42")
+	f.Add("post", "GET example.com/a/{b...}", "/a/b/c%2Fd")
+	f.Add("PUT", "/{x:[0-9]+}/{x}/*", "//x/./../1/2/3")
+	f.Add("GET", "{", "/{/}/:a/%zz")
+	f.Add("DELETE", "/{$}", "/")
+	f.Fuzz(func(t *testing.T, method, pattern, path string) {
+		var tp templater
+		name, _, ok := tp.appendRoute(nil, method, pattern, path)
+		if !ok {
+			return
+		}
+		_, template, found := strings.Cut(string(name), " ")
+		if !found {
+			t.Fatalf("no method in %q", name)
+		}
+		segs, ok := parseTemplate(template)
+		if !ok {
+			t.Fatalf("%q %q %q: template %q is not an endpoint", method, pattern, path, template)
+		}
+		if got := joinTemplate(segs); got != template {
+			t.Fatalf("template %q reads back as %q", template, got)
+		}
+	})
+}

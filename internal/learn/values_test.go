@@ -1,0 +1,80 @@
+package learn
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestNumber(t *testing.T) {
+	tests := []struct {
+		lit                string
+		integral, negative bool
+	}{
+		{"0", true, false}, {"-0", true, false}, {"-0.0", true, false}, {"12", true, false},
+		{"-12", true, true}, {"1.0", true, false}, {"1.5", false, false}, {"-1.5", false, true},
+		{"1e2", true, false}, {"1.25e2", true, false}, {"1.255e2", false, false}, {"125e-2", false, false},
+		{"100e-2", true, false}, {"0.0001e4", true, false}, {"1E+3", true, false}, {"-0.5e1", true, true},
+		{"5e-1", false, false}, {"1e999999999", true, false}, {"1e-999999999", false, false}, {"0e-999999999", true, false},
+	}
+	for _, tc := range tests {
+		integral, negative := number(tc.lit)
+		assert.Equal(t, tc.integral, integral, "%s integral", tc.lit)
+		assert.Equal(t, tc.negative, negative, "%s negative", tc.lit)
+	}
+}
+
+func TestSecretName(t *testing.T) {
+	for _, name := range []string{"password", "newPassword", "PASSWD", "pwd", "client_secret", "accessToken",
+		"apiKey", "api_key", "x-api-key", "Authorization", "auth", "cookie", "sessionId", "credentials",
+		"cardNumber", "creditcard", "cvv", "ssn", "pin", "userPIN", "pin_code", "key", "privateKey", "otp", "signature"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"email", "name", "shipping", "mapping", "monkey", "keyboard", "status", "passenger", "turkey", "spinner", "address"} {
+		assert.False(t, secretName(name), name)
+	}
+}
+
+func TestLooksLikeData(t *testing.T) {
+	for _, s := range []string{"42", "0", "2026-01-02", "1.2.3", "3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a", "9fceb02d",
+		"abc123", "ada@example.com", "a b", "a:b", "x=1", "café", "a\x00b"} {
+		assert.True(t, looksLikeData(s, false), s)
+	}
+	for _, s := range []string{"users", "v1", "facade", "deadbeef", "order_items", "my-page", "a1", "api", "x.json", "AbCdEfGhIjKlMnOpQrStUv"} {
+		assert.False(t, looksLikeData(s, false), s)
+	}
+	assert.True(t, looksLikeData("AbCdEfGhIjKlMnOpQrStUv", true), "20 bytes or more, in a path")
+	assert.False(t, dataName("notificationPreferencesEnabled"), "a long field name is a name")
+}
+
+func TestFormatsOf(t *testing.T) {
+	tests := map[string]string{
+		"3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a": "uuid",
+		"2026-01-02T03:04:05Z":                 "date-time",
+		"2026-02-28":                           "date",
+		"10.1.2.3":                             "ipv4",
+		"fe80::1":                              "ipv6",
+		"ada@example.com":                      "email",
+		"https://example.com/a":                "uri",
+		"2026-02-30":                           "",
+		"1.2.3":                                "",
+		"ada":                                  "",
+	}
+	for s, want := range tests {
+		m := formatsOf(s, allFormats)
+		got := ""
+		for i, name := range formatNames {
+			if m&(1<<i) != 0 {
+				got = name
+				break
+			}
+		}
+		assert.Equal(t, want, got, s)
+	}
+}
+
+func TestTokenLike(t *testing.T) {
+	assert.True(t, tokenLike("tk-9f8e7d6c5b4a39281706zz"))
+	assert.False(t, tokenLike("credit_card_payment"), "words")
+	assert.False(t, tokenLike("size10"), "short")
+}

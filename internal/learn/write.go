@@ -1,0 +1,491 @@
+package learn
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	paths "github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/yamljson"
+)
+
+// How WriteContracts treats the contracts already in the folder:
+//
+//   - A learned route with no contract there is written to a new file,
+//     METHOD_segments.yaml (parameters by name), ending in a checksum line.
+//   - A file that WriteContracts wrote, still matching its checksum (no
+//     one edited it), is rewritten with what was learned now.
+//   - A route that already has a contract someone wrote or edited (any file
+//     without a matching checksum) is never overwritten: when the learned
+//     schema differs, it is written beside, as NAME.yaml.learned, which the
+//     guard does not load, for review. With Force, a file WriteContracts
+//     wrote and someone edited is overwritten; a file it never wrote, never.
+//
+// Nothing is deleted: contracts of routes not seen in this traffic are
+// listed in the summary and left alone.
+
+// checksumPrefix starts the last line of a written file's header; the
+// SHA-256 after it covers everything below that line.
+const checksumPrefix = "# contractguard-learned sha256:"
+
+// WriteOptions sets how WriteContracts treats existing files.
+type WriteOptions struct {
+	// Force overwrites files WriteContracts wrote that were edited since.
+	Force bool
+}
+
+// ChangeKind is what WriteContracts did for one contract.
+type ChangeKind int
+
+// The kinds of Change.
+const (
+	Added     ChangeKind = iota // a new contract file
+	Updated                     // a file of WriteContracts rewritten
+	Unchanged                   // what was learned is what is there
+	Review                      // differs from a contract someone wrote: written beside as .learned
+	NotSeen                     // a contract in the folder whose route the traffic did not show
+)
+
+func (k ChangeKind) String() string {
+	return [...]string{"new", "updated", "unchanged", "review", "not seen"}[k]
+}
+
+// Change is one line of a Summary.
+type Change struct {
+	Kind     ChangeKind
+	Method   string
+	Endpoint string
+	File     string   // the file written, or the existing contract's
+	Existing string   // for Review: the contract it differs from
+	Details  []string // how the schema changed: "+ /nickname", "/age: type integer → number"
+}
+
+// Summary is what WriteContracts did, contract by contract.
+type Summary struct {
+	Changes []Change
+}
+
+// Count is the number of changes of a kind.
+func (s Summary) Count(k ChangeKind) int {
+	n := 0
+	for _, c := range s.Changes {
+		if c.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+// String is the summary for a person: one line per contract, with its
+// details indented below, then the totals.
+func (s Summary) String() string {
+	var b strings.Builder
+	for _, c := range s.Changes {
+		fmt.Fprintf(&b, "%-9s %s %s", c.Kind, c.Method, c.Endpoint)
+		switch c.Kind {
+		case Review:
+			fmt.Fprintf(&b, ": differs from %s, written to %s for review", c.Existing, c.File)
+		default:
+			fmt.Fprintf(&b, ": %s", c.File)
+		}
+		b.WriteByte('\n')
+		for _, d := range c.Details {
+			fmt.Fprintf(&b, "            %s\n", commentSafe(d))
+		}
+	}
+	fmt.Fprintf(&b, "%d new, %d updated, %d unchanged, %d to review, %d not seen\n",
+		s.Count(Added), s.Count(Updated), s.Count(Unchanged), s.Count(Review), s.Count(NotSeen))
+	return b.String()
+}
+
+// existing is a contract found in the folder.
+type existing struct {
+	file   string // path
+	method string
+	end    string
+	schema any
+	ours   bool // in a file WriteContracts wrote, unedited
+	edited bool // in a file WriteContracts wrote, edited since
+	seen   bool
+}
+
+// WriteContracts writes one YAML contract per learned route into dir
+// (made if missing), each with a header that says what was learned and
+// why, and returns what it did. See the rules above for the contracts
+// already there. An error is returned for a folder that cannot be read or
+// written; contract files that do not parse are named in it too, since
+// their routes cannot be told.
+func WriteContracts(dir string, ls []Learned, opt WriteOptions) (Summary, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Summary{}, err
+	}
+	have, files, err := readExisting(dir)
+	if err != nil {
+		return Summary{}, err
+	}
+	var sum Summary
+	used := map[string]bool{}
+	for _, l := range ls {
+		content := render(l)
+		key, err := shapeKey(l.Method, l.Endpoint)
+		if err != nil {
+			return sum, fmt.Errorf("learned %s %s: %w", l.Method, l.Endpoint, err)
+		}
+		c := Change{Method: l.Method, Endpoint: l.Endpoint}
+		ex := have[key]
+		if ex == nil {
+			name := fileName(l.Method, l.Endpoint, key, files, used)
+			c.Kind, c.File = Added, filepath.Join(dir, name)
+			if err := writeFile(c.File, content); err != nil {
+				return sum, err
+			}
+			sum.Changes = append(sum.Changes, c)
+			continue
+		}
+		ex.seen = true
+		c.Details = diffSchemas(ex.schema, schemaValue(l.Schema))
+		if ex.end != l.Endpoint {
+			c.Details = append([]string{"endpoint " + ex.end + " → " + l.Endpoint}, c.Details...)
+		}
+		switch {
+		case ex.ours || ex.edited && opt.Force:
+			// Rewritten even when the contract is the same, for the header's
+			// counts; reported as updated only when the contract changed.
+			c.File, c.Kind = ex.file, Updated
+			if len(c.Details) == 0 {
+				c.Kind = Unchanged
+			}
+			if ex.edited {
+				c.Details = append([]string{"overwrote edits (force)"}, c.Details...)
+			}
+			if old, _ := os.ReadFile(ex.file); !bytes.Equal(old, content) {
+				if err := writeFile(c.File, content); err != nil {
+					return sum, err
+				}
+			}
+		case len(c.Details) == 0:
+			c.Kind, c.File = Unchanged, ex.file
+		default:
+			c.Kind, c.Existing = Review, ex.file
+			c.File = strings.TrimSuffix(ex.file, filepath.Ext(ex.file)) + ".yaml.learned"
+			if err := writeFile(c.File, content); err != nil {
+				return sum, err
+			}
+		}
+		sum.Changes = append(sum.Changes, c)
+	}
+	for _, k := range slices.Sorted(maps.Keys(have)) {
+		if ex := have[k]; !ex.seen {
+			sum.Changes = append(sum.Changes, Change{Kind: NotSeen, Method: ex.method, Endpoint: ex.end, File: ex.file})
+		}
+	}
+	return sum, nil
+}
+
+// render is a contract's file: the header, the checksum line, the contract.
+func render(l Learned) []byte {
+	var h []byte
+	line := func(format string, args ...any) {
+		h = append(h, "# "...)
+		h = append(h, commentSafe(fmt.Sprintf(format, args...))...)
+		h = append(h, '\n')
+	}
+	line("Learned by contractguard from %d samples of %s %s,", l.Samples, l.Method, l.Endpoint)
+	line("first seen %s, last seen %s.", stamp(l.First), stamp(l.Last))
+	line("A draft: review it before you enforce it (docs/learning-mode.md).")
+	h = append(h, "#\n"...)
+	line("What was inferred, and why:")
+	for _, n := range l.Notes {
+		line("  - %s", n)
+	}
+	h = append(h, "#\n"...)
+	body := appendContract(nil, l)
+	sum := sha256.Sum256(body)
+	h = append(h, checksumPrefix...)
+	h = append(h, hex.EncodeToString(sum[:])...)
+	h = append(h, " (remove this line if you edit the contract)\n"...)
+	return append(h, body...)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// written tells a file WriteContracts wrote from others: ours is a file
+// with a checksum line that matches what follows it; edited, one whose
+// checksum no longer matches.
+func written(data []byte) (ours, edited bool) {
+	i := bytes.Index(data, []byte("\n"+checksumPrefix))
+	if i < 0 {
+		return false, false
+	}
+	rest := data[i+1+len(checksumPrefix):]
+	end := bytes.IndexByte(rest, '\n')
+	if end < 0 || end < 64 {
+		return false, true
+	}
+	want := string(rest[:64])
+	sum := sha256.Sum256(rest[end+1:])
+	if hex.EncodeToString(sum[:]) == want {
+		return true, false
+	}
+	return false, true
+}
+
+// readExisting reads the contracts already in dir, by method and shape,
+// and the names of its files.
+func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	have := map[string]*existing{}
+	files := map[string]bool{}
+	var problems []error
+	for _, e := range entries {
+		files[e.Name()] = true
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.IsDir() || ext != ".yaml" && ext != ".yml" && ext != ".json" {
+			continue
+		}
+		file := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		ours, edited := written(data)
+		docs, err := yamljson.Parse(data)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", file, err))
+			continue
+		}
+		for _, d := range docs {
+			v, err := yamljson.Value(d.Body)
+			if err != nil {
+				problems = append(problems, fmt.Errorf("%s:%d: %w", file, d.Line, err))
+				continue
+			}
+			list, ok := v.([]any)
+			if !ok {
+				list = []any{v}
+			}
+			for _, item := range list {
+				m, _ := item.(map[string]any)
+				method, _ := m["method"].(string)
+				end, _ := m["endpoint"].(string)
+				key, err := shapeKey(method, end)
+				if err != nil {
+					problems = append(problems, fmt.Errorf("%s:%d: %q %q: %w", file, d.Line, method, end, err))
+					continue
+				}
+				if have[key] == nil {
+					have[key] = &existing{file: file, method: strings.ToUpper(method), end: end, schema: m["schema"], ours: ours, edited: edited}
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, fmt.Errorf("contracts already in %s cannot be read, so learned ones could clash with them: %w", dir, errors.Join(problems...))
+	}
+	return have, files, nil
+}
+
+// shapeKey is a contract's method and endpoint shape: two contracts of one
+// key conflict.
+func shapeKey(method, endpoint string) (string, error) {
+	if method == "" {
+		return "", errors.New("no method")
+	}
+	p, err := paths.ParsePattern(endpoint)
+	if err != nil {
+		return "", err
+	}
+	return strings.ToUpper(method) + " " + p.Shape(), nil
+}
+
+// fileName is the file of a new contract: method and segments joined by
+// _, each reduced to letters, digits, - and . ("POST /users/{userId}" is
+// post_users_userId.yaml), with a hash of the shape when that name is
+// taken.
+func fileName(method, endpoint, key string, files, used map[string]bool) string {
+	var b []byte
+	b = append(b, strings.ToLower(method)...)
+	for _, seg := range strings.Split(endpoint, "/") {
+		if seg == "" {
+			continue
+		}
+		b = append(b, '_')
+		for i := 0; i < len(seg) && i < 40; i++ {
+			if c := seg[i]; alnum(c) || c == '-' || c == '.' {
+				b = append(b, c)
+			}
+		}
+	}
+	if endpoint == "/" {
+		b = append(b, "_root"...)
+	}
+	name := string(b) + ".yaml"
+	if files[name] || used[name] {
+		sum := sha256.Sum256([]byte(key))
+		name = string(b) + "-" + hex.EncodeToString(sum[:4]) + ".yaml"
+	}
+	used[name] = true
+	return name
+}
+
+// writeFile writes a file whole or not at all.
+func writeFile(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), ".learned-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// schemaValue is a learned schema as a JSON value, as a contract file
+// would give it (nil stays nil).
+func schemaValue(s map[string]any) any {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+// diffSchemas says how a schema changed, for the reviewer: members added
+// (+) and removed (-), and keywords that differ, at JSON pointers. At most
+// maxDetails lines.
+func diffSchemas(old, new any) []string {
+	var out []string
+	diffAt(old, new, "", &out)
+	if len(out) > maxDetails {
+		out = append(out[:maxDetails], fmt.Sprintf("… and %d more", len(out)-maxDetails))
+	}
+	return out
+}
+
+const maxDetails = 20
+
+func diffAt(old, new any, ptr string, out *[]string) {
+	at := ptr
+	if at == "" {
+		at = "body"
+	}
+	om, ok1 := old.(map[string]any)
+	nm, ok2 := new.(map[string]any)
+	if !ok1 || !ok2 {
+		if !sameJSON(old, new) {
+			*out = append(*out, fmt.Sprintf("%s: schema %s → %s", at, brief(old), brief(new)))
+		}
+		return
+	}
+	for _, k := range []string{"type", "format", "enum", "minimum", "additionalProperties"} {
+		if k == "additionalProperties" {
+			if _, isMap := nm[k].(map[string]any); isMap {
+				if _, wasMap := om[k].(map[string]any); wasMap {
+					diffAt(om[k], nm[k], ptr+"/*", out)
+					continue
+				}
+			}
+		}
+		if !sameJSON(om[k], nm[k]) {
+			*out = append(*out, fmt.Sprintf("%s: %s %s → %s", at, k, brief(om[k]), brief(nm[k])))
+		}
+	}
+	oldReq, newReq := stringSet(om["required"]), stringSet(nm["required"])
+	for _, n := range slices.Sorted(maps.Keys(newReq)) {
+		if !oldReq[n] {
+			*out = append(*out, fmt.Sprintf("%s: now required", ptr+"/"+escapePointer(n)))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(oldReq)) {
+		if !newReq[n] {
+			*out = append(*out, fmt.Sprintf("%s: no longer required", ptr+"/"+escapePointer(n)))
+		}
+	}
+	op, _ := om["properties"].(map[string]any)
+	np, _ := nm["properties"].(map[string]any)
+	for _, n := range slices.Sorted(maps.Keys(np)) {
+		if _, ok := op[n]; !ok {
+			*out = append(*out, "+ "+ptr+"/"+escapePointer(n))
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(op)) {
+		if _, ok := np[n]; !ok {
+			*out = append(*out, "- "+ptr+"/"+escapePointer(n))
+		} else {
+			diffAt(op[n], np[n], ptr+"/"+escapePointer(n), out)
+		}
+	}
+	if om["items"] != nil || nm["items"] != nil {
+		diffAt(om["items"], nm["items"], ptr+"/[]", out)
+	}
+}
+
+func stringSet(v any) map[string]bool {
+	s := map[string]bool{}
+	list, _ := v.([]any)
+	for _, e := range list {
+		if str, ok := e.(string); ok {
+			s[str] = true
+		}
+	}
+	return s
+}
+
+// sameJSON compares JSON values as their canonical JSON (numbers by text).
+func sameJSON(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return bytes.Equal(ja, jb)
+}
+
+// brief is a JSON value in at most 60 characters, "none" for nothing.
+func brief(v any) string {
+	if v == nil {
+		return "none"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if len(b) > 60 {
+		return string(bytes.ToValidUTF8(b[:57], nil)) + "…"
+	}
+	return string(b)
+}
