@@ -25,6 +25,7 @@ var configProperties = []configProperty{
 	{"vulnerability-scan", config.Bool, func(o *Options, v any) { o.VulnerabilityScan = v.(bool) }},
 	{"license-key", config.Text, func(o *Options, v any) { o.LicenseKey = v.(string) }},
 	{"learning-mode", config.Bool, func(o *Options, v any) { o.LearningMode = v.(bool) }},
+	{"learn-sample-rate", config.Fraction, func(o *Options, v any) { o.LearnSampleRate = v.(float64) }},
 	{"sink-protection", config.Bool, func(o *Options, v any) { o.SinkProtection = v.(bool) }},
 	{"metrics.enabled", config.Bool, func(o *Options, v any) { o.Metrics = v.(bool) }},
 	{"max-body-bytes", config.Size, func(o *Options, v any) { o.MaxBodyBytes = v.(int64) }},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -23,8 +24,9 @@ type Guard struct {
 	set     atomic.Pointer[contractSet]
 	stats   counters
 	typed   typedRegistry
-	licence *licenceState // nil: no licence key in force
-	learned learnReport   // what learning mode saw
+	licence *licenceState  // nil: no licence key in force
+	learned learnReport    // what learning mode saw
+	learner *learn.Learner // learns contracts from unmatched traffic; nil: off
 	// learning is why a contract may not be in mode learn (the licence
 	// error, one line), decided once by New: nil when it may.
 	learning error
@@ -48,7 +50,7 @@ func New(opts Options) (*Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
-	g := &Guard{opts: opts, env: env, log: opts.Logger}
+	g := &Guard{opts: opts, env: env, log: opts.Logger, learner: newLearner(&opts)}
 	if !opts.Disabled {
 		if err := g.checkLicence(); err != nil {
 			return nil, err
@@ -137,7 +139,12 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r2, ok := g.enforce(w, r, g.routedContract(r, next), true); ok {
+		r2, ok := g.enforce(w, r, g.routedContract(r, next), true)
+		switch {
+		case !ok:
+		case r2 == r && g.learner != nil && g.learner.Sample() && stateOf(r) == nil:
+			g.learnFrom(w, r, next) // no contract: sampled for learning (learn.go)
+		default:
 			next.ServeHTTP(w, r2)
 		}
 	})

@@ -3,6 +3,7 @@ package contractguard
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/contractguard/contractguard/internal/learn"
+	"github.com/go-chi/chi/v5"
 )
 
 // Learning mode, report-only enforcement: a contract in mode learn (or
@@ -216,4 +220,97 @@ func giveBack(r *http.Request, read []byte) {
 		return
 	}
 	r.Body = &partBody{Reader: io.MultiReader(bytes.NewReader(read), r.Body), rest: r.Body}
+}
+
+// Learning contracts from traffic: with learning on (Options.LearningMode,
+// or Options.LearnSampleRate above 0), Middleware samples the requests
+// that match no contract and internal/learn learns, per method and route,
+// the shape of their bodies; Guard.Learned exports it, for contractguard
+// learn merge to turn into contracts (docs/learning-mode.md).
+
+// newLearner is the guard's learner: nil when learning is off.
+func newLearner(o *Options) *learn.Learner {
+	if !o.LearningMode && !(o.LearnSampleRate > 0) {
+		return nil
+	}
+	return learn.New(learn.Limits{SampleRate: o.LearnSampleRate})
+}
+
+// learnFrom serves a request no contract matched, sampled for learning:
+// its body is read as a matched one's is (at most MaxBodyBytes, the same
+// bytes passed on), and, when it is JSON, learned from once next has
+// served it (the router's pattern is known by then). A body over the
+// limit, of another media type, or that does not parse is passed on
+// unlearned.
+func (g *Guard) learnFrom(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	in := input{r: r, header: r.Header}
+	isJSON, _ := mediaType(r.Header)
+	if !isJSON || r.Method == http.MethodOptions || r.Method == http.MethodHead {
+		next.ServeHTTP(w, r)
+		return
+	}
+	raw, plain, v := readBody(&in, g.opts.MaxBodyBytes)
+	if v != nil {
+		giveBack(r, raw)
+		next.ServeHTTP(w, r)
+		return
+	}
+	st := &state{guard: g, raw: raw, plain: plain}
+	parsed := st.parse(g.opts.MaxDepth) == nil
+	b := &bodyReader{}
+	b.Reset(raw)
+	r2 := r.WithContext(r.Context())
+	r2.Body, r2.ContentLength = b, int64(len(raw))
+	next.ServeHTTP(w, r2)
+	if parsed {
+		g.learner.Observe(r.Method, routerPatternOf(r2), r.URL.EscapedPath(), st.doc.Root(), time.Now())
+	}
+}
+
+// routerPatternOf is the pattern the router served r by, "" when unknown:
+// ServeMux's (which it sets on the request it is given) or chi's.
+func routerPatternOf(r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		return rctx.RoutePattern()
+	}
+	return ""
+}
+
+// Learned returns what the guard learned from traffic, as the JSON export
+// that contractguard learn merge reads (merging the exports of several
+// replicas gives exactly the contracts one replica seeing all the traffic
+// would learn). It holds shapes, counts and dates, never a value but an
+// enum's; nil when learning is off.
+func (g *Guard) Learned() []byte {
+	if g.learner == nil {
+		return nil
+	}
+	b, err := json.Marshal(g.learner.Export())
+	if err != nil { // the export is plain data; this does not happen
+		g.log.Error("contractguard: learned state could not be exported", slog.Any("error", err))
+		return nil
+	}
+	return b
+}
+
+// LearnedHandler serves [Guard.Learned] to GET requests, or 404 when
+// learning is off. Mount it where only operators reach it, like the
+// metrics handler.
+func (g *Guard) LearnedHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.learner == nil {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(append(g.Learned(), '\n'))
+	})
 }

@@ -2,13 +2,18 @@ package contractguard
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/go-chi/chi/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -211,4 +216,191 @@ func TestLearn_TypedHandler(t *testing.T) {
 
 	rejected(t, send(r, "POST", "/users", `{"sku":"ABC","qty":1}`), 400, CodeSchemaInvalid) // the file contract: name is required
 	assert.Len(t, got, 2)
+}
+
+// trafficRequest is one recorded request of the learning tests.
+type trafficRequest struct {
+	method, path, body string
+}
+
+// recordedTraffic is the traffic of a small API: three routes without a
+// contract, with bodies of a stable shape (formats, enums, an optional
+// member, nested objects and arrays), and the learning contract's route,
+// some of whose requests it would reject. Deterministic.
+func recordedTraffic() (reqs []trafficRequest, wouldBlock int) {
+	rnd := rand.New(rand.NewPCG(7, 11))
+	roles := []string{"admin", "user", "guest"}
+	for i := range 240 {
+		switch i % 4 {
+		case 0:
+			note := ""
+			if rnd.IntN(2) == 0 {
+				note = fmt.Sprintf(`,"nickname":"n%d"`, rnd.IntN(1e6))
+			}
+			reqs = append(reqs, trafficRequest{"POST", "/api/users", fmt.Sprintf(
+				`{"email":"user%d@example.com","name":"Name %d","age":%d,"role":%q,"tags":["t%d"]%s}`,
+				rnd.IntN(1e6), rnd.IntN(1e6), 18+rnd.IntN(60), roles[rnd.IntN(3)], rnd.IntN(9), note)})
+		case 1:
+			reqs = append(reqs, trafficRequest{"PUT", fmt.Sprintf("/api/orders/%d", 1000+rnd.IntN(1e5)), fmt.Sprintf(
+				`{"items":[{"sku":"SKU-%d","qty":%d},{"sku":"SKU-%d","qty":%d}],"total":%d.%02d}`,
+				rnd.IntN(1e4), 1+rnd.IntN(9), rnd.IntN(1e4), 1+rnd.IntN(9), rnd.IntN(500), rnd.IntN(100))})
+		case 2:
+			reqs = append(reqs, trafficRequest{"POST", "/api/events", fmt.Sprintf(
+				`{"id":"%08x-1234-4abc-8def-%012x","at":"2026-11-%02dT10:%02d:00Z","ip":"10.0.%d.%d"}`,
+				rnd.Uint32(), rnd.Uint64()&0xffffffffffff, 1+rnd.IntN(28), rnd.IntN(60), rnd.IntN(256), rnd.IntN(256))})
+		case 3:
+			qty := 1 + rnd.IntN(200) // over 100: the learning contract's invariant
+			if qty > 100 {
+				wouldBlock++
+			}
+			reqs = append(reqs, trafficRequest{"POST", "/orders", fmt.Sprintf(`{"sku":"A%d","qty":%d}`, rnd.IntN(99), qty)})
+		}
+	}
+	return reqs, wouldBlock
+}
+
+// TestLearn_FromTraffic drives real servers (chi and ServeMux) in learning
+// mode with recorded traffic: nothing is blocked, the would-be rejections
+// are reported exactly, and the contracts learned from the routes without
+// one, loaded into an enforcing guard, accept every request of that
+// traffic and reject mutated ones.
+func TestLearn_FromTraffic(t *testing.T) {
+	reqs, wouldBlock := recordedTraffic()
+	for name, build := range map[string]func(g *Guard, h http.Handler) http.Handler{
+		"chi": func(g *Guard, h http.Handler) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			r.Post("/api/users", h.ServeHTTP)
+			r.Put("/api/orders/{orderId}", h.ServeHTTP)
+			r.Post("/api/events", h.ServeHTTP)
+			r.Post("/orders", h.ServeHTTP)
+			return r
+		},
+		"ServeMux": func(g *Guard, h http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			for _, p := range []string{"POST /api/users", "PUT /api/orders/{orderId}", "POST /api/events", "POST /orders"} {
+				mux.Handle(p, h)
+			}
+			return g.Middleware(mux)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, _ := learnGuard(t, func(o *Options) { o.LearningMode, o.LearnSampleRate = true, 1 })
+			e := &echo{}
+			srv := httptest.NewServer(build(g, e))
+			defer srv.Close()
+			for _, rq := range reqs {
+				req, err := http.NewRequest(rq.method, srv.URL+rq.path, strings.NewReader(rq.body))
+				require.NoError(t, err)
+				res, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				res.Body.Close()
+				require.Equal(t, 200, res.StatusCode, "%s %s: nothing is blocked in learning mode", rq.method, rq.path)
+			}
+			assert.Equal(t, len(reqs), e.calls)
+			report := g.LearningReport()
+			require.Len(t, report, 1)
+			assert.EqualValues(t, wouldBlock, report[0].WouldBlock)
+			assert.Equal(t, map[string]int64{CodeInvariantViolated: int64(wouldBlock)}, report[0].Codes)
+
+			// The learned contracts, written and loaded as contractguard
+			// learn merge does.
+			var obs learn.Observations
+			require.NoError(t, json.Unmarshal(g.Learned(), &obs))
+			learned := obs.Contracts()
+			var routes []string
+			for _, l := range learned {
+				routes = append(routes, l.Method+" "+l.Endpoint)
+			}
+			assert.ElementsMatch(t, []string{"POST /api/users", "PUT /api/orders/{orderId}", "POST /api/events"}, routes,
+				"the routes without a contract, by the router's pattern")
+			dir := t.TempDir()
+			_, err := learn.WriteContracts(dir, learned, learn.WriteOptions{})
+			require.NoError(t, err)
+			enforcing := mustNew(t, Options{ContractsDir: dir, Logger: discard})
+			for _, rq := range reqs {
+				if rq.path == "/orders" {
+					continue
+				}
+				assert.Nil(t, enforcing.Check(rq.method, rq.path, []byte(rq.body)), "%s %s %s", rq.method, rq.path, rq.body)
+			}
+			for _, m := range []struct {
+				method, path, body, code string
+			}{
+				{"POST", "/api/users", `{"name":"Ada","age":36,"role":"user","tags":[]}`, CodeSchemaInvalid},                                        // missing required email
+				{"POST", "/api/users", `{"email":"ada@example.com","name":"Ada","age":"36","role":"user","tags":[]}`, CodeSchemaInvalid},            // wrong type
+				{"POST", "/api/users", `{"email":"not an email","name":"Ada","age":36,"role":"user","tags":[]}`, CodeSchemaInvalid},                 // bad format
+				{"POST", "/api/users", `{"email":"ada@example.com","name":"Ada","age":36,"role":"user","tags":[],"admin":true}`, CodeSchemaInvalid}, // unknown member
+				{"POST", "/api/users", `{"email":"ada@example.com","name":"Ada","age":36,"role":"root","tags":[]}`, CodeSchemaInvalid},              // not in the enum
+				{"PUT", "/api/orders/7", `{"items":[{"sku":"S","qty":1.5}],"total":1}`, CodeSchemaInvalid},                                          // not an integer
+				{"POST", "/api/events", `{"id":"not-a-uuid","at":"2026-11-01T10:00:00Z","ip":"10.0.0.1"}`, CodeSchemaInvalid},                       // bad uuid
+			} {
+				v := enforcing.Check(m.method, m.path, []byte(m.body))
+				if assert.NotNil(t, v, "%s %s %s", m.method, m.path, m.body) {
+					assert.Equal(t, m.code, v.Code)
+				}
+			}
+		})
+	}
+}
+
+// TestLearn_NoCostOnAnEnforcingContract: sampling unmatched requests adds
+// no allocation to a request that matches an enforcing contract.
+func TestLearn_NoCostOnAnEnforcingContract(t *testing.T) {
+	allocs := func(rate float64) float64 {
+		g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate = rate })
+		h := g.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		w := &nopWriter{h: http.Header{}}
+		return testing.AllocsPerRun(200, func() {
+			h.ServeHTTP(w, httptest.NewRequest("POST", "/users", strings.NewReader(`{"name":"Ada"}`)))
+		})
+	}
+	assert.Equal(t, allocs(0), allocs(1))
+}
+
+// TestLearn_ReplicasMergeExactly: the exports of three guards, each shown
+// a random part of one traffic stream, merge (in any order) to exactly
+// the contracts of one guard that saw it all.
+func TestLearn_ReplicasMergeExactly(t *testing.T) {
+	reqs, _ := recordedTraffic()
+	newGuard := func() (*Guard, http.Handler) {
+		g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate = 1 })
+		r := chi.NewRouter()
+		r.Use(g.Middleware)
+		ok := func(w http.ResponseWriter, r *http.Request) {}
+		r.Post("/api/users", ok)
+		r.Put("/api/orders/{orderId}", ok)
+		r.Post("/api/events", ok)
+		return g, r
+	}
+	all, allH := newGuard()
+	var replicas [3]*Guard
+	var handlers [3]http.Handler
+	for i := range replicas {
+		replicas[i], handlers[i] = newGuard()
+	}
+	rnd := rand.New(rand.NewPCG(3, 5))
+	for _, rq := range reqs {
+		send(allH, rq.method, rq.path, rq.body)
+		send(handlers[rnd.IntN(3)], rq.method, rq.path, rq.body)
+	}
+	export := func(g *Guard) *learn.Observations {
+		var o learn.Observations
+		require.NoError(t, json.Unmarshal(g.Learned(), &o))
+		return &o
+	}
+	// Each guard read its own clock when it saw a request: the first and
+	// last seen differ by microseconds, and are left out.
+	untimed := func(ls []learn.Learned) []learn.Learned {
+		for i := range ls {
+			ls[i].First, ls[i].Last = time.Time{}, time.Time{}
+		}
+		return ls
+	}
+	want := untimed(export(all).Contracts())
+	require.Len(t, want, 3)
+	for _, order := range [][3]int{{0, 1, 2}, {2, 1, 0}, {1, 2, 0}} {
+		merged := learn.Merge(export(replicas[order[0]]), learn.Merge(export(replicas[order[1]]), export(replicas[order[2]])))
+		assert.Equal(t, want, untimed(merged.Contracts()), "%v", order)
+	}
 }

@@ -42,7 +42,7 @@ type licenceState struct {
 // paidFeatures are the licence's names of the paid features o turns on.
 func (o *Options) paidFeatures() []string {
 	var fs []string
-	if o.LearningMode {
+	if o.LearningMode || o.LearnSampleRate > 0 {
 		fs = append(fs, licence.FeatureLearningMode)
 	}
 	if o.SinkProtection {

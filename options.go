@@ -96,6 +96,12 @@ type Options struct {
 	// body that is its T. A paid-tier feature: LicenseKey must entitle
 	// learning-mode. See docs/learning-mode.md.
 	LearningMode bool
+	// LearnSampleRate is the share of the requests that match no contract
+	// that Middleware samples to learn contracts from (docs/learning-mode.md,
+	// Guard.Learned): 0 means 0.1 with LearningMode and off without it; a
+	// rate above 0 turns learning from traffic on by itself, while the
+	// contracts enforce. Paid tier, as LearningMode.
+	LearnSampleRate float64
 	// SinkProtection is a paid-tier feature, not yet available: New returns
 	// an error when it is set.
 	SinkProtection bool
@@ -141,6 +147,9 @@ func (o *Options) check() error {
 		if f.on {
 			errs = append(errs, fmt.Errorf("contractguard: Options.%s: not available in this version", f.name))
 		}
+	}
+	if o.LearnSampleRate < 0 || o.LearnSampleRate > 1 {
+		errs = append(errs, errors.New("contractguard: Options.LearnSampleRate must be between 0 and 1"))
 	}
 	if o.MaxBodyBytes < 0 {
 		errs = append(errs, errors.New("contractguard: Options.MaxBodyBytes must not be negative"))

@@ -39,6 +39,7 @@ const (
 	Duration             // a Go duration (30s, 1m30s, 250ms) or 0, not negative: a time.Duration
 	Address              // a listen address, host:port (:8080, 127.0.0.1:9090), or "off": a string
 	URL                  // an absolute http or https URL: a *url.URL
+	Fraction             // a number from 0 to 1 (0.1, 1): a float64
 )
 
 // Property is one property of a table.
@@ -369,6 +370,12 @@ func Parse(kind Kind, raw string) (any, error) {
 			return nil, fmt.Errorf("want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not %q", raw)
 		}
 		return s, nil
+	case Fraction:
+		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return nil, fmt.Errorf("want a number from 0 to 1 (0.1 is one in ten), not %q", raw)
+		}
+		return f, nil
 	case URL:
 		s := strings.TrimSpace(raw)
 		u, err := url.Parse(s)
