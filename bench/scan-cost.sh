@@ -13,6 +13,7 @@
 # times, pinned to one core; the fastest run is the least disturbed.
 set -euo pipefail
 cd "$(dirname "$0")"
+export GOWORK=off # bench/ is outside the workspace (go.work)
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
