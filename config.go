@@ -3,7 +3,6 @@ package contractguard
 import (
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/contractguard/contractguard/internal/config"
 )
@@ -54,24 +53,21 @@ func envName(property string) string { return config.EnvName(property) }
 
 // ConfigError is a problem with the configuration: a property that does
 // not exist or has a value of the wrong kind, a placeholder with no value,
-// a file that cannot be read. Where is "file:line" or the environment
-// variable.
+// a file that cannot be read. [LoadConfig] and [ConfigFromEnv] return one
+// per problem, joined with errors.Join.
 type ConfigError struct {
-	Where    string
+	Where    string // "file:line", the file, or "environment CONTRACTGUARD_…"
 	Property string // contractguard.max-body-bytes; "" when the problem is the file
-	Err      error
+	Err      error  // what is wrong
 }
 
+// Error is one line: "contractguard.yaml:7: contractguard.max-body-bytes:
+// want a whole number, 0 or more, not "1MB"".
 func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Where)
-	if e.Property != "" {
-		b.WriteString(": " + e.Property)
-	}
-	b.WriteString(": " + e.Err.Error())
-	return b.String()
+	return (&config.Error{Where: e.Where, Property: e.Property, Err: e.Err}).Error()
 }
 
+// Unwrap returns Err.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadConfig reads the contractguard: tree of a YAML (or JSON) file into

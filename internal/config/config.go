@@ -58,6 +58,7 @@ type Error struct {
 	Err      error
 }
 
+// Error is "where: property: what", one line.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Where)
@@ -68,6 +69,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // EnvName is the environment variable of a property:
