@@ -18,6 +18,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/yamljson"
@@ -55,6 +56,8 @@ type loader struct {
 	env      *expr.Env
 	set      *contractSet
 	errs     []error
+	schemas  map[string]*compiled         // by the schema's content
+	bySchema map[*schema.Schema]*compiled // nil: contracts without a schema
 }
 
 func (l *loader) fail(file string, line int, contract string, err error) {
@@ -98,7 +101,8 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, env: g.env, set: &contractSet{}}
+	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, env: g.env, set: &contractSet{},
+		schemas: map[string]*compiled{}, bySchema: map[*schema.Schema]*compiled{}}
 	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
 	if files != nil {
 		l.loadDir()
@@ -239,11 +243,12 @@ func (l *loader) loadInCode(i int, c Contract) {
 		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
 		return
 	}
-	v, err := decodeSchemaFile("contract.json", b)
+	parsed, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit) // JSON: no need of the YAML reader
 	if err != nil {
 		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
 		return
 	}
+	v := parsed.Any()
 	doc := v.(map[string]any)
 	name := contractName(doc)
 	ok := checkPolicy(v, func(loc []string, msg string) {
@@ -282,7 +287,7 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 	}
 	var s *schema.Schema
 	if raw.hasSchema {
-		if s, err = l.compiler.Compile(resource, raw.schema); err != nil {
+		if s, err = l.schema(resource, raw.schema); err != nil {
 			var se *schema.Error
 			switch {
 			case errors.As(err, &se) && se.Ref != "":
@@ -298,14 +303,9 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 	}
 	var rules *ruleWalker
 	if len(raw.invariants) > 0 {
-		ce, err := l.env.ForSchema(s)
-		if err != nil {
-			fail([]string{"invariants"}, err)
-			return
-		}
 		rules = &ruleWalker{} // kind Invalid: the request as a whole
 		for i, inv := range raw.invariants {
-			prg, err := ce.Compile(inv.Expr)
+			prg, err := l.program(s, inv.Expr)
 			if err != nil {
 				fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
 				ok = false
@@ -328,6 +328,63 @@ func (l *loader) compile(raw rawContract, source, resource string, fail func(loc
 		file, line := splitSource(source)
 		l.fail(file, line, c.name(), err)
 	}
+}
+
+// compiled is what the loader compiled for one distinct schema (by its
+// content): the schema, the CEL environment its contracts' invariants
+// are checked against, and their programs. Contracts with the same schema
+// (and the same invariants) share them: a large set is mostly alike.
+type compiled struct {
+	s        *schema.Schema
+	env      *expr.ContractEnv
+	envErr   error
+	programs map[string]*expr.Program
+}
+
+// schema compiles doc as the schema of the contract at resource, or finds
+// it compiled for a contract before. A schema that does not compile is
+// compiled again for each contract, so that each error names its own
+// place. (Every contract's resource is in the contracts folder, so a
+// relative $ref resolves the same from each.)
+func (l *loader) schema(resource string, doc any) (*schema.Schema, error) {
+	key, err := json.Marshal(doc)
+	if err != nil {
+		return l.compiler.Compile(resource, doc)
+	}
+	if c, ok := l.schemas[string(key)]; ok {
+		return c.s, nil
+	}
+	s, err := l.compiler.Compile(resource, doc)
+	if err == nil {
+		l.schemas[string(key)] = &compiled{s: s}
+		l.bySchema[s] = l.schemas[string(key)]
+	}
+	return s, err
+}
+
+// program compiles an invariant for a contract whose body schema is s
+// (nil: none), once per schema and expression.
+func (l *loader) program(s *schema.Schema, src string) (*expr.Program, error) {
+	c := l.bySchema[s]
+	if c == nil {
+		c = &compiled{s: s}
+		l.bySchema[s] = c
+	}
+	if c.env == nil && c.envErr == nil {
+		c.env, c.envErr = l.env.ForSchema(s)
+		c.programs = map[string]*expr.Program{}
+	}
+	if c.envErr != nil {
+		return nil, c.envErr
+	}
+	if p, ok := c.programs[src]; ok {
+		return p, nil
+	}
+	p, err := c.env.Compile(src)
+	if err == nil {
+		c.programs[src] = p
+	}
+	return p, err
 }
 
 // failAtRef reports a $ref that could not be loaded at the line of that

@@ -31,27 +31,67 @@ func contracts(n int) []contractguard.Contract {
 	return cs
 }
 
-// BenchmarkStartup1000Contracts builds a guard from 1,000 contracts, each
-// with a schema and an invariant; it reports the heap the guard keeps.
-func BenchmarkStartup1000Contracts(b *testing.B) {
-	cs := contracts(1000)
-	var g *contractguard.Guard
-	for b.Loop() {
-		var err error
-		if g, err = contractguard.New(contractguard.Options{Contracts: cs}); err != nil {
-			b.Fatal(err)
+// distinctContracts returns n contracts that share nothing: each has its
+// own property names, bounds and rule, so that nothing compiled for one
+// serves another (the worst case of a large service).
+func distinctContracts(n int) []contractguard.Contract {
+	cs := make([]contractguard.Contract, n)
+	for i := range cs {
+		sku, qty := fmt.Sprintf("sku%d", i), fmt.Sprintf("quantity%d", i)
+		cs[i] = contractguard.Contract{
+			Endpoint: fmt.Sprintf("/svc%d/orders/:id/lines/%d", i%100, i),
+			Method:   "POST",
+			Schema: map[string]any{"type": "object", "required": []string{sku, qty},
+				"properties": map[string]any{
+					sku: map[string]any{"type": "string", "maxLength": 16 + i%32},
+					qty: map[string]any{"type": "integer", "minimum": 1},
+				}},
+			Invariants: []contractguard.Invariant{{Expr: fmt.Sprintf("request.body.%s <= %d", qty, 100+i), Message: "too many"}},
 		}
 	}
-	b.StopTimer()
-	var before, after runtime.MemStats
-	g = nil
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	g, _ = contractguard.New(contractguard.Options{Contracts: cs})
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-kept")
-	runtime.KeepAlive(g)
+	return cs
+}
+
+// BenchmarkStartup builds a guard from n contracts, each with a schema and
+// an invariant, alike (a schema and rule repeated, as services repeat
+// them: compiled once) or distinct (nothing shared); and reloads it. It
+// reports the heap the guard keeps, per contract.
+func BenchmarkStartup(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for kind, build := range map[string]func(int) []contractguard.Contract{"alike": contracts, "distinct": distinctContracts} {
+			cs := build(n)
+			b.Run(fmt.Sprintf("contracts=%d/%s/op=new", n, kind), func(b *testing.B) {
+				var g *contractguard.Guard
+				for b.Loop() {
+					var err error
+					if g, err = contractguard.New(contractguard.Options{Contracts: cs}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				var before, after runtime.MemStats
+				g = nil
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				g, _ = contractguard.New(contractguard.Options{Contracts: cs})
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(n)/1024, "KiB-kept/contract")
+				runtime.KeepAlive(g)
+			})
+			b.Run(fmt.Sprintf("contracts=%d/%s/op=reload", n, kind), func(b *testing.B) {
+				g, err := contractguard.New(contractguard.Options{Contracts: cs})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if err := g.Reload(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkMatchAmong10000 finds a request's route among 10,000 contracts:

@@ -86,7 +86,12 @@ type Program struct {
 	tracked bool // evaluated under the cost limit's tracker
 }
 
-func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
+// compile compiles src in env. base is the environment env extends: its
+// cost model, compiled once, estimates the cost (cel-go compiles a model
+// afresh for every environment, which made estimating the first
+// expression of each contract the largest part of loading it; the model is
+// the base's, as no contract adds a function).
+func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
@@ -99,7 +104,7 @@ func compile(env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Est
 	default:
 		return nil, fmt.Errorf("must evaluate to a bool, not %s", t)
 	}
-	est, err := env.EstimateCost(ast, sizes)
+	est, err := base.EstimateCost(ast, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("cost: %w", err)
 	}

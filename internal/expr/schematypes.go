@@ -26,6 +26,7 @@ var contractIDs atomic.Int64
 // request.body is typed from the contract's schema, and every expression's
 // cost is estimated from the schema's sizes.
 type ContractEnv struct {
+	base      *cel.Env // what env extends
 	env       *cel.Env
 	costLimit uint64
 	maxCost   uint64
@@ -55,7 +56,7 @@ func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ContractEnv{env: env, costLimit: e.costLimit, maxCost: e.maxCost,
+	return &ContractEnv{base: e.env, env: env, costLimit: e.costLimit, maxCost: e.maxCost,
 		sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
 }
 
@@ -69,7 +70,7 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 
 // Compile parses, type-checks and cost-checks src.
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.env, src, ce.costLimit, ce.maxCost, ce.sizes)
+	return compile(ce.base, ce.env, src, ce.costLimit, ce.maxCost, ce.sizes)
 }
 
 // schemaTypes declares the object types of one contract's body, built from

@@ -20,6 +20,7 @@ import (
 // from the Go types, so that a misspelt field or a wrong comparison is an
 // error at registration.
 type TypeEnv struct {
+	base      *cel.Env // what env extends
 	env       *cel.Env
 	root      reflect.Type
 	body      *jsonschema.Schema
@@ -49,7 +50,7 @@ func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) 
 			return nil, err
 		}
 	}
-	return &TypeEnv{env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
+	return &TypeEnv{base: e.env, env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
 }
 
 // structTypes lists the named struct types reachable from t through
@@ -119,5 +120,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 			sizes.self = child(te.body, field)
 		}
 	}
-	return compile(env, src, te.costLimit, te.maxCost, sizes)
+	return compile(te.base, env, src, te.costLimit, te.maxCost, sizes)
 }
