@@ -174,3 +174,67 @@ func Unhex(c byte) byte {
 	}
 	return c&^0x20 - 'A' + 10
 }
+
+// Email reports an address as santhosh-tekuri/jsonschema's email format
+// reads it (at most 254 bytes; a local part of at most 64, quoted or of
+// letters, digits and !#$%&'*+-/=?^_`{|}~ and single inner dots; a
+// hostname as domain), with a local part that is not empty (the rule the
+// schema package adds). A domain in brackets, an IP literal, is not
+// decided here: literal is true, and the caller asks the library.
+func Email(s string) (ok, literal bool) {
+	at := strings.LastIndexByte(s, '@')
+	if len(s) > 254 || at <= 0 {
+		return false, false
+	}
+	local, domain := s[:at], s[at+1:]
+	if len(local) > 64 {
+		return false, false
+	}
+	if len(local) > 1 && local[0] == '"' && local[len(local)-1] == '"' {
+		if strings.ContainsAny(local[1:len(local)-1], `\"`) {
+			return false, false
+		}
+	} else {
+		if local[0] == '.' || local[len(local)-1] == '.' || strings.Contains(local, "..") {
+			return false, false
+		}
+		for i := 0; i < len(local); i++ {
+			if c := local[i]; !isAlnum(c) && strings.IndexByte(".!#$%&'*+-/=?^_`{|}~", c) < 0 {
+				return false, false
+			}
+		}
+	}
+	if len(domain) > 1 && domain[0] == '[' && domain[len(domain)-1] == ']' {
+		return false, true
+	}
+	return Hostname(domain), false
+}
+
+// Hostname reports a hostname as santhosh-tekuri/jsonschema's hostname
+// format reads it: at most 253 bytes without a trailing dot, labels of 1
+// to 63 letters, digits and hyphens, not starting or ending with one.
+func Hostname(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if len(s) > 253 {
+		return false
+	}
+	for {
+		label, rest, more := strings.Cut(s, ".")
+		if len(label) < 1 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !isAlnum(c) && c != '-' {
+				return false
+			}
+		}
+		if !more {
+			return true
+		}
+		s = rest
+	}
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
