@@ -169,7 +169,7 @@ func (st *state) parse(maxDepth int) *Violation {
 		st.doc = jsonbody.NullDoc()
 		return nil
 	}
-	d, err := jsonbody.Parse(st.plain, maxDepth)
+	d, err := jsonbody.ParseInto(st.plain, maxDepth, &st.small)
 	if err != nil {
 		return malformed(err)
 	}

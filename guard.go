@@ -267,6 +267,9 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		return g.decided(in, e, again, start, g.early(in, todo, nil, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
+	if in.r == nil {
+		defer func() { v = q.release(v) }()
+	}
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {

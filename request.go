@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -20,12 +21,13 @@ type stateKey struct{}
 // state is what the guard knows of a request that passed it.
 type state struct {
 	guard  *Guard
-	set    *contractSet  // the contracts in force when the request reached the guard
-	raw    []byte        // the body as it came: what the handler gets
-	plain  []byte        // the body decoded (Content-Encoding): what is checked; raw when not encoded
-	doc    *jsonbody.Doc // the parsed body; nil until parsed
-	done   []*contract   // contracts already enforced on this request
-	values []boundValue  // the typed values decoded for them
+	set    *contractSet   // the contracts in force when the request reached the guard
+	raw    []byte         // the body as it came: what the handler gets
+	plain  []byte         // the body decoded (Content-Encoding): what is checked; raw when not encoded
+	doc    *jsonbody.Doc  // the parsed body; nil until parsed
+	small  jsonbody.Small // where doc is, for a small body
+	done   []*contract    // contracts already enforced on this request
+	values []boundValue   // the typed values decoded for them
 
 	scanned    []*shape.Skip // the opt-outs the body was scanned with (nil: none)
 	scannedBuf [2]*shape.Skip
@@ -170,7 +172,13 @@ type request struct {
 // state of an earlier pass. (Fields, not the match: a match holds the
 // caller's buffer, which must not leak.)
 func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
-	q := &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
+	var q *request
+	if in.r == nil { // Check: nothing of the request outlives it
+		q = checkRequests.Get().(*request)
+		*q = request{method: in.method, rawQuery: in.rawQuery}
+	} else {
+		q = &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
+	}
 	if e != nil {
 		q.pattern = e.pattern
 	} else {
@@ -183,6 +191,21 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 		q.state = &q.own
 	}
 	return q
+}
+
+// checkRequests are the requests of Check, which keeps nothing of them:
+// its violation is copied out (detach) before one goes back.
+var checkRequests = sync.Pool{New: func() any { return new(request) }}
+
+// release gives a Check's request back, with v, the violation decide
+// returns, copied out of it (its details are the request's).
+func (q *request) release(v *Violation) *Violation {
+	if v != nil {
+		v = &Violation{Status: v.Status, Code: v.Code, Details: slices.Clone(v.Details)}
+	}
+	*q = request{}
+	checkRequests.Put(q)
+	return v
 }
 
 // Add collects a failure of the schema, of decoding, of the scan or of a

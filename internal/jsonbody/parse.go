@@ -66,6 +66,8 @@ type parser struct {
 	// doc is the tape being read, in buffers that stay with the parser;
 	// finish copies it into a Doc of its exact size.
 	doc Doc
+	// into is where finish puts the Doc of a small tape; nil: a new one.
+	into *Small
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -87,6 +89,21 @@ const maxPooledTape = 1 << 15
 func Parse(data []byte, maxDepth int) (*Doc, error) {
 	p := parsers.Get().(*parser)
 	defer parsers.Put(p)
+	return p.parse(data, maxDepth)
+}
+
+// Small is room for the Doc of a small body (a tape of up to 16 values),
+// for a caller that has somewhere to keep one already: ParseInto puts
+// such a Doc there instead of allocating it.
+type Small struct{ sd smallDoc }
+
+// ParseInto is Parse, with the Doc of a small body in into (which must
+// outlive it, and not be used for another body while it is in use).
+func ParseInto(data []byte, maxDepth int, into *Small) (*Doc, error) {
+	p := parsers.Get().(*parser)
+	defer parsers.Put(p)
+	p.into = into
+	defer func() { p.into = nil }()
 	return p.parse(data, maxDepth)
 }
 
@@ -147,7 +164,13 @@ func (p *parser) finish(root uint32) *Doc {
 	tape := &p.doc
 	var d *Doc
 	if len(tape.nodes) <= smallTape && len(tape.kids) <= smallTape {
-		sd := new(smallDoc)
+		var sd *smallDoc
+		if p.into != nil {
+			sd = &p.into.sd
+			*sd = smallDoc{}
+		} else {
+			sd = new(smallDoc)
+		}
 		d = &sd.Doc
 		d.nodes = sd.nodes[:copy(sd.nodes[:], tape.nodes)]
 		d.kids = sd.kids[:copy(sd.kids[:], tape.kids)]

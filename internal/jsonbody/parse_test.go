@@ -234,3 +234,23 @@ func TestPooledTapeKeepsEarlierDocs(t *testing.T) {
 		require.Equal(t, want, fmt.Sprint(first.Root().Any()), "n=%d", n)
 	}
 }
+
+// TestParseInto: a small body's Doc is put where the caller says, at no
+// allocation, and reads as Parse's; a larger one is Parse's own.
+func TestParseInto(t *testing.T) {
+	var small Small
+	body := []byte(`{"sku":"A1","quantity":3,"unitPrice":9.5,"currency":"EUR","email":"ada@example.com"}`)
+	d, err := ParseInto(body, 64, &small)
+	require.NoError(t, err)
+	assert.Same(t, &small.sd.Doc, d)
+	want, err := Parse(body, 64)
+	require.NoError(t, err)
+	assert.Equal(t, want.Any(), d.Any())
+	assert.Zero(t, testing.AllocsPerRun(100, func() { ParseInto(body, 64, &small) }))
+
+	big := []byte(`[` + strings.Repeat(`1,`, 40) + `1]`)
+	d, err = ParseInto(big, 64, &small)
+	require.NoError(t, err)
+	assert.NotSame(t, &small.sd.Doc, d)
+	assert.Len(t, d.Any(), 41)
+}
