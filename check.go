@@ -19,6 +19,9 @@ func (c *contract) checkBody(q *request) {
 	if c.body != nil {
 		v := reflect.New(c.body)
 		if bind.Into(v.Elem(), st.doc.Root(), q) {
+			if st.values == nil {
+				st.values = st.valBuf[:0]
+			}
 			st.values = append(st.values, boundValue{c, v.Interface()})
 		}
 	}

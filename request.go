@@ -37,6 +37,7 @@ type state struct {
 	ctx     stateContext
 	body    bodyReader
 	doneBuf [2]*contract
+	valBuf  [1]boundValue
 
 	user    any
 	hasUser bool

@@ -14,6 +14,7 @@ package bind
 
 import (
 	"reflect"
+	"sync"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -27,10 +28,19 @@ func Into(dst reflect.Value, v jsonbody.Value, rep failure.Reporter) bool {
 		rep.Add("", err.Error())
 		return false
 	}
-	s := state{rep: rep, ok: true}
-	p.decode(&s, v, dst)
-	return s.ok
+	// From a pool: the decoders are called through function values, so a
+	// state on the stack would escape anyway, once per body.
+	s := states.Get().(*state)
+	s.rep, s.ok = rep, true
+	p.decode(s, v, dst)
+	ok := s.ok
+	s.rep = nil
+	s.path.Reset() // no names of this body kept in the pool
+	states.Put(s)
+	return ok
 }
+
+var states = sync.Pool{New: func() any { return new(state) }}
 
 // Check reports whether values of type t can be decoded at all: no field of
 // a kind JSON cannot fill (channels, functions, complex numbers, non-empty
