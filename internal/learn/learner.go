@@ -22,7 +22,7 @@ type Learner struct {
 
 	mu      sync.Mutex
 	o       *Observations
-	heap    routeHeap // the routes, for the routes cap
+	heap    maxHeap[*route] // the routes, for the routes cap
 	t       templater
 	name    []byte
 	members []member
@@ -121,7 +121,7 @@ func (l *Learner) addRoute(name string) *route {
 	r.bytes = routeCharge(r)
 	o.routes[name] = r
 	heap.Push(&l.heap, r)
-	if len(l.heap) > l.lim.Routes {
+	if l.heap.Len() > l.lim.Routes {
 		last := heap.Pop(&l.heap).(*route)
 		delete(o.routes, last.key.name)
 		o.routeCut = minRoute(o.routeCut, &last.key)
@@ -290,7 +290,7 @@ func (l *Learner) account(r *route, n *node) {
 	r.bytes += charge - n.charge
 	n.charge = charge
 	budget := l.lim.routeBudget()
-	for r.bytes > budget && len(r.heap) > 0 {
+	for r.bytes > budget && r.heap.Len() > 0 {
 		last := heap.Pop(&r.heap).(*node)
 		last.detach(r)
 		last.gone = true

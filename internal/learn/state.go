@@ -59,7 +59,7 @@ type route struct {
 
 	// The learner's accounting.
 	bytes int64
-	heap  nodeHeap
+	heap  maxHeap[*node]
 	hidx  int
 }
 
@@ -255,49 +255,42 @@ func (n *node) walk(f func(*node)) {
 	}
 }
 
-// nodeHeap is a max-heap of a route's nodes by key, for the bytes cap to
-// drop the last.
-type nodeHeap []*node
+// maxHeap is a max-heap that keeps each item's place in it (so an item
+// can be found and removed): of a route's nodes by key, for the bytes cap
+// to drop the last; of the routes by key, for the routes cap. The zero
+// maxHeap is empty and ready.
+type maxHeap[T heapItem[T]] struct{ items []T }
 
-func (h nodeHeap) Len() int           { return len(h) }
-func (h nodeHeap) Less(i, j int) bool { return compareNodes(h[i], h[j]) > 0 }
-func (h nodeHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
-}
-func (h *nodeHeap) Push(x any) {
-	n := x.(*node)
-	n.hidx = len(*h)
-	*h = append(*h, n)
-}
-func (h *nodeHeap) Pop() any {
-	old := *h
-	n := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	n.hidx = -1
-	return n
+// heapItem is what a maxHeap holds: an item that is told its place, and
+// says which of two leaves first.
+type heapItem[T any] interface {
+	setHeapIndex(int)
+	leavesBefore(T) bool
 }
 
-// routeHeap is a max-heap of routes by key, for the routes cap.
-type routeHeap []*route
+func (n *node) setHeapIndex(i int)          { n.hidx = i }
+func (n *node) leavesBefore(m *node) bool   { return compareNodes(n, m) > 0 }
+func (r *route) setHeapIndex(i int)         { r.hidx = i }
+func (r *route) leavesBefore(o *route) bool { return compareRoutes(r.key, o.key) > 0 }
 
-func (h routeHeap) Len() int           { return len(h) }
-func (h routeHeap) Less(i, j int) bool { return compareRoutes(h[i].key, h[j].key) > 0 }
-func (h routeHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].hidx, h[j].hidx = i, j
+func (h *maxHeap[T]) Len() int           { return len(h.items) }
+func (h *maxHeap[T]) Less(i, j int) bool { return h.items[i].leavesBefore(h.items[j]) }
+func (h *maxHeap[T]) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.items[i].setHeapIndex(i)
+	h.items[j].setHeapIndex(j)
 }
-func (h *routeHeap) Push(x any) {
-	r := x.(*route)
-	r.hidx = len(*h)
-	*h = append(*h, r)
+func (h *maxHeap[T]) Push(x any) {
+	t := x.(T)
+	t.setHeapIndex(len(h.items))
+	h.items = append(h.items, t)
 }
-func (h *routeHeap) Pop() any {
-	old := *h
-	r := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	r.hidx = -1
-	return r
+func (h *maxHeap[T]) Pop() any {
+	last := len(h.items) - 1
+	t := h.items[last]
+	var zero T
+	h.items[last] = zero
+	h.items = h.items[:last]
+	t.setHeapIndex(-1)
+	return t
 }
