@@ -215,7 +215,12 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			for strings.HasPrefix(tail, "..") && (len(tail) == 2 || isSep(tail[2])) {
 				tail = strings.TrimLeft(tail[2:], `/\`)
 			}
-			if tail != "" && tail != cv && (pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)) {
+			switch {
+			case tail != "" && tail != cv:
+				escapes = pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)
+			case tail == "" && pc.f.Base != "":
+				// A bare climb leaves nothing of itself: only a Base tells
+				// whether the name is where input may lead.
 				escapes = true
 			}
 		}

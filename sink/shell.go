@@ -13,9 +13,11 @@ import (
 // Commands checks commands before they run. The zero Commands is what
 // Command and CheckCmd use.
 type Commands struct {
-	// AllowPrograms are programs that input may choose (by base name, such
-	// as "git", or full path): a handler that picks one of a few tools by a
-	// request value lists them here, and the check lets that choice through.
+	// AllowPrograms are programs that input may choose, as the application
+	// writes them: a name looked up in PATH ("git", which allows exactly
+	// exec.Command("git", …) and "git" in a script) or a full path
+	// ("/usr/bin/git"). A handler that picks one of a few tools by a request
+	// value lists them here, and the check lets that choice through.
 	AllowPrograms []string
 }
 
@@ -278,9 +280,11 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 	if ck.work > maxWork {
 		return "", false
 	}
-	for _, name := range [2]string{ck.args[0], ck.path} {
-		if why := ck.program(name, v); why != "" {
-			return why, true
+	if !ck.c.allowed(ck.args[0]) { // an allowed program as written: its lookup in PATH too
+		for _, name := range [2]string{ck.args[0], ck.path} {
+			if why := ck.program(name, v); why != "" {
+				return why, true
+			}
 		}
 	}
 	for i := 1; i < len(ck.args) && i < ck.dd; i++ {
@@ -331,9 +335,6 @@ func (ck *shellCheck) program(name, v string) string {
 	if i < 0 {
 		return ""
 	}
-	if ck.c.allowed(name) {
-		return ""
-	}
 	base := strings.LastIndexAny(name, `/\`) + 1
 	if i+len(v) == len(name) && i <= base || strings.ContainsAny(v, `/\`) {
 		return "chooses the program"
@@ -341,9 +342,10 @@ func (ck *shellCheck) program(name, v string) string {
 	return ""
 }
 
+// allowed: program, as the application wrote it, is in AllowPrograms.
 func (c Commands) allowed(program string) bool {
 	for _, p := range c.AllowPrograms {
-		if p == program || programName(p) == programName(program) && !strings.ContainsAny(p, `/\`) {
+		if p == program {
 			return true
 		}
 	}
