@@ -286,6 +286,9 @@ func (t *transport) allowedHost(host string) bool {
 func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
 	for hop, n := req, 0; hop != nil && n < 32; n++ {
 		host := strings.TrimSuffix(strings.ToLower(hop.URL.Hostname()), ".")
+		if i := strings.IndexByte(host, '%'); i >= 0 {
+			host = host[:i] // an IPv6 zone, written %25 in a URL
+		}
 		if host != "" && !t.allowedHost(host) {
 			if in, ok := inputWithHost(r, host); ok {
 				return in, true
