@@ -202,6 +202,7 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 		escapes := false
 		for i := at; i >= 0 && !escapes; {
 			escapes = pc.escapes(i)
+			pc.fd.work += len(pc.name) // the cleaning escapes did
 			if i, ok = pc.fd.index(v, i+1); !ok {
 				return "", false
 			}
