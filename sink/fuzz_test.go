@@ -26,7 +26,8 @@ func checkLexer(t *testing.T, q string, d Dialect, alt bool) {
 	lx := newLexer(q, d, alt)
 	pos := 0
 	for n := 0; ; n++ {
-		tk, ok := lx.next()
+		var tk token
+		ok := lx.next(&tk)
 		if !ok {
 			break
 		}

@@ -316,7 +316,8 @@ func TestLexer_Covers(t *testing.T) {
 				lx := newLexer(q, d, alt)
 				pos := 0
 				for {
-					tk, ok := lx.next()
+					var tk token
+					ok := lx.next(&tk)
 					if !ok {
 						break
 					}
@@ -338,7 +339,8 @@ func TestLexer_Kinds(t *testing.T) {
 		lx := newLexer(q, d, false)
 		var out []string
 		for {
-			tk, ok := lx.next()
+			var tk token
+			ok := lx.next(&tk)
 			if !ok {
 				return out
 			}

@@ -38,7 +38,7 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	over, backslash := false, false
 	r.Inputs(func(in taint.Input) bool {
 		v := trimSpace(in.Value)
-		if len(v) < taint.MinInputLen {
+		if len(v) < taint.MinInputLen || wordOnly(v) {
 			return true
 		}
 		n := len(occ)
@@ -77,6 +77,19 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	return nil
 }
 
+// wordOnly: letters, digits and underscores only. Such an input cannot
+// span tokens: wherever it occurs, it is inside one word, number,
+// parameter, string or comment, or is one of them (Aikido Zen lets these
+// through for the same reason), so it is not looked for at all.
+func wordOnly(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c == '_' || isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'z')) {
+			return false
+		}
+	}
+	return true
+}
+
 // sqlVerdict reads the query once and judges each occurrence (sorted by
 // start) against the tokens it covers: the first that changes the
 // structure gives its input and the reason.
@@ -84,14 +97,14 @@ func sqlVerdict(query string, d Dialect, alt bool, occ []occurrence) (input int,
 	lx := newLexer(query, d, alt)
 	var winBuf [32]token
 	win := winBuf[:0]
-	var prev token // the last token that is not space before the window
-	prevOK, more := false, true
+	prev0, prev1 := 0, 0 // the last token that is not space or comment before the window
+	more := true
 	for _, o := range occ {
 		// Drop what ends before this occurrence.
 		k := 0
 		for k < len(win) && win[k].end <= o.start {
 			if win[k].kind != tSpace && win[k].kind != tComment {
-				prev, prevOK = win[k], true
+				prev0, prev1 = win[k].start, win[k].end
 			}
 			k++
 		}
@@ -99,18 +112,18 @@ func sqlVerdict(query string, d Dialect, alt bool, occ []occurrence) (input int,
 			win = append(win[:0], win[k:]...)
 		}
 		for more && (len(win) == 0 || win[len(win)-1].end < o.end) {
-			t, ok := lx.next()
-			if !ok {
-				more = false
+			win = slices.Grow(win, 1)[:len(win)+1]
+			t := &win[len(win)-1]
+			if !lx.next(t) {
+				win, more = win[:len(win)-1], false
 				break
 			}
 			if t.end <= o.start {
 				if t.kind != tSpace && t.kind != tComment {
-					prev, prevOK = t, true
+					prev0, prev1 = t.start, t.end
 				}
-				continue
+				win = win[:len(win)-1]
 			}
-			win = append(win, t)
 		}
 		n := 0
 		for n < len(win) && win[n].start < o.end {
@@ -119,11 +132,7 @@ func sqlVerdict(query string, d Dialect, alt bool, occ []occurrence) (input int,
 		if n == 0 {
 			continue // cannot happen: every byte is in a token
 		}
-		var before string
-		if prevOK {
-			before = query[prev.start:prev.end]
-		}
-		if why := judge(query, o, win[:n], before); why != "" {
+		if why := judge(query, o, win[:n], query[prev0:prev1]); why != "" {
 			return o.input, why
 		}
 	}
@@ -152,10 +161,14 @@ func judge(query string, o occurrence, cover []token, before string) string {
 			return "adds a comment"
 		case tExecOpen, tExecClose:
 			return "adds a MySQL code comment"
+		case tParam:
+			if s <= t.start {
+				return "adds a parameter"
+			}
 		}
-		return "" // within one keyword, identifier, number, parameter or operator
+		return "" // within one keyword, identifier, number or operator
 	}
-	if numberList(query, cover) || nameList(query, s, e, cover, before) {
+	if numberList(query, cover) || nameList(query, s, e, cover, before) || commonPhrase(query[s:e], cover, s, e) {
 		return ""
 	}
 	// The reason: the most telling thing the input did.
@@ -181,28 +194,75 @@ func judge(query string, o occurrence, cover []token, before string) string {
 	return "spans " + itoa(len(cover)) + " tokens of the query"
 }
 
-// numberList: numbers, commas and signs only (`1, 2, 3`, `-1`), which can
-// add values to a list, never a statement, clause or condition.
+// numberList: numbers separated by commas, each with a sign or not (`1,
+// 2, 3`, `-1`), which can add values to a list, never a statement, clause
+// or condition.
 func numberList(query string, cover []token) bool {
-	num := false
+	const (
+		wantNumber = iota // at the start or after a comma
+		afterSign
+		afterNumber
+	)
+	state := wantNumber
 	for _, t := range cover {
 		switch t.kind {
-		case tNumber:
-			num = true
 		case tSpace:
+		case tNumber:
+			if state == afterNumber {
+				return false
+			}
+			state = afterNumber
 		case tPunct:
-			if query[t.start] != ',' {
+			if query[t.start] != ',' || state != afterNumber {
 				return false
 			}
+			state = wantNumber
 		case tOp:
-			if op := query[t.start:t.end]; op != "-" && op != "+" {
+			if op := query[t.start:t.end]; (op != "-" && op != "+") || state != wantNumber {
 				return false
 			}
+			state = afterSign
 		default:
 			return false
 		}
 	}
-	return num
+	return state == afterNumber
+}
+
+// commonPhrases are phrases of SQL's own that users type too (a search
+// for "order by" in a query that has its own ORDER BY): alone, none adds a
+// condition, a value or a statement. Aikido Zen keeps such a list for the
+// same reason.
+var commonPhrases = map[string]bool{
+	"order by": true, "group by": true, "insert into": true, "delete from": true, "select *": true, "count(*)": true,
+	"left join": true, "right join": true, "inner join": true, "full join": true, "cross join": true,
+	"left outer join": true, "right outer join": true, "full outer join": true, "is null": true, "is not null": true,
+	"not null": true, "not exists": true, "on conflict": true, "do nothing": true, "do update": true,
+	"on duplicate key update": true, "primary key": true, "distinct on": true,
+}
+
+// commonPhrase: the occurrence is whole tokens that spell one of
+// commonPhrases, words separated by white space.
+func commonPhrase(text string, cover []token, s, e int) bool {
+	if s != cover[0].start || e != cover[len(cover)-1].end || len(text) > 32 {
+		return false
+	}
+	var buf [32]byte
+	b := buf[:0]
+	space := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if isSpace(c) {
+			space = true
+			continue
+		}
+		if space && len(b) > 0 {
+			b = append(b, ' ')
+		}
+		space = false
+		b = append(b, lower(c))
+	}
+	return commonPhrases[string(b)]
 }
 
 // nameList: a column, or, right after BY (ORDER BY, GROUP BY), SELECT or

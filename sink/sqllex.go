@@ -117,13 +117,13 @@ func (l *lexer) peek(i int) byte {
 	return 0
 }
 
-// next is the next token; ok is false at the end of the query.
-func (l *lexer) next() (t token, ok bool) {
+// next reads the next token into t; it is false at the end of the query.
+func (l *lexer) next(t *token) bool {
 	if l.pos >= len(l.s) {
-		return token{}, false
+		return false
 	}
 	start := l.pos
-	t = token{start: start, kind: tOther}
+	*t = token{start: start, kind: tOther}
 	c := l.s[start]
 	switch {
 	case isSpace(c):
@@ -132,9 +132,9 @@ func (l *lexer) next() (t token, ok bool) {
 		}
 		t.kind = tSpace
 	case c == '-' && l.peek(1) == '-' && (l.d != MySQL || l.mysqlDashComment()):
-		l.lineComment(&t, 2)
+		l.lineComment(t, 2)
 	case c == '#' && l.d == MySQL:
-		l.lineComment(&t, 1)
+		l.lineComment(t, 1)
 	case c == '/' && l.peek(1) == '*':
 		if l.d == MySQL && l.peek(2) == '!' && l.exec == 0 {
 			l.pos += 3
@@ -145,21 +145,21 @@ func (l *lexer) next() (t token, ok bool) {
 			t.kind = tExecOpen
 			break
 		}
-		l.blockComment(&t)
+		l.blockComment(t)
 	case c == '*' && l.peek(1) == '/' && l.exec > 0:
 		l.pos += 2
 		l.exec--
 		t.kind = tExecClose
 	case c == '\'':
-		l.quoted(&t, '\'', 1, l.backslashes(false), tString)
+		l.quoted(t, '\'', 1, l.backslashes(false), tString)
 	case c == '"':
 		if l.d == MySQL {
-			l.quoted(&t, '"', 1, l.backslashes(false), tString)
+			l.quoted(t, '"', 1, l.backslashes(false), tString)
 		} else {
-			l.quoted(&t, '"', 1, false, tIdent)
+			l.quoted(t, '"', 1, false, tIdent)
 		}
 	case c == '`' && l.d != PostgreSQL:
-		l.quoted(&t, '`', 1, false, tIdent)
+		l.quoted(t, '`', 1, false, tIdent)
 	case c == '[' && l.d == SQLite:
 		l.pos++
 		t.kind, t.in0 = tIdent, l.pos
@@ -172,12 +172,12 @@ func (l *lexer) next() (t token, ok bool) {
 			t.closed = true
 		}
 	case c == '$' && l.d == PostgreSQL:
-		l.dollar(&t)
+		l.dollar(t)
 	case isDigit(c) || (c == '.' && isDigit(l.peek(1))):
 		l.number()
 		t.kind = tNumber
 	case isWordStart(c) || (c == '$' && l.d == MySQL):
-		l.word(&t)
+		l.word(t)
 	case c == '?':
 		l.pos++
 		if l.d == PostgreSQL { // a jsonb operator; PostgreSQL's parameters are $1
@@ -219,7 +219,7 @@ func (l *lexer) next() (t token, ok bool) {
 	if t.kind != tString && t.kind != tIdent && t.kind != tComment {
 		t.in0, t.in1 = t.start, t.end
 	}
-	return t, true
+	return true
 }
 
 // backslashes reports whether a backslash escapes in a plain string:
@@ -398,9 +398,80 @@ func isOpByte(c byte) bool {
 // opLen is the length of the operator at the start of s: the longest of
 // the usual multi-byte operators, else one byte.
 func opLen(s string) int {
-	for _, op := range [...]string{"->>", "#>>", "<=>", "!~*", "<=", ">=", "<>", "!=", "==", "||", "&&", "::", "->", "<<", ">>", ":=", "!~", "~*", "#>", "@>", "<@", "?|", "?&"} {
-		if len(s) >= len(op) && s[:len(op)] == op {
-			return len(op)
+	if len(s) < 2 {
+		return 1
+	}
+	c1 := s[1]
+	var c2 byte
+	if len(s) > 2 {
+		c2 = s[2]
+	}
+	switch s[0] {
+	case '-':
+		if c1 == '>' {
+			if c2 == '>' {
+				return 3 // ->>
+			}
+			return 2
+		}
+	case '#':
+		if c1 == '>' {
+			if c2 == '>' {
+				return 3 // #>>
+			}
+			return 2
+		}
+	case '<':
+		switch c1 {
+		case '=':
+			if c2 == '>' {
+				return 3 // <=>
+			}
+			return 2
+		case '>', '<', '@':
+			return 2
+		}
+	case '!':
+		switch c1 {
+		case '~':
+			if c2 == '*' {
+				return 3 // !~*
+			}
+			return 2
+		case '=':
+			return 2
+		}
+	case '>':
+		if c1 == '=' || c1 == '>' {
+			return 2
+		}
+	case '=':
+		if c1 == '=' {
+			return 2
+		}
+	case '|':
+		if c1 == '|' {
+			return 2
+		}
+	case '&':
+		if c1 == '&' {
+			return 2
+		}
+	case ':':
+		if c1 == ':' || c1 == '=' {
+			return 2
+		}
+	case '~':
+		if c1 == '*' {
+			return 2
+		}
+	case '@':
+		if c1 == '>' {
+			return 2
+		}
+	case '?':
+		if c1 == '|' || c1 == '&' {
+			return 2
 		}
 	}
 	return 1
