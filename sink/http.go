@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/contractguard/contractguard/internal/taint"
 )
@@ -53,8 +54,9 @@ func WithDialer(dial DialFunc) TransportOption { return func(t *transport) { t.d
 
 // Transport returns base (http.DefaultTransport when nil) checking outbound
 // requests against server-side request forgery: when a request's host came
-// from the input ctx carries — an input equals or contains it, in any
-// case, as a whole name — or the request follows a redirect from one that
+// from the input ctx carries — an input is the host, or holds it where a
+// URL does (`http://HOST:port/…`, `user@HOST`), in any case — or the
+// request follows a redirect from one that
 // did, the host is resolved, every address is checked, and the connection
 // is made to the address that was checked, so that a name resolving to a
 // public address first and to 127.0.0.1 next (DNS rebinding) does not get
@@ -119,7 +121,7 @@ func Transport(base http.RoundTripper, opts ...TransportOption) http.RoundTrippe
 	return t
 }
 
-const defaultDialTimeout = 30_000_000_000 // 30 s, http.DefaultTransport's
+const defaultDialTimeout = 30 * time.Second // http.DefaultTransport's
 
 type transport struct {
 	base       http.RoundTripper
@@ -181,6 +183,17 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, t.blocked(r, in, err)
 	}
 	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of base and of its
+// checking clone.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+	if t.checked != nil {
+		t.checked.CloseIdleConnections()
+	}
 }
 
 // blocked turns a refused dial into the request's BlockedError, reported;
@@ -302,13 +315,16 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 	return taint.Input{}, false
 }
 
-// inputWithHost is an input that is host or holds it as a whole name:
-// not inside a longer name (db in feedback, or in db.example).
+// inputWithHost is an input that is host, or holds it where a URL holds
+// a host: after "//", "@" or "[" (or at the start), before ":", "/", "?",
+// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). A host named in prose ("ask
+// localhost's admin") or inside a longer name (db in feedback, in
+// db.example) is not the input's doing.
 func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
 	var found taint.Input
 	ok := false
 	r.Inputs(func(in taint.Input) bool {
-		v := in.Value
+		v := trimSpace(in.Value)
 		if len(v) < len(host) {
 			return true
 		}
@@ -318,7 +334,10 @@ func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
 			if i < 0 {
 				return true
 			}
-			if (i == 0 || !hostByte(v[i-1])) && (i+len(host) == len(v) || !hostByte(v[i+len(host)])) {
+			j := i + len(host)
+			before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
+			after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
+			if before && after {
 				found, ok = in, true
 				return false
 			}
@@ -326,10 +345,6 @@ func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
 		}
 	})
 	return found, ok
-}
-
-func hostByte(c byte) bool {
-	return c == '-' || c == '.' || c == '_' || isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'z') || c >= 0x80
 }
 
 // CheckURL checks a URL the application is about to fetch with a client
