@@ -363,3 +363,17 @@ func TestLexer_Kinds(t *testing.T) {
 	assert.Equal(t, []string{k(tParam, "?1"), k(tParam, ":name"), k(tParam, "@v"), k(tParam, "$x")}, kinds(SQLite, "?1 :name @v $x"))
 	assert.Equal(t, []string{k(tParam, "$1"), k(tOp, "?|")}, kinds(PostgreSQL, "$1 ?|"))
 }
+
+// Two inputs that make one injection together (the first swallows the
+// application's closing quote, the second is the payload): the second is
+// outside any literal, and is blocked on its own.
+func TestCheckSQL_TwoInputs(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, `x\`)
+	r.Params = paramList{{"pw", " OR 1=1 -- "}}
+	q := `SELECT * FROM users WHERE name = 'x\' AND password = ' OR 1=1 -- '`
+	err := CheckSQL(ctxOf(r), q, MySQL)
+	require.ErrorIs(t, err, ErrBlocked)
+	var be *BlockedError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "path parameter", be.Source)
+}
