@@ -310,7 +310,14 @@ func sharesSegment(v, p string) bool {
 // sensitiveName: a file or directory name that holds secrets or code in
 // most deployments.
 func sensitiveName(seg string) bool {
-	s := strings.ToLower(seg)
+	if len(seg) > 64 {
+		return strings.HasPrefix(strings.ToLower(seg[:5]), ".env.") // .env. and a long suffix
+	}
+	var buf [64]byte
+	for i := 0; i < len(seg); i++ {
+		buf[i] = lower(seg[i])
+	}
+	s := string(buf[:len(seg)]) // not kept: no allocation
 	switch s {
 	case ".env", ".git", ".svn", ".hg", ".ssh", ".aws", ".azure", ".gnupg", ".kube", ".docker", ".npmrc",
 		".netrc", ".pgpass", ".my.cnf", ".bash_history", ".zsh_history", ".htpasswd", ".htaccess",

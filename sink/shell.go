@@ -110,6 +110,12 @@ type script struct {
 	sc        *shScript
 }
 
+// wrappers run the program named in their arguments.
+var wrappers = map[string]bool{
+	"sudo": true, "doas": true, "env": true, "nice": true, "nohup": true, "timeout": true, "xargs": true,
+	"stdbuf": true, "ionice": true, "chroot": true, "setsid": true, "time": true, "strace": true, "busybox": true,
+}
+
 var posixShells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
 	"rbash": true, "rksh": true, "yash": true, "busybox": true, "fish": true,
@@ -130,10 +136,12 @@ func programName(p string) string {
 func (ck *shellCheck) findScripts() {
 	args := ck.args
 	ck.dd = len(args)
-	for i := 1; i < len(args); i++ {
-		if args[i] == "--" {
-			ck.dd = i
-			break
+	if !wrappers[programName(args[0])] { // a wrapper's "--" ends its own options, not the program's
+		for i := 1; i < len(args); i++ {
+			if args[i] == "--" {
+				ck.dd = i
+				break
+			}
 		}
 	}
 	for i := 0; i < len(args); i++ {

@@ -62,6 +62,7 @@ var shellAttacks = []cmdCase{
 	{"git ls-remote", func(in string) []string { return []string{"git", "ls-remote", in} }, "--upload-pack=id"},
 	{"ssh", func(in string) []string { return []string{"ssh", in, "uptime"} }, "-oProxyCommand=id"},
 	{"curl", func(in string) []string { return []string{"curl", in} }, "-o/etc/passwd"},
+	{"sudo --", func(in string) []string { return []string{"sudo", "--", "git", "clone", in} }, "--upload-pack=id"},
 	{"tar", func(in string) []string { return []string{"tar", "-cf", "out.tar", in} }, "--checkpoint-action=exec=id"},
 	{"program", func(in string) []string { return []string{in, "--version"} }, "/bin/sh"},
 	{"program", func(in string) []string { return []string{in, "-c", "id"} }, "sh"},

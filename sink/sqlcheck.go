@@ -13,11 +13,12 @@ import (
 // input occurs in the query's text and its occurrence is not inside one
 // token: it spans tokens (`1 OR 1=1`), opens or closes a string literal or
 // quoted identifier (`x' OR '1'='1`), starts or ends a comment (`admin'--`),
-// or ends the statement (`1; DROP TABLE users`). Two kinds of multi-token
-// input are let through, as they change no statement: a list of numbers
-// (`1, 2, 3`, `-5`) and a column list for ORDER BY, GROUP BY or SELECT
-// (`name DESC, t.id`). Arguments passed as parameters are not in the text
-// and never trip it. With no input in ctx it does nothing.
+// or ends the statement (`1; DROP TABLE users`). Some inputs of several
+// tokens are let through, as they add no statement, clause or condition:
+// a list of numbers (`1, 2, 3`, `-5`), a column list for ORDER BY, GROUP
+// BY or SELECT (`name DESC, t.id`), and a phrase of SQL's own that users
+// type too (`order by`, `is not null`). Arguments passed as parameters are
+// not in the text and never trip it. With no input in ctx it does nothing.
 //
 // The wrappers (WrapDriver, WrapConnector, OpenDB) call it for every query
 // and prepared statement; call it directly for a database library that
