@@ -82,7 +82,7 @@ func block(r *taint.Request, sink string, in taint.Input, reason string) error {
 // overBudget blocks a call whose check would cost more than the bounds
 // allow: a security check that gives up fails closed.
 func overBudget(r *taint.Request, sink string) error {
-	return block(r, sink, taint.Input{}, "has too much input in it to check")
+	return block(r, sink, taint.Input{}, "too much input to check")
 }
 
 // request is the recorded input of ctx, or nil.
@@ -150,18 +150,28 @@ func (f *finder) mayContain(s string) bool {
 
 // index is the first place at or after from where s occurs in the text,
 // ignoring ASCII case, or -1; ok is false when the check's work is spent.
+// The work counted is the text scanned: up to the match, or to the end.
 func (f *finder) index(s string, from int) (i int, ok bool) {
+	if f.work > maxWork {
+		return -1, false
+	}
 	t := f.text[from:]
 	if len(s) > len(t) || s == "" {
 		return -1, true
 	}
-	f.work += len(t)
-	if f.work > maxWork {
-		return -1, false
+	i = indexFold(t, s)
+	if i < 0 {
+		f.work += len(t)
+		return -1, true
 	}
-	// Search for a byte of s that has no case, with the fast IndexByte,
-	// and compare around it; a run of letters only is searched for by its
-	// first byte in either case.
+	f.work += i + len(s)
+	return from + i, true
+}
+
+// indexFold is strings.Index ignoring ASCII case. It looks for a byte of s
+// that has no case with the fast IndexByte and compares around it; a run
+// of letters only is looked for by its first byte in either case.
+func indexFold(t, s string) int {
 	k := -1
 	for j := 0; j < len(s); j++ {
 		if c := s[j] | 0x20; c < 'a' || c > 'z' {
@@ -174,23 +184,23 @@ func (f *finder) index(s string, from int) (i int, ok bool) {
 		for p := k; p <= len(t)-len(s)+k; {
 			q := strings.IndexByte(t[p:len(t)-len(s)+k+1], c)
 			if q < 0 {
-				return -1, true
+				return -1
 			}
 			p += q
 			if equalFold(t[p-k:p-k+len(s)], s) {
-				return from + p - k, true
+				return p - k
 			}
 			p++
 		}
-		return -1, true
+		return -1
 	}
 	c0 := lower(s[0])
 	for p := 0; p+len(s) <= len(t); p++ {
 		if lower(t[p]) == c0 && equalFold(t[p:p+len(s)], s) {
-			return from + p, true
+			return p
 		}
 	}
-	return -1, true
+	return -1
 }
 
 func equalFold(a, b string) bool {

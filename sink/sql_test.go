@@ -377,3 +377,33 @@ func TestCheckSQL_TwoInputs(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, "path parameter", be.Source)
 }
+
+// A bulk statement holds the same short input thousands of times, each in
+// a literal: checked within the bounds, not blocked for its size.
+func TestCheckSQL_Bulk(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("INSERT INTO tags (name) VALUES ")
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("('a-b')")
+	}
+	r, _ := inputAt(t, taint.Query, "a-b")
+	assert.NoError(t, CheckSQL(ctxOf(r), b.String(), PostgreSQL))
+	r, _ = inputAt(t, taint.Query, "a-b') ; DROP TABLE tags; --")
+	q := b.String() + ", ('a-b') ; DROP TABLE tags; --')"
+	assert.ErrorIs(t, CheckSQL(ctxOf(r), q, PostgreSQL), ErrBlocked)
+}
+
+// Past the bounds, the check fails closed: the call is blocked, not let
+// through unchecked, and not left to run long.
+func TestCheckSQL_Bounds(t *testing.T) {
+	q := "SELECT 1 WHERE a IN (" + strings.Repeat("'a-', ", maxOccurrences) + "'a-')"
+	r, rc := inputAt(t, taint.Query, "a-")
+	err := CheckSQL(ctxOf(r), q, SQLite)
+	require.ErrorIs(t, err, ErrBlocked)
+	assert.Contains(t, err.Error(), "too much input")
+	require.Len(t, rc.all(), 1)
+	assert.Equal(t, taint.Source(0), rc.all()[0].Source)
+}
