@@ -1,0 +1,451 @@
+// Package taint carries what a request brought in — its body's strings
+// and member names, query, path parameters, headers and cookies — from the
+// guard to the sinks (package sink), in the request's context.
+//
+// The guard fills a Request for a request it matched and answers
+// ctx.Value(ContextKey{}) with it; a sink asks FromContext and, when
+// nothing was recorded, does nothing. Nothing is copied: body strings
+// share the body's memory (see jsonbody.Doc), header and cookie values
+// are the request's own strings, and what must be parsed (the query, the
+// cookies, a body the guard did not parse) is parsed once, on the first
+// sink call of the request.
+package taint
+
+import (
+	"context"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+// MinInputLen is the shortest input, in bytes, that the sinks consider.
+// A single byte can at most end or break the token it lands in: it
+// cannot both leave a string literal (or a shell word, or a path segment)
+// and put something after it, so the worst a one-byte input does is make
+// the call fail. Two bytes can (`1#` ends a MySQL query early, `..` climbs
+// a directory), so two is where checking starts. Aikido Zen ignores
+// inputs of one character for the same reason; Datadog's libddwaf starts
+// its SQL check at three, which lets `1#` and `'#` through.
+const MinInputLen = 2
+
+// maxParseDepth bounds the nesting of a body the guard left unparsed and
+// the sinks parse (the guard's own default).
+const maxParseDepth = 64
+
+// Source is where in the request an input came from.
+type Source uint8
+
+// The sources of input.
+const (
+	BodyValue Source = iota + 1 // a string value of the body (or the body itself, or a form field)
+	BodyKey                     // a member name of a JSON body
+	Query                       // a query parameter's value
+	QueryName                   // a query parameter's name
+	Param                       // a path parameter
+	Header                      // a header's value (Host included)
+	Cookie                      // a cookie's value
+)
+
+var sourceNames = [...]string{
+	BodyValue: "body",
+	BodyKey:   "body key",
+	Query:     "query",
+	QueryName: "query name",
+	Param:     "path parameter",
+	Header:    "header",
+	Cookie:    "cookie",
+}
+
+// String is the source as a report names it: "body", "body key", "query",
+// "query name", "path parameter", "header" or "cookie".
+func (s Source) String() string {
+	if int(s) < len(sourceNames) && sourceNames[s] != "" {
+		return sourceNames[s]
+	}
+	return "unknown"
+}
+
+// Input is one value of a request.
+type Input struct {
+	Source Source
+	// Name is the query parameter's, path parameter's, header's, cookie's
+	// or form field's name; "" for JSON body inputs (see Request.Pointer)
+	// and for query names (the name is the value).
+	Name  string
+	Value string
+	node  int32 // JSON body inputs: the node's index in the document; -1 otherwise
+}
+
+// ParamLister yields the path parameters of a matched request.
+type ParamLister interface {
+	EachParam(yield func(name, value string) bool)
+}
+
+// Reporter receives each blocked sink call. The guard counts it and logs a
+// warning naming the sink, the route and the input's source and path,
+// never its value.
+type Reporter interface {
+	SinkBlocked(r *Request, b Block)
+}
+
+// Block is a sink call stopped because an input changed its structure.
+type Block struct {
+	Sink   string // "sql", "shell", "file" or "http"
+	Source Source
+	Name   string // the JSON pointer of a body input, else the input's name
+	Reason string // what the input did, without its value
+}
+
+// ContextKey is the context key under which a request's *Request is found.
+// The guard's own context answers Value(ContextKey{}) with it.
+type ContextKey struct{}
+
+// NewContext returns ctx carrying r, for tests and for applications that
+// record input without the guard.
+func NewContext(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, ContextKey{}, r)
+}
+
+// FromContext is the Request recorded in ctx, or nil: then the sinks check
+// nothing. It costs one context lookup and no allocation.
+func FromContext(ctx context.Context) *Request {
+	if ctx == nil {
+		return nil
+	}
+	r, _ := ctx.Value(ContextKey{}).(*Request)
+	return r
+}
+
+// Request is what the guard records of one request it matched, for the
+// sinks. The guard fills the exported fields and puts it in the request's
+// context; it is read-only after that, and safe for concurrent use by sinks
+// (handlers fan out goroutines): what is computed lazily is computed once.
+// A Request must not be copied after first use.
+type Request struct {
+	// Method and Route are the contract's method and endpoint pattern
+	// ("POST", "/users/:id"), for reports; never the raw path.
+	Method, Route string
+	// Body is the parsed body (its strings share the body's memory), or nil.
+	Body *jsonbody.Doc
+	// Raw is a body the guard did not parse as JSON; nil otherwise. A JSON
+	// or form body in Raw is parsed on first use; anything else is one
+	// input.
+	Raw      []byte
+	RawQuery string
+	// Host is the request's Host (Go moves it out of Header): applications
+	// build links and callbacks from it.
+	Host string
+	// Header holds the headers and the Cookie header, read lazily.
+	Header http.Header
+	// Params are the path parameters; may be nil.
+	Params ParamLister
+	// ReportOnly is learning mode: a sink reports a block, then lets the
+	// call happen.
+	ReportOnly bool
+	// Reporter receives blocks; may be nil.
+	Reporter Reporter
+
+	once    sync.Once
+	query   []pair
+	params  []pair
+	cookies []pair
+	form    []pair
+	rawDoc  *jsonbody.Doc
+	rawOne  bool // Raw is one input
+}
+
+type pair struct{ name, value string }
+
+// prepare parses, once, what Inputs walks that is not parsed yet.
+func (r *Request) prepare() {
+	r.once.Do(func() {
+		r.query = queryPairs(r.RawQuery)
+		if r.Params != nil {
+			r.Params.EachParam(func(name, value string) bool {
+				r.params = append(r.params, pair{name, value})
+				return true
+			})
+		}
+		for _, line := range r.Header["Cookie"] {
+			r.cookies = cookiePairs(line, r.cookies)
+		}
+		if r.Body == nil && len(r.Raw) > 0 {
+			r.parseRaw()
+		}
+	})
+}
+
+// parseRaw reads a body the guard left unparsed: JSON (by its media type,
+// or, without one, by its first byte), a form, or else one input.
+func (r *Request) parseRaw() {
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := mime.ParseMediaType(ct)
+	switch {
+	case mt == "application/x-www-form-urlencoded":
+		r.form = queryPairs(unsafe.String(&r.Raw[0], len(r.Raw)))
+		return
+	case mt == "application/json" || strings.HasSuffix(mt, "+json") || (ct == "" && looksJSON(r.Raw)):
+		if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
+			r.rawDoc = d
+			return
+		}
+	}
+	r.rawOne = true
+}
+
+func looksJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[', '"':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// Inputs yields every input of the request at least MinInputLen bytes
+// long: the body's string values and member names (numbers, booleans and
+// null cannot carry syntax, and are left out), or a form body's fields, or
+// an unparsed body as one input; each query parameter's name and values;
+// the path parameters; every header's values, Host included; and each
+// cookie's value.
+//
+// Every header is an input: an attacker sets any of them, and applications
+// do write User-Agent, Referer, X-Forwarded-For or their own X- headers
+// into queries, logs and URLs. The Cookie header is given cookie by cookie
+// instead of as one line. Values are yielded as they are, not trimmed or
+// decoded further.
+func (r *Request) Inputs(yield func(Input) bool) {
+	r.prepare()
+	doc := r.doc()
+	if doc != nil {
+		for i := range doc.Nodes() {
+			v := doc.Node(i)
+			if v.Kind() != jsonbody.String {
+				continue
+			}
+			s := v.Str()
+			if len(s) < MinInputLen {
+				continue
+			}
+			src := BodyValue
+			if v.IsName() {
+				src = BodyKey
+			}
+			if !yield(Input{Source: src, Value: s, node: int32(i)}) {
+				return
+			}
+		}
+	} else if r.rawOne && len(r.Raw) >= MinInputLen {
+		if !yield(Input{Source: BodyValue, Value: unsafe.String(&r.Raw[0], len(r.Raw)), node: -1}) {
+			return
+		}
+	}
+	for _, p := range r.form {
+		if len(p.value) >= MinInputLen && !yield(Input{Source: BodyValue, Name: p.name, Value: p.value, node: -1}) {
+			return
+		}
+	}
+	for _, p := range r.query {
+		if len(p.value) >= MinInputLen && !yield(Input{Source: Query, Name: p.name, Value: p.value, node: -1}) {
+			return
+		}
+	}
+	for i, p := range r.query {
+		if len(p.name) < MinInputLen || seenName(r.query[:i], p.name) {
+			continue
+		}
+		if !yield(Input{Source: QueryName, Value: p.name, node: -1}) {
+			return
+		}
+	}
+	for _, p := range r.params {
+		if len(p.value) >= MinInputLen && !yield(Input{Source: Param, Name: p.name, Value: p.value, node: -1}) {
+			return
+		}
+	}
+	if len(r.Host) >= MinInputLen && !yield(Input{Source: Header, Name: "Host", Value: r.Host, node: -1}) {
+		return
+	}
+	for name, values := range r.Header {
+		if name == "Cookie" {
+			continue
+		}
+		for _, v := range values {
+			if len(v) >= MinInputLen && !yield(Input{Source: Header, Name: name, Value: v, node: -1}) {
+				return
+			}
+		}
+	}
+	for _, p := range r.cookies {
+		if len(p.value) >= MinInputLen && !yield(Input{Source: Cookie, Name: p.name, Value: p.value, node: -1}) {
+			return
+		}
+	}
+}
+
+func seenName(ps []pair, name string) bool {
+	for _, p := range ps {
+		if p.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// doc is the parsed body: the guard's, or the one parsed from Raw.
+func (r *Request) doc() *jsonbody.Doc {
+	if r.Body != nil {
+		return r.Body
+	}
+	return r.rawDoc
+}
+
+// Pointer is the JSON pointer of a body input: of its value, or, for a
+// member name, of the object that holds it (so that the name, which is the
+// input, is not repeated); "/name" for a form field and "" for a body that
+// is one input. It walks the body, so it is for reports, not for every
+// input. Inputs of other sources have no pointer: "".
+func (r *Request) Pointer(in Input) string {
+	if in.Source != BodyValue && in.Source != BodyKey {
+		return ""
+	}
+	if in.node < 0 {
+		if in.Name == "" {
+			return ""
+		}
+		return failure.Pointer([]string{in.Name})
+	}
+	doc := r.doc()
+	if doc == nil || int(in.node) >= doc.Nodes() {
+		return ""
+	}
+	w := pointerWalk{target: int(in.node)}
+	w.visit(doc.Root())
+	return failure.Pointer(w.found)
+}
+
+// pointerWalk finds node target by counting nodes in the order of
+// jsonbody.Doc.Nodes: each container before what it holds, each member
+// name just before its value.
+type pointerWalk struct {
+	target, next int
+	path         []string
+	found        []string
+	done         bool
+}
+
+func (w *pointerWalk) visit(v jsonbody.Value) {
+	if w.next == w.target {
+		w.found, w.done = append([]string(nil), w.path...), true
+		return
+	}
+	w.next++
+	switch v.Kind() {
+	case jsonbody.Object:
+		for i := range v.Len() {
+			name, e := v.Member(i)
+			if w.next == w.target { // the member name itself
+				w.found, w.done = append([]string(nil), w.path...), true
+				return
+			}
+			w.next++
+			w.path = append(w.path, name)
+			w.visit(e)
+			w.path = w.path[:len(w.path)-1]
+			if w.done {
+				return
+			}
+		}
+	case jsonbody.Array:
+		for i := range v.Len() {
+			w.path = append(w.path, strconv.Itoa(i))
+			w.visit(v.Index(i))
+			w.path = w.path[:len(w.path)-1]
+			if w.done {
+				return
+			}
+		}
+	}
+}
+
+// Where is what a report says of an input's place: its JSON pointer for a
+// body input, else its name ("" for a query name, whose name is the input).
+func (r *Request) Where(in Input) string {
+	if in.Source == BodyValue || in.Source == BodyKey {
+		return r.Pointer(in)
+	}
+	return in.Name
+}
+
+// queryPairs reads a query string as url.ParseQuery does (pairs split on
+// '&', '+' as space, a pair with ';' or a bad escape left out, as Go's
+// server leaves it out of r.URL.Query()), keeping the order. Names and
+// values without escapes share s.
+func queryPairs(s string) []pair {
+	if s == "" {
+		return nil
+	}
+	ps := make([]pair, 0, strings.Count(s, "&")+1)
+	for s != "" {
+		var kv string
+		kv, s, _ = strings.Cut(s, "&")
+		if kv == "" || strings.Contains(kv, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, ok1 := unescape(k)
+		v, ok2 := unescape(v)
+		if !ok1 || !ok2 {
+			continue
+		}
+		ps = append(ps, pair{k, v})
+	}
+	return ps
+}
+
+func unescape(s string) (string, bool) {
+	if !strings.ContainsAny(s, "%+") {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	return u, err == nil
+}
+
+// cookiePairs appends the cookies of one Cookie header line: name=value
+// pairs split on ';', a value's surrounding double quotes removed. It is
+// more lenient than net/http (which drops malformed cookies): an input too
+// many costs nothing, one too few is a miss.
+func cookiePairs(line string, ps []pair) []pair {
+	for line != "" {
+		var part string
+		part, line, _ = strings.Cut(line, ";")
+		part = strings.TrimSpace(part)
+		name, value, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		ps = append(ps, pair{strings.TrimSpace(name), value})
+	}
+	return ps
+}
+
+// Report hands b to r's Reporter, if it has one.
+func (r *Request) Report(b Block) {
+	if r.Reporter != nil {
+		r.Reporter.SinkBlocked(r, b)
+	}
+}

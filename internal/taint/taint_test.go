@@ -1,0 +1,252 @@
+package taint
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+type params [][2]string
+
+func (p params) EachParam(yield func(name, value string) bool) {
+	for _, kv := range p {
+		if !yield(kv[0], kv[1]) {
+			return
+		}
+	}
+}
+
+func parse(t testing.TB, body string) *jsonbody.Doc {
+	t.Helper()
+	d, err := jsonbody.Parse([]byte(body), 64)
+	require.NoError(t, err)
+	return d
+}
+
+type seen struct {
+	Source Source
+	Name   string
+	Value  string
+	Where  string
+}
+
+func collect(r *Request) []seen {
+	var out []seen
+	r.Inputs(func(in Input) bool {
+		out = append(out, seen{in.Source, in.Name, in.Value, r.Where(in)})
+		return true
+	})
+	return out
+}
+
+func TestInputs_EverySource(t *testing.T) {
+	r := &Request{
+		Method: "POST", Route: "/users/:id",
+		Body:     parse(t, `{"name":"O'Brien","tags":["ab","x"],"n":12345,"nested":{"k~/y":"v1 v2"},"ok":true}`),
+		RawQuery: "q=1+OR+1%3D1&q=second&x=y&sort=name%20DESC&bad=%zz&semi=a;b",
+		Host:     "api.example",
+		Header: http.Header{
+			"User-Agent": {"curl/8.0"},
+			"X-Id":       {"7"}, // too short
+			"Cookie":     {`session=abc123; theme="dark mode"`, "pref=zz"},
+		},
+		Params: params{{"id", "42"}, {"slug", "a"}},
+	}
+	got := collect(r)
+	want := []seen{
+		{BodyKey, "", "name", ""},
+		{BodyValue, "", "O'Brien", "/name"},
+		{BodyKey, "", "tags", ""},
+		{BodyValue, "", "ab", "/tags/0"},
+		{BodyKey, "", "nested", ""},
+		{BodyKey, "", "ok", ""},
+		{BodyKey, "", "k~/y", "/nested"},
+		{BodyValue, "", "v1 v2", "/nested/k~0~1y"},
+		{Query, "q", "1 OR 1=1", "q"},
+		{Query, "q", "second", "q"},
+		{Query, "sort", "name DESC", "sort"},
+		{QueryName, "", "sort", ""},
+		{Param, "id", "42", "id"},
+		{Header, "Host", "api.example", "Host"},
+		{Header, "User-Agent", "curl/8.0", "User-Agent"},
+		{Cookie, "session", "abc123", "session"},
+		{Cookie, "theme", "dark mode", "theme"},
+		{Cookie, "pref", "zz", "pref"},
+	}
+	assert.ElementsMatch(t, want, got)
+	for _, s := range got {
+		assert.GreaterOrEqual(t, len(s.Value), MinInputLen, s)
+		if s.Source == BodyKey || s.Source == QueryName {
+			assert.NotContains(t, s.Where, s.Value, "a name input's place must not repeat it")
+		}
+	}
+}
+
+// The query is read as Go's server reads it for r.URL.Query().
+func TestInputs_QueryAsURLParseQuery(t *testing.T) {
+	for _, q := range []string{
+		"a=1&b=2", "a=%41%42&a=cd", "x=1+2&y=%2B", "k=v;w&z=zz", "=empty&noval", "a=%zz&b=ok", "&&a=bb&", "%E2%9C%93=yes",
+	} {
+		want, _ := url.ParseQuery(q)
+		got := url.Values{}
+		for _, p := range queryPairs(q) {
+			got[p.name] = append(got[p.name], p.value)
+		}
+		if len(want) == 0 {
+			want = url.Values{}
+		}
+		assert.Equal(t, want, got, q)
+	}
+}
+
+func TestInputs_RawBodies(t *testing.T) {
+	cases := []struct {
+		name, ct, body string
+		want           []seen
+	}{
+		{"json by media type", "application/json", `{"a":"xyz"}`, []seen{{BodyValue, "", "xyz", "/a"}}},
+		{"json without type", "", ` ["one","two"]`, []seen{{BodyValue, "", "one", "/0"}, {BodyValue, "", "two", "/1"}}},
+		{"form", "application/x-www-form-urlencoded; charset=utf-8", "user=x%27+OR+1&pw=secret", []seen{{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "pw", "secret", "/pw"}}},
+		{"text", "text/plain", "hello; id", []seen{{BodyValue, "", "hello; id", ""}}},
+		{"broken json", "application/json", `{"a":`, []seen{{BodyValue, "", `{"a":`, ""}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := http.Header{}
+			if c.ct != "" {
+				h.Set("Content-Type", c.ct)
+			}
+			r := &Request{Raw: []byte(c.body), Header: h}
+			var got []seen
+			for _, s := range collect(r) {
+				if s.Source == BodyValue || s.Source == BodyKey {
+					got = append(got, s)
+				}
+			}
+			assert.ElementsMatch(t, c.want, got)
+		})
+	}
+}
+
+// Pointer finds every node: each string value's pointer leads back to it.
+func TestPointer_EveryNode(t *testing.T) {
+	body := `{"a":{"b":["x1",{"c":"x2","d/e":["x3","x4"]}],"~":"x5"},"f":[[["x6"]]],"g":"x7","":"x8"}`
+	d := parse(t, body)
+	r := &Request{Body: d}
+	var generic any
+	require.NoError(t, json.Unmarshal([]byte(body), &generic))
+	n := 0
+	r.Inputs(func(in Input) bool {
+		if in.Source != BodyValue {
+			return true
+		}
+		n++
+		v, ok := follow(generic, r.Pointer(in))
+		require.True(t, ok, r.Pointer(in))
+		assert.Equal(t, in.Value, v)
+		return true
+	})
+	assert.Equal(t, 8, n)
+}
+
+func follow(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[tok]
+		case []any:
+			i := 0
+			for _, ch := range tok {
+				i = i*10 + int(ch-'0')
+			}
+			if i >= len(c) {
+				return nil, false
+			}
+			v = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func TestFromContext(t *testing.T) {
+	assert.Nil(t, FromContext(context.Background()))
+	var none context.Context
+	assert.Nil(t, FromContext(none))
+	r := &Request{}
+	assert.Same(t, r, FromContext(NewContext(context.Background(), r)))
+	assert.Equal(t, "path parameter", Param.String())
+	assert.Equal(t, "unknown", Source(0).String())
+}
+
+// Sinks in several goroutines read one Request: what it computes lazily is
+// computed once (run with -race).
+func TestInputs_Concurrent(t *testing.T) {
+	r := &Request{Body: parse(t, `{"a":"xx"}`), RawQuery: "q=yy", Header: http.Header{"Cookie": {"c=zz"}}, Raw: nil}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			assert.Len(t, collect(r), 3)
+		}()
+	}
+	wg.Wait()
+}
+
+func TestFromContext_NoAlloc(t *testing.T) {
+	ctx := context.WithValue(context.Background(), struct{ k int }{1}, "x")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if FromContext(ctx) != nil {
+			t.Fatal("a request from nowhere")
+		}
+	}))
+}
+
+func TestInputs_NoAllocAfterFirst(t *testing.T) {
+	r := &Request{Body: parse(t, `{"a":"xx","b":["yy","zz"]}`), RawQuery: "q=yy&r=ss", Header: http.Header{"User-Agent": {"ua/1"}, "Cookie": {"c=zz"}}, Params: params{{"id", "42"}}}
+	collect(r)
+	n := 0
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		r.Inputs(func(Input) bool { n++; return true })
+	}))
+}
+
+func BenchmarkInputs(b *testing.B) {
+	body := `{"customer":{"name":"Ada Lovelace","email":"ada@example.com","address":{"street":"12 Analytical Row","city":"London","zip":"NW1 6XE"}},` +
+		`"items":[{"sku":"SKU-1001","qty":2,"note":"gift wrap"},{"sku":"SKU-2002","qty":1,"note":"fragile"}],"coupon":"SPRING24","comment":"please ring twice"}`
+	h := http.Header{"User-Agent": {"Mozilla/5.0 (X11; Linux x86_64)"}, "Accept": {"application/json"}, "Accept-Language": {"en-GB,en;q=0.9"},
+		"Content-Type": {"application/json"}, "Cookie": {"session=3f9a0c; theme=dark"}}
+	b.Run("order", func(b *testing.B) {
+		d := parse(b, body)
+		r := &Request{Body: d, RawQuery: "page=2&sort=created_at%20desc", Header: h, Host: "shop.example", Params: params{{"id", "123456"}}}
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			r.Inputs(func(Input) bool { n++; return true })
+		}
+	})
+	b.Run("first use", func(b *testing.B) {
+		d := parse(b, body)
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			r := &Request{Body: d, RawQuery: "page=2&sort=created_at%20desc", Header: h, Host: "shop.example", Params: params{{"id", "123456"}}}
+			r.Inputs(func(Input) bool { n++; return true })
+		}
+	})
+}

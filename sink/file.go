@@ -1,0 +1,373 @@
+package sink
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// Files checks file names before they are opened. The zero Files is what
+// Open, OpenFile, ReadFile and CheckPath use. A Files is made for the
+// handler that uses it, so its Base is as narrow as that handler's files.
+type Files struct {
+	// Base is a directory below which input may choose any path: a handler
+	// that serves /srv/uploads sets it, and then an absolute path or a ..
+	// that stays below it is let through. Outside Base (or with no Base),
+	// input may not make a path absolute or climb out of the directory the
+	// application put it in. A relative Base is taken from the working
+	// directory.
+	Base string
+}
+
+// Open is os.Open(name) after CheckPath.
+func Open(ctx context.Context, name string) (*os.File, error) { return Files{}.Open(ctx, name) }
+
+// OpenFile is os.OpenFile(name, flag, perm) after CheckPath.
+func OpenFile(ctx context.Context, name string, flag int, perm os.FileMode) (*os.File, error) {
+	return Files{}.OpenFile(ctx, name, flag, perm)
+}
+
+// ReadFile is os.ReadFile(name) after CheckPath.
+func ReadFile(ctx context.Context, name string) ([]byte, error) { return Files{}.ReadFile(ctx, name) }
+
+// CheckPath checks a file name against the request input ctx carries,
+// before it is opened. It returns an error wrapping ErrBlocked when an
+// input
+//   - makes the path absolute (`/etc/passwd` as the whole name, or as its
+//     start);
+//   - climbs out of the directory the application put it in with ..
+//     (`"uploads/" + input`, or filepath.Join's cleaned result, or after a
+//     percent-decoding the application did itself);
+//   - names a sensitive file or directory: .env, .git, .ssh, .aws, id_rsa,
+//     /etc/passwd, /proc, and the like — even below a Base;
+//   - holds a NUL byte.
+//
+// Names and dots inside the directory are fine (`report.v2.pdf`,
+// `a/../b.txt`). The check reads the name as written: a symbolic link
+// below the directory that points out of it is not seen (os.Root is the
+// tool for that). With no input in ctx it does nothing.
+func CheckPath(ctx context.Context, name string) error { return Files{}.Check(ctx, name) }
+
+// Open is os.Open(name) after f.Check.
+func (f Files) Open(ctx context.Context, name string) (*os.File, error) {
+	if err := f.Check(ctx, name); err != nil {
+		return nil, err
+	}
+	return os.Open(name)
+}
+
+// OpenFile is os.OpenFile(name, flag, perm) after f.Check.
+func (f Files) OpenFile(ctx context.Context, name string, flag int, perm os.FileMode) (*os.File, error) {
+	if err := f.Check(ctx, name); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(name, flag, perm)
+}
+
+// ReadFile is os.ReadFile(name) after f.Check.
+func (f Files) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	if err := f.Check(ctx, name); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(name)
+}
+
+// Check is CheckPath with f's Base.
+func (f Files) Check(ctx context.Context, name string) error {
+	r := request(ctx)
+	if r == nil {
+		return nil
+	}
+	pc := pathCheck{f: f, name: name, clean: filepath.Clean(name), fd: newFinder(name)}
+	var failed error
+	r.Inputs(func(in taint.Input) bool {
+		why, ok := pc.input(in.Value)
+		if ok && why == "" && strings.IndexByte(in.Value, '%') >= 0 {
+			// The application may decode what the guard already decoded once.
+			if u, err := url.PathUnescape(in.Value); err == nil && u != in.Value {
+				why, ok = pc.input(u)
+			}
+		}
+		if !ok {
+			failed = overBudget(r, sinkFile)
+			return false
+		}
+		if why != "" {
+			failed = block(r, sinkFile, in, why)
+			return failed == nil
+		}
+		return true
+	})
+	return failed
+}
+
+type pathCheck struct {
+	f     Files
+	name  string
+	clean string
+	fd    finder
+	base  string // f.Base made absolute and clean, on first use
+}
+
+const windows = runtime.GOOS == "windows"
+
+func isSep(c byte) bool { return c == '/' || (windows && c == '\\') }
+
+func lastSep(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if isSep(s[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// segments splits a path on its separators.
+func segments(p string, each func(seg string) bool) {
+	for p != "" {
+		i := 0
+		for i < len(p) && !isSep(p[i]) {
+			i++
+		}
+		if !each(p[:i]) {
+			return
+		}
+		if i == len(p) {
+			return
+		}
+		p = p[i+1:]
+	}
+}
+
+func isAbsInput(v string) bool {
+	if isSep(v[0]) {
+		return true
+	}
+	return windows && len(v) >= 2 && v[1] == ':' && ('a' <= v[0]|0x20 && v[0]|0x20 <= 'z')
+}
+
+// input checks one input; ok is false when the check's work is spent.
+func (pc *pathCheck) input(v string) (why string, ok bool) {
+	if len(v) < taint.MinInputLen || len(v) > len(pc.name) && !strings.Contains(v, "..") {
+		return "", true
+	}
+	// What the input could do to a path, told from the input alone: most
+	// inputs can do nothing, and are not looked for.
+	abs := isAbsInput(v)
+	nul := strings.IndexByte(v, 0) >= 0
+	depth, climbs, seps := 0, false, 0
+	sensitive := ""
+	segments(v, func(seg string) bool {
+		seps++
+		switch seg {
+		case "", ".":
+		case "..":
+			depth--
+			climbs = climbs || depth < 0
+		default:
+			depth++
+			if sensitive == "" && sensitiveName(seg) {
+				sensitive = seg
+			}
+			if systemFileName(seg) {
+				seps++ // looked for: it may be the end of "/etc/" + input
+			}
+		}
+		return true
+	})
+	if !abs && !nul && !climbs && sensitive == "" && seps < 2 {
+		return "", true
+	}
+	at, ok := pc.fd.index(v, 0)
+	if !ok {
+		return "", false
+	}
+	if nul && at >= 0 {
+		return "puts a NUL byte in the path", true
+	}
+	if abs {
+		cv := filepath.Clean(v)
+		if at == 0 || pc.clean == cv || strings.HasPrefix(pc.clean, strings.TrimSuffix(cv, string(filepath.Separator))+string(filepath.Separator)) {
+			if !pc.inBase() {
+				return "makes the path absolute", true
+			}
+		}
+	}
+	if climbs {
+		escapes := false
+		for i := at; i >= 0 && !escapes; {
+			escapes = pc.escapes(i)
+			pc.fd.work += len(pc.name) // the cleaning escapes did
+			if i, ok = pc.fd.index(v, i+1); !ok {
+				return "", false
+			}
+		}
+		if at < 0 {
+			// Not in the name as written: joined and cleaned (filepath.Join).
+			// What is left of the input after its climb, at the end of the
+			// name, is the input's doing.
+			cv := filepath.Clean(v)
+			tail := cv
+			for strings.HasPrefix(tail, "..") && (len(tail) == 2 || isSep(tail[2])) {
+				tail = strings.TrimLeft(tail[2:], `/\`)
+			}
+			switch {
+			case tail != "" && tail != cv:
+				escapes = pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)
+			case tail == "" && pc.f.Base != "":
+				// A bare climb leaves nothing of itself: only a Base tells
+				// whether the name is where input may lead.
+				escapes = true
+			}
+		}
+		if escapes && !pc.inBase() {
+			return "climbs out of its directory with ..", true
+		}
+	}
+	if sensitive != "" && hasSegment(pc.clean, sensitive) && (at >= 0 || abs || climbs) {
+		return "reaches a sensitive file", true
+	}
+	// A system file, or a path below a sensitive directory, that the input
+	// wrote part of.
+	if at >= 0 || abs || climbs {
+		p := filepath.ToSlash(pc.clean)
+		if sensitiveFile(p) && sharesSegment(filepath.ToSlash(v), p) {
+			return "reaches a sensitive file", true
+		}
+		if dir := sensitiveDir(p); dir != "" && sharesSegment(filepath.ToSlash(v), p[len(dir):]) {
+			return "reaches a sensitive file", true
+		}
+	}
+	return "", true
+}
+
+// escapes: with the input at i, the cleaned name leaves the directory
+// written before it.
+func (pc *pathCheck) escapes(i int) bool {
+	dir := "."
+	if j := lastSep(pc.name[:i]); j >= 0 {
+		dir = filepath.Clean(pc.name[:j+1])
+	}
+	return !within(pc.clean, dir)
+}
+
+// within: path p (clean) is dir (clean) or below it, lexically.
+func within(p, dir string) bool {
+	if dir == "." {
+		return !filepath.IsAbs(p) && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator))
+	}
+	if p == dir {
+		return true
+	}
+	if strings.HasSuffix(dir, string(filepath.Separator)) { // the root
+		return strings.HasPrefix(p, dir)
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+func (pc *pathCheck) inBase() bool {
+	if pc.f.Base == "" {
+		return false
+	}
+	if pc.base == "" {
+		b, err := filepath.Abs(pc.f.Base)
+		if err != nil {
+			return false
+		}
+		pc.base = b
+	}
+	p, err := filepath.Abs(pc.clean)
+	if err != nil {
+		return false
+	}
+	return within(p, pc.base)
+}
+
+func hasSegment(p, seg string) bool {
+	found := false
+	segments(p, func(s string) bool {
+		found = strings.EqualFold(s, seg)
+		return !found
+	})
+	return found
+}
+
+// sharesSegment: v has a segment (not empty) that is a segment of p.
+func sharesSegment(v, p string) bool {
+	found := false
+	segments(p, func(s string) bool {
+		found = s != "" && s != "." && hasSegment(v, s)
+		return !found
+	})
+	return found
+}
+
+// sensitiveName: a file or directory name that holds secrets or code in
+// most deployments.
+func sensitiveName(seg string) bool {
+	if len(seg) > 64 {
+		return strings.HasPrefix(strings.ToLower(seg[:5]), ".env.") // .env. and a long suffix
+	}
+	var buf [64]byte
+	for i := 0; i < len(seg); i++ {
+		buf[i] = lower(seg[i])
+	}
+	s := string(buf[:len(seg)]) // not kept: no allocation
+	switch s {
+	case ".env", ".git", ".svn", ".hg", ".ssh", ".aws", ".azure", ".gnupg", ".kube", ".docker", ".npmrc",
+		".netrc", ".pgpass", ".my.cnf", ".bash_history", ".zsh_history", ".htpasswd", ".htaccess",
+		".git-credentials", ".terraform", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "authorized_keys",
+		"web.config":
+		return true
+	}
+	return strings.HasPrefix(s, ".env.") || strings.HasSuffix(s, ".pem") && strings.Contains(s, "key")
+}
+
+// sensitiveFile: the accounts and sudo rules of a Unix system.
+func sensitiveFile(p string) bool {
+	dir, name, _ := cutLast(p)
+	return dir == "/etc" && systemFileName(name)
+}
+
+func systemFileName(name string) bool {
+	switch name {
+	case "passwd", "shadow", "gshadow", "master.passwd", "sudoers", "group":
+		return true
+	}
+	return false
+}
+
+func cutLast(p string) (dir, name string, ok bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p, false
+	}
+	return p[:i], p[i+1:], true
+}
+
+// sensitiveDir is the sensitive directory a clean absolute path (with
+// forward slashes) is below, or "".
+func sensitiveDir(p string) string {
+	for _, s := range [...]string{
+		"/etc/ssh/", "/etc/ssl/private/", "/proc/", "/sys/", "/dev/", "/root/", "/boot/",
+		"/var/run/secrets/", "/run/secrets/",
+	} {
+		if strings.HasPrefix(p, s) {
+			return s
+		}
+	}
+	if windows {
+		l := strings.ToLower(p)
+		for _, s := range [...]string{"c:/windows/", "c:/inetpub/"} {
+			if strings.HasPrefix(l, s) {
+				return p[:len(s)]
+			}
+		}
+	}
+	return ""
+}

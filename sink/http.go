@@ -1,0 +1,378 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// Resolver looks up a host's addresses; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// DialFunc dials an address ("ip:port"); net.Dialer.DialContext is one.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// TransportOption configures Transport.
+type TransportOption func(*transport)
+
+// AllowHosts lets input choose these hosts: a name ("api.partner.example",
+// matched without regard to case), a pattern for its subdomains
+// ("*.partner.example"), an address or a network in CIDR notation
+// ("10.1.2.0/24", which lets input reach those addresses).
+func AllowHosts(hosts ...string) TransportOption {
+	return func(t *transport) {
+		for _, h := range hosts {
+			if p, err := netip.ParsePrefix(h); err == nil {
+				t.allowNets = append(t.allowNets, p.Masked())
+				continue
+			}
+			if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+				t.allowNets = append(t.allowNets, netip.PrefixFrom(a, a.BitLen()))
+				continue
+			}
+			t.allowHosts = append(t.allowHosts, strings.TrimSuffix(strings.ToLower(h), "."))
+		}
+	}
+}
+
+// WithResolver sets how the transport looks up a host that came from
+// input (net.DefaultResolver otherwise).
+func WithResolver(r Resolver) TransportOption { return func(t *transport) { t.resolver = r } }
+
+// WithDialer sets how the transport dials the address it checked (the base
+// *http.Transport's DialContext, or a net.Dialer, otherwise).
+func WithDialer(dial DialFunc) TransportOption { return func(t *transport) { t.dial = dial } }
+
+// Transport returns base (http.DefaultTransport when nil) checking outbound
+// requests against server-side request forgery: when a request's host came
+// from the input ctx carries — an input is the host, or holds it where a
+// URL does (`http://HOST:port/…`, `user@HOST`), in any case — or the
+// request follows a redirect from one that
+// did, the host is resolved, every address is checked, and the connection
+// is made to the address that was checked, so that a name resolving to a
+// public address first and to 127.0.0.1 next (DNS rebinding) does not get
+// through. Loopback, private (RFC 1918), shared (100.64.0.0/10),
+// link-local (169.254.0.0/16, fe80::/10), unique-local (fc00::/7), the
+// unspecified address, multicast and reserved ones, and the cloud metadata
+// services (169.254.169.254, fd00:ec2::254, metadata.google.internal …)
+// are blocked, in any spelling: [::ffff:127.0.0.1], 2130706433,
+// 0x7f000001, 0177.0.0.1, 127.1, and IPv4 inside NAT64, 6to4 and Teredo
+// addresses. Requests whose host did not come from input, and hosts
+// AllowHosts names, go through base as they are.
+//
+// The dial-time check needs base to be an *http.Transport (the usual case):
+// its requests with input hosts go through a clone of it whose dialer
+// checks. With any other RoundTripper, or through a proxy, the host is
+// resolved and checked before the request, and the connection is left to
+// base: a rebinding between the two is not seen.
+//
+//	client := &http.Client{Transport: sink.Transport(nil)}
+//	resp, err := client.Do(req.WithContext(r.Context()))
+func Transport(base http.RoundTripper, opts ...TransportOption) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &transport{base: base}
+	for _, o := range opts {
+		o(t)
+	}
+	if t.resolver == nil {
+		t.resolver = net.DefaultResolver
+	}
+	if ht, ok := base.(*http.Transport); ok {
+		g := ht.Clone()
+		dial := t.dial
+		if dial == nil {
+			dial = ht.DialContext
+		}
+		if dial == nil {
+			dial = (&net.Dialer{Timeout: defaultDialTimeout, KeepAlive: defaultDialTimeout}).DialContext
+		}
+		t.dial = dial
+		g.DialContext = t.checkedDial
+		tls := ht.DialTLSContext
+		if tls == nil && ht.DialTLS != nil {
+			old := ht.DialTLS
+			tls = func(_ context.Context, network, addr string) (net.Conn, error) { return old(network, addr) }
+		}
+		if tls != nil {
+			// The application's own TLS dial: checked before, not at, the dial.
+			g.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				di, _ := ctx.Value(dialInfoKey{}).(*dialInfo)
+				if _, err := t.resolveChecked(ctx, di, network, addr); err != nil {
+					return nil, err
+				}
+				return tls(ctx, network, addr)
+			}
+			g.DialTLS = nil
+		}
+		t.proxy = ht.Proxy
+		t.checked = g
+	}
+	return t
+}
+
+const defaultDialTimeout = 30 * time.Second // http.DefaultTransport's
+
+type transport struct {
+	base       http.RoundTripper
+	checked    *http.Transport // base's clone with the checking dialer; nil when base is no *http.Transport
+	proxy      func(*http.Request) (*url.URL, error)
+	resolver   Resolver
+	dial       DialFunc
+	allowHosts []string
+	allowNets  []netip.Prefix
+}
+
+// dialInfo rides in a checked request's context to its dial.
+type dialInfo struct {
+	r  *taint.Request
+	in taint.Input
+}
+
+type dialInfoKey struct{}
+
+// blockedDial is a dial refused: RoundTrip makes it a BlockedError for the
+// request it serves.
+type blockedDial struct{ reason string }
+
+func (e *blockedDial) Error() string { return "sink: dial blocked: host is " + e.reason }
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := request(req.Context())
+	if r == nil {
+		return t.base.RoundTrip(req)
+	}
+	in, tainted := t.taintedHost(r, req)
+	if !tainted {
+		return t.base.RoundTrip(req)
+	}
+	host := strings.TrimSuffix(strings.ToLower(req.URL.Hostname()), ".")
+	if metadataHosts[host] {
+		if err := block(r, sinkHTTP, in, "points the request at cloud metadata"); err != nil {
+			return nil, err
+		}
+		return t.base.RoundTrip(req)
+	}
+	viaProxy := false
+	if t.proxy != nil {
+		if u, err := t.proxy(req); err == nil && u != nil {
+			viaProxy = true
+		}
+	}
+	di := &dialInfo{r, in}
+	if t.checked == nil || viaProxy {
+		// No dial of ours: check now, and leave the dial to base.
+		if _, err := t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0")); err != nil {
+			return nil, t.blocked(r, in, err)
+		}
+		return t.base.RoundTrip(req)
+	}
+	ctx := context.WithValue(req.Context(), dialInfoKey{}, di)
+	resp, err := t.checked.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		return nil, t.blocked(r, in, err)
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections closes the idle connections of base and of its
+// checking clone.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+	if t.checked != nil {
+		t.checked.CloseIdleConnections()
+	}
+}
+
+// blocked turns a refused dial into the request's BlockedError, reported;
+// other errors pass as they are.
+func (t *transport) blocked(r *taint.Request, in taint.Input, err error) error {
+	var bd *blockedDial
+	if !errors.As(err, &bd) {
+		return err
+	}
+	if berr := block(r, sinkHTTP, in, "points the request at "+bd.reason); berr != nil {
+		return berr
+	}
+	return err // report-only: the dial let it through, so this is not reached
+}
+
+// checkedDial is the clone's dialer: it resolves the host, checks every
+// address, and dials the first that answers.
+func (t *transport) checkedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	di, _ := ctx.Value(dialInfoKey{}).(*dialInfo)
+	ips, err := t.resolveChecked(ctx, di, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	var first error
+	for _, ip := range ips {
+		c, err := t.dial(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = &net.AddrError{Err: "no addresses", Addr: addr}
+	}
+	return nil, first
+}
+
+// resolveChecked resolves addr's host (an address in any spelling is not
+// looked up) and checks each address. A refusal is a *blockedDial, unless
+// di's request is in report-only mode: then it is reported and let
+// through. Without di (a dial the transport cannot tell the request of)
+// it refuses.
+func (t *transport) resolveChecked(ctx context.Context, di *dialInfo, network, addr string) ([]netip.Addr, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	var ips []netip.Addr
+	if ip, ok := parseHost(host); ok {
+		ips = []netip.Addr{ip}
+	} else {
+		ipnet := "ip"
+		switch network {
+		case "tcp4", "udp4":
+			ipnet = "ip4"
+		case "tcp6", "udp6":
+			ipnet = "ip6"
+		}
+		ips, err = t.resolver.LookupNetIP(ctx, ipnet, host)
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, ip := range ips {
+		if t.allowedAddr(ip) {
+			continue
+		}
+		if why := internalReason(ip); why != "" {
+			if di != nil && di.r.ReportOnly {
+				block(di.r, sinkHTTP, di.in, "points the request at "+why)
+				continue
+			}
+			return nil, &blockedDial{reason: why}
+		}
+	}
+	return ips, nil
+}
+
+func (t *transport) allowedAddr(ip netip.Addr) bool {
+	ip = ip.Unmap().WithZone("")
+	for _, p := range t.allowNets {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *transport) allowedHost(host string) bool {
+	for _, h := range t.allowHosts {
+		if h == host || strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// taintedHost finds the input the request's host came from: of the request,
+// or of the first request of the redirects that led to it.
+func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
+	for hop, n := req, 0; hop != nil && n < 32; n++ {
+		host := strings.TrimSuffix(strings.ToLower(hop.URL.Hostname()), ".")
+		if i := strings.IndexByte(host, '%'); i >= 0 {
+			host = host[:i] // an IPv6 zone, written %25 in a URL
+		}
+		if host != "" && !t.allowedHost(host) {
+			if in, ok := inputWithHost(r, host); ok {
+				return in, true
+			}
+		}
+		if hop.Response == nil {
+			break
+		}
+		hop = hop.Response.Request
+	}
+	return taint.Input{}, false
+}
+
+// inputWithHost is an input that is host, or holds it where a URL holds
+// a host: after "//", "@" or "[" (or at the start), before ":", "/", "?",
+// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). A host named in prose ("ask
+// localhost's admin") or inside a longer name (db in feedback, in
+// db.example) is not the input's doing.
+func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
+	var found taint.Input
+	ok := false
+	r.Inputs(func(in taint.Input) bool {
+		v := trimSpace(in.Value)
+		if len(v) < len(host) {
+			return true
+		}
+		f := finder{text: v}
+		for from := 0; ; {
+			i, _ := f.index(host, from)
+			if i < 0 {
+				return true
+			}
+			j := i + len(host)
+			before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
+			after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
+			if before && after {
+				found, ok = in, true
+				return false
+			}
+			from = i + 1
+		}
+	})
+	return found, ok
+}
+
+// CheckURL checks a URL the application is about to fetch with a client
+// other than one built on Transport: when its host came from the input ctx
+// carries, the host is resolved (with net.DefaultResolver) and each address
+// is checked as Transport checks them. The fetch resolves the name again:
+// a rebinding between the two is not seen, which Transport's dial-time
+// check does see.
+func CheckURL(ctx context.Context, rawURL string) error {
+	r := request(ctx)
+	if r == nil {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return err
+	}
+	t := &transport{resolver: net.DefaultResolver}
+	req := &http.Request{URL: u}
+	in, tainted := t.taintedHost(r, req)
+	if !tainted {
+		return nil
+	}
+	if metadataHosts[strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")] {
+		return block(r, sinkHTTP, in, "points the request at cloud metadata")
+	}
+	if _, err := t.resolveChecked(ctx, &dialInfo{r, in}, "tcp", net.JoinHostPort(u.Hostname(), "0")); err != nil {
+		return t.blocked(r, in, err)
+	}
+	return nil
+}

@@ -1,0 +1,390 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// The network of these tests: "public" names resolve to documentation
+// addresses, which the dialer sends to a test server on 127.0.0.1 (the
+// "internet"); loopback addresses are dialled for real, reaching the
+// "internal" server, whose every hit is counted: a block must keep it at
+// zero.
+type testNet struct {
+	internal, public *httptest.Server
+	internalHits     atomic.Int64
+	internalPort     string
+
+	mu      sync.Mutex
+	lookups map[string][][]netip.Addr // each lookup takes the next answer; the last repeats
+	dialled []string
+}
+
+const publicAddr = "203.0.113.10"
+
+func newTestNet(t *testing.T) *testNet {
+	n := &testNet{}
+	n.internal = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.internalHits.Add(1)
+		io.WriteString(w, "internal secret")
+	}))
+	t.Cleanup(n.internal.Close)
+	_, n.internalPort, _ = net.SplitHostPort(n.internal.Listener.Addr().String())
+	n.public = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if to := r.URL.Query().Get("redirect"); to != "" {
+			http.Redirect(w, r, to, http.StatusFound)
+			return
+		}
+		io.WriteString(w, "public data")
+	}))
+	t.Cleanup(n.public.Close)
+	a := func(s ...string) []netip.Addr {
+		out := make([]netip.Addr, len(s))
+		for i, x := range s {
+			out[i] = netip.MustParseAddr(x)
+		}
+		return out
+	}
+	n.lookups = map[string][][]netip.Addr{
+		"api.example.com":      {a(publicAddr)},
+		"cdn.example.com":      {a(publicAddr, "2001:db8::10")},
+		"evil.example":         {a("127.0.0.1")},
+		"evil6.example":        {a("::1")},
+		"mixed.example":        {a(publicAddr, "10.0.0.7")},
+		"rebind.example":       {a(publicAddr), a("127.0.0.1")},
+		"metadata.example":     {a("169.254.169.254")},
+		"nat64.example":        {a("64:ff9b::7f00:1")},
+		"localhost":            {a("127.0.0.1", "::1")},
+		"internal.corp.local":  {a("10.1.2.3")},
+		"allowed.corp.example": {a("127.0.0.1")},
+	}
+	return n
+}
+
+// LookupNetIP answers from the table; a name not in it does not exist.
+func (n *testNet) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	answers, ok := n.lookups[strings.ToLower(host)]
+	if !ok {
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	}
+	a := answers[0]
+	if len(answers) > 1 {
+		n.lookups[strings.ToLower(host)] = answers[1:]
+	}
+	return a, nil
+}
+
+// dial sends documentation addresses to the public server and everything
+// else where it says, so a missed block reaches the internal server.
+func (n *testNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	n.mu.Lock()
+	n.dialled = append(n.dialled, addr)
+	n.mu.Unlock()
+	host, port, _ := net.SplitHostPort(addr)
+	ip, err := netip.ParseAddr(host)
+	if err != nil { // a dial that did not go through the check: resolve as the test network does
+		ips, err := n.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		ip = ips[0]
+	}
+	switch {
+	case ip.String() == publicAddr || ip.String() == "2001:db8::10":
+		addr = n.public.Listener.Addr().String()
+	case ip.IsLoopback() || ip.IsUnspecified():
+		addr = net.JoinHostPort("127.0.0.1", port)
+	default:
+		// Nothing else exists here: a dial that got past the check fails
+		// at once instead of waiting on an address nobody answers.
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("no route in the test network")}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+func (n *testNet) client(opts ...TransportOption) *http.Client {
+	base := &http.Transport{DisableKeepAlives: true, DialContext: n.dial}
+	opts = append([]TransportOption{WithResolver(n), WithDialer(n.dial)}, opts...)
+	return &http.Client{Transport: Transport(base, opts...)}
+}
+
+// fetch is the vulnerable handler's call: GET the URL the input gave.
+func fetch(ctx context.Context, c *http.Client, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+func (n *testNet) attacks() []string {
+	p := n.internalPort
+	return []string{
+		"http://127.0.0.1:" + p + "/",
+		"http://localhost:" + p + "/",
+		"http://LOCALHOST:" + p + "/",
+		"http://[::1]:" + p + "/",
+		"http://0x7f000001:" + p + "/",
+		"http://2130706433:" + p + "/",
+		"http://0177.0.0.1:" + p + "/",
+		"http://127.1:" + p + "/",
+		"http://127.000.000.001:" + p + "/",
+		"http://[::ffff:127.0.0.1]:" + p + "/",
+		"http://[::ffff:7f00:1]:" + p + "/",
+		"http://[0:0:0:0:0:ffff:127.0.0.1]:" + p + "/",
+		"http://0.0.0.0:" + p + "/",
+		"http://evil.example:" + p + "/",
+		"http://evil6.example:" + p + "/",
+		"http://mixed.example:" + p + "/",
+		"http://nat64.example:" + p + "/",
+		"http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+		"http://metadata.google.internal/computeMetadata/v1/",
+		"http://metadata.example/latest/meta-data/",
+		"http://[fd00:ec2::254]/latest/meta-data/",
+		"http://100.100.100.200/latest/meta-data/",
+		"http://10.0.0.1/admin",
+		"http://192.168.1.1/",
+		"http://172.16.0.1/",
+		"http://100.64.0.1/",
+		"http://[fe80::1%25eth0]/",
+		"http://[fc00::1]/",
+		"http://internal.corp.local/",
+		// A public host that redirects to the internal one.
+		"http://api.example.com/?redirect=" + url.QueryEscape("http://127.0.0.1:"+p+"/secret"),
+		"http://api.example.com/?redirect=" + url.QueryEscape("http://localhost:"+p+"/secret"),
+	}
+}
+
+func TestTransport_Attacks(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	for _, u := range n.attacks() {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%v/%s", src, u), func(t *testing.T) {
+				r, rc := inputAt(t, src, u)
+				body, err := fetch(ctxOf(r), c, u)
+				assert.Empty(t, body)
+				assertBlocked(t, err, rc, src, u, "http")
+			})
+		}
+	}
+	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+}
+
+// The input names only the host (the application builds the URL), or
+// the host is inside a longer input.
+func TestTransport_HostFromInput(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	for _, in := range []string{"127.0.0.1", "localhost:" + n.internalPort, "see http://evil.example:" + n.internalPort + "/x please"} {
+		r, rc := inputAt(t, taint.BodyValue, in)
+		host := strings.TrimSuffix(strings.TrimPrefix(strings.Fields(strings.TrimPrefix(in, "see "))[0], "http://"), "/x")
+		if !strings.Contains(host, ":") {
+			host += ":" + n.internalPort
+		}
+		_, err := fetch(ctxOf(r), c, "http://"+host+"/status")
+		assertBlocked(t, err, rc, taint.BodyValue, in, "http")
+	}
+	assert.Zero(t, n.internalHits.Load())
+}
+
+func TestTransport_Benign(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	for _, u := range []string{
+		"http://api.example.com/data",
+		"http://API.Example.com/data?x=1",
+		"http://cdn.example.com/img.png",
+		"http://api.example.com/?redirect=" + url.QueryEscape("http://cdn.example.com/final"),
+	} {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			r, rc := inputAt(t, src, u)
+			body, err := fetch(ctxOf(r), c, u)
+			require.NoError(t, err, "%v %s", src, u)
+			assert.Equal(t, "public data", body)
+			assert.Empty(t, rc.all())
+		}
+	}
+	// The application's own call to an internal service, while the request
+	// carries unrelated input (and a value that contains the host's name
+	// only inside longer names): not the input's doing.
+	for _, in := range []string{"hello world", "my-localhost-name", "127.0.0.10", "ask the localhost admin", "127.0.0.1 is home"} {
+		r, _ := inputAt(t, taint.Query, in)
+		body, err := fetch(ctxOf(r), c, n.internal.URL+"/health")
+		require.NoError(t, err, in)
+		assert.Equal(t, "internal secret", body)
+	}
+}
+
+func TestTransport_AllowHosts(t *testing.T) {
+	n := newTestNet(t)
+	for _, allow := range []string{"allowed.corp.example", "*.corp.example", "127.0.0.0/8", "127.0.0.1"} {
+		c := n.client(AllowHosts(allow))
+		u := "http://allowed.corp.example:" + n.internalPort + "/"
+		r, _ := inputAt(t, taint.Query, u)
+		body, err := fetch(ctxOf(r), c, u)
+		require.NoError(t, err, allow)
+		assert.Equal(t, "internal secret", body)
+	}
+	c := n.client(AllowHosts("*.corp.example"))
+	u := "http://evil.example:" + n.internalPort + "/"
+	r, _ := inputAt(t, taint.Query, u)
+	_, err := fetch(ctxOf(r), c, u)
+	assert.ErrorIs(t, err, ErrBlocked)
+}
+
+// A name that resolves to a public address and then to loopback: the
+// transport dials the address it checked, so the second lookup is the
+// one checked for the next connection, and blocked.
+func TestTransport_DNSRebinding(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	u := "http://rebind.example:" + n.internalPort + "/"
+	r, _ := inputAt(t, taint.Query, u)
+	body, err := fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	_, err = fetch(ctxOf(r), c, u)
+	assert.ErrorIs(t, err, ErrBlocked)
+	assert.Zero(t, n.internalHits.Load())
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	assert.Equal(t, []string{publicAddr + ":" + n.internalPort}, n.dialled, "only checked addresses are dialled")
+}
+
+// Any RoundTripper: checked before the request (no dial-time check).
+func TestTransport_OtherRoundTripper(t *testing.T) {
+	n := newTestNet(t)
+	inner := &http.Transport{DisableKeepAlives: true, DialContext: n.dial}
+	rt := Transport(roundTripFunc(inner.RoundTrip), WithResolver(n))
+	c := &http.Client{Transport: rt}
+	u := "http://evil.example:" + n.internalPort + "/"
+	r, rc := inputAt(t, taint.Header, u)
+	_, err := fetch(ctxOf(r), c, u)
+	assertBlocked(t, err, rc, taint.Header, u, "http")
+	u = "http://api.example.com/"
+	r, _ = inputAt(t, taint.Header, u)
+	body, err := fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	assert.Zero(t, n.internalHits.Load())
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestTransport_ReportOnly(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	u := "http://127.0.0.1:" + n.internalPort + "/"
+	r, rc := inputAt(t, taint.Query, u)
+	r.ReportOnly = true
+	body, err := fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "internal secret", body)
+	require.Len(t, rc.all(), 1)
+	assert.Equal(t, "points the request at a loopback address", rc.all()[0].Reason)
+}
+
+func TestTransport_NoRequest(t *testing.T) {
+	n := newTestNet(t)
+	body, err := fetch(context.Background(), n.client(), n.internal.URL)
+	require.NoError(t, err)
+	assert.Equal(t, "internal secret", body)
+}
+
+func TestCheckURL(t *testing.T) {
+	u := "http://127.0.0.1:1/x"
+	r, rc := inputAt(t, taint.Query, u)
+	assertBlocked(t, CheckURL(ctxOf(r), u), rc, taint.Query, u, "http")
+	r, _ = inputAt(t, taint.Query, "http://[::1]/")
+	assert.ErrorIs(t, CheckURL(ctxOf(r), "http://[::1]/"), ErrBlocked)
+	r, _ = inputAt(t, taint.Query, "http://192.0.2.1/")
+	assert.NoError(t, CheckURL(ctxOf(r), "http://192.0.2.1/"))
+}
+
+func TestTransport_Rates(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	blocked := 0
+	attacks := n.attacks()
+	for _, u := range attacks {
+		r, _ := inputAt(t, taint.Query, u)
+		if _, err := fetch(ctxOf(r), c, u); err != nil {
+			blocked++
+		}
+	}
+	benign := []string{"http://api.example.com/data", "http://cdn.example.com/img.png", "http://api.example.com/?redirect=" + url.QueryEscape("http://cdn.example.com/")}
+	falseBlocks := 0
+	for _, u := range benign {
+		r, _ := inputAt(t, taint.Query, u)
+		if _, err := fetch(ctxOf(r), c, u); err != nil {
+			falseBlocks++
+		}
+	}
+	t.Logf("http: %d/%d attacks blocked, %d/%d benign fetches blocked", blocked, len(attacks), falseBlocks, len(benign))
+	assert.Equal(t, len(attacks), blocked)
+	assert.Zero(t, falseBlocks)
+	assert.Zero(t, n.internalHits.Load())
+}
+
+func TestInternalReason(t *testing.T) {
+	for _, s := range []string{
+		"127.0.0.1", "127.255.255.254", "10.0.0.1", "172.31.255.255", "192.168.0.1", "169.254.169.254", "100.64.0.1",
+		"0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "fd00:ec2::254", "::ffff:127.0.0.1",
+		"::127.0.0.1", "64:ff9b::a00:1", "2002:7f00:1::", "2002:c0a8:101::1", "2001:0:4136:e378:8000:63bf:80ff:fffe", "ff02::1",
+	} {
+		assert.NotEmpty(t, internalReason(netip.MustParseAddr(s)), s)
+	}
+	for _, s := range []string{"8.8.8.8", "1.1.1.1", "203.0.113.10", "2001:db8::1", "2606:4700:4700::1111", "172.32.0.1", "100.128.0.1", "2002:808:808::1"} {
+		assert.Empty(t, internalReason(netip.MustParseAddr(s)), s)
+	}
+}
+
+func TestParseHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1": "127.0.0.1", "2130706433": "127.0.0.1", "0x7f000001": "127.0.0.1", "0177.0.0.1": "127.0.0.1",
+		"127.1": "127.0.0.1", "127.0.1": "127.0.0.1", "0x7f.1": "127.0.0.1", "[::1]": "::1", "[fe80::1%eth0]": "fe80::1",
+		"0": "0.0.0.0", "017700000001": "127.0.0.1", "127.000.000.001": "127.0.0.1", "10.0.0.1.": "10.0.0.1",
+	} {
+		a, ok := parseHost(in)
+		require.True(t, ok, in)
+		assert.Equal(t, want, a.String(), in)
+	}
+	for _, in := range []string{"example.com", "256.1.1.1", "1.2.3.4.5", "0x100000000", "1.256.1", "", "08.1.1.1", "127.0.0.1x"} {
+		_, ok := parseHost(in)
+		assert.False(t, ok, in)
+	}
+}

@@ -1,0 +1,437 @@
+package sink
+
+import (
+	"context"
+	"encoding/base64"
+	"os/exec"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// Commands checks commands before they run. The zero Commands is what
+// Command and CheckCmd use.
+type Commands struct {
+	// AllowPrograms are programs that input may choose, as the application
+	// writes them: a name looked up in PATH ("git", which allows exactly
+	// exec.Command("git", …) and "git" in a script) or a full path
+	// ("/usr/bin/git"). A handler that picks one of a few tools by a request
+	// value lists them here, and the check lets that choice through.
+	AllowPrograms []string
+}
+
+// Command is exec.CommandContext(ctx, name, arg...) checked by CheckCmd:
+// the command, or an error wrapping ErrBlocked, when request input would
+// change what it runs.
+func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error) {
+	return Commands{}.Command(ctx, name, arg...)
+}
+
+// CheckCmd checks cmd (its Path, Args and Env) against the request input
+// ctx carries, before it runs. It returns an error wrapping ErrBlocked when
+// an input
+//   - is the program, or a path to it (exec.Command(input));
+//   - starts an argument with "-" (argument injection: `--upload-pack=…`,
+//     `-oProxyCommand=…`), unless a "--" argument came before it or it is
+//     a negative number;
+//   - reaches a shell script (sh -c, bash -c, zsh -c, cmd /c, powershell
+//     -Command, also behind env, sudo or timeout) anywhere but in the
+//     literal text of one word: outside quotes with blanks or shell
+//     syntax (`; id`, `$(id)`, backquotes, `|`, globs), breaking out of
+//     quotes, adding an expansion inside double quotes, or as the
+//     script's program or an option;
+//   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env.
+//
+// With no input in ctx it does nothing.
+func CheckCmd(ctx context.Context, cmd *exec.Cmd) error {
+	return Commands{}.Check(ctx, cmd)
+}
+
+// Command is Command with c's allow-list.
+func (c Commands) Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, name, arg...)
+	if err := c.Check(ctx, cmd); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// Check is CheckCmd with c's allow-list.
+func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
+	r := request(ctx)
+	if r == nil || cmd == nil {
+		return nil
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	ck := shellCheck{c: c, args: args, path: cmd.Path, env: cmd.Env}
+	ck.findScripts()
+	var failed error
+	r.Inputs(func(in taint.Input) bool {
+		v := trimSpace(in.Value)
+		if len(v) < taint.MinInputLen {
+			return true
+		}
+		why, ok := ck.input(v)
+		if !ok {
+			failed = overBudget(r, sinkShell)
+			return false
+		}
+		if why != "" {
+			failed = block(r, sinkShell, in, why)
+			return failed == nil // report-only: go on reporting
+		}
+		return true
+	})
+	return failed
+}
+
+type shellCheck struct {
+	c       Commands
+	args    []string
+	path    string
+	env     []string
+	dd      int // the index of the first "--" argument, or len(args)
+	scripts []script
+	work    int
+}
+
+// script is a shell script in the command: args[arg] (or args[arg:]
+// joined, for cmd and PowerShell), and, once an input is found in it, its
+// reading.
+type script struct {
+	arg, last int // args[arg:last+1] make it
+	text      string
+	family    shFamily
+	f         finder
+	sc        *shScript
+}
+
+// wrappers run the program named in their arguments.
+var wrappers = map[string]bool{
+	"sudo": true, "doas": true, "env": true, "nice": true, "nohup": true, "timeout": true, "xargs": true,
+	"stdbuf": true, "ionice": true, "chroot": true, "setsid": true, "time": true, "strace": true, "busybox": true,
+}
+
+var posixShells = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
+	"rbash": true, "rksh": true, "yash": true, "busybox": true, "fish": true,
+}
+
+// programName is a program's base name, lower-case and without .exe on
+// any system (a Windows path is read on Linux too).
+func programName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		p = p[i+1:]
+	}
+	p = strings.ToLower(p)
+	return strings.TrimSuffix(p, ".exe")
+}
+
+// findScripts finds the shell scripts among the arguments: after any
+// argument naming a shell (so behind env, sudo, timeout or nice too).
+func (ck *shellCheck) findScripts() {
+	args := ck.args
+	ck.dd = len(args)
+	if !wrappers[programName(args[0])] { // a wrapper's "--" ends its own options, not the program's
+		for i := 1; i < len(args); i++ {
+			if args[i] == "--" {
+				ck.dd = i
+				break
+			}
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		name := programName(args[i])
+		switch {
+		case posixShells[name]:
+			if j := posixScript(args, i, name); j > 0 {
+				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell})
+				i = j
+			}
+		case name == "cmd":
+			for j := i + 1; j < len(args); j++ {
+				if a := strings.ToLower(args[j]); a == "/c" || a == "/k" || a == "/r" {
+					if j+1 < len(args) {
+						ck.scripts = append(ck.scripts, script{arg: j + 1, last: len(args) - 1, text: strings.Join(args[j+1:], " "), family: cmdShell})
+					}
+					i = len(args)
+					break
+				}
+			}
+		case name == "powershell" || name == "pwsh":
+			if j, text := powerShellScript(args, i); j > 0 {
+				ck.scripts = append(ck.scripts, script{arg: j, last: len(args) - 1, text: text, family: powerShell})
+				i = len(args)
+			}
+		}
+	}
+	for k := range ck.scripts {
+		ck.scripts[k].f = newFinder(ck.scripts[k].text)
+	}
+}
+
+// posixScript is the index of the script of the shell args[i] (its -c
+// option's operand: the first argument that is not an option), or 0.
+func posixScript(args []string, i int, name string) int {
+	c := false
+	for j := i + 1; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "--" || a == "-":
+			if c && j+1 < len(args) {
+				return j + 1
+			}
+			return 0
+		case strings.HasPrefix(a, "--"):
+			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
+				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
+					return j
+				}
+				c = true
+				continue
+			}
+			if a == "--init-file" || a == "--rcfile" {
+				j++
+			}
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if name == "busybox" {
+				continue
+			}
+			if strings.IndexByte(a[1:], 'c') >= 0 && a[0] == '-' {
+				c = true
+			}
+			if strings.ContainsAny(a[1:], "oO") {
+				j++ // -o option, -O shopt
+			}
+		default:
+			if name == "busybox" && j == i+1 {
+				if !posixShells[a] {
+					return 0
+				}
+				name = a
+				continue
+			}
+			if c {
+				return j
+			}
+			return 0 // a script file
+		}
+	}
+	return 0
+}
+
+// powerShellScript is the script of powershell args[i]: -Command (or any
+// abbreviation of it, -c included) and the arguments after it, joined, or
+// -EncodedCommand's, decoded.
+func powerShellScript(args []string, i int) (int, string) {
+	for j := i + 1; j < len(args); j++ {
+		a := strings.ToLower(args[j])
+		if len(a) < 2 || (a[0] != '-' && a[0] != '/') {
+			return 0, "" // a script file and its arguments
+		}
+		opt := strings.TrimLeft(a[1:], "-")
+		switch {
+		case opt == "c" || opt == "commandwithargs" || opt == "cwa" || (len(opt) >= 1 && strings.HasPrefix("command", opt)):
+			if j+1 < len(args) {
+				return j + 1, strings.Join(args[j+1:], " ")
+			}
+			return 0, ""
+		case opt == "e" || opt == "ec" || (len(opt) >= 2 && strings.HasPrefix("encodedcommand", opt)):
+			if j+1 < len(args) {
+				if text, ok := decodeUTF16(args[j+1]); ok {
+					return j + 1, text
+				}
+			}
+			return 0, ""
+		case opt == "file" || opt == "f":
+			return 0, ""
+		case opt == "executionpolicy" || opt == "ep" || opt == "ex" || opt == "workingdirectory" || opt == "wd" || opt == "windowstyle" || opt == "w" ||
+			opt == "version" || opt == "v" || opt == "inputformat" || opt == "if" || opt == "outputformat" || opt == "of" || opt == "psconsolefile" ||
+			opt == "configurationname" || opt == "settingsfile" || opt == "custompipename":
+			j++ // an option with a value
+		}
+	}
+	return 0, ""
+}
+
+// decodeUTF16 decodes -EncodedCommand's base64 of UTF-16LE.
+func decodeUTF16(s string) (string, bool) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil || len(b)%2 != 0 {
+		return "", false
+	}
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
+	}
+	return string(utf16.Decode(u)), true
+}
+
+// The environment variables that make a program load, run or trust what
+// they name.
+var dangerousEnv = map[string]bool{
+	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "DYLD_INSERT_LIBRARIES": true,
+	"DYLD_LIBRARY_PATH": true, "BASH_ENV": true, "ENV": true, "PATH": true, "PS4": true,
+	"PROMPT_COMMAND": true, "SHELLOPTS": true, "IFS": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
+	"GIT_EXEC_PATH": true, "GIT_ASKPASS": true, "GIT_CONFIG_PARAMETERS": true, "GIT_PROXY_COMMAND": true,
+	"SSH_ASKPASS": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "NODE_OPTIONS": true, "PERL5OPT": true,
+	"PERL5LIB": true, "RUBYOPT": true, "GCONV_PATH": true, "EDITOR": true, "VISUAL": true, "PAGER": true,
+}
+
+// input checks one input; ok is false when the check's work is spent.
+func (ck *shellCheck) input(v string) (why string, ok bool) {
+	ck.work += len(v) * (len(ck.args) + len(ck.env) + 2)
+	if ck.work > maxWork {
+		return "", false
+	}
+	if !ck.c.allowed(ck.args[0]) { // an allowed program as written: its lookup in PATH too
+		for _, name := range [2]string{ck.args[0], ck.path} {
+			if why := ck.program(name, v); why != "" {
+				return why, true
+			}
+		}
+	}
+	for i := 1; i < len(ck.args) && i < ck.dd; i++ {
+		if ck.inScript(i) {
+			continue
+		}
+		if a := ck.args[i]; len(a) >= len(v) && equalFold(a[:len(v)], v) && isOption(v) {
+			return "becomes an option of " + programName(ck.args[0]), true
+		}
+	}
+	for k := range ck.scripts {
+		why, ok := ck.scripts[k].check(v, ck.c)
+		if !ok {
+			return "", false
+		}
+		if why != "" {
+			return why, true
+		}
+	}
+	for _, kv := range ck.env {
+		name, _, _ := strings.Cut(kv, "=")
+		if dangerousEnv[strings.ToUpper(name)] {
+			if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
+				return "sets the environment variable " + name, true
+			}
+		}
+	}
+	return "", true
+}
+
+func (ck *shellCheck) inScript(i int) bool {
+	for _, s := range ck.scripts {
+		if s.arg <= i && i <= s.last {
+			return true
+		}
+	}
+	return false
+}
+
+// program: the input is the program, the end of its path (the file it
+// names), or a path into it.
+func (ck *shellCheck) program(name, v string) string {
+	if name == "" || len(v) > len(name) {
+		return ""
+	}
+	f := finder{text: name}
+	i, _ := f.index(v, 0)
+	if i < 0 {
+		return ""
+	}
+	base := strings.LastIndexAny(name, `/\`) + 1
+	if i+len(v) == len(name) && i <= base || strings.ContainsAny(v, `/\`) {
+		return "chooses the program"
+	}
+	return ""
+}
+
+// allowed: program, as the application wrote it, is in AllowPrograms.
+func (c Commands) allowed(program string) bool {
+	for _, p := range c.AllowPrograms {
+		if p == program {
+			return true
+		}
+	}
+	return false
+}
+
+// isOption: an argument that starts with a dash is an option to most
+// programs, unless it is a negative number.
+func isOption(v string) bool {
+	if len(v) < 2 || v[0] != '-' {
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		if c := v[i]; !isDigit(c) && c != '.' {
+			return true
+		}
+	}
+	return false
+}
+
+// check judges every occurrence of v in the script: only the literal text
+// of one word, not starting an option and not the program, is data.
+func (s *script) check(v string, c Commands) (string, bool) {
+	for from := 0; ; {
+		if from == 0 && !s.f.mayContain(v) {
+			return "", true
+		}
+		i, ok := s.f.index(v, from)
+		if !ok {
+			return "", false
+		}
+		if i < 0 {
+			return "", true
+		}
+		if s.sc == nil {
+			switch s.family {
+			case cmdShell:
+				s.sc = lexCmd(s.text)
+			case powerShell:
+				s.sc = lexPowerShell(s.text)
+			default:
+				s.sc = lexPOSIX(s.text)
+			}
+			s.sc.family = s.family
+		}
+		if why := s.sc.judge(i, i+len(v), v, c); why != "" {
+			return why, true
+		}
+		from = i + 1
+	}
+}
+
+func (sc *shScript) judge(s, e int, v string, c Commands) string {
+	lit, comment := true, true
+	for i := s; i < e; i++ {
+		switch sc.cls[i] {
+		case shLit:
+			comment = false
+		case shComment:
+			lit = false
+		default:
+			lit, comment = false, false
+		}
+	}
+	if comment {
+		return ""
+	}
+	if !lit {
+		return "adds shell syntax to the script"
+	}
+	w := sc.words[sc.word[s]]
+	if w.cmd && (s == w.firstLit || e-1 == w.lastLit || strings.ContainsAny(v, `/\`)) {
+		if !c.allowed(sc.text[w.firstLit : w.lastLit+1]) {
+			return "chooses the script's program"
+		}
+	}
+	if !w.operand && s == w.firstLit && (isOption(v) || (v[0] == '/' && sc.family == cmdShell)) {
+		return "becomes an option in the script"
+	}
+	return ""
+}

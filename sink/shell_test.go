@@ -1,0 +1,256 @@
+package sink
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// A command is built by the application from the input (how): the
+// returned argv.
+type cmdCase struct {
+	how   string
+	argv  func(in string) []string
+	input string
+}
+
+func shC(shell, tmpl string) func(string) []string {
+	return func(in string) []string { return []string{shell, "-c", fmt.Sprintf(tmpl, in)} }
+}
+
+var shellAttacks = []cmdCase{
+	{"sh -c echo", shC("sh", "echo %s"), "; id"},
+	{"sh -c echo", shC("sh", "echo %s"), "x && id"},
+	{"sh -c echo", shC("sh", "echo %s"), "x || id"},
+	{"sh -c echo", shC("sh", "echo %s"), "x | id"},
+	{"sh -c echo", shC("sh", "echo %s"), "$(id)"},
+	{"sh -c echo", shC("sh", "echo %s"), "`id`"},
+	{"sh -c echo", shC("sh", "echo %s"), "x\nid"},
+	{"sh -c echo", shC("sh", "echo %s"), "x > /tmp/owned"},
+	{"sh -c echo", shC("sh", "echo %s"), "$HOME"},
+	{"sh -c echo", shC("sh", "echo %s"), "${PATH}"},
+	{"sh -c echo", shC("sh", "echo %s"), "/etc/*"},
+	{"sh -c echo", shC("sh", "echo %s"), "a b"},
+	{"sh -c echo", shC("sh", "echo %s"), "x & sleep 10"},
+	{"bash -c ls", shC("bash", "ls -l %s"), "--help; id"},
+	{"bash -c ls", shC("bash", "ls -l %s"), "-la"},
+	{"bash -c 'quoted'", shC("bash", "echo '%s'"), "x'; id; echo '"},
+	{"bash -c 'quoted'", shC("bash", "echo '%s'"), "'$(id)'"},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "$(id)"},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "`id`"},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), `x"; id; echo "`},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "$HOME"},
+	{`sh -c "$(cat x)"`, shC("sh", `echo "$(cat %s)"`), "x; id"},
+	{"sh -c program", shC("sh", "%s --version"), "id"},
+	{"sh -c program", shC("sh", "/usr/bin/%s --version"), "id"},
+	{"sh -ec", func(in string) []string { return []string{"sh", "-ec", "echo " + in} }, "x;id"},
+	{"env sh -c", func(in string) []string { return []string{"env", "LANG=C", "sh", "-c", "echo " + in} }, "x;id"},
+	{"zsh -c", shC("zsh", "print %s"), "$(id)"},
+	{"dash -c #", shC("dash", "echo %s"), "x #; rm -rf /"},
+	{"git clone", func(in string) []string { return []string{"git", "clone", in, "/tmp/repo"} }, "--upload-pack=touch /tmp/pwned"},
+	{"git ls-remote", func(in string) []string { return []string{"git", "ls-remote", in} }, "--upload-pack=id"},
+	{"ssh", func(in string) []string { return []string{"ssh", in, "uptime"} }, "-oProxyCommand=id"},
+	{"curl", func(in string) []string { return []string{"curl", in} }, "-o/etc/passwd"},
+	{"sudo --", func(in string) []string { return []string{"sudo", "--", "git", "clone", in} }, "--upload-pack=id"},
+	{"tar", func(in string) []string { return []string{"tar", "-cf", "out.tar", in} }, "--checkpoint-action=exec=id"},
+	{"program", func(in string) []string { return []string{in, "--version"} }, "/bin/sh"},
+	{"program", func(in string) []string { return []string{in, "-c", "id"} }, "sh"},
+	{"program path", func(in string) []string { return []string{"/opt/tools/" + in} }, "../../bin/sh"},
+	{"program dir", func(in string) []string { return []string{filepath.Join(in, "convert"), "a.png"} }, "/tmp/uploads"},
+	{"cmd /c", func(in string) []string { return []string{"cmd.exe", "/c", "type " + in} }, "x & whoami"},
+	{"cmd /c", func(in string) []string { return []string{"cmd", "/c", "type " + in} }, "x | whoami"},
+	{"cmd /c", func(in string) []string { return []string{"cmd", "/C", `type "` + in + `"`} }, `x" & whoami & "`},
+	{"cmd /c", func(in string) []string { return []string{"cmd", "/c", `echo "` + in + `"`} }, "%PATH%"},
+	{"powershell", func(in string) []string { return []string{"powershell", "-Command", "Get-Item " + in} }, "x; whoami"},
+	{"powershell", func(in string) []string { return []string{"pwsh", "-c", "Get-Item '" + in + "'"} }, "x'; whoami; '"},
+	{"powershell", func(in string) []string { return []string{"pwsh", "-c", `Get-Item "` + in + `"`} }, "$(whoami)"},
+	{"powershell", func(in string) []string { return []string{"pwsh", "-c", "Get-Item '" + in + "'"} }, "x’; whoami; ’"},
+	{"powershell -enc", func(in string) []string {
+		return []string{"powershell", "-EncodedCommand", encodePS("Get-Item " + in)}
+	}, "x; whoami"},
+}
+
+func encodePS(s string) string {
+	u := utf16.Encode([]rune(s))
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		b[2*i], b[2*i+1] = byte(c), byte(c>>8)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+var shellBenign = []cmdCase{
+	{"sh -c echo", shC("sh", "echo %s"), "hello"},
+	{"sh -c echo", shC("sh", "echo %s"), "report.v2.pdf"},
+	{"sh -c echo", shC("sh", "echo %s"), "user@example.com"},
+	{"sh -c echo", shC("sh", "echo %s"), "a-b_c.d:e/f,g+h%i=j"},
+	{"sh -c 'quoted'", shC("sh", "echo '%s'"), "hello world; $(not run) `nor this`"},
+	{"sh -c 'quoted'", shC("sh", "echo '%s'"), "my file.txt"},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "it's a fine day!"},
+	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "semi; colons & pipes | are text"},
+	{"sh -c arg", shC("sh", "printf '%%s\\n' %s"), "plain"},
+	{"sh -c #", shC("sh", "echo ok # note: %s"), "anything; here"},
+	{"argv", func(in string) []string { return []string{"echo", in} }, "a b; c $(d) `e`"},
+	{"argv", func(in string) []string { return []string{"echo", "--", in} }, "-n"},
+	{"argv", func(in string) []string { return []string{"echo", "-n", in} }, "-5"},
+	{"argv", func(in string) []string { return []string{"echo", "--label=" + in} }, "--x"},
+	{"argv", func(in string) []string { return []string{"/usr/bin/echo", in} }, "bin"},
+	{"argv url", func(in string) []string { return []string{"echo", "clone", in, "/tmp/repo"} }, "https://example.com/x/y.git"},
+}
+
+func TestCheckCmd_Attacks(t *testing.T) {
+	for _, c := range shellAttacks {
+		argv := c.argv(c.input)
+		for _, src := range sources {
+			if !carries(src, c.input) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/%v/%s", c.how, src, c.input), func(t *testing.T) {
+				r, rc := inputAt(t, src, c.input)
+				cmd, err := Command(ctxOf(r), argv[0], argv[1:]...)
+				assert.Nil(t, cmd)
+				assertBlocked(t, err, rc, src, c.input, "shell")
+			})
+		}
+	}
+}
+
+// Benign commands are not only let through: they run, through the real
+// shell, and print what they should.
+func TestCheckCmd_Benign(t *testing.T) {
+	for _, c := range shellBenign {
+		argv := c.argv(c.input)
+		for _, src := range sources {
+			if !carries(src, c.input) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.input)
+			cmd, err := Command(ctxOf(r), argv[0], argv[1:]...)
+			require.NoError(t, err, "%s %v %q", c.how, src, argv)
+			assert.Empty(t, rc.all())
+			if src == taint.Query {
+				out, err := cmd.Output()
+				require.NoError(t, err, "%q", argv)
+				assert.NotEmpty(t, out)
+			}
+		}
+	}
+}
+
+// The blocked command never runs: its side effect does not happen.
+func TestCheckCmd_NeverRuns(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "pwned")
+	in := "x; touch " + marker
+	r, _ := inputAt(t, taint.Query, in)
+	cmd, err := Command(ctxOf(r), "sh", "-c", "echo "+in)
+	require.ErrorIs(t, err, ErrBlocked)
+	require.Nil(t, cmd)
+	_, statErr := os.Stat(marker)
+	assert.True(t, os.IsNotExist(statErr))
+
+	// The same command without the request runs, and the marker appears:
+	// the check, not the command, stopped it.
+	cmd, err = Command(context.Background(), "sh", "-c", "echo "+in)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Run())
+	_, statErr = os.Stat(marker)
+	assert.NoError(t, statErr)
+}
+
+func TestCheckCmd_Env(t *testing.T) {
+	r, rc := inputAt(t, taint.Query, "/tmp/evil.so")
+	cmd := exec.Command("echo", "hi")
+	cmd.Env = []string{"HOME=/tmp", "LD_PRELOAD=/tmp/evil.so"}
+	assertBlocked(t, CheckCmd(ctxOf(r), cmd), rc, taint.Query, "/tmp/evil.so", "shell")
+
+	r, _ = inputAt(t, taint.Query, "en_GB.UTF-8")
+	cmd.Env = []string{"LANG=en_GB.UTF-8"}
+	assert.NoError(t, CheckCmd(ctxOf(r), cmd))
+}
+
+func TestCommands_AllowPrograms(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, "echo")
+	_, err := Command(ctxOf(r), "echo", "hi")
+	assert.ErrorIs(t, err, ErrBlocked, "the input chose the program")
+	cmd, err := Commands{AllowPrograms: []string{"echo", "printf"}}.Command(ctxOf(r), "echo", "hi")
+	require.NoError(t, err)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "hi\n", string(out))
+	_, err = Commands{AllowPrograms: []string{"printf"}}.Command(ctxOf(r), "sh", "-c", "echo x")
+	assert.ErrorIs(t, err, ErrBlocked, "the script's program is the input")
+	_, err = Commands{AllowPrograms: []string{"echo"}}.Command(ctxOf(r), "sh", "-c", "echo x")
+	assert.NoError(t, err)
+	_, err = Commands{AllowPrograms: []string{"echo"}}.Command(ctxOf(r), "/tmp/x/echo")
+	assert.ErrorIs(t, err, ErrBlocked, "a base name allows the program by name, not at any path")
+}
+
+func TestCheckCmd_ReportOnly(t *testing.T) {
+	r, rc := inputAt(t, taint.Query, "; true")
+	r.ReportOnly = true
+	cmd, err := Command(ctxOf(r), "sh", "-c", "echo x; true")
+	require.NoError(t, err)
+	require.NoError(t, cmd.Run())
+	assert.Len(t, rc.all(), 1)
+}
+
+func TestCheckCmd_Rates(t *testing.T) {
+	blocked, falseBlocks := 0, 0
+	for _, c := range shellAttacks {
+		r, _ := inputAt(t, taint.Query, c.input)
+		argv := c.argv(c.input)
+		if _, err := Command(ctxOf(r), argv[0], argv[1:]...); err != nil {
+			blocked++
+		}
+	}
+	for _, c := range shellBenign {
+		r, _ := inputAt(t, taint.Query, c.input)
+		argv := c.argv(c.input)
+		if _, err := Command(ctxOf(r), argv[0], argv[1:]...); err != nil {
+			falseBlocks++
+		}
+	}
+	t.Logf("shell: %d/%d attacks blocked, %d/%d benign commands blocked", blocked, len(shellAttacks), falseBlocks, len(shellBenign))
+	assert.Equal(t, len(shellAttacks), blocked)
+	assert.Zero(t, falseBlocks)
+}
+
+func TestLexPOSIX(t *testing.T) {
+	script := `A=1 sudo ls -l 'a b' "c $d" e\ f $(g h) ` + "`i`" + ` # j`
+	sc := lexPOSIX(script)
+	var words []string
+	for _, w := range sc.words {
+		tag := ""
+		if w.cmd {
+			tag = "cmd:"
+		}
+		words = append(words, tag+script[w.start:w.end])
+	}
+	assert.Equal(t, []string{"cmd:A=1", "cmd:sudo", "cmd:ls", "-l", "'a b'", `"c $d"`, `e\ f`, "$(g h)", "cmd:g", "h", "`i`", "cmd:i"}, words)
+	lits := func(s string) string {
+		var b strings.Builder
+		for i := range s {
+			if sc.cls[strings.Index(script, s)+i] == shLit {
+				b.WriteByte(s[i])
+			} else {
+				b.WriteByte('_')
+			}
+		}
+		return b.String()
+	}
+	assert.Equal(t, "_a b_", lits("'a b'"))
+	assert.Equal(t, `_c ___`, lits(`"c $d"`))
+	assert.Equal(t, `e_ f`, lits(`e\ f`))
+	assert.Equal(t, shComment, sc.cls[len(script)-1])
+}

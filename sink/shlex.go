@@ -1,0 +1,414 @@
+package sink
+
+import "strings"
+
+// The shell readers: for a script given to sh -c, cmd /c or powershell
+// -Command, each byte's class (literal text of a word, a comment, or
+// syntax: quotes, blanks, operators, expansions, globs), and the words:
+// where each begins and ends, where its literal text begins and ends, and
+// whether it is in command position (the program) or after "--" (an
+// operand, never an option).
+
+type shFamily uint8
+
+const (
+	posixShell shFamily = iota + 1 // sh, bash, dash, zsh, ksh, ash, fish
+	cmdShell                       // cmd.exe
+	powerShell                     // powershell, pwsh
+)
+
+const (
+	shOther   byte = iota // syntax
+	shLit                 // a byte that ends up as itself in a word
+	shComment             // inside a comment
+)
+
+type shWord struct {
+	start, end        int
+	firstLit, lastLit int // -1 when the word has no literal byte
+	cmd               bool
+	operand           bool
+}
+
+// shScript is a lexed script.
+type shScript struct {
+	family shFamily
+	text   string
+	cls    []byte
+	word   []int32 // each byte's word, or -1
+	words  []shWord
+}
+
+// The words after which the next word is again a command.
+var commandPrefixes = map[string]bool{
+	"then": true, "do": true, "else": true, "elif": true, "if": true, "while": true, "until": true,
+	"!": true, "{": true, "time": true, "exec": true, "command": true, "builtin": true, "nohup": true,
+	"sudo": true, "doas": true, "env": true, "nice": true, "xargs": true, "eval": true,
+}
+
+// frame is one level of nesting of a POSIX script.
+type frame struct {
+	kind  byte // 'c' code, 's' single quotes, 'd' double quotes, 'b' ${…}, '`' backquotes, '(' $(…)
+	depth int  // parentheses open in a $(…) frame, braces in a ${…} frame
+	// For code frames: the word being read, and the state of the command.
+	cur     int
+	cmdPos  bool
+	afterDD bool
+}
+
+type shLexer struct {
+	sc     *shScript
+	frames []frame
+}
+
+func (l *shLexer) code() *frame {
+	for i := len(l.frames) - 1; i >= 0; i-- {
+		if k := l.frames[i].kind; k == 'c' || k == '(' || k == '`' {
+			return &l.frames[i]
+		}
+	}
+	return &l.frames[0]
+}
+
+// inWord marks byte i as part of the current word of the nearest code
+// frame, starting one if needed, with class c.
+func (l *shLexer) inWord(i int, c byte) {
+	f := l.code()
+	sc := l.sc
+	if f.cur < 0 {
+		f.cur = len(sc.words)
+		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos, operand: f.afterDD})
+	}
+	w := &sc.words[f.cur]
+	w.end = i + 1
+	if c == shLit {
+		if w.firstLit < 0 {
+			w.firstLit = i
+		}
+		w.lastLit = i
+	}
+	sc.cls[i] = c
+	sc.word[i] = int32(f.cur)
+}
+
+// endWord ends the word of code frame f: the next word is still a
+// command after an assignment or a prefix such as sudo; after "--" the
+// words are operands.
+func (l *shLexer) endWord(f *frame) {
+	if f.cur < 0 {
+		return
+	}
+	w := l.sc.words[f.cur]
+	text := l.sc.text[w.start:w.end]
+	f.cur = -1
+	if text == "--" {
+		f.afterDD = true
+	}
+	if w.cmd && (commandPrefixes[text] || isAssignment(text)) {
+		return
+	}
+	f.cmdPos = false
+}
+
+// newCommand ends the word and starts a command (after ; & | ( newline).
+func (l *shLexer) newCommand(f *frame) {
+	l.endWord(f)
+	f.cmdPos, f.afterDD = true, false
+}
+
+func isAssignment(w string) bool {
+	eq := strings.IndexByte(w, '=')
+	if eq <= 0 {
+		return false
+	}
+	for i := 0; i < eq; i++ {
+		if c := w[i]; !(c == '_' || isDigit(c) && i > 0 || ('a' <= c|0x20 && c|0x20 <= 'z')) {
+			return false
+		}
+	}
+	return true
+}
+
+func newScript(text string) *shScript {
+	sc := &shScript{text: text, cls: make([]byte, len(text)), word: make([]int32, len(text))}
+	for i := range sc.word {
+		sc.word[i] = -1
+	}
+	return sc
+}
+
+// lexPOSIX reads a script as sh, bash, dash, zsh and ksh do, leaning to
+// "syntax" where they differ (a glob, brace or tilde that one shell would
+// keep as text).
+func lexPOSIX(text string) *shScript {
+	sc := newScript(text)
+	l := &shLexer{sc: sc, frames: []frame{{kind: 'c', cur: -1, cmdPos: true}}}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		top := &l.frames[len(l.frames)-1]
+		switch top.kind {
+		case 's':
+			if c == '\'' {
+				l.inWord(i, shOther)
+				l.frames = l.frames[:len(l.frames)-1]
+			} else {
+				l.inWord(i, shLit)
+			}
+			continue
+		case 'd':
+			switch {
+			case c == '"':
+				l.inWord(i, shOther)
+				l.frames = l.frames[:len(l.frames)-1]
+			case c == '\\' && i+1 < len(text) && strings.IndexByte("$`\"\\\n", text[i+1]) >= 0:
+				l.inWord(i, shOther)
+				i++
+				l.inWord(i, shLit)
+			case c == '$' || c == '`':
+				i = l.expansion(i)
+			default:
+				l.inWord(i, shLit)
+			}
+			continue
+		case 'b':
+			l.inWord(i, shOther)
+			switch c {
+			case '{':
+				top.depth++
+			case '}':
+				top.depth--
+				if top.depth < 0 {
+					l.frames = l.frames[:len(l.frames)-1]
+				}
+			}
+			continue
+		}
+		// A code frame: the top level, $(…) or `…`.
+		f := top
+		switch {
+		case c == '`' && f.kind == '`':
+			l.endWord(f)
+			l.frames = l.frames[:len(l.frames)-1]
+			l.inWord(i, shOther)
+		case c == ')' && f.kind == '(' && f.depth == 0:
+			l.endWord(f)
+			l.frames = l.frames[:len(l.frames)-1]
+			l.inWord(i, shOther)
+		case c == ' ' || c == '\t':
+			l.endWord(f)
+		case c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
+			if f.kind == '(' {
+				if c == '(' {
+					f.depth++
+				} else if c == ')' {
+					f.depth--
+				}
+			}
+			l.newCommand(f)
+		case c == '<' || c == '>':
+			l.endWord(f)
+		case c == '#' && f.cur < 0:
+			for i < len(text) && text[i] != '\n' {
+				sc.cls[i] = shComment
+				i++
+			}
+			i-- // the newline ends a command: read it next
+		case c == '\'':
+			l.inWord(i, shOther)
+			l.frames = append(l.frames, frame{kind: 's', cur: -1})
+		case c == '"':
+			l.inWord(i, shOther)
+			l.frames = append(l.frames, frame{kind: 'd', cur: -1})
+		case c == '\\':
+			l.inWord(i, shOther)
+			if i+1 < len(text) && text[i+1] != '\n' {
+				i++
+				l.inWord(i, shLit)
+			}
+		case c == '$' || c == '`':
+			i = l.expansion(i)
+		case strings.IndexByte("*?[]{}~!^", c) >= 0, c == '=' && f.cur < 0, c < ' ', c == 0x7f:
+			l.inWord(i, shOther)
+		default:
+			l.inWord(i, shLit)
+		}
+	}
+	return sc
+}
+
+// expansion reads the $ or ` at i (code or double quotes): it pushes a
+// frame for $(…), ${…} and `…`, and marks a parameter ($name, $1, $@) as
+// syntax. It returns the index of the last byte it read.
+func (l *shLexer) expansion(i int) int {
+	text := l.sc.text
+	l.inWord(i, shOther)
+	if text[i] == '`' {
+		l.frames = append(l.frames, frame{kind: '`', cur: -1, cmdPos: true})
+		return i
+	}
+	if i+1 >= len(text) {
+		return i
+	}
+	switch n := text[i+1]; {
+	case n == '(':
+		l.inWord(i+1, shOther)
+		l.frames = append(l.frames, frame{kind: '(', cur: -1, cmdPos: true})
+		return i + 1
+	case n == '{':
+		l.inWord(i+1, shOther)
+		l.frames = append(l.frames, frame{kind: 'b', cur: -1})
+		return i + 1
+	case n == '\'' || n == '"':
+		return i // $'…' and $"…": the quote is read next
+	case n == '_' || ('a' <= n|0x20 && n|0x20 <= 'z'):
+		j := i + 1
+		for j < len(text) && (text[j] == '_' || isDigit(text[j]) || ('a' <= text[j]|0x20 && text[j]|0x20 <= 'z')) {
+			l.inWord(j, shOther)
+			j++
+		}
+		return j - 1
+	case isDigit(n) || strings.IndexByte("@*#?$!-", n) >= 0:
+		l.inWord(i+1, shOther)
+		return i + 1
+	}
+	return i
+}
+
+// lexCmd reads a script as cmd.exe does: "…" quotes (in which % and !
+// still expand), ^ escapes, & | ( ) and line ends between commands, blanks
+// , ; = between words.
+func lexCmd(text string) *shScript {
+	sc := newScript(text)
+	l := &shLexer{sc: sc, frames: []frame{{kind: 'c', cur: -1, cmdPos: true}}}
+	f := &l.frames[0]
+	quoted := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '"':
+			l.inWord(i, shOther)
+			quoted = !quoted
+		case quoted && (c == '%' || c == '!' || c < ' '):
+			l.inWord(i, shOther)
+		case quoted:
+			l.inWord(i, shLit)
+		case c == '\n' || c == '\r' || c == '&' || c == '|' || c == '(' || c == ')':
+			l.newCommand(f)
+		case c == ' ' || c == '\t' || c == ',' || c == ';' || c == '=' && f.cur < 0:
+			l.endWord(f)
+		case c == '<' || c == '>':
+			l.endWord(f)
+			sc.cls[i] = shOther
+		case c == '%' || c == '!' || c == '^' || c < ' ' || c == 0x7f:
+			l.inWord(i, shOther)
+		default:
+			l.inWord(i, shLit)
+		}
+	}
+	return sc
+}
+
+// PowerShell's quotes and dashes beyond ASCII, in UTF-8: ‘ ’ ‚ ‛ are
+// single quotes, “ ” „ double, – — ― dashes.
+func psQuote(text string, i int) (kind byte, n int) {
+	switch text[i] {
+	case '\'':
+		return 's', 1
+	case '"':
+		return 'd', 1
+	}
+	if i+2 < len(text) && text[i] == 0xE2 && text[i+1] == 0x80 {
+		switch text[i+2] {
+		case 0x98, 0x99, 0x9A, 0x9B:
+			return 's', 3
+		case 0x9C, 0x9D, 0x9E:
+			return 'd', 3
+		case 0x93, 0x94, 0x95:
+			return '-', 3
+		}
+	}
+	return 0, 1
+}
+
+// lexPowerShell reads a script as PowerShell does: '…' (quotes doubled
+// inside), "…" (where $ and the backtick expand, and $(…) is code), and,
+// outside quotes, only letters, digits and _ . / \ : - + % as literal text.
+func lexPowerShell(text string) *shScript {
+	sc := newScript(text)
+	l := &shLexer{sc: sc, frames: []frame{{kind: 'c', cur: -1, cmdPos: true}}}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		top := &l.frames[len(l.frames)-1]
+		q, n := psQuote(text, i)
+		if top.kind == 's' || top.kind == 'd' {
+			switch {
+			case q == top.kind:
+				if i+n < len(text) {
+					if q2, n2 := psQuote(text, i+n); q2 == q {
+						// A doubled quote is one quote, literally.
+						l.mark(i, i+n, shOther)
+						l.mark(i+n, i+n+n2, shLit)
+						i += n + n2 - 1
+						continue
+					}
+				}
+				l.mark(i, i+n, shOther)
+				l.frames = l.frames[:len(l.frames)-1]
+				i += n - 1
+			case top.kind == 'd' && c == '$' && i+1 < len(text) && text[i+1] == '(':
+				l.mark(i, i+2, shOther)
+				l.frames = append(l.frames, frame{kind: '(', cur: -1, cmdPos: true})
+				i++
+			case top.kind == 'd' && (c == '$' || c == '`'):
+				l.inWord(i, shOther)
+			default:
+				l.mark(i, i+n, shLit)
+				i += n - 1
+			}
+			continue
+		}
+		f := top
+		switch {
+		case c == ')' && f.kind == '(' && f.depth == 0:
+			l.endWord(f)
+			l.frames = l.frames[:len(l.frames)-1]
+			l.inWord(i, shOther)
+		case q == 's' || q == 'd':
+			l.mark(i, i+n, shOther)
+			l.frames = append(l.frames, frame{kind: q, cur: -1})
+			i += n - 1
+		case q == '-':
+			l.mark(i, i+n, shOther) // a dash that starts a parameter
+			i += n - 1
+		case c == ' ' || c == '\t':
+			l.endWord(f)
+		case c == ';' || c == '|' || c == '&' || c == '\n' || c == '\r' || c == '{' || c == '(' || c == ')' || c == '}':
+			if f.kind == '(' {
+				if c == '(' {
+					f.depth++
+				} else if c == ')' {
+					f.depth--
+				}
+			}
+			l.newCommand(f)
+		case c == '#' && f.cur < 0:
+			for i < len(text) && text[i] != '\n' {
+				sc.cls[i] = shComment
+				i++
+			}
+			i--
+		case c == '_' || c == '.' || c == '/' || c == '\\' || c == ':' || c == '-' || c == '+' || c == '%' || isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'z') || c >= 0x80:
+			l.inWord(i, shLit)
+		default:
+			l.inWord(i, shOther)
+		}
+	}
+	return sc
+}
+
+// mark puts bytes [i, j) in the current word with class c.
+func (l *shLexer) mark(i, j int, c byte) {
+	for ; i < j && i < len(l.sc.text); i++ {
+		l.inWord(i, c)
+	}
+}

@@ -1,0 +1,257 @@
+package sink
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// ErrBlocked is what every blocked call's error wraps: errors.Is(err,
+// sink.ErrBlocked) tells a blocked query, command, open or request from the
+// call's own failures. The call never happened.
+var ErrBlocked = errors.New("blocked by sink protection")
+
+// BlockedError is a call stopped because request input would have changed
+// its structure. It names where the input came from, never its value.
+type BlockedError struct {
+	Sink   string // "sql", "shell", "file" or "http"
+	Route  string // the contract's method and endpoint ("POST /users/:id"); "" when unknown
+	Source string // where in the request: "body", "body key", "query", "query name", "path parameter", "header", "cookie"
+	Input  string // the input's JSON pointer (body inputs) or name
+	Reason string // what the input did
+}
+
+// Error says which call was blocked and why, in one line.
+func (e *BlockedError) Error() string {
+	var b strings.Builder
+	b.WriteString("sink: ")
+	b.WriteString(e.Sink)
+	b.WriteString(" call blocked: ")
+	if e.Source != "" {
+		b.WriteString("input from ")
+		b.WriteString(e.Source)
+		if e.Input != "" {
+			b.WriteByte(' ')
+			b.WriteString(strconv.Quote(e.Input))
+		}
+		b.WriteByte(' ')
+	}
+	b.WriteString(e.Reason)
+	if e.Route != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Route)
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// Unwrap is ErrBlocked.
+func (e *BlockedError) Unwrap() error { return ErrBlocked }
+
+// Sink names, as reports and errors give them.
+const (
+	sinkSQL   = "sql"
+	sinkShell = "shell"
+	sinkFile  = "file"
+	sinkHTTP  = "http"
+)
+
+// block reports that in made a call of sink unsafe, and returns the error
+// to give the caller: nil in report-only (learning) mode, where the call
+// goes ahead.
+func block(r *taint.Request, sink string, in taint.Input, reason string) error {
+	b := taint.Block{Sink: sink, Source: in.Source, Name: r.Where(in), Reason: reason}
+	r.Report(b)
+	if r.ReportOnly {
+		return nil
+	}
+	route := r.Route
+	if r.Method != "" {
+		route = r.Method + " " + route
+	}
+	src := ""
+	if in.Source != 0 {
+		src = in.Source.String()
+	}
+	return &BlockedError{Sink: sink, Route: strings.TrimSpace(route), Source: src, Input: b.Name, Reason: reason}
+}
+
+// overBudget blocks a call whose check would cost more than the bounds
+// allow: a security check that gives up fails closed.
+func overBudget(r *taint.Request, sink string) error {
+	return block(r, sink, taint.Input{}, "too much input to check")
+}
+
+// request is the recorded input of ctx, or nil.
+func request(ctx context.Context) *taint.Request { return taint.FromContext(ctx) }
+
+// The bounds of one check.
+const (
+	// maxWork bounds the bytes one check may scan looking for inputs in a
+	// sink's text, about 20 ms: a request of thousands of inputs made to
+	// look like a long query gets its call blocked, not the server slowed.
+	maxWork = 64 << 20
+	// maxOccurrences bounds the places where inputs occur in one text.
+	maxOccurrences = 1 << 16
+)
+
+// finder looks for inputs in one sink text, ignoring ASCII case (SQL
+// keywords, host names and the case-insensitive file systems of Windows
+// and macOS ignore it, and applications upper- or lower-case values), with
+// a filter on the text's byte pairs that rules most inputs out without a
+// search.
+type finder struct {
+	text  string
+	work  int
+	pairs [64]uint64 // a bit per hash of each folded byte pair of text
+	built bool
+}
+
+func newFinder(text string) finder { return finder{text: text} }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func pairHash(a, b byte) uint { return (uint(lower(a))*31 + uint(lower(b))) & 4095 }
+
+// mayContain is false when s surely does not occur in the text: one of a
+// few of its byte pairs does not.
+func (f *finder) mayContain(s string) bool {
+	if len(s) > len(f.text) {
+		return false
+	}
+	if len(f.text) < 32 || len(s) < 2 {
+		return true
+	}
+	if !f.built {
+		for i := 0; i+1 < len(f.text); i++ {
+			h := pairHash(f.text[i], f.text[i+1])
+			f.pairs[h>>6] |= 1 << (h & 63)
+		}
+		f.built = true
+		f.work += len(f.text)
+	}
+	n := len(s) - 1
+	for _, i := range [4]int{0, n - 1, n / 2, n / 3} {
+		h := pairHash(s[i], s[i+1])
+		if f.pairs[h>>6]&(1<<(h&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// index is the first place at or after from where s occurs in the text,
+// ignoring ASCII case, or -1; ok is false when the check's work is spent.
+// The work counted is the text scanned: up to the match, or to the end.
+func (f *finder) index(s string, from int) (i int, ok bool) {
+	if f.work > maxWork {
+		return -1, false
+	}
+	t := f.text[from:]
+	if len(s) > len(t) || s == "" {
+		return -1, true
+	}
+	i = indexFold(t, s)
+	if i < 0 {
+		f.work += len(t)
+		return -1, true
+	}
+	f.work += i + len(s)
+	return from + i, true
+}
+
+// indexFold is strings.Index ignoring ASCII case. It looks for a byte of s
+// that has no case with the fast IndexByte and compares around it; a run
+// of letters only is looked for by its first byte in either case.
+func indexFold(t, s string) int {
+	k := -1
+	for j := 0; j < len(s); j++ {
+		if c := s[j] | 0x20; c < 'a' || c > 'z' {
+			k = j
+			break
+		}
+	}
+	if k >= 0 {
+		c := s[k]
+		for p := k; p <= len(t)-len(s)+k; {
+			q := strings.IndexByte(t[p:len(t)-len(s)+k+1], c)
+			if q < 0 {
+				return -1
+			}
+			p += q
+			if equalFold(t[p-k:p-k+len(s)], s) {
+				return p - k
+			}
+			p++
+		}
+		return -1
+	}
+	c0 := lower(s[0])
+	for p := 0; p+len(s) <= len(t); p++ {
+		if lower(t[p]) == c0 && equalFold(t[p:p+len(s)], s) {
+			return p
+		}
+	}
+	return -1
+}
+
+func equalFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i] != b[i] && lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// occurrence is where an input occurs in a text: [start, end).
+type occurrence struct {
+	start, end int
+	input      int // index in the check's inputs
+}
+
+// occurrences appends every place where s occurs in f's text, overlapping
+// ones included. ok is false when a bound is reached.
+func (f *finder) occurrences(s string, input int, occ []occurrence) ([]occurrence, bool) {
+	if !f.mayContain(s) {
+		return occ, true
+	}
+	for from := 0; ; {
+		i, ok := f.index(s, from)
+		if !ok {
+			return occ, false
+		}
+		if i < 0 {
+			return occ, true
+		}
+		if len(occ) >= maxOccurrences {
+			return occ, false
+		}
+		occ = append(occ, occurrence{i, i + len(s), input})
+		from = i + 1
+	}
+}
+
+// trimSpace trims ASCII white space: applications trim what they are
+// given, so the input is looked for without it.
+func trimSpace(s string) string {
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
