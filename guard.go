@@ -297,6 +297,10 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 			}
 		}
 	}
+	// 4. The request passes: for sink protection, its input (sinks.go).
+	if g.opts.SinkProtection && prev == nil && in.r != nil { // Check hands no request on
+		g.recordInput(in, q, e)
+	}
 	return g.decided(in, e, again, start, vd)
 }
 

@@ -150,6 +150,18 @@ func TestLicence_LoadConfig(t *testing.T) {
 	}
 }
 
+// TestLicence_EveryFeatureNamed: both paid features on, a key for
+// neither: a line each.
+func TestLicence_EveryFeatureNamed(t *testing.T) {
+	trustTestVendor(t)
+	_, err := New(Options{LearningMode: true, SinkProtection: true, Logger: discard})
+	require.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2)
+	assert.True(t, strings.HasPrefix(lines[0], "contractguard: learning-mode is a paid feature: no licence key given"), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "contractguard: sink-protection is a paid feature: no licence key given"), lines[1])
+}
+
 // TestLicence_KeyWithoutPaidFeaturesIsChecked: a key given with no paid
 // feature on is checked, and a broken one is a warning, not an error; a
 // good one is in the metrics document, the key never is.

@@ -102,8 +102,14 @@ type Options struct {
 	// rate above 0 turns learning from traffic on by itself, while the
 	// contracts enforce. Paid tier, as LearningMode.
 	LearnSampleRate float64
-	// SinkProtection is a paid-tier feature, not yet available: New returns
-	// an error when it is set.
+	// SinkProtection keeps, for each request that passes its contracts,
+	// the request's input (body strings and member names, query, path
+	// parameters, headers, cookies) in its context, where the wrappers of
+	// the sink package find it and block a SQL query, a command, a file
+	// open or an outbound request whose structure the input changes
+	// (docs/sink-protection.md). With LearningMode, blocks are reported and
+	// the calls happen. Nothing is recorded, at no cost, when it is off. A
+	// paid-tier feature: LicenseKey must entitle sink-protection.
 	SinkProtection bool
 	// Metrics enables [Guard.MetricsHandler]; the counters run either way.
 	Metrics bool
@@ -138,16 +144,6 @@ type Options struct {
 
 func (o *Options) check() error {
 	var errs []error
-	for _, f := range []struct {
-		on   bool
-		name string
-	}{
-		{o.SinkProtection, "SinkProtection"},
-	} {
-		if f.on {
-			errs = append(errs, fmt.Errorf("contractguard: Options.%s: not available in this version", f.name))
-		}
-	}
 	if o.LearnSampleRate < 0 || o.LearnSampleRate > 1 {
 		errs = append(errs, errors.New("contractguard: Options.LearnSampleRate must be between 0 and 1"))
 	}

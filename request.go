@@ -13,6 +13,7 @@ import (
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/shape"
+	"github.com/contractguard/contractguard/internal/taint"
 )
 
 // stateKey is the context key of a request's *state.
@@ -41,6 +42,8 @@ type state struct {
 
 	user    any
 	hasUser bool
+
+	taint *taint.Request // the input, for sink protection; nil: off
 }
 
 // boundValue is the decoded request value of a typed contract: a pointer
@@ -58,8 +61,13 @@ type stateContext struct {
 }
 
 func (c *stateContext) Value(key any) any {
-	if _, ok := key.(stateKey); ok {
+	switch key.(type) {
+	case stateKey:
 		return c.st
+	case taint.ContextKey:
+		if c.st.taint != nil {
+			return c.st.taint
+		}
 	}
 	return c.Context.Value(key)
 }

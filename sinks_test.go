@@ -1,0 +1,86 @@
+package contractguard
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/taint"
+	"github.com/contractguard/contractguard/sink"
+)
+
+// sinkGuard is a guard with sink protection on, a licence for it, a
+// contract for /users/{id}, and its logs.
+func sinkGuard(t *testing.T, mod ...func(*Options)) (*Guard, *bytes.Buffer) {
+	t.Helper()
+	v := trustTestVendor(t)
+	var logs bytes.Buffer
+	o := Options{SinkProtection: true, LicenseKey: v.key(t), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Contracts: []Contract{{Endpoint: "/users/{id}", Method: "POST",
+			Schema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}}}
+	for _, m := range mod {
+		m(&o)
+	}
+	return mustNew(t, o), &logs
+}
+
+// TestSinks_InputReachesTheSinks: a request that passed carries its input
+// to the sink package: a query spliced from the body is blocked before it
+// runs, counted and logged with the route and the input's path, never its
+// value; the same query from a constant passes.
+func TestSinks_InputReachesTheSinks(t *testing.T) {
+	g, logs := sinkGuard(t)
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := Body(r)
+		name := b.(map[string]any)["name"].(string)
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE name = '"+name+"'", sink.SQLite))
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE name = 'ada'", sink.SQLite))
+	}))
+	send(h, "POST", "/users/7", `{"name":"x' OR '1'='1"}`)
+	send(h, "POST", "/users/7", `{"name":"O'Brien"}`)
+	require.Len(t, errs, 4)
+	assert.True(t, errors.Is(errs[0], sink.ErrBlocked), "%v", errs[0])
+	assert.NoError(t, errs[1])
+	assert.True(t, errors.Is(errs[2], sink.ErrBlocked), "a name with a quote spliced in breaks the literal: %v", errs[2])
+	assert.NoError(t, errs[3])
+	assert.EqualValues(t, 2, g.Stats().SinkBlocks["sql"])
+	assert.Contains(t, logs.String(), `msg="contractguard: sink protection blocked a call" sink=sql route="POST /users/{id}" input=body path=/name`)
+	assert.NotContains(t, logs.String(), "OR '1'")
+}
+
+// TestSinks_LearningModeReports: in learning mode a sink call the input
+// changes happens, and is reported.
+func TestSinks_LearningModeReports(t *testing.T) {
+	g, logs := sinkGuard(t, func(o *Options) { o.LearningMode = true })
+	var err error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err = sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE id = "+r.PathValue("id")+r.URL.Query().Get("q"), sink.SQLite)
+	}))
+	send(h, "POST", "/users/7?q=%20OR%201=1", `{}`)
+	assert.NoError(t, err, "report only")
+	assert.EqualValues(t, 1, g.Stats().SinkBlocks["sql"])
+	assert.Contains(t, logs.String(), "learning mode: sink protection would have blocked a call")
+}
+
+// TestSinks_OffRecordsNothing: with sink protection off, no input is in
+// the context, and a sink lets everything through.
+func TestSinks_OffRecordsNothing(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/users/{id}", Method: "POST"}}, Logger: discard})
+	var got *taint.Request
+	var err error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = taint.FromContext(r.Context())
+		err = sink.CheckSQL(r.Context(), "SELECT * FROM t WHERE a = '"+r.URL.Query().Get("q")+"'", sink.SQLite)
+	}))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/users/7?q="+strings.ReplaceAll("x' OR '1'='1", " ", "%20"), strings.NewReader("{}")))
+	assert.Nil(t, got)
+	assert.NoError(t, err)
+}
