@@ -1,6 +1,6 @@
 module github.com/contractguard/contractguard/examples
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/contractguard/contractguard v0.0.0-00010101000000-000000000000
@@ -8,12 +8,15 @@ require (
 	github.com/stretchr/testify v1.12.1
 )
 
+require github.com/prometheus/client_golang v1.25.0 // indirect
+
 require (
 	cel.dev/cel-go v0.33.2 // indirect
 	cel.dev/expr v0.25.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/contractguard/contractguard/prometheus v0.0.0-00010101000000-000000000000
 	github.com/corazawaf/libinjection-go v0.3.5 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3 // indirect
@@ -24,11 +27,13 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/exp v0.0.0-20240823005443-9b4947da3948 // indirect
-	golang.org/x/sys v0.21.0 // indirect
-	golang.org/x/text v0.22.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20240826202546-f6391c0de4c7 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240826202546-f6391c0de4c7 // indirect
-	google.golang.org/protobuf v1.36.10 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 replace github.com/contractguard/contractguard => ../
+
+replace github.com/contractguard/contractguard/prometheus => ../prometheus
