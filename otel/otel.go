@@ -82,16 +82,17 @@ var maxSeries = MaxSeries
 // overflowRoute is the http.route of the requests past MaxSeries.
 const overflowRoute = "_overflow"
 
-// The attribute keys of contractguard's own attributes.
+// The attribute keys of contractguard's own attributes (the HTTP ones are
+// semconv's http.request.method and http.route).
 const (
-	OutcomeKey         = attribute.Key("contractguard.outcome")
-	CodeKey            = attribute.Key("contractguard.code")
-	ReloadResultKey    = attribute.Key("contractguard.reload.result")
-	ScanClassKey       = attribute.Key("contractguard.scan.class")
-	SinkKey            = attribute.Key("contractguard.sink")
-	LicenseLicenseeKey = attribute.Key("contractguard.license.licensee")
-	LicenseKeyIDKey    = attribute.Key("contractguard.license.key_id")
-	LicenseFeaturesKey = attribute.Key("contractguard.license.features")
+	OutcomeKey         = attribute.Key("contractguard.outcome")          // passed, rejected, would_block, unmatched
+	CodeKey            = attribute.Key("contractguard.code")             // the violation's code: rejected and would_block only
+	ReloadResultKey    = attribute.Key("contractguard.reload.result")    // ok, failed
+	ScanClassKey       = attribute.Key("contractguard.scan.class")       // sql_injection, xss, …
+	SinkKey            = attribute.Key("contractguard.sink")             // sql, shell, file, http
+	LicenseLicenseeKey = attribute.Key("contractguard.license.licensee") // who the licence is for
+	LicenseKeyIDKey    = attribute.Key("contractguard.license.key_id")   // the vendor key that signed it
+	LicenseFeaturesKey = attribute.Key("contractguard.license.features") // the entitled features, sorted (a string slice)
 )
 
 // Option configures [Register].
