@@ -19,7 +19,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/contractguard/contractguard"
+	cgprometheus "github.com/contractguard/contractguard/prometheus"
 )
 
 // The codes of the errors the proxy itself answers with, in the guard's
@@ -110,12 +115,31 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 	p.handler = p.accessLog(h)
 
 	admin := http.NewServeMux()
-	admin.Handle("/metrics", g.MetricsHandler())
+	admin.Handle("/metrics", p.prometheus(opts.Metrics))
 	admin.Handle("/actuator/contractguard", g.MetricsHandler())
 	admin.HandleFunc("/healthz", p.healthz)
 	admin.HandleFunc("/readyz", p.readyz)
 	p.admin = admin
 	return p, nil
+}
+
+// prometheus is the admin listener's /metrics: the guard's metrics
+// (cgprometheus), the Go runtime's and the process's, in the Prometheus
+// exposition formats; 404 unless metrics.enabled, as the JSON document.
+func (p *proxy) prometheus(enabled bool) http.Handler {
+	if !enabled {
+		return http.NotFoundHandler()
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		cgprometheus.NewCollector(p.guard),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog: slog.NewLogLogger(p.log.Handler(), slog.LevelError),
+		Registry: reg, // promhttp_metric_handler_errors_total
+	})
 }
 
 // exchange is what the proxy knows of one request, in its context.

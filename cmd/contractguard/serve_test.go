@@ -271,7 +271,7 @@ func TestProxy_AdminOnly(t *testing.T) {
 
 	admin := httptest.NewServer(p.admin)
 	defer admin.Close()
-	res, err = http.Get(admin.URL + "/metrics")
+	res, err = http.Get(admin.URL + "/actuator/contractguard")
 	require.NoError(t, err)
 	b, _ = io.ReadAll(res.Body)
 	res.Body.Close()
@@ -287,6 +287,57 @@ func TestProxy_AdminOnly(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "not ready once stopping")
+}
+
+// TestProxy_Prometheus: the admin listener's /metrics is the Prometheus
+// exposition of the guard's metrics (by contract route, outcome and code),
+// the Go runtime's and the process's; 404 unless metrics.enabled, like the
+// JSON document.
+func TestProxy_Prometheus(t *testing.T) {
+	up, n := countingUpstream(t)
+	p, srv := testProxy(t, up.URL, nil)
+	for body, status := range map[string]int{`{"email":"ada@example.com"}`: 200, `{"email":"not-an-email"}`: 400, `{"email":"ada@example.com","name":"root"}`: 422} {
+		res, err := http.Post(srv.URL+"/api/users", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, status, res.StatusCode, body)
+	}
+	res, err := http.Get(srv.URL + "/static/app.js")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, int64(2), n.Load(), "the passed request and the unmatched one reached the upstream")
+
+	admin := httptest.NewServer(p.admin)
+	defer admin.Close()
+	res, err = http.Get(admin.URL + "/metrics")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, res.Header.Get("Content-Type"), "text/plain")
+	for _, line := range []string{
+		`contractguard_requests_total{code="",method="POST",outcome="passed",route="/api/users"} 1`,
+		`contractguard_requests_total{code="SCHEMA_INVALID",method="POST",outcome="rejected",route="/api/users"} 1`,
+		`contractguard_requests_total{code="INVARIANT_VIOLATED",method="POST",outcome="rejected",route="/api/users"} 1`,
+		`contractguard_requests_total{code="",method="GET",outcome="unmatched",route=""} 1`,
+		`contractguard_check_duration_seconds_count{method="POST",route="/api/users"} 3`,
+		`contractguard_contracts_loaded 5`,
+		`contractguard_reloads_total{result="failed"} 0`,
+	} {
+		assert.Contains(t, string(b), line+"\n")
+	}
+	assert.Contains(t, string(b), "\ngo_goroutines ", "the Go runtime's")
+	assert.Contains(t, string(b), "\nprocess_resident_memory_bytes ", "the process's")
+
+	p, _ = testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) { o.Metrics = false })
+	admin = httptest.NewServer(p.admin)
+	defer admin.Close()
+	for _, path := range []string{"/metrics", "/actuator/contractguard"} {
+		res, err = http.Get(admin.URL + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusNotFound, res.StatusCode, "metrics.enabled: false: "+path)
+	}
 }
 
 // TestProxy_PathSeenByUpstream: the upstream routes the path the guard

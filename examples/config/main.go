@@ -2,7 +2,9 @@
 // seed's Spring quick start is driven by its application.yaml: the guard's
 // settings come from contractguard.yaml, with ${NAME:default}
 // placeholders and CONTRACTGUARD_* environment variables over them, and
-// the contracts are reloaded when their files change.
+// the contracts are reloaded when their files change. With
+// metrics.enabled, the metrics document is at /actuator/contractguard and
+// Prometheus metrics at /metrics.
 //
 //	go run ./examples/config
 //	CONTRACTGUARD_VULNERABILITY_SCAN=false go run ./examples/config
@@ -21,7 +23,11 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/contractguard/contractguard"
+	cgprometheus "github.com/contractguard/contractguard/prometheus"
 )
 
 func main() {
@@ -93,6 +99,11 @@ func newServer(config string, logger *slog.Logger) (*contractguard.Guard, http.H
 	mux.HandleFunc("POST /api/orders", accept)
 	mux.HandleFunc("GET /api/orders/{orderId}", accept)
 	mux.Handle("GET /actuator/contractguard", g.MetricsHandler())
+	if opts.Metrics { // metrics.enabled
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(cgprometheus.NewCollector(g))
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	}
 	return g, g.Middleware(mux), nil
 }
 

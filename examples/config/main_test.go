@@ -62,6 +62,21 @@ func TestConfigExample(t *testing.T) {
 	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &m))
 	assert.Equal(t, 3.0, m["contracts_loaded"], "the quickstart's contracts (that the folder is read relative to the file, not the working directory, is TestLoadConfig_StartsAGuard's)")
 	assert.Equal(t, 3.0, m["requests_blocked"])
+
+	// The same, for Prometheus (metrics.enabled: true): the injection is
+	// a scan finding.
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	require.Equal(t, 200, w.Code)
+	for _, line := range []string{
+		`contractguard_requests_total{code="",method="POST",outcome="passed",route="/api/users"} 1`,
+		`contractguard_requests_total{code="VULNERABILITY_DETECTED",method="POST",outcome="rejected",route="/api/users"} 1`,
+		`contractguard_requests_total{code="PAYLOAD_TOO_LARGE",method="POST",outcome="rejected",route="/api/users"} 1`,
+		`contractguard_scan_findings_total{class="sql_injection"} 1`,
+		`contractguard_contracts_loaded 3`,
+	} {
+		assert.Contains(t, w.Body.String(), line+"\n")
+	}
 }
 
 // The environment wins over the file, as it does for the Spring starter.
@@ -82,6 +97,16 @@ func TestConfigExample_Environment(t *testing.T) {
 			assert.Equal(t, tc.status, status, body)
 		})
 	}
+	t.Run("CONTRACTGUARD_METRICS_ENABLED=false", func(t *testing.T) {
+		t.Setenv("CONTRACTGUARD_METRICS_ENABLED", "false")
+		_, h, err := newServer("contractguard.yaml", discard)
+		require.NoError(t, err)
+		for _, path := range []string{"/metrics", "/actuator/contractguard"} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+			assert.Equal(t, 404, w.Code, path)
+		}
+	})
 	t.Run("a bad value names the variable", func(t *testing.T) {
 		t.Setenv("CONTRACTGUARD_MAX_BODY_BYTES", "lots")
 		_, _, err := newServer("contractguard.yaml", discard)

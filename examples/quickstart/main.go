@@ -1,6 +1,6 @@
 // Command quickstart is the README's demo: a small JSON API behind a
-// contractguard Guard, with the contracts of ./contracts and the metrics
-// at /actuator/contractguard.
+// contractguard Guard, with the contracts of ./contracts, the metrics
+// document at /actuator/contractguard and Prometheus metrics at /metrics.
 //
 //	go run ./examples/quickstart            # listens on 127.0.0.1:8080
 //	go run ./examples/quickstart -addr :9000
@@ -13,7 +13,11 @@ import (
 	"log"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/contractguard/contractguard"
+	cgprometheus "github.com/contractguard/contractguard/prometheus"
 )
 
 //go:embed contracts
@@ -51,6 +55,11 @@ func newServer() (http.Handler, error) {
 	mux.HandleFunc("POST /api/orders", echo)
 	mux.HandleFunc("GET /api/orders/{orderId}", echo)
 	mux.Handle("GET /actuator/contractguard", g.MetricsHandler())
+	// Prometheus: the guard's collector on a registry of the application's
+	// (an application that has one already registers it there).
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cgprometheus.NewCollector(g))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	return g.Middleware(mux), nil
 }
 

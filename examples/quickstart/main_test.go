@@ -74,4 +74,23 @@ func TestQuickstart(t *testing.T) {
 	assert.Equal(t, float64(len(tests)), m["requests_validated"])
 	assert.Equal(t, 10.0, m["requests_blocked"])
 	assert.Equal(t, 3.0, m["contracts_loaded"])
+
+	// The same, for Prometheus: by route, outcome and code. (The document
+	// above and this scrape are requests no contract matches.)
+	status, body = do("GET", "/metrics", "")
+	require.Equal(t, 200, status)
+	for _, line := range []string{
+		`contractguard_requests_total{code="",method="POST",outcome="passed",route="/api/users"} 2`,
+		`contractguard_requests_total{code="SCHEMA_INVALID",method="POST",outcome="rejected",route="/api/users"} 3`,
+		`contractguard_requests_total{code="INVARIANT_VIOLATED",method="POST",outcome="rejected",route="/api/users"} 2`,
+		`contractguard_requests_total{code="MALFORMED_JSON",method="POST",outcome="rejected",route="/api/orders"} 1`,
+		`contractguard_requests_total{code="UNSUPPORTED_MEDIA_TYPE",method="POST",outcome="rejected",route="/api/orders"} 1`,
+		`contractguard_requests_total{code="INVARIANT_VIOLATED",method="GET",outcome="rejected",route="/api/orders/:orderId"} 1`,
+		`contractguard_requests_total{code="",method="GET",outcome="unmatched",route=""} 2`,
+		`contractguard_check_duration_seconds_count{method="POST",route="/api/users"} 7`,
+		`contractguard_contracts_loaded 3`,
+		`contractguard_scan_findings_total{class="sql_injection"} 0`,
+	} {
+		assert.Contains(t, body, line+"\n")
+	}
 }

@@ -246,7 +246,9 @@ func TestParseInto(t *testing.T) {
 	want, err := Parse(body, 64)
 	require.NoError(t, err)
 	assert.Equal(t, want.Any(), d.Any())
-	assert.Zero(t, testing.AllocsPerRun(100, func() { ParseInto(body, 64, &small) }))
+	if !raceDetector { // the parser comes from a sync.Pool, which the race detector empties at random
+		assert.Zero(t, testing.AllocsPerRun(100, func() { ParseInto(body, 64, &small) }))
+	}
 
 	big := []byte(`[` + strings.Repeat(`1,`, 40) + `1]`)
 	d, err = ParseInto(big, 64, &small)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cgotel_test
+
+const raceEnabled = false

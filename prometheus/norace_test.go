@@ -1,0 +1,5 @@
+//go:build !race
+
+package cgprometheus_test
+
+const raceEnabled = false
