@@ -93,6 +93,21 @@
 //   - [CodeNoContract], 403: Options.RequireContract is on and no
 //     contract matches.
 //
+// # Learning mode, sink protection, metrics
+//
+// A contract in mode learn (mode: learn, or every contract with
+// Options.LearningMode) is checked as in enforcement, but a request it
+// would reject reaches the handler and is reported instead
+// ([Guard.LearningReport], Options.OnObserve); with learning on, the
+// guard also learns contracts from the requests no contract matches
+// ([Guard.Learned]). With Options.SinkProtection, a passing request's input
+// travels in its context to the wrappers of the sink package, which block a
+// SQL query, command, file open or outbound request the input would
+// change. Both are paid features: Options.LicenseKey must entitle them, or
+// [New] says which and why. [Guard.Observe] and [Guard.Stats] feed the
+// Prometheus and OpenTelemetry exporters (modules of their own); metrics are
+// free.
+//
 // # Security
 //
 // The guard is meant to be the first handler in the chain; middleware that
