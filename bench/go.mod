@@ -1,6 +1,6 @@
 module github.com/contractguard/contractguard/bench
 
-go 1.26
+go 1.26.0
 
 replace github.com/contractguard/contractguard => ../
 
