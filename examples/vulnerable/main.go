@@ -40,7 +40,7 @@
 //	users  name, city, id, sort   SELECT … WHERE name = %q AND city = '…' AND id = … ORDER BY …
 //	greet  name, city             sh -c "printf 'Hello, %s from %s\n' \"NAME\" CITY"
 //	files  name, path             the file name below the files folder, or a path as given
-//	fetch  url, host              GET url, or GET http://host/status
+//	fetch  url, host              GET url, or GET http://host/status (given neither: Config.StatusURL)
 //
 // A blocked call is answered 403 {"error": "SINK_BLOCKED", "sink": …}.
 package main
@@ -58,6 +58,7 @@ import (
 	"io/fs"
 	"log"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -94,10 +95,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err) // a missing or insufficient licence key says so here
 	}
-	defer app.Close()
 	log.Printf("vulnerable: data in %s, listening on http://%s", *dir, *addr)
 	srv := &http.Server{Addr: *addr, Handler: app.Handler, ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.ListenAndServe())
+	err = srv.ListenAndServe()
+	app.Close()
+	log.Fatal(err)
 }
 
 // Config configures the application.
@@ -301,17 +303,12 @@ func (a *App) route(mux *http.ServeMux, res string, h handler, slots ...string) 
 		return v, ok
 	}))
 	mux.Handle("POST /"+res+"/keys", serve(func(r *http.Request, s string) (string, bool) {
-		set, _ := body(r)[s].(map[string]any)
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range set {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
-			return k, true
+		set, _ := body(r)[s].(map[string]any) // the contract allows one member
+		keys := slices.Sorted(maps.Keys(set))
+		if len(keys) == 0 {
+			return "", false
 		}
-		return "", false
+		return keys[0], true
 	}))
 	mux.Handle("GET /"+res+"/query", serve(func(r *http.Request, s string) (string, bool) {
 		q := r.URL.Query()
@@ -336,8 +333,8 @@ func (a *App) route(mux *http.ServeMux, res string, h handler, slots ...string) 
 	}))
 }
 
-// Error answers a failed call.
-type Error struct {
+// Failure answers a failed call.
+type Failure struct {
 	Error   string `json:"error"`          // SINK_BLOCKED, NOT_FOUND, BAD_GATEWAY or FAILED
 	Sink    string `json:"sink,omitempty"` // the sink that blocked the call
 	Message string `json:"message"`
@@ -349,15 +346,15 @@ func respond(w http.ResponseWriter, v any, err error) {
 	var fetchErr *fetchError
 	switch {
 	case errors.As(err, &blocked): // errors.Is(err, sink.ErrBlocked), with its details
-		status, v = http.StatusForbidden, Error{"SINK_BLOCKED", blocked.Sink, blocked.Error()}
+		status, v = http.StatusForbidden, Failure{"SINK_BLOCKED", blocked.Sink, blocked.Error()}
 	case errors.Is(err, fs.ErrNotExist):
-		status, v = http.StatusNotFound, Error{"NOT_FOUND", "", "no such file"}
+		status, v = http.StatusNotFound, Failure{"NOT_FOUND", "", "no such file"}
 	case errors.As(err, &fetchErr):
-		status, v = http.StatusBadGateway, Error{"BAD_GATEWAY", "", fetchErr.Error()}
+		status, v = http.StatusBadGateway, Failure{"BAD_GATEWAY", "", fetchErr.Error()}
 	case err != nil:
 		// Deliberately careless: the database's and the shell's errors go
 		// to the client, as in many an application that is attacked.
-		status, v = http.StatusInternalServerError, Error{"FAILED", "", err.Error()}
+		status, v = http.StatusInternalServerError, Failure{"FAILED", "", err.Error()}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
