@@ -82,8 +82,8 @@ var targets = []target{
 				`(SELECT 1)`,
 				`0 UNION SELECT id, password, api_key FROM secrets`,
 				`1 AND 0 UNION ALL SELECT 1, sqlite_version(), 3`,
-				`1; DROP TABLE users`,
-				`1; DELETE FROM users`,
+				`0; DROP TABLE users --`,
+				`1; DELETE FROM users --`,
 				`1 --`,
 				`id`, // WHERE id = id: one word, a column where a value was meant
 			},
