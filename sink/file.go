@@ -161,7 +161,7 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	abs := isAbsInput(v)
 	nul := strings.IndexByte(v, 0) >= 0
 	depth, climbs, seps := 0, false, 0
-	sensitive := ""
+	sensitive := false // the input names a sensitive file or directory
 	segments(v, func(seg string) bool {
 		seps++
 		switch seg {
@@ -171,16 +171,14 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			climbs = climbs || depth < 0
 		default:
 			depth++
-			if sensitive == "" && sensitiveName(seg) {
-				sensitive = seg
-			}
+			sensitive = sensitive || sensitiveName(seg)
 			if systemFileName(seg) {
 				seps++ // looked for: it may be the end of "/etc/" + input
 			}
 		}
 		return true
 	})
-	if !abs && !nul && !climbs && sensitive == "" && seps < 2 {
+	if !abs && !nul && !climbs && !sensitive && seps < 2 {
 		return "", true
 	}
 	at, ok := pc.fd.index(v, 0)
@@ -229,8 +227,24 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			return "climbs out of its directory with ..", true
 		}
 	}
-	if sensitive != "" && hasSegment(pc.clean, sensitive) && (at >= 0 || abs || climbs) {
-		return "reaches a sensitive file", true
+	// Not in the name as written but there once cleaned (filepath.Join
+	// cleans .ssh/../.env to .env): the input's doing all the same.
+	joined := false
+	if at < 0 {
+		cv := filepath.Clean(v)
+		joined = pc.clean == cv || strings.HasSuffix(pc.clean, string(filepath.Separator)+cv)
+	}
+	if sensitive && (at >= 0 || abs || climbs || joined) {
+		// Every sensitive name the input holds, not the first alone:
+		// .ssh/../.env names .ssh and reaches .env.
+		reaches := false
+		segments(v, func(seg string) bool {
+			reaches = sensitiveName(seg) && hasSegment(pc.clean, seg)
+			return !reaches
+		})
+		if reaches {
+			return "reaches a sensitive file", true
+		}
 	}
 	// A system file, or a path below a sensitive directory, that the input
 	// wrote part of.

@@ -76,6 +76,8 @@ var fileAttacks = []string{
 	"photos/.ssh/id_rsa",
 	"sub/.env.production",
 	"b.txt\x00.png",
+	".ssh/../.env", // found by the end-to-end test: a sensitive name beyond the first
+	".git/../.env",
 }
 
 var fileBenign = []string{
@@ -102,7 +104,8 @@ func attackIn(h fileHow, in string) bool {
 			return false // below uploads/: /uploads//etc/passwd is harmless
 		}
 	}
-	if h.name == "with extension" && (in == "b.txt\x00.png" || in == ".." || in == ".env" || in == "sub/.env.production") {
+	if h.name == "with extension" && (in == "b.txt\x00.png" || in == ".." || in == ".env" || in == "sub/.env.production" ||
+		in == ".ssh/../.env" || in == ".git/../.env") {
 		return false
 	}
 	if (in == ".." || in == "../") && (h.name == "filepath.Join" || h.name == "decoded by the app") {

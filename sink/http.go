@@ -170,6 +170,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	di := &dialInfo{r, in}
+	if r.ReportOnly {
+		// Nothing to stop: check (and report) now, as a request may go over
+		// a kept-alive connection that no dial would see, then send it as
+		// base would. A lookup that fails here is base's to meet.
+		t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0"))
+		return t.base.RoundTrip(req)
+	}
 	if t.checked == nil || viaProxy {
 		// No dial of ours: check now, and leave the dial to base.
 		if _, err := t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0")); err != nil {
@@ -303,7 +310,7 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 			host = host[:i] // an IPv6 zone, written %25 in a URL
 		}
 		if host != "" && !t.allowedHost(host) {
-			if in, ok := inputWithHost(r, host); ok {
+			if in, ok := inputWithHost(r, host, portOf(hop.URL)); ok {
 				return in, true
 			}
 		}
@@ -319,13 +326,20 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 // a host: after "//", "@" or "[" (or at the start), before ":", "/", "?",
 // "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). A host named in prose ("ask
 // localhost's admin") or inside a longer name (db in feedback, in
-// db.example) is not the input's doing.
-func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
+// db.example) is not the input's doing. The request's own Host header
+// counts only with the port too (port is the URL's, or its scheme's
+// default): the service calling a neighbour on its own host (a sidecar on
+// 127.0.0.1:9901 while it serves 127.0.0.1:8080) is not the client's
+// choice, while a URL built from the Host header is.
+func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 	var found taint.Input
 	ok := false
 	r.Inputs(func(in taint.Input) bool {
 		v := trimSpace(in.Value)
 		if len(v) < len(host) {
+			return true
+		}
+		if in.Source == taint.Header && in.Name == "Host" && !samePort(v, port) {
 			return true
 		}
 		f := finder{text: v}
@@ -345,6 +359,30 @@ func inputWithHost(r *taint.Request, host string) (taint.Input, bool) {
 		}
 	})
 	return found, ok
+}
+
+// portOf is u's port, or its scheme's default ("" for another scheme).
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	}
+	return ""
+}
+
+// samePort reports whether a Host header (host or host:port) names port:
+// without a port of its own, it is the default port of either scheme.
+func samePort(hostHeader, port string) bool {
+	_, p, err := net.SplitHostPort(hostHeader)
+	if err != nil { // no port
+		return port == "80" || port == "443" || port == ""
+	}
+	return p == port
 }
 
 // CheckURL checks a URL the application is about to fetch with a client

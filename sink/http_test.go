@@ -388,3 +388,41 @@ func TestParseHost(t *testing.T) {
 		assert.False(t, ok, in)
 	}
 }
+
+// TestCheckURL_HostHeaderNeedsThePort: the service calling a neighbour on
+// its own host (a sidecar) is not the client's choice; a URL built from
+// the Host header, port and all, is (found by the end-to-end test).
+func TestCheckURL_HostHeaderNeedsThePort(t *testing.T) {
+	for host, cases := range map[string]map[string]bool{
+		"127.0.0.1:8080": {"http://127.0.0.1:9901/ready": false, "http://127.0.0.1:8080/x": true},
+		"localhost:8080": {"http://localhost:9200/": false, "http://localhost:8080/": true},
+		"127.0.0.1":      {"http://127.0.0.1/": true, "https://127.0.0.1/": true, "http://127.0.0.1:9901/": false},
+	} {
+		ctx := taint.NewContext(context.Background(), &taint.Request{Host: host})
+		for u, blocked := range cases {
+			err := CheckURL(ctx, u)
+			assert.Equal(t, blocked, errors.Is(err, ErrBlocked), "Host %s, %s: %v", host, u, err)
+		}
+	}
+}
+
+// TestTransport_ReportOnlyEveryRequest: in learning mode every request to
+// an address input chose is reported, also over a kept-alive connection
+// (found by the end-to-end test: three requests gave one report).
+func TestTransport_ReportOnlyEveryRequest(t *testing.T) {
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
+	defer srv.Close()
+	r, rc := inputAt(t, taint.Query, srv.URL+"/internal")
+	r.ReportOnly = true
+	client := &http.Client{Transport: Transport(http.DefaultTransport.(*http.Transport).Clone())}
+	for range 3 {
+		req, err := http.NewRequestWithContext(ctxOf(r), "GET", srv.URL+"/internal", nil)
+		require.NoError(t, err)
+		res, err := client.Do(req)
+		require.NoError(t, err, "report only: the request goes")
+		res.Body.Close()
+	}
+	assert.Equal(t, 3, hits)
+	assert.Len(t, rc.all(), 3)
+}

@@ -30,6 +30,10 @@ func shC(shell, tmpl string) func(string) []string {
 }
 
 var shellAttacks = []cmdCase{
+	// One byte is a pattern the shell expands (found by the end-to-end test).
+	{"sh -c rm", shC("sh", "rm -f uploads/%s"), "*"},
+	{"sh -c rm", shC("sh", "rm -f uploads/%s"), "?"},
+	{"sh -c ls", shC("sh", "ls %s"), "~"},
 	{"sh -c echo", shC("sh", "echo %s"), "; id"},
 	{"sh -c echo", shC("sh", "echo %s"), "x && id"},
 	{"sh -c echo", shC("sh", "echo %s"), "x || id"},
@@ -97,6 +101,8 @@ var shellBenign = []cmdCase{
 	{"sh -c echo", shC("sh", "echo %s"), "a-b_c.d:e/f,g+h%i=j"},
 	{"sh -c 'quoted'", shC("sh", "echo '%s'"), "hello world; $(not run) `nor this`"},
 	{"sh -c 'quoted'", shC("sh", "echo '%s'"), "my file.txt"},
+	{"sh -c 'quoted'", shC("sh", "echo 'uploads/%s'"), "*"},
+	{"argv", func(in string) []string { return []string{"echo", "uploads/" + in} }, "*"},
 	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "it's a fine day!"},
 	{`sh -c "quoted"`, shC("sh", `echo "%s"`), "semi; colons & pipes | are text"},
 	{"sh -c arg", shC("sh", "printf '%%s\\n' %s"), "plain"},

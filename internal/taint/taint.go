@@ -225,7 +225,12 @@ func looksJSON(b []byte) bool {
 // into queries, logs and URLs. The Cookie header is given cookie by cookie
 // instead of as one line. Values are yielded as they are, not trimmed or
 // decoded further.
-func (r *Request) Inputs(yield func(Input) bool) {
+func (r *Request) Inputs(yield func(Input) bool) { r.InputsFrom(MinInputLen, yield) }
+
+// InputsFrom is Inputs with inputs from minLen bytes long (at least 1):
+// for a sink to which a single byte can do harm (a shell glob).
+func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
+	MinInputLen := max(minLen, 1) // shadows the constant: every check below uses the caller's
 	r.prepare()
 	doc := r.doc()
 	if doc != nil {
