@@ -91,8 +91,9 @@ type Program struct {
 // cost model, compiled once, estimates the cost (cel-go compiles a model
 // afresh for every environment, which made estimating the first
 // expression of each contract the largest part of loading it; the model is
-// the base's, as no contract adds a function).
-func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
+// the base's, as no contract adds a function). vars: the variables of a
+// struct-tag rule, for the native path; nil for contracts.
+func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
@@ -126,7 +127,7 @@ func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes co
 	if p.tracked {
 		budget = costLimit
 	}
-	p.nat = translate(ast.NativeRep(), budget)
+	p.nat = translate(ast.NativeRep(), budget, vars)
 	return p, nil
 }
 

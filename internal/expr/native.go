@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"reflect"
 	"regexp"
 	"slices"
 
@@ -97,6 +98,9 @@ const (
 	opMatches       // a.matches(re)
 	opAll           // a.all(slot, b)
 	opExists        // a.exists(slot, b)
+	opData          // data.f: field
+	opDataHas       // has(data.f): field
+	opSelf          // self: selfT, to
 )
 
 // nnode is a node of a native program.
@@ -115,6 +119,8 @@ type nnode struct {
 	set     *constSet
 	list    []val // opInList
 	re      *regexp.Regexp
+	field   *goField     // opData, opDataHas
+	selfT   reflect.Type // opSelf
 }
 
 // constSet is a constant list of primitives as cel-go's set-membership
@@ -178,9 +184,10 @@ func (s *constSet) add(v val) {
 }
 
 // translate returns the native program of a checked expression, or nil
-// when a node is outside the subset. budget: see native.
-func translate(a *celast.AST, budget uint64) *native {
-	t := translator{ast: a}
+// when a node is outside the subset. budget: see native. vars: the
+// variables of struct-tag rules, nil for contracts.
+func translate(a *celast.AST, budget uint64, vars *typedVars) *native {
+	t := translator{ast: a, vars: vars}
 	root, ok := t.node(a.Expr())
 	if !ok || !assignRegs(root, 0) {
 		return nil
@@ -203,6 +210,7 @@ func assignRegs(n *nnode, r int) bool {
 
 type translator struct {
 	ast   *celast.AST
+	vars  *typedVars
 	scope []string // iteration variables, outermost first; the index is the slot
 }
 
@@ -216,15 +224,17 @@ func (t *translator) iterSlot(name string) (int, bool) {
 	return 0, false
 }
 
-// isRequest reports the variable request (not an iteration variable of
-// that name).
-func (t *translator) isRequest(e celast.Expr) bool {
-	if e.Kind() != celast.IdentKind || e.AsIdent() != "request" {
+// isVar reports the variable name (not an iteration variable of that
+// name).
+func (t *translator) isVar(e celast.Expr, name string) bool {
+	if e.Kind() != celast.IdentKind || e.AsIdent() != name {
 		return false
 	}
-	_, shadowed := t.iterSlot("request")
+	_, shadowed := t.iterSlot(name)
 	return !shadowed
 }
+
+func (t *translator) isRequest(e celast.Expr) bool { return t.isVar(e, "request") }
 
 // requestPart is the bit of request.params, .query or .headers.
 func (t *translator) requestPart(e celast.Expr) (uint8, bool) {
@@ -250,6 +260,10 @@ func (t *translator) node(e celast.Expr) (*nnode, bool) {
 	case celast.IdentKind:
 		if slot, ok := t.iterSlot(e.AsIdent()); ok {
 			return &nnode{op: opIter, slot: slot}, true
+		}
+		if t.vars != nil && e.AsIdent() == "self" {
+			st, to, ok := t.vars.selfType()
+			return &nnode{op: opSelf, selfT: st, to: to}, ok
 		}
 		return nil, false
 	case celast.SelectKind:
@@ -296,6 +310,16 @@ func (t *translator) sel(e celast.Expr) (*nnode, bool) {
 			return &nnode{op: opPath}, true
 		}
 		return nil, false // params, query, headers as a whole: not in the subset
+	}
+	if t.vars != nil && t.isVar(s.Operand(), "data") {
+		gf := t.vars.field(field)
+		switch {
+		case gf == nil:
+			return nil, false
+		case s.IsTestOnly():
+			return &nnode{op: opDataHas, field: gf}, true
+		}
+		return &nnode{op: opData, field: gf}, gf.index != nil
 	}
 	if part, ok := t.requestPart(s.Operand()); ok {
 		if s.IsTestOnly() {
@@ -435,13 +459,20 @@ func (t *translator) call(e celast.Expr) (*nnode, bool) {
 	return nil, false
 }
 
-// index is a[k]: with a constant int or string k, or a k evaluated at
-// run time.
+// index is a[k]: with a constant int or string k, or another k (a
+// constant of another kind, or one evaluated at run time).
 func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 	if len(args) != 2 {
 		return nil, false
 	}
-	if args[1].Kind() != celast.LiteralKind {
+	isNameOrInt := false
+	if args[1].Kind() == celast.LiteralKind {
+		switch args[1].AsLiteral().(type) {
+		case types.String, types.Int:
+			isNameOrInt = true
+		}
+	}
+	if !isNameOrInt {
 		if _, ok := t.requestPart(args[0]); ok || t.isRequest(args[0]) {
 			return nil, false
 		}

@@ -2,13 +2,16 @@ package expr
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -464,13 +467,37 @@ func TestNative_RepositoryContracts(t *testing.T) {
 	assert.Greater(t, native, 25)
 }
 
-// exprGen writes a random expression of the subset (and a little beyond)
-// from the bytes of a fuzz input.
+// exprGen writes a random expression of the subset from the bytes of a
+// fuzz input, by the type it wants at each place (so that most
+// expressions type-check): bool, number, string, or dyn (a value of the
+// request, whose kind only the body tells).
 type exprGen struct {
 	data  []byte
 	vars  []string
 	depth int
+	typed bool // data and self (of NativeRecord, field f64) besides request.body
 }
+
+type genType int
+
+const (
+	gBool genType = iota
+	gNum
+	gStr
+	gDyn
+)
+
+var (
+	genNames  = []string{"a", "b", "x", "y"}
+	genFields = []string{"i", "i32", "i64", "u", "u64", "f32", "f64", "s", "b", "cur", "depth", "inline", "ptr", "list"} // of NativeRecord
+	genNums   = []string{"0", "1", "-1", "2", "1.0", "0.5", "-0.0", "1e308", "1u", "0u", "18446744073709551615u",
+		"9223372036854775807", "-9223372036854775808", "9223372036854775807.0", "9007199254740993"}
+	genStrs    = []string{"'a'", "''", "'b'", "'ab'", "'1'", "'é'"}
+	genLits    = append(append(append([]string{}, genNums...), genStrs...), "true", "false", "null")
+	genRelOps  = []string{"==", "!=", "<", "<=", ">", ">="}
+	genArithOp = []string{"+", "-", "*", "/", "%"}
+	genRegexps = []string{"^a", "b$", "^[0-9]+$", "", "a+"}
+)
 
 func (g *exprGen) pick(n int) int {
 	if len(g.data) == 0 {
@@ -481,63 +508,139 @@ func (g *exprGen) pick(n int) int {
 	return int(b) % n
 }
 
-var (
-	genNames    = []string{"a", "b", "x", "y"}
-	genLiterals = []string{"0", "1", "-1", "2", "1.0", "0.5", "-0.0", "1e308", "1u", "0u", "18446744073709551615u",
-		"9223372036854775807", "-9223372036854775808", "9223372036854775807.0", "'a'", "''", "'b'", "true", "false", "null"}
-	genBinary = []string{"==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "&&", "||", "in"}
-)
+func (g *exprGen) from(list []string) string { return list[g.pick(len(list))] }
 
-func (g *exprGen) expr() string {
-	if g.depth > 6 || len(g.data) == 0 {
-		return g.leaf()
+// top is the whole expression, a bool.
+func (g *exprGen) top() string { return g.gen(gBool) }
+
+func (g *exprGen) gen(t genType) string {
+	if g.depth > 5 || len(g.data) == 0 {
+		return g.leaf(t)
 	}
 	g.depth++
 	defer func() { g.depth-- }()
-	switch g.pick(16) {
-	case 0, 1, 2, 3:
-		return "(" + g.expr() + " " + genBinary[g.pick(len(genBinary))] + " " + g.expr() + ")"
-	case 4:
-		return "!" + g.expr()
-	case 5:
-		return "-" + g.expr()
-	case 6:
-		return "(" + g.expr() + " ? " + g.expr() + " : " + g.expr() + ")"
-	case 7:
-		return []string{"int", "uint", "double", "size"}[g.pick(4)] + "(" + g.expr() + ")"
-	case 8:
-		return "has(" + g.path() + "." + genNames[g.pick(len(genNames))] + ")"
-	case 9:
-		var elems []string
-		for range g.pick(4) {
-			elems = append(elems, genLiterals[g.pick(len(genLiterals))])
+	switch t {
+	case gBool:
+		switch g.pick(14) {
+		case 0, 1, 2:
+			l, r := g.operands()
+			return "(" + l + " " + g.from(genRelOps) + " " + r + ")"
+		case 3:
+			return "(" + g.gen(gBool) + " && " + g.gen(gBool) + ")"
+		case 4:
+			return "(" + g.gen(gBool) + " || " + g.gen(gBool) + ")"
+		case 5:
+			return "!" + g.gen(gBool)
+		case 6:
+			if g.typed && g.pick(2) == 0 {
+				return "has(data." + g.from(genFields) + ")"
+			}
+			return "has(" + g.path() + "." + g.from(genNames) + ")"
+		case 7:
+			var elems []string
+			for range g.pick(4) {
+				elems = append(elems, g.from(genLits))
+			}
+			return "(" + g.gen(gDyn) + " in [" + strings.Join(elems, ", ") + "])"
+		case 8:
+			return "(" + g.gen(g.anyType()) + " in " + g.path() + ")"
+		case 9:
+			v := []string{"e", "f", "g", "h"}[len(g.vars)%4]
+			rng := g.path()
+			g.vars = append(g.vars, v)
+			body := g.gen(gBool)
+			g.vars = g.vars[:len(g.vars)-1]
+			return rng + "." + []string{"all", "exists"}[g.pick(2)] + "(" + v + ", " + body + ")"
+		case 10:
+			return g.gen(g.strOrDyn()) + "." + g.from([]string{"startsWith", "endsWith", "contains"}) + "(" + g.gen(g.strOrDyn()) + ")"
+		case 11:
+			return g.gen(g.strOrDyn()) + ".matches('" + g.from(genRegexps) + "')"
+		case 12:
+			return "(" + g.gen(gBool) + " ? " + g.gen(gBool) + " : " + g.gen(gBool) + ")"
 		}
-		return g.expr() + " in [" + strings.Join(elems, ", ") + "]"
-	case 10:
-		v := []string{"e", "f", "g"}[len(g.vars)%3]
-		rng := g.path()
-		g.vars = append(g.vars, v)
-		body := g.expr()
-		g.vars = g.vars[:len(g.vars)-1]
-		return rng + "." + []string{"all", "exists"}[g.pick(2)] + "(" + v + ", " + body + ")"
-	case 11:
-		return g.expr() + "." + []string{"startsWith", "endsWith", "contains"}[g.pick(3)] + "(" + g.expr() + ")"
-	case 12:
-		return g.expr() + ".matches('" + []string{"^a", "b$", "^[0-9]+$", ""}[g.pick(4)] + "')"
+		return g.gen(gDyn)
+	case gNum:
+		switch g.pick(8) {
+		case 0, 1:
+			return "(" + g.gen(gNum) + " " + g.from(genArithOp) + " " + g.gen(gNum) + ")"
+		case 2:
+			return "-" + g.gen(gNum)
+		case 3:
+			return g.from([]string{"int", "uint", "double"}) + "(" + g.gen(g.anyType()) + ")"
+		case 4:
+			return "size(" + g.gen(g.strOrDyn()) + ")"
+		case 5:
+			return "(" + g.gen(gBool) + " ? " + g.gen(gNum) + " : " + g.gen(gNum) + ")"
+		}
+		return g.gen(gDyn)
+	case gStr:
+		if g.pick(3) == 0 {
+			return "(" + g.gen(gBool) + " ? " + g.gen(gStr) + " : " + g.gen(gStr) + ")"
+		}
+		return g.leaf(gStr)
 	}
-	return g.leaf()
-}
-
-func (g *exprGen) leaf() string {
-	if g.pick(2) == 0 {
-		return genLiterals[g.pick(len(genLiterals))]
+	if g.pick(4) == 0 {
+		return g.path() + "[" + g.gen(g.anyType()) + "]"
 	}
 	return g.path()
 }
 
-// path is request.body or an iteration variable, and up to three
-// selections or indexes below it.
+// operands are two operands of a comparison: dyn against anything, or
+// two of one type.
+func (g *exprGen) operands() (string, string) {
+	switch g.pick(4) {
+	case 0:
+		return g.gen(gDyn), g.gen(g.anyType())
+	case 1:
+		return g.gen(g.anyType()), g.gen(gDyn)
+	case 2:
+		return g.gen(gNum), g.gen(gNum)
+	}
+	return g.gen(gStr), g.gen(gStr)
+}
+
+func (g *exprGen) anyType() genType { return genType(g.pick(4)) }
+
+func (g *exprGen) strOrDyn() genType {
+	if g.pick(2) == 0 {
+		return gStr
+	}
+	return gDyn
+}
+
+func (g *exprGen) leaf(t genType) string {
+	switch t {
+	case gBool:
+		if g.pick(3) == 0 {
+			return g.from([]string{"true", "false"})
+		}
+	case gNum:
+		if g.pick(2) == 0 {
+			return g.from(genNums)
+		}
+	case gStr:
+		if g.pick(2) == 0 {
+			return g.from(genStrs)
+		}
+	default:
+		if g.pick(4) == 0 {
+			return g.from(genLits)
+		}
+	}
+	return g.path()
+}
+
+// path is request.body, an iteration variable, or data's field or self,
+// and up to three selections or indexes below it.
 func (g *exprGen) path() string {
+	if g.typed {
+		switch g.pick(4) {
+		case 0:
+			return "data." + genFields[g.pick(len(genFields)-2)] // the scalars
+		case 1:
+			return "self"
+		}
+	}
 	p := "request.body"
 	if len(g.vars) > 0 && g.pick(2) == 0 {
 		p = g.vars[g.pick(len(g.vars))]
@@ -547,12 +650,41 @@ func (g *exprGen) path() string {
 		case 0:
 			p += "[" + strconv.Itoa(g.pick(3)) + "]"
 		case 1:
-			p += "['" + genNames[g.pick(len(genNames))] + "']"
+			p += "['" + g.from(genNames) + "']"
 		default:
-			p += "." + genNames[g.pick(len(genNames))]
+			p += "." + g.from(genNames)
 		}
 	}
 	return p
+}
+
+// body writes a JSON value: an object of the generator's names and
+// NativeRecord's fields, with values of every kind (the table test's
+// operands) and nested objects and arrays.
+func (g *exprGen) body(depth int) string {
+	switch c := g.pick(8); {
+	case depth < 3 && (c < 3 || depth == 0):
+		var members []string
+		seen := map[string]bool{}
+		for range g.pick(5) {
+			name := g.from(genNames)
+			if g.pick(2) == 0 {
+				name = g.from(genFields)
+			}
+			if !seen[name] {
+				seen[name] = true
+				members = append(members, strconv.Quote(name)+":"+g.body(depth+1))
+			}
+		}
+		return "{" + strings.Join(members, ",") + "}"
+	case depth < 3 && c < 5:
+		var elems []string
+		for range g.pick(4) {
+			elems = append(elems, g.body(depth+1))
+		}
+		return "[" + strings.Join(elems, ",") + "]"
+	}
+	return g.from(operands)
 }
 
 // genShape is a random shape of numbers for the names the generator
@@ -581,15 +713,25 @@ func genShape(seed uint64) *shape.Numbers {
 
 // FuzzNativeVsCEL compiles random expressions both ways and evaluates
 // them on random bodies under random shapes: the same verdict, true,
-// false or error, every time the native path does not hand over.
+// false or error, every time the native path does not hand over. The
+// same input also makes a struct-tag rule over data and self, evaluated
+// on the body decoded into NativeRecord.
 func FuzzNativeVsCEL(f *testing.F) {
-	env := nativeEnv(f)
+	// A cost limit, as the guard has: nested comprehensions over a large
+	// body would otherwise run for ever, and the native budget is tested.
+	env, err := NewEnv(Config{CostLimit: 200_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 16})
+	require.NoError(f, err)
+	rt := reflect.TypeFor[NativeRecord]()
+	te, err := env.ForType(rt, nil)
+	require.NoError(f, err)
 	seeds := []struct{ expr, body string }{
 		{"\x00\x07\x02\x01\x03", `{"a":1,"b":2.5}`},
 		{"\x0a\x01\x00\x02\x00\x03\x01\x02", `{"a":[{"a":1},{"b":[1,2]}],"x":{"y":"a"}}`},
 		{"\x09\x03\x01\x00\x05\x0c\x0f", `{"x":9223372036854775807,"y":-0.0,"a":1e400}`},
 		{"\x06\x08\x00\x01\x04\x0b\x02\x06", `{"a":"abc","b":null,"x":[true,false],"y":{}}`},
 		{"\x00\x0d\x0e\x01\x03\x02\x07\x09", `{"a":18446744073709551615,"b":1.0,"x":"1","y":[[1]]}`},
+		{"\x00\x00\x00\x06\x01\x0b\x00\x02\x00\x06", `{"i":3,"f64":12.5,"s":"USD","u64":18446744073709551615,"b":true,"depth":2}`},
+		{"\x03\x02\x00\x08\x00\x03\x09\x01\x00\x07", `{"i32":-7,"f32":1e38,"cur":"EUR","inline":"","i64":-9223372036854775808}`},
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s.expr), []byte(s.body), uint64(i)*7919)
@@ -599,10 +741,12 @@ func FuzzNativeVsCEL(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, exprBytes, body []byte, shapeSeed uint64) {
 		g := &exprGen{data: exprBytes}
-		src := g.expr()
+		src := g.top()
 		d, err := jsonbody.Parse(body, 16)
-		if err != nil {
-			return
+		if err != nil { // not JSON: the bytes choose a body
+			body = []byte((&exprGen{data: body}).body(0))
+			d, err = jsonbody.Parse(body, 16)
+			require.NoError(t, err, "%s", body)
 		}
 		p, err := env.Compile(src)
 		if err != nil || p.nat == nil {
@@ -613,30 +757,57 @@ func FuzzNativeVsCEL(f *testing.F) {
 		if !bailed && nat != cel {
 			t.Fatalf("%s on %s (shape seed %d): native %s, cel-go %s", src, body, shapeSeed, nat, cel)
 		}
+
+		// The same bytes as a struct-tag rule on NativeRecord, the body
+		// decoded into it.
+		tg := &exprGen{data: exprBytes, typed: true}
+		tsrc := tg.top()
+		tp, err := te.Rule(rt, "f64", tsrc)
+		if err != nil || tp.nat == nil {
+			return
+		}
+		var rec NativeRecord
+		_ = json.Unmarshal(body, &rec) // what does not fit stays zero
+		nat, cel, bailed = both(tp, func() *Activation { return &Activation{Body: d, Shape: s, Data: &rec, Self: rec.F64} })
+		if !bailed && nat != cel {
+			t.Fatalf("%s on %+v: native %s, cel-go %s", tsrc, rec, nat, cel)
+		}
 	})
 }
 
-// TestExprGen: the generator reaches the native path for most inputs.
+// TestExprGen: the generator reaches the native path for most inputs,
+// on the body and on data and self.
 func TestExprGen(t *testing.T) {
 	env := nativeEnv(t)
-	compiled, native := 0, 0
-	for i := range 2000 {
-		var b [32]byte
-		for j := range 4 {
-			binary.LittleEndian.PutUint64(b[8*j:], uint64(i+1)*0x9e3779b97f4a7c15*uint64(j+1))
+	rt := reflect.TypeFor[NativeRecord]()
+	te, err := env.ForType(rt, nil)
+	require.NoError(t, err)
+	for _, typed := range []bool{false, true} {
+		compiled, native := 0, 0
+		for i := range 2000 {
+			var b [32]byte
+			for j := range 4 {
+				binary.LittleEndian.PutUint64(b[8*j:], uint64(i+1)*0x9e3779b97f4a7c15*uint64(j+1))
+			}
+			src := (&exprGen{data: b[:], typed: typed}).top()
+			var p *Program
+			if typed {
+				p, err = te.Rule(rt, "f64", src)
+			} else {
+				p, err = env.Compile(src)
+			}
+			if err != nil {
+				continue
+			}
+			compiled++
+			if p.Native() {
+				native++
+			}
 		}
-		p, err := env.Compile((&exprGen{data: b[:]}).expr())
-		if err != nil {
-			continue
-		}
-		compiled++
-		if p.Native() {
-			native++
-		}
+		t.Logf("typed %v: %d of 2000 generated expressions compile, %d of them native", typed, compiled, native)
+		assert.Greater(t, compiled, 300)
+		assert.Equal(t, compiled, native, "the grammar stays in the subset")
 	}
-	t.Logf("%d of 2000 generated expressions compile, %d of them native", compiled, native)
-	assert.Greater(t, compiled, 400)
-	assert.Equal(t, compiled, native, "the grammar stays in the subset")
 }
 
 // benchRules are the invariants of the bench module's contracts
@@ -689,6 +860,184 @@ func BenchmarkEval_BenchRules(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					*a = Activation{Body: body, Shape: s.Numbers()}
+					for _, p := range progs {
+						eval := p.Eval
+						if path == "cel-go" {
+							eval = p.evalCEL
+						}
+						if ok, err := eval(a); !ok || err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+type nativeInner struct {
+	Depth  int    `json:"depth"`
+	Inline string `json:"inline"`
+}
+
+type NativeCurrency string
+
+type nativeRecord struct {
+	nativeInner
+	Ptr      *nativeInner      `json:"ptr"`
+	I        int               `json:"i"`
+	I32      int32             `json:"i32"`
+	I64      int64             `json:"i64,omitempty"`
+	U        uint              `json:"u"`
+	U32      uint32            `json:"u32"`
+	U64      uint64            `json:"u64"`
+	F32      float32           `json:"f32"`
+	F64      float64           `json:"f64"`
+	S        string            `json:"s"`
+	B        bool              `json:"b"`
+	Cur      NativeCurrency    `json:"cur"`
+	Untagged int               // CEL name: Untagged
+	Hidden   int               `json:"-"`
+	Wait     time.Duration     `json:"wait"`
+	At       time.Time         `json:"at"`
+	List     []int             `json:"list"`
+	Map      map[string]string `json:"map"`
+}
+
+// NativeRecord is nativeRecord under a name CEL can refer to.
+type NativeRecord nativeRecord
+
+// TestNativeMatchesCEL_Typed_Data evaluates struct-tag rules on data and
+// self natively and with cel-go.
+func TestNativeMatchesCEL_Typed_Data(t *testing.T) {
+	env := nativeEnv(t)
+	rt := reflect.TypeFor[NativeRecord]()
+	te, err := env.ForType(rt, nil)
+	require.NoError(t, err)
+	values := []NativeRecord{
+		{},
+		{I: 1, I32: -2, I64: math.MaxInt64, U: 3, U32: 4, U64: math.MaxUint64, F32: 1.5, F64: -0.0, S: "a", B: true, Cur: "EUR",
+			Untagged: 9, Hidden: 1, Wait: time.Second, At: time.Unix(1, 0), List: []int{1}, Map: map[string]string{"k": "v"},
+			Ptr: &nativeInner{Depth: 1}, nativeInner: nativeInner{Depth: 2, Inline: "x"}},
+		{I: math.MinInt64, I64: -1, F32: float32(math.Inf(1)), F64: 1e300, S: "USD", Cur: "USD", U64: 1 << 63},
+		{F64: math.NaN(), F32: float32(math.NaN()), I: 100, S: "é"},
+	}
+	rules := []struct {
+		field, src string
+		native     bool
+	}{
+		{"", "data.i <= 100", true},
+		{"", "double(data.i) * data.f64 <= 10000.0", true},
+		{"", "data.s != 'USD' || data.f64 >= 1.0", true},
+		{"", "data.i32 < data.i64 && data.u < data.u64", true},
+		{"", "data.u32 == 4u && data.f32 > 1.0", true},
+		{"", "data.i < data.f64 || data.u64 > data.i64", true},
+		{"", "data.b && data.s.startsWith('a')", true},
+		{"", "data.cur == 'EUR'", true},
+		{"", "data.Untagged == 9", true},
+		{"", "data.depth == 2 && data.inline == 'x'", true},
+		{"", "has(data.s) && !has(data.i64)", true},
+		{"", "has(data.ptr) || has(data.list) || has(data.map) || has(data.at) || has(data.wait)", true},
+		{"", "has(data.f64) && has(data.f32) && has(data.depth)", true},
+		{"", "data.s == '' || data.i > 0", true},
+		{"", "data.f64 == data.f64", true}, // NaN
+		{"", "data.wait > duration('0s')", false},
+		{"", "data.ptr.depth == 1", false},
+		{"", "size(data.list) == 1", false},
+		{"", "data.map.k == 'v'", false},
+		{"i", "self <= 100", true},
+		{"i32", "self < 0", true},
+		{"u64", "self > 1u", true},
+		{"f32", "self > 1.0", true},
+		{"f64", "self == 0.0 && data.i == 1", true},
+		{"s", "self.size() > 0", true},
+		{"b", "self", true},
+		{"cur", "self == 'EUR'", false}, // a named type
+		{"list", "size(self) == 1", false},
+	}
+	for _, r := range rules {
+		p, err := te.Rule(rt, r.field, r.src)
+		require.NoError(t, err, r.src)
+		require.Equal(t, r.native, p.Native(), r.src)
+		if !r.native {
+			continue
+		}
+		for i := range values {
+			v := &values[i]
+			var self any
+			if r.field != "" {
+				for _, sf := range reflect.VisibleFields(rt) {
+					if strings.Split(sf.Tag.Get("json"), ",")[0] == r.field {
+						self = reflect.ValueOf(v).Elem().FieldByIndex(sf.Index).Interface()
+					}
+				}
+			}
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Data: v, Self: self} })
+			require.False(t, bailed, r.src)
+			assert.Equal(t, cel, nat, "%s on value %d", r.src, i)
+		}
+		// data of another type, or none: cel-go decides.
+		_, _, done := p.nat.eval(&Activation{Data: &nativeInner{}, Self: struct{}{}})
+		assert.False(t, done, r.src)
+	}
+}
+
+// BenchLine and BenchOrder are the bench module's typed bodies (its
+// data_test.go), with their struct-tag rules below.
+type BenchLine struct {
+	SKU       string  `json:"sku"`
+	Quantity  int     `json:"quantity"`
+	UnitPrice float64 `json:"unitPrice"`
+	Currency  string  `json:"currency"`
+	Email     string  `json:"email"`
+}
+
+type BenchItem struct {
+	SKU       string  `json:"sku"`
+	Quantity  int     `json:"quantity"`
+	UnitPrice float64 `json:"unitPrice"`
+}
+
+type BenchOrder struct {
+	Items      []BenchItem `json:"items"`
+	Total      float64     `json:"total"`
+	CouponCode string      `json:"couponCode,omitempty"`
+}
+
+// BenchmarkEval_TypedRules evaluates the bench's struct-tag rules,
+// natively and with cel-go.
+func BenchmarkEval_TypedRules(b *testing.B) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20})
+	require.NoError(b, err)
+	for _, r := range []struct {
+		name   string
+		data   any
+		rules  []string
+		native []bool
+	}{
+		{"small", &BenchLine{"SKU-1", 3, 12.5, "EUR", "ada@example.com"}, []string{
+			"data.quantity <= 100", "double(data.quantity) * data.unitPrice <= 10000.0", "data.currency != 'USD' || data.unitPrice >= 1.0",
+		}, []bool{true, true, true}},
+		{"order", &BenchOrder{Items: []BenchItem{{"A", 2, 10}, {"B", 1, 3.5}}, Total: 123.5, CouponCode: "SAVE"}, []string{
+			"data.items.all(i, i.quantity <= 100)", "data.total <= 10000", "data.couponCode == '' || data.total >= 20",
+		}, []bool{false, true, true}},
+	} {
+		rt := reflect.TypeOf(r.data).Elem()
+		te, err := env.ForType(rt, nil)
+		require.NoError(b, err)
+		var progs []*Program
+		for i, e := range r.rules {
+			p, err := te.Rule(rt, "", e)
+			require.NoError(b, err)
+			require.Equal(b, r.native[i], p.Native(), e)
+			progs = append(progs, p)
+		}
+		for _, path := range []string{"native", "cel-go"} {
+			b.Run(r.name+"/"+path, func(b *testing.B) {
+				a := &Activation{}
+				b.ReportAllocs()
+				for b.Loop() {
+					*a = Activation{Data: r.data}
 					for _, p := range progs {
 						eval := p.Eval
 						if path == "cel-go" {

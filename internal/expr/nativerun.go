@@ -121,8 +121,31 @@ func (f *frame) eval(n *nnode) val {
 		return f.unary(n)
 	case opAll, opExists:
 		return f.comprehension(n)
+	case opData, opDataHas, opSelf:
+		return f.typed(n)
 	}
 	return f.binary(n)
+}
+
+// typed reads data and self; what it cannot read makes cel-go decide.
+//
+//go:noinline
+func (f *frame) typed(n *nnode) val {
+	f.charge(2)
+	var v val
+	var ok bool
+	switch n.op {
+	case opData:
+		v, ok = f.dataField(n.field)
+	case opDataHas:
+		v, ok = f.dataHas(n.field)
+	default:
+		v, ok = f.selfVal(n.selfT, n.to)
+	}
+	if !ok {
+		f.bail = true
+	}
+	return v
 }
 
 //go:noinline
