@@ -21,27 +21,34 @@ import (
 // (native_test.go) hold the two to the same verdicts.
 //
 // The subset: literals (int, uint, double, string, bool, null);
-// request.body and selections, has() and constant indexes below it;
+// request.body and selections, has() and indexes below it;
 // request.method and request.path; request.params, .query and .headers
-// with a constant key, and has() on them; the variables of all() and
-// exists() over a list or an object; && || ! ?: == != < <= > >= with
-// CEL's error absorption and its cross-type numeric comparisons; in over
-// a constant list (with cel-go's set semantics) or a body value; + - * /
-// % and unary minus on numbers; int(), uint(), double() with cel-go's
-// overload guards; size(); startsWith, endsWith, contains; matches with a
-// constant pattern. A value the subset cannot build (a concatenation) or a
-// request-line string longer than MaxHeaderBytes makes that one
-// evaluation fall back to cel-go.
+// with a constant key, and has() on them; in struct-tag rules, data.f for
+// a field of a scalar kind, has(data.f), and self of a basic scalar type
+// (nativetyped.go); the variables of all() and exists() over a list or an
+// object; && || ! ?: == != < <= > >= with CEL's error absorption and its
+// cross-type numeric comparisons; in over a constant list (with cel-go's
+// set semantics) or a body value; + - * / % and unary minus on numbers;
+// int(), uint(), double() with the type guards of the overload the
+// checker chose; size(); startsWith, endsWith, contains; matches with a
+// constant pattern. An evaluation that meets what the subset does not
+// build (a concatenation), data or self of another type than the program
+// was translated for, or a request-line string longer than
+// MaxHeaderBytes, falls back to cel-go.
 //
-// Cost: only an expression whose estimated worst-case cost is within the
-// cost limit is translated. Every native node costs what cel-go's cost
-// model charges for it, up to a constant (loops are the comprehensions,
-// over the elements the estimate counted; string operations are linear in
-// the lengths the estimate bounded), so a native evaluation is bounded by
-// the same estimate, and cel-go's evaluation of the same expression, whose
-// actual cost cannot exceed it, never reaches the limit: both give the same
-// verdict, and untracked programs run untracked as before. Expressions
-// estimated over the limit stay with cel-go and its cost tracker.
+// Cost: cel-go bounds an evaluation two ways. An expression whose
+// estimated worst case is within the cost limit runs untracked: its
+// actual cost cannot exceed the estimate. The native path runs it
+// untracked too, and does per node what cel-go does up to a constant
+// (comprehensions loop over the elements the estimate counted, string
+// operations are linear in the lengths it bounded), so it is bounded by
+// the same estimate. Any other expression cel-go runs under the cost
+// limit's tracker; the native path then charges each node at least what
+// cel-go's tracker charges for it (frame.charge) against a budget of the
+// cost limit, and hands an evaluation that would spend it to cel-go. An
+// evaluation the native path finishes is one that cel-go finishes within
+// the limit, with the same verdict; and native work never passes the
+// limit either.
 type native struct {
 	root   *nnode
 	budget uint64 // the cost limit for programs cel-go tracks, else unlimited
@@ -101,6 +108,7 @@ const (
 	opData          // data.f: field
 	opDataHas       // has(data.f): field
 	opSelf          // self: selfT, to
+	opGoField       // a.f on a struct of data: field
 )
 
 // nnode is a node of a native program.
@@ -119,8 +127,10 @@ type nnode struct {
 	set     *constSet
 	list    []val // opInList
 	re      *regexp.Regexp
-	field   *goField     // opData, opDataHas
+	field   *goField     // opData, opDataHas, opGoField
 	selfT   reflect.Type // opSelf
+	goT     reflect.Type // the type of its result when that is a struct of data
+	goElemT reflect.Type // the type of its result's elements when that is a slice of data
 }
 
 // constSet is a constant list of primitives as cel-go's set-membership
@@ -211,13 +221,20 @@ func assignRegs(n *nnode, r int) bool {
 type translator struct {
 	ast   *celast.AST
 	vars  *typedVars
-	scope []string // iteration variables, outermost first; the index is the slot
+	scope []iterVar // outermost first; the index is the slot
+}
+
+// iterVar is an iteration variable: its name, and the struct type of
+// data it holds (nil: a value of the body).
+type iterVar struct {
+	name string
+	goT  reflect.Type
 }
 
 // iterSlot is the slot of iteration variable name, innermost first.
 func (t *translator) iterSlot(name string) (int, bool) {
 	for i := len(t.scope) - 1; i >= 0; i-- {
-		if t.scope[i] == name {
+		if t.scope[i].name == name {
 			return i, true
 		}
 	}
@@ -259,7 +276,7 @@ func (t *translator) node(e celast.Expr) (*nnode, bool) {
 		return &nnode{op: opConst, lit: v}, ok
 	case celast.IdentKind:
 		if slot, ok := t.iterSlot(e.AsIdent()); ok {
-			return &nnode{op: opIter, slot: slot}, true
+			return &nnode{op: opIter, slot: slot, goT: t.scope[slot].goT}, true
 		}
 		if t.vars != nil && e.AsIdent() == "self" {
 			st, to, ok := t.vars.selfType()
@@ -319,7 +336,11 @@ func (t *translator) sel(e celast.Expr) (*nnode, bool) {
 		case s.IsTestOnly():
 			return &nnode{op: opDataHas, field: gf}, true
 		}
-		return &nnode{op: opData, field: gf}, gf.index != nil
+		n := &nnode{op: opData, field: gf}
+		if gf.elem == kGoStruct {
+			n.goElemT = gf.elemT
+		}
+		return n, gf.index != nil
 	}
 	if part, ok := t.requestPart(s.Operand()); ok {
 		if s.IsTestOnly() {
@@ -330,6 +351,17 @@ func (t *translator) sel(e celast.Expr) (*nnode, bool) {
 	operand, ok := t.node(s.Operand())
 	if !ok {
 		return nil, false
+	}
+	if operand.goT != nil { // a scalar field of a struct of data; has() stays with cel-go
+		gf := t.vars.fieldOf(operand.goT, field)
+		if s.IsTestOnly() || gf == nil || gf.index == nil {
+			return nil, false
+		}
+		n := &nnode{op: opGoField, a: operand, field: gf}
+		if gf.elem == kGoStruct {
+			n.goElemT = gf.elemT
+		}
+		return n, true
 	}
 	if s.IsTestOnly() {
 		return &nnode{op: opHas, a: operand, name: field}, true
@@ -481,7 +513,7 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 			return nil, false
 		}
 		key, ok := t.node(args[1])
-		return &nnode{op: opIndexDyn, a: operand, b: key}, ok
+		return &nnode{op: opIndexDyn, a: operand, b: key, goT: operand.goElemT}, ok
 	}
 	switch k := args[1].AsLiteral().(type) {
 	case types.String:
@@ -498,7 +530,10 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 			return nil, false
 		}
 		operand, ok := t.node(args[0])
-		return &nnode{op: opIndex, a: operand, idx: int64(k)}, ok
+		if !ok {
+			return nil, false
+		}
+		return &nnode{op: opIndex, a: operand, idx: int64(k), goT: operand.goElemT}, true
 	}
 	return nil, false
 }
@@ -590,7 +625,7 @@ func (t *translator) comprehension(e celast.Expr) (*nnode, bool) {
 	if !ok {
 		return nil, false
 	}
-	t.scope = append(t.scope, c.IterVar())
+	t.scope = append(t.scope, iterVar{c.IterVar(), rng.goElemT})
 	pred, ok := t.node(step[1])
 	t.scope = t.scope[:len(t.scope)-1]
 	if !ok { // the accumulator is no variable of the subset: a predicate that reads it is refused here

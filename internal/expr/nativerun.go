@@ -54,7 +54,7 @@ func (f *frame) charge(c uint64) {
 
 // put stores a value's agg in n's register: the value is n's result.
 func (f *frame) put(n *nnode, v val, r agg) val {
-	if v.k == kObject || v.k == kList {
+	if isComposite(v.k) {
 		f.regs[n.reg] = r
 		v.r = n.reg
 	}
@@ -69,6 +69,8 @@ func (f *frame) sizeFor(v val) uint64 {
 		return uint64(len(v.s))
 	case kObject, kList:
 		return uint64(f.regs[v.r].size())
+	case kGoList:
+		return uint64(f.regs[v.r].rv.Len())
 	}
 	return 1
 }
@@ -121,7 +123,7 @@ func (f *frame) eval(n *nnode) val {
 		return f.unary(n)
 	case opAll, opExists:
 		return f.comprehension(n)
-	case opData, opDataHas, opSelf:
+	case opData, opDataHas, opSelf, opGoField:
 		return f.typed(n)
 	}
 	return f.binary(n)
@@ -133,19 +135,28 @@ func (f *frame) eval(n *nnode) val {
 func (f *frame) typed(n *nnode) val {
 	f.charge(2)
 	var v val
+	var r agg
 	var ok bool
 	switch n.op {
 	case opData:
-		v, ok = f.dataField(n.field)
+		v, r, ok = f.dataField(n.field)
 	case opDataHas:
 		v, ok = f.dataHas(n.field)
-	default:
+	case opSelf:
 		v, ok = f.selfVal(n.selfT, n.to)
+	default: // opGoField
+		x := f.eval(n.a)
+		switch x.k {
+		case kErr:
+			return x
+		case kGoStruct:
+			v, r, ok = goFieldOf(f.regs[x.r], n.field)
+		}
 	}
 	if !ok {
 		f.bail = true
 	}
-	return v
+	return f.put(n, v, r)
 }
 
 //go:noinline
@@ -193,6 +204,15 @@ func (f *frame) member(n *nnode) val {
 	switch {
 	case x.k == kErr:
 		return x
+	case x.k == kGoList && n.op == opIndex && !n.byName:
+		if n.idx < 0 || n.idx >= int64(xr.rv.Len()) {
+			return errVal(errIndex)
+		}
+		e, er := goElem(x, xr, int(n.idx))
+		return f.put(n, e, er)
+	case isGo(x.k):
+		f.bail = true
+		return val{}
 	case n.op == opSelect, n.op == opIndex && n.byName:
 		if x.k == kObject {
 			if m, mr, ok := xr.member(n.name); ok {
@@ -243,7 +263,7 @@ func (f *frame) index(n *nnode) val {
 			}
 		}
 		return errVal(errNoSuchKey)
-	case kList:
+	case kList, kGoList:
 		var i int64
 		switch k.k {
 		case kInt:
@@ -262,11 +282,21 @@ func (f *frame) index(n *nnode) val {
 		default:
 			return errVal(errIndex)
 		}
+		if x.k == kGoList {
+			if i < 0 || i >= int64(xr.rv.Len()) {
+				return errVal(errIndex)
+			}
+			e, er := goElem(x, xr, int(i))
+			return f.put(n, e, er)
+		}
 		if i < 0 || i >= int64(xr.size()) {
 			return errVal(errIndex)
 		}
 		e, er := xr.elem(int(i))
 		return f.put(n, e, er)
+	case kGoStruct:
+		f.bail = true
+		return val{}
 	}
 	return errVal(errNoSuchKey)
 }
@@ -331,6 +361,10 @@ func (f *frame) unary(n *nnode) val {
 		f.charge(uint64(n.set.n))
 		return boolVal(n.set.has(x))
 	case opInList:
+		if isGo(x.k) {
+			f.bail = true
+			return val{}
+		}
 		f.charge(uint64(len(n.list)))
 		xr := f.regs[x.r]
 		for _, e := range n.list {
@@ -365,6 +399,10 @@ func (f *frame) binary(n *nnode) val {
 		return y
 	}
 	xr, yr := f.regs[x.r], f.regs[y.r]
+	if (isGo(x.k) || isGo(y.k)) && n.op != opLt && n.op != opLe && n.op != opGt && n.op != opGe {
+		f.bail = true // equality and concatenation of data's values stay with cel-go
+		return val{}
+	}
 	switch n.op {
 	case opEq, opNe:
 		f.charge(min(f.sizeFor(x), f.sizeFor(y)))
@@ -439,17 +477,30 @@ func (f *frame) comprehension(n *nnode) val {
 	if r.k == kString && r.s == "" { // cel-go folds an empty Sizer to the initial value, iterable or not
 		return boolVal(!stop)
 	}
-	if r.k != kList && r.k != kObject {
+	if r.k == kGoStruct {
+		f.bail = true
+		return val{}
+	}
+	if r.k != kList && r.k != kObject && r.k != kGoList {
 		return errVal(errNoSuchOverload)
 	}
 	rr := f.regs[r.r]
+	size := 0
+	if r.k == kGoList {
+		size = rr.rv.Len()
+	} else {
+		size = rr.size()
+	}
 	bad, failed := val{}, false // the first predicate that was not a bool
 	s := &f.slots[n.slot]
-	for i := range rr.size() {
+	for i := range size {
 		f.charge(5)
-		if r.k == kList {
+		switch r.k {
+		case kList:
 			s.v, s.r = rr.elem(i)
-		} else {
+		case kGoList:
+			s.v, s.r = goElem(r, rr, i)
+		default:
 			name, _ := rr.j.Member(i)
 			s.v, s.r = stringVal(name), agg{}
 		}

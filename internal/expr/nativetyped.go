@@ -6,13 +6,15 @@ import (
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
 )
 
 // The variables of struct-tag rules on the native path: data.f, for a
-// field f of a scalar kind of the struct data points to, and has(data.f);
-// self, when the field is of a basic scalar type. Values are read with
-// reflect, which allocates nothing; cel-go's native types box every field
-// it reads.
+// field f of a scalar kind of the struct data points to, or a slice of
+// scalars or structs (whose scalar fields are read in turn, in all(),
+// exists() and by index); has(data.f); self, when the field is of a basic
+// scalar type. Values are read with reflect, which allocates nothing;
+// cel-go's native types box every field and element they read.
 
 // typedVars is what the translator knows of data and self.
 type typedVars struct {
@@ -32,38 +34,83 @@ var scalarKinds = map[reflect.Kind]kind{
 	reflect.String: kString,
 }
 
-// goField is a field of data: cel-go's tester of its presence, and
-// where it is and its kind when it is read natively (index nil: not).
+// goField is a field of data, or of a struct in it: cel-go's tester of
+// its presence, and, when it is read natively, where it is and its kind
+// (index nil: it is not).
 type goField struct {
-	ptr   reflect.Type // *S, the type data must have
+	st    reflect.Type // the struct type it is a field of
+	ptr   reflect.Type // *st
 	index []int        // through struct values only, no pointers
-	to    kind
+	to    kind         // a scalar kind, or kGoList
+	elem  kind         // kGoList: its elements' kind, a scalar kind or kGoStruct
+	elemT reflect.Type // kGoList: its elements' type
 	isSet ref.FieldTester
 }
 
-// field resolves data.name to the Go field cel-go's own getter reads
-// (nil: cel-go does not know it). It does not repeat cel-go's naming
-// rules (json tags, promotion, hidden fields): it finds the field by
-// setting each candidate in a fresh value and seeing which one the getter
-// reads. A field of another kind than scalarKinds', or reached through a
-// pointer, is not read natively.
-func (v *typedVars) field(name string) *goField {
-	ft, found := v.provider.FindStructFieldType(v.dataName, name)
+// field resolves data.name (fieldOf data's type).
+func (v *typedVars) field(name string) *goField { return v.fieldOf(v.data, name) }
+
+// fieldOf resolves field name of struct type st to the Go field cel-go's
+// own getter reads (nil: cel-go does not know it). It does not repeat
+// cel-go's naming rules (json tags, promotion, hidden fields): it finds
+// the field by setting each candidate in a fresh value and seeing which
+// one the getter reads. Read natively: fields of scalarKinds' kinds, and
+// slices of basic scalars (selfKinds) or of named structs, reached
+// through struct values.
+func (v *typedVars) fieldOf(st reflect.Type, name string) *goField {
+	ft, found := v.provider.FindStructFieldType(typeName(st), name)
 	if !found || ft.GetFrom == nil || ft.IsSet == nil {
 		return nil
 	}
-	gf := &goField{ptr: reflect.PointerTo(v.data), isSet: ft.IsSet}
-	for _, sf := range reflect.VisibleFields(v.data) {
-		to, scalar := scalarKinds[sf.Type.Kind()]
-		if !sf.IsExported() || !scalar || sf.Type == reflect.TypeFor[time.Duration]() || !throughValues(v.data, sf.Index) {
+	gf := &goField{st: st, ptr: reflect.PointerTo(st), isSet: ft.IsSet}
+	for _, sf := range reflect.VisibleFields(st) {
+		if !sf.IsExported() || sf.Type == reflect.TypeFor[time.Duration]() || !throughValues(st, sf.Index) {
 			continue
 		}
-		if readsField(ft.GetFrom, v.data, sf.Index, to) {
+		if to, scalar := scalarKinds[sf.Type.Kind()]; scalar && readsField(ft.GetFrom, st, sf.Index, to) {
 			gf.index, gf.to = sf.Index, to
+			break
+		}
+		if elem, ok := sliceElem(sf.Type); ok && readsSlice(ft.GetFrom, st, sf.Index) {
+			gf.index, gf.to, gf.elem, gf.elemT = sf.Index, kGoList, elem, sf.Type.Elem()
 			break
 		}
 	}
 	return gf
+}
+
+// sliceElem is the kind of the elements of a slice read natively.
+func sliceElem(t reflect.Type) (kind, bool) {
+	if t.Kind() != reflect.Slice {
+		return kErr, false
+	}
+	e := t.Elem()
+	if k, basic := selfKinds[e]; basic {
+		return k, true
+	}
+	return kGoStruct, e.Kind() == reflect.Struct && e.Name() != "" && e != reflect.TypeFor[time.Time]()
+}
+
+// readsSlice reports whether get, given a pointer to a fresh t, returns
+// a list of the length of the slice at index, for two lengths.
+func readsSlice(get ref.FieldGetter, t reflect.Type, index []int) bool {
+	p := reflect.New(t)
+	f := p.Elem().FieldByIndex(index)
+	if !f.CanSet() {
+		return false
+	}
+	for _, n := range []int{2, 5} {
+		f.Set(reflect.MakeSlice(f.Type(), n, n))
+		got, err := get(p.Interface())
+		if err != nil {
+			return false
+		}
+		l, ok := got.(traits.Lister)
+		if !ok || l.Size() != types.Int(n) {
+			return false
+		}
+	}
+	return true
 }
 
 // throughValues reports whether index reaches a field of t through
@@ -133,7 +180,7 @@ func (v *typedVars) selfType() (reflect.Type, kind, bool) {
 		return nil, kErr, false
 	}
 	gf := v.field(v.self)
-	if gf == nil || gf.index == nil {
+	if gf == nil || gf.index == nil || gf.to == kGoList {
 		return nil, kErr, false
 	}
 	t := v.data.FieldByIndex(gf.index).Type
@@ -143,16 +190,41 @@ func (v *typedVars) selfType() (reflect.Type, kind, bool) {
 
 // dataField reads data.f; ok is false when data is not what the program
 // was translated for, and cel-go must decide.
-func (f *frame) dataField(gf *goField) (val, bool) {
+func (f *frame) dataField(gf *goField) (val, agg, bool) {
 	d := f.a.Data
 	if d == nil || reflect.TypeOf(d) != gf.ptr {
-		return val{}, false
+		return val{}, agg{}, false
 	}
 	p := reflect.ValueOf(d)
 	if p.IsNil() {
-		return val{}, false
+		return val{}, agg{}, false
 	}
-	return scalarOf(p.Elem().FieldByIndex(gf.index), gf.to), true
+	v, a := goValue(p.Elem().FieldByIndex(gf.index), gf.to, gf.elem)
+	return v, a, true
+}
+
+// goValue is a Go value of kind to (a kGoList's elements: elem).
+func goValue(rv reflect.Value, to, elem kind) (val, agg) {
+	switch to {
+	case kGoList:
+		return val{hdr: hdr{k: kGoList}, n: uint64(elem)}, agg{rv: rv}
+	case kGoStruct:
+		return val{hdr: hdr{k: kGoStruct}}, agg{rv: rv}
+	}
+	return scalarOf(rv, to), agg{}
+}
+
+// goElem is element i of a kGoList.
+func goElem(x val, xr agg, i int) (val, agg) { return goValue(xr.rv.Index(i), kind(x.n), kind(x.n)) }
+
+// goField reads field gf of a kGoStruct; ok is false when the struct is
+// not of the type gf belongs to.
+func goFieldOf(xr agg, gf *goField) (val, agg, bool) {
+	if xr.rv.Type() != gf.st {
+		return val{}, agg{}, false
+	}
+	v, a := goValue(xr.rv.FieldByIndex(gf.index), gf.to, gf.elem)
+	return v, a, true
 }
 
 // dataHas is has(data.f), by cel-go's own field tester.

@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,14 +27,16 @@ const (
 	kUint
 	kDouble
 	kString
-	kObject // a JSON object of the body (an agg)
-	kList   // a JSON array of the body (an agg)
+	kObject   // a JSON object of the body (an agg)
+	kList     // a JSON array of the body (an agg)
+	kGoStruct // a struct value of a struct-tag rule's data (an agg)
+	kGoList   // a slice of data (an agg), its elements' kind in n
 )
 
 // kindNames are the CEL type names of the kinds, for the error of a
 // result that is not a bool.
 var kindNames = [...]string{kErr: "error", kNull: "null_type", kBool: "bool", kInt: "int", kUint: "uint",
-	kDouble: "double", kString: "string", kObject: "map", kList: "list"}
+	kDouble: "double", kString: "string", kObject: "map", kList: "list", kGoStruct: "object", kGoList: "list"}
 
 // notBool are the errors of results that are not bools, written once.
 var notBool = func() (e [len(kindNames)]error) {
@@ -56,15 +59,23 @@ type val struct {
 type hdr struct {
 	k kind
 	e errCode // kErr
-	r uint8   // kObject, kList: the frame register holding its agg (frame.regs)
+	r uint8   // kObject, kList, kGoStruct, kGoList: the frame register holding its agg (frame.regs)
 }
 
 // agg is an object or array of the body, and the place of its members,
-// resp. elements, in the shape of numbers.
+// resp. elements, in the shape of numbers; or a struct or slice of data.
 type agg struct {
 	j  jsonbody.Value
 	sh *shape.Numbers
+	rv reflect.Value
 }
+
+// isComposite reports the kinds whose value is an agg.
+func isComposite(k kind) bool { return k >= kObject }
+
+// isGo reports the kinds of data's composite values, which only the
+// operations that know them take: the others hand over to cel-go.
+func isGo(k kind) bool { return k >= kGoStruct }
 
 // errCode is an error of native evaluation: an index in nativeErrors.
 type errCode uint8
@@ -134,9 +145,9 @@ func bodyVal(j jsonbody.Value, s *shape.Numbers) (val, agg) {
 		}
 		return doubleVal(f), agg{}
 	case jsonbody.Object:
-		return val{hdr: hdr{k: kObject}}, agg{j, s}
+		return val{hdr: hdr{k: kObject}}, agg{j: j, sh: s}
 	default:
-		return val{hdr: hdr{k: kList}}, agg{j, s.Elements()}
+		return val{hdr: hdr{k: kList}}, agg{j: j, sh: s.Elements()}
 	}
 }
 
@@ -555,6 +566,8 @@ func sizeOf(x val, xr agg) val {
 		return intVal(int64(utf8.RuneCountInString(x.s)))
 	case kObject, kList:
 		return intVal(int64(xr.size()))
+	case kGoList:
+		return intVal(int64(xr.rv.Len()))
 	}
 	return errVal(errNoSuchOverload)
 }
