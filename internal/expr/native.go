@@ -52,6 +52,8 @@ import (
 type native struct {
 	root   *nnode
 	budget uint64 // the cost limit for programs cel-go tracks, else unlimited
+	regs   int    // the registers it uses
+	slots  int    // the iteration variables it nests
 }
 
 const (
@@ -199,15 +201,20 @@ func (s *constSet) add(v val) {
 func translate(a *celast.AST, budget uint64, vars *typedVars) *native {
 	t := translator{ast: a, vars: vars}
 	root, ok := t.node(a.Expr())
-	if !ok || !assignRegs(root, 0) {
+	if !ok {
 		return nil
 	}
-	return &native{root: root, budget: budget}
+	p := &native{root: root, budget: budget}
+	if !p.assignRegs(root, 0) {
+		return nil
+	}
+	return p
 }
 
-// assignRegs gives n register r and its operands r, r+1 and r+2; false
-// when they need more than maxRegs.
-func assignRegs(n *nnode, r int) bool {
+// assignRegs gives n register r and its operands r, r+1 and r+2, and
+// counts the registers and slots the program uses; false when it needs
+// more than maxRegs.
+func (p *native) assignRegs(n *nnode, r int) bool {
 	if n == nil {
 		return true
 	}
@@ -215,7 +222,11 @@ func assignRegs(n *nnode, r int) bool {
 		return false
 	}
 	n.reg = uint8(r)
-	return assignRegs(n.a, r) && assignRegs(n.b, r+1) && assignRegs(n.c, r+2)
+	p.regs = max(p.regs, r+1)
+	if n.op == opAll || n.op == opExists {
+		p.slots = max(p.slots, n.slot+1)
+	}
+	return p.assignRegs(n.a, r) && p.assignRegs(n.b, r+1) && p.assignRegs(n.c, r+2)
 }
 
 type translator struct {

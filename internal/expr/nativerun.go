@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math"
+	"reflect"
 	"strings"
 )
 
@@ -10,22 +11,42 @@ import (
 // frame is the state of one native evaluation. It lives on Eval's stack.
 type frame struct {
 	a      *Activation
-	bail   bool   // a value outside the subset, or the cost budget spent: cel-go decides
-	budget uint64 // what is left of the cost limit, for programs cel-go tracks
-	regs   [maxRegs]agg
-	slots  [maxSlots]slot
+	bail   bool            // a value outside the subset, or the cost budget spent: cel-go decides
+	budget uint64          // what is left of the cost limit, for programs cel-go tracks
+	regs   []agg           // objects and arrays of the body
+	goRegs []reflect.Value // structs and slices of data, apart: a small agg keeps body values in registers
+	slots  []slot
 }
 
 // slot is the value of an iteration variable.
 type slot struct {
 	v val
 	r agg
+	g reflect.Value
 }
 
 // eval runs the program on a. done is false when the evaluation fell
 // back: cel-go must decide.
+//
+// The registers and slots are arrays on its stack, which Go zeroes: most
+// programs get small ones.
 func (p *native) eval(a *Activation) (ok bool, err error, done bool) {
-	f := frame{a: a, budget: p.budget}
+	if p.regs <= smallRegs && p.slots <= 1 {
+		var regs [smallRegs]agg
+		var goRegs [smallRegs]reflect.Value
+		var slots [1]slot
+		return p.run(&frame{a: a, budget: p.budget, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
+	}
+	var regs [maxRegs]agg
+	var goRegs [maxRegs]reflect.Value
+	var slots [maxSlots]slot
+	return p.run(&frame{a: a, budget: p.budget, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
+}
+
+// smallRegs is the registers of most programs.
+const smallRegs = 4
+
+func (p *native) run(f *frame) (ok bool, err error, done bool) {
 	v := f.eval(p.root)
 	if f.bail {
 		return false, nil, false
@@ -61,6 +82,15 @@ func (f *frame) put(n *nnode, v val, r agg) val {
 	return v
 }
 
+// putGo is put for data's structs and slices.
+func (f *frame) putGo(n *nnode, v val, g reflect.Value) val {
+	if isGo(v.k) {
+		f.goRegs[n.reg] = g
+		v.r = n.reg
+	}
+	return v
+}
+
 // sizeFor is the size cel-go's cost tracker gives a value (a string's
 // length in code points; here its bytes, no fewer), 1 for a scalar.
 func (f *frame) sizeFor(v val) uint64 {
@@ -70,7 +100,7 @@ func (f *frame) sizeFor(v val) uint64 {
 	case kObject, kList:
 		return uint64(f.regs[v.r].size())
 	case kGoList:
-		return uint64(f.regs[v.r].rv.Len())
+		return uint64(f.goRegs[v.r].Len())
 	}
 	return 1
 }
@@ -108,6 +138,9 @@ func (f *frame) eval(n *nnode) val {
 	case opIter:
 		f.charge(2)
 		s := &f.slots[n.slot]
+		if isGo(s.v.k) {
+			return f.putGo(n, s.v, s.g)
+		}
 		return f.put(n, s.v, s.r)
 	case opBody, opMethod, opPath, opReqMap, opReqMapHas:
 		return f.request(n)
@@ -135,11 +168,11 @@ func (f *frame) eval(n *nnode) val {
 func (f *frame) typed(n *nnode) val {
 	f.charge(2)
 	var v val
-	var r agg
+	var g reflect.Value
 	var ok bool
 	switch n.op {
 	case opData:
-		v, r, ok = f.dataField(n.field)
+		v, g, ok = f.dataField(n.field)
 	case opDataHas:
 		v, ok = f.dataHas(n.field)
 	case opSelf:
@@ -150,13 +183,13 @@ func (f *frame) typed(n *nnode) val {
 		case kErr:
 			return x
 		case kGoStruct:
-			v, r, ok = goFieldOf(f.regs[x.r], n.field)
+			v, g, ok = goFieldOf(f.goRegs[x.r], n.field)
 		}
 	}
 	if !ok {
 		f.bail = true
 	}
-	return f.put(n, v, r)
+	return f.putGo(n, v, g)
 }
 
 //go:noinline
@@ -205,11 +238,12 @@ func (f *frame) member(n *nnode) val {
 	case x.k == kErr:
 		return x
 	case x.k == kGoList && n.op == opIndex && !n.byName:
-		if n.idx < 0 || n.idx >= int64(xr.rv.Len()) {
+		xg := f.goRegs[x.r]
+		if n.idx < 0 || n.idx >= int64(xg.Len()) {
 			return errVal(errIndex)
 		}
-		e, er := goElem(x, xr, int(n.idx))
-		return f.put(n, e, er)
+		e, eg := goElem(x, xg, int(n.idx))
+		return f.putGo(n, e, eg)
 	case isGo(x.k):
 		f.bail = true
 		return val{}
@@ -283,11 +317,12 @@ func (f *frame) index(n *nnode) val {
 			return errVal(errIndex)
 		}
 		if x.k == kGoList {
-			if i < 0 || i >= int64(xr.rv.Len()) {
+			xg := f.goRegs[x.r]
+			if i < 0 || i >= int64(xg.Len()) {
 				return errVal(errIndex)
 			}
-			e, er := goElem(x, xr, int(i))
-			return f.put(n, e, er)
+			e, eg := goElem(x, xg, int(i))
+			return f.putGo(n, e, eg)
 		}
 		if i < 0 || i >= int64(xr.size()) {
 			return errVal(errIndex)
@@ -337,6 +372,9 @@ func (f *frame) branch(n *nnode) val {
 	} else {
 		v = f.eval(n.c)
 	}
+	if isGo(v.k) {
+		return f.putGo(n, v, f.goRegs[v.r])
+	}
 	return f.put(n, v, f.regs[v.r])
 }
 
@@ -356,6 +394,9 @@ func (f *frame) unary(n *nnode) val {
 		}
 		return convert(n.to, x)
 	case opSize:
+		if x.k == kGoList {
+			return intVal(int64(f.goRegs[x.r].Len()))
+		}
 		return sizeOf(x, f.regs[x.r])
 	case opInSet:
 		f.charge(uint64(n.set.n))
@@ -484,10 +525,10 @@ func (f *frame) comprehension(n *nnode) val {
 	if r.k != kList && r.k != kObject && r.k != kGoList {
 		return errVal(errNoSuchOverload)
 	}
-	rr := f.regs[r.r]
+	rr, rg := f.regs[r.r], f.goRegs[r.r]
 	size := 0
 	if r.k == kGoList {
-		size = rr.rv.Len()
+		size = rg.Len()
 	} else {
 		size = rr.size()
 	}
@@ -499,7 +540,7 @@ func (f *frame) comprehension(n *nnode) val {
 		case kList:
 			s.v, s.r = rr.elem(i)
 		case kGoList:
-			s.v, s.r = goElem(r, rr, i)
+			s.v, s.g = goElem(r, rg, i)
 		default:
 			name, _ := rr.j.Member(i)
 			s.v, s.r = stringVal(name), agg{}

@@ -190,41 +190,44 @@ func (v *typedVars) selfType() (reflect.Type, kind, bool) {
 
 // dataField reads data.f; ok is false when data is not what the program
 // was translated for, and cel-go must decide.
-func (f *frame) dataField(gf *goField) (val, agg, bool) {
+func (f *frame) dataField(gf *goField) (val, reflect.Value, bool) {
 	d := f.a.Data
 	if d == nil || reflect.TypeOf(d) != gf.ptr {
-		return val{}, agg{}, false
+		return val{}, reflect.Value{}, false
 	}
 	p := reflect.ValueOf(d)
 	if p.IsNil() {
-		return val{}, agg{}, false
+		return val{}, reflect.Value{}, false
 	}
-	v, a := goValue(p.Elem().FieldByIndex(gf.index), gf.to, gf.elem)
-	return v, a, true
+	v, g := goValue(p.Elem().FieldByIndex(gf.index), gf.to, gf.elem)
+	return v, g, true
 }
 
-// goValue is a Go value of kind to (a kGoList's elements: elem).
-func goValue(rv reflect.Value, to, elem kind) (val, agg) {
+// goValue is a Go value of kind to (a kGoList's elements: elem), and for
+// a struct or slice its reflect.Value.
+func goValue(rv reflect.Value, to, elem kind) (val, reflect.Value) {
 	switch to {
 	case kGoList:
-		return val{hdr: hdr{k: kGoList}, n: uint64(elem)}, agg{rv: rv}
+		return val{hdr: hdr{k: kGoList}, n: uint64(elem)}, rv
 	case kGoStruct:
-		return val{hdr: hdr{k: kGoStruct}}, agg{rv: rv}
+		return val{hdr: hdr{k: kGoStruct}}, rv
 	}
-	return scalarOf(rv, to), agg{}
+	return scalarOf(rv, to), reflect.Value{}
 }
 
-// goElem is element i of a kGoList.
-func goElem(x val, xr agg, i int) (val, agg) { return goValue(xr.rv.Index(i), kind(x.n), kind(x.n)) }
+// goElem is element i of the kGoList x, whose slice is xg.
+func goElem(x val, xg reflect.Value, i int) (val, reflect.Value) {
+	return goValue(xg.Index(i), kind(x.n), kind(x.n))
+}
 
-// goField reads field gf of a kGoStruct; ok is false when the struct is
-// not of the type gf belongs to.
-func goFieldOf(xr agg, gf *goField) (val, agg, bool) {
-	if xr.rv.Type() != gf.st {
-		return val{}, agg{}, false
+// goFieldOf reads field gf of a struct xg; ok is false when it is not of
+// the type gf belongs to.
+func goFieldOf(xg reflect.Value, gf *goField) (val, reflect.Value, bool) {
+	if xg.Type() != gf.st {
+		return val{}, reflect.Value{}, false
 	}
-	v, a := goValue(xr.rv.FieldByIndex(gf.index), gf.to, gf.elem)
-	return v, a, true
+	v, g := goValue(xg.FieldByIndex(gf.index), gf.to, gf.elem)
+	return v, g, true
 }
 
 // dataHas is has(data.f), by cel-go's own field tester.

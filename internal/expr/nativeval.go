@@ -3,7 +3,6 @@ package expr
 import (
 	"errors"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -29,8 +28,8 @@ const (
 	kString
 	kObject   // a JSON object of the body (an agg)
 	kList     // a JSON array of the body (an agg)
-	kGoStruct // a struct value of a struct-tag rule's data (an agg)
-	kGoList   // a slice of data (an agg), its elements' kind in n
+	kGoStruct // a struct value of a struct-tag rule's data (in frame.goRegs)
+	kGoList   // a slice of data (in frame.goRegs), its elements' kind in n
 )
 
 // kindNames are the CEL type names of the kinds, for the error of a
@@ -59,19 +58,19 @@ type val struct {
 type hdr struct {
 	k kind
 	e errCode // kErr
-	r uint8   // kObject, kList, kGoStruct, kGoList: the frame register holding its agg (frame.regs)
+	r uint8   // kObject, kList: its frame register (frame.regs); kGoStruct, kGoList: frame.goRegs
 }
 
 // agg is an object or array of the body, and the place of its members,
-// resp. elements, in the shape of numbers; or a struct or slice of data.
+// resp. elements, in the shape of numbers. (A struct or slice of data is
+// a reflect.Value in frame.goRegs.)
 type agg struct {
 	j  jsonbody.Value
 	sh *shape.Numbers
-	rv reflect.Value
 }
 
 // isComposite reports the kinds whose value is an agg.
-func isComposite(k kind) bool { return k >= kObject }
+func isComposite(k kind) bool { return k == kObject || k == kList }
 
 // isGo reports the kinds of data's composite values, which only the
 // operations that know them take: the others hand over to cel-go.
@@ -566,8 +565,6 @@ func sizeOf(x val, xr agg) val {
 		return intVal(int64(utf8.RuneCountInString(x.s)))
 	case kObject, kList:
 		return intVal(int64(xr.size()))
-	case kGoList:
-		return intVal(int64(xr.rv.Len()))
 	}
 	return errVal(errNoSuchOverload)
 }
