@@ -83,15 +83,17 @@ func (e *Env) Compile(src string) (*Program, error) {
 // Program is a compiled invariant.
 type Program struct {
 	prg     cel.Program
-	tracked bool // evaluated under the cost limit's tracker
+	tracked bool    // evaluated under the cost limit's tracker
+	nat     *native // the native fast path (native.go); nil: cel-go alone
 }
 
 // compile compiles src in env. base is the environment env extends: its
 // cost model, compiled once, estimates the cost (cel-go compiles a model
 // afresh for every environment, which made estimating the first
 // expression of each contract the largest part of loading it; the model is
-// the base's, as no contract adds a function).
-func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator) (*Program, error) {
+// the base's, as no contract adds a function). vars: the variables of a
+// struct-tag rule, for the native path; nil for contracts.
+func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
@@ -120,7 +122,13 @@ func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes co
 	if err != nil {
 		return nil, err
 	}
-	return &Program{prg: prg, tracked: len(opts) > 1}, nil
+	p := &Program{prg: prg, tracked: len(opts) > 1}
+	budget := uint64(unlimited)
+	if p.tracked {
+		budget = costLimit
+	}
+	p.nat = translate(ast.NativeRep(), budget, vars)
+	return p, nil
 }
 
 // readsUnbounded reports whether an expression reads values whose sizes
@@ -151,8 +159,13 @@ func readsUnbounded(a *cel.Ast) bool {
 	return found
 }
 
-// Tracked reports whether evaluations run under the cost limit's tracker.
+// Tracked reports whether cel-go's evaluations run under the cost
+// limit's tracker.
 func (p *Program) Tracked() bool { return p.tracked }
+
+// Native reports whether the program has a native fast path, which Eval
+// takes for an *Activation.
+func (p *Program) Native() bool { return p.nat != nil }
 
 func costString(c uint64) string {
 	if c == math.MaxUint64 {
@@ -183,6 +196,16 @@ func compileError(err error) error {
 // cost limit) is returned with false, so callers fail closed. The error
 // holds no value of the activation (see valueFree): it is for logs.
 func (p *Program) Eval(act interpreter.Activation) (bool, error) {
+	if a, ok := act.(*Activation); ok && p.nat != nil {
+		if ok, err, done := p.nat.eval(a); done {
+			return ok, err
+		}
+	}
+	return p.evalCEL(act)
+}
+
+// evalCEL is Eval by cel-go alone.
+func (p *Program) evalCEL(act interpreter.Activation) (bool, error) {
 	out, _, err := p.prg.Eval(act)
 	if err != nil {
 		return false, evalError{err}

@@ -70,7 +70,7 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 
 // Compile parses, type-checks and cost-checks src.
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.base, ce.env, src, ce.costLimit, ce.maxCost, ce.sizes)
+	return compile(ce.base, ce.env, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
 }
 
 // schemaTypes declares the object types of one contract's body, built from

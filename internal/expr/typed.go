@@ -120,5 +120,6 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 			sizes.self = child(te.body, field)
 		}
 	}
-	return compile(te.base, env, src, te.costLimit, te.maxCost, sizes)
+	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
+	return compile(te.base, env, src, te.costLimit, te.maxCost, sizes, vars)
 }

@@ -42,18 +42,28 @@ func Value(v jsonbody.Value, s *shape.Numbers) ref.Val {
 // value is integral and fits in int64 (so 1.0 and 1e2 are ints), else a
 // double.
 func Number(s string, k shape.NumKind) ref.Val {
+	i, f, isInt := parseNumber(s, k)
+	if isInt {
+		return types.Int(i)
+	}
+	return types.Double(f)
+}
+
+// parseNumber is Number without the boxing: an int i when isInt, else
+// the double f.
+func parseNumber(s string, k shape.NumKind) (i int64, f float64, isInt bool) {
 	if k != shape.NumDouble {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return types.Int(i)
+			return i, 0, true
 		}
 		if mayBeIntegral(s) {
 			if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() && r.Num().IsInt64() {
-				return types.Int(r.Num().Int64())
+				return r.Num().Int64(), 0, true
 			}
 		}
 	}
-	f, _ := strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
-	return types.Double(f)
+	f, _ = strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
+	return 0, f, false
 }
 
 // mayBeIntegral reports whether a number literal that is not a plain
