@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,11 +18,12 @@ import (
 )
 
 // BenchmarkLoad drives three chi servers on loopback from a Go client
-// with 8 connections, with the ~1 KB order body. Their handlers answer 201
-// with the order decoded:
+// with conns connections, with a body of each size (the ~100 B line, the
+// ~1 KB order, the ~100 KB order). Their handlers answer 201 with the body
+// decoded:
 //
-//   - unguarded: it decodes the body into Order with encoding/json;
-//   - typed: contractguard.Post gives it the Order, checked against the
+//   - unguarded: it decodes the body into its type with encoding/json;
+//   - typed: contractguard.Post gives it the value, checked against the
 //     contract and decoded from the guard's one parse (the product's way);
 //   - middleware: the guard's middleware on the router, then the handler
 //     decodes the body again with encoding/json (the most a guard can add).
@@ -33,48 +35,66 @@ import (
 // the guarded servers' share of the unguarded throughput. A run stops
 // early after loadTimeout; each request times out after 10 s.
 func BenchmarkLoad(b *testing.B) {
-	created := func(w http.ResponseWriter, o *Order) {
-		if o.Total == 0 {
-			http.Error(w, "no order", http.StatusBadRequest)
+	for _, c := range []struct {
+		conns int
+		size  string
+	}{{8, "1KB"}, {64, "1KB"}, {8, "small"}, {8, "100KB"}} {
+		b.Run(fmt.Sprintf("conns=%d/size=%s", c.conns, c.size), func(b *testing.B) {
+			if c.size == "small" {
+				loadBench(b, c.conns, c.size, func(l *Line) bool { return l.Quantity > 0 })
+			} else {
+				loadBench(b, c.conns, c.size, func(o *Order) bool { return o.Total > 0 })
+			}
+		})
+	}
+}
+
+// loadBench is BenchmarkLoad for one number of connections and body,
+// whose handlers decode T; ok tells a decoded value from a zero one.
+func loadBench[T any](b *testing.B, conns int, size string, ok func(*T) bool) {
+	created := func(w http.ResponseWriter, v *T) {
+		if !ok(v) {
+			http.Error(w, "nothing decoded", http.StatusBadRequest)
 			return
 		}
 		w.WriteHeader(http.StatusCreated)
 	}
 	decode := func(w http.ResponseWriter, r *http.Request) {
-		var o Order
-		if err := json.NewDecoder(r.Body).Decode(&o); err != nil {
+		var v T
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		created(w, &o)
+		created(w, &v)
 	}
+	route := path(size)
 	servers := []string{"unguarded", "typed", "middleware"}
 	urls := map[string]string{}
 	for _, server := range servers {
 		r := chi.NewRouter()
 		switch server {
 		case "unguarded":
-			r.Post("/orders", decode)
+			r.Post(route, decode)
 		case "typed":
-			g, err := contractguard.New(contractguard.Options{})
+			g, err := contractguard.New(contractguard.Options{MaxBodyBytes: 1 << 20})
 			if err != nil {
 				b.Fatal(err)
 			}
-			contractguard.Post(r, g, "/orders", func(w http.ResponseWriter, r *http.Request, o Order) { created(w, &o) })
+			contractguard.Post(r, g, route, func(w http.ResponseWriter, r *http.Request, v T) { created(w, &v) })
 		case "middleware":
 			r.Use(newGuard(b).Middleware)
-			r.Post("/orders", decode)
+			r.Post(route, decode)
 		}
 		srv := httptest.NewServer(r)
 		defer srv.Close()
-		urls[server] = srv.URL + "/orders"
+		urls[server] = srv.URL + route
 	}
 	client := &http.Client{
-		Transport: &http.Transport{MaxIdleConnsPerHost: loadClients, MaxConnsPerHost: loadClients},
+		Transport: &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns},
 		Timeout:   10 * time.Second,
 	}
 	defer client.CloseIdleConnections()
-	body := bodies["1KB"]
+	body := bodies[size]
 	const rounds = 10
 	elapsed := map[string]time.Duration{}
 	latencies := map[string][]time.Duration{}
@@ -86,7 +106,7 @@ func BenchmarkLoad(b *testing.B) {
 			n++
 		}
 		for _, server := range servers {
-			d, lat := load(b, client, urls[server], body, n, start)
+			d, lat := load(b, client, conns, urls[server], body, n, start)
 			elapsed[server] += d
 			latencies[server] = append(latencies[server], lat...)
 		}
@@ -109,21 +129,18 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// loadClients is the number of connections the load test's client keeps.
-const loadClients = 8
-
 // loadTimeout bounds one run of the load test whatever b.N is.
 const loadTimeout = 2 * time.Minute
 
-// load sends n requests from loadClients goroutines and returns the time
-// they took and the latency of each.
-func load(b *testing.B, client *http.Client, url string, body []byte, n int, began time.Time) (time.Duration, []time.Duration) {
-	latencies := make([][]time.Duration, loadClients)
+// load sends n requests from conns goroutines and returns the time they
+// took and the latency of each.
+func load(b *testing.B, client *http.Client, conns int, url string, body []byte, n int, began time.Time) (time.Duration, []time.Duration) {
+	latencies := make([][]time.Duration, conns)
 	var next sync.Mutex
 	remaining := n
 	start := time.Now()
 	var wg sync.WaitGroup
-	for c := range loadClients {
+	for c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -157,27 +157,39 @@ func (res *results) write(w io.Writer) {
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Load test, chi on loopback, 8 client connections, ~1 KB order body, the three servers in interleaved rounds (the share is the median of each run's ratio):")
+	fmt.Fprintln(w, "Load test, chi on loopback, the three servers in interleaved rounds (the share is the median of each run's ratio):")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| server | req/s | of unguarded | p50 µs | p99 µs |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	for _, s := range []string{"unguarded", "typed", "middleware"} {
-		share := res.num("Load", s+"-%", 1, "%.0f%%")
-		if _, ok := res.median("Load", "unguarded-req/s"); ok && s == "unguarded" {
-			share = "100%" // the base; "–" when there is no load run
+	fmt.Fprintln(w, "| connections, body | server | req/s | of unguarded | p50 µs | p99 µs |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|")
+	for _, l := range loads {
+		for _, s := range []string{"unguarded", "typed", "middleware"} {
+			share := res.num(l.bench, s+"-%", 1, "%.0f%%")
+			if _, ok := res.median(l.bench, "unguarded-req/s"); ok && s == "unguarded" {
+				share = "100%" // the base; "–" when there is no load run
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", l.label, s, res.num(l.bench, s+"-req/s", 1, "%.0f"), share,
+				res.num(l.bench, s+"-p50-µs", 1, "%.0f"), res.num(l.bench, s+"-p99-µs", 1, "%.0f"))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", s, res.num("Load", s+"-req/s", 1, "%.0f"), share,
-			res.num("Load", s+"-p50-µs", 1, "%.0f"), res.num("Load", s+"-p99-µs", 1, "%.0f"))
 	}
 
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Start-up and scale:")
+	fmt.Fprintln(w, "Start-up and scale (alike: the contracts share a schema and a rule, as a service's do, compiled once; distinct: nothing shared):")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| benchmark | time | allocs/op | other |")
 	fmt.Fprintln(w, "|---|---:|---:|---|")
-	fmt.Fprintf(w, "| load 1,000 contracts (`New`) | %s ms | %s | %s MiB kept |\n",
-		res.num("Startup1000Contracts", "ns/op", 1e-6, "%.0f"), res.num("Startup1000Contracts", "allocs/op", 1, "%.0f"),
-		res.num("Startup1000Contracts", "MiB-kept", 1, "%.1f"))
+	for _, n := range []string{"1000", "10000"} {
+		for _, kind := range []string{"alike", "distinct"} {
+			for _, op := range []string{"new", "reload"} {
+				name := "Startup/contracts=" + n + "/" + kind + "/op=" + op
+				other := ""
+				if op == "new" {
+					other = res.num(name, "KiB-kept/contract", 1, "%.1f") + " KiB kept a contract"
+				}
+				fmt.Fprintf(w, "| %s %s contracts, `%s` | %s ms | %s | %s |\n", n, kind, map[string]string{"new": "New", "reload": "Reload"}[op],
+					res.num(name, "ns/op", 1e-6, "%.0f"), res.num(name, "allocs/op", 1, "%.0f"), other)
+			}
+		}
+	}
 	for _, op := range []string{"match", "check-matched", "check-unmatched", "middleware-unmatched"} {
 		n := "MatchAmong10000/op=" + op
 		fmt.Fprintf(w, "| among 10,000 contracts: %s | %s ns | %s | %s B/op |\n", op,
@@ -189,6 +201,121 @@ func (res *results) write(w io.Writer) {
 	fmt.Fprintf(w, "| 1 MiB order body, encoding/json into a map | %s ms | %s | %s MB/s, %s KiB/op |\n",
 		res.num("1MiBDecode", "ns/op", 1e-6, "%.1f"), res.num("1MiBDecode", "allocs/op", 1, "%.0f"),
 		res.num("1MiBDecode", "MB/s", 1, "%.0f"), res.num("1MiBDecode", "B/op", 1.0/1024, "%.0f"))
+
+	res.writeGoals(w)
+}
+
+// loads are the load test's variants.
+var loads = []struct{ bench, label string }{
+	{"Load/conns=8/size=1KB", "8, ~1 KB"},
+	{"Load/conns=64/size=1KB", "64, ~1 KB"},
+	{"Load/conns=8/size=small", "8, ~100 B"},
+	{"Load/conns=8/size=100KB", "8, ~100 KB"},
+}
+
+// goal is one of the performance goals (issue 20) and what the run says
+// of it.
+type goal struct {
+	what, want string
+	got        float64
+	ok         bool // measured
+	met        func(float64) bool
+	format     string
+}
+
+func (res *results) writeGoals(w io.Writer) {
+	var goals []goal
+	// ratio is the worst ratio of bench to its yardstick over every body.
+	ratio := func(bench, yardstick string) (float64, bool) {
+		worst, any := 0.0, false
+		for _, c := range cells {
+			t, ok1 := res.median(bodyName(bench, c), "ns/op")
+			y, ok2 := res.median(bodyName(yardstick, c), "ns/op")
+			if ok1 && ok2 {
+				worst, any = max(worst, t/y), true
+			}
+		}
+		return worst, any
+	}
+	for _, r := range []struct {
+		bench, yardstick, label string
+		limit                   float64
+	}{
+		{"ContractguardCheck", "Decode", "`Check`, every body, valid and invalid", 0.8},
+		{"ContractguardMiddleware", "Decode", "`Middleware`, every body", 1.0},
+		{"ContractguardHandle", "DecodeStruct", "`Handle[T]`, every body", 1.0},
+	} {
+		v, ok := ratio(r.bench, r.yardstick)
+		limit := r.limit
+		goals = append(goals, goal{r.label + " (worst ratio to the decode)", fmt.Sprintf("≤ %.1f×", limit), v, ok,
+			func(x float64) bool { return x <= limit }, "%.2f×"})
+	}
+	for _, l := range loads {
+		for _, s := range []struct {
+			server string
+			limit  float64
+		}{{"typed", 100}, {"middleware", 90}} {
+			v, ok := res.median(l.bench, s.server+"-%")
+			limit := s.limit
+			goals = append(goals, goal{fmt.Sprintf("load (%s): %s server's req/s", l.label, s.server), fmt.Sprintf("≥ %.0f%% of unguarded", limit), v, ok,
+				func(x float64) bool { return x >= limit }, "%.0f%%"})
+			p, ok1 := res.median(l.bench, s.server+"-p99-µs")
+			u, ok2 := res.median(l.bench, "unguarded-p99-µs")
+			goals = append(goals, goal{fmt.Sprintf("load (%s): %s server's p99", l.label, s.server), "≤ unguarded + 10%", 100 * p / u, ok1 && ok2,
+				func(x float64) bool { return x <= 110 }, "%.0f%% of unguarded"})
+		}
+	}
+	scan := func(via string) (float64, bool) {
+		on, ok1 := res.median("ContractguardScan/via="+via+"/scan=on", "ns/op")
+		off, ok2 := res.median("ContractguardScan/via="+via+"/scan=off", "ns/op")
+		return 100 * (on/off - 1), ok1 && ok2
+	}
+	for _, via := range []string{"check", "middleware"} {
+		v, ok := scan(via)
+		goals = append(goals, goal{"vulnerability scan on, ~1 KB order, via " + via, "≤ +15%", v, ok, func(x float64) bool { return x <= 15 }, "%+.0f%%"})
+	}
+	for _, st := range []struct {
+		name, label string
+		limitMS     float64
+	}{
+		{"Startup/contracts=1000/alike/op=new", "start-up, 1,000 contracts (alike)", 100},
+		{"Startup/contracts=1000/distinct/op=new", "start-up, 1,000 contracts (distinct)", 100},
+		{"Startup/contracts=10000/alike/op=new", "start-up, 10,000 contracts (alike)", 1000},
+		{"Startup/contracts=10000/distinct/op=new", "start-up, 10,000 contracts (distinct)", 1000},
+		{"Startup/contracts=1000/alike/op=reload", "reload, 1,000 contracts (alike)", 100},
+		{"Startup/contracts=1000/distinct/op=reload", "reload, 1,000 contracts (distinct)", 100},
+	} {
+		v, ok := res.median(st.name, "ns/op")
+		limit := st.limitMS
+		goals = append(goals, goal{st.label, fmt.Sprintf("≤ %.0f ms", limit), v / 1e6, ok, func(x float64) bool { return x <= limit }, "%.0f ms"})
+	}
+	for _, a := range []struct {
+		bench, label string
+		limit        float64
+	}{
+		{"ContractguardCheck/size=small/body=valid", "allocations, ~100 B valid body, `Check`", 5},
+		{"ContractguardMiddleware/size=small/body=valid", "allocations, ~100 B valid body, `Middleware`", 10},
+	} {
+		v, ok := res.median(a.bench, "allocs/op")
+		limit := a.limit
+		goals = append(goals, goal{a.label, fmt.Sprintf("≤ %.0f", limit), v, ok, func(x float64) bool { return x <= limit }, "%.0f"})
+	}
+
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The goals of issue 20, as this run measured them:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| goal | wanted | measured | verdict |")
+	fmt.Fprintln(w, "|---|---|---:|---|")
+	for _, g := range goals {
+		got, verdict := "–", "not measured"
+		if g.ok {
+			got, verdict = fmt.Sprintf(g.format, g.got), "**not met**"
+			if g.met(g.got) {
+				verdict = "met"
+			}
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", g.what, g.want, got, verdict)
+	}
 }
 
 // num formats the median of name in unit, scaled; "–" when not measured.

@@ -16,7 +16,7 @@ BenchmarkDecode/size=1KB/body=valid-2         	  1000	     22000 ns/op	 155 allo
 BenchmarkDecode/size=1KB/body=valid-2         	  1000	     90000 ns/op	 155 allocs/op
 BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     15000 ns/op	 15 allocs/op
 BenchmarkContractguardCheck/size=1KB/body=valid-2 	  1000	     16000 ns/op	 15 allocs/op
-BenchmarkLoad-2 	 1000	 180000 ns/op	 15000 unguarded-req/s	 400 unguarded-p50-µs	 3000 unguarded-p99-µs	 14250 typed-req/s	 410 typed-p50-µs	 3100 typed-p99-µs	 95.0 typed-%
+BenchmarkLoad/conns=8/size=1KB-2 	 1000	 180000 ns/op	 15000 unguarded-req/s	 400 unguarded-p50-µs	 3000 unguarded-p99-µs	 14250 typed-req/s	 410 typed-p50-µs	 3100 typed-p99-µs	 95.0 typed-%
 `
 
 func TestReport(t *testing.T) {
@@ -34,9 +34,13 @@ func TestReport(t *testing.T) {
 	s := out.String()
 	assert.Contains(t, s, "Medians of 3 runs; goos: linux, goarch: amd64, cpu: Test CPU.")
 	assert.Contains(t, s, "| **contractguard `Guard.Check`** (parse, schema, 3 invariants) | – | – | 0.70× | – | – | – |")
-	assert.Contains(t, s, "| typed | 14250 | 95% | 410 | 3100 |")
-	assert.Contains(t, s, "| unguarded | 15000 | 100% | 400 | 3000 |")
-	assert.Contains(t, s, "| middleware | – | – | – | – |", "no figures, no share")
+	assert.Contains(t, s, "| 8, ~1 KB | typed | 14250 | 95% | 410 | 3100 |")
+	assert.Contains(t, s, "| 8, ~1 KB | unguarded | 15000 | 100% | 400 | 3000 |")
+	assert.Contains(t, s, "| 8, ~1 KB | middleware | – | – | – | – |", "no figures, no share")
+	assert.Contains(t, s, "| `Check`, every body, valid and invalid (worst ratio to the decode) | ≤ 0.8× | 0.70× | met |")
+	assert.Contains(t, s, "| load (8, ~1 KB): typed server's req/s | ≥ 100% of unguarded | 95% | **not met** |")
+	assert.Contains(t, s, "| load (8, ~1 KB): typed server's p99 | ≤ unguarded + 10% | 103% of unguarded | met |")
+	assert.Contains(t, s, "| start-up, 1,000 contracts (alike) | ≤ 100 ms | – | not measured |")
 }
 
 // Without a load run, the unguarded row claims no share either.
