@@ -108,6 +108,7 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.upstreamError,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BufferPool:     copyBuffers{}, // without one, every response copy takes a new 32 KiB buffer
 	}
 	var h http.Handler = rp
 	h = p.guard.Middleware(h)
@@ -658,3 +659,12 @@ func (p *proxy) shutdown(servers []*http.Server) error {
 	}
 	return errors.Join(errs...)
 }
+
+// copyBuffers lends the reverse proxy its buffers for copying responses,
+// from one request to the next (httputil.BufferPool).
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (copyBuffers) Get() []byte  { return *copyBufferPool.Get().(*[]byte) }
+func (copyBuffers) Put(b []byte) { copyBufferPool.Put(&b) }

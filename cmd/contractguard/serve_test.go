@@ -195,7 +195,7 @@ func clearServeEnv(t *testing.T) {
 
 // testProxy is a proxy in this process, in front of upstream, with the
 // hosts' contracts, on a real listener.
-func testProxy(t *testing.T, upstream string, edit func(*settings, *contractguard.Options)) (*proxy, *httptest.Server) {
+func testProxy(t testing.TB, upstream string, edit func(*settings, *contractguard.Options)) (*proxy, *httptest.Server) {
 	t.Helper()
 	u, err := url.Parse(upstream)
 	require.NoError(t, err)
