@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"strconv"
@@ -286,23 +287,13 @@ func cmpIntUint(i int64, u uint64) int {
 	return 0
 }
 
-func cmpInt[T int64 | uint64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // compare is traits.Comparer's Compare of two values that are not errors
 // NaN: -1, 0 or 1; not ok for operands CEL does not order.
 func compare(x, y val) (int, bool) {
 	switch x.k {
 	case kBool:
 		if y.k == kBool {
-			return cmpInt(x.n, y.n), true
+			return cmp.Compare(x.n, y.n), true
 		}
 	case kString:
 		if y.k == kString {
@@ -311,7 +302,7 @@ func compare(x, y val) (int, bool) {
 	case kInt:
 		switch y.k {
 		case kInt:
-			return cmpInt(x.i(), y.i()), true
+			return cmp.Compare(x.i(), y.i()), true
 		case kUint:
 			return cmpIntUint(x.i(), y.n), true
 		case kDouble:
@@ -322,7 +313,7 @@ func compare(x, y val) (int, bool) {
 		case kInt:
 			return -cmpIntUint(y.i(), x.n), true
 		case kUint:
-			return cmpInt(x.n, y.n), true
+			return cmp.Compare(x.n, y.n), true
 		case kDouble:
 			return -cmpDoubleUint(y.f(), x.n), true
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"strconv"
@@ -46,7 +47,7 @@ func isInteger(s string) bool {
 func compare(s string, b *bound) int {
 	if b.isInt && isSmallInt(s) {
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return cmpInt(i, b.i)
+			return cmp.Compare(i, b.i)
 		}
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f != b.f {
@@ -76,14 +77,4 @@ func isSmallInt(s string) bool {
 		}
 	}
 	return true
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
