@@ -293,7 +293,7 @@ func withoutServeEnv() []string {
 
 // e2eContracts is a fresh folder with the hosts' contracts and the
 // benchmark's order contracts.
-func e2eContracts(t *testing.T) string {
+func e2eContracts(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	files, err := filepath.Glob(filepath.Join(hostsDir, "contracts", "*.yaml"))

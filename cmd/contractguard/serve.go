@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,7 @@ type proxy struct {
 	readyAt      time.Time
 	readyErr     error
 	transport    *http.Transport
+	maxBody      int64  // the guard's body limit: no body it checked is longer
 	upstreamHP   string // host:port of the upstream, for readiness
 	contractsDir string // watched, when on disk
 }
@@ -76,6 +78,10 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		return nil, err
 	}
 	p.guard = g
+	p.maxBody = opts.MaxBodyBytes
+	if p.maxBody == 0 {
+		p.maxBody = contractguard.DefaultMaxBodyBytes
+	}
 	if opts.ContractsFS == nil && !opts.Disabled {
 		p.contractsDir = opts.ContractsDir
 	}
@@ -146,8 +152,9 @@ func (p *proxy) prometheus(enabled bool) http.Handler {
 // exchange is what the proxy knows of one request, in its context.
 type exchange struct {
 	rc     *http.ResponseController
-	code   string // the guard's or the proxy's error code, for the access log
-	status int    // 499 when the client went away first
+	body   io.ReadCloser // the request's body as it reached the guard
+	code   string        // the guard's or the proxy's error code, for the access log
+	status int           // 499 when the client went away first
 }
 
 type exchangeKey struct{}
@@ -211,6 +218,9 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
 			}
 		}
+		if x != nil {
+			x.body = r.Body
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -241,11 +251,37 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	if p.s.PreserveHost {
 		pr.Out.Host = pr.In.Host
 	}
+	p.inMemory(pr)
 	if pr.Out.ContentLength >= 0 && len(pr.Out.TransferEncoding) > 0 {
 		// A chunked body the guard read and checked: it is sent whole,
 		// with its length, as the bytes the guard saw.
 		pr.Out.TransferEncoding = nil
 	}
+}
+
+// inMemory hands a body the guard read and checked on to the Transport as
+// a *bytes.Reader, the kind it knows to be in memory: it then writes the
+// headers and the body to the upstream in one write, and the upstream
+// reads them in one, where any other body has the headers flushed first
+// (ReverseProxy hides the guard's reader behind its own). A body the
+// guard did not read, or gave back as a stream (learning mode, over the
+// limit), is left to stream.
+func (p *proxy) inMemory(pr *httputil.ProxyRequest) {
+	x := exchangeOf(pr.In)
+	n := pr.Out.ContentLength
+	if x == nil || pr.Out.Body == nil || pr.In.Body == x.body || n <= 0 || n > p.maxBody {
+		return
+	}
+	b := make([]byte, n)
+	read, err := io.ReadFull(pr.Out.Body, b)
+	if err != nil { // not what the guard gave on: the bytes read, then the rest, as they were
+		pr.Out.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b[:read]), pr.Out.Body), pr.Out.Body}
+		return
+	}
+	pr.Out.Body = io.NopCloser(bytes.NewReader(b))
 }
 
 // modifyResponse sets the write deadline once the upstream answers:

@@ -8,27 +8,39 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/contractguard/contractguard"
 )
 
-// BenchmarkProxy_Order: the ~1 KB order through the proxy to an upstream
-// that reads it, 8 connections: what the proxy costs a request, besides
-// the upstream's work (compare BenchmarkProxy_Direct).
+// BenchmarkProxy_Order: the ~1 KB order through the proxy, which checks
+// it against its contract, to an upstream that reads it, 8 connections:
+// what the proxy costs a request, besides the upstream's work (compare
+// BenchmarkProxy_Direct).
 func BenchmarkProxy_Order(b *testing.B) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.WriteHeader(201)
-	}))
-	defer up.Close()
+	up := readingUpstream(b)
+	_, srv := testProxy(b, up.URL, func(_ *settings, o *contractguard.Options) { o.ContractsDir = e2eContracts(b) })
+	benchPost(b, srv.URL+"/orders")
+}
+
+// BenchmarkProxy_Unmatched: the same body on a path no contract guards,
+// streamed through.
+func BenchmarkProxy_Unmatched(b *testing.B) {
+	up := readingUpstream(b)
 	_, srv := testProxy(b, up.URL, nil)
 	benchPost(b, srv.URL+"/orders")
 }
 
-func BenchmarkProxy_Direct(b *testing.B) {
+func readingUpstream(b *testing.B) *httptest.Server {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(201)
 	}))
-	defer up.Close()
+	b.Cleanup(up.Close)
+	return up
+}
+
+func BenchmarkProxy_Direct(b *testing.B) {
+	up := readingUpstream(b)
 	benchPost(b, up.URL+"/orders")
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -353,4 +354,54 @@ func TestProxy_PathSeenByUpstream(t *testing.T) {
 		res := rawRequest(t, srv.URL, "GET", in, nil, "")
 		assert.Equal(t, want, string(res.body), in)
 	}
+}
+
+// TestProxy_CheckedBodyInOneWrite: a body the guard checked goes to the
+// upstream with its headers in one write (the Transport knows it is in
+// memory), byte for byte; a body on a path no contract guards is streamed
+// as it arrives, headers first.
+func TestProxy_CheckedBodyInOneWrite(t *testing.T) {
+	var got atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(b)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(up.Close)
+	p, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) { o.ContractsDir = e2eContracts(t) })
+	var writes atomic.Int64
+	dial := p.transport.DialContext
+	p.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countingConn{Conn: c, writes: &writes}, nil
+	}
+	body := string(orderBody(t))
+	for _, tc := range []struct {
+		path   string
+		writes int64
+	}{
+		{"/orders", 1},    // guarded: checked, then sent from memory
+		{"/unguarded", 2}, // no contract: streamed, the headers flushed first
+		{"/orders", 1},    // again, on the kept-alive connection
+	} {
+		writes.Store(0)
+		res := post(t, srv.URL+tc.path, body, nil)
+		require.Equal(t, http.StatusCreated, res.status, tc.path)
+		assert.Equal(t, body, string(got.Load().([]byte)), tc.path)
+		assert.Equal(t, tc.writes, writes.Load(), tc.path)
+	}
+}
+
+// countingConn counts the writes made on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
 }
