@@ -205,10 +205,16 @@ type proxyProc struct {
 // ends.
 func startProxy(t *testing.T, upstream, dir string, args ...string) *proxyProc {
 	t.Helper()
+	return startProxyEnv(t, nil, upstream, dir, args...)
+}
+
+// startProxyEnv is startProxy with env added to the environment.
+func startProxyEnv(t *testing.T, env []string, upstream, dir string, args ...string) *proxyProc {
+	t.Helper()
 	all := append([]string{"serve", "--contracts", dir, "--upstream", upstream,
 		"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(binary, all...)
-	cmd.Env = withoutServeEnv()
+	cmd.Env = append(withoutServeEnv(), env...)
 	p := &proxyProc{cmd: cmd, logs: &syncBuffer{}, exited: make(chan struct{})}
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,7 +29,8 @@ import (
 //	CONTRACTGUARD_LOAD=5s go test -run TestLoad -v -count=1 ./cmd/contractguard/
 //
 // CONTRACTGUARD_LOAD_ROUNDS (default 3) and CONTRACTGUARD_LOAD_CLIENTS
-// (default 16 connections) change the shape.
+// (default 16 connections) change the shape; CONTRACTGUARD_LOAD_PROXY_ENV
+// ("GOMAXPROCS=1 GOGC=200") adds a proxy run with that environment.
 func TestLoad(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("CONTRACTGUARD_LOAD"))
 	if err != nil {
@@ -51,9 +55,17 @@ func TestLoad(t *testing.T) {
 	for _, kind := range []string{"express", "fastify"} {
 		h := startHost(t, kind)
 		p := startProxy(t, h.url, dir, "--access-log=false")
+		// As examples/deploy/sidecar.yaml runs it: fewer garbage
+		// collections, bounded by a memory limit under the container's.
+		tuned := startProxyEnv(t, deployGC, h.url, dir, "--access-log=false")
 		targets = append(targets,
 			&target{name: kind + " direct", url: h.url, hostPID: h.cmd.Process.Pid},
-			&target{name: kind + " through serve", url: p.url, hostPID: h.cmd.Process.Pid, proxyPID: p.cmd.Process.Pid})
+			&target{name: kind + " through serve", url: p.url, hostPID: h.cmd.Process.Pid, proxyPID: p.cmd.Process.Pid},
+			&target{name: kind + " through serve, " + strings.Join(deployGC, " "), url: tuned.url, hostPID: h.cmd.Process.Pid, proxyPID: tuned.cmd.Process.Pid})
+		if env := strings.Fields(os.Getenv("CONTRACTGUARD_LOAD_PROXY_ENV")); len(env) > 0 {
+			other := startProxyEnv(t, env, h.url, dir, "--access-log=false")
+			targets = append(targets, &target{name: kind + " through serve, " + strings.Join(env, " "), url: other.url, hostPID: h.cmd.Process.Pid, proxyPID: other.cmd.Process.Pid})
+		}
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
 	// Warm up every target (JIT, connections).
@@ -90,6 +102,10 @@ func TestLoad(t *testing.T) {
 		require.Zero(t, tg.errors, tg.name)
 	}
 }
+
+// deployGC is the garbage collector's setting in examples/deploy/sidecar.yaml
+// (TestDeployGC keeps them equal).
+var deployGC = []string{"GOGC=400", "GOMEMLIMIT=192MiB"}
 
 type hammerResult struct {
 	lat     []time.Duration
@@ -178,4 +194,21 @@ func envInt(name string, def int) int {
 		return n
 	}
 	return def
+}
+
+// TestDeployGC: the load test runs the proxy with the garbage collector's
+// settings of the example deployment.
+func TestDeployGC(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "deploy", "sidecar.yaml"))
+	require.NoError(t, err)
+	env := map[string]string{}
+	for _, m := range regexp.MustCompile(`- \{name: (GO\w+), value: "?([^"}]+?)"?\}`).FindAllStringSubmatch(string(b), -1) {
+		env[m[1]] = m[2]
+	}
+	want := map[string]string{}
+	for _, kv := range deployGC {
+		name, value, _ := strings.Cut(kv, "=")
+		want[name] = value
+	}
+	assert.Equal(t, want, env)
 }
