@@ -97,6 +97,11 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		MaxIdleConns:          512,
 		MaxIdleConnsPerHost:   256, // the default, 2, makes a busy proxy dial per request
 		IdleConnTimeout:       90 * time.Second,
+		// The upstream sees the client's Accept-Encoding as sent: without
+		// this, a request that has none goes upstream asking for gzip,
+		// and the proxy decodes the answer for a client that never asked
+		// (its Content-Length gone, its CPU spent here).
+		DisableCompression: true,
 	}
 	host := s.Upstream.Host
 	if s.Upstream.Port() == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"debug/elf"
 	"fmt"
@@ -404,4 +405,49 @@ type countingConn struct {
 func (c *countingConn) Write(b []byte) (int, error) {
 	c.writes.Add(1)
 	return c.Conn.Write(b)
+}
+
+// TestProxy_AcceptEncodingAsSent: the upstream sees the client's
+// Accept-Encoding as sent, none added, and its response comes back as it
+// was encoded: a client that asked for no encoding is not made to pay for
+// the proxy asking for gzip and decoding it on its behalf.
+func TestProxy_AcceptEncodingAsSent(t *testing.T) {
+	var seen atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Store(r.Header.Values("Accept-Encoding"))
+		if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			zw := gzip.NewWriter(w)
+			io.WriteString(zw, "hello")
+			zw.Close()
+			return
+		}
+		io.WriteString(w, "hello")
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, nil)
+	for _, tc := range []struct {
+		accept []string
+		coding string
+	}{
+		{nil, ""},
+		{[]string{"gzip"}, "gzip"},
+		{[]string{"identity"}, ""},
+	} {
+		req, err := http.NewRequest("GET", srv.URL+"/anything", nil)
+		require.NoError(t, err)
+		req.Header["Accept-Encoding"] = tc.accept
+		// A transport that adds nothing and decodes nothing, so the
+		// test sees what the proxy sent.
+		res, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, tc.accept, seen.Load(), "Accept-Encoding upstream, client sent %q", tc.accept)
+		assert.Equal(t, tc.coding, res.Header.Get("Content-Encoding"), "client sent %q", tc.accept)
+		if tc.coding == "" {
+			assert.Equal(t, "hello", string(b))
+		}
+	}
 }
