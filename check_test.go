@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSchemaKeywordsAndFormats gives each keyword and format of the seed a
@@ -39,4 +40,21 @@ func TestSchemaKeywordsAndFormats(t *testing.T) {
 			assert.Equal(t, []Detail{{tt.path, tt.msg}}, eb.Details)
 		})
 	}
+}
+
+// TestCheck_ViolationOutlivesTheNextCheck: Check's request and its details'
+// array go back to a pool for the next Check; the violation it returned is
+// the caller's, and later Checks, passing or failing, leave it as it was.
+func TestCheck_ViolationOutlivesTheNextCheck(t *testing.T) {
+	fsys := map[string]string{"c.json": `{"endpoint":"/t","method":"POST","schema":{"type":"object","properties":{"a":{"type":"integer","minimum":1},"b":{"type":"string"}},"additionalProperties":false}}`}
+	g := mustNew(t, Options{ContractsFS: mapFS(fsys)})
+	v := g.Check("POST", "/t", []byte(`{"a":0,"b":1}`))
+	require.NotNil(t, v)
+	want := []Detail{{"/a", "must be >= 1"}, {"/b", "must be a string, not a number"}}
+	require.Equal(t, want, v.Details)
+	for range 50 {
+		assert.NotNil(t, g.Check("POST", "/t", []byte(`{"a":-5,"b":true,"c":1}`)))
+		assert.Nil(t, g.Check("POST", "/t", []byte(`{"a":2}`)))
+	}
+	assert.Equal(t, want, v.Details)
 }

@@ -184,7 +184,7 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 	var q *request
 	if in.r == nil { // Check: nothing of the request outlives it
 		q = checkRequests.Get().(*request)
-		*q = request{method: in.method, rawQuery: in.rawQuery}
+		*q = request{method: in.method, rawQuery: in.rawQuery, details: q.details[:0]}
 	} else {
 		q = &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
 	}
@@ -212,10 +212,20 @@ func (q *request) release(v *Violation) *Violation {
 	if v != nil {
 		v = &Violation{Status: v.Status, Code: v.Code, Details: slices.Clone(v.Details)}
 	}
-	*q = request{}
+	// The details' array is kept for the next Check, emptied (its strings
+	// would be kept alive), unless a body with many findings grew it.
+	clear(q.details)
+	d := q.details[:0]
+	if cap(d) > maxKeptDetails {
+		d = nil
+	}
+	*q = request{details: d}
 	checkRequests.Put(q)
 	return v
 }
+
+// maxKeptDetails bounds the details a pooled Check request keeps room for.
+const maxKeptDetails = 32
 
 // Add collects a failure of the schema, of decoding, of the scan or of a
 // rule (failure.Reporter).
