@@ -74,10 +74,10 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	count := obj.Len()
 	if n.minProps >= 0 && count < n.minProps {
-		r.fail(msgMinProperties(n.minProps))
+		r.fail(n.msgs.minProps)
 	}
 	if n.maxProps >= 0 && count > n.maxProps {
-		r.fail(msgMaxProperties(n.maxProps))
+		r.fail(n.msgs.maxProps)
 	}
 	var seen uint64 // the required names present, by bit
 	for i := range count {
@@ -120,10 +120,10 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	count := arr.Len()
 	if n.minItems >= 0 && count < n.minItems {
-		r.fail(msgMinItems(n.minItems))
+		r.fail(n.msgs.minItems)
 	}
 	if n.maxItems >= 0 && count > n.maxItems {
-		r.fail(msgMaxItems(n.maxItems))
+		r.fail(n.msgs.maxItems)
 	}
 	if n.items == nil {
 		return
@@ -140,28 +140,28 @@ func (r *nativeRun) str(n *native, s string) {
 	if n.minLength >= 0 || n.maxLength >= 0 {
 		l := utf8.RuneCountInString(s)
 		if n.minLength >= 0 && l < n.minLength {
-			r.fail(msgMinLength(n.minLength))
+			r.fail(n.msgs.minLength)
 		}
 		if n.maxLength >= 0 && l > n.maxLength {
-			r.fail(msgMaxLength(n.maxLength))
+			r.fail(n.msgs.maxLength)
 		}
 	}
 	if n.pattern != nil && !n.pattern.MatchString(s) {
-		r.fail(msgPattern(n.pattern.String()))
+		r.fail(n.msgs.pattern)
 	}
 }
 
 func (r *nativeRun) number(n *native, x string) {
 	if n.minimum != nil && compare(x, n.minimum) < 0 {
-		r.fail(msgMinimum(n.minimum.rat))
+		r.fail(n.minimum.msg)
 	}
 	if n.maximum != nil && compare(x, n.maximum) > 0 {
-		r.fail(msgMaximum(n.maximum.rat))
+		r.fail(n.maximum.msg)
 	}
 	if n.exclusiveMinimum != nil && compare(x, n.exclusiveMinimum) <= 0 {
-		r.fail(msgExclusiveMinimum(n.exclusiveMinimum.rat))
+		r.fail(n.exclusiveMinimum.msg)
 	}
 	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
-		r.fail(msgExclusiveMaximum(n.exclusiveMaximum.rat))
+		r.fail(n.exclusiveMaximum.msg)
 	}
 }
