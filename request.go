@@ -207,10 +207,12 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 var checkRequests = sync.Pool{New: func() any { return new(request) }}
 
 // release gives a Check's request back, with v, the violation decide
-// returns, copied out of it (its details are the request's).
+// returns, copied out of it: its details are the request's. (v itself is
+// new, made for this request, and nothing that saw it kept it: a hook that
+// is given a violation gets a copy.)
 func (q *request) release(v *Violation) *Violation {
 	if v != nil {
-		v = &Violation{Status: v.Status, Code: v.Code, Details: slices.Clone(v.Details)}
+		v.Details = slices.Clone(v.Details)
 	}
 	// The details' array is kept for the next Check, emptied (its strings
 	// would be kept alive), unless a body with many findings grew it.
