@@ -189,15 +189,18 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		if p.s.NormalizePath {
 			normalizePath(r.URL)
 		}
-		if v := overrideOf(r.Header); v != "" || len(r.Header.Values("X-HTTP-Method-Override")) > 1 {
-			if !p.s.MethodOverride || r.Method != http.MethodPost {
-				deleteOverrides(r.Header)
-			} else {
-				m := strings.ToUpper(strings.TrimSpace(v))
-				if !validMethod(m) || len(overrideValues(r.Header)) > 1 {
-					p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method")
-					return
-				}
+		// Any override header counts, empty or not, whichever comes first:
+		// one the proxy neither applies nor removes reaches an upstream
+		// that may route by it a method the guard did not check.
+		if vals := overrideValues(r.Header); len(vals) > 0 {
+			m := strings.ToUpper(strings.TrimSpace(vals[0]))
+			switch {
+			case !p.s.MethodOverride || r.Method != http.MethodPost || m == "" && len(vals) == 1:
+				deleteOverrides(r.Header) // not applied, or empty: none
+			case !validMethod(m) || len(vals) > 1:
+				p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method")
+				return
+			default:
 				deleteOverrides(r.Header)
 				r.Method = m
 			}
@@ -509,13 +512,6 @@ func overrideValues(h http.Header) []string {
 		vals = append(vals, h.Values(name)...)
 	}
 	return vals
-}
-
-func overrideOf(h http.Header) string {
-	if vals := overrideValues(h); len(vals) > 0 {
-		return vals[0]
-	}
-	return ""
 }
 
 func deleteOverrides(h http.Header) {

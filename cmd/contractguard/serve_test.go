@@ -451,3 +451,38 @@ func TestProxy_AcceptEncodingAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestProxy_MethodOverrideRemoved: every override header is removed when
+// the proxy does not apply it, and refused when it does and there is more
+// than one, also when the first is empty: the upstream never routes a
+// method the guard did not check.
+func TestProxy_MethodOverrideRemoved(t *testing.T) {
+	var seen atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		var got []string
+		for _, name := range overrideHeaders {
+			got = append(got, r.Header.Values(name)...)
+		}
+		seen.Store(got)
+	}))
+	t.Cleanup(up.Close)
+	for _, on := range []bool{false, true} {
+		_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.MethodOverride = on })
+		for _, headers := range []map[string]string{
+			{"X-HTTP-Method-Override": "", "X-HTTP-Method": "PUT"},
+			{"X-HTTP-Method-Override": " ", "X-Method-Override": "PUT"},
+			{"X-HTTP-Method": "", "X-Method-Override": "PUT"},
+		} {
+			seen.Store([]string(nil))
+			res := rawRequest(t, srv.URL, "POST", "/api/users/7", headers, `{"name":5}`)
+			if on {
+				assert.Equal(t, http.StatusBadRequest, res.status, "override on, %v", headers)
+				assert.Equal(t, codeInvalidOverride, codeOf(res.body), "override on, %v", headers)
+				continue
+			}
+			assert.Equal(t, http.StatusOK, res.status, "%v", headers)
+			assert.Empty(t, seen.Load(), "override off: %v reached the upstream", headers)
+		}
+	}
+}
