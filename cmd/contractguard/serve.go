@@ -259,6 +259,13 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	if p.s.PreserveHost {
 		pr.Out.Host = pr.In.Host
 	}
+	if x := exchangeOf(pr.In); x != nil && pr.In.Body != x.body {
+		// The guard has read the body, so the client's Expect:
+		// 100-continue is answered (net/http sent the 100 when the guard
+		// read): upstream, it would only hold the body back until the
+		// upstream's 100, which would reach the client as a second one.
+		pr.Out.Header.Del("Expect")
+	}
 	p.inMemory(pr)
 	if pr.Out.ContentLength >= 0 && len(pr.Out.TransferEncoding) > 0 {
 		// A chunked body the guard read and checked: it is sent whole,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -484,5 +485,40 @@ func TestProxy_MethodOverrideRemoved(t *testing.T) {
 			assert.Equal(t, http.StatusOK, res.status, "%v", headers)
 			assert.Empty(t, seen.Load(), "override off: %v reached the upstream", headers)
 		}
+	}
+}
+
+// TestProxy_ExpectContinue: a client that sends Expect: 100-continue gets
+// one 100 Continue. On a guarded route the proxy answers it (the guard
+// reads the body), and the body goes upstream from memory with no Expect:
+// the upstream's own 100 would be a second one, after the body, and the
+// Transport would hold the body back waiting for it. On a streamed route
+// the expectation is the upstream's to answer.
+func TestProxy_ExpectContinue(t *testing.T) {
+	var expect atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		expect.Store(r.Header.Get("Expect"))
+		io.Copy(io.Discard, r.Body) // a Go server sends 100 Continue here
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, nil)
+	body := `{"email":"ada@example.com"}`
+	for path, upstreamExpect := range map[string]string{"/api/users": "", "/unguarded": "100-continue"} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", path, len(body))
+		br := bufio.NewReader(c)
+		line, err := br.ReadString('\n')
+		require.NoError(t, err, path)
+		require.Equal(t, "HTTP/1.1 100 Continue\r\n", line, path)
+		_, err = io.WriteString(c, body)
+		require.NoError(t, err)
+		rest, err := io.ReadAll(br)
+		c.Close()
+		require.NoError(t, err)
+		assert.NotContains(t, string(rest), "100 Continue", "%s: a second 100 Continue, after the body", path)
+		assert.Contains(t, string(rest), "HTTP/1.1 200 OK\r\n", path)
+		assert.Equal(t, upstreamExpect, expect.Load(), path)
 	}
 }
