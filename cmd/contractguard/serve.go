@@ -415,7 +415,7 @@ func (p *proxy) upstreamReachable(ctx context.Context) error {
 func (p *proxy) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rw := &recorder{ResponseWriter: w}
+		rw := &recorder{ResponseWriter: w, http10: !r.ProtoAtLeast(1, 1)}
 		x := &exchange{rc: http.NewResponseController(w)}
 		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
 		path := r.URL.EscapedPath()
@@ -456,9 +456,16 @@ type recorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	http10 bool // an HTTP/1.0 client: no 1xx
 }
 
 func (w *recorder) WriteHeader(code int) {
+	if w.http10 && code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		// The upstream's 1xx (ReverseProxy passes them on): HTTP/1.0 has
+		// none, and its client would take one for the response (RFC 9110,
+		// 15.2); the upstream, spoken to in HTTP/1.1, cannot know.
+		return
+	}
 	if w.status == 0 || w.status < 200 { // a 1xx is followed by the final status
 		w.status = code
 	}

@@ -522,3 +522,34 @@ func TestProxy_ExpectContinue(t *testing.T) {
 		assert.Equal(t, upstreamExpect, expect.Load(), path)
 	}
 }
+
+// TestProxy_InformationalHTTP10: an upstream's 1xx (here 103 Early Hints)
+// reaches an HTTP/1.1 client, never an HTTP/1.0 one, which has no 1xx
+// and would take it for the response (RFC 9110, 15.2): the upstream,
+// spoken to in HTTP/1.1, cannot know.
+func TestProxy_InformationalHTTP10(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</app.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		io.WriteString(w, "final")
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, nil)
+	for _, proto := range []string{"HTTP/1.0", "HTTP/1.1"} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /page %s\r\nHost: x\r\nConnection: close\r\n\r\n", proto)
+		b, err := io.ReadAll(c)
+		c.Close()
+		require.NoError(t, err)
+		got := string(b)
+		if proto == "HTTP/1.0" {
+			assert.True(t, strings.HasPrefix(got, "HTTP/1.0 200 OK\r\n"), "%s: %q", proto, got)
+		} else {
+			assert.True(t, strings.HasPrefix(got, "HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\n"), "%s: %q", proto, got)
+		}
+		assert.True(t, strings.HasSuffix(got, "\r\n\r\nfinal"), "%s: %q", proto, got)
+	}
+}
