@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/textproto"
 	"net/url"
 	"os"
 	"os/signal"
@@ -186,6 +187,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 				return
 			}
 		}
+		dropConnectionOptions(r.Header)
 		if p.s.NormalizePath {
 			normalizePath(r.URL)
 		}
@@ -516,6 +518,25 @@ func validUser(v string) bool {
 		return false // JSON that is not an object: a gateway's mistake
 	}
 	return true
+}
+
+// dropConnectionOptions removes the headers the client named in
+// Connection: they are for its hop only, and ReverseProxy does not pass
+// them upstream, so the guard must not read them either (a header a rule
+// requires, a Content-Encoding it would decode, the user header), or it
+// checks a request the upstream never gets. Connection, Upgrade and TE
+// stay, for ReverseProxy to handle: a protocol switch is passed on, and
+// TE: trailers, which a client names in Connection (RFC 9110 10.1.4), too.
+func dropConnectionOptions(h http.Header) {
+	for _, v := range h["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			switch f = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(f)); f {
+			case "", "Connection", "Upgrade", "Te":
+			default:
+				delete(h, f)
+			}
+		}
+	}
 }
 
 var overrideHeaders = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}

@@ -553,3 +553,62 @@ func TestProxy_InformationalHTTP10(t *testing.T) {
 		assert.True(t, strings.HasSuffix(got, "\r\n\r\nfinal"), "%s: %q", proto, got)
 	}
 }
+
+// TestProxy_ConnectionNamedHeaders: a header the client names in
+// Connection is for its hop only, and does not reach the upstream; so the
+// guard does not read it either, and checks the request the upstream gets:
+// a required Idempotency-Key the upstream never sees, or a
+// Content-Encoding it does not decode, does not pass.
+func TestProxy_ConnectionNamedHeaders(t *testing.T) {
+	var seen atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		seen.Store(r.Header.Clone())
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "payments.yaml"), []byte(`
+endpoint: /payments
+method: POST
+schema:
+  type: object
+  required: [amount]
+  properties:
+    amount: {type: number}
+invariants:
+  - expr: "'idempotency-key' in request.headers"
+    message: an Idempotency-Key is required
+`), 0o644))
+	_, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) { o.ContractsDir = dir })
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, `{"amount":5}`)
+	zw.Close()
+	for _, tc := range []struct {
+		headers map[string]string
+		body    string
+		status  int
+	}{
+		{map[string]string{"Idempotency-Key": "k1"}, `{"amount":5}`, http.StatusOK},
+		{map[string]string{"Idempotency-Key": "k1", "Connection": "close, Idempotency-Key"}, `{"amount":5}`, http.StatusUnprocessableEntity},
+		{map[string]string{"Idempotency-Key": "k1", "Content-Encoding": "gzip"}, gz.String(), http.StatusOK},
+		{map[string]string{"Idempotency-Key": "k1", "Content-Encoding": "gzip", "Connection": "Content-Encoding"}, gz.String(), http.StatusBadRequest},
+	} {
+		seen.Store(http.Header(nil))
+		res := rawRequest(t, srv.URL, "POST", "/payments", tc.headers, tc.body)
+		assert.Equal(t, tc.status, res.status, "%v: %s", tc.headers, res.body)
+		if res.status == http.StatusOK {
+			h := seen.Load().(http.Header)
+			for name, v := range tc.headers {
+				if name != "Connection" {
+					assert.Equal(t, v, h.Get(name), "%v: %s upstream", tc.headers, name)
+				}
+			}
+		}
+	}
+	// TE: trailers, which a client names in Connection (RFC 9110 10.1.4),
+	// still tells the upstream that trailers are welcome.
+	res := rawRequest(t, srv.URL, "GET", "/anything", map[string]string{"TE": "trailers", "Connection": "TE"}, "")
+	require.Equal(t, http.StatusOK, res.status)
+	assert.Equal(t, "trailers", seen.Load().(http.Header).Get("Te"))
+}
