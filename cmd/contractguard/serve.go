@@ -97,7 +97,10 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		ExpectContinueTimeout: time.Second,
 		MaxIdleConns:          512,
 		MaxIdleConnsPerHost:   256, // the default, 2, makes a busy proxy dial per request
-		IdleConnTimeout:       90 * time.Second,
+		// Below the upstream's own idle timeout, so that the upstream is
+		// not the one to close a kept-alive connection as a request is
+		// sent on it: Node's default (Express, http.Server) is 5 s.
+		IdleConnTimeout: 4 * time.Second,
 		// The upstream sees the client's Accept-Encoding as sent: without
 		// this, a request that has none goes upstream asking for gzip,
 		// and the proxy decodes the answer for a client that never asked
@@ -188,6 +191,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			}
 		}
 		dropConnectionOptions(r.Header)
+		dropUpgradesButWebSocket(r.Header)
 		if p.s.NormalizePath {
 			normalizePath(r.URL)
 		}
@@ -200,7 +204,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			case !p.s.MethodOverride || r.Method != http.MethodPost || m == "" && len(vals) == 1:
 				deleteOverrides(r.Header) // not applied, or empty: none
 			case !validMethod(m) || len(vals) > 1:
-				p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method")
+				p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method, not HEAD, CONNECT or TRACE")
 				return
 			default:
 				deleteOverrides(r.Header)
@@ -299,6 +303,10 @@ func (p *proxy) inMemory(pr *httputil.ProxyRequest) {
 		return
 	}
 	pr.Out.Body = io.NopCloser(bytes.NewReader(b))
+	// The Transport may send it again, on a fresh connection, when the
+	// kept-alive one it was written to turns out to be closed by the
+	// upstream (Node closes idle ones after 5 s).
+	pr.Out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 }
 
 // modifyResponse sets the write deadline once the upstream answers:
@@ -539,6 +547,23 @@ func dropConnectionOptions(h http.Header) {
 	}
 }
 
+// dropUpgradesButWebSocket removes an Upgrade to any protocol but
+// websocket, which makes the request an ordinary one: after a 101 the
+// connection is a tunnel the guard no longer sees, and an upgrade to h2c
+// that an upstream accepted would carry any number of HTTP/2 requests
+// past it (h2c smuggling).
+func dropUpgradesButWebSocket(h http.Header) {
+	up := h.Values("Upgrade")
+	if len(up) == 0 {
+		return
+	}
+	if len(up) == 1 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") {
+		return
+	}
+	h.Del("Upgrade")
+	h.Del("Http2-Settings")
+}
+
 var overrideHeaders = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
 
 func overrideValues(h http.Header) []string {
@@ -556,7 +581,11 @@ func deleteOverrides(h http.Header) {
 }
 
 func validMethod(m string) bool {
-	return m != "" && validHeaderName(m) // a token, as a header name is
+	return m != "" && validHeaderName(m) && // a token, as a header name is
+		// and not one that changes what the connection carries: a HEAD
+		// answer has a Content-Length and no body, CONNECT opens a tunnel,
+		// TRACE echoes the request back
+		m != http.MethodHead && m != http.MethodConnect && m != http.MethodTrace
 }
 
 // normalizePath removes "." and ".." segments (also percent-encoded) and

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -611,4 +612,112 @@ invariants:
 	res := rawRequest(t, srv.URL, "GET", "/anything", map[string]string{"TE": "trailers", "Connection": "TE"}, "")
 	require.Equal(t, http.StatusOK, res.status)
 	assert.Equal(t, "trailers", seen.Load().(http.Header).Get("Te"))
+}
+
+// TestProxy_MethodOverrideTargets: with --method-override, an override to
+// a method that changes what the connection carries (HEAD: a length and no
+// body; CONNECT: a tunnel; TRACE: the request echoed) is refused.
+func TestProxy_MethodOverrideTargets(t *testing.T) {
+	var method atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		method.Store(r.Method)
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.MethodOverride = true })
+	for _, m := range []string{"HEAD", "CONNECT", "TRACE", "head"} {
+		res := rawRequest(t, srv.URL, "POST", "/unguarded", map[string]string{"X-HTTP-Method-Override": m}, `{}`)
+		assert.Equal(t, http.StatusBadRequest, res.status, m)
+		assert.Equal(t, codeInvalidOverride, codeOf(res.body), m)
+	}
+	for _, m := range []string{"PUT", "PATCH", "DELETE", "GET"} {
+		method.Store("")
+		res := rawRequest(t, srv.URL, "POST", "/unguarded", map[string]string{"X-HTTP-Method-Override": m}, `{}`)
+		assert.Equal(t, http.StatusOK, res.status, m)
+		assert.Equal(t, m, method.Load(), m)
+	}
+}
+
+// TestProxy_UpgradeOnlyWebSocket: an Upgrade to anything but websocket
+// (h2c above all, whose tunnel would carry HTTP/2 requests past the guard)
+// reaches the upstream as an ordinary request, without Upgrade or
+// HTTP2-Settings; a websocket upgrade keeps its headers.
+func TestProxy_UpgradeOnlyWebSocket(t *testing.T) {
+	var upgrade, settings atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		upgrade.Store(r.Header.Get("Upgrade"))
+		settings.Store(r.Header.Get("Http2-Settings"))
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, nil)
+	for _, tc := range []struct{ upgrade, upstream string }{
+		{"h2c", ""},
+		{"H2C", ""},
+		{"websocket, h2c", ""},
+		{"tls/1.2", ""},
+		{"websocket", "websocket"},
+	} {
+		upgrade.Store("-")
+		req, err := http.NewRequest("GET", srv.URL+"/unguarded", nil)
+		require.NoError(t, err)
+		req.Header.Set("Connection", "Upgrade, HTTP2-Settings")
+		req.Header.Set("Upgrade", tc.upgrade)
+		req.Header.Set("HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA")
+		res, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		assert.Equal(t, tc.upstream, upgrade.Load(), "Upgrade: %s", tc.upgrade)
+		assert.Empty(t, settings.Load(), "Upgrade: %s", tc.upgrade)
+	}
+}
+
+// TestProxy_CheckedBodyCanBeResent: a body the guard checked can be sent
+// again, byte for byte, on a fresh connection, when the kept-alive one the
+// Transport chose turns out to be closed by the upstream: the upstream
+// here reads the second request of its first connection and closes it
+// without an answer, as a server closing an idle connection does when a
+// request crosses its close. (The Transport resends a request that says
+// it is idempotent; without a way to read the body again, it cannot: 502.)
+func TestProxy_CheckedBodyCanBeResent(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	var mu sync.Mutex
+	var bodies []string
+	go func() {
+		for conn := 0; ; conn++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn, first bool) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for n := 0; ; n++ {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					b, _ := io.ReadAll(req.Body)
+					mu.Lock()
+					bodies = append(bodies, string(b))
+					mu.Unlock()
+					if first && n == 1 {
+						return // closed, the request read and not answered
+					}
+					io.WriteString(c, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+				}
+			}(c, conn == 0)
+		}
+	}()
+	_, srv := testProxy(t, "http://"+ln.Addr().String(), func(_ *settings, o *contractguard.Options) { o.ContractsDir = e2eContracts(t) })
+	body := string(orderBody(t))
+	for range 2 {
+		res := post(t, srv.URL+"/orders", body, map[string]string{"Idempotency-Key": "k-1"})
+		assert.Equal(t, http.StatusCreated, res.status, string(res.body))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{body, body, body}, bodies, "the second request, then sent again")
 }
