@@ -3,7 +3,7 @@
 // each pipeline as a multiple of BenchmarkDecode on the same body.
 //
 //	cd bench
-//	go test -bench . -benchmem -count 6 | tee bench.txt
+//	for pass in 1 2 3 4 5 6; do go test -bench . -benchmem -count 1; done | tee bench.txt
 //	go run ./report < bench.txt
 package main
 
