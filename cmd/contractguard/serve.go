@@ -192,6 +192,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		}
 		dropConnectionOptions(r.Header)
 		dropUpgradesButWebSocket(r.Header)
+		setForwarded(r)
 		if p.s.NormalizePath {
 			normalizePath(r.URL)
 		}
@@ -254,14 +255,43 @@ func (b *untilEOF) Read(p []byte) (int, error) {
 	return n, err
 }
 
+var forwardedHeaders = []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
+
+// setForwarded writes on r the X-Forwarded-For (the inbound chain, then
+// the client's address), -Host and -Proto that the upstream gets, as
+// httputil's SetXForwarded writes them, before the guard reads r: a rule
+// on them checks what the upstream will see, never a value the client
+// sent in their place. The client's Forwarded goes, as upstream.
+func setForwarded(r *http.Request) {
+	h := r.Header
+	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		if prior := h["X-Forwarded-For"]; len(prior) > 0 {
+			ip = strings.Join(prior, ", ") + ", " + ip
+		}
+		h["X-Forwarded-For"] = []string{ip}
+	} else {
+		delete(h, "X-Forwarded-For")
+	}
+	h["X-Forwarded-Host"] = []string{r.Host}
+	proto := "http"
+	if r.TLS != nil {
+		proto = "https"
+	}
+	h["X-Forwarded-Proto"] = []string{proto}
+	delete(h, "Forwarded") // not sent upstream either
+}
+
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For
 // (the inbound chain, then the client's address), -Host and -Proto.
 func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetURL(p.s.Upstream)
-	if prior := pr.In.Header["X-Forwarded-For"]; len(prior) > 0 {
-		pr.Out.Header["X-Forwarded-For"] = prior
+	// As prepare wrote them, before the guard read them (ReverseProxy
+	// takes every X-Forwarded-* off the outbound request).
+	for _, h := range forwardedHeaders {
+		if v := pr.In.Header[h]; len(v) > 0 {
+			pr.Out.Header[h] = v
+		}
 	}
-	pr.SetXForwarded()
 	if p.s.PreserveHost {
 		pr.Out.Host = pr.In.Host
 	}

@@ -721,3 +721,40 @@ func TestProxy_CheckedBodyCanBeResent(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, []string{body, body, body}, bodies, "the second request, then sent again")
 }
+
+// TestProxy_GuardSeesForwardedAsUpstream: the guard reads X-Forwarded-For,
+// -Host and -Proto as the upstream gets them, the proxy's, not the values
+// a client sent in their place; and no Forwarded, which is not sent.
+func TestProxy_GuardSeesForwardedAsUpstream(t *testing.T) {
+	var got atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store([]string{r.Header.Get("X-Forwarded-For"), r.Header.Get("X-Forwarded-Host"), r.Header.Get("X-Forwarded-Proto"), r.Header.Get("Forwarded")})
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fwd.yaml"), []byte(`endpoint: /fwd
+method: GET
+invariants:
+  - expr: "request.headers['x-forwarded-proto'] == 'http'"
+    message: proto
+  - expr: "request.headers['x-forwarded-for'] == '203.0.113.9, 127.0.0.1'"
+    message: for
+  - expr: "!('forwarded' in request.headers)"
+    message: forwarded
+  - expr: "request.headers['x-forwarded-host'] != 'evil.example'"
+    message: host
+`), 0o644))
+	_, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) { o.ContractsDir = dir })
+	req, err := http.NewRequest("GET", srv.URL+"/fwd", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	req.Header.Set("X-Forwarded-Host", "evil.example")
+	req.Header.Set("X-Forwarded-Proto", "https")
+	req.Header.Set("Forwarded", "for=198.51.100.1;proto=https")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, string(b))
+	assert.Equal(t, []string{"203.0.113.9, 127.0.0.1", strings.TrimPrefix(srv.URL, "http://"), "http", ""}, got.Load())
+}
