@@ -59,7 +59,6 @@ type proxy struct {
 	readyAt      time.Time
 	readyErr     error
 	transport    *http.Transport
-	maxBody      int64  // the guard's body limit: no body it checked is longer
 	upstreamHP   string // host:port of the upstream, for readiness
 	contractsDir string // watched, when on disk
 }
@@ -79,10 +78,6 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		return nil, err
 	}
 	p.guard = g
-	p.maxBody = opts.MaxBodyBytes
-	if p.maxBody == 0 {
-		p.maxBody = contractguard.DefaultMaxBodyBytes
-	}
 	if opts.ContractsFS == nil && !opts.Disabled {
 		p.contractsDir = opts.ContractsDir
 	}
@@ -295,14 +290,16 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	if p.s.PreserveHost {
 		pr.Out.Host = pr.In.Host
 	}
+	// The guard replaced the body it read (with the bytes it checked, or,
+	// over the limit in learning mode, with a stream of them and the rest).
 	if x := exchangeOf(pr.In); x != nil && pr.In.Body != x.body {
-		// The guard has read the body, so the client's Expect:
-		// 100-continue is answered (net/http sent the 100 when the guard
-		// read): upstream, it would only hold the body back until the
-		// upstream's 100, which would reach the client as a second one.
+		// The client's Expect: 100-continue is answered (net/http sent the
+		// 100 when the guard read): upstream, it would only hold the body
+		// back until the upstream's 100, which would reach the client as a
+		// second one.
 		pr.Out.Header.Del("Expect")
+		p.inMemory(pr)
 	}
-	p.inMemory(pr)
 	if pr.Out.ContentLength >= 0 && len(pr.Out.TransferEncoding) > 0 {
 		// A chunked body the guard read and checked: it is sent whole,
 		// with its length, as the bytes the guard saw.
@@ -310,17 +307,17 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	}
 }
 
-// inMemory hands a body the guard read and checked on to the Transport as
-// a *bytes.Reader, the kind it knows to be in memory: it then writes the
+// inMemory hands a body the guard read on to the Transport as a
+// *bytes.Reader, the kind it knows to be in memory: it then writes the
 // headers and the body to the upstream in one write, and the upstream
 // reads them in one, where any other body has the headers flushed first
-// (ReverseProxy hides the guard's reader behind its own). A body the
-// guard did not read, or gave back as a stream (learning mode, over the
-// limit), is left to stream.
+// (ReverseProxy hides the guard's reader behind its own). The guard gives
+// a body its length once it has read all of it; one it gave back as a
+// stream (learning mode, over its limit) has none and streams on
+// (TestProxy_LearningOverLimitStreams).
 func (p *proxy) inMemory(pr *httputil.ProxyRequest) {
-	x := exchangeOf(pr.In)
 	n := pr.Out.ContentLength
-	if x == nil || pr.Out.Body == nil || pr.In.Body == x.body || n <= 0 || n > p.maxBody {
+	if pr.Out.Body == nil || n <= 0 {
 		return
 	}
 	b := make([]byte, n)

@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard"
+	"github.com/contractguard/contractguard/internal/licence"
 )
 
 // TestStaticBinary: the command builds with CGO off into one binary that
@@ -757,4 +761,64 @@ invariants:
 	res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode, string(b))
 	assert.Equal(t, []string{"203.0.113.9, 127.0.0.1", strings.TrimPrefix(srv.URL, "http://"), "http", ""}, got.Load())
+}
+
+// TestProxy_LearningOverLimitStreams: in learning mode a body over the
+// guard's limit is given back as a stream (the bytes read, then the
+// rest), and the proxy streams it on, never reads it whole first: the
+// upstream reads the start of the body while the client still holds the
+// rest back, until it has seen that start.
+func TestProxy_LearningOverLimitStreams(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	licence.BuiltIn["test-serve"] = pub
+	t.Cleanup(func() { delete(licence.BuiltIn, "test-serve") })
+	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-serve", Licensee: "Acme Ltd",
+		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		Features: []string{licence.FeatureLearningMode}})
+	require.NoError(t, err)
+
+	head, tail := bytes.Repeat([]byte("a"), 1024), bytes.Repeat([]byte("b"), 3072)
+	var sawHead chan struct{}
+	var got atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, len(head))
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return
+		}
+		close(sawHead)
+		rest, _ := io.ReadAll(r.Body)
+		got.Store(append(b, rest...))
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) {
+		o.ContractsDir = e2eContracts(t)
+		o.LearningMode, o.LicenseKey, o.MaxBodyBytes = true, key, 64
+	})
+	for _, length := range []int64{int64(len(head) + len(tail)), -1} { // with its length; chunked
+		sawHead = make(chan struct{})
+		got.Store([]byte(nil))
+		pr, pw := io.Pipe()
+		go func() {
+			pw.Write(head)
+			select {
+			case <-sawHead:
+				pw.Write(tail)
+				pw.Close()
+			case <-time.After(5 * time.Second):
+				pw.CloseWithError(errors.New("the upstream never saw the start of the body: the proxy held it back"))
+			}
+		}()
+		req, err := http.NewRequest("POST", srv.URL+"/orders", pr)
+		require.NoError(t, err)
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, "length %d", length)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusCreated, res.StatusCode, "length %d", length)
+		assert.Equal(t, append(head, tail...), got.Load(), "length %d", length)
+	}
 }
