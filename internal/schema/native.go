@@ -2,6 +2,7 @@ package schema
 
 import (
 	"maps"
+	"math/big"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,38 +61,43 @@ type native struct {
 	msgs *limitMsgs // nil: none of the keywords it has messages for
 }
 
-// limitMsgs are the failure messages of a schema's count and pattern
-// keywords, written once when it compiles, so that a rejection does not
-// format them again.
+// limitMsgs are the failure messages of a schema's count, pattern and
+// number keywords, written once when it compiles, so that a rejection
+// does not format them again.
 type limitMsgs struct {
 	minProps, maxProps, minItems, maxItems, minLength, maxLength, pattern string
+	minimum, maximum, exclusiveMinimum, exclusiveMaximum                  string
 }
 
-// limitMessages writes the messages of n's count and pattern keywords;
-// nil when it has none.
+// limitMessages writes the messages of n's count, pattern and number
+// keywords; nil when it has none.
 func limitMessages(n *native) *limitMsgs {
-	if n.minProps < 0 && n.maxProps < 0 && n.minItems < 0 && n.maxItems < 0 &&
-		n.minLength < 0 && n.maxLength < 0 && n.pattern == nil {
-		return nil
-	}
-	m := new(limitMsgs)
-	for _, k := range []struct {
-		limit int
-		msg   *string
-		write func(int) string
-	}{
-		{n.minProps, &m.minProps, msgMinProperties}, {n.maxProps, &m.maxProps, msgMaxProperties},
-		{n.minItems, &m.minItems, msgMinItems}, {n.maxItems, &m.maxItems, msgMaxItems},
-		{n.minLength, &m.minLength, msgMinLength}, {n.maxLength, &m.maxLength, msgMaxLength},
-	} {
-		if k.limit >= 0 {
-			*k.msg = k.write(k.limit)
+	var m limitMsgs
+	count := func(limit int, msg func(int) string) string {
+		if limit < 0 {
+			return ""
 		}
+		return msg(limit)
 	}
+	bound := func(b *bound, msg func(*big.Rat) string) string {
+		if b == nil {
+			return ""
+		}
+		return msg(b.rat)
+	}
+	m.minProps, m.maxProps = count(n.minProps, msgMinProperties), count(n.maxProps, msgMaxProperties)
+	m.minItems, m.maxItems = count(n.minItems, msgMinItems), count(n.maxItems, msgMaxItems)
+	m.minLength, m.maxLength = count(n.minLength, msgMinLength), count(n.maxLength, msgMaxLength)
 	if n.pattern != nil {
 		m.pattern = msgPattern(n.pattern.String())
 	}
-	return m
+	m.minimum, m.maximum = bound(n.minimum, msgMinimum), bound(n.maximum, msgMaximum)
+	m.exclusiveMinimum = bound(n.exclusiveMinimum, msgExclusiveMinimum)
+	m.exclusiveMaximum = bound(n.exclusiveMaximum, msgExclusiveMaximum)
+	if m == (limitMsgs{}) {
+		return nil
+	}
+	return &m
 }
 
 // member is what a schema says about one member name: its property
@@ -189,11 +195,10 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
 	n.minLength, n.maxLength = intOr(s.MinLength), intOr(s.MaxLength)
 	n.pattern = s.Pattern
-	n.msgs = limitMessages(n)
 	n.required = s.Required
-	n.minimum, n.maximum = newLimit(s.Minimum, msgMinimum), newLimit(s.Maximum, msgMaximum)
-	n.exclusiveMinimum = newLimit(s.ExclusiveMinimum, msgExclusiveMinimum)
-	n.exclusiveMaximum = newLimit(s.ExclusiveMaximum, msgExclusiveMaximum)
+	n.minimum, n.maximum = newBound(s.Minimum), newBound(s.Maximum)
+	n.exclusiveMinimum, n.exclusiveMaximum = newBound(s.ExclusiveMinimum), newBound(s.ExclusiveMaximum)
+	n.msgs = limitMessages(n)
 
 	sub := func(s *jsonschema.Schema) *native {
 		if !c.ok {

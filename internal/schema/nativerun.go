@@ -153,15 +153,15 @@ func (r *nativeRun) str(n *native, s string) {
 
 func (r *nativeRun) number(n *native, x string) {
 	if n.minimum != nil && compare(x, n.minimum) < 0 {
-		r.fail(n.minimum.msg)
+		r.fail(n.msgs.minimum)
 	}
 	if n.maximum != nil && compare(x, n.maximum) > 0 {
-		r.fail(n.maximum.msg)
+		r.fail(n.msgs.maximum)
 	}
 	if n.exclusiveMinimum != nil && compare(x, n.exclusiveMinimum) <= 0 {
-		r.fail(n.exclusiveMinimum.msg)
+		r.fail(n.msgs.exclusiveMinimum)
 	}
 	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
-		r.fail(n.exclusiveMaximum.msg)
+		r.fail(n.msgs.exclusiveMaximum)
 	}
 }

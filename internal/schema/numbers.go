@@ -17,17 +17,6 @@ type bound struct {
 	f     float64
 	isInt bool // rat is an integer that fits int64
 	i     int64
-	msg   string // the failure message of the keyword it bounds, written once
-}
-
-// newLimit is the bound of a minimum or maximum keyword, with its
-// message; nil for nil.
-func newLimit(r *big.Rat, msg func(*big.Rat) string) *bound {
-	b := newBound(r)
-	if b != nil {
-		b.msg = msg(r)
-	}
-	return b
 }
 
 func newBound(r *big.Rat) *bound {
