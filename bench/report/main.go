@@ -219,8 +219,16 @@ type goal struct {
 	what, want string
 	got        float64
 	ok         bool // measured
-	met        func(float64) bool
+	limit      float64
+	atLeast    bool // met when got >= limit; else when got <= limit
 	format     string
+}
+
+func (g goal) met() bool {
+	if g.atLeast {
+		return g.got >= g.limit
+	}
+	return g.got <= g.limit
 }
 
 func (res *results) writeGoals(w io.Writer) {
@@ -246,9 +254,7 @@ func (res *results) writeGoals(w io.Writer) {
 		{"ContractguardHandle", "DecodeStruct", "`Handle[T]`, every body", 1.0},
 	} {
 		v, ok := ratio(r.bench, r.yardstick)
-		limit := r.limit
-		goals = append(goals, goal{r.label + " (worst ratio to the decode)", fmt.Sprintf("≤ %.1f×", limit), v, ok,
-			func(x float64) bool { return x <= limit }, "%.2f×"})
+		goals = append(goals, goal{r.label + " (worst ratio to the decode)", fmt.Sprintf("≤ %.1f×", r.limit), v, ok, r.limit, false, "%.2f×"})
 	}
 	for _, l := range loads {
 		for _, s := range []struct {
@@ -256,13 +262,12 @@ func (res *results) writeGoals(w io.Writer) {
 			limit  float64
 		}{{"typed", 100}, {"middleware", 90}} {
 			v, ok := res.median(l.bench, s.server+"-%")
-			limit := s.limit
-			goals = append(goals, goal{fmt.Sprintf("load (%s): %s server's req/s", l.label, s.server), fmt.Sprintf("≥ %.0f%% of unguarded", limit), v, ok,
-				func(x float64) bool { return x >= limit }, "%.0f%%"})
+			goals = append(goals, goal{fmt.Sprintf("load (%s): %s server's req/s", l.label, s.server), fmt.Sprintf("≥ %.0f%% of unguarded", s.limit), v, ok,
+				s.limit, true, "%.0f%%"})
 			p, ok1 := res.median(l.bench, s.server+"-p99-µs")
 			u, ok2 := res.median(l.bench, "unguarded-p99-µs")
 			goals = append(goals, goal{fmt.Sprintf("load (%s): %s server's p99", l.label, s.server), "≤ unguarded + 10%", 100 * p / u, ok1 && ok2,
-				func(x float64) bool { return x <= 110 }, "%.0f%% of unguarded"})
+				110, false, "%.0f%% of unguarded"})
 		}
 	}
 	scan := func(via string) (float64, bool) {
@@ -272,7 +277,7 @@ func (res *results) writeGoals(w io.Writer) {
 	}
 	for _, via := range []string{"check", "middleware"} {
 		v, ok := scan(via)
-		goals = append(goals, goal{"vulnerability scan on, ~1 KB order, via " + via, "≤ +15%", v, ok, func(x float64) bool { return x <= 15 }, "%+.0f%%"})
+		goals = append(goals, goal{"vulnerability scan on, ~1 KB order, via " + via, "≤ +15%", v, ok, 15, false, "%+.0f%%"})
 	}
 	for _, st := range []struct {
 		name, label string
@@ -286,8 +291,7 @@ func (res *results) writeGoals(w io.Writer) {
 		{"Startup/contracts=1000/distinct/op=reload", "reload, 1,000 contracts (distinct)", 100},
 	} {
 		v, ok := res.median(st.name, "ns/op")
-		limit := st.limitMS
-		goals = append(goals, goal{st.label, fmt.Sprintf("≤ %.0f ms", limit), v / 1e6, ok, func(x float64) bool { return x <= limit }, "%.0f ms"})
+		goals = append(goals, goal{st.label, fmt.Sprintf("≤ %.0f ms", st.limitMS), v / 1e6, ok, st.limitMS, false, "%.0f ms"})
 	}
 	for _, a := range []struct {
 		bench, label string
@@ -297,8 +301,7 @@ func (res *results) writeGoals(w io.Writer) {
 		{"ContractguardMiddleware/size=small/body=valid", "allocations, ~100 B valid body, `Middleware`", 10},
 	} {
 		v, ok := res.median(a.bench, "allocs/op")
-		limit := a.limit
-		goals = append(goals, goal{a.label, fmt.Sprintf("≤ %.0f", limit), v, ok, func(x float64) bool { return x <= limit }, "%.0f"})
+		goals = append(goals, goal{a.label, fmt.Sprintf("≤ %.0f", a.limit), v, ok, a.limit, false, "%.0f"})
 	}
 
 	fmt.Fprintln(w)
@@ -310,7 +313,7 @@ func (res *results) writeGoals(w io.Writer) {
 		got, verdict := "–", "not measured"
 		if g.ok {
 			got, verdict = fmt.Sprintf(g.format, g.got), "**not met**"
-			if g.met(g.got) {
+			if g.met() {
 				verdict = "met"
 			}
 		}
