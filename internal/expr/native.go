@@ -76,9 +76,9 @@ const (
 	opReqMap        // request.params/query/headers[name]: part, name
 	opReqMapHas     // has(request.params.name)
 	opIter          // an iteration variable: slot
-	opSelect        // a.name
+	opSelect        // a.name, and a['name']
 	opHas           // has(a.name)
-	opIndex         // a[idx]
+	opIndex         // a[idx] with a constant int idx
 	opIndexDyn      // a[b]
 	opAnd           // a && b
 	opOr            // a || b
@@ -118,9 +118,8 @@ type nnode struct {
 	op      op
 	a, b, c *nnode
 	lit     val    // opConst
-	name    string // opSelect, opHas, opReqMap(Has), opIndex with a string
-	idx     int64  // opIndex with an int
-	byName  bool   // opIndex: by name, not idx
+	name    string // opSelect, opHas, opReqMap(Has)
+	idx     int64  // opIndex
 	part    uint8  // opReqMap(Has): gotParams, gotQuery or gotHeaders
 	slot    int    // opIter, opAll, opExists
 	reg     uint8  // the register of its object or array result
@@ -535,7 +534,7 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 			return nil, false
 		}
 		operand, ok := t.node(args[0])
-		return &nnode{op: opIndex, a: operand, name: string(k), byName: true}, ok
+		return &nnode{op: opSelect, a: operand, name: string(k)}, ok // a['name'] is a.name
 	case types.Int:
 		if _, ok := t.requestPart(args[0]); ok || t.isRequest(args[0]) {
 			return nil, false

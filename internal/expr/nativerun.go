@@ -233,23 +233,17 @@ func (f *frame) request(n *nnode) val {
 func (f *frame) member(n *nnode) val {
 	f.charge(2)
 	x := f.eval(n.a)
-	xr := f.regs[x.r]
 	switch {
 	case x.k == kErr:
 		return x
-	case x.k == kGoList && n.op == opIndex && !n.byName:
-		xg := f.goRegs[x.r]
-		if n.idx < 0 || n.idx >= int64(xg.Len()) {
-			return errVal(errIndex)
-		}
-		e, eg := goElem(x, xg, int(n.idx))
-		return f.putGo(n, e, eg)
+	case x.k == kGoList && n.op == opIndex:
+		return f.elemAt(n, x, n.idx)
 	case isGo(x.k):
 		f.bail = true
 		return val{}
-	case n.op == opSelect, n.op == opIndex && n.byName:
+	case n.op == opSelect:
 		if x.k == kObject {
-			if m, mr, ok := xr.member(n.name); ok {
+			if m, mr, ok := f.regs[x.r].member(n.name); ok {
 				return f.put(n, m, mr)
 			}
 		}
@@ -257,20 +251,35 @@ func (f *frame) member(n *nnode) val {
 	case n.op == opHas:
 		switch x.k {
 		case kObject:
-			_, ok := xr.j.Get(n.name)
+			_, ok := f.regs[x.r].j.Get(n.name)
 			return boolVal(ok)
 		case kList:
 			return errVal(errNoSuchOverload)
 		}
 		return vFalse // cel-go's presence test on a primitive, without EnableErrorOnBadPresenceTest
 	case x.k == kList:
-		if n.idx < 0 || n.idx >= int64(xr.size()) {
-			return errVal(errIndex)
-		}
-		e, er := xr.elem(int(n.idx))
-		return f.put(n, e, er)
+		return f.elemAt(n, x, n.idx)
 	}
 	return errVal(errNoSuchKey)
+}
+
+// elemAt is element i of the list x, an array of the body or a slice of
+// data, as n's result.
+func (f *frame) elemAt(n *nnode, x val, i int64) val {
+	if x.k == kGoList {
+		xg := f.goRegs[x.r]
+		if i < 0 || i >= int64(xg.Len()) {
+			return errVal(errIndex)
+		}
+		e, eg := goElem(x, xg, int(i))
+		return f.putGo(n, e, eg)
+	}
+	xr := f.regs[x.r]
+	if i < 0 || i >= int64(xr.size()) {
+		return errVal(errIndex)
+	}
+	e, er := xr.elem(int(i))
+	return f.put(n, e, er)
 }
 
 // index is a[b] for a b evaluated at run time: a member of an object by
@@ -288,11 +297,10 @@ func (f *frame) index(n *nnode) val {
 	if k.k == kErr {
 		return k
 	}
-	xr := f.regs[x.r]
 	switch x.k {
 	case kObject:
 		if k.k == kString {
-			if m, mr, ok := xr.member(k.s); ok {
+			if m, mr, ok := f.regs[x.r].member(k.s); ok {
 				return f.put(n, m, mr)
 			}
 		}
@@ -316,19 +324,7 @@ func (f *frame) index(n *nnode) val {
 		default:
 			return errVal(errIndex)
 		}
-		if x.k == kGoList {
-			xg := f.goRegs[x.r]
-			if i < 0 || i >= int64(xg.Len()) {
-				return errVal(errIndex)
-			}
-			e, eg := goElem(x, xg, int(i))
-			return f.putGo(n, e, eg)
-		}
-		if i < 0 || i >= int64(xr.size()) {
-			return errVal(errIndex)
-		}
-		e, er := xr.elem(int(i))
-		return f.put(n, e, er)
+		return f.elemAt(n, x, i)
 	case kGoStruct:
 		f.bail = true
 		return val{}
