@@ -191,16 +191,23 @@ func (v *typedVars) selfType() (reflect.Type, kind, bool) {
 // dataField reads data.f; ok is false when data is not what the program
 // was translated for, and cel-go must decide.
 func (f *frame) dataField(gf *goField) (val, reflect.Value, bool) {
-	d := f.a.Data
-	if d == nil || reflect.TypeOf(d) != gf.ptr {
-		return val{}, reflect.Value{}, false
-	}
-	p := reflect.ValueOf(d)
-	if p.IsNil() {
+	p, ok := f.dataPtr(gf)
+	if !ok {
 		return val{}, reflect.Value{}, false
 	}
 	v, g := goValue(p.Elem().FieldByIndex(gf.index), gf.to, gf.elem)
 	return v, g, true
+}
+
+// dataPtr is data, when it is a non-nil pointer to the struct gf is a
+// field of.
+func (f *frame) dataPtr(gf *goField) (reflect.Value, bool) {
+	d := f.a.Data
+	if d == nil || reflect.TypeOf(d) != gf.ptr {
+		return reflect.Value{}, false
+	}
+	p := reflect.ValueOf(d)
+	return p, !p.IsNil()
 }
 
 // goValue is a Go value of kind to (a kGoList's elements: elem), and for
@@ -232,11 +239,10 @@ func goFieldOf(xg reflect.Value, gf *goField) (val, reflect.Value, bool) {
 
 // dataHas is has(data.f), by cel-go's own field tester.
 func (f *frame) dataHas(gf *goField) (val, bool) {
-	d := f.a.Data
-	if d == nil || reflect.TypeOf(d) != gf.ptr || reflect.ValueOf(d).IsNil() {
+	if _, ok := f.dataPtr(gf); !ok {
 		return val{}, false
 	}
-	return boolVal(gf.isSet(d)), true
+	return boolVal(gf.isSet(f.a.Data)), true
 }
 
 // selfVal reads self, of the basic type t (kind to).
