@@ -72,6 +72,26 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 // Parent implements interpreter.Activation.
 func (a *Activation) Parent() interpreter.Activation { return nil }
 
+// requestMap is request.params, .query or .headers: part is gotParams,
+// gotQuery or gotHeaders.
+func (a *Activation) requestMap(part uint8) map[string]string {
+	switch part {
+	case gotParams:
+		return a.part(gotParams, &a.params, Source.Params)
+	case gotQuery:
+		return a.part(gotQuery, &a.query, Source.Query)
+	}
+	return a.part(gotHeaders, &a.headers, Source.Headers)
+}
+
+// requestPath is request.path: Path, else the Source's, fetched once.
+func (a *Activation) requestPath() string {
+	if a.Path == "" && a.Src != nil {
+		a.Path = a.Src.Path()
+	}
+	return a.Path
+}
+
 func (a *Activation) part(bit uint8, m *map[string]string, fetch func(Source) map[string]string) map[string]string {
 	if a.got&bit == 0 {
 		a.got |= bit
@@ -140,18 +160,15 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 		}
 		return a.body, true
 	case "params":
-		return a.part(gotParams, &a.params, Source.Params), true
+		return a.requestMap(gotParams), true
 	case "query":
-		return a.part(gotQuery, &a.query, Source.Query), true
+		return a.requestMap(gotQuery), true
 	case "headers":
-		return a.part(gotHeaders, &a.headers, Source.Headers), true
+		return a.requestMap(gotHeaders), true
 	case "method":
 		return types.String(a.Method), true
 	case "path":
-		if a.Path == "" && a.Src != nil {
-			a.Path = a.Src.Path()
-		}
-		return types.String(a.Path), true
+		return types.String(a.requestPath()), true
 	}
 	return nil, false
 }

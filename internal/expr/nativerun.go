@@ -205,21 +205,9 @@ func (f *frame) request(n *nnode) val {
 	case opMethod:
 		return f.reqString(f.a.Method)
 	case opPath:
-		if f.a.Path == "" && f.a.Src != nil {
-			f.a.Path = f.a.Src.Path()
-		}
-		return f.reqString(f.a.Path)
+		return f.reqString(f.a.requestPath())
 	}
-	var m map[string]string
-	switch n.part {
-	case gotParams:
-		m = f.a.part(gotParams, &f.a.params, Source.Params)
-	case gotQuery:
-		m = f.a.part(gotQuery, &f.a.query, Source.Query)
-	default:
-		m = f.a.part(gotHeaders, &f.a.headers, Source.Headers)
-	}
-	s, ok := m[n.name]
+	s, ok := f.a.requestMap(n.part)[n.name]
 	if n.op == opReqMapHas {
 		return boolVal(ok)
 	}
