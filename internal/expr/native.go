@@ -325,8 +325,8 @@ func (t *translator) sel(e celast.Expr) (*nnode, bool) {
 	s := e.AsSelect()
 	field := s.FieldName()
 	if t.isRequest(s.Operand()) {
-		if s.IsTestOnly() { // request's keys are always present
-			return &nnode{op: opConst, lit: boolVal(slices.Contains(requestKeys, field))}, slices.Contains(requestKeys, field)
+		if s.IsTestOnly() { // request's keys are always present; has() of another is refused
+			return &nnode{op: opConst, lit: vTrue}, slices.Contains(requestKeys, field)
 		}
 		switch field {
 		case "body":
@@ -410,60 +410,43 @@ func (t *translator) call(e celast.Expr) (*nnode, bool) {
 	if c.IsMemberFunction() {
 		args = append([]celast.Expr{c.Target()}, args...)
 	}
-	all := func() ([]*nnode, bool) {
-		ns := make([]*nnode, len(args))
-		for i, a := range args {
-			n, ok := t.node(a)
-			if !ok {
+	// strict is a node of op o over the call's n arguments, in a, b, c.
+	strict := func(o op, n int) (*nnode, bool) {
+		if len(args) != n {
+			return nil, false
+		}
+		nd := &nnode{op: o}
+		for i, operand := range []**nnode{&nd.a, &nd.b, &nd.c}[:n] {
+			var ok bool
+			if *operand, ok = t.node(args[i]); !ok {
 				return nil, false
 			}
-			ns[i] = n
 		}
-		return ns, true
+		return nd, true
 	}
 	switch {
-	case fn == operators.LogicalAnd || fn == operators.LogicalOr:
-		ns, ok := all()
-		if !ok || len(ns) != 2 {
-			return nil, false
-		}
-		o := opAnd
-		if fn == operators.LogicalOr {
-			o = opOr
-		}
-		return &nnode{op: o, a: ns[0], b: ns[1]}, true
-	case fn == operators.LogicalNot || fn == operators.Negate:
-		ns, ok := all()
-		if !ok || len(ns) != 1 {
-			return nil, false
-		}
-		o := opNot
-		if fn == operators.Negate {
-			o = opNeg
-		}
-		return &nnode{op: o, a: ns[0]}, true
+	case fn == operators.LogicalAnd:
+		return strict(opAnd, 2)
+	case fn == operators.LogicalOr:
+		return strict(opOr, 2)
+	case fn == operators.LogicalNot:
+		return strict(opNot, 1)
+	case fn == operators.Negate:
+		return strict(opNeg, 1)
 	case fn == operators.Conditional:
-		ns, ok := all()
-		if !ok || len(ns) != 3 {
-			return nil, false
-		}
-		return &nnode{op: opCond, a: ns[0], b: ns[1], c: ns[2]}, true
+		return strict(opCond, 3)
 	case fn == operators.Index:
 		return t.index(args)
 	case fn == operators.In && len(args) == 2 && args[1].Kind() == celast.ListKind:
 		return t.inList(args)
 	case binaryOps[fn] != opConst:
-		ns, ok := all()
-		if !ok || len(ns) != 2 {
-			return nil, false
-		}
-		return &nnode{op: binaryOps[fn], a: ns[0], b: ns[1]}, true
+		return strict(binaryOps[fn], 2)
 	case conversions[fn] != kErr:
-		ns, ok := all()
-		if !ok || len(ns) != 1 {
+		n, ok := strict(opConvert, 1)
+		if !ok {
 			return nil, false
 		}
-		n := &nnode{op: opConvert, a: ns[0], to: conversions[fn]}
+		n.to = conversions[fn]
 		if ids := t.ast.GetOverloadIDs(e.ID()); len(ids) == 1 {
 			// One overload: cel-go calls it through its type guard.
 			if n.guard = conversionArgs[ids[0]]; n.guard == kErr {
@@ -472,17 +455,9 @@ func (t *translator) call(e celast.Expr) (*nnode, bool) {
 		}
 		return n, true
 	case fn == overloads.Size:
-		ns, ok := all()
-		if !ok || len(ns) != 1 {
-			return nil, false
-		}
-		return &nnode{op: opSize, a: ns[0]}, true
+		return strict(opSize, 1)
 	case stringOps[fn] != opConst && c.IsMemberFunction():
-		ns, ok := all()
-		if !ok || len(ns) != 2 {
-			return nil, false
-		}
-		return &nnode{op: stringOps[fn], a: ns[0], b: ns[1]}, true
+		return strict(stringOps[fn], 2)
 	case fn == overloads.Matches && len(args) == 2 && args[1].Kind() == celast.LiteralKind:
 		pattern, ok := args[1].AsLiteral().(types.String)
 		if !ok {
@@ -502,50 +477,28 @@ func (t *translator) call(e celast.Expr) (*nnode, bool) {
 }
 
 // index is a[k]: with a constant int or string k, or another k (a
-// constant of another kind, or one evaluated at run time).
+// constant of another kind, or one evaluated at run time). Of request,
+// only its maps by a constant name are in the subset.
 func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 	if len(args) != 2 {
 		return nil, false
 	}
-	isNameOrInt := false
-	if args[1].Kind() == celast.LiteralKind {
-		switch args[1].AsLiteral().(type) {
-		case types.String, types.Int:
-			isNameOrInt = true
-		}
+	if part, ok := t.requestPart(args[0]); ok || t.isRequest(args[0]) {
+		name, isName := args[1].AsLiteral().(types.String) // AsLiteral: nil for another kind of node
+		return &nnode{op: opReqMap, part: part, name: string(name)}, ok && isName
 	}
-	if !isNameOrInt {
-		if _, ok := t.requestPart(args[0]); ok || t.isRequest(args[0]) {
-			return nil, false
-		}
-		operand, ok := t.node(args[0])
-		if !ok {
-			return nil, false
-		}
-		key, ok := t.node(args[1])
-		return &nnode{op: opIndexDyn, a: operand, b: key, goT: operand.goElemT}, ok
+	operand, ok := t.node(args[0])
+	if !ok {
+		return nil, false
 	}
 	switch k := args[1].AsLiteral().(type) {
 	case types.String:
-		if part, ok := t.requestPart(args[0]); ok {
-			return &nnode{op: opReqMap, part: part, name: string(k)}, true
-		}
-		if t.isRequest(args[0]) {
-			return nil, false
-		}
-		operand, ok := t.node(args[0])
-		return &nnode{op: opSelect, a: operand, name: string(k)}, ok // a['name'] is a.name
+		return &nnode{op: opSelect, a: operand, name: string(k)}, true // a['name'] is a.name
 	case types.Int:
-		if _, ok := t.requestPart(args[0]); ok || t.isRequest(args[0]) {
-			return nil, false
-		}
-		operand, ok := t.node(args[0])
-		if !ok {
-			return nil, false
-		}
 		return &nnode{op: opIndex, a: operand, idx: int64(k), goT: operand.goElemT}, true
 	}
-	return nil, false
+	key, ok := t.node(args[1])
+	return &nnode{op: opIndexDyn, a: operand, b: key, goT: operand.goElemT}, ok
 }
 
 // inList is a in [constants]. cel-go (with OptOptimize, as programs are
