@@ -216,10 +216,12 @@ func equal(x val, xr agg, y val, yr agg) bool {
 			return false
 		}
 		for i := range xr.size() {
-			name, _ := xr.j.Member(i)
-			xm, xmr, _ := xr.member(name)
+			name, xj := xr.j.Member(i) // the body has no duplicate names: xj is x's member name
 			ym, ymr, ok := yr.member(name)
-			if !ok || !equal(xm, xmr, ym, ymr) {
+			if !ok {
+				return false
+			}
+			if xm, xmr := bodyVal(xj, xr.sh.Member(name)); !equal(xm, xmr, ym, ymr) {
 				return false
 			}
 		}
