@@ -362,6 +362,10 @@ func TestNative_Errors(t *testing.T) {
 		assert.Equal(t, msg, err.Error(), src)
 		assert.NotContains(t, err.Error(), "hunter2")
 	}
+	// Eval returns them unwrapped: each is already what valueFree writes.
+	for _, e := range nativeErrors {
+		assert.Equal(t, valueFree(e), e.Error())
+	}
 }
 
 // contractInvariants are the invariants of the repository's contracts:

@@ -55,7 +55,7 @@ func (p *native) run(f *frame) (ok bool, err error, done bool) {
 	case kBool:
 		return v.b(), nil, true
 	case kErr:
-		return false, evalError{nativeErrors[v.e]}, true
+		return false, nativeErrors[v.e], true // already value-free: no evalError to box
 	}
 	return false, notBool[v.k], true
 }

@@ -93,6 +93,7 @@ const (
 
 // nativeErrors are the errors of native evaluation, as valueFree writes
 // cel-go's errors of the same kind: their reason, no value of the request.
+// Eval returns them as they are (TestNative_Errors holds their texts).
 var nativeErrors = [...]error{
 	errNoSuchOverload: errors.New("no such overload"),
 	errNoSuchKey:      errors.New("no such key: …"),
