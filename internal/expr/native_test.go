@@ -895,25 +895,30 @@ func BenchmarkEval_BenchRules(b *testing.B) {
 			require.True(b, p.Native(), e)
 			progs = append(progs, p)
 		}
-		body := doc(b, r.body)
-		for _, path := range []string{"native", "cel-go"} {
-			b.Run(r.name+"/"+path, func(b *testing.B) {
-				a := &Activation{}
-				b.ReportAllocs()
-				for b.Loop() {
-					*a = Activation{Body: body, Shape: s.Numbers()}
-					for _, p := range progs {
-						eval := p.Eval
-						if path == "cel-go" {
-							eval = p.evalCEL
-						}
-						if ok, err := eval(a); !ok || err != nil {
-							b.Fatal(err)
-						}
+		benchPaths(b, r.name, progs, Activation{Body: doc(b, r.body), Shape: s.Numbers()})
+	}
+}
+
+// benchPaths evaluates progs, natively and with cel-go, on an activation
+// set to act anew for each request: every one must hold.
+func benchPaths(b *testing.B, name string, progs []*Program, act Activation) {
+	for _, path := range []string{"native", "cel-go"} {
+		b.Run(name+"/"+path, func(b *testing.B) {
+			a := &Activation{}
+			b.ReportAllocs()
+			for b.Loop() {
+				*a = act
+				for _, p := range progs {
+					eval := p.Eval
+					if path == "cel-go" {
+						eval = p.evalCEL
+					}
+					if ok, err := eval(a); !ok || err != nil {
+						b.Fatal(err)
 					}
 				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -1100,23 +1105,6 @@ func BenchmarkEval_TypedRules(b *testing.B) {
 			require.Equal(b, r.native[i], p.Native(), e)
 			progs = append(progs, p)
 		}
-		for _, path := range []string{"native", "cel-go"} {
-			b.Run(r.name+"/"+path, func(b *testing.B) {
-				a := &Activation{}
-				b.ReportAllocs()
-				for b.Loop() {
-					*a = Activation{Data: r.data}
-					for _, p := range progs {
-						eval := p.Eval
-						if path == "cel-go" {
-							eval = p.evalCEL
-						}
-						if ok, err := eval(a); !ok || err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
-			})
-		}
+		benchPaths(b, r.name, progs, Activation{Data: r.data})
 	}
 }
