@@ -163,23 +163,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.base.RoundTrip(req)
 	}
-	viaProxy := false
-	if t.proxy != nil {
-		if u, err := t.proxy(req); err == nil && u != nil {
-			viaProxy = true
-		}
-	}
 	di := &dialInfo{r, in}
-	if r.ReportOnly {
-		// Nothing to stop: check (and report) now, as a request may go over
-		// a kept-alive connection that no dial would see, then send it as
-		// base would. A lookup that fails here is base's to meet.
-		t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0"))
-		return t.base.RoundTrip(req)
-	}
-	if t.checked == nil || viaProxy {
-		// No dial of ours: check now, and leave the dial to base.
-		if _, err := t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0")); err != nil {
+	if r.ReportOnly || t.checked == nil || t.viaProxy(req) {
+		// No dial of ours, or nothing to stop (report-only: a request may go
+		// over a kept-alive connection that no dial would see): check now,
+		// and leave the dial to base. In report-only mode a lookup that
+		// fails here is base's to meet.
+		if _, err := t.resolveChecked(req.Context(), di, "tcp", net.JoinHostPort(req.URL.Hostname(), "0")); err != nil && !r.ReportOnly {
 			return nil, t.blocked(r, in, err)
 		}
 		return t.base.RoundTrip(req)
@@ -190,6 +180,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, t.blocked(r, in, err)
 	}
 	return resp, nil
+}
+
+// viaProxy: base sends req through a proxy, so the dial is the proxy's.
+func (t *transport) viaProxy(req *http.Request) bool {
+	if t.proxy == nil {
+		return false
+	}
+	u, err := t.proxy(req)
+	return err == nil && u != nil
 }
 
 // CloseIdleConnections closes the idle connections of base and of its
