@@ -161,7 +161,10 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	abs := isAbsInput(v)
 	nul := strings.IndexByte(v, 0) >= 0
 	depth, climbs, seps := 0, false, 0
-	sensitive := false // the input names a sensitive file or directory
+	// The input names a sensitive file or directory; one of those names is
+	// in the cleaned name (every one is looked at, not the first alone:
+	// .ssh/../.env names .ssh and reaches .env).
+	sensitive, reaches := false, false
 	segments(v, func(seg string) bool {
 		seps++
 		switch seg {
@@ -171,7 +174,10 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			climbs = climbs || depth < 0
 		default:
 			depth++
-			sensitive = sensitive || sensitiveName(seg)
+			if sensitiveName(seg) {
+				sensitive = true
+				reaches = reaches || hasSegment(pc.clean, seg)
+			}
 			if systemFileName(seg) {
 				seps++ // looked for: it may be the end of "/etc/" + input
 			}
@@ -216,7 +222,7 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			}
 			switch {
 			case tail != "" && tail != cv:
-				escapes = pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)
+				escapes = pc.endsWith(tail)
 			case tail == "" && pc.f.Base != "":
 				// A bare climb leaves nothing of itself: only a Base tells
 				// whether the name is where input may lead.
@@ -227,24 +233,10 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			return "climbs out of its directory with ..", true
 		}
 	}
-	// Not in the name as written but there once cleaned (filepath.Join
-	// cleans .ssh/../.env to .env): the input's doing all the same.
-	joined := false
-	if at < 0 {
-		cv := filepath.Clean(v)
-		joined = pc.clean == cv || strings.HasSuffix(pc.clean, string(filepath.Separator)+cv)
-	}
-	if sensitive && (at >= 0 || abs || climbs || joined) {
-		// Every sensitive name the input holds, not the first alone:
-		// .ssh/../.env names .ssh and reaches .env.
-		reaches := false
-		segments(v, func(seg string) bool {
-			reaches = sensitiveName(seg) && hasSegment(pc.clean, seg)
-			return !reaches
-		})
-		if reaches {
-			return "reaches a sensitive file", true
-		}
+	// The input's doing where it is written, or where it is not but its
+	// cleaned form ends the name (filepath.Join cleans .ssh/../.env to .env).
+	if reaches && (at >= 0 || abs || climbs || pc.endsWith(filepath.Clean(v))) {
+		return "reaches a sensitive file", true
 	}
 	// A system file, or a path below a sensitive directory, that the input
 	// wrote part of.
@@ -258,6 +250,12 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+// endsWith: the clean name is tail (clean), or ends with it after a
+// separator.
+func (pc *pathCheck) endsWith(tail string) bool {
+	return pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)
 }
 
 // escapes: with the input at i, the cleaned name leaves the directory
