@@ -230,7 +230,7 @@ func (r *Request) Inputs(yield func(Input) bool) { r.InputsFrom(MinInputLen, yie
 // InputsFrom is Inputs with inputs from minLen bytes long (at least 1):
 // for a sink to which a single byte can do harm (a shell glob).
 func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
-	MinInputLen := max(minLen, 1) // shadows the constant: every check below uses the caller's
+	minLen = max(minLen, 1)
 	r.prepare()
 	doc := r.doc()
 	if doc != nil {
@@ -240,7 +240,7 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 				continue
 			}
 			s := v.Str()
-			if len(s) < MinInputLen {
+			if len(s) < minLen {
 				continue
 			}
 			src := BodyValue
@@ -251,23 +251,23 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 				return
 			}
 		}
-	} else if r.rawOne && len(r.Raw) >= MinInputLen {
+	} else if r.rawOne && len(r.Raw) >= minLen {
 		if !yield(Input{Source: BodyValue, Value: unsafe.String(&r.Raw[0], len(r.Raw)), node: -1}) {
 			return
 		}
 	}
 	for _, p := range r.form {
-		if len(p.value) >= MinInputLen && !yield(Input{Source: BodyValue, Name: p.name, Value: p.value, node: -1}) {
+		if len(p.value) >= minLen && !yield(Input{Source: BodyValue, Name: p.name, Value: p.value, node: -1}) {
 			return
 		}
 	}
 	for _, p := range r.query {
-		if len(p.value) >= MinInputLen && !yield(Input{Source: Query, Name: p.name, Value: p.value, node: -1}) {
+		if len(p.value) >= minLen && !yield(Input{Source: Query, Name: p.name, Value: p.value, node: -1}) {
 			return
 		}
 	}
 	for i, p := range r.query {
-		if len(p.name) < MinInputLen || seenName(r.query[:i], p.name) {
+		if len(p.name) < minLen || seenName(r.query[:i], p.name) {
 			continue
 		}
 		if !yield(Input{Source: QueryName, Value: p.name, node: -1}) {
@@ -275,11 +275,11 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 		}
 	}
 	for _, p := range r.params {
-		if len(p.value) >= MinInputLen && !yield(Input{Source: Param, Name: p.name, Value: p.value, node: -1}) {
+		if len(p.value) >= minLen && !yield(Input{Source: Param, Name: p.name, Value: p.value, node: -1}) {
 			return
 		}
 	}
-	if len(r.Host) >= MinInputLen && !yield(Input{Source: Header, Name: "Host", Value: r.Host, node: -1}) {
+	if len(r.Host) >= minLen && !yield(Input{Source: Header, Name: "Host", Value: r.Host, node: -1}) {
 		return
 	}
 	for name, values := range r.Header {
@@ -287,13 +287,13 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 			continue
 		}
 		for _, v := range values {
-			if len(v) >= MinInputLen && !yield(Input{Source: Header, Name: name, Value: v, node: -1}) {
+			if len(v) >= minLen && !yield(Input{Source: Header, Name: name, Value: v, node: -1}) {
 				return
 			}
 		}
 	}
 	for _, p := range r.cookies {
-		if len(p.value) >= MinInputLen && !yield(Input{Source: Cookie, Name: p.name, Value: p.value, node: -1}) {
+		if len(p.value) >= minLen && !yield(Input{Source: Cookie, Name: p.name, Value: p.value, node: -1}) {
 			return
 		}
 	}

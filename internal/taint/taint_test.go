@@ -250,3 +250,41 @@ func BenchmarkInputs(b *testing.B) {
 		}
 	})
 }
+
+// TestInputsFrom_OneByte: InputsFrom(1) yields what Inputs does and the
+// one-byte inputs besides, from every source (the shell's one-byte
+// patterns); a minLen below 1 is 1, not the empty values too.
+func TestInputsFrom_OneByte(t *testing.T) {
+	r := &Request{
+		Method: "POST", Route: "/users/:id",
+		Body:     parse(t, `{"name":"O'Brien","tags":["ab","*",""]}`),
+		RawQuery: "q=%3F&long=value&e=",
+		Host:     "api.example",
+		Header:   http.Header{"X-Id": {"~"}, "Cookie": {"c=*; d=zz"}},
+		Params:   params{{"id", "42"}, {"slug", "a"}},
+	}
+	short := map[seen]bool{}
+	for _, s := range []seen{
+		{BodyValue, "", "*", "/tags/1"},
+		{Query, "q", "?", "q"},
+		{QueryName, "", "q", ""},
+		{QueryName, "", "e", ""},
+		{Param, "slug", "a", "slug"},
+		{Header, "X-Id", "~", "X-Id"},
+		{Cookie, "c", "*", "c"},
+	} {
+		short[s] = true
+	}
+	want := collect(r)
+	for s := range short {
+		want = append(want, s)
+	}
+	for _, minLen := range []int{1, 0, -1} {
+		var got []seen
+		r.InputsFrom(minLen, func(in Input) bool {
+			got = append(got, seen{in.Source, in.Name, in.Value, r.Where(in)})
+			return true
+		})
+		assert.ElementsMatch(t, want, got, "minLen %d", minLen)
+	}
+}
