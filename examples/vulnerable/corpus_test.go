@@ -8,7 +8,7 @@ package main
 //
 // Whether a value is an attack that works is not taken on trust: the
 // control run (no protection) decides it against what the handler means
-// to do (see judge). An attack that does nothing to this handler (a single
+// to do (effective and intended, main_test.go). An attack that does nothing to this handler (a single
 // quote inside the name's double quotes; a NUL byte, which Go refuses in
 // file names) is "inert" and counted apart; so is a benign value the
 // handler itself cannot serve (L'Aquila concatenated into a '…' literal is

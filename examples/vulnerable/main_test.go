@@ -285,19 +285,15 @@ func report(tallies map[[2]string]*tally) string {
 	row("**all**", "**all**", &all)
 	b.WriteString("\n| sink | attack values | benign values | attacks that do nothing here, blocked | benign values the handler fails on anyway, blocked | cases a location cannot carry | attacks learning mode did not report |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	values := 0
 	for _, tg := range targets {
 		s, attacks, benign := sums[tg.sink], 0, 0
 		for _, sc := range tg.slots {
 			attacks, benign = attacks+len(sc.attacks), benign+len(sc.benign)
 		}
+		values += attacks + benign
 		fmt.Fprintf(&b, "| %s | %d | %d | %d/%d | %d/%d | %d | %d |\n", tg.sink, attacks, benign,
 			s.inertBlocked, s.inert, s.failingBlocked, s.failing, s.undeliverable, s.unreported)
-	}
-	values := 0
-	for _, tg := range targets {
-		for _, sc := range tg.slots {
-			values += len(sc.attacks) + len(sc.benign)
-		}
 	}
 	fmt.Fprintf(&b, "\n%d values, %d cases sent through %d locations (%d attacks that work, %d benign values served), %d known misses\n",
 		values, all.effective+all.inert+all.benign+all.failing, len(Locations), all.effective, all.benign, len(knownMisses))
