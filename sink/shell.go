@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"encoding/base64"
+	"net/http"
 	"os/exec"
 	"strings"
 	"unicode/utf16"
@@ -74,7 +75,7 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	// and ~ expand outside quotes; the checks below tell where it lands.
 	r.InputsFrom(1, func(in taint.Input) bool {
 		v := trimSpace(in.Value)
-		if len(v) < taint.MinInputLen && !(len(v) == 1 && strings.IndexByte("*?~", v[0]) >= 0) {
+		if len(v) < taint.MinInputLen && !(len(v) == 1 && strings.IndexByte("*?~", v[0]) >= 0 && !protocolWildcard(in)) {
 			return true
 		}
 		why, ok := ck.input(v)
@@ -436,4 +437,20 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		return "becomes an option in the script"
 	}
 	return ""
+}
+
+// protocolWildcard reports whether in is the "*" of a request header
+// whose value HTTP defines, where it is a wildcard of the protocol
+// (If-Match: *, If-None-Match: *), not data an application passes on:
+// counted as one-byte input, it would block every script with a * of its
+// own whenever a client sent a conditional request.
+func protocolWildcard(in taint.Input) bool {
+	if in.Source != taint.Header || in.Value != "*" {
+		return false
+	}
+	switch http.CanonicalHeaderKey(in.Name) {
+	case "If-Match", "If-None-Match":
+		return true
+	}
+	return false
 }

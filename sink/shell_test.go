@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,4 +260,18 @@ func TestLexPOSIX(t *testing.T) {
 	assert.Equal(t, `_c ___`, lits(`"c $d"`))
 	assert.Equal(t, `e_ f`, lits(`e\ f`))
 	assert.Equal(t, shComment, sc.cls[len(script)-1])
+}
+
+// TestCommand_ProtocolWildcardHeader: the "*" of If-Match or If-None-Match
+// is the protocol's wildcard, not input: a script with a * of its own runs
+// when a client sends a conditional request; the same "*" in any other
+// header still counts (shellAttacks, from every source).
+func TestCommand_ProtocolWildcardHeader(t *testing.T) {
+	script := []string{"sh", "-c", "rm -f /tmp/cache/* ; ls ~/x ; echo a?b"}
+	for _, name := range []string{"If-Match", "If-None-Match", "if-none-match"} {
+		r := &taint.Request{Method: "PUT", Route: "/things/:id", Header: http.Header{name: {"*"}}}
+		assert.NoError(t, CheckCmd(ctxOf(r), exec.Command(script[0], script[1:]...)), name)
+	}
+	r := &taint.Request{Method: "PUT", Route: "/things/:id", Header: http.Header{"X-Pattern": {"*"}}}
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), exec.Command(script[0], script[1:]...)), ErrBlocked, "X-Pattern: * is input")
 }
