@@ -91,9 +91,13 @@ type Program struct {
 // cost model, compiled once, estimates the cost (cel-go compiles a model
 // afresh for every environment, which made estimating the first
 // expression of each contract the largest part of loading it; the model is
-// the base's, as no contract adds a function). vars: the variables of a
-// struct-tag rule, for the native path; nil for contracts.
-func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
+// the base's, as no contract adds a function). plan is the environment
+// the checked expression is planned in, and that the program keeps: env
+// when the program needs env's types at run time (the Go types of a
+// struct-tag rule), else base, so that env, a copy of base's cost models
+// and declarations, is garbage once the contract is compiled. vars: the
+// variables of a struct-tag rule, for the native path; nil for contracts.
+func compile(base, env, plan *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
@@ -118,7 +122,7 @@ func compile(base, env *cel.Env, src string, costLimit, maxCost uint64, sizes co
 	if est.Max > costLimit || readsUnbounded(ast) {
 		opts = append(opts, cel.CostLimit(costLimit))
 	}
-	prg, err := env.Program(ast, opts...)
+	prg, err := plan.Program(ast, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"weak"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/interpreter"
@@ -401,4 +403,31 @@ func TestValueFree(t *testing.T) {
 	}
 	limit := interpreter.EvalCancelledError{Message: "operation cancelled: actual cost limit exceeded", Cause: interpreter.CostLimitExceeded}
 	assert.Equal(t, limit.Message, valueFree(limit))
+}
+
+// TestCompile_ContractEnvNotKept: a contract's programs are planned in
+// the base environment, so the environment ForSchema made to type-check
+// them (a copy of the base's declarations and cost models, about 14 KiB)
+// is garbage once they are compiled; the programs still read the body's
+// fields through cel-go.
+func TestCompile_ContractEnvNotKept(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{"qty":{"type":"integer"},"line":{"type":"object","properties":{"sku":{"type":"string"}}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	p, err := ce.Compile("request.body.qty < 10 && has(request.body.line.sku) && request.body.line.sku.startsWith('A')")
+	require.NoError(t, err)
+	kept := weak.Make(ce.env)
+	ce = nil
+	runtime.GC()
+	assert.Nil(t, kept.Value(), "the contract's environment outlives its compile")
+
+	for body, want := range map[string]bool{`{"qty":3,"line":{"sku":"AB"}}`: true, `{"qty":30,"line":{"sku":"AB"}}`: false, `{"qty":3,"line":{"sku":"B"}}`: false} {
+		ok, err := p.evalCEL(&Activation{Body: doc(t, body), Shape: s.Numbers()})
+		require.NoError(t, err, body)
+		assert.Equal(t, want, ok, body)
+	}
+	_, err = p.evalCEL(&Activation{Body: doc(t, `{"qty":3,"line":{}}`), Shape: s.Numbers()})
+	assert.NoError(t, err, "has() is false, and && stops")
 }

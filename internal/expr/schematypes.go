@@ -68,9 +68,12 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 	return s.Compiled()
 }
 
-// Compile parses, type-checks and cost-checks src.
+// Compile parses, type-checks and cost-checks src. The program is
+// planned in the base environment: the schema's types have no field
+// accessors (the interpreter reads fields like map entries either way),
+// so the contract's environment is needed to check, not to run.
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.base, ce.env, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
+	return compile(ce.base, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
 }
 
 // schemaTypes declares the object types of one contract's body, built from

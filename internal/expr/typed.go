@@ -121,5 +121,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 		}
 	}
 	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
-	return compile(te.base, env, src, te.costLimit, te.maxCost, sizes, vars)
+	return compile(te.base, env, env, src, te.costLimit, te.maxCost, sizes, vars)
 }
