@@ -10,10 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -47,21 +49,63 @@ var policy = sync.OnceValues(func() (*schema.Schema, error) {
 
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
+//
+// A contract goes through four steps, each over every contract before the
+// next: read and checked against the format (in parallel: each contract
+// alone), its schema compiled (in parallel, once per distinct schema), its
+// invariants compiled (in parallel, once per distinct schema and
+// expression), and added to the set (in order, so that a conflict names
+// the same contract every time). Nothing moves from load
+// time to request time, and the errors are the same, in the same order,
+// as one contract after the other would give.
 type loader struct {
 	opts     *Options
 	learning error  // why a contract may not be in mode learn: nil when the licence entitles it
 	dir      string // ContractsDir as given, for messages
 	files    fs.FS  // the contracts folder; nil when there is none
-	compiler *schema.Compiler
 	env      *expr.Env
 	set      *contractSet
-	errs     []error
-	schemas  map[string]*compiled         // by the schema's content
+	errs     []error // of the folder and its files; a contract's own are in its job
+	jobs     []*job
 	bySchema map[*schema.Schema]*compiled // nil: contracts without a schema
 }
 
 func (l *loader) fail(file string, line int, contract string, err error) {
 	l.errs = append(l.errs, &LoadError{File: file, Line: line, Contract: contract, Err: err})
+}
+
+// job is one contract on its way through the loader.
+type job struct {
+	file     string   // as in messages
+	node     ast.Node // the contract in its file; nil in code
+	code     Contract // in code
+	source   string   // the compiled contract's Source
+	resource string   // the name its schema is compiled under
+	name     string   // "METHOD /endpoint" as far as known, for messages
+	errs     []error
+
+	raw     rawContract
+	pattern route.Pattern
+	key     string // the schema's content, as JSON: schemas alike are compiled once
+	keyed   bool   // key is set
+	ok      bool   // no problem so far
+	read    bool   // it follows the format: the other steps apply
+	schema  *schema.Schema
+}
+
+// fail records a problem of the contract at loc, JSON pointer tokens into
+// its document: at the line of loc in a file, at line 0 in code.
+func (j *job) fail(loc []string, err error) {
+	line := 0
+	if j.node != nil {
+		line = yamljson.KeyLine(j.node, loc)
+	}
+	j.failAt(line, err)
+}
+
+func (j *job) failAt(line int, err error) {
+	j.errs = append(j.errs, &LoadError{File: j.file, Line: line, Contract: j.name, Err: err})
+	j.ok = false
 }
 
 // contractsFS opens the contracts folder: inside ContractsFS when it is set,
@@ -102,13 +146,23 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	}
 	defer done() // everything, $refs included, is read by the time it returns
 	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, env: g.env, set: &contractSet{},
-		schemas: map[string]*compiled{}, bySchema: map[*schema.Schema]*compiled{}}
-	l.compiler = schema.NewCompiler(files, decodeSchemaFile)
+		bySchema: map[*schema.Schema]*compiled{}}
 	if files != nil {
 		l.loadDir()
 	}
 	for i, c := range o.Contracts {
-		l.loadInCode(i, c)
+		file := "Options.Contracts[" + strconv.Itoa(i) + "]"
+		l.jobs = append(l.jobs, &job{file: file, code: c, source: file, resource: "?code=" + strconv.Itoa(i),
+			name: strings.ToUpper(c.Method) + " " + c.Endpoint, ok: true})
+	}
+	inParallel(len(l.jobs), func(_, i int) { l.jobs[i].readContract() })
+	l.compileSchemas()
+	l.compilePrograms()
+	for _, j := range l.jobs {
+		if j.read {
+			l.add(j)
+		}
+		l.errs = append(l.errs, j.errs...)
 	}
 	// By file and line, then contracts in code by their index.
 	slices.SortStableFunc(l.errs, func(a, b error) int {
@@ -126,6 +180,44 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 		return nil, errors.Join(l.errs...)
 	}
 	return l.set, nil
+}
+
+// workers is how many goroutines inParallel runs for n calls.
+func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+
+// inParallel calls f(w, 0) … f(w, n-1), on as many goroutines as
+// GOMAXPROCS allows, and returns when every call has. w is the goroutine
+// making the call, in [0, workers(n)): state indexed by it needs no lock.
+// A panic in f is raised again in the caller's goroutine, as if the calls
+// had been made there.
+func inParallel(n int, f func(w, i int)) {
+	if workers(n) == 1 {
+		for i := range n {
+			f(0, i)
+		}
+		return
+	}
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		panicked atomic.Pointer[any]
+	)
+	for w := range workers(n) {
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					panicked.CompareAndSwap(nil, &v)
+				}
+			}()
+			for i := int(next.Add(1) - 1); i < n && panicked.Load() == nil; i = int(next.Add(1) - 1) {
+				f(w, i)
+			}
+		})
+	}
+	wg.Wait()
+	if v := panicked.Load(); v != nil {
+		panic(*v)
+	}
 }
 
 // inCodeIndex is i for the File "Options.Contracts[i]" of a contract in
@@ -174,6 +266,7 @@ func (l *loader) display(name string) string {
 	return filepath.Join(l.dir, name)
 }
 
+// loadFile parses a contracts file and makes a job of each contract in it.
 func (l *loader) loadFile(name string, data []byte) {
 	file := l.display(name)
 	docs, err := yamljson.Parse(data)
@@ -189,84 +282,74 @@ func (l *loader) loadFile(name string, data []byte) {
 			nodes = seq.Values
 		}
 		for _, node := range nodes {
-			l.loadNode(file, name+"?contract="+strconv.Itoa(n), node)
+			l.jobs = append(l.jobs, &job{file: file, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
+				resource: name + "?contract=" + strconv.Itoa(n), ok: true})
 			n++
 		}
 	}
 }
 
-// loadNode checks one contract of a file against the policy schema and
-// compiles it.
-func (l *loader) loadNode(file, resource string, node ast.Node) {
-	v, err := yamljson.Value(node)
-	if err != nil {
-		line, err := yamljson.Split(err, yamljson.Line(node))
-		l.fail(file, line, "", err)
-		return
+// readContract is the first step: the contract's document, checked
+// against the contract format, and its endpoint. It reads nothing but the
+// job, so jobs run it in parallel.
+func (j *job) readContract() {
+	var v any
+	if j.node != nil {
+		var err error
+		if v, err = yamljson.Value(j.node); err != nil {
+			line, err := yamljson.Split(err, yamljson.Line(j.node))
+			j.name = ""
+			j.failAt(line, err)
+			return
+		}
+	} else {
+		// Through JSON, so that any Go value that marshals to a schema is
+		// accepted and numbers arrive as json.Number, as from a file.
+		b, err := json.Marshal(j.code)
+		if err != nil {
+			j.failAt(0, err)
+			return
+		}
+		parsed, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit) // JSON: no need of the YAML reader
+		if err != nil {
+			j.failAt(0, err)
+			return
+		}
+		v = parsed.Any()
 	}
 	doc, _ := v.(map[string]any)
-	name := contractName(doc)
-	ok := checkPolicy(v, func(loc []string, msg string) {
-		l.fail(file, yamljson.KeyLine(node, loc), name, errors.New(msg))
-	})
-	if !ok {
+	j.name = contractName(doc)
+	if !checkPolicy(v, func(loc []string, msg string) { j.fail(loc, errors.New(msg)) }) {
 		return
 	}
-	raw := rawContract{
-		file:     file,
-		node:     node,
-		endpoint: doc["endpoint"].(string),
-		method:   doc["method"].(string),
-		schema:   doc["schema"],
-	}
-	_, raw.hasSchema = doc["schema"]
-	raw.mode, _ = doc["mode"].(string)
-	if invs, ok := doc["invariants"].([]any); ok {
-		for _, iv := range invs {
-			m := iv.(map[string]any)
-			raw.invariants = append(raw.invariants, Invariant{Expr: m["expr"].(string), Message: m["message"].(string)})
+	j.read = true
+	raw := rawContract{endpoint: j.code.Endpoint, method: j.code.Method, invariants: j.code.Invariants, mode: j.code.Mode}
+	if j.node != nil {
+		raw = rawContract{endpoint: doc["endpoint"].(string), method: doc["method"].(string)}
+		raw.mode, _ = doc["mode"].(string)
+		if invs, ok := doc["invariants"].([]any); ok {
+			for _, iv := range invs {
+				m := iv.(map[string]any)
+				raw.invariants = append(raw.invariants, Invariant{Expr: m["expr"].(string), Message: m["message"].(string)})
+			}
 		}
 	}
-	line := yamljson.Line(node)
-	src := file + ":" + strconv.Itoa(line)
-	l.compile(raw, src, resource, func(loc []string, err error) {
-		l.fail(file, yamljson.KeyLine(node, loc), name, err)
-	})
-}
-
-func (l *loader) loadInCode(i int, c Contract) {
-	file := "Options.Contracts[" + strconv.Itoa(i) + "]"
-	// Through JSON, so that any Go value that marshals to a schema is
-	// accepted and numbers arrive as json.Number, as from a file.
-	b, err := json.Marshal(c)
+	raw.schema, raw.hasSchema = doc["schema"]
+	j.raw = raw
+	if raw.hasSchema {
+		if key, err := json.Marshal(raw.schema); err == nil {
+			j.key, j.keyed = string(key), true
+		}
+	}
+	pat, err := route.ParsePattern(raw.endpoint)
 	if err != nil {
-		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
+		j.fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))
 		return
 	}
-	parsed, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit) // JSON: no need of the YAML reader
-	if err != nil {
-		l.fail(file, 0, strings.ToUpper(c.Method)+" "+c.Endpoint, err)
-		return
-	}
-	v := parsed.Any()
-	doc := v.(map[string]any)
-	name := contractName(doc)
-	ok := checkPolicy(v, func(loc []string, msg string) {
-		l.fail(file, 0, name, errors.New(msg))
-	})
-	if !ok {
-		return
-	}
-	raw := rawContract{endpoint: c.Endpoint, method: c.Method, schema: doc["schema"], invariants: c.Invariants, mode: c.Mode}
-	_, raw.hasSchema = doc["schema"]
-	l.compile(raw, file, "?code="+strconv.Itoa(i), func(_ []string, err error) {
-		l.fail(file, 0, name, err)
-	})
+	j.pattern = pat
 }
 
 type rawContract struct {
-	file             string   // as in messages
-	node             ast.Node // the contract in its file; nil in code
 	endpoint, method string
 	schema           any
 	hasSchema        bool
@@ -274,131 +357,192 @@ type rawContract struct {
 	mode             string // "", "enforce" or "learn": the policy schema has checked it
 }
 
-// compile turns a contract that follows the format into a compiled one
-// and adds it to the set. fail receives the problem and where it is, as
-// JSON pointer tokens into the contract document.
-func (l *loader) compile(raw rawContract, source, resource string, fail func(loc []string, err error)) {
-	method := strings.ToUpper(raw.method)
-	ok := true
-	pat, err := route.ParsePattern(raw.endpoint)
-	if err != nil {
-		fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))
-		ok = false
+// compileSchemas is the second step: each distinct schema compiled once,
+// on as many compilers as there are goroutines, for the contracts that
+// have it. A schema that does not compile is compiled again for each of
+// its contracts, in order, so that each error names its own place. (Every
+// contract's resource is in the contracts folder, so a relative $ref
+// resolves the same from each.)
+func (l *loader) compileSchemas() {
+	type distinct struct {
+		doc      any
+		resource string // of its first contract
+		s        *schema.Schema
+		err      error
 	}
-	var s *schema.Schema
-	if raw.hasSchema {
-		if s, err = l.schema(resource, raw.schema); err != nil {
-			var se *schema.Error
-			switch {
-			case errors.As(err, &se) && se.Ref != "":
-				l.failAtRef(raw, resource, se, fail)
-			case errors.As(err, &se):
-				loc := append([]string{"schema"}, se.Pointer...)
-				fail(loc, fmt.Errorf("%s: %s", strings.Join(loc, "/"), se.Message))
-			default:
-				fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
-			}
-			s, ok = nil, false
+	byKey := map[string]*distinct{}
+	var todo []*distinct
+	for _, j := range l.jobs {
+		if j.read && j.keyed && byKey[j.key] == nil {
+			byKey[j.key] = &distinct{doc: j.raw.schema, resource: j.resource}
+			todo = append(todo, byKey[j.key])
 		}
 	}
+	files := l.files
+	if files != nil {
+		files = &lockedFS{fsys: files} // an fs.FS need not be safe for concurrent use
+	}
+	compilers := make([]*schema.Compiler, workers(len(todo)))
+	inParallel(len(todo), func(w, i int) {
+		if compilers[w] == nil {
+			compilers[w] = schema.NewCompiler(files, decodeSchemaFile)
+		}
+		todo[i].s, todo[i].err = compilers[w].Compile(todo[i].resource, todo[i].doc)
+	})
+	var again *schema.Compiler
+	for _, j := range l.jobs {
+		if !j.read || !j.raw.hasSchema {
+			continue
+		}
+		if j.keyed && byKey[j.key].err == nil {
+			j.schema = byKey[j.key].s
+			continue
+		}
+		if again == nil {
+			again = schema.NewCompiler(files, decodeSchemaFile)
+		}
+		s, err := again.Compile(j.resource, j.raw.schema)
+		if err == nil { // a schema whose content could not be written as a key
+			j.schema = s
+			continue
+		}
+		var se *schema.Error
+		switch {
+		case errors.As(err, &se) && se.Ref != "":
+			l.failAtRef(j, se)
+		case errors.As(err, &se):
+			loc := append([]string{"schema"}, se.Pointer...)
+			j.fail(loc, fmt.Errorf("%s: %s", strings.Join(loc, "/"), se.Message))
+		default:
+			j.fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
+		}
+	}
+}
+
+// lockedFS serializes the reads of the schema compilers that run in
+// parallel.
+type lockedFS struct {
+	mu   sync.Mutex
+	fsys fs.FS
+}
+
+// Open is there for fs.FS; the compilers read with ReadFile.
+func (l *lockedFS) Open(name string) (fs.File, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fsys.Open(name)
+}
+
+func (l *lockedFS) ReadFile(name string) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fs.ReadFile(l.fsys, name)
+}
+
+// compilePrograms is the third step: every distinct invariant of every
+// distinct schema, compiled in the CEL environment of that schema. (A
+// contract whose schema did not compile has its invariants compiled
+// against a body of any shape, so that their own errors are reported too.)
+// Each schema's environment and programs are one piece of work, and the
+// pieces run in parallel.
+func (l *loader) compilePrograms() {
+	var todo []*compiled
+	for _, j := range l.jobs {
+		if !j.read || len(j.raw.invariants) == 0 {
+			continue
+		}
+		c := l.bySchema[j.schema]
+		if c == nil {
+			c = &compiled{s: j.schema}
+			l.bySchema[j.schema] = c
+		}
+		if c.programs == nil {
+			c.programs = map[string]*program{}
+			todo = append(todo, c)
+		}
+		for _, inv := range j.raw.invariants {
+			if c.programs[inv.Expr] == nil {
+				c.programs[inv.Expr] = &program{}
+				c.order = append(c.order, inv.Expr)
+			}
+		}
+	}
+	inParallel(len(todo), func(_, i int) { l.compileAll(todo[i]) })
+}
+
+// compileAll compiles the programs of one schema.
+func (l *loader) compileAll(c *compiled) {
+	env, err := l.env.ForSchema(c.s)
+	for _, src := range c.order {
+		p := c.programs[src]
+		if err != nil {
+			p.err = err
+			continue
+		}
+		p.prg, p.err = env.Compile(src)
+	}
+}
+
+// add is the last step: the contract, compiled, into the set.
+func (l *loader) add(j *job) {
+	method := strings.ToUpper(j.raw.method)
 	var rules *ruleWalker
-	if len(raw.invariants) > 0 {
+	if len(j.raw.invariants) > 0 {
 		rules = &ruleWalker{} // kind Invalid: the request as a whole
-		for i, inv := range raw.invariants {
-			prg, err := l.program(s, inv.Expr)
-			if err != nil {
-				fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, err))
-				ok = false
+		programs := l.bySchema[j.schema].programs
+		for i, inv := range j.raw.invariants {
+			p := programs[inv.Expr]
+			if p.err != nil {
+				j.fail([]string{"invariants", strconv.Itoa(i), "expr"}, fmt.Errorf("invariants[%d]: %w", i, p.err))
 				continue
 			}
-			rules.own = append(rules.own, rule{prg: prg, msg: inv.Message, where: method + " " + raw.endpoint + " invariant " + strconv.Itoa(i)})
+			rules.own = append(rules.own, rule{prg: p.prg, msg: inv.Message, where: method + " " + j.raw.endpoint + " invariant " + strconv.Itoa(i)})
 		}
 	}
-	learn := raw.mode == ModeLearn || l.opts.LearningMode
-	if raw.mode == ModeLearn && l.learning != nil {
-		fail([]string{"mode"}, fmt.Errorf("mode: learn: %w", l.learning))
-		ok = false
+	learn := j.raw.mode == ModeLearn || l.opts.LearningMode
+	if j.raw.mode == ModeLearn && l.learning != nil {
+		j.fail([]string{"mode"}, fmt.Errorf("mode: learn: %w", l.learning))
 	}
-	if !ok {
+	if !j.ok {
 		return
 	}
-	c := newContract(contractSpec{method: method, endpoint: raw.endpoint, pattern: pat, source: source,
-		schema: s, rules: rules, learn: learn})
+	c := newContract(contractSpec{method: method, endpoint: j.raw.endpoint, pattern: j.pattern, source: j.source,
+		schema: j.schema, rules: rules, learn: learn})
 	if err := l.set.add(c); err != nil {
-		file, line := splitSource(source)
-		l.fail(file, line, c.name(), err)
+		file, line := splitSource(j.source)
+		j.errs = append(j.errs, &LoadError{File: file, Line: line, Contract: c.name(), Err: err})
 	}
 }
 
 // compiled is what the loader compiled for one distinct schema (by its
-// content): the schema, the CEL environment its contracts' invariants
-// are checked against, and their programs. Contracts with the same schema
-// (and the same invariants) share them: a large set is mostly alike.
+// content): the schema, and the programs of its contracts' invariants,
+// compiled in the CEL environment of that schema. Contracts with the same
+// schema (and the same invariants) share them: a large set is mostly
+// alike.
 type compiled struct {
 	s        *schema.Schema
-	env      *expr.ContractEnv
-	envErr   error
-	programs map[string]*expr.Program
+	programs map[string]*program // by the expression
+	order    []string            // the expressions, in the order first met
 }
 
-// schema compiles doc as the schema of the contract at resource, or finds
-// it compiled for a contract before. A schema that does not compile is
-// compiled again for each contract, so that each error names its own
-// place. (Every contract's resource is in the contracts folder, so a
-// relative $ref resolves the same from each.)
-func (l *loader) schema(resource string, doc any) (*schema.Schema, error) {
-	key, err := json.Marshal(doc)
-	if err != nil {
-		return l.compiler.Compile(resource, doc)
-	}
-	if c, ok := l.schemas[string(key)]; ok {
-		return c.s, nil
-	}
-	s, err := l.compiler.Compile(resource, doc)
-	if err == nil {
-		l.schemas[string(key)] = &compiled{s: s}
-		l.bySchema[s] = l.schemas[string(key)]
-	}
-	return s, err
-}
-
-// program compiles an invariant for a contract whose body schema is s
-// (nil: none), once per schema and expression.
-func (l *loader) program(s *schema.Schema, src string) (*expr.Program, error) {
-	c := l.bySchema[s]
-	if c == nil {
-		c = &compiled{s: s}
-		l.bySchema[s] = c
-	}
-	if c.env == nil && c.envErr == nil {
-		c.env, c.envErr = l.env.ForSchema(s)
-		c.programs = map[string]*expr.Program{}
-	}
-	if c.envErr != nil {
-		return nil, c.envErr
-	}
-	if p, ok := c.programs[src]; ok {
-		return p, nil
-	}
-	p, err := c.env.Compile(src)
-	if err == nil {
-		c.programs[src] = p
-	}
-	return p, err
+// program is an invariant compiled, or why it does not compile.
+type program struct {
+	prg *expr.Program
+	err error
 }
 
 // failAtRef reports a $ref that could not be loaded at the line of that
 // $ref, when the contract is in a file.
-func (l *loader) failAtRef(raw rawContract, resource string, se *schema.Error, fail func([]string, error)) {
+func (l *loader) failAtRef(j *job, se *schema.Error) {
 	err := fmt.Errorf("schema: %s", se.Message)
-	if raw.node != nil {
-		schemaNode := yamljson.Find(raw.node, []string{"schema"})
-		if line := yamljson.FindRef(schemaNode, schema.Root+resource, se.Ref); line > 0 {
-			l.errs = append(l.errs, &LoadError{File: raw.file, Line: line, Contract: strings.ToUpper(raw.method) + " " + raw.endpoint, Err: err})
+	if j.node != nil {
+		schemaNode := yamljson.Find(j.node, []string{"schema"})
+		if line := yamljson.FindRef(schemaNode, schema.Root+j.resource, se.Ref); line > 0 {
+			j.failAt(line, err)
 			return
 		}
 	}
-	fail([]string{"schema"}, err)
+	j.fail([]string{"schema"}, err)
 }
 
 func splitSource(src string) (string, int) {

@@ -3,9 +3,14 @@ package contractguard
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -38,53 +43,55 @@ func loadErrors(t *testing.T, err error) []string {
 	return out
 }
 
+// loadErrorCases are contract files with one problem each.
+var loadErrorCases = []struct {
+	name, file, src string
+	want            string // one error, exactly
+}{
+	{"unknown key", "a.yaml", "endpoint: /a\nmethod: POST\ninvariant:\n  - expr: 'true'\n    message: m\n",
+		`a.yaml:3: POST /a: unknown key "invariant"`},
+	{"missing endpoint", "a.yaml", "method: POST\nschema: {type: object}\n",
+		`a.yaml:1: POST: missing "endpoint"`},
+	{"missing method", "a.yaml", "endpoint: /a\n",
+		`a.yaml:1: /a: missing "method"`},
+	{"invariant without message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n",
+		`a.yaml:4: POST /a: missing "message" in invariants/0`},
+	{"empty message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n    message: ''\n",
+		`a.yaml:5: POST /a: invariants/0/message: must be at least 1 character long`},
+	{"unknown key in invariant", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: m\n    msg: x\n",
+		`a.yaml:6: POST /a: unknown key "msg" in invariants/0`},
+	{"schema does not compile", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    age:\n      type: intger\n",
+		`a.yaml:7: POST /a: schema/properties/age/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+	{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
+		`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
+	{"CEL not a bool", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 1 + 1\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: must evaluate to a bool, not int`},
+	{"YAML syntax error", "a.yaml", "endpoint: /a\nmethod: [POST\nschema: {}\n",
+		`a.yaml:3: ',' or ']' must be specified`},
+	{"YAML duplicate key", "a.yaml", "endpoint: /a\nmethod: POST\nmethod: GET\n",
+		`a.yaml:3: mapping key "method" already defined at [2:1]`},
+	{"JSON syntax error", "a.json", "{\"endpoint\": \"/a\",\n \"method\": \"POST\",,}",
+		`a.json:2:`},
+	{"endpoint without slash", "a.yaml", "endpoint: a/b\nmethod: POST\n",
+		`a.yaml:1: POST a/b: endpoint: must match the pattern ^/`},
+	{"bad parameter", "a.yaml", "endpoint: /a/{x\nmethod: POST\n",
+		`a.yaml:1: POST /a/{x: endpoint: segment "{x": a parameter must be a whole segment, :name or {name}`},
+	{"bad method", "a.yaml", "endpoint: /a\nmethod: PO ST\n",
+		"a.yaml:2: PO ST /a: method: must match the pattern"},
+	{"method not a string", "a.yaml", "endpoint: /a\nmethod: 12\n",
+		"a.yaml:2: /a: method: must be a string, not a number"},
+	{"not a mapping", "a.yaml", "- endpoint\n",
+		"a.yaml:1: a contract must be an object, not a string"},
+	{"remote ref", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  $ref: https://example.com/schema.json\n",
+		"a.yaml:4: POST /a: schema: $ref to https://example.com/schema.json: schemas are never fetched over the network"},
+	{"ref outside the folder", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    x: {$ref: ../outside.json}\n",
+		"a.yaml:5: POST /a: schema: $ref to /outside.json leaves the contracts folder"},
+	{"ref to a missing file", "a.yaml", "endpoint: /a\nmethod: POST\nschema: {$ref: schemas/none.json}\n",
+		"a.yaml:3: POST /a: schema: $ref to schemas/none.json: open schemas/none.json: file does not exist"},
+}
+
 func TestLoad_Errors(t *testing.T) {
-	tests := []struct {
-		name, file, src string
-		want            string // one error, exactly
-	}{
-		{"unknown key", "a.yaml", "endpoint: /a\nmethod: POST\ninvariant:\n  - expr: 'true'\n    message: m\n",
-			`a.yaml:3: POST /a: unknown key "invariant"`},
-		{"missing endpoint", "a.yaml", "method: POST\nschema: {type: object}\n",
-			`a.yaml:1: POST: missing "endpoint"`},
-		{"missing method", "a.yaml", "endpoint: /a\n",
-			`a.yaml:1: /a: missing "method"`},
-		{"invariant without message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n",
-			`a.yaml:4: POST /a: missing "message" in invariants/0`},
-		{"empty message", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: request.body.a > 1\n    message: ''\n",
-			`a.yaml:5: POST /a: invariants/0/message: must be at least 1 character long`},
-		{"unknown key in invariant", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: m\n    msg: x\n",
-			`a.yaml:6: POST /a: unknown key "msg" in invariants/0`},
-		{"schema does not compile", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    age:\n      type: intger\n",
-			`a.yaml:7: POST /a: schema/properties/age/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
-		{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
-			`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
-		{"CEL not a bool", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 1 + 1\n    message: m\n",
-			`a.yaml:4: POST /a: invariants[0]: must evaluate to a bool, not int`},
-		{"YAML syntax error", "a.yaml", "endpoint: /a\nmethod: [POST\nschema: {}\n",
-			`a.yaml:3: ',' or ']' must be specified`},
-		{"YAML duplicate key", "a.yaml", "endpoint: /a\nmethod: POST\nmethod: GET\n",
-			`a.yaml:3: mapping key "method" already defined at [2:1]`},
-		{"JSON syntax error", "a.json", "{\"endpoint\": \"/a\",\n \"method\": \"POST\",,}",
-			`a.json:2:`},
-		{"endpoint without slash", "a.yaml", "endpoint: a/b\nmethod: POST\n",
-			`a.yaml:1: POST a/b: endpoint: must match the pattern ^/`},
-		{"bad parameter", "a.yaml", "endpoint: /a/{x\nmethod: POST\n",
-			`a.yaml:1: POST /a/{x: endpoint: segment "{x": a parameter must be a whole segment, :name or {name}`},
-		{"bad method", "a.yaml", "endpoint: /a\nmethod: PO ST\n",
-			"a.yaml:2: PO ST /a: method: must match the pattern"},
-		{"method not a string", "a.yaml", "endpoint: /a\nmethod: 12\n",
-			"a.yaml:2: /a: method: must be a string, not a number"},
-		{"not a mapping", "a.yaml", "- endpoint\n",
-			"a.yaml:1: a contract must be an object, not a string"},
-		{"remote ref", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  $ref: https://example.com/schema.json\n",
-			"a.yaml:4: POST /a: schema: $ref to https://example.com/schema.json: schemas are never fetched over the network"},
-		{"ref outside the folder", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    x: {$ref: ../outside.json}\n",
-			"a.yaml:5: POST /a: schema: $ref to /outside.json leaves the contracts folder"},
-		{"ref to a missing file", "a.yaml", "endpoint: /a\nmethod: POST\nschema: {$ref: schemas/none.json}\n",
-			"a.yaml:3: POST /a: schema: $ref to schemas/none.json: open schemas/none.json: file does not exist"},
-	}
-	for _, tt := range tests {
+	for _, tt := range loadErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := New(Options{ContractsFS: fstest.MapFS{tt.file: {Data: []byte(tt.src)}}})
 			errs := loadErrors(t, err)
@@ -297,4 +304,88 @@ func TestLoad_InCodeErrorsInIndexOrder(t *testing.T) {
 	for i, e := range errs {
 		assert.True(t, strings.HasPrefix(e, fmt.Sprintf("Options.Contracts[%d]: ", i)), "%d: %q", i, e)
 	}
+}
+
+// TestLoad_InParallelAsInOrder: the loader reads, compiles and checks
+// contracts on every core; what it reports must not depend on that. A
+// set with every kind of problem, $refs to shared files and conflicts
+// gives the same errors in the same order on one core and on four, and a
+// set without problems the same contracts.
+func TestLoad_InParallelAsInOrder(t *testing.T) {
+	fsys := fstest.MapFS{
+		"schemas/line.yaml": {Data: []byte("type: object\nproperties:\n  qty: {type: integer, minimum: 1}\n")},
+		"schemas/none.yaml": {Data: []byte("type: [\n")},
+	}
+	var good []Contract
+	for i := range 40 {
+		src := fmt.Sprintf("endpoint: /g%d/lines\nmethod: POST\nschema:\n  type: object\n  properties:\n    line: {$ref: schemas/line.yaml}\n    n%d: {type: string, maxLength: %d}\n"+
+			"invariants:\n  - expr: request.body.line.qty < %d\n    message: m\n---\nendpoint: /g%d/same\nmethod: PUT\nschema: {type: object}\n", i, i%3, 10+i%5, 100+i, i)
+		fsys[fmt.Sprintf("good%02d.yaml", i)] = &fstest.MapFile{Data: []byte(src)}
+		good = append(good, Contract{Endpoint: fmt.Sprintf("/c%d", i), Method: "POST",
+			Schema:     map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "integer", "maximum": i}}},
+			Invariants: []Invariant{{Expr: fmt.Sprintf("request.body.a != %d", i%4), Message: "m"}}})
+	}
+	load := func(procs int, o Options) ([]string, []ContractInfo) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		g, err := New(o)
+		if err != nil {
+			return loadErrors(t, err), nil
+		}
+		return nil, g.Contracts()
+	}
+
+	errs1, cs1 := load(1, Options{ContractsFS: fsys, Contracts: good})
+	require.Empty(t, errs1)
+	_, cs4 := load(4, Options{ContractsFS: fsys, Contracts: good})
+	assert.Equal(t, cs1, cs4)
+
+	bad := maps.Clone(fsys)
+	var wants []string
+	for i, tt := range loadErrorCases {
+		name := fmt.Sprintf("bad%02d%s", i, path.Ext(tt.file))
+		bad[name] = &fstest.MapFile{Data: []byte(tt.src)}
+		wants = append(wants, strings.Replace(tt.want, tt.file, name, 1))
+	}
+	bad["good03.yaml"] = &fstest.MapFile{Data: append(slices.Clone(fsys["good03.yaml"].Data), "---\nendpoint: /g1/same\nmethod: put\n"...)}
+	bad["ref.yaml"] = &fstest.MapFile{Data: []byte("endpoint: /r\nmethod: POST\nschema:\n  properties:\n    x: {$ref: schemas/none.yaml}\n")}
+	inCode := append(slices.Clone(good), Contract{Method: "GET"}, Contract{Endpoint: "/c1", Method: "post"},
+		Contract{Endpoint: "/d", Method: "POST", Schema: map[string]any{"$ref": "schemas/missing.json"}, Invariants: []Invariant{{Expr: "x", Message: "m"}}})
+	errs1, _ = load(1, Options{ContractsFS: bad, Contracts: inCode})
+	errs4, _ := load(4, Options{ContractsFS: bad, Contracts: inCode})
+	assert.Equal(t, errs1, errs4)
+	require.Len(t, errs1, len(wants)+6, "%q", errs1)
+	for i, want := range wants {
+		assert.Contains(t, errs1[i], want)
+	}
+	for i, want := range []string{
+		"good03.yaml:16: PUT /g1/same: a contract for PUT /g1/same is already defined at good01.yaml:",
+		"ref.yaml:5: POST /r: schema: schemas/none.yaml: 1:7: ",
+		"Options.Contracts[40]: GET: missing \"endpoint\"",
+		"Options.Contracts[41]: POST /c1: a contract for POST /c1 is already defined at Options.Contracts[1]",
+		"Options.Contracts[42]: POST /d: schema: $ref to schemas/missing.json: ",
+		"Options.Contracts[42]: POST /d: invariants[0]: 1:1: undeclared reference to 'x'",
+	} {
+		assert.Contains(t, errs1[len(wants)+i], want)
+	}
+}
+
+// TestInParallel: every index is called once, and a panic in one call is
+// raised again in the caller.
+func TestInParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	calls := make([]atomic.Int32, 1000)
+	inParallel(len(calls), func(w, i int) {
+		assert.Less(t, w, workers(len(calls)))
+		calls[i].Add(1)
+	})
+	for i := range calls {
+		assert.EqualValues(t, 1, calls[i].Load(), "index %d", i)
+	}
+	assert.PanicsWithValue(t, "boom 7", func() {
+		inParallel(100, func(_, i int) {
+			if i == 7 {
+				panic("boom 7")
+			}
+		})
+	})
 }
