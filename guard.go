@@ -36,7 +36,10 @@ type Guard struct {
 
 // New compiles every contract of opts. Any problem in any contract is an
 // error, a [*LoadError] per problem joined with errors.Join: a guard never
-// starts half-loaded.
+// starts half-loaded. The contracts are compiled on up to GOMAXPROCS
+// goroutines, all finished when New returns; the errors and the set do not
+// depend on how many. An fs.FS in ContractsFS is read from one goroutine at
+// a time.
 func New(opts Options) (*Guard, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
