@@ -65,8 +65,11 @@ type loader struct {
 	files    fs.FS  // the contracts folder; nil when there is none
 	env      *expr.Env
 	set      *contractSet
-	errs     []error // of the folder and its files; a contract's own are in its job
-	jobs     []*job
+	errs     []error                      // of the folder; a file's are in its unit, a contract's in its job
+	units    []*unit                      // in order: the folder's files by name, then the contracts in code
+	jobs     []*job                       // the units' jobs, in order
+	keys     sync.Map                     // a schema's key → the one copy of it the jobs keep
+	reading  sync.Mutex                   // the folder's files
 	bySchema map[*schema.Schema]*compiled // nil: contracts without a schema
 }
 
@@ -74,10 +77,23 @@ func (l *loader) fail(file string, line int, contract string, err error) {
 	l.errs = append(l.errs, &LoadError{File: file, Line: line, Contract: contract, Err: err})
 }
 
+// unit is what the first step reads as one piece of work: a contracts
+// file (by name; read, parsed and let go by the goroutine that reads its
+// contracts, so a load holds as many syntax trees as it has goroutines,
+// not the folder's) or a contract in code (its job).
+type unit struct {
+	name string // the file's name in the folder
+	jobs []*job
+	errs []error // of the file as a whole
+}
+
 // job is one contract on its way through the loader.
 type job struct {
-	file     string   // as in messages
-	node     ast.Node // the contract in its file; nil in code
+	file     string // as in messages
+	files    fs.FS  // the folder it is in, and its name there; nil in code
+	fileName string
+	index    int      // its place among the file's contracts
+	node     ast.Node // the contract in its file while the file is read, or again for a message; nil in code
 	code     Contract // in code
 	source   string   // the compiled contract's Source
 	resource string   // the name its schema is compiled under
@@ -97,10 +113,30 @@ type job struct {
 // its document: at the line of loc in a file, at line 0 in code.
 func (j *job) fail(loc []string, err error) {
 	line := 0
-	if j.node != nil {
-		line = yamljson.KeyLine(j.node, loc)
+	if n := j.nodeOf(); n != nil {
+		line = yamljson.KeyLine(n, loc)
 	}
 	j.failAt(line, err)
+}
+
+// nodeOf is the contract in its file, nil in code. The first step drops
+// the file and its syntax tree once its contracts are read (a folder's
+// trees at once would be many times its size); a problem found later reads
+// and parses the file again to say where. (Only the line of the message
+// depends on it: a file changed since is read as it is now.)
+func (j *job) nodeOf() ast.Node {
+	if j.node == nil && j.files != nil {
+		data, err := fs.ReadFile(j.files, j.fileName)
+		if err != nil {
+			return nil
+		}
+		if docs, err := yamljson.Parse(data); err == nil {
+			if nodes := contractNodes(docs); j.index < len(nodes) {
+				j.node = nodes[j.index]
+			}
+		}
+	}
+	return j.node
 }
 
 func (j *job) failAt(line int, err error) {
@@ -152,10 +188,14 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	}
 	for i, c := range o.Contracts {
 		file := "Options.Contracts[" + strconv.Itoa(i) + "]"
-		l.jobs = append(l.jobs, &job{file: file, code: c, source: file, resource: "?code=" + strconv.Itoa(i),
-			name: strings.ToUpper(c.Method) + " " + c.Endpoint, ok: true})
+		l.units = append(l.units, &unit{jobs: []*job{{file: file, code: c, source: file, resource: "?code=" + strconv.Itoa(i),
+			name: strings.ToUpper(c.Method) + " " + c.Endpoint, ok: true}}})
 	}
-	inParallel(len(l.jobs), func(_, i int) { l.jobs[i].readContract() })
+	inParallel(len(l.units), func(i int) { l.read(l.units[i]) })
+	for _, u := range l.units {
+		l.errs = append(l.errs, u.errs...)
+		l.jobs = append(l.jobs, u.jobs...)
+	}
 	l.compileSchemas()
 	l.compilePrograms()
 	for _, j := range l.jobs {
@@ -182,18 +222,23 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	return l.set, nil
 }
 
-// workers is how many goroutines inParallel runs for n calls.
-func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+// inParallel calls f(0) … f(n-1), on as many goroutines as GOMAXPROCS
+// allows, and returns when every call has. A panic in f is raised again
+// in the caller's goroutine, as if the calls had been made there.
+func inParallel(n int, f func(i int)) {
+	inParallelWith(n, func() func(int) { return f })
+}
 
-// inParallel calls f(w, 0) … f(w, n-1), on as many goroutines as
-// GOMAXPROCS allows, and returns when every call has. w is the goroutine
-// making the call, in [0, workers(n)): state indexed by it needs no lock.
-// A panic in f is raised again in the caller's goroutine, as if the calls
-// had been made there.
-func inParallel(n int, f func(w, i int)) {
-	if workers(n) == 1 {
-		for i := range n {
-			f(0, i)
+// inParallelWith is inParallel with a function of each goroutine's own:
+// newWorker is called once on each, and what it returns is called there.
+func inParallelWith(n int, newWorker func() func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		if n > 0 {
+			f := newWorker()
+			for i := range n {
+				f(i)
+			}
 		}
 		return
 	}
@@ -202,15 +247,16 @@ func inParallel(n int, f func(w, i int)) {
 		wg       sync.WaitGroup
 		panicked atomic.Pointer[any]
 	)
-	for w := range workers(n) {
+	for range workers {
 		wg.Go(func() {
 			defer func() {
 				if v := recover(); v != nil {
 					panicked.CompareAndSwap(nil, &v)
 				}
 			}()
+			f := newWorker()
 			for i := int(next.Add(1) - 1); i < n && panicked.Load() == nil; i = int(next.Add(1) - 1) {
-				f(w, i)
+				f(i)
 			}
 		})
 	}
@@ -250,12 +296,7 @@ func (l *loader) loadDir() {
 		if e.IsDir() {
 			continue
 		}
-		data, err := fs.ReadFile(l.files, name)
-		if err != nil {
-			l.fail(l.display(name), 0, "", err)
-			continue
-		}
-		l.loadFile(name, data)
+		l.units = append(l.units, &unit{name: name})
 	}
 }
 
@@ -266,33 +307,54 @@ func (l *loader) display(name string) string {
 	return filepath.Join(l.dir, name)
 }
 
-// loadFile parses a contracts file and makes a job of each contract in it.
-func (l *loader) loadFile(name string, data []byte) {
-	file := l.display(name)
+// read is the first step for one unit: a file parsed and each of its
+// contracts read (then its syntax tree dropped), or a contract in code
+// read. It reads nothing but the unit, so units run it in parallel.
+func (l *loader) read(u *unit) {
+	if u.name == "" {
+		l.readContract(u.jobs[0])
+		return
+	}
+	file := l.display(u.name)
+	l.reading.Lock() // an fs.FS need not be safe for concurrent use
+	data, err := fs.ReadFile(l.files, u.name)
+	l.reading.Unlock()
+	if err != nil {
+		u.errs = append(u.errs, &LoadError{File: file, Err: err})
+		return
+	}
 	docs, err := yamljson.Parse(data)
 	if err != nil {
 		line, err := yamljson.Split(err, 0)
-		l.fail(file, line, "", err)
+		u.errs = append(u.errs, &LoadError{File: file, Line: line, Err: err})
 		return
 	}
-	n := 0
-	for _, d := range docs {
-		nodes := []ast.Node{d.Body}
-		if seq, ok := d.Body.(*ast.SequenceNode); ok {
-			nodes = seq.Values
-		}
-		for _, node := range nodes {
-			l.jobs = append(l.jobs, &job{file: file, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
-				resource: name + "?contract=" + strconv.Itoa(n), ok: true})
-			n++
-		}
+	for n, node := range contractNodes(docs) {
+		j := &job{file: file, files: l.files, fileName: u.name, index: n, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
+			resource: u.name + "?contract=" + strconv.Itoa(n), ok: true}
+		l.readContract(j)
+		j.node = nil
+		u.jobs = append(u.jobs, j)
 	}
 }
 
-// readContract is the first step: the contract's document, checked
-// against the contract format, and its endpoint. It reads nothing but the
-// job, so jobs run it in parallel.
-func (j *job) readContract() {
+// contractNodes are the contracts of a file's documents: each document, or
+// each item of a document that is a list.
+func contractNodes(docs []yamljson.Document) []ast.Node {
+	var nodes []ast.Node
+	for _, d := range docs {
+		if seq, ok := d.Body.(*ast.SequenceNode); ok {
+			nodes = append(nodes, seq.Values...)
+		} else {
+			nodes = append(nodes, d.Body)
+		}
+	}
+	return nodes
+}
+
+// readContract is the first step for one contract: its document, checked
+// against the contract format, its schema's key, and its endpoint.
+func (l *loader) readContract(j *job) {
 	var v any
 	if j.node != nil {
 		var err error
@@ -335,12 +397,16 @@ func (j *job) readContract() {
 		}
 	}
 	raw.schema, raw.hasSchema = doc["schema"]
-	j.raw = raw
 	if raw.hasSchema {
 		if key, err := json.Marshal(raw.schema); err == nil {
-			j.key, j.keyed = string(key), true
+			// The key is the schema: the decoded one is not kept for every
+			// contract until the next step, and the key once for all
+			// contracts alike.
+			k, _ := l.keys.LoadOrStore(string(key), string(key))
+			j.key, j.keyed, raw.schema = k.(string), true, nil
 		}
 	}
+	j.raw = raw
 	pat, err := route.ParsePattern(raw.endpoint)
 	if err != nil {
 		j.fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))
@@ -357,15 +423,20 @@ type rawContract struct {
 	mode             string // "", "enforce" or "learn": the policy schema has checked it
 }
 
-// compileSchemas is the second step: each distinct schema compiled once,
-// on as many compilers as there are goroutines, for the contracts that
-// have it. A schema that does not compile is compiled again for each of
-// its contracts, in order, so that each error names its own place. (Every
+// compileSchemas is the second step: each distinct schema (by its
+// content) compiled once, for the contracts that have it, on a compiler
+// of each goroutine's own (a compiler compiles the draft-07 meta-schema
+// once: one per schema cost 50 KB a contract). What a $ref finds cannot
+// depend on which schemas a compiler compiled before, since one contract's
+// schema cannot be another's $ref (internal/schema refuses a $ref or $id
+// with a query), and the folder's files are read once for all compilers.
+// A schema that does not compile is compiled again for each of its
+// contracts, in order, so that each error names its own place. (Every
 // contract's resource is in the contracts folder, so a relative $ref
 // resolves the same from each.)
 func (l *loader) compileSchemas() {
 	type distinct struct {
-		doc      any
+		key      string
 		resource string // of its first contract
 		s        *schema.Schema
 		err      error
@@ -374,20 +445,27 @@ func (l *loader) compileSchemas() {
 	var todo []*distinct
 	for _, j := range l.jobs {
 		if j.read && j.keyed && byKey[j.key] == nil {
-			byKey[j.key] = &distinct{doc: j.raw.schema, resource: j.resource}
+			byKey[j.key] = &distinct{key: j.key, resource: j.resource}
 			todo = append(todo, byKey[j.key])
 		}
 	}
-	files := l.files
-	if files != nil {
-		files = &lockedFS{fsys: files} // an fs.FS need not be safe for concurrent use
+	var files fs.FS
+	if l.files != nil {
+		files = &sharedFS{fsys: l.files, read: map[string]sharedFile{}}
 	}
-	compilers := make([]*schema.Compiler, workers(len(todo)))
-	inParallel(len(todo), func(w, i int) {
-		if compilers[w] == nil {
-			compilers[w] = schema.NewCompiler(files, decodeSchemaFile)
+	compile := func(c *schema.Compiler, resource string, doc any, key string) (*schema.Schema, error) {
+		if doc == nil {
+			parsed, err := jsonbody.Parse([]byte(key), jsonbody.MaxDepthLimit)
+			if err != nil { // json.Marshal wrote it
+				return nil, err
+			}
+			doc = parsed.Any()
 		}
-		todo[i].s, todo[i].err = compilers[w].Compile(todo[i].resource, todo[i].doc)
+		return c.Compile(resource, doc)
+	}
+	inParallelWith(len(todo), func() func(int) {
+		c := schema.NewCompiler(files, decodeSchemaFile)
+		return func(i int) { todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
 	})
 	var again *schema.Compiler
 	for _, j := range l.jobs {
@@ -401,7 +479,7 @@ func (l *loader) compileSchemas() {
 		if again == nil {
 			again = schema.NewCompiler(files, decodeSchemaFile)
 		}
-		s, err := again.Compile(j.resource, j.raw.schema)
+		s, err := compile(again, j.resource, j.raw.schema, j.key)
 		if err == nil { // a schema whose content could not be written as a key
 			j.schema = s
 			continue
@@ -419,24 +497,38 @@ func (l *loader) compileSchemas() {
 	}
 }
 
-// lockedFS serializes the reads of the schema compilers that run in
-// parallel.
-type lockedFS struct {
+// sharedFS is the contracts folder as the schema compilers of one load
+// read it: each file once (every compiler sees the same bytes, even if
+// the file changes during the load), one goroutine at a time (an fs.FS
+// need not be safe for concurrent use).
+type sharedFS struct {
 	mu   sync.Mutex
 	fsys fs.FS
+	read map[string]sharedFile
+}
+
+type sharedFile struct {
+	data []byte
+	err  error
 }
 
 // Open is there for fs.FS; the compilers read with ReadFile.
-func (l *lockedFS) Open(name string) (fs.File, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.fsys.Open(name)
+func (f *sharedFS) Open(name string) (fs.File, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fsys.Open(name)
 }
 
-func (l *lockedFS) ReadFile(name string) ([]byte, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return fs.ReadFile(l.fsys, name)
+// ReadFile returns the bytes every caller gets; they must not change them.
+func (f *sharedFS) ReadFile(name string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.read[name]
+	if !ok {
+		r.data, r.err = fs.ReadFile(f.fsys, name)
+		f.read[name] = r
+	}
+	return r.data, r.err
 }
 
 // compilePrograms is the third step: every distinct invariant of every
@@ -467,7 +559,7 @@ func (l *loader) compilePrograms() {
 			}
 		}
 	}
-	inParallel(len(todo), func(_, i int) { l.compileAll(todo[i]) })
+	inParallel(len(todo), func(i int) { l.compileAll(todo[i]) })
 }
 
 // compileAll compiles the programs of one schema.
@@ -535,8 +627,8 @@ type program struct {
 // $ref, when the contract is in a file.
 func (l *loader) failAtRef(j *job, se *schema.Error) {
 	err := fmt.Errorf("schema: %s", se.Message)
-	if j.node != nil {
-		schemaNode := yamljson.Find(j.node, []string{"schema"})
+	if n := j.nodeOf(); n != nil {
+		schemaNode := yamljson.Find(n, []string{"schema"})
 		if line := yamljson.FindRef(schemaNode, schema.Root+j.resource, se.Ref); line > 0 {
 			j.failAt(line, err)
 			return

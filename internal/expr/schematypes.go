@@ -71,7 +71,10 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // Compile parses, type-checks and cost-checks src. The program is
 // planned in the base environment: the schema's types have no field
 // accessors (the interpreter reads fields like map entries either way),
-// so the contract's environment is needed to check, not to run.
+// so the contract's environment is needed to check, not to run. One
+// plan differs: a struct literal of the schema's own types (named by an
+// internal prefix no contract is told) no longer plans, so it fails at
+// load where it failed at request time.
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
 	return compile(ce.base, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -60,6 +62,9 @@ func (l loader) Load(u string) (any, error) {
 	if pu.Scheme != "file" || pu.Host != "" {
 		return nil, fmt.Errorf("$ref to %s: schemas are never fetched over the network; put the file in the contracts folder and refer to it by a relative path", u)
 	}
+	if hasQuery(pu) {
+		return nil, intoContract("$ref", u)
+	}
 	name, ok := strings.CutPrefix(path.Clean(pu.Path), "/contracts/")
 	if !ok || !fs.ValidPath(name) {
 		return nil, fmt.Errorf("$ref to %s leaves the contracts folder", strings.TrimPrefix(u, "file://"))
@@ -71,10 +76,65 @@ func (l loader) Load(u string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("$ref to %s: %w", name, err)
 	}
+	var doc any
 	if l.decode != nil {
-		return l.decode(name, data)
+		doc, err = l.decode(name, data)
+	} else {
+		doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if key, ref := queryRef(u, doc); ref != "" {
+		return nil, fmt.Errorf("%s: %w", name, intoContract(key, ref))
+	}
+	return doc, nil
+}
+
+// A contract's schema is compiled as file?contract=n (?code=n in code),
+// and one contract's schema cannot be another's $ref: what the $ref
+// found would depend on which contracts its compiler had compiled (the
+// loader compiles on several), and a contracts file read whole is no
+// schema. So no $ref or $id may hold a query, and nothing is loaded by
+// one.
+func intoContract(key, u string) error {
+	if key == "$id" {
+		return fmt.Errorf("$id %s: an $id cannot hold a query: a contract's schema is named by one", u)
+	}
+	return fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", strings.TrimPrefix(u, Root))
+}
+
+func hasQuery(u *url.URL) bool { return u.RawQuery != "" || u.ForceQuery }
+
+// queryRef is the first $ref or $id of doc (by key order) that holds a
+// query: which of the two, and its value ($ref's resolved against base);
+// "" when none does.
+func queryRef(base string, doc any) (key, ref string) {
+	switch v := doc.(type) {
+	case map[string]any:
+		for _, k := range []string{"$ref", "$id"} {
+			if s, ok := v[k].(string); ok {
+				if u, err := url.Parse(s); err == nil && hasQuery(u) {
+					if b, err := url.Parse(base); err == nil && k == "$ref" {
+						return k, b.ResolveReference(u).String()
+					}
+					return k, s
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if key, ref := queryRef(base, v[k]); ref != "" {
+				return key, ref
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if key, ref := queryRef(base, e); ref != "" {
+				return key, ref
+			}
+		}
+	}
+	return "", ""
 }
 
 // Error is a schema that does not compile. Pointer locates the problem in
@@ -96,6 +156,11 @@ func (e *Error) Error() string {
 // be unique within the compiler; relative $refs in doc resolve against it.
 func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	u := Root + name
+	if key, ref := queryRef(u, doc); key == "$ref" {
+		return nil, &Error{Ref: ref, Message: intoContract(key, ref).Error()}
+	} else if key == "$id" {
+		return nil, &Error{Message: intoContract(key, ref).Error()}
+	}
 	if err := c.c.AddResource(u, doc); err != nil {
 		return nil, &Error{Message: err.Error()}
 	}
