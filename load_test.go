@@ -64,6 +64,8 @@ var loadErrorCases = []struct {
 		`a.yaml:7: POST /a: schema/properties/age/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
 	{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
 		`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
+	{"CEL type error names the path", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    customer:\n      properties: {id: {type: integer}}\ninvariants:\n  - expr: request.body.customer > 1\n    message: m\n",
+		`a.yaml:8: POST /a: invariants[0]: 1:23: found no matching overload for '_>_' applied to '(object request.body.customer, int)'`},
 	{"CEL not a bool", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 1 + 1\n    message: m\n",
 		`a.yaml:4: POST /a: invariants[0]: must evaluate to a bool, not int`},
 	{"YAML syntax error", "a.yaml", "endpoint: /a\nmethod: [POST\nschema: {}\n",

@@ -2,9 +2,10 @@ package expr
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
-	"sync/atomic"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/cost"
@@ -19,8 +20,6 @@ import (
 // for cost estimates: net/http's default limit on the request line and
 // headers together.
 const MaxHeaderBytes = 1 << 20
-
-var contractIDs atomic.Int64
 
 // ContractEnv compiles the invariants of one file or in-code contract:
 // request.body is typed from the contract's schema, and every expression's
@@ -37,13 +36,13 @@ type ContractEnv struct {
 // body (nil: the body is dyn).
 func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
 	s := compiledOf(body)
-	p := &schemaTypes{Provider: e.env.CELTypeProvider(), prefix: "contract" + strconv.FormatInt(contractIDs.Add(1), 10),
+	p := &schemaTypes{Provider: e.env.CELTypeProvider(),
 		structs: map[string]map[string]*types.Type{}, named: map[*jsonschema.Schema]*types.Type{}}
 	bodyType := types.DynType
 	if s != nil {
-		bodyType = p.typeOf(s)
+		bodyType = p.typeOf(s, "request.body")
 	}
-	request := p.prefix + ".request"
+	request := objectType + "request"
 	p.structs[request] = map[string]*types.Type{
 		"body":    bodyType,
 		"params":  types.NewMapType(types.StringType, types.StringType),
@@ -71,10 +70,9 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // Compile parses, type-checks and cost-checks src. The program is
 // planned in the base environment: the schema's types have no field
 // accessors (the interpreter reads fields like map entries either way),
-// so the contract's environment is needed to check, not to run. One
-// plan differs: a struct literal of the schema's own types (named by an
-// internal prefix no contract is told) no longer plans, so it fails at
-// load where it failed at request time.
+// so the contract's environment is needed to check, not to run. (A
+// struct literal of the schema's types would plan differently, but no
+// expression can name them: see schemaTypes.)
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
 	return compile(ce.base, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
 }
@@ -82,13 +80,21 @@ func (ce *ContractEnv) Compile(src string) (*Program, error) {
 // schemaTypes declares the object types of one contract's body, built from
 // its compiled schema. Fields have no accessors: at run time the
 // interpreter reads them from the lazily converted body like map entries.
+//
+// An object type is named by where it is, "object request.body.customer":
+// a type error names what a person wrote ("found no matching overload
+// for '_<_' applied to '(object request.body.customer, int)'"), the same
+// on every load. The space keeps the name out of reach of CEL's syntax:
+// no expression can name the type, so a field selection such as
+// request.body.customer is never read as a type name, and no struct
+// literal of it compiles.
 type schemaTypes struct {
 	types.Provider
-	prefix  string
-	n       int
 	structs map[string]map[string]*types.Type
 	named   map[*jsonschema.Schema]*types.Type
 }
+
+const objectType = "object "
 
 func (p *schemaTypes) FindStructType(name string) (*types.Type, bool) {
 	if _, ok := p.structs[name]; ok {
@@ -126,7 +132,9 @@ func (p *schemaTypes) FindStructFieldType(name, field string) (*types.FieldType,
 // objects described only by additionalProperties; string, integer, number
 // and boolean their CEL types, an enum of strings a string; anything else
 // dyn.
-func (p *schemaTypes) typeOf(s *jsonschema.Schema) *types.Type {
+// typeOf is the CEL type of the values s describes at path (as an
+// expression reads it: request.body.lines[*].sku).
+func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	s = schema.Deref(s)
 	if t, ok := p.named[s]; ok {
 		return t
@@ -164,28 +172,30 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema) *types.Type {
 		return types.NullType
 	case "array":
 		if it, ok := s.Items.(*jsonschema.Schema); ok {
-			return types.NewListType(p.typeOf(it))
+			return types.NewListType(p.typeOf(it, path+"[*]"))
 		}
 		if s.Items2020 != nil {
-			return types.NewListType(p.typeOf(s.Items2020))
+			return types.NewListType(p.typeOf(s.Items2020, path+"[*]"))
 		}
 		return types.NewListType(types.DynType)
 	case "object":
 		ps := props(s)
 		if len(ps) == 0 {
 			if a, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
-				return types.NewMapType(types.StringType, p.typeOf(a))
+				return types.NewMapType(types.StringType, p.typeOf(a, path+"[*]"))
 			}
 			return types.NewMapType(types.StringType, types.DynType)
 		}
-		p.n++
-		name := p.prefix + ".t" + strconv.Itoa(p.n)
+		name := objectType + path
+		for n := 2; p.structs[name] != nil; n++ { // cannot be: each path is met once
+			name = objectType + path + " (" + strconv.Itoa(n) + ")"
+		}
 		t := types.NewObjectType(name)
 		p.named[s] = t // a recursive schema refers to the type being built
 		fields := make(map[string]*types.Type, len(ps))
 		p.structs[name] = fields
-		for f, fs := range ps {
-			fields[f] = p.typeOf(fs)
+		for _, f := range slices.Sorted(maps.Keys(ps)) { // in order: a schema met at two paths is named by the first
+			fields[f] = p.typeOf(ps[f], path+member(f))
 		}
 		return t
 	}
@@ -442,4 +452,18 @@ func minEnumSize(vals []any) uint64 {
 		return 1
 	}
 	return best
+}
+
+// member is how an expression selects the property f: .f, or ["f"] when f
+// is not an identifier.
+func member(f string) string {
+	for i, c := range f {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return "[" + strconv.Quote(f) + "]"
+		}
+	}
+	if f == "" {
+		return `[""]`
+	}
+	return "." + f
 }
