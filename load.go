@@ -51,13 +51,13 @@ var policy = sync.OnceValues(func() (*schema.Schema, error) {
 // problem instead of stopping at the first.
 //
 // A contract goes through four steps, each over every contract before the
-// next: read and checked against the format (in parallel: each contract
-// alone), its schema compiled (in parallel, once per distinct schema), its
-// invariants compiled (in parallel, once per distinct schema and
-// expression), and added to the set (in order, so that a conflict names
-// the same contract every time). Nothing moves from load
-// time to request time, and the errors are the same, in the same order,
-// as one contract after the other would give.
+// next: read and checked against the format (in parallel: each file, or
+// contract in code, alone), its schema compiled (in parallel, once per
+// distinct schema), its invariants compiled (in parallel, once per
+// distinct schema and expression), and added to the set (in order, so
+// that a conflict names the same contract every time). Nothing moves from
+// load time to request time, and the errors are the same, in the same
+// order, as one contract after the other would give.
 type loader struct {
 	opts     *Options
 	learning error  // why a contract may not be in mode learn: nil when the licence entitles it
@@ -122,8 +122,9 @@ func (j *job) fail(loc []string, err error) {
 // nodeOf is the contract in its file, nil in code. The first step drops
 // the file and its syntax tree once its contracts are read (a folder's
 // trees at once would be many times its size); a problem found later reads
-// and parses the file again to say where. (Only the line of the message
-// depends on it: a file changed since is read as it is now.)
+// and parses the file again to say where, from one goroutine (the later
+// steps report in order). Only the line of the message depends on it: a
+// file changed since is read as it is now.
 func (j *job) nodeOf() ast.Node {
 	if j.node == nil && j.files != nil {
 		data, err := fs.ReadFile(j.files, j.fileName)
