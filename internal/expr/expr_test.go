@@ -431,3 +431,64 @@ func TestCompile_ContractEnvNotKept(t *testing.T) {
 	_, err = p.evalCEL(&Activation{Body: doc(t, `{"qty":3,"line":{}}`), Shape: s.Numbers()})
 	assert.NoError(t, err, "has() is false, and && stops")
 }
+
+// TestCheckingEnvChecksAsEnv: a contract's expressions are type-checked in
+// an environment made of the base's declarations without its cost models
+// (checkingEnv). Checked there or in the base environment itself, every
+// expression gets the same verdict, the same message, the same type, the
+// same cost tracking and the same results.
+func TestCheckingEnvChecksAsEnv(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 1_000_000})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"total":{"type":"number"},"count":{"type":"integer"},"name":{"type":"string","maxLength":20},"email":{"type":"string"},
+		"items":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"sku":{"type":"string","maxLength":8},"qty":{"type":"integer"}}}},
+		"free":{"type":"array","items":{"type":"string"}},
+		"tags":{"type":"object","additionalProperties":{"type":"number"}},
+		"customer":{"type":"object","properties":{"id":{"type":"integer"}}}}}`)
+	exprs := []string{
+		"request.body.total >= 10", "request.body.count * 2 == 6", "request.body.total * 2.5 == 25.0", "request.body.count < request.body.total",
+		"request.body.items.all(i, i.qty > 0)", "request.body.items.exists(i, i.sku == 'B')", "request.body.items.exists_one(i, i.qty == 2)",
+		"request.body.items.map(i, i.qty).size() == 2", "request.body.items.filter(i, i.qty > 1).size() == 1", "size(request.body.items) <= 10",
+		"has(request.body.email) && !has(request.body.name)", "request.body.email.endsWith('@example.com')", "request.body.email.lowerAscii().contains('a')",
+		"math.greatest([1, 2, request.body.count]) == 3", "math.greatest(1, request.body.count) == 3", "sets.contains(['A'], request.body.items.map(i, i.sku))",
+		"request.body.items.map(i, i.sku).distinct().size() == 2", "request.body.free.sortBy(f, f)[0] == 'a'", "request.body.?name.orValue('none') == 'none'",
+		"request.body.tags.x * 1.5 == 1.5", "'x' in request.body.tags", "request.body.free.all(a, request.body.free.all(b, a != b || a == b))",
+		"request.headers['x-a'] == 'b'", "request.params.id == '1'", "request.query.dry == '1'", "request.method == 'POST'", "request.path.startsWith('/')",
+		"context.user.role == 'admin'", "int('1') == 1", "duration('1s') > duration('0s')", "timestamp('2020-01-01T00:00:00Z').getFullYear() == 2020",
+		"request.body.name.matches('^[a-z]+$')", "optional.of(1).hasValue()", "[1, 2].exists(x, x == 2)", "{'a': 1}.a == 1", "request.body.free[0] == 'a'",
+		// and what does not compile
+		"reqest.body.total > 1", "request.body.totl > 1", "request.body.items.exsts(i, true)", "request.body.name > 5", "request.body.customer > 1",
+		"size(request.body.items) == 'a'", "math.greatest(1, 'a') == 1", "1 + 'a' == 2", "request.body.total", "cel.bind(x, 1, x == 1)",
+		"request.body.free.all(a, request.body.free.all(b, request.body.free.all(c, a + b + c != '')))", "request.body.items.foo()", "",
+	}
+	full, err := env.forSchema(env.env, s)
+	require.NoError(t, err)
+	checking, err := env.ForSchema(s)
+	require.NoError(t, err)
+	bodies := []string{`{"total":10,"count":3,"email":"Ada@example.com","items":[{"sku":"A","qty":2},{"sku":"B","qty":1}],"free":["a","b"],"tags":{"x":1}}`, `{}`, `{"count":-1,"items":[]}`}
+	src := &src{params: map[string]string{"id": "1"}, query: map[string]string{"dry": "1"}, headers: map[string]string{"x-a": "b"}, user: map[string]any{"role": "admin"}}
+	compiled := 0
+	for _, e := range exprs {
+		want, wantErr := full.Compile(e)
+		got, gotErr := checking.Compile(e)
+		if wantErr != nil || gotErr != nil {
+			require.Error(t, gotErr, e)
+			require.Error(t, wantErr, e)
+			assert.Equal(t, wantErr.Error(), gotErr.Error(), e)
+			continue
+		}
+		compiled++
+		assert.Equal(t, want.Tracked(), got.Tracked(), e)
+		for _, b := range bodies {
+			act := func() *Activation {
+				return &Activation{Body: doc(t, b), Shape: s.Numbers(), Method: "POST", Path: "/p", Src: src}
+			}
+			wantOK, wantEvalErr := want.evalCEL(act())
+			gotOK, gotEvalErr := got.evalCEL(act())
+			assert.Equal(t, wantOK, gotOK, "%s on %s", e, b)
+			assert.Equal(t, wantEvalErr != nil, gotEvalErr != nil, "%s on %s: %v / %v", e, b, wantEvalErr, gotEvalErr)
+		}
+	}
+	assert.Greater(t, compiled, 30, "most of the expressions compile")
+}

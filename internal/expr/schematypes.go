@@ -35,6 +35,12 @@ type ContractEnv struct {
 // ForSchema returns the environment of a contract whose body schema is
 // body (nil: the body is dyn).
 func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
+	return e.forSchema(e.checking, body)
+}
+
+// forSchema is ForSchema extending from (the checking environment; the
+// full one in a test that holds the two alike).
+func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error) {
 	s := compiledOf(body)
 	p := &schemaTypes{Provider: e.env.CELTypeProvider(),
 		structs: map[string]map[string]*types.Type{}, named: map[*jsonschema.Schema]*types.Type{}}
@@ -51,7 +57,7 @@ func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
 		"method":  types.StringType,
 		"path":    types.StringType,
 	}
-	env, err := e.env.Extend(cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request)))
+	env, err := from.Extend(cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request)))
 	if err != nil {
 		return nil, err
 	}
