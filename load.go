@@ -69,7 +69,7 @@ type loader struct {
 	units    []*unit                      // in order: the folder's files by name, then the contracts in code
 	jobs     []*job                       // the units' jobs, in order
 	keys     sync.Map                     // a schema's key → the one copy of it the jobs keep
-	reading  sync.Mutex                   // the folder's files
+	folder   *sharedFS                    // files, read one goroutine at a time; nil when there is none
 	bySchema map[*schema.Schema]*compiled // nil: contracts without a schema
 }
 
@@ -89,8 +89,8 @@ type unit struct {
 
 // job is one contract on its way through the loader.
 type job struct {
-	file     string // as in messages
-	files    fs.FS  // the folder it is in, and its name there; nil in code
+	file     string    // as in messages
+	folder   *sharedFS // the folder it is in, and its name there; nil in code
 	fileName string
 	index    int      // its place among the file's contracts
 	node     ast.Node // the contract in its file while the file is read, or again for a message; nil in code
@@ -126,8 +126,8 @@ func (j *job) fail(loc []string, err error) {
 // steps report in order). Only the line of the message depends on it: a
 // file changed since is read as it is now.
 func (j *job) nodeOf() ast.Node {
-	if j.node == nil && j.files != nil {
-		data, err := fs.ReadFile(j.files, j.fileName)
+	if j.node == nil && j.folder != nil {
+		data, err := j.folder.read(j.fileName)
 		if err != nil {
 			return nil
 		}
@@ -182,8 +182,8 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, env: g.env, set: &contractSet{},
-		bySchema: map[*schema.Schema]*compiled{}}
+	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, folder: newSharedFS(files), env: g.env,
+		set: &contractSet{}, bySchema: map[*schema.Schema]*compiled{}}
 	if files != nil {
 		l.loadDir()
 	}
@@ -317,9 +317,7 @@ func (l *loader) read(u *unit) {
 		return
 	}
 	file := l.display(u.name)
-	l.reading.Lock() // an fs.FS need not be safe for concurrent use
-	data, err := fs.ReadFile(l.files, u.name)
-	l.reading.Unlock()
+	data, err := l.folder.read(u.name)
 	if err != nil {
 		u.errs = append(u.errs, &LoadError{File: file, Err: err})
 		return
@@ -331,7 +329,7 @@ func (l *loader) read(u *unit) {
 		return
 	}
 	for n, node := range contractNodes(docs) {
-		j := &job{file: file, files: l.files, fileName: u.name, index: n, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
+		j := &job{file: file, folder: l.folder, fileName: u.name, index: n, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
 			resource: u.name + "?contract=" + strconv.Itoa(n), ok: true}
 		l.readContract(j)
 		j.node = nil
@@ -450,9 +448,9 @@ func (l *loader) compileSchemas() {
 			todo = append(todo, byKey[j.key])
 		}
 	}
-	var files fs.FS
-	if l.files != nil {
-		files = &sharedFS{fsys: l.files, read: map[string]sharedFile{}}
+	var files fs.FS // nil, not a nil *sharedFS: the compilers then refuse relative $refs
+	if l.folder != nil {
+		files = l.folder
 	}
 	compile := func(c *schema.Compiler, resource string, doc any, key string) (*schema.Schema, error) {
 		if doc == nil {
@@ -498,14 +496,28 @@ func (l *loader) compileSchemas() {
 	}
 }
 
-// sharedFS is the contracts folder as the schema compilers of one load
-// read it: each file once (every compiler sees the same bytes, even if
-// the file changes during the load), one goroutine at a time (an fs.FS
-// need not be safe for concurrent use).
+// sharedFS is the contracts folder as one load reads it, one goroutine
+// at a time (an fs.FS need not be safe for concurrent use). The schema
+// compilers read through ReadFile, which reads each file once, so that
+// every compiler sees the same bytes even if the file changes during the
+// load; the contracts files are read with read, which keeps nothing.
 type sharedFS struct {
-	mu   sync.Mutex
-	fsys fs.FS
-	read map[string]sharedFile
+	mu     sync.Mutex
+	fsys   fs.FS
+	cached map[string]sharedFile
+}
+
+func newSharedFS(fsys fs.FS) *sharedFS {
+	if fsys == nil {
+		return nil
+	}
+	return &sharedFS{fsys: fsys, cached: map[string]sharedFile{}}
+}
+
+func (f *sharedFS) read(name string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fs.ReadFile(f.fsys, name)
 }
 
 type sharedFile struct {
@@ -524,10 +536,10 @@ func (f *sharedFS) Open(name string) (fs.File, error) {
 func (f *sharedFS) ReadFile(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r, ok := f.read[name]
+	r, ok := f.cached[name]
 	if !ok {
 		r.data, r.err = fs.ReadFile(f.fsys, name)
-		f.read[name] = r
+		f.cached[name] = r
 	}
 	return r.data, r.err
 }

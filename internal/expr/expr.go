@@ -95,16 +95,14 @@ type Program struct {
 	nat     *native // the native fast path (native.go); nil: cel-go alone
 }
 
-// compile compiles src in env. base is the environment env extends: its
-// cost model, compiled once, estimates the cost (cel-go compiles a model
-// afresh for every environment, which made estimating the first
-// expression of each contract the largest part of loading it; the model is
-// the base's, as no contract adds a function). plan is the environment
-// the checked expression is planned in, and that the program keeps: env
-// when the program needs env's types at run time (the Go types of a
-// struct-tag rule), else base, so that env, a copy of base's cost models
-// and declarations, is garbage once the contract is compiled. vars: the
-// variables of a struct-tag rule, for the native path; nil for contracts.
+// compile parses src in base (its macros and syntax), type-checks it in
+// env (which declares the rule's variables and types), estimates its cost
+// with base's model (compiled once: no contract adds a function), and
+// plans it in plan, the environment the program keeps: env when the
+// program needs env's types at run time (the Go types of a struct-tag
+// rule), else base, so that env is garbage once the contract is compiled.
+// vars: the variables of a struct-tag rule, for the native path; nil for
+// contracts.
 func compile(base, env, plan *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")

@@ -25,8 +25,8 @@ const MaxHeaderBytes = 1 << 20
 // request.body is typed from the contract's schema, and every expression's
 // cost is estimated from the schema's sizes.
 type ContractEnv struct {
-	base      *cel.Env // what env extends
-	env       *cel.Env
+	base      *cel.Env // where expressions are parsed, estimated and planned
+	env       *cel.Env // where they are type-checked: the checking environment with request
 	costLimit uint64
 	maxCost   uint64
 	sizes     *sizer
@@ -192,10 +192,7 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 			}
 			return types.NewMapType(types.StringType, types.DynType)
 		}
-		name := objectType + path
-		for n := 2; p.structs[name] != nil; n++ { // cannot be: each path is met once
-			name = objectType + path + " (" + strconv.Itoa(n) + ")"
-		}
+		name := objectType + path // each path is met once; a schema met again is p.named's
 		t := types.NewObjectType(name)
 		p.named[s] = t // a recursive schema refers to the type being built
 		fields := make(map[string]*types.Type, len(ps))
