@@ -402,6 +402,7 @@ func TestLoad_RefIntoAContract(t *testing.T) {
 		"c.yaml":         {Data: []byte("endpoint: /c\nmethod: POST\nschema:\n  properties:\n    own: {$ref: '#/definitions/x'}\n  definitions:\n    x: {type: integer}\n")},
 		"f.yaml":         {Data: []byte("endpoint: /f\nmethod: POST\nschema:\n  properties:\n    x: {$ref: schemas/s.yaml}\n")},
 		"g.yaml":         {Data: []byte("endpoint: /g\nmethod: POST\nschema:\n  $id: 'a.yaml?contract=0'\n  $ref: '#'\n")},
+		"h.yaml":         {Data: []byte("endpoint: /h\nmethod: POST\nschema:\n  $schema: 'file:///contracts/a.yaml?contract=0'\n  type: object\n")},
 		"schemas/s.yaml": {Data: []byte("properties:\n  y: {$ref: '../a.yaml?contract=0'}\n")},
 	}
 	inCode := []Contract{
@@ -416,6 +417,7 @@ func TestLoad_RefIntoAContract(t *testing.T) {
 				"b.yaml:4: POST /b: schema: $ref to a.yaml?contract=0: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that",
 				"f.yaml:5: POST /f: schema: schemas/s.yaml: $ref to a.yaml?contract=0: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that",
 				"g.yaml:3: POST /g: schema: $id a.yaml?contract=0: an $id cannot hold a query: a contract's schema is named by one",
+				"h.yaml:3: POST /h: schema: $schema file:///contracts/a.yaml?contract=0: a $schema cannot hold a query: a contract's schema is named by one",
 				"Options.Contracts[1]: POST /e: schema: $ref to ?code=0: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that",
 			}, loadErrors(t, err), "GOMAXPROCS=%d", procs)
 		}()

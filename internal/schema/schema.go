@@ -95,24 +95,28 @@ func (l loader) Load(u string) (any, error) {
 // and one contract's schema cannot be another's $ref: what the $ref
 // found would depend on which contracts its compiler had compiled (the
 // loader compiles on several), and a contracts file read whole is no
-// schema. So no $ref or $id may hold a query, and nothing is loaded by
-// one.
+// schema. So no $ref, $id or $schema may hold a query (the compiler
+// resolves all three), and nothing is loaded by one.
 func intoContract(key, u string) error {
-	if key == "$id" {
-		return fmt.Errorf("$id %s: an $id cannot hold a query: a contract's schema is named by one", u)
+	if key != "$ref" {
+		article := "a"
+		if key == "$id" {
+			article = "an"
+		}
+		return fmt.Errorf("%s %s: %s %s cannot hold a query: a contract's schema is named by one", key, u, article, key)
 	}
 	return fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", strings.TrimPrefix(u, Root))
 }
 
 func hasQuery(u *url.URL) bool { return u.RawQuery != "" || u.ForceQuery }
 
-// queryRef is the first $ref or $id of doc (by key order) that holds a
-// query: which of the two, and its value ($ref's resolved against base);
+// queryRef is the first $ref, $id or $schema of doc (by key order) that
+// holds a query: which one, and its value ($ref's resolved against base);
 // "" when none does.
 func queryRef(base string, doc any) (key, ref string) {
 	switch v := doc.(type) {
 	case map[string]any:
-		for _, k := range []string{"$ref", "$id"} {
+		for _, k := range []string{"$ref", "$id", "$schema"} {
 			if s, ok := v[k].(string); ok {
 				if u, err := url.Parse(s); err == nil && hasQuery(u) {
 					if b, err := url.Parse(base); err == nil && k == "$ref" {
@@ -158,7 +162,7 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	u := Root + name
 	if key, ref := queryRef(u, doc); key == "$ref" {
 		return nil, &Error{Ref: ref, Message: intoContract(key, ref).Error()}
-	} else if key == "$id" {
+	} else if key != "" {
 		return nil, &Error{Message: intoContract(key, ref).Error()}
 	}
 	if err := c.c.AddResource(u, doc); err != nil {
