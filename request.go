@@ -184,7 +184,7 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 	var q *request
 	if in.r == nil { // Check: nothing of the request outlives it
 		q = checkRequests.Get().(*request)
-		*q = request{method: in.method, rawQuery: in.rawQuery, details: q.details[:0]}
+		*q = request{method: in.method, rawQuery: in.rawQuery, details: q.details} // release emptied it
 	} else {
 		q = &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
 	}
@@ -214,10 +214,12 @@ func (q *request) release(v *Violation) *Violation {
 	if v != nil {
 		v.Details = slices.Clone(v.Details)
 	}
-	// The details' array is kept for the next Check, emptied (its strings
-	// would be kept alive), unless a body with many findings grew it.
-	clear(q.details)
+	// The details' array is kept for the next Check, emptied to its
+	// capacity (a run cuts it back to [:0] before the next contract, so
+	// strings can sit past its length), unless a body with many findings
+	// grew it.
 	d := q.details[:0]
+	clear(d[:cap(d)])
 	if cap(d) > maxKeptDetails {
 		d = nil
 	}
