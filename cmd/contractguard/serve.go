@@ -228,9 +228,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
 			}
 		}
-		if x != nil {
-			x.body = r.Body
-		}
+		x.body = r.Body
 		next.ServeHTTP(w, r)
 	})
 }
@@ -252,28 +250,14 @@ func (b *untilEOF) Read(p []byte) (int, error) {
 
 var forwardedHeaders = []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"}
 
-// setForwarded writes on r the X-Forwarded-For (the inbound chain, then
-// the client's address), -Host and -Proto that the upstream gets, as
-// httputil's SetXForwarded writes them, before the guard reads r: a rule
-// on them checks what the upstream will see, never a value the client
-// sent in their place. The client's Forwarded goes, as upstream.
+// setForwarded writes on r, with httputil's SetXForwarded, the
+// X-Forwarded-For (the inbound chain, then the client's address), -Host
+// and -Proto that the upstream gets, before the guard reads r: a rule on
+// them checks what the upstream will see, never a value the client sent
+// in their place. The client's Forwarded goes, as upstream.
 func setForwarded(r *http.Request) {
-	h := r.Header
-	if ip, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		if prior := h["X-Forwarded-For"]; len(prior) > 0 {
-			ip = strings.Join(prior, ", ") + ", " + ip
-		}
-		h["X-Forwarded-For"] = []string{ip}
-	} else {
-		delete(h, "X-Forwarded-For")
-	}
-	h["X-Forwarded-Host"] = []string{r.Host}
-	proto := "http"
-	if r.TLS != nil {
-		proto = "https"
-	}
-	h["X-Forwarded-Proto"] = []string{proto}
-	delete(h, "Forwarded") // not sent upstream either
+	(&httputil.ProxyRequest{In: r, Out: r}).SetXForwarded()
+	r.Header.Del("Forwarded") // not sent upstream either
 }
 
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For
