@@ -230,7 +230,6 @@ type outcome struct {
 	sink     string   // the sink that blocked it
 	compiled []string // what SQLite compiled while it ran
 	hits     int64    // requests the internal servers received
-	newConns int64    // connections they accepted
 	markers  []string // files the shell left in its working folder
 	changed  bool     // the database is not as seeded any more
 	reported counts   // the blocks the guard counted, by sink (doCounted)
@@ -243,13 +242,13 @@ func (o outcome) scanned() bool { return o.errCode == "VULNERABILITY_DETECTED" }
 // folder back as they were afterwards.
 func (e *env) do(q request) outcome {
 	e.t.Helper()
-	hits, conns := e.net.hits.Load(), e.net.conns.Load()
+	hits := e.net.hits.Load()
 	_, mark := e.audit.since(0)
 	resp, err := e.srv.Client().Do(q.httpRequest(e.srv.URL))
 	require.NoError(e.t, err, "%v", q)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	o := outcome{status: resp.StatusCode, body: string(b), hits: e.net.hits.Load() - hits, newConns: e.net.conns.Load() - conns}
+	o := outcome{status: resp.StatusCode, body: string(b), hits: e.net.hits.Load() - hits}
 	var answer struct{ Error, Code, Sink string }
 	if json.Unmarshal(b, &answer) == nil {
 		o.errCode, o.sink = answer.Error, answer.Sink

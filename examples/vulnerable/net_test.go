@@ -43,7 +43,6 @@ type testNet struct {
 	port                                          string // the internal server's port, on both families
 
 	hits  atomic.Int64 // requests the internal, metadata and intranet servers received
-	conns atomic.Int64 // connections they accepted
 	names map[string][]netip.Addr
 }
 
@@ -55,16 +54,7 @@ func newTestNet(t *testing.T) *testNet {
 			fmt.Fprintf(w, "CANARY-%s-SECRET %s", name, r.URL.Path)
 		})
 	}
-	newConn := func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			n.conns.Add(1)
-		}
-	}
-	counted := func(name string) *httptest.Server {
-		s := httptest.NewUnstartedServer(count(name))
-		s.Config.ConnState = newConn
-		return s
-	}
+	counted := func(name string) *httptest.Server { return httptest.NewUnstartedServer(count(name)) }
 	// The internal server, on [::1] and on 127.0.0.1 with the same port.
 	l6, err := net.Listen("tcp", "[::1]:0")
 	require.NoError(t, err, "IPv6 loopback")
@@ -75,7 +65,7 @@ func newTestNet(t *testing.T) *testNet {
 	n.internal.Listener.Close()
 	n.internal.Listener = l4
 	n.internal.Start()
-	n.internal6 = &http.Server{Handler: count("INTERNAL"), ConnState: newConn}
+	n.internal6 = &http.Server{Handler: count("INTERNAL")}
 	go n.internal6.Serve(l6)
 	n.metadata = counted("METADATA")
 	n.metadata.Start()
