@@ -78,8 +78,7 @@ const (
 	opIter          // an iteration variable: slot
 	opSelect        // a.name, and a['name']
 	opHas           // has(a.name)
-	opIndex         // a[idx] with a constant int idx
-	opIndexDyn      // a[b]
+	opIndex         // a[b], a constant int b included
 	opAnd           // a && b
 	opOr            // a || b
 	opNot           // !a
@@ -119,7 +118,6 @@ type nnode struct {
 	a, b, c *nnode
 	lit     val    // opConst
 	name    string // opSelect, opHas, opReqMap(Has)
-	idx     int64  // opIndex
 	part    uint8  // opReqMap(Has): gotParams, gotQuery or gotHeaders
 	slot    int    // opIter, opAll, opExists
 	reg     uint8  // the register of its object or array result
@@ -494,11 +492,9 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 	switch k := args[1].AsLiteral().(type) {
 	case types.String:
 		return &nnode{op: opSelect, a: operand, name: string(k)}, true // a['name'] is a.name
-	case types.Int:
-		return &nnode{op: opIndex, a: operand, idx: int64(k), goT: operand.goElemT}, true
 	}
 	key, ok := t.node(args[1])
-	return &nnode{op: opIndexDyn, a: operand, b: key, goT: operand.goElemT}, ok
+	return &nnode{op: opIndex, a: operand, b: key, goT: operand.goElemT}, ok
 }
 
 // inList is a in [constants]. cel-go (with OptOptimize, as programs are

@@ -144,9 +144,9 @@ func (f *frame) eval(n *nnode) val {
 		return f.put(n, s.v, s.r)
 	case opBody, opMethod, opPath, opReqMap, opReqMapHas:
 		return f.request(n)
-	case opSelect, opHas, opIndex:
+	case opSelect, opHas:
 		return f.member(n)
-	case opIndexDyn:
+	case opIndex:
 		return f.index(n)
 	case opAnd, opOr:
 		return f.logical(n)
@@ -224,8 +224,6 @@ func (f *frame) member(n *nnode) val {
 	switch {
 	case x.k == kErr:
 		return x
-	case x.k == kGoList && n.op == opIndex:
-		return f.elemAt(n, x, n.idx)
 	case isGo(x.k):
 		f.bail = true
 		return val{}
@@ -245,8 +243,6 @@ func (f *frame) member(n *nnode) val {
 			return errVal(errNoSuchOverload)
 		}
 		return vFalse // cel-go's presence test on a primitive, without EnableErrorOnBadPresenceTest
-	case x.k == kList:
-		return f.elemAt(n, x, n.idx)
 	}
 	return errVal(errNoSuchKey)
 }
@@ -270,9 +266,9 @@ func (f *frame) elemAt(n *nnode, x val, i int64) val {
 	return f.put(n, e, er)
 }
 
-// index is a[b] for a b evaluated at run time: a member of an object by
-// a string, an element of a list by an int, or a uint or double that
-// converts to one without loss.
+// index is a[b], b a constant or evaluated at run time: a member of an
+// object by a string, an element of a list by an int, or a uint or double
+// that converts to one without loss.
 //
 //go:noinline
 func (f *frame) index(n *nnode) val {
