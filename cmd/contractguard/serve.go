@@ -196,14 +196,14 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		// that may route by it a method the guard did not check.
 		if vals := overrideValues(r.Header); len(vals) > 0 {
 			m := strings.ToUpper(strings.TrimSpace(vals[0]))
-			switch {
-			case !p.s.MethodOverride || r.Method != http.MethodPost || m == "" && len(vals) == 1:
-				deleteOverrides(r.Header) // not applied, or empty: none
-			case !validMethod(m) || len(vals) > 1:
+			// One empty override is none; one that is not applied goes.
+			apply := p.s.MethodOverride && r.Method == http.MethodPost && (m != "" || len(vals) > 1)
+			if apply && (len(vals) > 1 || !validMethod(m)) {
 				p.fail(w, r, http.StatusBadRequest, codeInvalidOverride, "a method override must be one HTTP method, not HEAD, CONNECT or TRACE")
 				return
-			default:
-				deleteOverrides(r.Header)
+			}
+			deleteOverrides(r.Header)
+			if apply {
 				r.Method = m
 			}
 		}
