@@ -35,17 +35,57 @@ var policySchema []byte
 // loader agree. Each call returns a new copy.
 func PolicySchema() []byte { return slices.Clone(policySchema) }
 
-var policy = sync.OnceValues(func() (*schema.Schema, error) {
-	doc, err := decodeSchemaFile("policy.v0.1.json", policySchema)
-	if err != nil {
-		return nil, err
-	}
+// contractFormat is the contract format as the loader checks it: whole;
+// shallow, with a contract's schema taken as any object or boolean; and
+// the format of a schema alone (draft-07's meta-schema, as the whole one
+// refers to it). The schema compiler validates every schema against
+// draft-07's meta-schema anyway, so a contract whose schema the compiler
+// validates alike is read with the shallow format and its schema's format
+// is explained only when it does not compile (readContract,
+// compileSchemas): one validation of a schema where there were two, a
+// schema's worth of validating per contract where contracts share it.
+type contractFormat struct {
+	whole, shallow, schema *schema.Schema
+}
+
+var policy = sync.OnceValues(func() (*contractFormat, error) {
 	c := schema.NewCompiler(nil, nil)
-	if _, err := c.Compile("policy.v0.1.json", doc); err != nil {
-		return nil, err
+	for _, name := range []string{"policy.v0.1.json", "policy-shallow.json"} {
+		doc, err := decodeSchemaFile(name, policySchema)
+		if err != nil {
+			return nil, err
+		}
+		if name == "policy-shallow.json" {
+			shallowSchema(doc)
+		}
+		if _, err := c.Compile(name, doc); err != nil {
+			return nil, err
+		}
 	}
-	return c.CompileRef("policy.v0.1.json#/definitions/contract")
+	var f contractFormat
+	var err error
+	for _, r := range []struct {
+		into **schema.Schema
+		loc  string
+	}{
+		{&f.whole, "policy.v0.1.json#/definitions/contract"},
+		{&f.shallow, "policy-shallow.json#/definitions/contract"},
+		{&f.schema, "policy.v0.1.json#/definitions/contract/properties/schema"},
+	} {
+		if *r.into, err = c.CompileRef(r.loc); err != nil {
+			return nil, err
+		}
+	}
+	return &f, nil
 })
+
+// shallowSchema makes the contract format of doc take any object or
+// boolean as a contract's schema (draft-07's meta-schema says no more of
+// its type).
+func shallowSchema(doc any) {
+	props := doc.(map[string]any)["definitions"].(map[string]any)["contract"].(map[string]any)["properties"].(map[string]any)
+	props["schema"] = map[string]any{"type": []any{"object", "boolean"}}
+}
 
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
@@ -107,6 +147,12 @@ type job struct {
 	ok      bool   // no problem so far
 	read    bool   // it follows the format: the other steps apply
 	schema  *schema.Schema
+
+	// Its schema's format is left to the schema compiler (contractFormat);
+	// if it is broken, what was found after the format check, its errors
+	// from readErrs on, goes.
+	schemaLater bool
+	readErrs    int
 }
 
 // fail records a problem of the contract at loc, JSON pointer tokens into
@@ -380,7 +426,13 @@ func (l *loader) readContract(j *job) {
 	}
 	doc, _ := v.(map[string]any)
 	j.name = contractName(doc)
-	if !checkPolicy(v, func(loc []string, msg string) { j.fail(loc, errors.New(msg)) }) {
+	f, err := policy()
+	if err != nil { // the embedded schema is tested; this cannot happen
+		j.failAt(0, fmt.Errorf("contract format schema: %w", err))
+		return
+	}
+	j.readErrs, j.schemaLater = len(j.errs), schemaLater(doc)
+	if (!j.schemaLater || !f.shallow.Explain(v, func([]string, string) {})) && j.failFormat(f.whole, v, nil) {
 		return
 	}
 	j.read = true
@@ -412,6 +464,39 @@ func (l *loader) readContract(j *job) {
 		return
 	}
 	j.pattern = pat
+}
+
+// schemaLater reports whether the format of doc's schema can be left to
+// the schema compiler: the compiler validates it against the meta-schema
+// of the draft its $schema names, draft-07 when none does, with the
+// library's formats; the contract format, against draft-07 with ours,
+// which are stricter for the one format of draft-07's meta-schema that
+// they change: the uri of a $schema. So: a schema whose every $schema, if
+// any, names draft-07.
+func schemaLater(doc map[string]any) bool {
+	s, ok := doc["schema"]
+	return ok && onlyDraft07(s)
+}
+
+func onlyDraft07(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if k == "$schema" && e != "http://json-schema.org/draft-07/schema#" && e != "http://json-schema.org/draft-07/schema" {
+				return false
+			}
+			if !onlyDraft07(e) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if !onlyDraft07(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 type rawContract struct {
@@ -452,20 +537,22 @@ func (l *loader) compileSchemas() {
 	if l.folder != nil {
 		files = l.folder
 	}
-	compile := func(c *schema.Compiler, resource string, doc any, key string) (*schema.Schema, error) {
+	compile := func(c *schema.Compiler, resource string, doc any, key string) (any, *schema.Schema, error) {
 		if doc == nil {
 			parsed, err := jsonbody.Parse([]byte(key), jsonbody.MaxDepthLimit)
 			if err != nil { // json.Marshal wrote it
-				return nil, err
+				return nil, nil, err
 			}
 			doc = parsed.Any()
 		}
-		return c.Compile(resource, doc)
+		s, err := c.Compile(resource, doc)
+		return doc, s, err
 	}
 	inParallelWith(len(todo), func() func(int) {
 		c := schema.NewCompiler(files, decodeSchemaFile)
-		return func(i int) { todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
+		return func(i int) { _, todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
 	})
+	f, _ := policy() // readContract had it
 	var again *schema.Compiler
 	for _, j := range l.jobs {
 		if !j.read || !j.raw.hasSchema {
@@ -478,9 +565,12 @@ func (l *loader) compileSchemas() {
 		if again == nil {
 			again = schema.NewCompiler(files, decodeSchemaFile)
 		}
-		s, err := compile(again, j.resource, j.raw.schema, j.key)
+		doc, s, err := compile(again, j.resource, j.raw.schema, j.key)
 		if err == nil { // a schema whose content could not be written as a key
 			j.schema = s
+			continue
+		}
+		if j.schemaLater && doc != nil && j.failFormat(f.schema, doc, []string{"schema"}) {
 			continue
 		}
 		var se *schema.Error
@@ -494,6 +584,24 @@ func (l *loader) compileSchemas() {
 			j.fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
 		}
 	}
+}
+
+// failFormat checks doc, at `at` in j's document, against f, a part of
+// the contract format, and reports whether it breaks it. If it does, j
+// ends with the format's problems, not read, and without anything found
+// after its format was checked: as readContract ends a contract that
+// breaks the format, even when the check of its schema was left to the
+// schema compiler (contractFormat).
+func (j *job) failFormat(f *schema.Schema, doc any, at []string) bool {
+	ps := formatProblems(f, doc, at)
+	if len(ps) == 0 {
+		return false
+	}
+	j.errs, j.ok, j.read = j.errs[:j.readErrs], j.readErrs == 0, false
+	for _, p := range ps {
+		j.fail(p.loc, errors.New(p.msg))
+	}
+	return true
 }
 
 // sharedFS is the contracts folder as one load reads it, one goroutine
@@ -659,15 +767,20 @@ func splitSource(src string) (string, int) {
 	return src, 0
 }
 
-// checkPolicy validates one contract document against the contract format
-// and reports each problem in words an author reads.
-func checkPolicy(doc any, fail func(loc []string, msg string)) bool {
-	p, err := policy()
-	if err != nil { // the embedded schema is tested; this cannot happen
-		fail(nil, "contract format schema: "+err.Error())
-		return false
-	}
-	return p.Explain(doc, func(loc []string, msg string) {
+// formatProblem is a way a contract breaks the contract format, at loc
+// (JSON pointer tokens into the contract), in words an author reads.
+type formatProblem struct {
+	loc []string
+	msg string
+}
+
+// formatProblems validates doc, at `at` in a contract, against f, a part
+// of the contract format, and returns its problems by place (the library
+// reports them in map order).
+func formatProblems(f *schema.Schema, doc any, at []string) []formatProblem {
+	var ps []formatProblem
+	f.Explain(doc, func(loc []string, msg string) {
+		loc = append(slices.Clip(at), loc...)
 		where := strings.Join(loc, "/")
 		switch {
 		case len(loc) > 0 && msg == "is not allowed":
@@ -686,8 +799,12 @@ func checkPolicy(doc any, fail func(loc []string, msg string)) bool {
 		default:
 			msg = where + ": " + msg
 		}
-		fail(loc, msg)
+		ps = append(ps, formatProblem{loc, msg})
 	})
+	slices.SortFunc(ps, func(a, b formatProblem) int {
+		return cmp.Or(slices.Compare(a.loc, b.loc), strings.Compare(a.msg, b.msg))
+	})
+	return ps
 }
 
 // contractName is "METHOD /endpoint" from what a document has of both.

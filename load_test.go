@@ -444,3 +444,77 @@ func TestLoad_SyntaxTreesDropped(t *testing.T) {
 	}
 	assert.Equal(t, 7, yamljson.KeyLine(u.jobs[1].nodeOf(), []string{"invariants", "0", "expr"}))
 }
+
+// TestLoad_SchemaFormatOnce holds the loader that checks a contract's
+// schema against draft-07's meta-schema once (by the schema compiler,
+// explained only when it does not compile) to the contract format checked
+// whole, as it was before: for each contract whose schema breaks the
+// format, the errors are exactly those of the whole format (so nothing
+// found after the format check, an endpoint or an invariant, is reported),
+// at the same lines; in a file and in code alike.
+func TestLoad_SchemaFormatOnce(t *testing.T) {
+	const head = "endpoint: /a\nmethod: POST\n"
+	contracts := []string{
+		head + "schema:\n  type: object\n  properties:\n    age: {type: intger}\n",
+		"method: POST\nschema: {minimum: x}\nendpoint: '/a/:'\ninvariants: [{expr: 'request.body.a >', message: m}]\n",
+		head + "schema: {required: a}\ninvariants: [{expr: 'request.body.a > 1', message: m}]\n",
+		head + "schema: {type: object, properties: {s: {type: string, pattern: '('}}}\n",
+		head + "schema: {properties: 5, items: [1], enum: []}\n",
+		head + "schema:\n  properties:\n    a: {type: [string, strin]}\n    b: {maxLength: -1}\n  additionalProperties: no\n",
+		head + "schema: {$schema: 'http://json-schema.org/draft-07/schema#', type: 5}\n",
+		head + "schema: {$schema: 'http://json-schema.org/draft-04/schema#', minimum: 1, exclusiveMinimum: true}\n",
+		head + "schema: {$schema: 'http://json-schema.org/draft-07/schema', definitions: {x: {$schema: 'http://x/a b'}}}\n",
+		head + "schema: {$ref: 'a.yaml?contract=0', type: 5}\n",
+		head + "schema: {$ref: 'https://example.com/s.json', minLength: 1.5}\n",
+		"endpoint: /a\nschema: {$id: 5}\nmethod: 7\n",
+		head + "schema: {dependencies: {a: 5}, if: 1}\nunknown: x\n",
+	}
+	f, err := policy()
+	require.NoError(t, err)
+	for i, c := range contracts {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			// Twice, so that two contracts share the schema.
+			src := c + "---\n" + strings.Replace(c, "/a", "/b", 1)
+			docs, err := yamljson.Parse([]byte(src))
+			require.NoError(t, err)
+			var want []*LoadError // in a file: by line, as the loader sorts them
+			var wantCode []string
+			var code []Contract
+			for _, node := range contractNodes(docs) {
+				v, err := yamljson.Value(node)
+				require.NoError(t, err)
+				doc := v.(map[string]any)
+				name := contractName(doc)
+				n := len(code)
+				ps := formatProblems(f.whole, v, nil)
+				require.NotEmpty(t, ps, "the case must break the format")
+				for _, p := range ps {
+					want = append(want, &LoadError{File: "a.yaml", Line: yamljson.KeyLine(node, p.loc), Contract: name, Err: errors.New(p.msg)})
+					wantCode = append(wantCode, (&LoadError{File: fmt.Sprintf("Options.Contracts[%d]", n), Contract: name, Err: errors.New(p.msg)}).Error())
+				}
+				var ct Contract
+				ct.Endpoint, _ = doc["endpoint"].(string)
+				ct.Method, _ = doc["method"].(string)
+				ct.Schema, _ = doc["schema"].(map[string]any)
+				invs, _ := doc["invariants"].([]any)
+				for _, iv := range invs {
+					m := iv.(map[string]any)
+					ct.Invariants = append(ct.Invariants, Invariant{Expr: m["expr"].(string), Message: m["message"].(string)})
+				}
+				code = append(code, ct)
+			}
+			slices.SortStableFunc(want, func(a, b *LoadError) int { return a.Line - b.Line })
+			var wantFile []string
+			for _, e := range want {
+				wantFile = append(wantFile, e.Error())
+			}
+			_, err = New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte(src)}}})
+			assert.Equal(t, wantFile, loadErrors(t, err), "in a file")
+			if strings.Contains(c, "unknown:") || strings.Contains(c, "method: 7") {
+				return // no Contract has these
+			}
+			_, err = New(Options{Contracts: code})
+			assert.Equal(t, wantCode, loadErrors(t, err), "in code")
+		})
+	}
+}
