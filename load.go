@@ -570,6 +570,12 @@ func (l *loader) compileSchemas() {
 			j.schema = s
 			continue
 		}
+		if doc == nil && j.keyed {
+			// The body parser refused the key (keys alike but for case,
+			// a number past its bounds), the format did not: it reads
+			// the schema as the contract format read it.
+			doc = decodeKey(j.key)
+		}
 		if j.schemaLater && doc != nil && j.failFormat(f.schema, doc, []string{"schema"}) {
 			continue
 		}
@@ -584,6 +590,18 @@ func (l *loader) compileSchemas() {
 			j.fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
 		}
 	}
+}
+
+// decodeKey is a schema's key decoded as encoding/json decodes it, numbers
+// as json.Number; nil if it cannot be (json.Marshal wrote it).
+func decodeKey(key string) any {
+	d := json.NewDecoder(strings.NewReader(key))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil
+	}
+	return v
 }
 
 // failFormat checks doc, at `at` in j's document, against f, a part of
@@ -767,6 +785,22 @@ func splitSource(src string) (string, int) {
 	return src, 0
 }
 
+// compareToken orders JSON pointer tokens: array indices by number,
+// before names, names as strings.
+func compareToken(a, b string) int {
+	i, errA := strconv.Atoi(a)
+	k, errB := strconv.Atoi(b)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Compare(i, k)
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
 // formatProblem is a way a contract breaks the contract format, at loc
 // (JSON pointer tokens into the contract), in words an author reads.
 type formatProblem struct {
@@ -802,7 +836,7 @@ func formatProblems(f *schema.Schema, doc any, at []string) []formatProblem {
 		ps = append(ps, formatProblem{loc, msg})
 	})
 	slices.SortFunc(ps, func(a, b formatProblem) int {
-		return cmp.Or(slices.Compare(a.loc, b.loc), strings.Compare(a.msg, b.msg))
+		return cmp.Or(slices.CompareFunc(a.loc, b.loc, compareToken), strings.Compare(a.msg, b.msg))
 	})
 	return ps
 }
