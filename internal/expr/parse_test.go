@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -50,7 +51,7 @@ line""" == '''x'''`,
 	`"unterminated`, `'\q'`, `b"\u00e9"`, `0x`, `1e`, `18446744073709551616u`, `9223372036854775808`,
 	"`escaped`.field", "a.`b c`", `has(a)`, `a.all(1, true)`, `1 == = 2`, `a | b`, `a & b`, `!`,
 	`in`, `null.x`, `while`, `a.b()()`, `a[]`, `{:}`, "\x00", "\xff", `"\xff"`,
-	"0X0.A", "0X1 == 1", "{,}", "[,]",
+	"0X0.A", "0X1 == 1", "{,}", "[,]", `rb"x" == b"x"`, `Rb'\d' == b''`, `RB"" == bR""`, `b'' == br''`,
 	strings.Repeat("(", MaxNesting+1) + "1" + strings.Repeat(")", MaxNesting+1),
 	strings.Repeat("(", MaxNesting-2) + "1" + strings.Repeat(")", MaxNesting-2),
 	strings.Repeat("a.", 40) + "b",
@@ -110,4 +111,52 @@ func FuzzPrattVsEnv(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		samePrattParse(t, e, src)
 	})
+}
+
+// nestWrappers are the ways one expression nests inside another: each an
+// opening and a closing text around it.
+var nestWrappers = [][2]string{
+	{"(", ")"}, {"[", "]"}, {"[1 + ", "]"}, {"{1: ", "}"}, {"size(", ")"}, {"f(1 + ", ")"},
+	{"a.f(", ")"}, {"1 + (", ")"}, {"a == (", ")"}, {"a && (", ")"}, {"a || (", ")"},
+	{"2 * (", ")"}, {"1 in (", ")"}, {"a ? 1 : ", ""}, {"(a ? ", " : a)"}, {"!", ""},
+	{"-", ""}, {"!(", ")"}, {"a[", "]"}, {"a[?", "]"}, {"a.all(x, ", ")"},
+	{"(a.exists(x, ", "))"}, {"A{b: ", "}"}, {"[?", "]"}, {"(", " + 1)"},
+	{"x.?y.map(v, ", ")"}, {"optional.of(", ").value()"}, {"{?1: optional.of(", ")}"},
+	{"a.b[", "].c"}, {"(", ")[0]"}, {"has(a.b) ? (", ") : 0"}, {"[1, 2, ", ", 3]"},
+}
+
+// nestedCorpus is n expressions of random nestings of nestWrappers, 1 to
+// 40 deep, around a name, the same every run.
+func nestedCorpus(n int) []string {
+	r := rand.New(rand.NewPCG(1, 2))
+	out := make([]string, n)
+	for i := range out {
+		d := 1 + r.IntN(40)
+		var open, close strings.Builder
+		ws := make([][2]string, d)
+		for k := range ws {
+			ws[k] = nestWrappers[r.IntN(len(nestWrappers))]
+			open.WriteString(ws[k][0])
+		}
+		for k := d - 1; k >= 0; k-- {
+			close.WriteString(ws[k][1])
+		}
+		out[i] = open.String() + "a" + close.String()
+	}
+	return out
+}
+
+// TestPrattNestingWithinEnv holds the Pratt parser's recursion limit to
+// env's: each way of nesting, 1 to 40 deep, and random mixes of them.
+func TestPrattNestingWithinEnv(t *testing.T) {
+	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
+	require.NoError(t, err)
+	for _, w := range nestWrappers {
+		for d := 1; d <= 40; d++ {
+			samePrattParse(t, e, strings.Repeat(w[0], d)+"a"+strings.Repeat(w[1], d))
+		}
+	}
+	for _, src := range nestedCorpus(3000) {
+		samePrattParse(t, e, src)
+	}
 }
