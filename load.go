@@ -49,43 +49,32 @@ type contractFormat struct {
 }
 
 var policy = sync.OnceValues(func() (*contractFormat, error) {
+	whole, err := decodeSchemaFile("policy.v0.1.json", policySchema)
+	if err != nil {
+		return nil, err
+	}
+	shallow, _ := decodeSchemaFile("policy.v0.1.json", policySchema)
+	// A contract's schema: any object or boolean (draft-07's meta-schema
+	// says no more of its type).
+	shallow.(map[string]any)["definitions"].(map[string]any)["contract"].(map[string]any)["properties"].(map[string]any)["schema"] =
+		map[string]any{"type": []any{"object", "boolean"}}
 	c := schema.NewCompiler(nil, nil)
-	for _, name := range []string{"policy.v0.1.json", "policy-shallow.json"} {
-		doc, err := decodeSchemaFile(name, policySchema)
-		if err != nil {
-			return nil, err
-		}
-		if name == "policy-shallow.json" {
-			shallowSchema(doc)
-		}
-		if _, err := c.Compile(name, doc); err != nil {
-			return nil, err
-		}
+	if _, err := c.Compile("policy.v0.1.json", whole); err != nil {
+		return nil, err
+	}
+	if _, err := c.Compile("shallow.json", shallow); err != nil {
+		return nil, err
 	}
 	var f contractFormat
-	var err error
-	for _, r := range []struct {
-		into **schema.Schema
-		loc  string
-	}{
-		{&f.whole, "policy.v0.1.json#/definitions/contract"},
-		{&f.shallow, "policy-shallow.json#/definitions/contract"},
-		{&f.schema, "policy.v0.1.json#/definitions/contract/properties/schema"},
-	} {
-		if *r.into, err = c.CompileRef(r.loc); err != nil {
-			return nil, err
-		}
+	if f.whole, err = c.CompileRef("policy.v0.1.json#/definitions/contract"); err != nil {
+		return nil, err
 	}
-	return &f, nil
+	if f.shallow, err = c.CompileRef("shallow.json#/definitions/contract"); err != nil {
+		return nil, err
+	}
+	f.schema, err = c.CompileRef("policy.v0.1.json#/definitions/contract/properties/schema")
+	return &f, err
 })
-
-// shallowSchema makes the contract format of doc take any object or
-// boolean as a contract's schema (draft-07's meta-schema says no more of
-// its type).
-func shallowSchema(doc any) {
-	props := doc.(map[string]any)["definitions"].(map[string]any)["contract"].(map[string]any)["properties"].(map[string]any)
-	props["schema"] = map[string]any{"type": []any{"object", "boolean"}}
-}
 
 // loader builds the compiled contracts of one Options, collecting every
 // problem instead of stopping at the first.
@@ -148,11 +137,7 @@ type job struct {
 	read    bool   // it follows the format: the other steps apply
 	schema  *schema.Schema
 
-	// Its schema's format is left to the schema compiler (contractFormat);
-	// if it is broken, what was found after the format check, its errors
-	// from readErrs on, goes.
-	schemaLater bool
-	readErrs    int
+	schemaLater bool // its schema's format is left to the schema compiler (contractFormat)
 }
 
 // fail records a problem of the contract at loc, JSON pointer tokens into
@@ -431,7 +416,7 @@ func (l *loader) readContract(j *job) {
 		j.failAt(0, fmt.Errorf("contract format schema: %w", err))
 		return
 	}
-	j.readErrs, j.schemaLater = len(j.errs), schemaLater(doc)
+	j.schemaLater = schemaLater(doc)
 	if (!j.schemaLater || !f.shallow.Explain(v, func([]string, string) {})) && j.failFormat(f.whole, v, nil) {
 		return
 	}
@@ -537,20 +522,19 @@ func (l *loader) compileSchemas() {
 	if l.folder != nil {
 		files = l.folder
 	}
-	compile := func(c *schema.Compiler, resource string, doc any, key string) (any, *schema.Schema, error) {
+	compile := func(c *schema.Compiler, resource string, doc any, key string) (*schema.Schema, error) {
 		if doc == nil {
 			parsed, err := jsonbody.Parse([]byte(key), jsonbody.MaxDepthLimit)
 			if err != nil { // json.Marshal wrote it
-				return nil, nil, err
+				return nil, err
 			}
 			doc = parsed.Any()
 		}
-		s, err := c.Compile(resource, doc)
-		return doc, s, err
+		return c.Compile(resource, doc)
 	}
 	inParallelWith(len(todo), func() func(int) {
 		c := schema.NewCompiler(files, decodeSchemaFile)
-		return func(i int) { _, todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
+		return func(i int) { todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
 	})
 	f, _ := policy() // readContract had it
 	var again *schema.Compiler
@@ -565,18 +549,12 @@ func (l *loader) compileSchemas() {
 		if again == nil {
 			again = schema.NewCompiler(files, decodeSchemaFile)
 		}
-		doc, s, err := compile(again, j.resource, j.raw.schema, j.key)
+		s, err := compile(again, j.resource, j.raw.schema, j.key)
 		if err == nil { // a schema whose content could not be written as a key
 			j.schema = s
 			continue
 		}
-		if doc == nil && j.keyed {
-			// The body parser refused the key (keys alike but for case,
-			// a number past its bounds), the format did not: it reads
-			// the schema as the contract format read it.
-			doc = decodeKey(j.key)
-		}
-		if j.schemaLater && doc != nil && j.failFormat(f.schema, doc, []string{"schema"}) {
+		if j.schemaLater && j.failFormat(f.schema, j.schemaDoc(), []string{"schema"}) {
 			continue
 		}
 		var se *schema.Error
@@ -592,13 +570,18 @@ func (l *loader) compileSchemas() {
 	}
 }
 
-// decodeKey is a schema's key decoded as encoding/json decodes it, numbers
-// as json.Number; nil if it cannot be (json.Marshal wrote it).
-func decodeKey(key string) any {
-	d := json.NewDecoder(strings.NewReader(key))
+// schemaDoc is j's schema as the contract format read it: its key
+// decoded by encoding/json, numbers as json.Number (the body parser,
+// which compiles it, refuses some schemas the format takes: keys alike
+// but for case, a number past its bounds).
+func (j *job) schemaDoc() any {
+	if !j.keyed {
+		return j.raw.schema
+	}
+	d := json.NewDecoder(strings.NewReader(j.key))
 	d.UseNumber()
 	var v any
-	if d.Decode(&v) != nil {
+	if d.Decode(&v) != nil { // json.Marshal wrote it
 		return nil
 	}
 	return v
@@ -615,7 +598,9 @@ func (j *job) failFormat(f *schema.Schema, doc any, at []string) bool {
 	if len(ps) == 0 {
 		return false
 	}
-	j.errs, j.ok, j.read = j.errs[:j.readErrs], j.readErrs == 0, false
+	// A job's earlier problems all end its read before its format is
+	// checked: what it has now was found after.
+	j.errs, j.ok, j.read = nil, true, false
 	for _, p := range ps {
 		j.fail(p.loc, errors.New(p.msg))
 	}
