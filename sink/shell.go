@@ -441,7 +441,8 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 
 // protocolWildcard reports whether in is the "*" of a request header
 // whose value HTTP defines, where it is a wildcard of the protocol
-// (If-Match: *, If-None-Match: *), not data an application passes on:
+// (If-Match: *, If-None-Match: *, and Accept-Charset, -Encoding and
+// -Language: *, RFC 9110), not data an application passes on:
 // counted as one-byte input, it would block every script with a * of its
 // own whenever a client sent a conditional request.
 func protocolWildcard(in taint.Input) bool {
@@ -449,7 +450,7 @@ func protocolWildcard(in taint.Input) bool {
 		return false
 	}
 	switch http.CanonicalHeaderKey(in.Name) {
-	case "If-Match", "If-None-Match":
+	case "If-Match", "If-None-Match", "Accept-Charset", "Accept-Encoding", "Accept-Language":
 		return true
 	}
 	return false
