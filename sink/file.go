@@ -161,10 +161,12 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	abs := isAbsInput(v)
 	nul := strings.IndexByte(v, 0) >= 0
 	depth, climbs, seps := 0, false, 0
-	// The input names a sensitive file or directory; one of those names is
-	// in the cleaned name (every one is looked at, not the first alone:
-	// .ssh/../.env names .ssh and reaches .env).
-	sensitive, reaches := false, false
+	// The input names a sensitive file or directory that is in the cleaned
+	// name (every one it names is looked at, not the first alone:
+	// .ssh/../.env names .ssh and reaches .env). One it names that is not
+	// there can reach nothing below: the checks below look for the
+	// input's own segments in the name.
+	reaches := false
 	segments(v, func(seg string) bool {
 		seps++
 		switch seg {
@@ -174,17 +176,14 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			climbs = climbs || depth < 0
 		default:
 			depth++
-			if sensitiveName(seg) {
-				sensitive = true
-				reaches = reaches || hasSegment(pc.clean, seg)
-			}
+			reaches = reaches || sensitiveName(seg) && hasSegment(pc.clean, seg)
 			if systemFileName(seg) {
 				seps++ // looked for: it may be the end of "/etc/" + input
 			}
 		}
 		return true
 	})
-	if !abs && !nul && !climbs && !sensitive && seps < 2 {
+	if !abs && !nul && !climbs && !reaches && seps < 2 {
 		return "", true
 	}
 	at, ok := pc.fd.index(v, 0)
