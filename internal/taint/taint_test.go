@@ -287,4 +287,24 @@ func TestInputsFrom_OneByte(t *testing.T) {
 		})
 		assert.ElementsMatch(t, want, got, "minLen %d", minLen)
 	}
+	// The bodies the guard leaves unparsed: a form's fields, a body that is
+	// one input.
+	for _, c := range []struct {
+		ct, body string
+		short    seen
+	}{
+		{"application/x-www-form-urlencoded", "a=*&bb=long", seen{BodyValue, "a", "*", "/a"}},
+		{"text/plain", "*", seen{BodyValue, "", "*", ""}},
+	} {
+		r := &Request{Method: "POST", Route: "/r", Raw: []byte(c.body), Header: http.Header{"Content-Type": {c.ct}}}
+		want := append(collect(r), c.short)
+		for _, minLen := range []int{1, 0, -1} {
+			var got []seen
+			r.InputsFrom(minLen, func(in Input) bool {
+				got = append(got, seen{in.Source, in.Name, in.Value, r.Where(in)})
+				return true
+			})
+			assert.ElementsMatch(t, want, got, "%s, minLen %d", c.ct, minLen)
+		}
+	}
 }
