@@ -19,7 +19,6 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
-	"cel.dev/cel-go/parser"
 )
 
 // Limits on the text of an expression.
@@ -48,8 +47,7 @@ type Config struct {
 // self) for one contract or type.
 type Env struct {
 	env       *cel.Env
-	pratt     *parser.Parser // env's parser, the Pratt way (parse.go)
-	checking  *cel.Env       // env's declarations without its cost models: what ForSchema extends
+	checking  *cel.Env // env's declarations without its cost models: what ForSchema extends
 	costLimit uint64
 	maxCost   uint64
 	maxBody   int64
@@ -75,14 +73,10 @@ func NewEnv(c Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	pratt, err := newPratt(env)
-	if err != nil {
-		return nil, err
-	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
-	return &Env{env: env, pratt: pratt, checking: checking, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
+	return &Env{env: env, checking: checking, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
 }
 
 // Compile compiles src for a contract without a schema (request.body is dyn).
@@ -109,21 +103,13 @@ type Program struct {
 // rule), else base, so that env is garbage once the contract is compiled.
 // vars: the variables of a struct-tag rule, for the native path; nil for
 // contracts.
-func compile(base *cel.Env, pratt *parser.Parser, env, plan *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
+func compile(base, env, plan *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
-	var ast *cel.Ast
-	var iss *cel.Issues
-	if ast = parsed(pratt, src); ast != nil {
+	ast, iss := base.Parse(src)
+	if iss.Err() == nil {
 		ast, iss = env.Check(ast)
-	}
-	if ast == nil || iss.Err() != nil {
-		// Whatever fails is parsed and checked again the reference way,
-		// so that its verdict and message are env's own.
-		if ast, iss = base.Parse(src); iss.Err() == nil {
-			ast, iss = env.Check(ast)
-		}
 	}
 	if iss.Err() != nil {
 		return nil, compileError(iss.Err())

@@ -10,7 +10,6 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/parser"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -26,9 +25,8 @@ const MaxHeaderBytes = 1 << 20
 // request.body is typed from the contract's schema, and every expression's
 // cost is estimated from the schema's sizes.
 type ContractEnv struct {
-	base      *cel.Env       // where expressions are parsed, estimated and planned
-	pratt     *parser.Parser // base's parser, the Pratt way
-	env       *cel.Env       // where they are type-checked: the checking environment with request
+	base      *cel.Env // where expressions are parsed, estimated and planned
+	env       *cel.Env // where they are type-checked: the checking environment with request
 	costLimit uint64
 	maxCost   uint64
 	sizes     *sizer
@@ -63,7 +61,7 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 	if err != nil {
 		return nil, err
 	}
-	return &ContractEnv{base: e.env, pratt: e.pratt, env: env, costLimit: e.costLimit, maxCost: e.maxCost,
+	return &ContractEnv{base: e.env, env: env, costLimit: e.costLimit, maxCost: e.maxCost,
 		sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
 }
 
@@ -82,7 +80,7 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // struct literal of the schema's types would plan differently, but no
 // expression can name them: see schemaTypes.)
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.base, ce.pratt, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
+	return compile(ce.base, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
 }
 
 // schemaTypes declares the object types of one contract's body, built from

@@ -9,7 +9,6 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/ext"
-	"cel.dev/cel-go/parser"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractguard/contractguard/internal/schema"
@@ -21,8 +20,7 @@ import (
 // from the Go types, so that a misspelt field or a wrong comparison is an
 // error at registration.
 type TypeEnv struct {
-	base      *cel.Env       // what env extends
-	pratt     *parser.Parser // base's parser, the Pratt way
+	base      *cel.Env // what env extends
 	env       *cel.Env
 	root      reflect.Type
 	body      *jsonschema.Schema
@@ -52,7 +50,7 @@ func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) 
 			return nil, err
 		}
 	}
-	return &TypeEnv{base: e.env, pratt: e.pratt, env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
+	return &TypeEnv{base: e.env, env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
 }
 
 // structTypes lists the named struct types reachable from t through
@@ -123,5 +121,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 		}
 	}
 	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
-	return compile(te.base, te.pratt, env, env, src, te.costLimit, te.maxCost, sizes, vars)
+	return compile(te.base, env, env, src, te.costLimit, te.maxCost, sizes, vars)
 }
