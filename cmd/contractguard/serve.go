@@ -283,11 +283,11 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 		// second one.
 		pr.Out.Header.Del("Expect")
 		p.inMemory(pr)
-	}
-	if pr.Out.ContentLength >= 0 && len(pr.Out.TransferEncoding) > 0 {
-		// A chunked body the guard read and checked: it is sent whole,
-		// with its length, as the bytes the guard saw.
-		pr.Out.TransferEncoding = nil
+		if pr.Out.ContentLength >= 0 {
+			// A chunked body the guard read and checked: it is sent
+			// whole, with its length, as the bytes the guard saw.
+			pr.Out.TransferEncoding = nil
+		}
 	}
 }
 

@@ -804,10 +804,12 @@ func TestProxy_LearningOverLimitStreams(t *testing.T) {
 		o.ContractsDir = e2eContracts(t)
 		o.LearningMode, o.LicenseKey, o.MaxBodyBytes = true, key, 64
 	})
-	// Chunked, the guard reads up to its limit and gives the body back as
-	// a stream: the case of the proxy's own. With a length over the limit
-	// the guard reads nothing and the body passes as it came: kept as the
-	// plain case beside it.
+	// Both cases are the proxy's. With a length over the limit the guard
+	// reads nothing and the body passes as it came: it fails if the proxy
+	// reads a body into memory that the guard did not replace. Chunked,
+	// the guard reads up to its limit and gives the body back as a stream
+	// without a length: it fails if the proxy reads into memory a body
+	// without one.
 	for _, length := range []int64{int64(len(head) + len(tail)), -1} {
 		sawHead = make(chan struct{})
 		got.Store([]byte(nil))
