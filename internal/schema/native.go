@@ -79,7 +79,7 @@ func limitMessages(n *native) *limitMsgs {
 		}
 		return msg(limit)
 	}
-	bound := func(b *bound, msg func(*big.Rat) string) string {
+	limit := func(b *bound, msg func(*big.Rat) string) string {
 		if b == nil {
 			return ""
 		}
@@ -91,9 +91,9 @@ func limitMessages(n *native) *limitMsgs {
 	if n.pattern != nil {
 		m.pattern = msgPattern(n.pattern.String())
 	}
-	m.minimum, m.maximum = bound(n.minimum, msgMinimum), bound(n.maximum, msgMaximum)
-	m.exclusiveMinimum = bound(n.exclusiveMinimum, msgExclusiveMinimum)
-	m.exclusiveMaximum = bound(n.exclusiveMaximum, msgExclusiveMaximum)
+	m.minimum, m.maximum = limit(n.minimum, msgMinimum), limit(n.maximum, msgMaximum)
+	m.exclusiveMinimum = limit(n.exclusiveMinimum, msgExclusiveMinimum)
+	m.exclusiveMaximum = limit(n.exclusiveMaximum, msgExclusiveMaximum)
 	if m == (limitMsgs{}) {
 		return nil
 	}

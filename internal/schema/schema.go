@@ -62,7 +62,7 @@ func (l loader) Load(u string) (any, error) {
 	if pu.Scheme != "file" || pu.Host != "" {
 		return nil, fmt.Errorf("$ref to %s: schemas are never fetched over the network; put the file in the contracts folder and refer to it by a relative path", u)
 	}
-	if hasQuery(pu) {
+	if hasQuery(pu) { // queryRef refuses them first; kept as the loader's own guard
 		return nil, intoContract("$ref", u)
 	}
 	name, ok := strings.CutPrefix(path.Clean(pu.Path), "/contracts/")
@@ -112,13 +112,59 @@ func hasQuery(u *url.URL) bool { return u.RawQuery != "" || u.ForceQuery }
 
 // queryRef is the first $ref, $id or $schema of doc (by key order) that
 // holds a query: which one, and its value ($ref's resolved against base);
-// "" when none does.
+// "" when none does. Every schema is looked at, at every load, so the
+// walk in key order, which sorts every object's keys, is made only once
+// a walk in map order has found one.
 func queryRef(base string, doc any) (key, ref string) {
+	if !holdsQuery(doc) {
+		return "", ""
+	}
+	return firstQueryRef(base, doc)
+}
+
+// queryKeys are the keywords the compiler resolves as URLs.
+var queryKeys = [...]string{"$ref", "$id", "$schema"}
+
+// withQuery is s as a URL when it holds a query.
+func withQuery(s string) (*url.URL, bool) {
+	if strings.IndexByte(s, '?') < 0 {
+		return nil, false
+	}
+	u, err := url.Parse(s)
+	return u, err == nil && hasQuery(u)
+}
+
+func holdsQuery(doc any) bool {
 	switch v := doc.(type) {
 	case map[string]any:
-		for _, k := range []string{"$ref", "$id", "$schema"} {
+		for _, k := range queryKeys {
 			if s, ok := v[k].(string); ok {
-				if u, err := url.Parse(s); err == nil && hasQuery(u) {
+				if _, q := withQuery(s); q {
+					return true
+				}
+			}
+		}
+		for _, e := range v {
+			if holdsQuery(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if holdsQuery(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func firstQueryRef(base string, doc any) (key, ref string) {
+	switch v := doc.(type) {
+	case map[string]any:
+		for _, k := range queryKeys {
+			if s, ok := v[k].(string); ok {
+				if u, q := withQuery(s); q {
 					if b, err := url.Parse(base); err == nil && k == "$ref" {
 						return k, b.ResolveReference(u).String()
 					}
@@ -127,13 +173,13 @@ func queryRef(base string, doc any) (key, ref string) {
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if key, ref := queryRef(base, v[k]); ref != "" {
+			if key, ref := firstQueryRef(base, v[k]); ref != "" {
 				return key, ref
 			}
 		}
 	case []any:
 		for _, e := range v {
-			if key, ref := queryRef(base, e); ref != "" {
+			if key, ref := firstQueryRef(base, e); ref != "" {
 				return key, ref
 			}
 		}
@@ -160,10 +206,12 @@ func (e *Error) Error() string {
 // be unique within the compiler; relative $refs in doc resolve against it.
 func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	u := Root + name
-	if key, ref := queryRef(u, doc); key == "$ref" {
-		return nil, &Error{Ref: ref, Message: intoContract(key, ref).Error()}
-	} else if key != "" {
-		return nil, &Error{Message: intoContract(key, ref).Error()}
+	if key, ref := queryRef(u, doc); key != "" {
+		e := &Error{Message: intoContract(key, ref).Error()}
+		if key == "$ref" {
+			e.Ref = ref // the loader names its line
+		}
+		return nil, e
 	}
 	if err := c.c.AddResource(u, doc); err != nil {
 		return nil, &Error{Message: err.Error()}
