@@ -219,10 +219,10 @@ func (q *request) release(v *Violation) *Violation {
 	// strings can sit past its length), unless a body with many findings
 	// grew it.
 	d := q.details[:0]
-	clear(d[:cap(d)])
 	if cap(d) > maxKeptDetails {
 		d = nil
 	}
+	clear(d[:cap(d)])
 	*q = request{details: d}
 	checkRequests.Put(q)
 	return v

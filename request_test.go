@@ -83,3 +83,15 @@ func TestUser_NoOptionIsEmptyMap(t *testing.T) {
 	assert.Nil(t, User(e.r))
 	assert.Nil(t, User(httptest.NewRequest("GET", "/", nil)))
 }
+
+// TestRelease_ClearsDetailsToCapacity: a run cuts a pooled request's
+// details back to [:0] before each contract (learning mode runs several),
+// so the strings of an earlier contract can sit past the length the last
+// one left; release empties the whole array it keeps for the next Check,
+// so that no body's strings stay reachable from the pool.
+func TestRelease_ClearsDetailsToCapacity(t *testing.T) {
+	full := []Detail{{"/a", "earlier contract"}, {"/b", "earlier contract"}, {"/c", "earlier contract"}}
+	q := &request{details: full[:1]}
+	q.release(nil)
+	assert.Equal(t, make([]Detail, len(full)), full)
+}
