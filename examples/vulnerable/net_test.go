@@ -54,23 +54,20 @@ func newTestNet(t *testing.T) *testNet {
 			fmt.Fprintf(w, "CANARY-%s-SECRET %s", name, r.URL.Path)
 		})
 	}
-	counted := func(name string) *httptest.Server { return httptest.NewUnstartedServer(count(name)) }
 	// The internal server, on [::1] and on 127.0.0.1 with the same port.
 	l6, err := net.Listen("tcp", "[::1]:0")
 	require.NoError(t, err, "IPv6 loopback")
 	_, n.port, _ = net.SplitHostPort(l6.Addr().String())
 	l4, err := net.Listen("tcp", "127.0.0.1:"+n.port)
 	require.NoError(t, err)
-	n.internal = counted("INTERNAL")
+	n.internal = httptest.NewUnstartedServer(count("INTERNAL"))
 	n.internal.Listener.Close()
 	n.internal.Listener = l4
 	n.internal.Start()
 	n.internal6 = &http.Server{Handler: count("INTERNAL")}
 	go n.internal6.Serve(l6)
-	n.metadata = counted("METADATA")
-	n.metadata.Start()
-	n.intranet = counted("INTRANET")
-	n.intranet.Start()
+	n.metadata = httptest.NewServer(count("METADATA"))
+	n.intranet = httptest.NewServer(count("INTRANET"))
 	n.partner = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "partner %s %s", r.Host, r.URL.Path)
 	}))
