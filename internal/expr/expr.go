@@ -95,15 +95,16 @@ type Program struct {
 	nat     *native // the native fast path (native.go); nil: cel-go alone
 }
 
-// compile parses src in base (its macros and syntax), type-checks it in
-// env (which declares the rule's variables and types), estimates its cost
-// with base's model (compiled once: no contract adds a function), and
-// plans it in plan, the environment the program keeps: env when the
-// program needs env's types at run time (the Go types of a struct-tag
-// rule), else base, so that env is garbage once the contract is compiled.
-// vars: the variables of a struct-tag rule, for the native path; nil for
-// contracts.
-func compile(base, env, plan *cel.Env, src string, costLimit, maxCost uint64, sizes cost.Estimator, vars *typedVars) (*Program, error) {
+// compile parses src in e's base environment (its macros and syntax),
+// type-checks it in env (which declares the rule's variables and types),
+// estimates its cost with the base's model (compiled once: no contract
+// adds a function) against e's limits, and plans it in plan, the
+// environment the program keeps: env when the program needs env's types
+// at run time (the Go types of a struct-tag rule), else the base, so that
+// env is garbage once the contract is compiled. vars: the variables of a
+// struct-tag rule, for the native path; nil for contracts.
+func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, vars *typedVars) (*Program, error) {
+	base, costLimit, maxCost := e.env, e.costLimit, e.maxCost
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}

@@ -25,11 +25,9 @@ const MaxHeaderBytes = 1 << 20
 // request.body is typed from the contract's schema, and every expression's
 // cost is estimated from the schema's sizes.
 type ContractEnv struct {
-	base      *cel.Env // where expressions are parsed, estimated and planned
-	env       *cel.Env // where they are type-checked: the checking environment with request
-	costLimit uint64
-	maxCost   uint64
-	sizes     *sizer
+	e     *Env     // its base environment, where expressions are parsed, estimated and planned, and its limits
+	env   *cel.Env // where they are type-checked: the checking environment with request
+	sizes *sizer
 }
 
 // ForSchema returns the environment of a contract whose body schema is
@@ -61,8 +59,7 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 	if err != nil {
 		return nil, err
 	}
-	return &ContractEnv{base: e.env, env: env, costLimit: e.costLimit, maxCost: e.maxCost,
-		sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
+	return &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
 }
 
 // compiledOf is the library's schema behind s, nil for none.
@@ -80,7 +77,7 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // struct literal of the schema's types would plan differently, but no
 // expression can name them: see schemaTypes.)
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.base, ce.env, ce.base, src, ce.costLimit, ce.maxCost, ce.sizes, nil)
+	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, nil)
 }
 
 // schemaTypes declares the object types of one contract's body, built from
@@ -133,13 +130,12 @@ func (p *schemaTypes) FindStructFieldType(name, field string) (*types.FieldType,
 	return &types.FieldType{Type: t}, true
 }
 
-// typeOf is the CEL type of values a schema accepts: objects with
+// typeOf is the CEL type of the values s describes at path (as an
+// expression reads it: request.body.lines[*].sku): objects with
 // properties are object types with those fields, arrays lists, maps the
 // objects described only by additionalProperties; string, integer, number
 // and boolean their CEL types, an enum of strings a string; anything else
 // dyn.
-// typeOf is the CEL type of the values s describes at path (as an
-// expression reads it: request.body.lines[*].sku).
 func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	s = schema.Deref(s)
 	if t, ok := p.named[s]; ok {
@@ -460,13 +456,13 @@ func minEnumSize(vals []any) uint64 {
 // member is how an expression selects the property f: .f, or ["f"] when f
 // is not an identifier.
 func member(f string) string {
-	for i, c := range f {
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+	if f == "" || '0' <= f[0] && f[0] <= '9' {
+		return "[" + strconv.Quote(f) + "]"
+	}
+	for i := 0; i < len(f); i++ {
+		if !isWordByte(f[i]) {
 			return "[" + strconv.Quote(f) + "]"
 		}
-	}
-	if f == "" {
-		return `[""]`
 	}
 	return "." + f
 }

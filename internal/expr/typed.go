@@ -20,13 +20,10 @@ import (
 // from the Go types, so that a misspelt field or a wrong comparison is an
 // error at registration.
 type TypeEnv struct {
-	base      *cel.Env // what env extends
-	env       *cel.Env
-	root      reflect.Type
-	body      *jsonschema.Schema
-	costLimit uint64
-	maxCost   uint64
-	maxBody   uint64
+	e    *Env // what env extends, and its limits
+	env  *cel.Env
+	root reflect.Type
+	body *jsonschema.Schema
 }
 
 // ForType extends e with the struct types reachable from root. body is
@@ -50,7 +47,7 @@ func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) 
 			return nil, err
 		}
 	}
-	return &TypeEnv{base: e.env, env: env, root: root, body: compiledOf(body), costLimit: e.costLimit, maxCost: e.maxCost, maxBody: uint64(e.maxBody)}, nil
+	return &TypeEnv{e: e, env: env, root: root, body: compiledOf(body)}, nil
 }
 
 // structTypes lists the named struct types reachable from t through
@@ -112,7 +109,7 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	sizes := &sizer{maxBody: te.maxBody}
+	sizes := &sizer{maxBody: uint64(te.e.maxBody)}
 	if te.body != nil && (s == te.root || te.root.Kind() == reflect.Pointer && s == te.root.Elem()) {
 		// data is the request body: its schema bounds its lists and strings.
 		sizes.data = te.body
@@ -121,5 +118,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 		}
 	}
 	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
-	return compile(te.base, env, env, src, te.costLimit, te.maxCost, sizes, vars)
+	return compile(te.e, env, env, src, sizes, vars)
 }
