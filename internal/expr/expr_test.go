@@ -492,3 +492,24 @@ func TestCheckingEnvChecksAsEnv(t *testing.T) {
 	}
 	assert.Greater(t, compiled, 30, "most of the expressions compile")
 }
+
+// TestTypeNames_SharedSchema: an object type is named by where it is, and
+// a schema reached at two paths (one definition under two properties) by
+// the first of them in key order, so that a type error reads the same on
+// every load.
+func TestTypeNames_SharedSchema(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	const src = `{"type":"object","definitions":{"addr":{"type":"object","properties":{"zip":{"type":"string"}}}},
+		"properties":{"ship":{"$ref":"#/definitions/addr"},"bill":{"$ref":"#/definitions/addr"},"a":{"type":"object","properties":{"n":{"type":"integer"}}}}}`
+	for range 20 {
+		ce, err := env.ForSchema(compileSchema(t, src))
+		require.NoError(t, err)
+		_, err = ce.Compile("request.body.ship > 1")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "'(object request.body.bill, int)'", "the first path in key order names the shared type")
+		_, err = ce.Compile("request.body.a > 1")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "'(object request.body.a, int)'")
+	}
+}
