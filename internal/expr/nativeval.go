@@ -162,6 +162,13 @@ func (r agg) member(name string) (val, agg, bool) {
 	return v, mr, true
 }
 
+// memberAt is member i of an object (in the body's order), and its name.
+func (r agg) memberAt(i int) (string, val, agg) {
+	name, m := r.j.Member(i)
+	v, mr := bodyVal(m, r.sh.Member(name))
+	return name, v, mr
+}
+
 // elem is element i of an array.
 func (r agg) elem(i int) (val, agg) { return bodyVal(r.j.Index(i), r.sh) }
 
@@ -217,12 +224,9 @@ func equal(x val, xr agg, y val, yr agg) bool {
 			return false
 		}
 		for i := range xr.size() {
-			name, xj := xr.j.Member(i) // the body has no duplicate names: xj is x's member name
+			name, xm, xmr := xr.memberAt(i) // the body has no duplicate names: x's member name is xm
 			ym, ymr, ok := yr.member(name)
-			if !ok {
-				return false
-			}
-			if xm, xmr := bodyVal(xj, xr.sh.Member(name)); !equal(xm, xmr, ym, ymr) {
+			if !ok || !equal(xm, xmr, ym, ymr) {
 				return false
 			}
 		}
