@@ -47,7 +47,8 @@ type Config struct {
 // self) for one contract or type.
 type Env struct {
 	env       *cel.Env
-	checking  *cel.Env // env's declarations without its cost models: what ForSchema extends
+	pratt     astParser // env's parser, the Pratt way, for plain texts (parse.go)
+	checking  *cel.Env  // env's declarations without its cost models: what ForSchema extends
 	costLimit uint64
 	maxCost   uint64
 	maxBody   int64
@@ -73,10 +74,14 @@ func NewEnv(c Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	pratt, err := newPratt(env)
+	if err != nil {
+		return nil, err
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
-	return &Env{env: env, checking: checking, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
+	return &Env{env: env, pratt: pratt, checking: checking, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
 }
 
 // Compile compiles src for a contract without a schema (request.body is dyn).
@@ -95,7 +100,8 @@ type Program struct {
 	nat     *native // the native fast path (native.go); nil: cel-go alone
 }
 
-// compile parses src in e's base environment (its macros and syntax),
+// compile parses src in e's base environment (its macros and syntax; a
+// plain text with the Pratt parser, parse.go),
 // type-checks it in env (which declares the rule's variables and types),
 // estimates its cost with the base's model (compiled once: no contract
 // adds a function) against e's limits, and plans it in plan, the
@@ -108,9 +114,17 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, vars 
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
 	}
-	ast, iss := base.Parse(src)
-	if iss.Err() == nil {
-		ast, iss = env.Check(ast)
+	var iss *cel.Issues
+	ast := parsed(e.pratt, src)
+	if ast != nil {
+		if ast, iss = env.Check(ast); iss.Err() != nil {
+			ast = nil // parsed and checked again below, for the reference's message
+		}
+	}
+	if ast == nil {
+		if ast, iss = base.Parse(src); iss.Err() == nil {
+			ast, iss = env.Check(ast)
+		}
 	}
 	if iss.Err() != nil {
 		return nil, compileError(iss.Err())

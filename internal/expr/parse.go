@@ -1,0 +1,211 @@
+package expr
+
+import (
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/parser"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
+)
+
+// The parse fast path. cel-go's ANTLR parser, the one cel.Env parses
+// with, is the reference; it takes about a fifth of loading a contract.
+// cel-go also ships a Pratt parser (parser.EnablePrattParser), several
+// times faster, which cel.Env does not offer. It does not read every text
+// as ANTLR does (0X1, rb'', and nestings it counts differently are known
+// cases), so it is used only on texts of the plain subset below, where the
+// two are held to the same verdict and the same AST (expression, ids,
+// positions) by TestPrattSubset and FuzzPrattVsEnv; any other text, and
+// any text that does not parse or check, goes to the environment's own
+// parser, whose verdict and message stand.
+
+// maxPlainTokens bounds the tokens of a plain text. Every level of
+// nesting either parser counts (a parenthesis, a selection, a call, an
+// index, an operator of a chain) takes at least one token, so no plain
+// text reaches MaxNesting in either: neither parser's limit is ever what
+// decides on one.
+const maxPlainTokens = MaxNesting - 2
+
+// plain reports whether src is in the subset where the Pratt parser is
+// used: ASCII; names, decimal numbers (at most 16 digits: no overflow, no
+// exponent, no hex, no unsigned suffix) and quoted strings without
+// escapes or prefixes (no raw, bytes or triple-quoted strings); the
+// operators == != < <= > >= && || ! + - * / % and in; parentheses, square
+// brackets, commas and selections (a dot right after a name, a string or a
+// closing bracket, and right before a name); blanks, tabs and line feeds;
+// at most maxPlainTokens tokens; never two operands in a row. No comments,
+// maps, messages, conditionals, optional syntax, leading dots, escaped
+// names or reserved words. It reads the text once and allocates nothing.
+func plain(src string) bool {
+	if len(src) > MaxExpressionLength {
+		return false
+	}
+	const (
+		none     = iota
+		operand  // a name, a number, a string, or a closing bracket
+		operator // an operator, an opening bracket, a comma, a dot
+	)
+	tokens, prev, blank := 0, none, false
+	for i := 0; i < len(src); {
+		c := src[i]
+		if c == ' ' || c == '\t' || c == '\n' {
+			i, blank = i+1, true
+			continue
+		}
+		next := operator
+		switch {
+		case isWordByte(c) && !isDigit(c):
+			j := i + 1
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			switch word := src[i:j]; {
+			case word == "in":
+				if prev != operand {
+					return false
+				}
+			case reservedWords[word], prev == operand:
+				return false
+			default:
+				next = operand
+			}
+			i = j
+		case isDigit(c):
+			j := i
+			for j < len(src) && isDigit(src[j]) {
+				j++
+			}
+			if c == '0' && j > i+1 {
+				return false // 01
+			}
+			if j < len(src) && src[j] == '.' {
+				k := j + 1
+				for k < len(src) && isDigit(src[k]) {
+					k++
+				}
+				if k == j+1 {
+					return false // 1. or 1.x
+				}
+				j = k
+			}
+			if prev == operand || j-i > 16 || j < len(src) && (isWordByte(src[j]) || src[j] == '.' || src[j] == '\'' || src[j] == '"') {
+				return false
+			}
+			i, next = j, operand
+		case c == '\'' || c == '"':
+			if prev == operand {
+				return false // a prefix (r'', b''), or two operands in a row
+			}
+			j := i + 1
+			for j < len(src) && src[j] != c {
+				if src[j] < ' ' || src[j] > '~' || src[j] == '\\' {
+					return false
+				}
+				j++
+			}
+			if j == len(src) {
+				return false // not closed
+			}
+			j++
+			if j < len(src) && (src[j] == c || isWordByte(src[j])) {
+				return false // ''' opens a triple-quoted string; 'a'b
+			}
+			i, next = j, operand
+		case c == '.':
+			if prev != operand || blank || i+1 == len(src) || !isWordByte(src[i+1]) || isDigit(src[i+1]) {
+				return false
+			}
+			i++
+		case c == ')' || c == ']':
+			i, next = i+1, operand
+		case c == '(' || c == '[' || c == ',':
+			i++
+		default:
+			n := operatorAt(src, i)
+			if n == 0 {
+				return false
+			}
+			i += n
+		}
+		prev, blank = next, false
+		if tokens++; tokens > maxPlainTokens {
+			return false
+		}
+	}
+	return tokens > 0
+}
+
+// operatorAt is the length of the operator of the plain subset at src[i],
+// 0 if there is none.
+func operatorAt(src string, i int) int {
+	two := ""
+	if i+1 < len(src) {
+		two = src[i : i+2]
+	}
+	switch two {
+	case "==", "!=", "<=", ">=", "&&", "||":
+		return 2
+	case "//":
+		return 0 // a comment
+	}
+	switch src[i] {
+	case '<', '>', '!', '+', '-', '*', '/', '%':
+		return 1
+	}
+	return 0 // =, &, |, ?, :, {, }, `, \, and any other byte
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// reservedWords are CEL's reserved identifiers, which no plain text holds
+// (the parsers refuse them, each with its own message).
+var reservedWords = map[string]bool{
+	"as": true, "break": true, "const": true, "continue": true, "else": true, "for": true,
+	"function": true, "if": true, "import": true, "let": true, "loop": true, "package": true,
+	"namespace": true, "return": true, "var": true, "void": true, "while": true,
+}
+
+// astParser is what parses with the Pratt parser (a *parser.Parser).
+type astParser interface {
+	Parse(common.Source) (*celast.AST, *common.Errors)
+}
+
+// newPratt returns cel-go's Pratt parser configured as env's parser: its
+// macros, optional syntax and limits.
+func newPratt(env *cel.Env) (*parser.Parser, error) {
+	return parser.NewParser(
+		parser.Macros(env.Macros()...),
+		parser.EnableOptionalSyntax(true), // cel.OptionalTypes
+		parser.ExpressionSizeCodePointLimit(MaxExpressionLength),
+		parser.MaxRecursionDepth(MaxNesting),
+		parser.EnablePrattParser(true),
+	)
+}
+
+// parsed is src parsed by p as an unchecked cel.Ast when src is plain and
+// p reads it without error; nil otherwise (the caller then parses with
+// the environment itself).
+func parsed(p astParser, src string) (a *cel.Ast) {
+	if !plain(src) {
+		return nil
+	}
+	defer func() {
+		if recover() != nil { // the environment's parser says what is wrong
+			a = nil
+		}
+	}()
+	source := common.NewTextSource(src)
+	pa, errs := p.Parse(source)
+	if len(errs.GetErrors()) > 0 {
+		return nil
+	}
+	e, err := celast.ExprToProto(pa.Expr())
+	if err != nil {
+		return nil
+	}
+	info, err := celast.SourceInfoToProto(pa.SourceInfo())
+	if err != nil {
+		return nil
+	}
+	return cel.ParsedExprToAstWithSource(&exprpb.ParsedExpr{Expr: e, SourceInfo: info}, source)
+}
