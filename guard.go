@@ -248,7 +248,7 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	// dot segment) gets the contracts of every reading that matches.
 	var otherBuf [2]*routeEntry
 	others := set.tree.Others(in.method, in.rawPath, e, matched, otherBuf[:0])
-	start := time.Now()
+	start := monotonic()
 	var todoBuf [4]*contract
 	todo := pending(e, others, in.typed, prev, todoBuf[:0])
 	again := prev != nil
@@ -349,7 +349,7 @@ func (g *Guard) requires(in *input) bool { return in.require && g.opts.RequireCo
 // decided records what decide decided (the metrics, the observers, a
 // debug line for a rejection) and returns it. again is a later pass over
 // a request an earlier pass checked; e the route entry matched.
-func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Time, vd decision) (*state, bool, *Violation) {
+func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Duration, vd decision) (*state, bool, *Violation) {
 	d := g.stats.record(start, vd.v != nil, again)
 	switch {
 	case vd.v != nil:
