@@ -19,11 +19,15 @@ import (
 // any text that does not parse or check, goes to the environment's own
 // parser, whose verdict and message stand.
 
-// maxPlainTokens bounds the tokens of a plain text. Every level of
-// nesting either parser counts (a parenthesis, a selection, a call, an
-// index, an operator of a chain) takes at least one token, so no plain
-// text reaches MaxNesting in either: neither parser's limit is ever what
-// decides on one.
+// maxPlainTokens bounds the tokens of a plain text. Both parsers count
+// nesting from 1 for the outermost expression, and every further level
+// either counts (a parenthesis, a list, a selection, a call, an index, an
+// operator of a chain) takes two tokens or more: an opening bracket and
+// its closing one, or an operator and its operand. A plain text therefore
+// nests at most maxPlainTokens/2 + 1 = 16 deep, half of MaxNesting, so
+// neither parser's limit is ever what decides on one
+// (TestPrattSubset_HalfTheLimit parses every plain text of the tests with
+// both limits at 16).
 const maxPlainTokens = MaxNesting - 2
 
 // plain reports whether src is in the subset where the Pratt parser is
@@ -207,5 +211,10 @@ func parsed(p astParser, src string) (a *cel.Ast) {
 	if err != nil {
 		return nil
 	}
+	// The proto keeps where each node starts (the same in both parsers'
+	// ASTs: TestPrattSubset), not where it stops (the two parsers differ
+	// there: "-1" stops after the 1 in one, at the - in the other). Nothing
+	// in cel-go v0.33.2 or here reads a stop (SourceInfo.GetStopLocation
+	// has no caller).
 	return cel.ParsedExprToAstWithSource(&exprpb.ParsedExpr{Expr: e, SourceInfo: info}, source)
 }

@@ -3,12 +3,14 @@ package expr
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common"
 	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/parser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -123,7 +125,8 @@ func TestPlain(t *testing.T) {
 
 // samePrattParse requires of what the Pratt parser accepts (a plain text)
 // that the base environment's own (ANTLR) parser accepts it too, with the
-// same AST: the same nodes, ids, positions, line offsets and macro calls.
+// same AST: the same nodes, ids, start positions, line offsets and macro
+// calls (parsed keeps no stop positions: see there).
 // (What the Pratt parser refuses, compile parses with env's parser: "[,]"
 // is one.) It reports whether the Pratt parser accepted src.
 func samePrattParse(t *testing.T, e *Env, src string) bool {
@@ -281,6 +284,45 @@ func TestPrattSubset(t *testing.T) {
 	t.Logf("%d plain texts, %d parsed by the Pratt parser", plainTexts, accepted)
 }
 
+// TestPrattSubset_HalfTheLimit: no plain text nests deeper than half of
+// MaxNesting, in either parser: with both limits at 16, each parser gives
+// every plain text of the tests the verdict it gives at MaxNesting.
+func TestPrattSubset_HalfTheLimit(t *testing.T) {
+	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
+	require.NoError(t, err)
+	withLimit := func(limit int, pratt bool) *parser.Parser {
+		p, err := parser.NewParser(
+			parser.Macros(e.env.Macros()...),
+			parser.EnableOptionalSyntax(true),
+			parser.ExpressionSizeCodePointLimit(MaxExpressionLength),
+			parser.MaxRecursionDepth(limit),
+			parser.EnablePrattParser(pratt),
+		)
+		require.NoError(t, err)
+		return p
+	}
+	accepts := func(p *parser.Parser, src string) bool {
+		_, errs := p.Parse(common.NewTextSource(src))
+		return len(errs.GetErrors()) == 0
+	}
+	texts := append(append(slices.Clone(parserCorpus), repositoryInvariants...), nestedTexts(3000)...)
+	r := rand.New(rand.NewPCG(13, 17))
+	for range 3000 {
+		texts = append(texts, randomPlainText(r), randomPlainExpr(r, 1+r.IntN(4)))
+	}
+	plainTexts := 0
+	for _, pratt := range []bool{false, true} {
+		full, half := withLimit(MaxNesting, pratt), withLimit(MaxNesting/2, pratt)
+		for _, src := range texts {
+			if plain(src) {
+				plainTexts++
+				require.Equal(t, accepts(full, src), accepts(half, src), "pratt=%v: %q", pratt, src)
+			}
+		}
+	}
+	assert.Greater(t, plainTexts, 4000)
+}
+
 // FuzzPrattVsEnv is TestPrattSubset on any text.
 func FuzzPrattVsEnv(f *testing.F) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
@@ -392,4 +434,33 @@ func TestCompile_PrattMessagesAreEnvs(t *testing.T) {
 		require.Error(t, want, src)
 		assert.Equal(t, want.Error(), got.Error(), src)
 	}
+}
+
+// substituting is a Pratt parser that parses another text in src's place.
+type substituting struct {
+	astParser
+	text string
+}
+
+func (p substituting) Parse(common.Source) (*celast.AST, *common.Errors) {
+	return p.astParser.Parse(common.NewTextSource(p.text))
+}
+
+// TestCompile_PrattASTIsUsed: the program is compiled from the Pratt
+// parser's AST when it checks (here the AST of "false" for the text
+// "true"), and from env's own parse when it does not: the message is
+// env's for the text as written, whatever the Pratt AST said.
+func TestCompile_PrattASTIsUsed(t *testing.T) {
+	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
+	require.NoError(t, err)
+	real := e.pratt
+	e.pratt = substituting{astParser: real, text: "false"}
+	p, err := e.Compile("true")
+	require.NoError(t, err)
+	ok, err := p.Eval(&Activation{Body: doc(t, `{}`)})
+	require.NoError(t, err)
+	assert.False(t, ok, "the Pratt parser's AST")
+	e.pratt = substituting{astParser: real, text: "'a' == 1"}
+	_, err = e.Compile("1 == 'a'")
+	require.ErrorContains(t, err, "found no matching overload for '_==_' applied to '(int, string)'")
 }
