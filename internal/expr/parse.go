@@ -13,11 +13,12 @@ import (
 // cel-go also ships a Pratt parser (parser.EnablePrattParser), several
 // times faster, which cel.Env does not offer. It does not read every text
 // as ANTLR does (0X1, rb'', and nestings it counts differently are known
-// cases), so it is used only on texts of the plain subset below, where the
-// two are held to the same verdict and the same AST (expression, ids,
-// positions) by TestPrattSubset and FuzzPrattVsEnv; any other text, and
-// any text that does not parse or check, goes to the environment's own
-// parser, whose verdict and message stand.
+// cases), so it is used only on texts of the plain subset below, where
+// whatever it accepts the environment's parser accepts too, with the same
+// AST (expression, ids, start positions, macro calls): TestPrattSubset and
+// FuzzPrattVsEnv hold it. Any other text, and any text that does not
+// parse or check, goes to the environment's own parser, whose verdict and
+// message stand.
 
 // maxPlainTokens bounds the tokens of a plain text. Both parsers count
 // nesting from 1 for the outermost expression, and every further level
