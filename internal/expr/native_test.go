@@ -375,7 +375,7 @@ func TestNative_Errors(t *testing.T) {
 // contractInvariants are the invariants of the repository's contracts:
 // testdata/contracts, the conformance suites' and the bench module's, each
 // with the schema it is compiled against.
-func contractInvariants(t *testing.T) (out []struct {
+func contractInvariants(t testing.TB) (out []struct {
 	where, expr string
 	schema      *schema.Schema
 }) {
