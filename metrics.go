@@ -43,9 +43,10 @@ type counters struct {
 }
 
 // record counts a request the guard checked and returns the time it took
-// since start, the monotonic reading when it reached the guard. again is a second pass over the same request (a typed handler behind
-// Middleware): its time adds to the request's, and a rejection counts, but
-// the request is not counted twice.
+// since start, the monotonic reading when it reached the guard. again is
+// a second pass over the same request (a typed handler behind
+// Middleware): its time adds to the request's, and a rejection counts,
+// but the request is not counted twice.
 func (c *counters) record(start time.Duration, blocked, again bool) time.Duration {
 	d := monotonic() - start
 	c.nanos.Add(int64(d))

@@ -175,15 +175,19 @@ type astParser interface {
 	Parse(common.Source) (*celast.AST, *common.Errors)
 }
 
-// newPratt returns cel-go's Pratt parser configured as env's parser: its
-// macros, optional syntax and limits.
-func newPratt(env *cel.Env) (*parser.Parser, error) {
+// newPratt returns cel-go's Pratt parser configured as env's parser.
+func newPratt(env *cel.Env) (*parser.Parser, error) { return newParser(env, MaxNesting, true) }
+
+// newParser returns a parser configured as env's (its macros, optional
+// syntax and size limit) with a nesting limit of depth: the Pratt parser,
+// or the ANTLR parser env itself uses.
+func newParser(env *cel.Env, depth int, pratt bool) (*parser.Parser, error) {
 	return parser.NewParser(
 		parser.Macros(env.Macros()...),
 		parser.EnableOptionalSyntax(true), // cel.OptionalTypes
 		parser.ExpressionSizeCodePointLimit(MaxExpressionLength),
-		parser.MaxRecursionDepth(MaxNesting),
-		parser.EnablePrattParser(true),
+		parser.MaxRecursionDepth(depth),
+		parser.EnablePrattParser(pratt),
 	)
 }
 

@@ -287,13 +287,7 @@ func TestPrattSubset_HalfTheLimit(t *testing.T) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
 	require.NoError(t, err)
 	withLimit := func(limit int, pratt bool) *parser.Parser {
-		p, err := parser.NewParser(
-			parser.Macros(e.env.Macros()...),
-			parser.EnableOptionalSyntax(true),
-			parser.ExpressionSizeCodePointLimit(MaxExpressionLength),
-			parser.MaxRecursionDepth(limit),
-			parser.EnablePrattParser(pratt),
-		)
+		p, err := newParser(e.env, limit, pratt)
 		require.NoError(t, err)
 		return p
 	}
@@ -313,6 +307,10 @@ func TestPrattSubset_HalfTheLimit(t *testing.T) {
 			if plain(src) {
 				plainTexts++
 				require.Equal(t, accepts(full, src), accepts(half, src), "pratt=%v: %q", pratt, src)
+				if !pratt { // newParser's ANTLR parser is env's
+					_, iss := e.env.Parse(src)
+					require.Equal(t, iss.Err() == nil, accepts(full, src), "%q", src)
+				}
 			}
 		}
 	}
