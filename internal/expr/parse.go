@@ -32,7 +32,7 @@ import (
 const maxPlainTokens = MaxNesting - 2
 
 // plain reports whether src is in the subset where the Pratt parser is
-// used: ASCII; names, decimal numbers (at most 16 digits: no overflow, no
+// used: ASCII; names, decimal numbers (at most 16 characters: no overflow, no
 // exponent, no hex, no unsigned suffix) and quoted strings without
 // escapes or prefixes (no raw, bytes or triple-quoted strings); the
 // operators == != < <= > >= && || ! + - * / % and in; parentheses, square
