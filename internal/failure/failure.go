@@ -41,19 +41,57 @@ func (f ReportFunc) Add(path, message string) { f(path, message) }
 func Pointer(tokens []string) string {
 	n := 0
 	for _, t := range tokens {
-		n += 1 + len(t)
+		n += 1 + escapedLen(t)
 	}
 	var b strings.Builder
 	b.Grow(n)
 	for _, t := range tokens {
-		b.WriteByte('/')
-		if strings.ContainsAny(t, "~/") {
-			t = strings.ReplaceAll(t, "~", "~0")
-			t = strings.ReplaceAll(t, "/", "~1")
-		}
-		b.WriteString(t)
+		writeToken(&b, t)
 	}
 	return b.String()
+}
+
+// Segment is name as one step of a JSON pointer: "/" and name escaped
+// (the pointer of member name of the root). A check computes it once for
+// each member its schema declares and steps in with Path.Segment, so that
+// a failure found there costs no escaping, and at the root no allocation.
+func Segment(name string) string {
+	var b strings.Builder
+	b.Grow(1 + escapedLen(name))
+	writeToken(&b, name)
+	return b.String()
+}
+
+// escapedLen is the length of t escaped in a JSON pointer.
+func escapedLen(t string) int {
+	n := len(t)
+	for i := 0; i < len(t); i++ {
+		if t[i] == '~' || t[i] == '/' {
+			n++
+		}
+	}
+	return n
+}
+
+// writeToken writes "/" and t escaped: "~" as "~0", "/" as "~1".
+func writeToken(b *strings.Builder, t string) {
+	b.WriteByte('/')
+	start := 0
+	for i := 0; i < len(t); i++ {
+		var esc string
+		switch t[i] {
+		case '~':
+			esc = "~0"
+		case '/':
+			esc = "~1"
+		default:
+			continue
+		}
+		b.WriteString(t[start:i])
+		b.WriteString(esc)
+		start = i + 1
+	}
+	b.WriteString(t[start:])
 }
 
 // Path is where a walk over a JSON value stands: member names and array
@@ -68,12 +106,22 @@ type Path struct {
 }
 
 type pathToken struct {
-	name  string
-	index int // >= 0: an array index; -1: a member name
+	name  string // a member name, or a Segment
+	index int    // >= 0: an array index; member or segment
 }
 
+// The index of a pathToken that is not an array's.
+const (
+	member  = -1 // name is a member name
+	segment = -2 // name is a member's Segment, escaped already
+)
+
 // Member steps into the member name of an object.
-func (p *Path) Member(name string) { p.push(pathToken{name: name, index: -1}) }
+func (p *Path) Member(name string) { p.push(pathToken{name: name, index: member}) }
+
+// Segment steps into a member of an object by its Segment (seg, not the
+// name: "/" and the name escaped).
+func (p *Path) Segment(seg string) { p.push(pathToken{name: seg, index: segment}) }
 
 // Index steps into element i of an array.
 func (p *Path) Index(i int) { p.push(pathToken{index: i}) }
@@ -112,13 +160,54 @@ func (p *Path) at(i int) *pathToken {
 // Pointer renders the path as a JSON pointer, with the member names more
 // after it ("" is a member name like any other).
 func (p *Path) Pointer(more ...string) string {
-	tokens := make([]string, 0, p.n+len(more))
+	if len(more) == 0 && p.n == 1 && p.buf[0].index == segment {
+		return p.buf[0].name // a member of the root, rendered already
+	}
+	return p.render(more, "")
+}
+
+// PointerSegment renders the path as a JSON pointer with seg, a member's
+// Segment, after it.
+func (p *Path) PointerSegment(seg string) string {
+	if p.n == 0 {
+		return seg
+	}
+	return p.render(nil, seg)
+}
+
+// render writes the path, the member names more, then seg.
+func (p *Path) render(more []string, seg string) string {
+	var digits [20]byte
+	n := len(seg)
 	for i := range p.n {
-		if t := p.at(i); t.index >= 0 {
-			tokens = append(tokens, strconv.Itoa(t.index))
-		} else {
-			tokens = append(tokens, t.name)
+		switch t := p.at(i); {
+		case t.index >= 0:
+			n += 1 + len(strconv.AppendInt(digits[:0], int64(t.index), 10))
+		case t.index == segment:
+			n += len(t.name)
+		default:
+			n += 1 + escapedLen(t.name)
 		}
 	}
-	return Pointer(append(tokens, more...))
+	for _, m := range more {
+		n += 1 + escapedLen(m)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range p.n {
+		switch t := p.at(i); {
+		case t.index >= 0:
+			b.WriteByte('/')
+			b.Write(strconv.AppendInt(digits[:0], int64(t.index), 10))
+		case t.index == segment:
+			b.WriteString(t.name)
+		default:
+			writeToken(&b, t.name)
+		}
+	}
+	for _, m := range more {
+		writeToken(&b, m)
+	}
+	b.WriteString(seg)
+	return b.String()
 }

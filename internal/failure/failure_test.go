@@ -1,10 +1,12 @@
 package failure
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPointer(t *testing.T) {
@@ -42,4 +44,71 @@ func TestPath(t *testing.T) {
 	assert.Equal(t, 41, strings.Count(p.Pointer(), "/"))
 	p.Reset()
 	assert.Equal(t, "", p.Pointer())
+}
+
+func TestSegment(t *testing.T) {
+	assert.Equal(t, "/", Segment(""))
+	assert.Equal(t, "/sku", Segment("sku"))
+	assert.Equal(t, "/a~1b~0c~0~1", Segment("a/b~c~/"))
+
+	var p Path
+	p.Segment(Segment("a/b"))
+	assert.Equal(t, "/a~1b", p.Pointer(), "a member of the root")
+	assert.Equal(t, "/a~1b/x~0", p.Pointer("x~"))
+	assert.Equal(t, "/a~1b/x~1", p.PointerSegment(Segment("x/")))
+	p.Index(120)
+	p.Member("c~d")
+	p.Segment(Segment("e"))
+	assert.Equal(t, "/a~1b/120/c~0d/e", p.Pointer())
+	p.Reset()
+	assert.Equal(t, "/q", p.PointerSegment(Segment("q")), "at the root, the segment itself")
+}
+
+// TestPath_AsPointer holds a Path to Pointer over the same tokens, however
+// each member is stepped into (by name or by Segment), past the 16 levels
+// it keeps inline too.
+func TestPath_AsPointer(t *testing.T) {
+	names := []string{"", "a", "~", "/", "a/b~c", "~01", "é/", "items"}
+	for seed := range 2000 {
+		var p Path
+		var tokens []string
+		x := seed
+		next := func(n int) int { x = x*1103515245 + 12345; return (x >> 8 & 0x7fffffff) % n }
+		for range next(24) {
+			switch next(3) {
+			case 0:
+				i := next(1500)
+				p.Index(i)
+				tokens = append(tokens, strconv.Itoa(i))
+			case 1:
+				name := names[next(len(names))]
+				p.Member(name)
+				tokens = append(tokens, name)
+			default:
+				name := names[next(len(names))]
+				p.Segment(Segment(name))
+				tokens = append(tokens, name)
+			}
+		}
+		last := names[next(len(names))]
+		require.Equal(t, Pointer(tokens), p.Pointer(), "seed %d", seed)
+		require.Equal(t, Pointer(append(tokens, last)), p.Pointer(last), "seed %d", seed)
+		require.Equal(t, Pointer(append(tokens, last)), p.PointerSegment(Segment(last)), "seed %d", seed)
+	}
+}
+
+// TestPath_RootSegmentAllocatesNothing: a failure at a declared member of
+// the root, the most common, renders its pointer without an allocation.
+func TestPath_RootSegmentAllocatesNothing(t *testing.T) {
+	seg := Segment("quantity")
+	var p Path
+	var got string
+	allocs := testing.AllocsPerRun(100, func() {
+		p.Segment(seg)
+		got = p.Pointer()
+		p.Pop()
+		got = p.PointerSegment(seg)
+	})
+	assert.Equal(t, "/quantity", got)
+	assert.Zero(t, allocs)
 }

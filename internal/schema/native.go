@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/contractguard/contractguard/internal/failure"
 	"maps"
 	"math/big"
 	"slices"
@@ -45,6 +46,7 @@ type native struct {
 
 	minProps, maxProps int // -1: none
 	required           []string
+	requiredSegs       []string     // required's names as pointer segments (failure.Segment)
 	memberNames        *names.Index // properties and required names; nil: none
 	members            []member     // by position in memberNames
 	additional         int8         // 1: any allowed; -1: none allowed; 0: see additionalSchema
@@ -106,6 +108,7 @@ func limitMessages(n *native) *limitMsgs {
 type member struct {
 	schema   *native
 	required int
+	seg      string // the name as a pointer segment (failure.Segment)
 }
 
 type jsonTypes uint8
@@ -213,13 +216,14 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if len(s.Properties) > 0 || len(s.Required) > 0 {
 		members := make(map[string]member, len(s.Properties)+len(s.Required))
 		for name, p := range s.Properties {
-			members[name] = member{schema: sub(p), required: -1}
+			members[name] = member{schema: sub(p), required: -1, seg: failure.Segment(name)}
 		}
 		for i, name := range s.Required {
 			m, ok := members[name]
 			if !ok {
-				m.required = -1
+				m.required, m.seg = -1, failure.Segment(name)
 			}
+			n.requiredSegs = append(n.requiredSegs, m.seg)
 			if i < 64 && m.required < 0 {
 				m.required = i
 			}

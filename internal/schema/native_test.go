@@ -216,3 +216,41 @@ func FuzzNativeVsReference(f *testing.F) {
 		}
 	})
 }
+
+// TestNative_PointerSegments: the fast path steps into declared members by
+// their pointer segments, computed at compile time; its pointers are the
+// library's, for names that need escaping, at the root and below, under
+// arrays, for failures in a member and for missing required ones.
+func TestNative_PointerSegments(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	s := compileSuiteSchema(t, c, "segments.json", json.RawMessage(`{
+		"type": "object", "required": ["a/b", "m~n", "~/"],
+		"properties": {
+			"a/b": {"type": "integer"},
+			"m~n": {"type": "array", "items": {"type": "object", "required": ["x/y", "q"],
+				"properties": {"x/y": {"type": "string"}, "~0": {"type": "object", "required": ["/"]}}}},
+			"plain": {"type": "object", "additionalProperties": {"type": "string"}}
+		}
+	}`))
+	require.True(t, s.Native())
+	for _, body := range []string{
+		`{}`,
+		`{"a/b": "1", "m~n": [{}, {"x/y": 1, "q": 0, "~0": {}}], "~/": 0}`,
+		`{"a/b": 1, "m~n": [{"x/y": "s", "q": 0, "~0": {"/": 1}}], "~/": 0, "plain": {"k/~": 1}}`,
+		`{"m~n": 1, "plain": 2}`,
+	} {
+		v, err := jsonbody.Parse([]byte(body), 64)
+		require.NoError(t, err)
+		fastOK, fast, refOK, ref := run(s, v)
+		assert.Equal(t, refOK, fastOK, body)
+		assert.Equal(t, ref, fast, body)
+	}
+	v, _ := jsonbody.Parse([]byte(`{"a/b": "1", "m~n": [{"x/y": 1}]}`), 64)
+	_, fast, _, _ := run(s, v)
+	assert.Equal(t, []detail{
+		{"/a~1b", "must be an integer, not a string"},
+		{"/m~0n/0/q", "is required"},
+		{"/m~0n/0/x~1y", "must be a string, not a number"},
+		{"/~0~1", "is required"},
+	}, fast)
+}

@@ -28,6 +28,13 @@ func (r *nativeRun) failAt(name, message string) {
 	r.rep.Add(r.path.Pointer(name), message)
 }
 
+// failAtSegment reports a failure at the member of the current object
+// whose pointer segment is seg.
+func (r *nativeRun) failAtSegment(seg, message string) {
+	r.valid = false
+	r.rep.Add(r.path.PointerSegment(seg), message)
+}
+
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	switch n.boolean {
 	case 1:
@@ -101,7 +108,11 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 				continue
 			}
 		}
-		r.path.Member(name)
+		if m.schema != nil {
+			r.path.Segment(m.seg) // a declared name: its segment is ready
+		} else {
+			r.path.Member(name)
+		}
 		r.validate(child, v)
 		r.path.Pop()
 	}
@@ -113,7 +124,7 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 		} else if _, ok := obj.Get(name); ok {
 			continue
 		}
-		r.failAt(name, msgRequired)
+		r.failAtSegment(n.requiredSegs[i], msgRequired)
 	}
 }
 
