@@ -394,6 +394,8 @@ func (l *loader) readContract(j *job) {
 			j.failAt(line, err)
 			return
 		}
+	} else if d, ok := codeDoc(&j.code); ok {
+		v = d // plain JSON values: what the round trip below would make (codedoc.go)
 	} else {
 		// Through JSON, so that any Go value that marshals to a schema is
 		// accepted and numbers arrive as json.Number, as from a file.
