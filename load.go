@@ -138,6 +138,7 @@ type job struct {
 	schema  *schema.Schema
 
 	schemaLater bool // its schema's format is left to the schema compiler (contractFormat)
+	keyDoc      any  // in code: the schema as the strict reader reads its key, kept by the job that stored the key
 }
 
 // fail records a problem of the contract at loc, JSON pointer tokens into
@@ -440,7 +441,13 @@ func (l *loader) readContract(j *job) {
 			// The key is the schema: the decoded one is not kept for every
 			// contract until the next step, and the key once for all
 			// contracts alike.
-			k, _ := l.keys.LoadOrStore(string(key), string(key))
+			k, loaded := l.keys.LoadOrStore(string(key), string(key))
+			if !loaded && j.node == nil {
+				// Read from code, the schema is what the strict reader makes
+				// of its key (codeDoc, or the round trip): the compiler can
+				// have it as it is, once for the key.
+				j.keyDoc = raw.schema
+			}
 			j.key, j.keyed, raw.schema = k.(string), true, nil
 		}
 	}
@@ -509,16 +516,26 @@ func (l *loader) compileSchemas() {
 	type distinct struct {
 		key      string
 		resource string // of its first contract
+		doc      any    // the key as the strict reader reads it, when a job kept it; nil: read the key
 		s        *schema.Schema
 		err      error
 	}
 	byKey := map[string]*distinct{}
 	var todo []*distinct
 	for _, j := range l.jobs {
-		if j.read && j.keyed && byKey[j.key] == nil {
-			byKey[j.key] = &distinct{key: j.key, resource: j.resource}
-			todo = append(todo, byKey[j.key])
+		if !j.read || !j.keyed {
+			continue
 		}
+		d := byKey[j.key]
+		if d == nil {
+			d = &distinct{key: j.key, resource: j.resource}
+			byKey[j.key] = d
+			todo = append(todo, d)
+		}
+		if d.doc == nil {
+			d.doc = j.keyDoc
+		}
+		j.keyDoc = nil
 	}
 	var files fs.FS // nil, not a nil *sharedFS: the compilers then refuse relative $refs
 	if l.folder != nil {
@@ -536,7 +553,11 @@ func (l *loader) compileSchemas() {
 	}
 	inParallelWith(len(todo), func() func(int) {
 		c := schema.NewCompiler(files, decodeSchemaFile)
-		return func(i int) { todo[i].s, todo[i].err = compile(c, todo[i].resource, nil, todo[i].key) }
+		return func(i int) {
+			d := todo[i]
+			d.s, d.err = compile(c, d.resource, d.doc, d.key)
+			d.doc = nil
+		}
 	})
 	f, _ := policy() // readContract had it
 	var again *schema.Compiler
