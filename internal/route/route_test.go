@@ -323,3 +323,24 @@ func TestOthers(t *testing.T) {
 	var dst [2]string
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Others("GET", "/files/report.v2.pdf", "x", true, dst[:0]) }))
 }
+
+// TestReadsOneWay: a path readsOneWay lets through has none of the signs
+// of another reading, so alternateReadings may stop there.
+func TestReadsOneWay(t *testing.T) {
+	alphabet := []string{"/", "a", ".", "..", "%", "%2f", "%2F", "%2e", ";", ";x=1", "b"}
+	for seed := range 20000 {
+		x, path := seed, ""
+		for range 1 + seed%9 {
+			x = x*1103515245 + 12345
+			path += alphabet[(x>>8&0x7fffffff)%len(alphabet)]
+		}
+		if readsOneWay(path) {
+			assert.False(t, hasEncodedSlash(path) || strings.IndexByte(path, ';') >= 0 || hasDotSegment(path), path)
+		}
+	}
+	assert.True(t, readsOneWay("/orders/12/lines"))
+	for _, p := range []string{"/a%2fb", "/a;v=1", "/a/../b", "/a/%2e"} {
+		assert.False(t, readsOneWay(p), p)
+		assert.NotEmpty(t, alternateReadings(p), p)
+	}
+}
