@@ -24,9 +24,9 @@ import (
 // enforces).
 const maxCodeDocDepth = 64
 
-// maxCodeDocFold is the most members of one object codeDoc checks for
-// names alike under case folding (which the strict reader refuses), pair
-// by pair; a larger object takes the round trip.
+// maxCodeDocFold is the most members of one object codeDoc builds,
+// checking its names pair by pair for two alike under case folding (which
+// the strict reader refuses); a larger object takes the round trip.
 const maxCodeDocFold = 32
 
 // codeDoc is the generic value of c as json.Marshal and the strict reader
@@ -99,14 +99,17 @@ func codeValue(v any, depth int) (any, bool) {
 		if v == nil {
 			return nil, true // null
 		}
-		if !foldDistinct(v) {
+		if len(v) > maxCodeDocFold {
 			return nil, false
 		}
+		var buf [maxCodeDocFold]string
+		names := buf[:0]
 		m := make(map[string]any, len(v))
 		for k, e := range v {
-			if !utf8.ValidString(k) {
+			if !utf8.ValidString(k) || alikeFolded(names, k) {
 				return nil, false
 			}
+			names = append(names, k)
 			x, ok := codeValue(e, depth+1)
 			if !ok {
 				return nil, false
@@ -146,22 +149,13 @@ func codeValue(v any, depth int) (any, bool) {
 	return nil, false // any other Go value: as it marshals
 }
 
-// foldDistinct reports that no two names of m are alike under case
-// folding (strings.EqualFold), which the strict reader refuses; false too
-// for an object too large to compare pair by pair.
-func foldDistinct(m map[string]any) bool {
-	if len(m) > maxCodeDocFold {
-		return false
-	}
-	var buf [maxCodeDocFold]string
-	names := buf[:0]
-	for k := range m {
-		for _, prev := range names {
-			if strings.EqualFold(prev, k) {
-				return false
-			}
+// alikeFolded reports a name among names alike to k under case folding
+// (strings.EqualFold), which the strict reader refuses in one object.
+func alikeFolded(names []string, k string) bool {
+	for _, prev := range names {
+		if strings.EqualFold(prev, k) {
+			return true
 		}
-		names = append(names, k)
 	}
-	return true
+	return false
 }
