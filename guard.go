@@ -429,13 +429,22 @@ func (g *Guard) logReject(in *input, e *routeEntry, v *Violation) {
 // valueOf is the value the body was decoded into for c, as its rules
 // walk it: invalid when c has no Go type.
 func (st *state) valueOf(c *contract) reflect.Value {
+	if p := st.boundOf(c); p != nil {
+		return reflect.ValueOf(p).Elem()
+	}
+	return reflect.Value{}
+}
+
+// boundOf is the pointer to the value the body was decoded into for c
+// (a *T as any): nil when c has no Go type or nothing was decoded.
+func (st *state) boundOf(c *contract) any {
 	if c.body == nil {
-		return reflect.Value{}
+		return nil
 	}
 	for _, b := range st.values {
 		if b.c == c {
-			return reflect.ValueOf(b.v).Elem()
+			return b.v
 		}
 	}
-	return reflect.Value{}
+	return nil
 }

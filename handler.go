@@ -120,8 +120,8 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (on this pass or an earlier one); should it not be there, it is decoded
 // now from the parsed body, and a body that is not a T is rejected.
 func (h *typedHandler[T]) value(st *state) (T, *Violation) {
-	if v := st.valueOf(h.c); v.IsValid() {
-		return v.Interface().(T), nil
+	if p, ok := st.boundOf(h.c).(*T); ok {
+		return *p, nil // copied, not boxed: reflect's Interface would allocate a copy
 	}
 	return decode[T](st, h.g.opts.MaxDepth)
 }

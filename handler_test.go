@@ -206,3 +206,18 @@ func TestTyped_OtherMethodsAndNonStructTypes(t *testing.T) {
 	assert.Equal(t, "G1D", got)
 	assert.Equal(t, int64(3), g.Metrics().ContractsLoaded)
 }
+
+// TestTyped_ValueNotBoxed: the T a pass decoded reaches the handler as a
+// copy, without the allocation of boxing it in an interface first.
+func TestTyped_ValueNotBoxed(t *testing.T) {
+	type line struct {
+		SKU      string `json:"sku" jsonschema:"maxLength=32"`
+		Quantity int    `json:"quantity" jsonschema:"minimum=1"`
+	}
+	g := mustNew(t, Options{})
+	h := Handle(g, func(http.ResponseWriter, *http.Request, line) {}).(*typedHandler[line])
+	st := &state{values: []boundValue{{h.c, &line{SKU: "BK-1", Quantity: 2}}}}
+	var got line
+	assert.Zero(t, testing.AllocsPerRun(100, func() { got, _ = h.value(st) }))
+	assert.Equal(t, line{SKU: "BK-1", Quantity: 2}, got)
+}
