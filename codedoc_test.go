@@ -213,3 +213,28 @@ func randomValue(rng *rand.Rand, depth int, pick func() string) any {
 		return m
 	}
 }
+
+// FuzzCodeDocVsRoundTrip: whatever codeDoc builds, the round trip
+// (json.Marshal, the strict reader) makes equal, over schemas decoded from
+// the fuzzer's JSON (objects, arrays, float64s, strings) with its raw
+// strings (any bytes: invalid UTF-8, names alike under folding) and
+// integers put in as names, values and []string.
+func FuzzCodeDocVsRoundTrip(f *testing.F) {
+	f.Add(`{"type":"object","properties":{"a":{"minimum":0.1}}}`, "Kind", "kind", int64(-7), 1e21)
+	f.Add(`{"enum":[null,true,"x",[1,2.5e-7]]}`, "\xff", "\u212a", int64(1<<62), -0.0)
+	f.Add(`[1]`, "k", "K", int64(0), 0.5)
+	f.Fuzz(func(t *testing.T, schemaJSON, a, b string, n int64, x float64) {
+		var s map[string]any
+		if json.Unmarshal([]byte(schemaJSON), &s) != nil || s == nil {
+			s = map[string]any{}
+		}
+		s[a] = n
+		s["x"] = x
+		s["names"] = []string{a, b}
+		if props, ok := s["properties"].(map[string]any); ok {
+			props[b] = map[string]any{"const": a}
+		}
+		c := Contract{Endpoint: a, Method: b, Schema: s, Invariants: []Invariant{{Expr: b, Message: a}}}
+		requireAsRoundTrip(t, &c, fmt.Sprintf("%#v", c))
+	})
+}
