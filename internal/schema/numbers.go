@@ -45,9 +45,9 @@ func isInteger(s string) bool {
 // fit int64 compare as such; otherwise float64 decides when the two values
 // are further apart than its rounding could move them; otherwise big.Rat.
 func compare(s string, b *bound) int {
-	if b.isInt && isSmallInt(s) {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return cmp.Compare(i, b.i)
+	if b.isInt {
+		if c, ok := compareDecimal(s, b.i); ok {
+			return c
 		}
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f != b.f {
@@ -66,15 +66,54 @@ func compare(s string, b *bound) int {
 	return r.Cmp(b.rat)
 }
 
-func isSmallInt(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
-	if len(digits) == 0 || len(digits) > 18 {
-		return false
+// compareDecimal orders a number literal without exponent, whose integer
+// part has at most 18 digits, against the integer b, from its digits: a
+// literal with a fraction that is not all zeros lies strictly between two
+// integers, so its integer part decides (19.99 > 0 without parsing a
+// float). ok is false for any other literal.
+func compareDecimal(s string, b int64) (c int, ok bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	digits := s
+	if neg {
+		digits = s[1:]
 	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return false
+	var whole int64
+	i := 0
+	for ; i < len(digits) && digits[i] >= '0' && digits[i] <= '9'; i++ {
+		whole = whole*10 + int64(digits[i]-'0')
+	}
+	if i == 0 || i > 18 {
+		return 0, false
+	}
+	fraction := false // a non-zero digit after the point
+	if i < len(digits) {
+		if digits[i] != '.' {
+			return 0, false // an exponent
+		}
+		j := i + 1
+		for ; j < len(digits) && digits[j] >= '0' && digits[j] <= '9'; j++ {
+			fraction = fraction || digits[j] != '0'
+		}
+		if j == i+1 || j != len(digits) {
+			return 0, false
 		}
 	}
-	return true
+	if neg {
+		whole = -whole
+	}
+	switch {
+	case !fraction:
+		return cmp.Compare(whole, b), true
+	case !neg: // whole < value < whole+1
+		if b <= whole {
+			return 1, true
+		}
+		return -1, true
+	default: // whole-1 < value < whole
+		if b >= whole {
+			return -1, true
+		}
+		return 1, true
+	}
 }
+

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"math/big"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +38,61 @@ func newRat(t *testing.T, s string) *big.Rat {
 	r, ok := new(big.Rat).SetString(s)
 	require.True(t, ok, s)
 	return r
+}
+
+// TestCompare_AsRat holds compare, and its decimal shortcut, to big.Rat's
+// order over literals of every form (integers, fractions, zeros after the
+// point, exponents, 18 and 19 integer digits, signs) against integer and
+// fractional bounds.
+func TestCompare_AsRat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	digits := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(10))
+		}
+		if n > 1 && b[0] == '0' {
+			b[0] = '1'
+		}
+		return string(b)
+	}
+	literal := func() string {
+		s := digits(1 + rng.IntN(20))
+		if rng.IntN(2) == 0 {
+			s += "." + []string{"0", "00", "5", "05", "999", digits(1 + rng.IntN(18))}[rng.IntN(6)]
+		}
+		if rng.IntN(6) == 0 {
+			s += []string{"e0", "e1", "E-2", "e+20"}[rng.IntN(4)]
+		}
+		if rng.IntN(2) == 0 {
+			s = "-" + s
+		}
+		return s
+	}
+	shortcut := 0
+	for range 200000 {
+		s := literal()
+		var bnd string
+		if rng.IntN(4) == 0 {
+			bnd = literal()
+		} else {
+			bnd = []string{"0", "1", "-1", "100", "-100", "9223372036854775807", "-9223372036854775808", digits(1 + rng.IntN(18))}[rng.IntN(8)]
+			if rng.IntN(3) == 0 { // near the literal's integer part
+				bnd = strings.SplitN(strings.SplitN(s, ".", 2)[0], "e", 2)[0]
+				if bnd == "-" || bnd == "" || len(strings.TrimPrefix(bnd, "-")) > 18 {
+					bnd = "0"
+				}
+			}
+		}
+		b := newBound(newRat(t, bnd))
+		want := newRat(t, s).Cmp(b.rat)
+		require.Equal(t, want, compare(s, b), "%s vs %s", s, bnd)
+		if b.isInt {
+			if c, ok := compareDecimal(s, b.i); ok {
+				shortcut++
+				require.Equal(t, want, c, "compareDecimal(%s, %s)", s, bnd)
+			}
+		}
+	}
+	assert.Greater(t, shortcut, 50000, "the shortcut was tried")
 }
