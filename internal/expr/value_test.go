@@ -1,0 +1,56 @@
+package expr
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestShortDecimal_AsParseFloat holds shortDecimal to strconv.ParseFloat,
+// bit for bit (-0 included), over literals of 1 to 17 digits with the
+// point anywhere, and to declining exponents and longer literals.
+func TestShortDecimal_AsParseFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	taken := 0
+	for range 300000 {
+		n := 1 + rng.IntN(17)
+		b := make([]byte, 0, n+3)
+		if rng.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		for i := range n {
+			b = append(b, byte('0'+rng.IntN(10)))
+			if i < n-1 && rng.IntN(n) == 0 && !containsByte(b, '.') {
+				b = append(b, '.')
+			}
+		}
+		s := string(b)
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, s)
+		if got, ok := shortDecimal(s); ok {
+			taken++
+			require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: %v, want %v", s, got, want)
+		}
+	}
+	assert.Greater(t, taken, 100000)
+	for _, s := range []string{"1e5", "1E-2", "-2.5e+3", "1234567890123456", "0.0000000000000001", "", "-"} {
+		_, ok := shortDecimal(s)
+		assert.False(t, ok, s)
+	}
+	f, ok := shortDecimal("-0.0")
+	assert.True(t, ok)
+	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
+}
+
+func containsByte(b []byte, c byte) bool {
+	for _, x := range b {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
