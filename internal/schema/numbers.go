@@ -116,4 +116,3 @@ func compareDecimal(s string, b int64) (c int, ok bool) {
 		return 1, true
 	}
 }
-
