@@ -218,21 +218,21 @@ func Hostname(s string) bool {
 	if len(s) > 253 {
 		return false
 	}
-	for {
-		label, rest, more := strings.Cut(s, ".")
+	start := 0 // of the current label
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			if c := s[i]; !isAlnum(c) && c != '-' {
+				return false
+			}
+			continue
+		}
+		label := s[start:i]
 		if len(label) < 1 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
-		for i := 0; i < len(label); i++ {
-			if c := label[i]; !isAlnum(c) && c != '-' {
-				return false
-			}
-		}
-		if !more {
-			return true
-		}
-		s = rest
+		start = i + 1
 	}
+	return true
 }
 
 func isAlnum(c byte) bool {
