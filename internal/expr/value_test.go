@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -24,7 +25,7 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 		}
 		for i := range n {
 			b = append(b, byte('0'+rng.IntN(10)))
-			if i < n-1 && rng.IntN(n) == 0 && !containsByte(b, '.') {
+			if i < n-1 && rng.IntN(n) == 0 && bytes.IndexByte(b, '.') < 0 {
 				b = append(b, '.')
 			}
 		}
@@ -44,13 +45,4 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 	f, ok := shortDecimal("-0.0")
 	assert.True(t, ok)
 	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
-}
-
-func containsByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
