@@ -46,3 +46,20 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 	assert.True(t, ok)
 	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
 }
+
+// FuzzShortDecimalVsParseFloat: whatever shortDecimal reads, it reads as
+// strconv.ParseFloat does, bit for bit.
+func FuzzShortDecimalVsParseFloat(f *testing.F) {
+	for _, s := range []string{"19.99", "-0.0", "0.1", "999999999999999", "123456.789012345", "1e5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := shortDecimal(s)
+		if !ok {
+			return
+		}
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, "shortDecimal read %q, which ParseFloat refuses", s)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%q: %v, want %v", s, got, want)
+	})
+}

@@ -3,6 +3,7 @@ package schema
 import (
 	"math/big"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,3 +97,26 @@ func TestCompare_AsRat(t *testing.T) {
 	}
 	assert.Greater(t, shortcut, 50000, "the shortcut was tried")
 }
+
+// FuzzCompareVsRat: compare, its decimal shortcut included, orders every
+// JSON number literal against every integer bound as big.Rat does.
+func FuzzCompareVsRat(f *testing.F) {
+	for _, s := range []string{"19.99", "-0.5", "0", "-0", "1.000", "123456789012345678.5", "1e2", "-1E-2"} {
+		f.Add(s, int64(0))
+		f.Add(s, int64(-1))
+	}
+	f.Fuzz(func(t *testing.T, s string, b int64) {
+		if !jsonNumber.MatchString(s) || len(s) > 40 {
+			return
+		}
+		r, ok := new(big.Rat).SetString(s)
+		if !ok { // an exponent past big.Rat's, far past what the body reader takes (jsonbody.MaxExponent)
+			return
+		}
+		bnd := newBound(new(big.Rat).SetInt64(b))
+		require.Equal(t, r.Cmp(bnd.rat), compare(s, bnd), "%s vs %d", s, b)
+	})
+}
+
+// jsonNumber is JSON's number grammar (RFC 8259).
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
