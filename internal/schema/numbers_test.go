@@ -105,6 +105,8 @@ func FuzzCompareVsRat(f *testing.F) {
 		f.Add(s, int64(0))
 		f.Add(s, int64(-1))
 	}
+	f.Add("19.99", int64(19)) // a bound equal to the integer part, on either side of zero
+	f.Add("-19.99", int64(-19))
 	f.Fuzz(func(t *testing.T, s string, b int64) {
 		if !jsonNumber.MatchString(s) || len(s) > 40 {
 			return
