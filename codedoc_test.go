@@ -45,10 +45,11 @@ func requireAsRoundTrip(t *testing.T, c *Contract, where string) bool {
 }
 
 // TestCodeDoc_AsRoundTrip holds codeDoc to the round trip over contracts
-// made of every kind of value, plain and not: whatever codeDoc builds is
-// deeply equal to what the round trip makes, and whatever the round trip
-// refuses or rewrites (invalid UTF-8, NaN, names alike under case
-// folding, nesting, Go values of other types) codeDoc declines.
+// made of every kind of value, plain and not, a few levels deep: whatever
+// codeDoc builds is deeply equal to what the round trip makes, and
+// whatever the round trip refuses or rewrites (invalid UTF-8, NaN, names
+// alike under case folding, Go values of other types) codeDoc declines.
+// (Nesting: TestCodeDoc_Declines and TestCodeDoc_DepthLimit.)
 func TestCodeDoc_AsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	built, declined := 0, 0
@@ -93,6 +94,24 @@ func TestCodeDoc_Declines(t *testing.T) {
 		_, ok := codeDoc(&c)
 		assert.False(t, ok, name)
 	}
+}
+
+// TestCodeDoc_DepthLimit: codeDoc builds a schema whose deepest value is
+// at maxCodeDocDepth, as the round trip does, and declines one level more.
+func TestCodeDoc_DepthLimit(t *testing.T) {
+	nested := func(levels int) map[string]any {
+		m := map[string]any{"type": "object"}
+		for range levels {
+			m = map[string]any{"not": m}
+		}
+		return m
+	}
+	// The schema is at depth 2 (the contract is 1); its innermost "type"
+	// value at 2 + levels + 1.
+	at := func(levels int) *Contract { return &Contract{Schema: nested(levels)} }
+	require.True(t, requireAsRoundTrip(t, at(maxCodeDocDepth-3), "at the limit"), "declined at the limit")
+	_, ok := codeDoc(at(maxCodeDocDepth - 2))
+	assert.False(t, ok, "one level past the limit")
 }
 
 // TestCodeDoc_EveryField fills every field of Contract and Invariant, so
@@ -221,7 +240,7 @@ func randomValue(rng *rand.Rand, depth int, pick func() string) any {
 // integers put in as names, values and []string.
 func FuzzCodeDocVsRoundTrip(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"a":{"minimum":0.1}}}`, "Kind", "kind", int64(-7), 1e21)
-	f.Add(`{"enum":[null,true,"x",[1,2.5e-7]]}`, "\xff", "\u212a", int64(1<<62), -0.0)
+	f.Add(`{"enum":[null,true,"x",[1,2.5e-7]]}`, "\xff", "\u212a", int64(1<<62), math.Copysign(0, -1))
 	f.Add(`[1]`, "k", "K", int64(0), 0.5)
 	f.Fuzz(func(t *testing.T, schemaJSON, a, b string, n int64, x float64) {
 		var s map[string]any

@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -220,4 +221,21 @@ func TestTyped_ValueNotBoxed(t *testing.T) {
 	var got line
 	assert.Zero(t, testing.AllocsPerRun(100, func() { got, _ = h.value(st) }))
 	assert.Equal(t, line{SKU: "BK-1", Quantity: 2}, got)
+}
+
+// TestTyped_InterfaceTypeTakesNull: a handler of an interface type gets a
+// null body as its nil value (reflect's Interface on the bound nil, then
+// a type assertion, used to panic on it).
+func TestTyped_InterfaceTypeTakesNull(t *testing.T) {
+	g := mustNew(t, Options{})
+	var got any = "unset"
+	ran := false
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in any) { got, ran = in, true })
+	w := send(h, "POST", "/x", "null")
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.True(t, ran)
+	assert.Nil(t, got)
+	w = send(h, "POST", "/x", `{"a":[1,"b"]}`)
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, map[string]any{"a": []any{json.Number("1"), "b"}}, got)
 }

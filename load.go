@@ -438,14 +438,14 @@ func (l *loader) readContract(j *job) {
 	raw.schema, raw.hasSchema = doc["schema"]
 	if raw.hasSchema {
 		if key, err := json.Marshal(raw.schema); err == nil {
-			// The key is the schema: the decoded one is not kept for every
-			// contract until the next step, and the key once for all
-			// contracts alike.
+			// The key is the schema, kept once for all contracts alike; the
+			// decoded schema is not kept for every contract until the next
+			// step, only once for each key of a contract in code:
 			k, loaded := l.keys.LoadOrStore(string(key), string(key))
 			if !loaded && j.node == nil {
-				// Read from code, the schema is what the strict reader makes
-				// of its key (codeDoc, or the round trip): the compiler can
-				// have it as it is, once for the key.
+				// read from code, the schema is what the strict reader makes
+				// of its key (codeDoc, or the round trip), so the compiler can
+				// have it as it is. (A file's is not: see job.schemaDoc.)
 				j.keyDoc = raw.schema
 			}
 			j.key, j.keyed, raw.schema = k.(string), true, nil

@@ -42,6 +42,13 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 		_, ok := shortDecimal(s)
 		assert.False(t, ok, s)
 	}
+	for _, s := range []string{".5", "1.", "-.5", "-0", "007.50"} { // not JSON, read as ParseFloat reads them
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err, s)
+		got, ok := shortDecimal(s)
+		require.True(t, ok, s)
+		assert.Equal(t, math.Float64bits(want), math.Float64bits(got), s)
+	}
 	f, ok := shortDecimal("-0.0")
 	assert.True(t, ok)
 	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
