@@ -436,7 +436,8 @@ func (p *proxy) upstreamReachable(ctx context.Context) error {
 func (p *proxy) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rw := &recorder{ResponseWriter: w, http10: !r.ProtoAtLeast(1, 1)}
+		rw := &recorder{ResponseWriter: w, http10: !r.ProtoAtLeast(1, 1),
+			expects100: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 		x := &exchange{rc: http.NewResponseController(w)}
 		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
 		path := r.URL.EscapedPath()
@@ -478,9 +479,22 @@ type recorder struct {
 	status int
 	bytes  int64
 	http10 bool // an HTTP/1.0 client: no 1xx
+
+	// The client sent Expect: 100-continue. net/http answers it with its
+	// own 100 Continue when the body is first read: on a guarded route
+	// when the guard reads it, on a streamed one when the Transport starts
+	// sending it, which it does on the upstream's 100 (or after
+	// ExpectContinueTimeout). The upstream's 100, which ReverseProxy
+	// passes on, would be a second one (the Transport signals its body
+	// writer before it hands the 100 on, so either may reach the client
+	// first), and the client would take it for a response to the body.
+	expects100 bool
 }
 
 func (w *recorder) WriteHeader(code int) {
+	if code == http.StatusContinue && w.expects100 {
+		return // net/http's own answers the client (expects100)
+	}
 	if w.http10 && code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
 		// The upstream's 1xx (ReverseProxy passes them on): HTTP/1.0 has
 		// none, and its client would take one for the response (RFC 9110,

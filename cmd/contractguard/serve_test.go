@@ -504,7 +504,9 @@ func TestProxy_MethodOverrideRemoved(t *testing.T) {
 // reads the body), and the body goes upstream from memory with no Expect:
 // the upstream's own 100 would be a second one, after the body, and the
 // Transport would hold the body back waiting for it. On a streamed route
-// the expectation is the upstream's to answer.
+// the upstream answers it: the client's one 100 goes out when the
+// Transport, on the upstream's 100, starts sending the body; the
+// upstream's own is not passed on as well.
 func TestProxy_ExpectContinue(t *testing.T) {
 	var expect atomic.Value
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -514,7 +516,14 @@ func TestProxy_ExpectContinue(t *testing.T) {
 	t.Cleanup(up.Close)
 	_, srv := testProxy(t, up.URL, nil)
 	body := `{"email":"ada@example.com"}`
-	for path, upstreamExpect := range map[string]string{"/api/users": "", "/unguarded": "100-continue"} {
+	// Each path many times: on a streamed route the upstream's 100 and
+	// net/http's own raced to the client, and two reached it once in a
+	// few dozen runs.
+	for i := range 40 {
+		path, upstreamExpect := "/api/users", ""
+		if i%2 == 1 {
+			path, upstreamExpect = "/unguarded", "100-continue"
+		}
 		c, err := net.Dial("tcp", srv.Listener.Addr().String())
 		require.NoError(t, err)
 		c.SetDeadline(time.Now().Add(5 * time.Second))
