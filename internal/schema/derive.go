@@ -65,6 +65,7 @@ func numbersIn(s *jsonschema.Schema, seen map[*jsonschema.Schema]*shape.Numbers)
 	for _, a := range s.AllOf {
 		merge(a)
 	}
+	sh.IndexProps()
 	return sh
 }
 

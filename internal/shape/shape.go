@@ -5,6 +5,8 @@
 // when it compiles a schema; internal/expr and internal/scan read them.
 package shape
 
+import "github.com/contractguard/contractguard/internal/names"
+
 // NumKind is how a JSON number at some place in a body becomes a CEL value.
 type NumKind uint8
 
@@ -24,6 +26,29 @@ type Numbers struct {
 	Props      map[string]*Numbers
 	Additional *Numbers
 	Items      *Numbers
+
+	// Props by a names.Index (IndexProps), which Member reads for every
+	// member a rule reads: a Go map hashes the whole name each time.
+	propNames *names.Index
+	propList  []*Numbers // by position in propNames
+}
+
+// IndexProps indexes Props for Member; call it once Props is complete.
+// Without it, Member reads Props itself.
+func (s *Numbers) IndexProps() {
+	if len(s.Props) == 0 {
+		s.propNames, s.propList = nil, nil
+		return
+	}
+	list := make([]string, 0, len(s.Props))
+	for name := range s.Props {
+		list = append(list, name)
+	}
+	s.propList = make([]*Numbers, len(list))
+	for i, name := range list {
+		s.propList[i] = s.Props[name]
+	}
+	s.propNames = names.New(list)
 }
 
 // Kind is how a number at this place is read.
@@ -38,6 +63,12 @@ func (s *Numbers) Kind() NumKind {
 func (s *Numbers) Member(name string) *Numbers {
 	if s == nil {
 		return nil
+	}
+	if s.propNames != nil {
+		if i := s.propNames.Find(name); i >= 0 {
+			return s.propList[i]
+		}
+		return s.Additional
 	}
 	if p, ok := s.Props[name]; ok {
 		return p
