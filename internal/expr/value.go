@@ -53,6 +53,9 @@ func Number(s string, k shape.NumKind) ref.Val {
 // the double f.
 func parseNumber(s string, k shape.NumKind) (i int64, f float64, isInt bool) {
 	if k != shape.NumDouble {
+		if i, ok := shortInt(s); ok {
+			return i, 0, true
+		}
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return i, 0, true
 		}
@@ -67,6 +70,30 @@ func parseNumber(s string, k shape.NumKind) (i int64, f float64, isInt bool) {
 	}
 	f, _ = strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
 	return 0, f, false
+}
+
+// shortInt is the int64 of an integer literal of at most 18 digits (2,
+// -15): what strconv.ParseInt returns, by one loop
+// (TestShortInt_AsParseInt). ok is false for any other literal.
+func shortInt(s string) (i int64, ok bool) {
+	digits := s
+	if len(s) > 0 && s[0] == '-' {
+		digits = s[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	for j := 0; j < len(digits); j++ {
+		c := digits[j]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		i = i*10 + int64(c-'0')
+	}
+	if len(digits) < len(s) {
+		i = -i
+	}
+	return i, true
 }
 
 // pow10 are the powers of ten a float64 holds exactly.

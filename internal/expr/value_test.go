@@ -54,19 +54,54 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
 }
 
-// FuzzShortDecimalVsParseFloat: whatever shortDecimal reads, it reads as
-// strconv.ParseFloat does, bit for bit.
-func FuzzShortDecimalVsParseFloat(f *testing.F) {
-	for _, s := range []string{"19.99", "-0.0", "0.1", "999999999999999", "123456.789012345", "1e5"} {
+// FuzzShortNumbersVsStrconv: whatever shortDecimal reads, it reads as
+// strconv.ParseFloat does, bit for bit; whatever shortInt reads, as
+// strconv.ParseInt does.
+func FuzzShortNumbersVsStrconv(f *testing.F) {
+	for _, s := range []string{"19.99", "-0.0", "0.1", "999999999999999", "123456.789012345", "1e5",
+		"2", "-15", "007", "-0", "999999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, ok := shortDecimal(s)
-		if !ok {
-			return
+		if got, ok := shortDecimal(s); ok {
+			want, err := strconv.ParseFloat(s, 64)
+			require.NoError(t, err, "shortDecimal read %q, which ParseFloat refuses", s)
+			require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%q: %v, want %v", s, got, want)
 		}
-		want, err := strconv.ParseFloat(s, 64)
-		require.NoError(t, err, "shortDecimal read %q, which ParseFloat refuses", s)
-		require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%q: %v, want %v", s, got, want)
+		if got, ok := shortInt(s); ok {
+			want, err := strconv.ParseInt(s, 10, 64)
+			require.NoError(t, err, "shortInt read %q, which ParseInt refuses", s)
+			require.Equal(t, want, got, s)
+		}
 	})
+}
+
+// TestShortInt_AsParseInt holds shortInt to strconv.ParseInt over integer
+// literals of 1 to 20 digits, signed or not, and to declining the rest.
+func TestShortInt_AsParseInt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	taken := 0
+	for range 200000 {
+		b := make([]byte, 0, 21)
+		if rng.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		for range 1 + rng.IntN(20) {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		s := string(b)
+		got, ok := shortInt(s)
+		if !ok {
+			continue
+		}
+		taken++
+		want, err := strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+	assert.Greater(t, taken, 100000)
+	for _, s := range []string{"", "-", "1.5", "1e3", "+1", "1_000", "1234567890123456789", " 1"} {
+		_, ok := shortInt(s)
+		assert.False(t, ok, s)
+	}
 }
