@@ -1,13 +1,13 @@
 package schema
 
 import (
-	"github.com/contractguard/contractguard/internal/failure"
 	"maps"
 	"math/big"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/names"
 )
