@@ -53,7 +53,7 @@ func Number(s string, k shape.NumKind) ref.Val {
 // the double f.
 func parseNumber(s string, k shape.NumKind) (i int64, f float64, isInt bool) {
 	if k != shape.NumDouble {
-		if i, ok := shortInt(s); ok {
+		if i, ok := jsonbody.ShortInt(s); ok {
 			return i, 0, true
 		}
 		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
@@ -65,76 +65,11 @@ func parseNumber(s string, k shape.NumKind) (i int64, f float64, isInt bool) {
 			}
 		}
 	}
-	if f, ok := shortDecimal(s); ok {
+	if f, ok := jsonbody.ShortDecimal(s); ok {
 		return 0, f, false
 	}
 	f, _ = strconv.ParseFloat(s, 64) // out of range: ±Inf, which compares correctly
 	return 0, f, false
-}
-
-// shortInt is the int64 of an integer literal of at most 18 digits (2,
-// -15): what strconv.ParseInt returns, by one loop
-// (TestShortInt_AsParseInt). ok is false for any other literal.
-func shortInt(s string) (i int64, ok bool) {
-	digits := s
-	if len(s) > 0 && s[0] == '-' {
-		digits = s[1:]
-	}
-	if len(digits) == 0 || len(digits) > 18 {
-		return 0, false
-	}
-	for j := 0; j < len(digits); j++ {
-		c := digits[j]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		i = i*10 + int64(c-'0')
-	}
-	if len(digits) < len(s) {
-		i = -i
-	}
-	return i, true
-}
-
-// pow10 are the powers of ten a float64 holds exactly.
-var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
-
-// shortDecimal is the float64 of a number literal without exponent and of
-// at most 15 digits (19.99, -0.5, 12): its digits as an integer, exact
-// below 2^53, divided by a power of ten, exact up to 1e22, which IEEE
-// division rounds correctly: what strconv.ParseFloat returns, without its
-// general path (TestShortDecimal_AsParseFloat). ok is false for any other
-// literal.
-func shortDecimal(s string) (f float64, ok bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	var mantissa uint64
-	n, scale, point := 0, 0, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			mantissa = mantissa*10 + uint64(c-'0')
-			n++
-			if point {
-				scale++
-			}
-		case c == '.' && !point:
-			point = true
-		default:
-			return 0, false // an exponent
-		}
-	}
-	if n == 0 || n > 15 {
-		return 0, false
-	}
-	f = float64(mantissa) / pow10[scale]
-	if neg {
-		f = -f
-	}
-	return f, true
 }
 
 // mayBeIntegral reports whether a number literal that is not a plain

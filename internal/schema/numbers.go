@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // Numbers: a schema's bounds, exact and as float64, and the exact comparison
@@ -72,39 +74,24 @@ func compare(s string, b *bound) int {
 // integers, so its integer part decides (19.99 > 0 without parsing a
 // float). ok is false for any other literal.
 func compareDecimal(s string, b int64) (c int, ok bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	digits := s
-	if neg {
-		digits = s[1:]
-	}
-	var whole int64
-	i := 0
-	for ; i < len(digits) && digits[i] >= '0' && digits[i] <= '9'; i++ {
-		whole = whole*10 + int64(digits[i]-'0')
-	}
-	if i == 0 || i > 18 {
+	intPart, frac, point := strings.Cut(s, ".")
+	whole, ok := jsonbody.ShortInt(intPart)
+	if !ok || point && frac == "" {
 		return 0, false
 	}
 	fraction := false // a non-zero digit after the point
-	if i < len(digits) {
-		if digits[i] != '.' {
+	for i := 0; i < len(frac); i++ {
+		switch c := frac[i]; {
+		case c < '0' || c > '9':
 			return 0, false // an exponent
+		case c != '0':
+			fraction = true
 		}
-		j := i + 1
-		for ; j < len(digits) && digits[j] >= '0' && digits[j] <= '9'; j++ {
-			fraction = fraction || digits[j] != '0'
-		}
-		if j == i+1 || j != len(digits) {
-			return 0, false
-		}
-	}
-	if neg {
-		whole = -whole
 	}
 	switch {
 	case !fraction:
 		return cmp.Compare(whole, b), true
-	case !neg: // whole < value < whole+1
+	case s[0] != '-': // whole < value < whole+1
 		if b <= whole {
 			return 1, true
 		}

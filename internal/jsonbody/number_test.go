@@ -1,4 +1,4 @@
-package expr
+package jsonbody
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestShortDecimal_AsParseFloat holds shortDecimal to strconv.ParseFloat,
+// TestShortDecimal_AsParseFloat holds ShortDecimal to strconv.ParseFloat,
 // bit for bit (-0 included), over literals of 1 to 17 digits with the
 // point anywhere, and to declining exponents and longer literals.
 func TestShortDecimal_AsParseFloat(t *testing.T) {
@@ -32,30 +32,30 @@ func TestShortDecimal_AsParseFloat(t *testing.T) {
 		s := string(b)
 		want, err := strconv.ParseFloat(s, 64)
 		require.NoError(t, err, s)
-		if got, ok := shortDecimal(s); ok {
+		if got, ok := ShortDecimal(s); ok {
 			taken++
 			require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%s: %v, want %v", s, got, want)
 		}
 	}
 	assert.Greater(t, taken, 100000)
 	for _, s := range []string{"1e5", "1E-2", "-2.5e+3", "1234567890123456", "0.0000000000000001", "", "-"} {
-		_, ok := shortDecimal(s)
+		_, ok := ShortDecimal(s)
 		assert.False(t, ok, s)
 	}
 	for _, s := range []string{".5", "1.", "-.5", "-0", "007.50"} { // not JSON, read as ParseFloat reads them
 		want, err := strconv.ParseFloat(s, 64)
 		require.NoError(t, err, s)
-		got, ok := shortDecimal(s)
+		got, ok := ShortDecimal(s)
 		require.True(t, ok, s)
 		assert.Equal(t, math.Float64bits(want), math.Float64bits(got), s)
 	}
-	f, ok := shortDecimal("-0.0")
+	f, ok := ShortDecimal("-0.0")
 	assert.True(t, ok)
 	assert.True(t, math.Signbit(f), "-0.0 is negative zero, as ParseFloat reads it")
 }
 
-// FuzzShortNumbersVsStrconv: whatever shortDecimal reads, it reads as
-// strconv.ParseFloat does, bit for bit; whatever shortInt reads, as
+// FuzzShortNumbersVsStrconv: whatever ShortDecimal reads, it reads as
+// strconv.ParseFloat does, bit for bit; whatever ShortInt reads, as
 // strconv.ParseInt does.
 func FuzzShortNumbersVsStrconv(f *testing.F) {
 	for _, s := range []string{"19.99", "-0.0", "0.1", "999999999999999", "123456.789012345", "1e5",
@@ -63,20 +63,20 @@ func FuzzShortNumbersVsStrconv(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, ok := shortDecimal(s); ok {
+		if got, ok := ShortDecimal(s); ok {
 			want, err := strconv.ParseFloat(s, 64)
-			require.NoError(t, err, "shortDecimal read %q, which ParseFloat refuses", s)
+			require.NoError(t, err, "ShortDecimal read %q, which ParseFloat refuses", s)
 			require.Equal(t, math.Float64bits(want), math.Float64bits(got), "%q: %v, want %v", s, got, want)
 		}
-		if got, ok := shortInt(s); ok {
+		if got, ok := ShortInt(s); ok {
 			want, err := strconv.ParseInt(s, 10, 64)
-			require.NoError(t, err, "shortInt read %q, which ParseInt refuses", s)
+			require.NoError(t, err, "ShortInt read %q, which ParseInt refuses", s)
 			require.Equal(t, want, got, s)
 		}
 	})
 }
 
-// TestShortInt_AsParseInt holds shortInt to strconv.ParseInt over integer
+// TestShortInt_AsParseInt holds ShortInt to strconv.ParseInt over integer
 // literals of 1 to 20 digits, signed or not, and to declining the rest.
 func TestShortInt_AsParseInt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -90,7 +90,7 @@ func TestShortInt_AsParseInt(t *testing.T) {
 			b = append(b, byte('0'+rng.IntN(10)))
 		}
 		s := string(b)
-		got, ok := shortInt(s)
+		got, ok := ShortInt(s)
 		if !ok {
 			continue
 		}
@@ -101,7 +101,7 @@ func TestShortInt_AsParseInt(t *testing.T) {
 	}
 	assert.Greater(t, taken, 100000)
 	for _, s := range []string{"", "-", "1.5", "1e3", "+1", "1_000", "1234567890123456789", " 1"} {
-		_, ok := shortInt(s)
+		_, ok := ShortInt(s)
 		assert.False(t, ok, s)
 	}
 }
