@@ -751,6 +751,7 @@ func genShape(seed uint64) *shape.Numbers {
 			s.Props[n] = level(depth - 1)
 		}
 		s.Additional, s.Items = level(depth-1), level(depth-1)
+		s.IndexProps() // as the schema's derivation leaves it
 		return s
 	}
 	return level(2)
