@@ -270,15 +270,13 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		return g.decided(in, e, again, start, g.early(in, todo, nil, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
-	if in.r == nil {
-		defer func() { v = q.release(v) }()
-	}
+	defer func() { v = q.release(v) }()
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
 			return g.decided(in, e, again, start, g.early(in, todo, raw, v))
 		}
-		q.own.guard, q.own.set, q.own.raw, q.own.plain = g, set, raw, plain
+		q.state.guard, q.state.set, q.state.raw, q.state.plain = g, set, raw, plain
 	}
 	// 3. Every check of every contract: those that enforce together, then
 	// each that learns alone.

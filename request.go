@@ -33,8 +33,9 @@ type state struct {
 	scanned    []*shape.Skip // the opt-outs the body was scanned with (nil: none)
 	scannedBuf [2]*shape.Skip
 
-	// The context and body the guard passes on, here so that passing a
-	// request costs no allocations of their own.
+	// The request, context and body the guard passes on, here so that
+	// passing a request costs no allocations of their own.
+	req     http.Request
 	ctx     stateContext
 	body    bodyReader
 	doneBuf [2]*contract
@@ -143,9 +144,9 @@ func (st *state) pass(r *http.Request, first bool) *http.Request {
 	if first {
 		st.ctx = stateContext{r.Context(), st}
 		st.body.Reset(st.raw)
-		r2 := r.WithContext(&st.ctx)
-		r2.Body, r2.ContentLength = &st.body, int64(len(st.raw))
-		return r2
+		st.req = *r.WithContext(&st.ctx) // inlined: its copy stays on the stack
+		st.req.Body, st.req.ContentLength = &st.body, int64(len(st.raw))
+		return &st.req
 	}
 	b := new(bodyReader)
 	b.Reset(st.raw)
@@ -165,29 +166,29 @@ type request struct {
 	r        *http.Request // nil for Check
 	segs     []string
 	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
-	state    *state        // own, or an earlier pass's
-	own      state
+	state    *state        // new, Check's own, or an earlier pass's
+	own      state         // Check's state: nothing of a Check outlives it
 	segBuf   [8]string
 
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
 	act     expr.Activation
+
+	kept bool // sink protection keeps the request: not given back
 }
 
 // newRequest is a request as invariants will see it, with its own copy of
-// the path's segments: the one allocation of a request the guard checks.
-// e is the route entry its path matched, nil for a typed route the guard
-// has no pattern for (whose segments are then read into buf); prev, the
-// state of an earlier pass. (Fields, not the match: a match holds the
-// caller's buffer, which must not leak.)
+// the path's segments, from a pool: nothing of it outlives decide, which
+// gives it back (release). Its state is new, as it goes on to the
+// handler: with the body's bytes, the one allocation of a request the
+// guard passes (Check's is the request's own, as nothing of a Check
+// outlives it); or prev, the state of an earlier pass. e is the route entry its path
+// matched, nil for a typed route the guard has no pattern for (whose
+// segments are then read into buf). (Fields, not the match: a match holds
+// the caller's buffer, which must not leak.)
 func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
-	var q *request
-	if in.r == nil { // Check: nothing of the request outlives it
-		q = checkRequests.Get().(*request)
-		*q = request{method: in.method, rawQuery: in.rawQuery, details: q.details} // release emptied it
-	} else {
-		q = &request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r}
-	}
+	q := requests.Get().(*request)
+	*q = request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r, details: q.details} // release emptied it
 	if e != nil {
 		q.pattern = e.pattern
 	} else {
@@ -195,26 +196,34 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 		segs = route.Segments(in.rawPath, buf)
 	}
 	q.segs = append(q.segBuf[:0], segs...)
-	q.state = prev
-	if q.state == nil {
+	switch {
+	case prev != nil:
+		q.state = prev
+	case in.r == nil:
 		q.state = &q.own
+	default:
+		q.state = new(state)
 	}
 	return q
 }
 
-// checkRequests are the requests of Check, which keeps nothing of them:
-// its violation is copied out (detach) before one goes back.
-var checkRequests = sync.Pool{New: func() any { return new(request) }}
+// requests are the guard's requests as invariants see them; decide keeps
+// none of them: a violation is copied out (release) before one goes back.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
-// release gives a Check's request back, with v, the violation decide
-// returns, copied out of it: its details are the request's. (v itself is
-// new, made for this request, and nothing that saw it kept it: a hook that
-// is given a violation gets a copy.)
+// release gives q back, with v, the violation decide returns, copied out
+// of it: its details are the request's. (v itself is new, made for this
+// request, and nothing that saw it kept it: a hook that is given a
+// violation gets a copy.) A request that sink protection keeps (its
+// path parameters are the sinks' to read) is not given back.
 func (q *request) release(v *Violation) *Violation {
 	if v != nil {
 		v.Details = slices.Clone(v.Details)
 	}
-	// The details' array is kept for the next Check, emptied to its
+	if q.kept {
+		return v
+	}
+	// The details' array is kept for the next request, emptied to its
 	// capacity (a run cuts it back to [:0] before the next contract, so
 	// strings can sit past its length), unless a body with many findings
 	// grew it.
@@ -224,11 +233,11 @@ func (q *request) release(v *Violation) *Violation {
 	}
 	clear(d[:cap(d)])
 	*q = request{details: d}
-	checkRequests.Put(q)
+	requests.Put(q)
 	return v
 }
 
-// maxKeptDetails bounds the details a pooled Check request keeps room for.
+// maxKeptDetails bounds the details a pooled request keeps room for.
 const maxKeptDetails = 32
 
 // Add collects a failure of the schema, of decoding, of the scan or of a

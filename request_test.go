@@ -95,3 +95,27 @@ func TestRelease_ClearsDetailsToCapacity(t *testing.T) {
 	q.release(nil)
 	assert.Equal(t, make([]Detail, len(full)), full)
 }
+
+// TestMiddleware_RejectionsOwnTheirDetails: the guard's requests go back
+// to a pool once decided, Middleware's as Check's; a violation a hook
+// keeps has details of its own, which the next request does not touch.
+func TestMiddleware_RejectionsOwnTheirDetails(t *testing.T) {
+	var kept []*Violation
+	g := mustNew(t, Options{
+		Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{
+			"type": "object", "required": []any{"a"},
+			"properties": map[string]any{"a": map[string]any{"type": "string", "maxLength": 2}}}}},
+		OnReject: func(w http.ResponseWriter, r *http.Request, v *Violation) {
+			kept = append(kept, v)
+			w.WriteHeader(v.Status)
+		},
+	})
+	h := g.Middleware(&echo{})
+	for _, body := range []string{`{"a":"long"}`, `{}`, `{"a":"ok"}`, `{"a":1}`} {
+		send(h, "POST", "/t", body)
+	}
+	require.Len(t, kept, 3)
+	assert.Equal(t, []Detail{{"/a", "must be at most 2 characters long"}}, kept[0].Details)
+	assert.Equal(t, []Detail{{"/a", "is required"}}, kept[1].Details)
+	assert.Equal(t, "/a", kept[2].Details[0].Path)
+}

@@ -20,6 +20,7 @@ import (
 // path matched; nil for a typed route alone.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
+	q.kept = true // the sinks read its path parameters
 	t := &taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
 		Params: q, ReportOnly: g.opts.LearningMode, Reporter: g}
 	switch {

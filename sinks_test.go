@@ -56,6 +56,25 @@ func TestSinks_InputReachesTheSinks(t *testing.T) {
 	assert.NotContains(t, logs.String(), "OR '1'")
 }
 
+// TestSinks_PathParameterReachesTheSinks: the path parameters reach the
+// sinks as the handler reads them, after the guard is done with the
+// request it checked (the guard's requests go back to a pool, except one
+// sink protection keeps).
+func TestSinks_PathParameterReachesTheSinks(t *testing.T) {
+	g, logs := sinkGuard(t)
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/users/")
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE id = "+id, sink.SQLite))
+	}))
+	send(h, "POST", "/users/7%20OR%201=1", `{}`)
+	send(h, "POST", "/users/7", `{}`)
+	require.Len(t, errs, 2)
+	assert.True(t, errors.Is(errs[0], sink.ErrBlocked), "%v", errs[0])
+	assert.NoError(t, errs[1])
+	assert.Contains(t, logs.String(), `input="path parameter" path=id`)
+}
+
 // TestSinks_LearningModeReports: in learning mode a sink call the input
 // changes happens, and is reported.
 func TestSinks_LearningModeReports(t *testing.T) {
