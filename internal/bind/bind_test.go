@@ -196,7 +196,7 @@ type fuzzed struct {
 func FuzzBindVsJSONv2(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"a","count":3,"u":4,"f":1.5,"b":true,"p":{"qty":1,"price":2},"l":[{"qty":1}],"m":{"a":1},"s":["x"],"arr":[1,2,3],"source":"s"}`,
-		`{"count":1.0}`, `{"count":40000}`, `{"u":-1}`, `{"Name":"x"}`, `{"p":null,"l":null}`, `{"arr":[1,2,3,4]}`, `{"f":1e400}`,
+		`{"count":1.0}`, `{"count":40000}`, `{"count":-32768}`, `{"u":-1}`, `{"u":-0}`, `{"u":4294967296}`, `{"f":-0.0}`, `{"f":0.30000000000000004}`, `{"Name":"x"}`, `{"p":null,"l":null}`, `{"arr":[1,2,3,4]}`, `{"f":1e400}`,
 	} {
 		f.Add([]byte(s))
 	}

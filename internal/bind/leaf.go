@@ -60,6 +60,10 @@ func decodeInt(s *state, v jsonbody.Value, dst reflect.Value) {
 	if !ok {
 		return
 	}
+	if n, ok := jsonbody.ShortInt(lit); ok && !dst.OverflowInt(n) {
+		dst.SetInt(n) // most integers: what ParseInt returns, by one loop
+		return
+	}
 	n, err := strconv.ParseInt(lit, 10, dst.Type().Bits())
 	if err != nil {
 		s.fail(intError(lit, dst.Type(), err))
@@ -71,6 +75,10 @@ func decodeInt(s *state, v jsonbody.Value, dst reflect.Value) {
 func decodeUint(s *state, v jsonbody.Value, dst reflect.Value) {
 	lit, ok := number(s, v)
 	if !ok {
+		return
+	}
+	if n, ok := jsonbody.ShortInt(lit); ok && lit[0] != '-' && !dst.OverflowUint(uint64(n)) {
+		dst.SetUint(uint64(n)) // ParseUint takes no sign, not even "-0"
 		return
 	}
 	n, err := strconv.ParseUint(lit, 10, dst.Type().Bits())
@@ -99,6 +107,12 @@ func decodeFloat(s *state, v jsonbody.Value, dst reflect.Value) {
 	lit, ok := number(s, v)
 	if !ok {
 		return
+	}
+	if dst.Kind() == reflect.Float64 { // a float32 is rounded once, from the literal
+		if f, ok := jsonbody.ShortDecimal(lit); ok {
+			dst.SetFloat(f)
+			return
+		}
 	}
 	f, err := strconv.ParseFloat(lit, dst.Type().Bits())
 	if err != nil {
