@@ -167,7 +167,7 @@ type request struct {
 	segs     []string
 	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
 	state    *state        // new, Check's own, or an earlier pass's
-	own      state         // Check's state: nothing of a Check outlives it
+	own      *state        // Check's state, kept with the request in the pool
 	segBuf   [8]string
 
 	// What one run works with, here so that it costs no allocation of its own.
@@ -182,13 +182,13 @@ type request struct {
 // gives it back (release). Its state is new, as it goes on to the
 // handler: with the body's bytes, the one allocation of a request the
 // guard passes (Check's is the request's own, as nothing of a Check
-// outlives it); or prev, the state of an earlier pass. e is the route entry its path
-// matched, nil for a typed route the guard has no pattern for (whose
-// segments are then read into buf). (Fields, not the match: a match holds
-// the caller's buffer, which must not leak.)
+// outlives it); or prev, the state of an earlier pass. e is the route
+// entry its path matched, nil for a typed route the guard has no pattern
+// for (whose segments are then read into buf). (Fields, not the match: a
+// match holds the caller's buffer, which must not leak.)
 func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
-	q := requests.Get().(*request)
-	*q = request{method: in.method, rawQuery: in.rawQuery, header: in.header, r: in.r, details: q.details} // release emptied it
+	q := requests.Get().(*request) // emptied by release
+	q.method, q.rawQuery, q.header, q.r = in.method, in.rawQuery, in.header, in.r
 	if e != nil {
 		q.pattern = e.pattern
 	} else {
@@ -200,7 +200,10 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 	case prev != nil:
 		q.state = prev
 	case in.r == nil:
-		q.state = &q.own
+		if q.own == nil {
+			q.own = new(state)
+		}
+		q.state = q.own
 	default:
 		q.state = new(state)
 	}
@@ -232,7 +235,11 @@ func (q *request) release(v *Violation) *Violation {
 		d = nil
 	}
 	clear(d[:cap(d)])
-	*q = request{details: d}
+	own := q.own
+	if q.state == own && own != nil {
+		*own = state{}
+	}
+	*q = request{details: d, own: own}
 	requests.Put(q)
 	return v
 }

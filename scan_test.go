@@ -210,13 +210,12 @@ func TestScan_CleanParamsAndQueryAllocateNothing(t *testing.T) {
 func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	all := &contract{}
 	optOut := &contract{skip: &shape.Skip{Props: map[string]*shape.Skip{"html": {Off: true}}}}
-	in := &request{method: "POST"}
-	in.state = &in.own
-	in.own.raw = []byte("12 Analytical Row. Ring twice; it is quiet.")
-	in.own.plain = in.own.raw
+	in := &request{method: "POST", state: &state{}}
+	in.state.raw = []byte("12 Analytical Row. Ring twice; it is quiet.")
+	in.state.plain = in.state.raw
 	allocs := func(passes ...[]*contract) float64 {
 		return testing.AllocsPerRun(20, func() {
-			in.own.scanned = nil
+			in.state.scanned = nil
 			for _, cs := range passes {
 				scanRequest(cs, in)
 			}
@@ -232,7 +231,7 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	// The one scan is the full one.
 	doc, err := jsonbody.Parse([]byte(`{"html":"<script>alert(1)</script>"}`), 64)
 	require.NoError(t, err)
-	in.own.raw, in.own.plain, in.own.doc, in.own.scanned = nil, nil, doc, nil
+	in.state.raw, in.state.plain, in.state.doc, in.state.scanned = nil, nil, doc, nil
 	v := scanRequest([]*contract{optOut, all}, in)
 	require.NotNil(t, v)
 	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)
