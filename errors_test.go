@@ -76,7 +76,7 @@ func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
 	w := httptest.NewRecorder()
 	writeViolation(w, nil, newViolation(CodeSchemaInvalid, Detail{"/a&b", "must be >= 18 <x>"}))
 	assert.Equal(t, `{"error":"CONTRACT_VIOLATION","code":"SCHEMA_INVALID","details":[{"path":"/a&b","message":"must be >= 18 <x>"}]}`+"\n", w.Body.String())
-	assert.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"))
+	assert.Equal(t, http.Header{"Content-Type": {"application/json"}, "X-Content-Type-Options": {"nosniff"}}, w.Header())
 }
 
 // TestViolation_JSONRoundTrips: whatever the strings hold (quotes,
