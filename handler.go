@@ -108,7 +108,16 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data, v := h.value(stateOf(r2))
+	st := stateOf(r2)
+	if st == nil {
+		// Every contract of the request learns, and its body was refused
+		// before any ran (its size or media type): reported, and passed on
+		// as it came. The handler still needs its T: decoded as with the
+		// guard off, or refused as there.
+		h.decodeOnly(w, r2)
+		return
+	}
+	data, v := h.value(st)
 	if v != nil {
 		h.g.opts.OnReject(w, r, v)
 		return

@@ -218,6 +218,35 @@ func TestLearn_TypedHandler(t *testing.T) {
 	assert.Len(t, got, 2)
 }
 
+// TestLearn_TypedHandlerBodyRefusedEarly: with a typed contract that
+// learns, a body refused before any contract runs (another media type,
+// too large) is reported and passed on as it came; the handler gets its
+// T decoded from it, as with the guard off, and a body it cannot have is
+// refused as there. (It used to reach the handler with no state: a nil
+// dereference, on any client's say.)
+func TestLearn_TypedHandlerBodyRefusedEarly(t *testing.T) {
+	type Line struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku"`
+	}
+	g, rec := learnGuard(t, func(o *Options) { o.MaxBodyBytes = 64 })
+	var got []Line
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Line) {
+		got = append(got, in)
+		_, parsed := Body(r)
+		assert.True(t, parsed, "Body works as with the guard off")
+	})
+	assert.Equal(t, 200, send(h, "POST", "/lines", `{"sku":"A"}`, "Content-Type", "text/plain").Code)
+	rejected(t, send(h, "POST", "/lines", `{"sku":"`+strings.Repeat("x", 100)+`"}`), 413, CodePayloadTooLarge)
+	rejected(t, send(h, "POST", "/lines", `sku=A`, "Content-Type", "text/plain"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Line{{SKU: "A"}}, got)
+	var codes []string
+	for _, o := range rec.observed {
+		codes = append(codes, o.Violation.Code)
+	}
+	assert.Equal(t, []string{CodeUnsupportedMediaType, CodePayloadTooLarge, CodeUnsupportedMediaType}, codes)
+}
+
 // trafficRequest is one recorded request of the learning tests.
 type trafficRequest struct {
 	method, path, body string
