@@ -173,8 +173,6 @@ type request struct {
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
 	act     expr.Activation
-
-	kept bool // sink protection keeps the request: not given back
 }
 
 // newRequest is a request as invariants will see it, with its own copy of
@@ -217,14 +215,10 @@ var requests = sync.Pool{New: func() any { return new(request) }}
 // release gives q back, with v, the violation decide returns, copied out
 // of it: its details are the request's. (v itself is new, made for this
 // request, and nothing that saw it kept it: a hook that is given a
-// violation gets a copy.) A request that sink protection keeps (its
-// path parameters are the sinks' to read) is not given back.
+// violation gets a copy.)
 func (q *request) release(v *Violation) *Violation {
 	if v != nil {
 		v.Details = slices.Clone(v.Details)
-	}
-	if q.kept {
-		return v
 	}
 	// The details' array is kept for the next request, emptied to its
 	// capacity (a run cuts it back to [:0] before the next contract, so

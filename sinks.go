@@ -2,8 +2,10 @@ package contractguard
 
 import (
 	"log/slog"
+	"net/http"
 	"slices"
 
+	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/taint"
 )
 
@@ -17,12 +19,15 @@ import (
 // recordInput keeps q's input in its state for the sinks: once, on the
 // first pass, after the checks (which parsed the body), before the state
 // is handed on (it is read-only from then on). e is the route entry the
-// path matched; nil for a typed route alone.
+// path matched; nil for a typed route alone. What it keeps of q, which
+// goes back to its pool, is copied out.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
-	q.kept = true // the sinks read its path parameters
-	t := &taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
-		Params: q, ReportOnly: g.opts.LearningMode, Reporter: g}
+	rec := &sinkInput{params: sinkParams{r: q.r, pattern: q.pattern}}
+	rec.params.segs = append(rec.params.segBuf[:0], q.segs...)
+	t := &rec.req
+	*t = taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
+		Params: &rec.params, ReportOnly: g.opts.LearningMode, Reporter: g}
 	switch {
 	case e != nil:
 		t.Method, t.Route = e.contracts[0].method, e.contracts[0].endpoint
@@ -40,18 +45,34 @@ func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st.taint = t
 }
 
+// sinkInput is what recordInput keeps, in one allocation.
+type sinkInput struct {
+	req    taint.Request
+	params sinkParams
+}
+
+// sinkParams are a request's path parameters as the sinks read them
+// (taint.ParamLister): the router's, or the matched pattern's over the
+// path's segments.
+type sinkParams struct {
+	r       *http.Request
+	pattern route.Pattern // nil for a typed route the guard has no pattern for
+	segs    []string
+	segBuf  [8]string
+}
+
 // EachParam yields the path parameters of the request, decoded, as the
-// handler reads them (taint.ParamLister).
-func (q *request) EachParam(yield func(name, value string) bool) {
-	if q.routerParams() {
-		for name, v := range routerParams(q.r) {
+// handler reads them.
+func (p *sinkParams) EachParam(yield func(name, value string) bool) {
+	if p.pattern == nil && p.r != nil {
+		for name, v := range routerParams(p.r) {
 			if !yield(name, v) {
 				return
 			}
 		}
 		return
 	}
-	for name, v := range q.pattern.EachParam(q.segs) {
+	for name, v := range p.pattern.EachParam(p.segs) {
 		if !yield(name, v) {
 			return
 		}

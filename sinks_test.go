@@ -58,8 +58,8 @@ func TestSinks_InputReachesTheSinks(t *testing.T) {
 
 // TestSinks_PathParameterReachesTheSinks: the path parameters reach the
 // sinks as the handler reads them, after the guard is done with the
-// request it checked (the guard's requests go back to a pool, except one
-// sink protection keeps).
+// request it checked (which goes back to a pool: the sinks have a copy of
+// the path's segments).
 func TestSinks_PathParameterReachesTheSinks(t *testing.T) {
 	g, logs := sinkGuard(t)
 	var errs []error
