@@ -198,6 +198,9 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 	case prev != nil:
 		q.state = prev
 	case in.r == nil:
+		if q.own == nil { // a request not made by the pool's New (a test's)
+			q.own = new(state)
+		}
 		q.state = q.own
 	default:
 		q.state = new(state)
