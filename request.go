@@ -198,9 +198,6 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 	case prev != nil:
 		q.state = prev
 	case in.r == nil:
-		if q.own == nil { // a request not made by the pool's New (a test's)
-			q.own = new(state)
-		}
 		q.state = q.own
 	default:
 		q.state = new(state)
@@ -239,11 +236,10 @@ func (q *request) release(v *Violation) *Violation {
 		d = nil
 	}
 	clear(d[:cap(d)])
-	own := q.own
-	if q.state == own && own != nil {
-		*own = state{}
+	if q.state == q.own {
+		*q.own = state{} // Check's: nothing of it outlives the check
 	}
-	*q = request{details: d, own: own}
+	*q = request{details: d, own: q.own}
 	requests.Put(q)
 	return v
 }
