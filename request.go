@@ -163,12 +163,10 @@ type request struct {
 	rawQuery string
 	query    url.Values // rawQuery parsed, by queryValues
 	header   http.Header
-	r        *http.Request // nil for Check
-	segs     []string
-	pattern  route.Pattern // of the matched file contract; nil for a typed route alone
-	state    *state        // new, Check's own, or an earlier pass's
-	own      *state        // Check's state, kept with the request in the pool
-	segBuf   [8]string
+	pathParams
+	state  *state // new, Check's own, or an earlier pass's
+	own    *state // Check's state, kept with the request in the pool
+	segBuf [8]string
 
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
@@ -263,9 +261,36 @@ func (q *request) Params() map[string]string {
 	return q.pattern.Params(q.segs)
 }
 
+// pathParams are where a request's path parameters come from: the
+// matched pattern over the path's segments, or, on a typed route the
+// guard has no pattern for, the router.
+type pathParams struct {
+	r       *http.Request // nil for Check
+	pattern route.Pattern // of the matched file contract; nil for a typed route alone
+	segs    []string
+}
+
 // routerParams reports whether the path parameters are the router's: a
 // typed route the guard has no pattern for.
-func (q *request) routerParams() bool { return q.pattern == nil && q.r != nil }
+func (p *pathParams) routerParams() bool { return p.pattern == nil && p.r != nil }
+
+// EachParam yields the path parameters, decoded, as the handler reads
+// them (taint.ParamLister, for the sinks).
+func (p *pathParams) EachParam(yield func(name, value string) bool) {
+	if p.routerParams() {
+		for name, v := range routerParams(p.r) {
+			if !yield(name, v) {
+				return
+			}
+		}
+		return
+	}
+	for name, v := range p.pattern.EachParam(p.segs) {
+		if !yield(name, v) {
+			return
+		}
+	}
+}
 
 func (q *request) Path() string { return route.Join(q.segs) }
 

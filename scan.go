@@ -59,13 +59,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 // scanParams scans the path parameters: the router's, or the pattern's
 // without building Params' map.
 func (q *request) scanParams() {
-	if q.routerParams() {
-		for name, v := range routerParams(q.r) {
-			scan.Param(name, v, q)
-		}
-		return
-	}
-	for name, v := range q.pattern.EachParam(q.segs) {
+	for name, v := range q.EachParam {
 		scan.Param(name, v, q)
 	}
 }

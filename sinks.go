@@ -2,10 +2,8 @@ package contractguard
 
 import (
 	"log/slog"
-	"net/http"
 	"slices"
 
-	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/taint"
 )
 
@@ -23,8 +21,8 @@ import (
 // goes back to its pool, is copied out.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
-	rec := &sinkInput{params: sinkParams{r: q.r, pattern: q.pattern}}
-	rec.params.segs = append(rec.params.segBuf[:0], q.segs...)
+	rec := &sinkInput{params: sinkParams{pathParams: q.pathParams}}
+	rec.params.segs = append(rec.params.segBuf[:0], q.segs...) // q's are its pool's
 	t := &rec.req
 	*t = taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
 		Params: &rec.params, ReportOnly: g.opts.LearningMode, Reporter: g}
@@ -51,32 +49,11 @@ type sinkInput struct {
 	params sinkParams
 }
 
-// sinkParams are a request's path parameters as the sinks read them
-// (taint.ParamLister): the router's, or the matched pattern's over the
-// path's segments.
+// sinkParams are a request's path parameters as the sinks read them,
+// with the path's segments of their own.
 type sinkParams struct {
-	r       *http.Request
-	pattern route.Pattern // nil for a typed route the guard has no pattern for
-	segs    []string
-	segBuf  [8]string
-}
-
-// EachParam yields the path parameters of the request, decoded, as the
-// handler reads them.
-func (p *sinkParams) EachParam(yield func(name, value string) bool) {
-	if p.pattern == nil && p.r != nil {
-		for name, v := range routerParams(p.r) {
-			if !yield(name, v) {
-				return
-			}
-		}
-		return
-	}
-	for name, v := range p.pattern.EachParam(p.segs) {
-		if !yield(name, v) {
-			return
-		}
-	}
+	pathParams
+	segBuf [8]string
 }
 
 // SinkBlocked counts and logs a sink call that sink protection blocked (or,
