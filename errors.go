@@ -106,8 +106,11 @@ func (v *Violation) Error() string {
 // an array. Messages are not HTML-escaped ("must be >= 18"): the body is
 // served as application/json with X-Content-Type-Options: nosniff.
 func (v *Violation) MarshalJSON() ([]byte, error) {
-	return v.appendJSON(make([]byte, 0, 96+64*len(v.Details))), nil
+	return v.appendJSON(make([]byte, 0, v.sizeJSON())), nil
 }
+
+// sizeJSON is about the length of v's body: room enough for most.
+func (v *Violation) sizeJSON() int { return 96 + 64*len(v.Details) }
 
 // appendJSON appends the body of section 6 of the spec. Strings are quoted
 // by jsontext (invalid UTF-8 becomes U+FFFD, as encoding/json does; only
@@ -131,7 +134,7 @@ func (v *Violation) appendJSON(b []byte) []byte {
 
 // writeViolation is the default Options.OnReject.
 func writeViolation(w http.ResponseWriter, _ *http.Request, v *Violation) {
-	b := v.appendJSON(make([]byte, 0, 97+64*len(v.Details))) // room for the newline
+	b := v.appendJSON(make([]byte, 0, v.sizeJSON()+1)) // +1: the newline
 	// Both headers' values in one array (as Header.Set would store them,
 	// under their canonical names, each a slice of its own length and
 	// capacity): one allocation, not two, on every rejection.
