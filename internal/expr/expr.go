@@ -48,7 +48,8 @@ type Config struct {
 type Env struct {
 	env       *cel.Env
 	pratt     astParser // env's parser, the Pratt way, for plain texts (parse.go)
-	checking  *cel.Env  // env's declarations without its cost models: what ForSchema extends
+	checking  *cel.Env  // env's declarations without its cost models and macros: what ForSchema extends
+	explain   *cel.Env  // checking with env's macros: where a failed check is done again, for its message
 	costLimit uint64
 	maxCost   uint64
 	maxBody   int64
@@ -70,7 +71,11 @@ func NewEnv(c Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	checking, err := checkingEnv(env)
+	checking, err := checkingEnv(env, false)
+	if err != nil {
+		return nil, err
+	}
+	explain, err := checkingEnv(env, true)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +86,7 @@ func NewEnv(c Config) (*Env, error) {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
-	return &Env{env: env, pratt: pratt, checking: checking, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
+	return &Env{env: env, pratt: pratt, checking: checking, explain: explain, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
 }
 
 // Compile compiles src for a contract without a schema (request.body is dyn).
@@ -107,9 +112,11 @@ type Program struct {
 // adds a function) against e's limits, and plans it in plan, the
 // environment the program keeps: env when the program needs env's types
 // at run time (the Go types of a struct-tag rule), else the base, so that
-// env is garbage once the contract is compiled. vars: the variables of a
-// struct-tag rule, for the native path; nil for contracts.
-func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, vars *typedVars) (*Program, error) {
+// env is garbage once the contract is compiled. again: env's
+// declarations with the macros, when env has none (see recheck); nil when
+// env has them. vars: the variables of a struct-tag rule, for the native
+// path; nil for contracts.
+func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again func() (*cel.Env, error), vars *typedVars) (*Program, error) {
 	base, costLimit, maxCost := e.env, e.costLimit, e.maxCost
 	if strings.TrimSpace(src) == "" {
 		return nil, errors.New("empty expression")
@@ -127,6 +134,9 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, vars 
 		}
 	}
 	if iss.Err() != nil {
+		if again != nil {
+			iss = recheck(base, again, src, iss)
+		}
 		return nil, compileError(iss.Err())
 	}
 	switch t := ast.OutputType(); {
@@ -157,6 +167,29 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, vars 
 	}
 	p.nat = translate(ast.NativeRep(), budget, vars)
 	return p, nil
+}
+
+// recheck is the issues of src checked again where again declares what
+// the first environment did, and the macros: cel-go's checker reads an
+// environment's macros only for the suggestions of its messages ("did you
+// mean 'exists'?"), and a contract's environment declares none, since
+// every environment cel-go extends builds a parser of its macros, which
+// was a twentieth of loading a contract. The verdict stays the first
+// check's: iss when the second finds nothing to report.
+// (TestCheckingEnvChecksAsEnv holds the messages to the base's.)
+func recheck(base *cel.Env, again func() (*cel.Env, error), src string, iss *cel.Issues) *cel.Issues {
+	env, err := again()
+	if err != nil {
+		return iss
+	}
+	ast, parseIss := base.Parse(src)
+	if parseIss.Err() != nil {
+		return iss
+	}
+	if _, checkIss := env.Check(ast); checkIss.Err() != nil {
+		return checkIss
+	}
+	return iss
 }
 
 // readsUnbounded reports whether an expression reads values whose sizes
@@ -317,22 +350,26 @@ func withoutQuoted(s string) string {
 	return b.String()
 }
 
-// checkingEnv is env's declarations (variables, functions, macros,
-// checker options, types) without the cost models of its extension
-// libraries. A contract's environment only type-checks: its expressions
-// are parsed in env (with env's macros and optional syntax), their costs
-// estimated and their programs planned in env. Extending env itself made
-// cel-go rebuild and validate those cost models for every contract,
-// about 15% of loading one (TestCheckingEnvChecksAsEnv holds the two
-// alike).
-func checkingEnv(env *cel.Env) (*cel.Env, error) {
+// checkingEnv is env's declarations (variables, functions, checker
+// options, types) without the cost models of its extension libraries,
+// and with env's macros if macros. A contract's environment only
+// type-checks: its expressions are parsed in env (with env's macros and
+// optional syntax), their costs estimated and their programs planned in
+// env. Extending env itself made cel-go rebuild and validate those cost
+// models for every contract, about 15% of loading one
+// (TestCheckingEnvChecksAsEnv holds the two alike). The macros are only
+// for the checker's suggestions ("did you mean"): see recheck.
+func checkingEnv(env *cel.Env, macros bool) (*cel.Env, error) {
 	fns := slices.SortedFunc(maps.Values(env.Functions()), func(a, b *decls.FunctionDecl) int { return strings.Compare(a.Name(), b.Name()) })
-	return cel.NewCustomEnv(
+	opts := []cel.EnvOption{
 		cel.CustomTypeProvider(env.CELTypeProvider()),
 		cel.CustomTypeAdapter(env.CELTypeAdapter()),
 		cel.VariableDecls(env.Variables()...),
 		cel.FunctionDecls(fns...),
-		cel.Macros(env.Macros()...), // for the checker's suggestions ("did you mean")
 		cel.CrossTypeNumericComparisons(true),
-	)
+	}
+	if macros {
+		opts = append(opts, cel.Macros(env.Macros()...))
+	}
+	return cel.NewCustomEnv(opts...)
 }

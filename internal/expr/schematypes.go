@@ -28,6 +28,9 @@ type ContractEnv struct {
 	e     *Env     // its base environment, where expressions are parsed, estimated and planned, and its limits
 	env   *cel.Env // where they are type-checked: the checking environment with request
 	sizes *sizer
+	// again is env with the macros, for the message of an expression
+	// that does not check (recheck); nil when env has them.
+	again func() (*cel.Env, error)
 }
 
 // ForSchema returns the environment of a contract whose body schema is
@@ -37,7 +40,7 @@ func (e *Env) ForSchema(body *schema.Schema) (*ContractEnv, error) {
 }
 
 // forSchema is ForSchema extending from (the checking environment; the
-// full one in a test that holds the two alike).
+// full one, which has the macros, in a test that holds the two alike).
 func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error) {
 	s := compiledOf(body)
 	p := &schemaTypes{Provider: e.env.CELTypeProvider(),
@@ -55,11 +58,16 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 		"method":  types.StringType,
 		"path":    types.StringType,
 	}
-	env, err := from.Extend(cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request)))
+	declare := []cel.EnvOption{cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request))}
+	env, err := from.Extend(declare...)
 	if err != nil {
 		return nil, err
 	}
-	return &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}, nil
+	ce := &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}}
+	if from == e.checking {
+		ce.again = func() (*cel.Env, error) { return e.explain.Extend(declare...) }
+	}
+	return ce, nil
 }
 
 // compiledOf is the library's schema behind s, nil for none.
@@ -77,7 +85,7 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // struct literal of the schema's types would plan differently, but no
 // expression can name them: see schemaTypes.)
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, nil)
+	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, ce.again, nil)
 }
 
 // schemaTypes declares the object types of one contract's body, built from
