@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -100,9 +101,16 @@ func (e *Env) Compile(src string) (*Program, error) {
 
 // Program is a compiled invariant.
 type Program struct {
-	prg     cel.Program
 	tracked bool    // evaluated under the cost limit's tracker
 	nat     *native // the native fast path (native.go); nil: cel-go alone
+
+	// cel-go's program. Planned when the expression compiles if the
+	// native path does not cover it; else on the first evaluation that
+	// falls back to cel-go (see compile).
+	prg     cel.Program
+	planErr error
+	plan    func() (cel.Program, error) // nil once planned
+	once    sync.Once
 }
 
 // compile parses src in e's base environment (its macros and syntax; a
@@ -156,17 +164,77 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 	if est.Max > costLimit || readsUnbounded(ast) {
 		opts = append(opts, cel.CostLimit(costLimit))
 	}
-	prg, err := plan.Program(ast, opts...)
-	if err != nil {
-		return nil, err
-	}
-	p := &Program{prg: prg, tracked: len(opts) > 1}
+	p := &Program{tracked: len(opts) > 1}
 	budget := uint64(unlimited)
 	if p.tracked {
 		budget = costLimit
 	}
-	p.nat = translate(ast.NativeRep(), budget, vars)
+	if p.nat = translate(ast.NativeRep(), budget, vars); p.nat != nil && !constantCall(ast.NativeRep().Expr()) {
+		// Planned when an evaluation first falls back, which most
+		// programs the native path covers never do: planning was a
+		// thirtieth of loading a contract. No error moves from here to a
+		// request. cel-go's planner refuses two things in what translates:
+		// a constant pattern of matches that does not compile (which does
+		// not translate), and a conversion of a constant that fails
+		// (int('a'): OptOptimize folds conversions of constants), which
+		// takes a call of constants (constantCall), planned now.
+		// FuzzNativeVsCEL plans every program it translates.
+		p.plan = func() (cel.Program, error) { return plan.Program(ast, opts...) }
+		return p, nil
+	}
+	prg, err := plan.Program(ast, opts...)
+	if err != nil {
+		return nil, err
+	}
+	p.prg = prg
 	return p, nil
+}
+
+// constantCall reports whether e has a call whose arguments are all
+// constants (literals, and lists of them): where cel-go's planner starts
+// to fold constants.
+func constantCall(e celast.Expr) bool {
+	found := false
+	celast.PostOrderVisit(e, celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.CallKind && !found {
+			c := e.AsCall()
+			found = (c.IsMemberFunction() || len(c.Args()) > 0) && constant(c.Target()) && every(c.Args(), constant)
+		}
+	}))
+	return found
+}
+
+// constant reports whether e is a literal or a list of constants; an
+// absent target (a global call's) counts as one.
+func constant(e celast.Expr) bool {
+	switch e.Kind() {
+	case celast.UnspecifiedExprKind, celast.LiteralKind:
+		return true
+	case celast.ListKind:
+		return every(e.AsList().Elements(), constant)
+	}
+	return false
+}
+
+func every(es []celast.Expr, f func(celast.Expr) bool) bool {
+	for _, e := range es {
+		if !f(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// program is cel-go's program, planned on the first call when compile
+// left it for later.
+func (p *Program) program() (cel.Program, error) {
+	p.once.Do(func() {
+		if p.plan != nil {
+			p.prg, p.planErr = p.plan()
+			p.plan = nil
+		}
+	})
+	return p.prg, p.planErr
 }
 
 // recheck is the issues of src checked again where again declares what
@@ -267,7 +335,11 @@ func (p *Program) Eval(act interpreter.Activation) (bool, error) {
 
 // evalCEL is Eval by cel-go alone.
 func (p *Program) evalCEL(act interpreter.Activation) (bool, error) {
-	out, _, err := p.prg.Eval(act)
+	prg, err := p.program()
+	if err != nil {
+		return false, err
+	}
+	out, _, err := prg.Eval(act)
 	if err != nil {
 		return false, evalError{err}
 	}

@@ -799,6 +799,8 @@ func FuzzNativeVsCEL(f *testing.F) {
 		if err != nil || p.nat == nil {
 			return // not a bool, an undefined operator: the checker's business
 		}
+		_, err = p.program() // left for later: it must not fail then
+		require.NoError(t, err, src)
 		s := genShape(shapeSeed)
 		nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: d, Shape: s, Method: "POST", Src: requestSrc()} })
 		if !bailed && nat != cel {
@@ -813,6 +815,8 @@ func FuzzNativeVsCEL(f *testing.F) {
 		if err != nil || tp.nat == nil {
 			return
 		}
+		_, err = tp.program()
+		require.NoError(t, err, tsrc)
 		var rec NativeRecord
 		_ = json.Unmarshal(body, &rec) // what does not fit stays zero
 		nat, cel, bailed = both(tp, func() *Activation { return &Activation{Body: d, Shape: s, Data: &rec, Self: rec.F64} })
@@ -1112,4 +1116,30 @@ func BenchmarkEval_TypedRules(b *testing.B) {
 		}
 		benchPaths(b, r.name, progs, Activation{Data: r.data})
 	}
+}
+
+// TestNative_PlannedLater: cel-go's program of an expression the native
+// path covers is planned when an evaluation first falls back, not when it
+// compiles; one with a call of constants is planned when it compiles, so
+// that a conversion cel-go folds and refuses is still a load-time error.
+func TestNative_PlannedLater(t *testing.T) {
+	env := nativeEnv(t)
+	for _, src := range []string{"request.body.a < 100", "request.body.s in ['a', 'b'] && has(request.body.b)", "request.body.s.matches('^[a-z]+$')"} {
+		p, err := env.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Native(), src)
+		assert.NotNil(t, p.plan, "%s: planned when compiled", src)
+		ok, err := p.evalCEL(&Activation{Body: doc(t, `{"a":1,"s":"a","b":true}`), Method: "POST", Src: requestSrc()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+		assert.Nil(t, p.plan, src)
+	}
+	for src, msg := range map[string]string{"int('a') == 0": "type conversion error", "request.body.a == 1 && uint(-1) == 1u": "unsigned integer overflow",
+		"double('x') < request.body.a": "type conversion error", "int(int('1.5')) == 1": "type conversion error"} {
+		_, err := env.Compile(src)
+		assert.ErrorContains(t, err, msg, src)
+	}
+	p, err := env.Compile("int('1') == request.body.a")
+	require.NoError(t, err)
+	assert.Nil(t, p.plan, "a call of constants is planned when it compiles")
 }
