@@ -122,30 +122,15 @@ type Program struct {
 // at run time (the Go types of a struct-tag rule), else the base, so that
 // env is garbage once the contract is compiled. again: env's
 // declarations with the macros, when env has none (see recheck); nil when
-// env has them. vars: the variables of a struct-tag rule, for the native
-// path; nil for contracts.
-func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again func() (*cel.Env, error), vars *typedVars) (*Program, error) {
+// env has them. later: how to check src again when the program is planned
+// later, so that the checked AST is not kept until then; nil: keep it.
+// vars: the variables of a struct-tag rule, for the native path; nil for
+// contracts.
+func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again func() (*cel.Env, error), later func() (*cel.Ast, error), vars *typedVars) (*Program, error) {
 	base, costLimit, maxCost := e.env, e.costLimit, e.maxCost
-	if strings.TrimSpace(src) == "" {
-		return nil, errors.New("empty expression")
-	}
-	var iss *cel.Issues
-	ast := parsed(e.pratt, src)
-	if ast != nil {
-		if ast, iss = env.Check(ast); iss.Err() != nil {
-			ast = nil // parsed and checked again below, for the reference's message
-		}
-	}
-	if ast == nil {
-		if ast, iss = base.Parse(src); iss.Err() == nil {
-			ast, iss = env.Check(ast)
-		}
-	}
-	if iss.Err() != nil {
-		if again != nil {
-			iss = recheck(base, again, src, iss)
-		}
-		return nil, compileError(iss.Err())
+	ast, err := checked(e, env, src, again)
+	if err != nil {
+		return nil, err
 	}
 	switch t := ast.OutputType(); {
 	case t.IsExactType(types.BoolType), t.IsExactType(types.DynType):
@@ -179,7 +164,16 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 		// (int('a'): OptOptimize folds conversions of constants), which
 		// takes a call of constants (constantCall), planned now.
 		// FuzzNativeVsCEL plans every program it translates.
-		p.plan = func() (cel.Program, error) { return plan.Program(ast, opts...) }
+		if later == nil {
+			later = func() (*cel.Ast, error) { return ast, nil }
+		}
+		p.plan = func() (cel.Program, error) {
+			ast, err := later()
+			if err != nil {
+				return nil, err
+			}
+			return plan.Program(ast, opts...)
+		}
 		return p, nil
 	}
 	prg, err := plan.Program(ast, opts...)
@@ -188,6 +182,33 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 	}
 	p.prg = prg
 	return p, nil
+}
+
+// checked is src parsed in e's base environment and type-checked in env
+// (see compile).
+func checked(e *Env, env *cel.Env, src string, again func() (*cel.Env, error)) (*cel.Ast, error) {
+	if strings.TrimSpace(src) == "" {
+		return nil, errors.New("empty expression")
+	}
+	var iss *cel.Issues
+	ast := parsed(e.pratt, src)
+	if ast != nil {
+		if ast, iss = env.Check(ast); iss.Err() != nil {
+			ast = nil // parsed and checked again below, for the reference's message
+		}
+	}
+	if ast == nil {
+		if ast, iss = e.env.Parse(src); iss.Err() == nil {
+			ast, iss = env.Check(ast)
+		}
+	}
+	if iss.Err() != nil {
+		if again != nil {
+			iss = recheck(e.env, again, src, iss)
+		}
+		return nil, compileError(iss.Err())
+	}
+	return ast, nil
 }
 
 // constantCall reports whether e has a call whose arguments are all
