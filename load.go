@@ -706,12 +706,16 @@ func (l *loader) compilePrograms() {
 			}
 		}
 	}
-	inParallel(len(todo), func(i int) { l.compileAll(todo[i]) })
+	estimates := expr.NewEstimates() // invariants of one shape, estimated once for this load
+	inParallel(len(todo), func(i int) { l.compileAll(todo[i], estimates) })
 }
 
 // compileAll compiles the programs of one schema.
-func (l *loader) compileAll(c *compiled) {
+func (l *loader) compileAll(c *compiled, estimates *expr.Estimates) {
 	env, err := l.env.ForSchema(c.s)
+	if err == nil {
+		env.ShareEstimates(estimates)
+	}
 	for _, src := range c.order {
 		p := c.programs[src]
 		if err != nil {

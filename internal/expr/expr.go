@@ -120,15 +120,11 @@ type Program struct {
 // adds a function) against e's limits, and plans it in plan, the
 // environment the program keeps: env when the program needs env's types
 // at run time (the Go types of a struct-tag rule), else the base, so that
-// env is garbage once the contract is compiled. again: env's
-// declarations with the macros, when env has none (see recheck); nil when
-// env has them. later: how to check src again when the program is planned
-// later, so that the checked AST is not kept until then; nil: keep it.
-// vars: the variables of a struct-tag rule, for the native path; nil for
-// contracts.
-func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again func() (*cel.Env, error), later func() (*cel.Ast, error), vars *typedVars) (*Program, error) {
+// env is garbage once the contract is compiled. o: what differs between
+// contracts and struct-tag rules.
+func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o compileOpts) (*Program, error) {
 	base, costLimit, maxCost := e.env, e.costLimit, e.maxCost
-	ast, err := checked(e, env, src, again)
+	ast, err := checked(e, env, src, o.again)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +133,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 	default:
 		return nil, fmt.Errorf("must evaluate to a bool, not %s", t)
 	}
-	est, err := base.EstimateCost(ast, sizes)
+	est, err := o.estimates.estimate(base, ast, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("cost: %w", err)
 	}
@@ -154,7 +150,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 	if p.tracked {
 		budget = costLimit
 	}
-	if p.nat = translate(ast.NativeRep(), budget, vars); p.nat != nil && !constantCall(ast.NativeRep().Expr()) {
+	if p.nat = translate(ast.NativeRep(), budget, o.vars); p.nat != nil && !constantCall(ast.NativeRep().Expr()) {
 		// Planned when an evaluation first falls back, which most
 		// programs the native path covers never do: planning was a
 		// thirtieth of loading a contract. No error moves from here to a
@@ -164,6 +160,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 		// (int('a'): OptOptimize folds conversions of constants), which
 		// takes a call of constants (constantCall), planned now.
 		// FuzzNativeVsCEL plans every program it translates.
+		later := o.later
 		if later == nil {
 			later = func() (*cel.Ast, error) { return ast, nil }
 		}
@@ -182,6 +179,22 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, again
 	}
 	p.prg = prg
 	return p, nil
+}
+
+// compileOpts is what compile is told besides the text and its
+// environments.
+type compileOpts struct {
+	// again is env's declarations with the macros, when env has none (see
+	// recheck); nil when env has them.
+	again func() (*cel.Env, error)
+	// later checks src again when the program is planned later, so that
+	// the checked AST is not kept until then; nil: keep it.
+	later func() (*cel.Ast, error)
+	// estimates remembers cost estimates by shape; nil: none.
+	estimates *Estimates
+	// vars are the variables of a struct-tag rule, for the native path;
+	// nil for contracts.
+	vars *typedVars
 }
 
 // checked is src parsed in e's base environment and type-checked in env

@@ -29,6 +29,9 @@ type ContractEnv struct {
 	env   *cel.Env // where they are type-checked: the checking environment with request
 	sizes *sizer
 	body  *schema.Schema
+	// estimates, when set, remembers cost estimates by shape (the
+	// contracts of one load share one: see Estimates).
+	estimates *Estimates
 	// again is env with the macros, for the message of an expression
 	// that does not check (recheck); nil when env has them.
 	again func() (*cel.Env, error)
@@ -71,6 +74,13 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 	return ce, nil
 }
 
+// ShareEstimates makes ce remember its expressions' cost estimates in m,
+// and find there those of expressions of the same shape; it returns ce.
+func (ce *ContractEnv) ShareEstimates(m *Estimates) *ContractEnv {
+	ce.estimates = m
+	return ce
+}
+
 // compiledOf is the library's schema behind s, nil for none.
 func compiledOf(s *schema.Schema) *jsonschema.Schema {
 	if s == nil {
@@ -99,7 +109,7 @@ func (ce *ContractEnv) Compile(src string) (*Program, error) {
 		}
 		return checked(e, env.env, src, nil)
 	}
-	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, ce.again, later, nil)
+	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, compileOpts{again: ce.again, later: later, estimates: ce.estimates})
 }
 
 // schemaTypes declares the object types of one contract's body, built from

@@ -118,5 +118,5 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 		}
 	}
 	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
-	return compile(te.e, env, env, src, sizes, nil, nil, vars)
+	return compile(te.e, env, env, src, sizes, compileOpts{vars: vars})
 }
