@@ -26,11 +26,15 @@ import (
 // what the estimate cannot read: the names of selected fields, beyond the
 // sizes and types they lead to, and the values of numbers compared, added,
 // subtracted, multiplied, divided or negated (cel-go charges those
-// operators a constant, and sizes a number 1 whatever its value). An
-// expression whose estimate reads more than the tree (an index, a
-// comprehension, which track paths of their own) has no shape and is
-// estimated every time. TestEstimates_AsCEL and FuzzEstimatesVsCEL hold
-// every remembered estimate to cel-go's own.
+// operators a constant, and sizes a number 1 whatever its value).
+//
+// Only expressions whose every node is a scalar or an object have a
+// shape. cel-go sizes a list, a map or a dyn value from the sizes of its
+// elements too, asking the sizer about paths of its own (a list's
+// "@items", a map's "@keys" and "@values", nested), and some models read
+// them (join, flatten, slice): an expression with such a node, an index
+// or a comprehension is estimated every time. TestEstimates_AsCEL and
+// FuzzEstimatesVsCEL hold every remembered estimate to cel-go's own.
 type Estimates struct {
 	mu sync.Mutex
 	m  map[string]cost.CostEstimate
@@ -96,6 +100,13 @@ func init() {
 	}
 }
 
+// scalarOrObject are the kinds of value cel-go sizes by themselves: the
+// kinds of the nodes of an expression that has a shape.
+var scalarOrObject = map[types.Kind]bool{
+	types.BoolKind: true, types.IntKind: true, types.UintKind: true, types.DoubleKind: true,
+	types.StringKind: true, types.BytesKind: true, types.NullTypeKind: true, types.StructKind: true,
+}
+
 // shapeOf writes a's shape (see Estimates); false when a has none.
 func shapeOf(a *celast.AST, z *sizer) (string, bool) {
 	w := shapeWriter{a: a, z: z}
@@ -120,6 +131,10 @@ func (w *shapeWriter) node(e celast.Expr, path []string, valueFree bool) {
 		return
 	}
 	t := w.a.GetType(e.ID())
+	if !scalarOrObject[t.Kind()] {
+		w.none = true // sized from its elements too: see Estimates
+		return
+	}
 	w.b = append(w.b, '(', byte('0'+e.Kind()))
 	w.b = append(w.b, t.String()...)
 	if path != nil {
@@ -185,16 +200,7 @@ func (w *shapeWriter) node(e celast.Expr, path []string, valueFree bool) {
 		for _, arg := range c.Args() {
 			w.node(arg, w.pathOf(arg), free)
 		}
-	case celast.ListKind:
-		l := e.AsList()
-		if len(l.OptionalIndices()) > 0 {
-			w.none = true
-			return
-		}
-		for _, el := range l.Elements() {
-			w.node(el, w.pathOf(el), false)
-		}
-	default: // maps, structs, comprehensions: paths and sizes of their own
+	default: // lists, maps, structs, comprehensions: sizes of their own
 		w.none = true
 		return
 	}

@@ -100,7 +100,7 @@ func shapedExpr(data []byte, alt int) string {
 			case 1:
 				return path() + ".substring(" + num() + ", " + num() + ")"
 			}
-			return path() + "." + g.from([]string{"lowerAscii()", "trim()"})
+			return path() + "." + g.from([]string{"lowerAscii()", "trim()", "join(',')"})
 		}
 		return "-" + value(depth+1)
 	}
@@ -174,7 +174,7 @@ func TestEstimates_AsCEL(t *testing.T) {
 		}
 	}
 	t.Logf("%d expressions, %d with a shape, %d shapes", checked, shaped, len(m.m))
-	assert.Greater(t, shaped, 2000, "expressions with a shape")
+	assert.Greater(t, shaped, 1000, "expressions with a shape")
 	assert.Less(t, len(m.m), shaped/2, "shapes repeat")
 }
 
@@ -201,7 +201,6 @@ func TestEstimates_Shapes(t *testing.T) {
 		{"request.body.a * 2 < request.body.b - 1", "request.body.b * 9 < request.body.a - 3"},
 		{"request.body.s == 'x'", "request.body.u == 'x'"}, // the same bound
 		{"request.body.f >= 1.5 && has(request.body.a)", "request.body.f >= 0.0 && has(request.body.b)"},
-		{"request.params.id == 'a'", "request.query.id == 'a'"}, // maps of one type, bounded alike
 	}
 	for _, p := range same {
 		assert.NotEmpty(t, shape(p[0]), p[0])
@@ -211,7 +210,6 @@ func TestEstimates_Shapes(t *testing.T) {
 		{"request.body.s == 'x'", "request.body.t == 'x'"},                           // the bounds differ
 		{"request.body.s == 'x'", "request.body.s == 'xy'"},                          // a string's size
 		{"request.body.a <= 100", "request.body.f <= 100.0"},                         // the types
-		{"request.body.a in [1, 2]", "request.body.a in [1, 3]"},                     // a list's values are kept
 		{"request.body.a <= 100", "request.body.a >= 100"},                           // the operator
 		{"request.body.a <= 100", "context.a <= 100"},                                // the variable
 		{"request.body.s.substring(1) == 'b'", "request.body.s.substring(2) == 'b'"}, // a number where the estimate could read it
@@ -219,8 +217,29 @@ func TestEstimates_Shapes(t *testing.T) {
 	for _, p := range differ {
 		assert.NotEqual(t, shape(p[0]), shape(p[1]), "%s / %s", p[0], p[1])
 	}
-	for _, src := range []string{"request.body.l.all(x, x > 0)", "request.body.l[0] == 1", "{'a': 1}.a == request.body.a"} {
+	for _, src := range []string{"request.body.l.all(x, x > 0)", "request.body.l[0] == 1", "{'a': 1}.a == request.body.a",
+		"request.body.a in [1, 2]", "size(request.body.l) < 3", "request.params.id == 'a'", "context.a == 1"} {
 		assert.Empty(t, shape(src), "%s has no shape", src)
+	}
+}
+
+// TestEstimates_ListElementBounds: two lists alike but for the bound of
+// their elements, under a model that reads it (join's result is at most
+// the elements' total): the two estimates differ by orders of magnitude,
+// and each is cel-go's whichever is estimated first. (A shape that kept
+// only a node's own size gave the second the first's estimate: a cost
+// limit passed by.)
+func TestEstimates_ListElementBounds(t *testing.T) {
+	env := nativeEnv(t)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"t1":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":1}},
+		"t2":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10000}}}}`)
+	exprs := []string{"request.body.t1.join(',').contains('x')", "request.body.t2.join(',').contains('x')"}
+	for _, order := range [][]string{exprs, {exprs[1], exprs[0]}} {
+		m := NewEstimates()
+		for _, src := range order {
+			estimatesAgree(t, env, m, s, src)
+		}
 	}
 }
 

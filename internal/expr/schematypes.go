@@ -29,6 +29,7 @@ type ContractEnv struct {
 	env   *cel.Env // where they are type-checked: the checking environment with request
 	sizes *sizer
 	body  *schema.Schema
+	from  *cel.Env // what env extends
 	// estimates, when set, remembers cost estimates by shape (the
 	// contracts of one load share one: see Estimates).
 	estimates *Estimates
@@ -67,7 +68,7 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 	if err != nil {
 		return nil, err
 	}
-	ce := &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}, body: body}
+	ce := &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}, body: body, from: from}
 	if from == e.checking {
 		ce.again = func() (*cel.Env, error) { return e.explain.Extend(declare...) }
 	}
@@ -101,9 +102,9 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // contract keeps its schema and src, not this environment or the checked
 // AST (0.7 KiB a contract).
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
-	e, body := ce.e, ce.body
+	e, from, body := ce.e, ce.from, ce.body
 	later := func() (*cel.Ast, error) {
-		env, err := e.ForSchema(body)
+		env, err := e.forSchema(from, body)
 		if err != nil {
 			return nil, err
 		}
