@@ -35,9 +35,15 @@ import (
 // them (join, flatten, slice): an expression with such a node, an index
 // or a comprehension is estimated every time. TestEstimates_AsCEL and
 // FuzzEstimatesVsCEL hold every remembered estimate to cel-go's own.
+//
+// A shape leaves out what one environment fixes for all its contracts
+// (its cost model, MaxBodyBytes, which bounds a value no schema bounds):
+// a memory serves the first environment that uses it, and estimates for
+// any other are not remembered.
 type Estimates struct {
-	mu sync.Mutex
-	m  map[string]cost.CostEstimate
+	mu   sync.Mutex
+	m    map[string]cost.CostEstimate
+	base *cel.Env // the environment the estimates are of
 }
 
 // NewEstimates returns an empty memory of estimates.
@@ -55,8 +61,15 @@ func (m *Estimates) estimate(base *cel.Env, a *cel.Ast, sizes cost.Estimator) (c
 		return base.EstimateCost(a, sizes)
 	}
 	m.mu.Lock()
+	if m.base == nil {
+		m.base = base
+	}
+	mine := m.base == base
 	est, found := m.m[key]
 	m.mu.Unlock()
+	if !mine {
+		return base.EstimateCost(a, sizes)
+	}
 	if found {
 		return est, nil
 	}

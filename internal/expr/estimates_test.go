@@ -243,6 +243,37 @@ func TestEstimates_ListElementBounds(t *testing.T) {
 	}
 }
 
+// TestEstimates_OneEnvironment: a value without a path (an int written as
+// a string) is sized by the environment's MaxBodyBytes, which a shape
+// leaves out; a memory shared by two environments remembers the first's
+// estimates only, and each environment gets its own.
+func TestEstimates_OneEnvironment(t *testing.T) {
+	small, err := NewEnv(Config{CostLimit: math.MaxInt64, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 10})
+	require.NoError(t, err)
+	large, err := NewEnv(Config{CostLimit: math.MaxInt64, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object"}`)
+	const src = "string(size(request.method)) == request.path"
+	m := NewEstimates()
+	for _, env := range []*Env{small, large, small} {
+		assert.True(t, estimatesAgree(t, env, m, s, src))
+	}
+	ce, err := small.ForSchema(s)
+	require.NoError(t, err)
+	a, err := checked(small, ce.env, src, nil)
+	require.NoError(t, err)
+	ceL, err := large.ForSchema(s)
+	require.NoError(t, err)
+	aL, err := checked(large, ceL.env, src, nil)
+	require.NoError(t, err)
+	k, _ := shapeOf(a.NativeRep(), ce.sizes)
+	kL, _ := shapeOf(aL.NativeRep(), ceL.sizes)
+	require.Equal(t, k, kL, "one shape in both")
+	e1, _ := small.env.EstimateCost(a, ce.sizes)
+	e2, _ := large.env.EstimateCost(aL, ceL.sizes)
+	require.NotEqual(t, e1, e2, "estimates that differ")
+}
+
 // estimateMemory is shared by every input of a fuzz run, so that inputs of
 // one shape meet.
 var estimateMemory = NewEstimates()
