@@ -216,8 +216,8 @@ func checked(e *Env, env *cel.Env, src string, again func() (*cel.Env, error)) (
 		}
 	}
 	if iss.Err() != nil {
-		if again != nil {
-			iss = recheck(e.env, again, src, iss)
+		if err := recheck(e, again, src); err != nil {
+			return nil, err
 		}
 		return nil, compileError(iss.Err())
 	}
@@ -271,27 +271,25 @@ func (p *Program) program() (cel.Program, error) {
 	return p.prg, p.planErr
 }
 
-// recheck is the issues of src checked again where again declares what
+// recheck is the error of src checked again where again declares what
 // the first environment did, and the macros: cel-go's checker reads an
 // environment's macros only for the suggestions of its messages ("did you
 // mean 'exists'?"), and a contract's environment declares none, since
 // every environment cel-go extends builds a parser of its macros, which
-// was a twentieth of loading a contract. The verdict stays the first
-// check's: iss when the second finds nothing to report.
+// was a twentieth of loading a contract. nil when again is nil or the
+// second check finds nothing to report: the verdict stays the first
+// check's, and so does its message.
 // (TestCheckingEnvChecksAsEnv holds the messages to the base's.)
-func recheck(base *cel.Env, again func() (*cel.Env, error), src string, iss *cel.Issues) *cel.Issues {
+func recheck(e *Env, again func() (*cel.Env, error), src string) error {
+	if again == nil {
+		return nil
+	}
 	env, err := again()
 	if err != nil {
-		return iss
+		return nil
 	}
-	ast, parseIss := base.Parse(src)
-	if parseIss.Err() != nil {
-		return iss
-	}
-	if _, checkIss := env.Check(ast); checkIss.Err() != nil {
-		return checkIss
-	}
-	return iss
+	_, err = checked(e, env, src, nil)
+	return err
 }
 
 // readsUnbounded reports whether an expression reads values whose sizes
