@@ -706,7 +706,7 @@ func (l *loader) compilePrograms() {
 			}
 		}
 	}
-	estimates := expr.NewEstimates() // invariants of one shape, estimated once for this load
+	estimates := l.env.NewEstimates() // invariants of one shape, estimated once for this load
 	inParallel(len(todo), func(i int) { l.compileAll(todo[i], estimates) })
 }
 

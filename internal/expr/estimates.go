@@ -38,46 +38,32 @@ import (
 //
 // A shape leaves out what one environment fixes for all its contracts
 // (its cost model, MaxBodyBytes, which bounds a value no schema bounds):
-// a memory serves the first environment that uses it, and estimates for
-// any other are not remembered.
+// a memory is of the environment that made it, and estimates in any
+// other are not remembered.
 type Estimates struct {
-	mu   sync.Mutex
-	m    map[string]cost.CostEstimate
 	base *cel.Env // the environment the estimates are of
+	m    sync.Map // shape → cost.CostEstimate
 }
 
-// NewEstimates returns an empty memory of estimates.
-func NewEstimates() *Estimates { return &Estimates{m: map[string]cost.CostEstimate{}} }
+// NewEstimates returns an empty memory of e's estimates.
+func (e *Env) NewEstimates() *Estimates { return &Estimates{base: e.env} }
 
-// estimate is base's estimate of a, remembered by a's shape when m is not
-// nil and a has one.
+// estimate is base's estimate of a, remembered by a's shape when m is of
+// base and a has one.
 func (m *Estimates) estimate(base *cel.Env, a *cel.Ast, sizes cost.Estimator) (cost.CostEstimate, error) {
-	z, ok := sizes.(*sizer)
-	if m == nil || !ok {
+	key, shaped := "", false
+	if z, ok := sizes.(*sizer); ok && m != nil && m.base == base {
+		key, shaped = shapeOf(a.NativeRep(), z)
+	}
+	if !shaped {
 		return base.EstimateCost(a, sizes)
 	}
-	key, ok := shapeOf(a.NativeRep(), z)
-	if !ok {
-		return base.EstimateCost(a, sizes)
-	}
-	m.mu.Lock()
-	if m.base == nil {
-		m.base = base
-	}
-	mine := m.base == base
-	est, found := m.m[key]
-	m.mu.Unlock()
-	if !mine {
-		return base.EstimateCost(a, sizes)
-	}
-	if found {
-		return est, nil
+	if est, found := m.m.Load(key); found {
+		return est.(cost.CostEstimate), nil
 	}
 	est, err := base.EstimateCost(a, sizes)
 	if err == nil {
-		m.mu.Lock()
-		m.m[key] = est
-		m.mu.Unlock()
+		m.m.Store(key, est)
 	}
 	return est, err
 }
@@ -123,8 +109,8 @@ var scalarOrObject = map[types.Kind]bool{
 // shapeOf writes a's shape (see Estimates); false when a has none.
 func shapeOf(a *celast.AST, z *sizer) (string, bool) {
 	w := shapeWriter{a: a, z: z}
-	w.node(a.Expr(), w.pathOf(a.Expr()), false)
-	return string(w.b), w.ok()
+	w.node(a.Expr(), false)
+	return string(w.b), !w.none
 }
 
 type shapeWriter struct {
@@ -134,40 +120,34 @@ type shapeWriter struct {
 	none bool // a node without a shape was met
 }
 
-func (w *shapeWriter) ok() bool { return !w.none }
-
-// node writes e, whose path (as cel-go tracks it for select chains from
-// a variable) is path; valueFree: e is an argument of a valueFreeOverloads
-// call.
-func (w *shapeWriter) node(e celast.Expr, path []string, valueFree bool) {
+// node writes e and returns its path as cel-go tracks it (a variable and
+// the fields selected from it; nil for any other node), whose size it
+// writes last. valueFree: e is an argument of a valueFreeOverloads call.
+func (w *shapeWriter) node(e celast.Expr, valueFree bool) (path []string) {
 	if w.none {
-		return
+		return nil
 	}
 	t := w.a.GetType(e.ID())
 	if !scalarOrObject[t.Kind()] {
 		w.none = true // sized from its elements too: see Estimates
-		return
+		return nil
 	}
 	w.b = append(w.b, '(', byte('0'+e.Kind()))
 	w.b = append(w.b, t.String()...)
-	if path != nil {
-		w.size(path, t)
-	}
 	switch e.Kind() {
 	case celast.LiteralKind:
-		lit := e.AsLiteral()
 		w.b = append(w.b, ' ')
-		switch v := lit.(type) {
-		case types.Int, types.Uint, types.Double:
-			if valueFree {
-				break // the type above is all the estimate reads
-			}
-			switch v := v.(type) {
-			case types.Int:
+		switch v := e.AsLiteral().(type) {
+		case types.Int:
+			if !valueFree { // else its type is all the estimate reads
 				w.b = strconv.AppendInt(w.b, int64(v), 10)
-			case types.Uint:
+			}
+		case types.Uint:
+			if !valueFree {
 				w.b = strconv.AppendUint(w.b, uint64(v), 10)
-			case types.Double:
+			}
+		case types.Double:
+			if !valueFree {
 				w.b = strconv.AppendFloat(w.b, float64(v), 'g', -1, 64)
 			}
 		case types.String:
@@ -184,18 +164,21 @@ func (w *shapeWriter) node(e celast.Expr, path []string, valueFree bool) {
 	case celast.IdentKind:
 		w.b = append(w.b, ' ')
 		w.b = append(w.b, e.AsIdent()...)
+		path = []string{e.AsIdent()}
 	case celast.SelectKind:
 		sel := e.AsSelect()
 		if sel.IsTestOnly() {
 			w.b = append(w.b, '?')
 		}
-		w.node(sel.Operand(), w.pathOf(sel.Operand()), false)
+		if p := w.node(sel.Operand(), false); p != nil {
+			path = append(p[:len(p):len(p)], sel.FieldName())
+		}
 	case celast.CallKind:
 		c := e.AsCall()
 		switch c.FunctionName() {
 		case operators.Index, operators.OptIndex, operators.OptSelect, "cel.@block":
 			w.none = true // paths and sizes of their own
-			return
+			return nil
 		}
 		w.b = append(w.b, ' ')
 		w.b = append(w.b, c.FunctionName()...)
@@ -208,31 +191,20 @@ func (w *shapeWriter) node(e celast.Expr, path []string, valueFree bool) {
 		}
 		if c.IsMemberFunction() {
 			w.b = append(w.b, '.')
-			w.node(c.Target(), w.pathOf(c.Target()), false)
+			w.node(c.Target(), false)
 		}
 		for _, arg := range c.Args() {
-			w.node(arg, w.pathOf(arg), free)
+			w.node(arg, free)
 		}
 	default: // lists, maps, structs, comprehensions: sizes of their own
 		w.none = true
-		return
+		return nil
+	}
+	if path != nil {
+		w.size(path, t)
 	}
 	w.b = append(w.b, ')')
-}
-
-// pathOf is e's path as cel-go tracks it: a variable, and the fields
-// selected from it; nil for any other node.
-func (w *shapeWriter) pathOf(e celast.Expr) []string {
-	switch e.Kind() {
-	case celast.IdentKind:
-		return []string{e.AsIdent()}
-	case celast.SelectKind:
-		sel := e.AsSelect()
-		if p := w.pathOf(sel.Operand()); p != nil {
-			return append(p, sel.FieldName())
-		}
-	}
-	return nil
+	return path
 }
 
 // size writes the size the sizer gives a node at path of type t.

@@ -149,7 +149,7 @@ func estimatesAgree(t *testing.T, env *Env, m *Estimates, s *schema.Schema, src 
 // the rest shapedExpr's, each with three sets of numbers.
 func TestEstimates_AsCEL(t *testing.T) {
 	env := nativeEnv(t)
-	m := NewEstimates()
+	m := env.NewEstimates()
 	var schemas []*schema.Schema
 	for i := range 12 {
 		schemas = append(schemas, genSchema(t, uint64(i+1)*0x9e3779b97f4a7c15))
@@ -173,9 +173,11 @@ func TestEstimates_AsCEL(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d expressions, %d with a shape, %d shapes", checked, shaped, len(m.m))
+	shapes := 0
+	m.m.Range(func(any, any) bool { shapes++; return true })
+	t.Logf("%d expressions, %d with a shape, %d shapes", checked, shaped, shapes)
 	assert.Greater(t, shaped, 1000, "expressions with a shape")
-	assert.Less(t, len(m.m), shaped/2, "shapes repeat")
+	assert.Less(t, shapes, shaped/2, "shapes repeat")
 }
 
 // TestEstimates_Shapes: what a shape keeps and what it leaves out.
@@ -236,7 +238,7 @@ func TestEstimates_ListElementBounds(t *testing.T) {
 		"t2":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10000}}}}`)
 	exprs := []string{"request.body.t1.join(',').contains('x')", "request.body.t2.join(',').contains('x')"}
 	for _, order := range [][]string{exprs, {exprs[1], exprs[0]}} {
-		m := NewEstimates()
+		m := env.NewEstimates()
 		for _, src := range order {
 			estimatesAgree(t, env, m, s, src)
 		}
@@ -245,8 +247,9 @@ func TestEstimates_ListElementBounds(t *testing.T) {
 
 // TestEstimates_OneEnvironment: a value without a path (an int written as
 // a string) is sized by the environment's MaxBodyBytes, which a shape
-// leaves out; a memory shared by two environments remembers the first's
-// estimates only, and each environment gets its own.
+// leaves out; a memory handed to two environments remembers the
+// estimates of the one that made it only, and each environment gets its
+// own.
 func TestEstimates_OneEnvironment(t *testing.T) {
 	small, err := NewEnv(Config{CostLimit: math.MaxInt64, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 10})
 	require.NoError(t, err)
@@ -254,7 +257,7 @@ func TestEstimates_OneEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	s := compileSchema(t, `{"type":"object"}`)
 	const src = "string(size(request.method)) == request.path"
-	m := NewEstimates()
+	m := small.NewEstimates()
 	for _, env := range []*Env{small, large, small} {
 		assert.True(t, estimatesAgree(t, env, m, s, src))
 	}
@@ -274,16 +277,13 @@ func TestEstimates_OneEnvironment(t *testing.T) {
 	require.NotEqual(t, e1, e2, "estimates that differ")
 }
 
-// estimateMemory is shared by every input of a fuzz run, so that inputs of
-// one shape meet.
-var estimateMemory = NewEstimates()
-
 // FuzzEstimatesVsCEL: a generated expression over a body of a random
 // schema, estimated through a memory shared by the whole run and by
 // cel-go alone: the same estimate every time.
 func FuzzEstimatesVsCEL(f *testing.F) {
 	env, err := NewEnv(Config{CostLimit: 200_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 16})
 	require.NoError(f, err)
+	memory := env.NewEstimates() // shared by every input the process runs, so that inputs of one shape meet
 	f.Add([]byte("\x00\x07\x02\x01\x03"), uint64(1))
 	f.Add([]byte("\x00\x00\x00\x06\x01\x0b\x00\x02\x00\x06"), uint64(77))
 	f.Add([]byte("\x03\x02\x00\x08\x00\x03\x09\x01\x00\x07"), uint64(1<<40+3))
@@ -294,7 +294,7 @@ func FuzzEstimatesVsCEL(f *testing.F) {
 		}
 		for _, src := range srcs {
 			for i := range uint64(3) { // over bodies of other types and bounds
-				estimatesAgree(t, env, estimateMemory, genSchema(t, schemaSeed/3+i*0x9e3779b97f4a7c15), src)
+				estimatesAgree(t, env, memory, genSchema(t, schemaSeed/3+i*0x9e3779b97f4a7c15), src)
 			}
 		}
 	})

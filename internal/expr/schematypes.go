@@ -76,11 +76,8 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 }
 
 // ShareEstimates makes ce remember its expressions' cost estimates in m,
-// and find there those of expressions of the same shape; it returns ce.
-func (ce *ContractEnv) ShareEstimates(m *Estimates) *ContractEnv {
-	ce.estimates = m
-	return ce
-}
+// and find there those of expressions of the same shape.
+func (ce *ContractEnv) ShareEstimates(m *Estimates) { ce.estimates = m }
 
 // compiledOf is the library's schema behind s, nil for none.
 func compiledOf(s *schema.Schema) *jsonschema.Schema {
