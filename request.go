@@ -3,6 +3,7 @@ package contractguard
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -278,18 +279,10 @@ func (p *pathParams) routerParams() bool { return p.pattern == nil && p.r != nil
 // them (taint.ParamLister, for the sinks).
 func (p *pathParams) EachParam(yield func(name, value string) bool) {
 	if p.routerParams() {
-		for name, v := range routerParams(p.r) {
-			if !yield(name, v) {
-				return
-			}
-		}
+		maps.All(routerParams(p.r))(yield)
 		return
 	}
-	for name, v := range p.pattern.EachParam(p.segs) {
-		if !yield(name, v) {
-			return
-		}
-	}
+	p.pattern.EachParam(p.segs)(yield)
 }
 
 func (q *request) Path() string { return route.Join(q.segs) }
