@@ -33,9 +33,6 @@ type ContractEnv struct {
 	// estimates, when set, remembers cost estimates by shape (the
 	// contracts of one load share one: see Estimates).
 	estimates *Estimates
-	// again is env with the macros, for the message of an expression
-	// that does not check (recheck); nil when env has them.
-	again func() (*cel.Env, error)
 }
 
 // ForSchema returns the environment of a contract whose body schema is
@@ -63,16 +60,11 @@ func (e *Env) forSchema(from *cel.Env, body *schema.Schema) (*ContractEnv, error
 		"method":  types.StringType,
 		"path":    types.StringType,
 	}
-	declare := []cel.EnvOption{cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request))}
-	env, err := from.Extend(declare...)
+	env, err := from.Extend(cel.CustomTypeProvider(p), cel.Variable("request", types.NewObjectType(request)))
 	if err != nil {
 		return nil, err
 	}
-	ce := &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}, body: body, from: from}
-	if from == e.checking {
-		ce.again = func() (*cel.Env, error) { return e.explain.Extend(declare...) }
-	}
-	return ce, nil
+	return &ContractEnv{e: e, env: env, sizes: &sizer{body: s, maxBody: uint64(e.maxBody)}, body: body, from: from}, nil
 }
 
 // ShareEstimates makes ce remember its expressions' cost estimates in m,
@@ -100,14 +92,25 @@ func compiledOf(s *schema.Schema) *jsonschema.Schema {
 // AST (0.7 KiB a contract).
 func (ce *ContractEnv) Compile(src string) (*Program, error) {
 	e, from, body := ce.e, ce.from, ce.body
-	later := func() (*cel.Ast, error) {
-		env, err := e.forSchema(from, body)
+	envFrom := func(from *cel.Env) (*cel.Env, error) {
+		c, err := e.forSchema(from, body)
 		if err != nil {
 			return nil, err
 		}
-		return checked(e, env.env, src, nil)
+		return c.env, nil
 	}
-	return compile(ce.e, ce.env, ce.e.env, src, ce.sizes, compileOpts{again: ce.again, later: later, estimates: ce.estimates})
+	var again func() (*cel.Env, error) // the same declarations with the macros (recheck)
+	if from == e.checking {
+		again = func() (*cel.Env, error) { return envFrom(e.explain) }
+	}
+	later := func() (*cel.Ast, error) {
+		env, err := envFrom(from)
+		if err != nil {
+			return nil, err
+		}
+		return checked(e, env, src, nil)
+	}
+	return compile(e, ce.env, e.env, src, ce.sizes, compileOpts{again: again, later: later, estimates: ce.estimates})
 }
 
 // schemaTypes declares the object types of one contract's body, built from
