@@ -24,6 +24,14 @@ func FuzzBuildMatchesTokens(f *testing.F) {
 		"\xef\xbb\xbf{}", `{} {}`, `{"ſ":1,"s":2}`, `""`, `-0.0e-0`, ` [ 1 , "a\"b\\" , {} ] `,
 		`{"k\"":"v\n","x":[1e999999]}`, `[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]`, `{"a":{"b":{"c":[]}},"a\u0041":0}`,
 		"{\"é\":\"\\u00e9\",\"\\u00c9\":1}", `[1,2,3,]`, `{"a" 1}`, `tru`, `nul`, `1.`, `"\u12"`,
+		// What the fast path checks itself since jsontext no longer reads
+		// the body first: control characters, UTF-8 (raw surrogates,
+		// overlong forms, truncated sequences) in values and names, and
+		// the number grammar.
+		"\"a\x01b\"", "{\"a\x1fb\":1}", "[\"\x7f\"]", "{\"\x00\":0}", "\"\xed\xa0\x80\"", "{\"\xed\xa0\x80\":1}",
+		"\"\xc0\xaf\"", "{\"k\xc3\":1}", "[\"\xe2\x82\"]", "\"é\\n\xff\"", "{\"é\":\"ü\"}", "\"\\ud83d\\ude00\"",
+		`01`, `-`, `-0`, `.5`, `1e`, `1e+`, `1E5`, `+1`, `0x1`, `1.5e+03`, `[1.0E-2,-0.0]`, `[00]`, `[-01]`,
+		`1 2`, "1\x00", `[1e1000]`, `[1e1001]`, `[truex]`, `{"a":nulls}`, "\t[\r\n]\f",
 	} {
 		f.Add([]byte(s))
 	}
@@ -41,12 +49,12 @@ func FuzzBuildMatchesTokens(f *testing.F) {
 			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Fatalf("%q: Parse: %v; tokens: %v", data, gotErr, wantErr)
 			}
-			if _, ok := new(parser).checkThenBuild(data, 16); ok {
+			if _, ok := new(parser).build(data, 16); ok {
 				t.Fatalf("%q: tokens refuses it (%v), the fast path builds it", data, wantErr)
 			}
 			return
 		}
-		fast, ok := new(parser).checkThenBuild(data, 16)
+		fast, ok := new(parser).build(data, 16)
 		if !ok {
 			t.Fatalf("%q: tokens reads it, the fast path declines it", data)
 		}
@@ -70,7 +78,7 @@ func TestParse_BuildsOnTheFastPath(t *testing.T) {
 		`{"a":1,}`:                            false,
 	} {
 		p := new(parser)
-		_, ok := p.checkThenBuild([]byte(body), 16)
+		_, ok := p.build([]byte(body), 16)
 		assert.Equal(t, fast, ok, body)
 	}
 }

@@ -42,7 +42,7 @@ func asciiSig(s string, kinds byte) uint32 {
 const (
 	notWord  = 1 << iota // not an ASCII letter or digit
 	nonASCII             // of a multi-byte character
-	quoted               // " or \, where the builder stops (see builder.name)
+	quoted               // ", \ or a control character, where the builder's name loop stops (see builder.name)
 )
 
 var nameBytes = func() (t [256]byte) {
@@ -57,6 +57,9 @@ var nameBytes = func() (t [256]byte) {
 	}
 	t['"'] |= quoted
 	t['\\'] |= quoted
+	for c := range ' ' {
+		t[c] |= quoted
+	}
 	return t
 }()
 

@@ -74,14 +74,14 @@ func (s *nameSet) addName(name string, p *parser) (string, bool) {
 
 // TestNameBytes: a name is a word exactly when it holds ASCII letters and
 // digits only; asciiSig is told of a name with a byte of a multi-byte
-// character, and the builder stops at " and \.
+// character, and the builder stops at ", \ and control characters.
 func TestNameBytes(t *testing.T) {
 	for c := range 256 {
 		k := kindsOf(string([]byte{byte(c)}))
 		alnum := '0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z'
 		require.Equal(t, alnum, k == 0, "%#x", c)
 		require.Equal(t, c >= 0x80, k&nonASCII != 0, "%#x", c)
-		require.Equal(t, c == '"' || c == '\\', k&quoted != 0, "%#x", c)
+		require.Equal(t, c == '"' || c == '\\' || c < ' ', k&quoted != 0, "%#x", c)
 	}
 	require.Zero(t, kindsOf(""))
 	require.Zero(t, kindsOf("orderId42"))

@@ -1,12 +1,13 @@
 // Package jsonbody is contractguard's strict JSON reader.
 //
 // It reads a request body into a Doc: a flat tape of nodes over the body's
-// bytes, strings not copied. github.com/go-json-experiment/json/jsontext
-// checks the syntax: the whole body in one call, the tape then built from
-// the checked bytes (build.go); a body that fails anything is read again
-// token by token, which reports the first problem where it is. Everything
-// the guard checks reads the tape; the generic Go value (map[string]any,
-// []any, string, json.Number, bool, nil) is built only when asked for.
+// bytes, strings not copied. The tape is built in one pass that checks the
+// syntax as it reads (build.go); a body that fails anything is read again
+// token by token by github.com/go-json-experiment/json/jsontext, the
+// reference the fast path is held to, which reports the first problem
+// where it is (tokens.go). Everything the guard checks reads the tape;
+// the generic Go value (map[string]any, []any, string, json.Number, bool,
+// nil) is built only when asked for.
 //
 // It rejects everything that lets two JSON parsers disagree about what a
 // body says: invalid UTF-8 and lone surrogates, trailing data, duplicate
@@ -53,8 +54,9 @@ func (e *Error) Error() string {
 }
 
 type parser struct {
-	dec      jsontext.Decoder
+	dec      jsontext.Decoder // tokens' (build reads the bytes itself)
 	buf      bytes.Buffer
+	decoding bool // dec has data to let go of
 	maxDepth int
 	// stack holds the children of the containers being read (node indices;
 	// for objects a name node and a value node per member); they move to
@@ -110,8 +112,11 @@ func ParseInto(data []byte, maxDepth int, into *Small) (*Doc, error) {
 // parse is Parse with p, which it leaves ready for the next body.
 func (p *parser) parse(data []byte, maxDepth int) (*Doc, error) {
 	defer func() {
-		p.buf = bytes.Buffer{}
-		p.dec.Reset(&p.buf)
+		if p.decoding { // tokens read data: the decoder lets go of it
+			p.buf = bytes.Buffer{}
+			p.dec.Reset(&p.buf)
+			p.decoding = false
+		}
 		if cap(p.stack) > maxPooledStack {
 			p.stack = nil
 		}
@@ -126,21 +131,27 @@ func (p *parser) parse(data []byte, maxDepth int) (*Doc, error) {
 			}
 		}
 	}()
-	if d, ok := p.checkThenBuild(data, maxDepth); ok {
+	if d, ok := p.build(data, maxDepth); ok {
 		return d, nil
 	}
 	return p.tokens(data, maxDepth)
 }
 
-// start readies the parser, and its tape, for data.
+// start readies the parser, its decoder and its tape, for tokens to read
+// data.
 func (p *parser) start(data []byte, maxDepth int) {
-	p.buf = *bytes.NewBuffer(data)
-	p.maxDepth = maxDepth
-	p.stack = p.stack[:0]
+	p.buf, p.decoding = *bytes.NewBuffer(data), true
 	// Duplicate names are found by our own case-folding check, which is a
 	// superset of jsontext's exact-match check; doing both would cost twice.
 	// jsontext's own nesting limit (MaxDepthLimit) is above any depth we allow.
 	p.dec.Reset(&p.buf, jsontext.AllowDuplicateNames(true))
+	p.startTape(data, maxDepth)
+}
+
+// startTape readies the parser's tape for data.
+func (p *parser) startTape(data []byte, maxDepth int) {
+	p.maxDepth = maxDepth
+	p.stack = p.stack[:0]
 	tape := &p.doc
 	tape.raw, tape.nodes, tape.kids, tape.text = data, tape.nodes[:0], tape.kids[:0], tape.text[:0]
 	// About one node per 8 bytes of a typical body; the tape grows if not.

@@ -17,7 +17,7 @@ import (
 
 // tokens reads data token by token: every check at the token it concerns,
 // so that the first problem is reported where it is. It is the reference
-// checkThenBuild is tested against, and what reports every error.
+// build is tested against, and what reports every error.
 func (p *parser) tokens(data []byte, maxDepth int) (*Doc, error) {
 	p.start(data, maxDepth)
 	root, err := p.value(0)
