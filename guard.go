@@ -270,7 +270,7 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		return g.decided(in, e, again, start, g.early(in, todo, nil, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
-	defer func() { v = q.release(v) }()
+	defer func() { v = q.release(v, st) }()
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {

@@ -165,8 +165,8 @@ type request struct {
 	query    url.Values // rawQuery parsed, by queryValues
 	header   http.Header
 	pathParams
-	state  *state // new, Check's own, or an earlier pass's
-	own    *state // Check's state, kept with the request in the pool
+	state  *state // own, or an earlier pass's
+	own    *state // the state a pass starts from, kept with the request in the pool until one passes
 	segBuf [8]string
 
 	// What one run works with, here so that it costs no allocation of its own.
@@ -176,10 +176,12 @@ type request struct {
 
 // newRequest is a request as invariants will see it, with its own copy of
 // the path's segments, from a pool: nothing of it outlives decide, which
-// gives it back (release). Its state is new, as it goes on to the
-// handler: with the body's bytes, the one allocation of a request the
-// guard passes (Check's is the request's own, as nothing of a Check
-// outlives it); or prev, the state of an earlier pass. e is the route
+// gives it back (release). Its state is the pooled request's own, or
+// prev, the state of an earlier pass. A request that passes takes its
+// state along to the handler, which may keep it, and the next request
+// allocates one (1 KiB, with the body's bytes the one allocation of a
+// request the guard passes); a refused request, and a Check, leave it,
+// emptied, to the next. e is the route
 // entry its path matched, nil for a typed route the guard has no pattern
 // for (whose segments are then read into buf). (Fields, not the match: a
 // match holds the caller's buffer, which must not leak.)
@@ -193,22 +195,21 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state,
 		segs = route.Segments(in.rawPath, buf)
 	}
 	q.segs = append(q.segBuf[:0], segs...)
-	switch {
-	case prev != nil:
+	if prev != nil {
 		q.state = prev
-	case in.r == nil:
-		q.state = q.own
-	default:
-		q.state = new(state)
+		return q
 	}
+	if q.own == nil { // the last request that had it passed, and took it along
+		q.own = new(state)
+	}
+	q.state = q.own
 	return q
 }
 
 // requests are the guard's requests as invariants see them; decide keeps
 // none of them: a violation is copied out (release) before one goes back.
-// Each comes with the state a Check uses, in one allocation: a request
-// the pool dropped costs one allocation to replace, as before the state
-// was kept apart.
+// Each comes with a state, in one allocation: a request the pool dropped
+// costs one allocation to replace, as before the state was kept apart.
 var requests = sync.Pool{New: func() any {
 	b := new(struct {
 		q   request
@@ -221,8 +222,11 @@ var requests = sync.Pool{New: func() any {
 // release gives q back, with v, the violation decide returns, copied out
 // of it: its details are the request's. (v itself is new, made for this
 // request, and nothing that saw it kept it: a hook that is given a
-// violation gets a copy.)
-func (q *request) release(v *Violation) *Violation {
+// violation gets a copy.) passed is the state decide passes on with the
+// request (nil when it is refused, or passes as it came): q's own state
+// goes with it, or stays with q, emptied. Nothing else saw that state: a
+// hook gets the request as it came.
+func (q *request) release(v *Violation, passed *state) *Violation {
 	if v != nil {
 		v.Details = slices.Clone(v.Details)
 	}
@@ -235,10 +239,15 @@ func (q *request) release(v *Violation) *Violation {
 		d = nil
 	}
 	clear(d[:cap(d)])
-	if q.state == q.own {
-		*q.own = state{} // Check's: nothing of it outlives the check
+	own := q.own
+	switch {
+	case own == nil || q.state != own:
+	case passed == own && q.r != nil: // Check hands no request on
+		own = nil
+	default:
+		*own = state{}
 	}
-	*q = request{details: d, own: q.own}
+	*q = request{details: d, own: own}
 	requests.Put(q)
 	return v
 }
