@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,5 +81,24 @@ func TestParse_BuildsOnTheFastPath(t *testing.T) {
 		p := new(parser)
 		_, ok := p.build([]byte(body), 16)
 		assert.Equal(t, fast, ok, body)
+	}
+}
+
+// TestBuild_DepthAsJSONText: jsontext nests no deeper than MaxDepthLimit
+// whatever maxDepth asks, and the fast path no deeper either: 10,000
+// levels are read by both, 10,001 by neither (FuzzBuildMatchesTokens
+// reads at depth 16 only).
+func TestBuild_DepthAsJSONText(t *testing.T) {
+	for _, maxDepth := range []int{MaxDepthLimit, 2 * MaxDepthLimit} {
+		for depth, ok := range map[int]bool{MaxDepthLimit: true, MaxDepthLimit + 1: false} {
+			arrays := []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
+			objects := []byte(strings.Repeat(`{"":`, depth-1) + `{}` + strings.Repeat("}", depth-1))
+			for _, body := range [][]byte{arrays, objects} {
+				_, built := new(parser).build(body, maxDepth)
+				_, err := new(parser).tokens(body, maxDepth)
+				assert.Equal(t, ok, built, "build, depth %d, maxDepth %d", depth, maxDepth)
+				assert.Equal(t, ok, err == nil, "tokens, depth %d, maxDepth %d: %v", depth, maxDepth, err)
+			}
+		}
 	}
 }
