@@ -120,14 +120,20 @@ func (p *parser) parse(data []byte, maxDepth int) (*Doc, error) {
 		if cap(p.stack) > maxPooledStack {
 			p.stack = nil
 		}
+		// Nothing of data stays with the pooled parser: not the body, not
+		// its unescaped strings, not the names of its large objects.
 		tape := &p.doc
 		tape.raw = nil
+		clear(tape.text)
 		if cap(tape.nodes) > maxPooledTape || cap(tape.kids) > maxPooledTape || cap(tape.text) > maxPooledTape {
 			tape.nodes, tape.kids, tape.text = nil, nil, nil
 		}
 		for i, m := range p.folds {
-			if len(m) > 1024 { // do not keep the map of one huge object
+			switch {
+			case len(m) > 1024: // do not keep the map of one huge object
 				p.folds[i] = nil
+			case len(m) > 0:
+				clear(m)
 			}
 		}
 	}()

@@ -256,3 +256,27 @@ func TestParseInto(t *testing.T) {
 	assert.NotSame(t, &small.sd.Doc, d)
 	assert.Len(t, d.Any(), 41)
 }
+
+// TestParse_PooledParserKeepsNothing: once a body is read, the parser that
+// goes back to the pool holds nothing of it: not the bytes, not its
+// unescaped strings, not the names of its large objects (which point into
+// the body), so a body is not kept alive, or readable, past its request.
+func TestParse_PooledParserKeepsNothing(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"secret":"pass\u0077ord",`)
+	for i := range 2 * smallNames {
+		fmt.Fprintf(&b, `"name%d":%d,`, i, i)
+	}
+	b.WriteString(`"last":[{"k":"v\n"}]}`)
+	for _, body := range []string{b.String(), b.String() + " x"} { // the fast path, then the reference's
+		p := new(parser)
+		_, err := p.parse([]byte(body), 16)
+		require.Equal(t, body == b.String(), err == nil, "%v", err)
+		assert.Nil(t, p.doc.raw)
+		assert.Equal(t, make([]byte, len(p.doc.text)), p.doc.text, "unescaped text kept")
+		require.NotEmpty(t, p.folds, "a large object borrows a map")
+		for depth, m := range p.folds {
+			assert.Empty(t, m, "names kept at depth %d", depth)
+		}
+	}
+}
