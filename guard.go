@@ -287,7 +287,10 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 			return g.decided(in, e, again, start, decision{v: v})
 		}
 	}
-	vd := decision{st: q.state, first: prev == nil}
+	vd := decision{first: prev == nil}
+	if in.r != nil { // Check hands no request on
+		vd.st = q.state
+	}
 	for _, c := range learn {
 		one := [1]*contract{c}
 		if v := g.run(one[:], q, isJSON); v != nil {

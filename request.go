@@ -241,10 +241,9 @@ func (q *request) release(v *Violation, passed *state) *Violation {
 	clear(d[:cap(d)])
 	own := q.own
 	switch {
-	case own == nil || q.state != own:
-	case passed == own && q.r != nil: // Check hands no request on
+	case passed != nil && passed == own:
 		own = nil
-	default:
+	case own != nil && q.state == own:
 		*own = state{}
 	}
 	*q = request{details: d, own: own}
