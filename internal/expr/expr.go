@@ -49,6 +49,7 @@ type Config struct {
 type Env struct {
 	env       *cel.Env
 	pratt     astParser // env's parser, the Pratt way, for plain texts (parse.go)
+	blank     *cel.Ast  // what prattChecked hands cel-go's optimizer to replace
 	checking  *cel.Env  // env's declarations without its cost models and macros: what ForSchema extends
 	explain   *cel.Env  // checking with env's macros: where a failed check is done again, for its message
 	costLimit uint64
@@ -84,10 +85,14 @@ func NewEnv(c Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	blank, iss := env.Parse("0")
+	if iss.Err() != nil {
+		return nil, iss.Err()
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 1 << 20
 	}
-	return &Env{env: env, pratt: pratt, checking: checking, explain: explain, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
+	return &Env{env: env, pratt: pratt, blank: blank, checking: checking, explain: explain, costLimit: c.CostLimit, maxCost: c.MaxEstimatedCost, maxBody: c.MaxBodyBytes}, nil
 }
 
 // Compile compiles src for a contract without a schema (request.body is dyn).
@@ -204,12 +209,7 @@ func checked(e *Env, env *cel.Env, src string, again func() (*cel.Env, error)) (
 		return nil, errors.New("empty expression")
 	}
 	var iss *cel.Issues
-	ast := parsed(e.pratt, src)
-	if ast != nil {
-		if ast, iss = env.Check(ast); iss.Err() != nil {
-			ast = nil // parsed and checked again below, for the reference's message
-		}
-	}
+	ast := prattChecked(e.pratt, env, e.blank, src) // nil: parsed and checked again below, for the reference's verdict and message
 	if ast == nil {
 		if ast, iss = e.env.Parse(src); iss.Err() == nil {
 			ast, iss = env.Check(ast)

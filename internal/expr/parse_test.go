@@ -13,6 +13,7 @@ import (
 	"cel.dev/cel-go/parser"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -127,7 +128,7 @@ func TestPlain(t *testing.T) {
 // is one.) It reports whether the Pratt parser accepted src.
 func samePrattParse(t *testing.T, e *Env, src string) bool {
 	t.Helper()
-	got := parsed(e.pratt, src)
+	got, _ := prattParse(e.pratt, src)
 	if got == nil {
 		return false
 	}
@@ -135,8 +136,11 @@ func samePrattParse(t *testing.T, e *Env, src string) bool {
 	require.NoError(t, iss.Err(), "%q: the Pratt parser accepts it, env refuses it", src)
 	wp, err := cel.AstToParsedExpr(want)
 	require.NoError(t, err)
-	gp, err := cel.AstToParsedExpr(got)
+	ge, err := celast.ExprToProto(got.Expr())
 	require.NoError(t, err)
+	gi, err := celast.SourceInfoToProto(got.SourceInfo())
+	require.NoError(t, err)
+	gp := &exprpb.ParsedExpr{Expr: ge, SourceInfo: gi}
 	require.True(t, proto.Equal(wp, gp), "%q:\nenv:   %v\npratt: %v", src, wp, gp)
 	return true
 }
@@ -478,4 +482,92 @@ func TestCompile_PrattASTIsUsed(t *testing.T) {
 	e.pratt = substituting{astParser: real, text: "'a' == 1"}
 	_, err = e.Compile("1 == 'a'")
 	require.ErrorContains(t, err, "found no matching overload for '_==_' applied to '(int, string)'")
+}
+
+// TestPrattChecked_AsEnv: what prattChecked makes of a plain text, through
+// cel-go's optimizer, is what env's own parse makes of it checked in the
+// same environment (the same checked expression: nodes, types,
+// references, start positions, macro calls; ids renumbered as the
+// optimizer renumbers them), and it checks exactly what that checks. Over the repository's invariants in their contracts'
+// environments, and the corpus and random texts with a dyn body.
+func TestPrattChecked_AsEnv(t *testing.T) {
+	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	agree := func(ce *ContractEnv, src string) (checkedBoth bool) {
+		t.Helper()
+		got := prattChecked(e.pratt, ce.env, e.blank, src)
+		pa, _ := prattParse(e.pratt, src)
+		parsed, iss := e.env.Parse(src)
+		if iss.Err() == nil {
+			_, iss = ce.env.Check(parsed) // which may change parsed: parsed again below
+		}
+		if pa == nil || iss.Err() != nil {
+			require.Nil(t, got, "%q: prattChecked has what env does not check, or the Pratt parser refuses", src)
+			return false
+		}
+		require.NotNil(t, got, "%q: env checks it, prattChecked does not", src)
+		parsed, iss = e.env.Parse(src)
+		require.NoError(t, iss.Err())
+		want, iss := ce.env.Check(renumbered(parsed))
+		require.NoError(t, iss.Err())
+		wc, err := cel.AstToCheckedExpr(want)
+		require.NoError(t, err)
+		gc, err := cel.AstToCheckedExpr(got)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(wc, gc), "%q:\nenv:   %v\npratt: %v", src, wc, gc)
+		require.Equal(t, want.Source().Content(), got.Source().Content())
+		return true
+	}
+	both := 0
+	for _, inv := range contractInvariants(t) {
+		ce, err := e.ForSchema(inv.schema)
+		require.NoError(t, err)
+		if agree(ce, inv.expr) {
+			both++
+		}
+	}
+	dyn, err := e.ForSchema(nil)
+	require.NoError(t, err)
+	texts := append(slices.Clone(parserCorpus), nestedTexts(300)...)
+	r := rand.New(rand.NewPCG(19, 23))
+	for range 3000 {
+		texts = append(texts, randomPlainExpr(r, 1+r.IntN(4)))
+	}
+	for _, src := range texts {
+		if agree(dyn, src) {
+			both++
+		}
+	}
+	t.Logf("%d texts checked both ways", both)
+	assert.Greater(t, both, 500)
+}
+
+// renumbered is a, a parsed AST, with its ids renumbered as cel-go's
+// optimizer renumbers those of the AST an optimizer returns before
+// checking it: from 1, in the order the expression visits them (cel-go's
+// idGenerator.renumberStable).
+func renumbered(a *cel.Ast) *cel.Ast {
+	n := celast.Copy(a.NativeRep())
+	ids := map[int64]int64{}
+	renumber := func(id int64) int64 {
+		if id == 0 {
+			return 0
+		}
+		if n, ok := ids[id]; ok {
+			return n
+		}
+		ids[id] = int64(len(ids) + 1)
+		return ids[id]
+	}
+	n.Expr().RenumberIDs(renumber)
+	n.SourceInfo().RenumberIDs(renumber)
+	e, err := celast.ExprToProto(n.Expr())
+	if err != nil {
+		panic(err)
+	}
+	info, err := celast.SourceInfoToProto(n.SourceInfo())
+	if err != nil {
+		panic(err)
+	}
+	return cel.ParsedExprToAstWithSource(&exprpb.ParsedExpr{Expr: e, SourceInfo: info}, a.Source())
 }
