@@ -17,7 +17,8 @@ import (
 // AST (expression, ids, start positions, macro calls): TestPrattSubset and
 // FuzzPrattVsEnv hold it. Any other text, and any text that does not
 // parse or check, goes to the environment's own parser, whose verdict and
-// message stand.
+// message stand. What it parses is checked without a trip through
+// protobuf (prattChecked).
 
 // maxPlainTokens bounds the tokens of a plain text. Both parsers count
 // nesting from 1 for the outermost expression, and every further level
