@@ -48,6 +48,8 @@ func TestLoad(t *testing.T) {
 		hostPID   int
 		rps, cpuP []float64
 		cpuH      []float64
+		sysP      []float64 // of cpuP, the kernel's
+		sysH      []float64
 		lat       []time.Duration
 		errors    int
 	}
@@ -74,28 +76,32 @@ func TestLoad(t *testing.T) {
 	}
 	for r := 0; r < rounds; r++ {
 		for _, tg := range targets {
-			p0, h0 := cpuTicks(tg.proxyPID), cpuTicks(tg.hostPID)
+			p0, ps0 := cpuTicks(tg.proxyPID)
+			h0, hs0 := cpuTicks(tg.hostPID)
 			res := hammer(client, tg.url+"/orders", body, clients, d)
-			p1, h1 := cpuTicks(tg.proxyPID), cpuTicks(tg.hostPID)
+			p1, ps1 := cpuTicks(tg.proxyPID)
+			h1, hs1 := cpuTicks(tg.hostPID)
 			n := float64(len(res.lat))
 			tg.rps = append(tg.rps, n/res.elapsed.Seconds())
 			tg.cpuP = append(tg.cpuP, float64(p1-p0)*1e6/clockTicks/n)
 			tg.cpuH = append(tg.cpuH, float64(h1-h0)*1e6/clockTicks/n)
+			tg.sysP = append(tg.sysP, float64(ps1-ps0)*1e6/clockTicks/n)
+			tg.sysH = append(tg.sysH, float64(hs1-hs0)*1e6/clockTicks/n)
 			tg.lat = append(tg.lat, res.lat...)
 			tg.errors += res.errors
 		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d rounds of %s, %d connections, POST /orders (%d bytes, valid), interleaved; medians of the rounds\n", rounds, d, clients, len(body))
-	fmt.Fprintf(&b, "| target | requests/s | p50 | p99 | serve CPU/request | host CPU/request | errors |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| target | requests/s | p50 | p99 | serve CPU/request (system) | host CPU/request (system) | errors |\n|---|---|---|---|---|---|---|\n")
 	for _, tg := range targets {
 		slices.Sort(tg.lat)
 		proxyCPU := "—"
 		if tg.proxyPID != 0 {
-			proxyCPU = fmt.Sprintf("%.0f µs", median(tg.cpuP))
+			proxyCPU = fmt.Sprintf("%.0f µs (%.0f)", median(tg.cpuP), median(tg.sysP))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %.0f µs | %d |\n", tg.name, median(tg.rps),
-			pct(tg.lat, 0.50), pct(tg.lat, 0.99), proxyCPU, median(tg.cpuH), tg.errors)
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %.0f µs (%.0f) | %d |\n", tg.name, median(tg.rps),
+			pct(tg.lat, 0.50), pct(tg.lat, 0.99), proxyCPU, median(tg.cpuH), median(tg.sysH), tg.errors)
 	}
 	t.Log("\n" + b.String())
 	for _, tg := range targets {
@@ -155,21 +161,22 @@ func hammer(client *http.Client, url string, body []byte, clients int, d time.Du
 
 const clockTicks = 100 // USER_HZ on Linux
 
-// cpuTicks is the user+system CPU time of a process, in clock ticks; 0
+// cpuTicks is the user+system CPU time of a process, and the system
+// part of it, in clock ticks; 0
 // for pid 0 or where /proc is not.
-func cpuTicks(pid int) int64 {
+func cpuTicks(pid int) (all, system int64) {
 	if pid == 0 {
-		return 0
+		return 0, 0
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	// The command may hold spaces: fields count from the last ')'.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return utime + stime
+	return utime + stime, stime
 }
 
 func median(v []float64) float64 {
