@@ -353,7 +353,8 @@ func (p *countingParser) Parse(s common.Source) (*celast.AST, *common.Errors) {
 
 // TestCompile_PlainTextsTakeThePrattParser: compile parses every plain
 // invariant of the repository that env's own parser parses with the Pratt
-// parser, and the programs decide as those compiled from env's own parse.
+// parser, checks that parse (prattChecked), and the programs decide as
+// those compiled from env's own parse.
 func TestCompile_PlainTextsTakeThePrattParser(t *testing.T) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
@@ -389,6 +390,17 @@ func TestCompile_PlainTextsTakeThePrattParser(t *testing.T) {
 		if wantErr != nil {
 			continue // the conformance suites hold invariants that must not compile
 		}
+		// And checked without the ANTLR parser: what checked made of it is
+		// what prattChecked makes (env's parse, checked, has other ids).
+		fast := prattChecked(e.pratt, gce.env, e.blank, inv.expr)
+		require.NotNil(t, fast, "%s: %s is not checked as the Pratt parser read it", inv.where, inv.expr)
+		slow, err := checked(e, gce.env, inv.expr, nil)
+		require.NoError(t, err)
+		fc, err := cel.AstToCheckedExpr(fast)
+		require.NoError(t, err)
+		sc, err := cel.AstToCheckedExpr(slow)
+		require.NoError(t, err)
+		require.True(t, proto.Equal(fc, sc), "%s: %s is checked as env's own parse", inv.where, inv.expr)
 		act := func() *Activation {
 			return &Activation{Body: body, Shape: inv.schema.Numbers(), Method: "GET", Path: "/vars/acme/a b", Src: s}
 		}
@@ -487,8 +499,9 @@ func TestCompile_PrattASTIsUsed(t *testing.T) {
 // TestPrattChecked_AsEnv: what prattChecked makes of a plain text, through
 // cel-go's optimizer, is what env's own parse makes of it checked in the
 // same environment (the same checked expression: nodes, types,
-// references, start positions, macro calls; ids renumbered as the
-// optimizer renumbers them), and it checks exactly what that checks. Over the repository's invariants in their contracts'
+// references, start positions; ids renumbered as the optimizer renumbers
+// them; neither parser records macro calls here), and it checks exactly
+// what that checks. Over the repository's invariants in their contracts'
 // environments, and the corpus and random texts with a dyn body.
 func TestPrattChecked_AsEnv(t *testing.T) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
