@@ -321,7 +321,8 @@ func TestPrattSubset_HalfTheLimit(t *testing.T) {
 	assert.Greater(t, plainTexts, 4000)
 }
 
-// FuzzPrattVsEnv is TestPrattSubset on any text.
+// FuzzPrattVsEnv is TestPrattSubset on any text, and TestPrattChecked_AsEnv
+// on what it parses, with a dyn body.
 func FuzzPrattVsEnv(f *testing.F) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: 1 << 40})
 	require.NoError(f, err)
@@ -332,8 +333,12 @@ func FuzzPrattVsEnv(f *testing.F) {
 	for range 200 {
 		f.Add(randomPlainExpr(r, 3))
 	}
+	dyn, err := e.ForSchema(nil)
+	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, src string) {
-		samePrattParse(t, e, src)
+		if samePrattParse(t, e, src) {
+			samePrattCheck(t, e, dyn, src)
+		}
 	})
 }
 
@@ -506,36 +511,11 @@ func TestCompile_PrattASTIsUsed(t *testing.T) {
 func TestPrattChecked_AsEnv(t *testing.T) {
 	e, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
 	require.NoError(t, err)
-	agree := func(ce *ContractEnv, src string) (checkedBoth bool) {
-		t.Helper()
-		got := prattChecked(e.pratt, ce.env, e.blank, src)
-		pa, _ := prattParse(e.pratt, src)
-		parsed, iss := e.env.Parse(src)
-		if iss.Err() == nil {
-			_, iss = ce.env.Check(parsed) // which may change parsed: parsed again below
-		}
-		if pa == nil || iss.Err() != nil {
-			require.Nil(t, got, "%q: prattChecked has what env does not check, or the Pratt parser refuses", src)
-			return false
-		}
-		require.NotNil(t, got, "%q: env checks it, prattChecked does not", src)
-		parsed, iss = e.env.Parse(src)
-		require.NoError(t, iss.Err())
-		want, iss := ce.env.Check(renumbered(parsed))
-		require.NoError(t, iss.Err())
-		wc, err := cel.AstToCheckedExpr(want)
-		require.NoError(t, err)
-		gc, err := cel.AstToCheckedExpr(got)
-		require.NoError(t, err)
-		require.True(t, proto.Equal(wc, gc), "%q:\nenv:   %v\npratt: %v", src, wc, gc)
-		require.Equal(t, want.Source().Content(), got.Source().Content())
-		return true
-	}
 	both := 0
 	for _, inv := range contractInvariants(t) {
 		ce, err := e.ForSchema(inv.schema)
 		require.NoError(t, err)
-		if agree(ce, inv.expr) {
+		if samePrattCheck(t, e, ce, inv.expr) {
 			both++
 		}
 	}
@@ -547,12 +527,42 @@ func TestPrattChecked_AsEnv(t *testing.T) {
 		texts = append(texts, randomPlainExpr(r, 1+r.IntN(4)))
 	}
 	for _, src := range texts {
-		if agree(dyn, src) {
+		if samePrattCheck(t, e, dyn, src) {
 			both++
 		}
 	}
 	t.Logf("%d texts checked both ways", both)
 	assert.Greater(t, both, 500)
+}
+
+// samePrattCheck requires of src that prattChecked checks it in ce exactly
+// when env's own parse of it checks there, and then into the same checked
+// expression, with ids renumbered as the optimizer renumbers them. It
+// reports whether both checked it.
+func samePrattCheck(t *testing.T, e *Env, ce *ContractEnv, src string) bool {
+	t.Helper()
+	got := prattChecked(e.pratt, ce.env, e.blank, src)
+	pa, _ := prattParse(e.pratt, src)
+	parsed, iss := e.env.Parse(src)
+	if iss.Err() == nil {
+		_, iss = ce.env.Check(parsed) // which may change parsed: parsed again below
+	}
+	if pa == nil || iss.Err() != nil {
+		require.Nil(t, got, "%q: prattChecked has what env does not check, or the Pratt parser refuses", src)
+		return false
+	}
+	require.NotNil(t, got, "%q: env checks it, prattChecked does not", src)
+	parsed, iss = e.env.Parse(src)
+	require.NoError(t, iss.Err())
+	want, iss := ce.env.Check(renumbered(parsed))
+	require.NoError(t, iss.Err())
+	wc, err := cel.AstToCheckedExpr(want)
+	require.NoError(t, err)
+	gc, err := cel.AstToCheckedExpr(got)
+	require.NoError(t, err)
+	require.True(t, proto.Equal(wc, gc), "%q:\nenv:   %v\npratt: %v", src, wc, gc)
+	require.Equal(t, want.Source().Content(), got.Source().Content())
+	return true
 }
 
 // renumbered is a, a parsed AST, with its ids renumbered as cel-go's
