@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -253,4 +254,50 @@ func TestNative_PointerSegments(t *testing.T) {
 		{"/m~0n/0/x~1y", "must be a string, not a number"},
 		{"/~0~1", "is required"},
 	}, fast)
+}
+
+// TestNative_CompiledOnFirstValidate: a schema's native fast path is not
+// compiled with the schema but by the first validation, once, whatever the
+// number of requests that reach it together, and they all get the verdict
+// and the failures the library gives.
+func TestNative_CompiledOnFirstValidate(t *testing.T) {
+	s := compile(t, nil, `{"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "maximum": 9}}}`)
+	require.Nil(t, s.fast, "compiled with the schema")
+	bodies := []string{`{"n": 3}`, `{"n": 30}`, `{}`, `{"n": "x"}`}
+	want := make([][]detail, len(bodies))
+	for i, b := range bodies {
+		v, err := jsonbody.Parse([]byte(b), 64)
+		require.NoError(t, err)
+		_, want[i] = collect(func(add func(string, string)) bool { return s.Reference(v.Any(), failure.ReportFunc(add)) })
+	}
+	require.Nil(t, s.fast, "compiled by the library's validation")
+	var wg sync.WaitGroup
+	got := make([][]detail, 8*len(bodies))
+	for i := range got {
+		wg.Go(func() {
+			v, err := jsonbody.Parse([]byte(bodies[i%len(bodies)]), 64)
+			if err != nil {
+				panic(err)
+			}
+			_, got[i] = collect(func(add func(string, string)) bool { return s.Validate(v, failure.ReportFunc(add)) })
+		})
+	}
+	wg.Wait()
+	require.NotNil(t, s.fast, "not compiled by the first validation")
+	first := s.fast
+	for i := range got {
+		assert.Equal(t, want[i%len(bodies)], got[i], bodies[i%len(bodies)])
+	}
+	assert.True(t, s.Native())
+	assert.Same(t, first, s.fast, "compiled twice")
+}
+
+// TestNative_PanickingCompileLeavesTheLibrary: a native compile that
+// panics (here: of no schema at all) leaves the fast path off, so that the
+// library validates, instead of failing the request that triggered it.
+func TestNative_PanickingCompileLeavesTheLibrary(t *testing.T) {
+	assert.Panics(t, func() { compileNative(nil) }, "the case no longer panics: find another")
+	s := &Schema{}
+	assert.NotPanics(t, func() { assert.Nil(t, s.native()) })
+	assert.False(t, s.Native())
 }
