@@ -84,9 +84,11 @@ var policy = sync.OnceValues(func() (*contractFormat, error) {
 // contract in code, alone), its schema compiled (in parallel, once per
 // distinct schema), its invariants compiled (in parallel, once per
 // distinct schema and expression), and added to the set (in order, so
-// that a conflict names the same contract every time). Nothing moves from
-// load time to request time, and the errors are the same, in the same
-// order, as one contract after the other would give.
+// that a conflict names the same contract every time). No error moves from
+// load time to request time (a schema's native fast path, which cannot
+// fail, is compiled by its first request: internal/schema), and the errors
+// are the same, in the same order, as one contract after the other would
+// give.
 type loader struct {
 	opts     *Options
 	learning error  // why a contract may not be in mode learn: nil when the licence entitles it

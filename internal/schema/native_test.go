@@ -297,7 +297,22 @@ func TestNative_CompiledOnFirstValidate(t *testing.T) {
 // library validates, instead of failing the request that triggered it.
 func TestNative_PanickingCompileLeavesTheLibrary(t *testing.T) {
 	assert.Panics(t, func() { compileNative(nil) }, "the case no longer panics: find another")
+	before := nativePanics.Load()
 	s := &Schema{}
 	assert.NotPanics(t, func() { assert.Nil(t, s.native()) })
 	assert.False(t, s.Native())
+	assert.Equal(t, before+1, nativePanics.Load(), "counted once")
+	nativePanics.Add(-1) // the tests' own; TestMain holds the rest at zero
+}
+
+// TestMain fails the package's tests if any native compile panicked
+// outside the test that makes one: such a schema would be validated by
+// the library, so no verdict shows it.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if n := nativePanics.Load(); n != 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "%d native compiles panicked (the library validated instead)\n", n)
+		code = 1
+	}
+	os.Exit(code)
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -273,8 +274,8 @@ type Schema struct {
 	// not with the schema: it cannot fail (what it does not cover stays
 	// with the library, the reference), so no error moves from load time
 	// to a request, and a load of many contracts does not pay for those
-	// no request reaches (about 5% of loading 1,000 distinct contracts,
-	// and a sixth of what they allocate past the library's compile).
+	// no request reaches (about 5% of the samples of loading 1,000
+	// distinct contracts, and 2.2 of the 40 MB they allocate).
 	fastOnce sync.Once
 	fast     *native // nil when the schema needs the library
 }
@@ -284,12 +285,21 @@ func newSchema(s *jsonschema.Schema) *Schema {
 	return &Schema{s: s, numbers: numbersOf(s), skip: skipOf(s, map[*jsonschema.Schema]bool{})}
 }
 
+// nativePanics counts native compiles that panicked: a bug, which the
+// package's tests hold at zero (a request meets it as the library).
+var nativePanics atomic.Int64
+
 // native is the schema's native fast path, compiled on first use; nil when
 // the schema needs the library. A compile that panics leaves it nil: the
-// library then validates, as for any schema outside the fast path.
+// library then validates, as for any schema outside the fast path, and
+// nativePanics counts it.
 func (s *Schema) native() *native {
 	s.fastOnce.Do(func() {
-		defer func() { _ = recover() }()
+		defer func() {
+			if recover() != nil {
+				nativePanics.Add(1)
+			}
+		}()
 		s.fast = compileNative(s.s)
 	})
 	return s.fast
@@ -303,7 +313,8 @@ func (s *Schema) Numbers() *shape.Numbers { return s.numbers }
 // whose schema says x-contractguard-scan: false): nil when nothing.
 func (s *Schema) Skip() *shape.Skip { return s.skip }
 
-// Native reports whether the schema is validated by the native fast path.
+// Native reports whether the schema is validated by the native fast path,
+// compiling it if no body has been validated yet.
 func (s *Schema) Native() bool { return s.native() != nil }
 
 // Compiled is the underlying compiled schema, for the type declarations
