@@ -209,7 +209,7 @@ func checked(e *Env, env *cel.Env, src string, again func() (*cel.Env, error)) (
 		return nil, errors.New("empty expression")
 	}
 	var iss *cel.Issues
-	ast := prattChecked(e.pratt, env, e.blank, src) // nil: parsed and checked again below, for the reference's verdict and message
+	ast := e.prattChecked(env, src) // nil: parsed and checked again below, for the reference's verdict and message
 	if ast == nil {
 		if ast, iss = e.env.Parse(src); iss.Err() == nil {
 			ast, iss = env.Check(ast)

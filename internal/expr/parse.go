@@ -211,8 +211,8 @@ func prattParse(p astParser, src string) (a *celast.AST, source common.Source) {
 	return pa, source
 }
 
-// prattChecked is src parsed by p and checked in env, when src is plain,
-// p reads it and env checks it; nil otherwise (the caller then parses and
+// prattChecked is src parsed by e's Pratt parser and checked in env, when
+// src is plain, the parser reads it and env checks it; nil otherwise (the caller then parses and
 // checks with the environment itself, for the reference's verdict and
 // message).
 //
@@ -232,8 +232,8 @@ func prattParse(p astParser, src string) (a *celast.AST, source common.Source) {
 // the 1 in one, at the - in the other; the proto path kept none): nothing
 // in cel-go v0.33.2 or here reads a stop (SourceInfo.GetStopLocation has
 // no caller).
-func prattChecked(p astParser, env *cel.Env, blank *cel.Ast, src string) (a *cel.Ast) {
-	pa, source := prattParse(p, src)
+func (e *Env) prattChecked(env *cel.Env, src string) (a *cel.Ast) {
+	pa, source := prattParse(e.pratt, src)
 	if pa == nil {
 		return nil
 	}
@@ -246,7 +246,7 @@ func prattChecked(p astParser, env *cel.Env, blank *cel.Ast, src string) (a *cel
 	if err != nil {
 		return nil
 	}
-	a, iss := opt.Optimize(env, blank)
+	a, iss := opt.Optimize(env, e.blank)
 	if iss.Err() != nil {
 		return nil
 	}

@@ -136,11 +136,8 @@ func samePrattParse(t *testing.T, e *Env, src string) bool {
 	require.NoError(t, iss.Err(), "%q: the Pratt parser accepts it, env refuses it", src)
 	wp, err := cel.AstToParsedExpr(want)
 	require.NoError(t, err)
-	ge, err := celast.ExprToProto(got.Expr())
+	gp, err := parsedExpr(got)
 	require.NoError(t, err)
-	gi, err := celast.SourceInfoToProto(got.SourceInfo())
-	require.NoError(t, err)
-	gp := &exprpb.ParsedExpr{Expr: ge, SourceInfo: gi}
 	require.True(t, proto.Equal(wp, gp), "%q:\nenv:   %v\npratt: %v", src, wp, gp)
 	return true
 }
@@ -397,7 +394,7 @@ func TestCompile_PlainTextsTakeThePrattParser(t *testing.T) {
 		}
 		// And checked without the ANTLR parser: what checked made of it is
 		// what prattChecked makes (env's parse, checked, has other ids).
-		fast := prattChecked(e.pratt, gce.env, e.blank, inv.expr)
+		fast := e.prattChecked(gce.env, inv.expr)
 		require.NotNil(t, fast, "%s: %s is not checked as the Pratt parser read it", inv.where, inv.expr)
 		slow, err := checked(e, gce.env, inv.expr, nil)
 		require.NoError(t, err)
@@ -541,7 +538,7 @@ func TestPrattChecked_AsEnv(t *testing.T) {
 // reports whether both checked it.
 func samePrattCheck(t *testing.T, e *Env, ce *ContractEnv, src string) bool {
 	t.Helper()
-	got := prattChecked(e.pratt, ce.env, e.blank, src)
+	got := e.prattChecked(ce.env, src)
 	pa, _ := prattParse(e.pratt, src)
 	parsed, iss := e.env.Parse(src)
 	if iss.Err() == nil {
@@ -584,13 +581,22 @@ func renumbered(a *cel.Ast) *cel.Ast {
 	}
 	n.Expr().RenumberIDs(renumber)
 	n.SourceInfo().RenumberIDs(renumber)
-	e, err := celast.ExprToProto(n.Expr())
+	pe, err := parsedExpr(n)
 	if err != nil {
 		panic(err)
 	}
-	info, err := celast.SourceInfoToProto(n.SourceInfo())
+	return cel.ParsedExprToAstWithSource(pe, a.Source())
+}
+
+// parsedExpr is a parsed AST as its proto.
+func parsedExpr(a *celast.AST) (*exprpb.ParsedExpr, error) {
+	e, err := celast.ExprToProto(a.Expr())
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return cel.ParsedExprToAstWithSource(&exprpb.ParsedExpr{Expr: e, SourceInfo: info}, a.Source())
+	info, err := celast.SourceInfoToProto(a.SourceInfo())
+	if err != nil {
+		return nil, err
+	}
+	return &exprpb.ParsedExpr{Expr: e, SourceInfo: info}, nil
 }
