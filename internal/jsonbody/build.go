@@ -94,6 +94,7 @@ func (b *builder) str() (uint32, bool) {
 		b.i = end + 1
 		return b.p.add(node{kind: String, start: uint32(start), end: uint32(end)}), true
 	}
+	plainTo := end // b.s[start:plainTo] is plain ASCII: validText starts after it
 	escaped := false
 	for ; end < len(b.s) && b.s[end] != '"'; end++ {
 		if b.s[end] == '\\' {
@@ -105,7 +106,7 @@ func (b *builder) str() (uint32, bool) {
 		return 0, false
 	}
 	if !escaped {
-		if !validText(b.s[start:end]) {
+		if !validText(b.s[plainTo:end]) {
 			return 0, false
 		}
 		b.i = end + 1
