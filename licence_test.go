@@ -31,7 +31,7 @@ type testVendor struct {
 
 // trustTestVendor makes a key pair, trusts it under the key id "test-1"
 // (and the clock at licenceNow) for the test, and returns it.
-func trustTestVendor(t *testing.T) *testVendor {
+func trustTestVendor(t testing.TB) *testVendor {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
@@ -43,7 +43,7 @@ func trustTestVendor(t *testing.T) *testVendor {
 }
 
 // key issues a licence key; edit changes the licence first.
-func (v *testVendor) key(t *testing.T, edit ...func(*licence.Licence)) string {
+func (v *testVendor) key(t testing.TB, edit ...func(*licence.Licence)) string {
 	t.Helper()
 	l := licence.Licence{KeyID: "test-1", Licensee: "Acme Ltd",
 		IssuedAt: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
