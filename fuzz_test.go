@@ -31,7 +31,8 @@ import (
 
 // The contracts FuzzGuard's requests meet: a schema with formats, a
 // pattern, limits and nested values, invariants on the body, the path and
-// the query, a schema that allows anything, and a contract without one.
+// the query, a schema that allows anything, a contract without one, and
+// one in learning mode, which never refuses.
 const fuzzContracts = `
 - endpoint: /orders/{id}
   method: POST
@@ -76,6 +77,17 @@ const fuzzContracts = `
   invariants:
     - expr: request.params.id.matches('^[0-9]+$')
       message: the id is a number
+- endpoint: /drafts/{id}
+  method: PATCH
+  mode: learn
+  schema:
+    type: object
+    required: [title]
+    properties:
+      title: {type: string, maxLength: 20}
+  invariants:
+    - expr: request.body.title != 'x'
+      message: a real title
 `
 
 // fuzzLine is the typed handler's request: field rules, a struct rule, a
@@ -133,7 +145,8 @@ type fuzzHandled struct {
 }
 
 // FuzzGuard sends arbitrary requests through the guard's front doors —
-// Middleware, a typed handler, Check — and holds what the guard promises
+// Middleware, a typed handler, both (a ServeMux behind Middleware), Check
+// — and holds what the guard promises
 // on every one, whatever it decides: it never panics; a request it passes
 // reaches the handler with exactly the bytes that came, and what it
 // decoded of them is what encoding/json (the body) and json v2 (the typed
@@ -217,6 +230,12 @@ var fuzzSeeds = []struct {
 	{1, "/notes", 0, encNone, `{"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":1,"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA":2}`, 400, false},
 	{0, "/orders/42", 1, encNone, `{"sku":"BK-001","quantity":2,"request\u002ebody.":1}`, 400, false},
 	{0, "/typed", 1, encNone, fuzzLineBody, 200, false},
+	{0, "/typed/both", 1, encNone, fuzzLineBody, 200, false},
+	{0, "/typed/both", 1, encGzip, `{"sku":"BK-001","quantity":13}`, 422, false},
+	{0, "/typed/both", 1, encNone, `{"sku":"BK-001","quantity":2,"note":"O'Brien"}`, 200, true},
+	{4, "/drafts/7", 1, encNone, `{"title":"x"}`, 200, false},
+	{4, "/drafts/7", 1, encNone, `{"title":"a title far too long for it"}`, 200, false},
+	{4, "/drafts/7", 1, encNone, `{"title":"x",`, 200, false},
 	{0, "/typed", 1, encGzip, `{"sku":"BK-001","quantity":13}`, 422, false},
 	{0, "/typed", 1, encNone, `{"sku":"BK-001","quantity":2,"addresses":[{"city":"x","zip":"12345678901"}]}`, 422, false},
 	{0, "/typed", 1, encNone, `{"sku":"BK-001","quantity":1.0}`, 400, false},
@@ -251,6 +270,11 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 		seen.line = in
 		seen.sinkErrs = fuzzSinks(r, in.Note)
 	})
+	// The typed handler behind Middleware too: its contract enforced once,
+	// by whichever door comes first, with the same verdict.
+	mux := http.NewServeMux()
+	mux.Handle("/typed/both", typed)
+	both := g.Middleware(mux)
 	return func(t *testing.T, method uint8, target string, ctype, enc uint8, plain []byte) (int, fuzzHandled) {
 		seen = fuzzHandled{}
 		u, err := url.ParseRequestURI(target)
@@ -279,8 +303,23 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 			h = typed
 		}
 
+		var viaBoth *httptest.ResponseRecorder
+		var sawBoth fuzzHandled
+		if u.Path == "/typed/both" {
+			r2 := *r
+			r2.Body = io.NopCloser(bytes.NewReader(wire))
+			viaBoth = httptest.NewRecorder()
+			both.ServeHTTP(viaBoth, &r2)
+			sawBoth, seen = seen, fuzzHandled{}
+		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
+		if viaBoth != nil && (viaBoth.Code != w.Code || viaBoth.Body.String() != w.Body.String() || !sameHandled(sawBoth, seen)) {
+			t.Fatalf("the typed handler behind Middleware answers %d %s and sees %+v %v; alone %d %s and %+v %v", viaBoth.Code, viaBoth.Body, sawBoth, sawBoth.sinkErrs, w.Code, w.Body, seen, seen.sinkErrs)
+		}
+		if r.Method == "PATCH" && strings.HasPrefix(u.Path, "/drafts/") && strings.Count(u.Path, "/") == 2 && seen.calls != 1 {
+			t.Fatalf("a contract in learning mode refused: %d %s", w.Code, w.Body)
+		}
 
 		switch {
 		case seen.calls == 0:
@@ -320,12 +359,34 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 		case v != nil:
 			var eb errorBody
 			json.Unmarshal(w.Body.Bytes(), &eb) // fuzzRejection has checked it
-			if v.Status != w.Code || v.Code != eb.Code || !reflect.DeepEqual(v.Details, eb.Details) {
+			// Check's details as JSON carries them: a query name or value of
+			// invalid UTF-8 is U+FFFD there.
+			var details []Detail
+			b, _ := json.Marshal(v.Details)
+			json.Unmarshal(b, &details)
+			if v.Status != w.Code || v.Code != eb.Code || !reflect.DeepEqual(details, eb.Details) {
 				t.Fatalf("Check refuses %s %s with %d %s %v, Middleware with %d %s", r.Method, path, v.Status, v.Code, v.Details, w.Code, w.Body)
 			}
 		}
 		return w.Code, seen
 	}
+}
+
+// sameHandled reports whether two handlers saw the same, and the sinks
+// blocked the same calls. (Their messages name the route, which a typed
+// handler alone knows only by its type.)
+func sameHandled(a, b fuzzHandled) bool {
+	blocked := func(errs []error) (out []bool) {
+		for _, err := range errs {
+			out = append(out, errors.Is(err, sink.ErrBlocked))
+		}
+		return out
+	}
+	if !slices.Equal(blocked(a.sinkErrs), blocked(b.sinkErrs)) {
+		return false
+	}
+	a.sinkErrs, b.sinkErrs = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // fuzzSinks hands a value of the body to the sinks as an application that
