@@ -447,14 +447,18 @@ func fuzzWire(t *testing.T, plain []byte, mode uint8) ([]byte, string) {
 // fuzzPassed holds what the handler of a passed request decoded: Body(r)
 // is encoding/json's reading of plain, and the typed value json v2's; and
 // both meet their contract. Body(r) is nil where no contract parsed the
-// body. plain, which a contract accepted, meets the strict body rules
-// (SPEC.md 3.4), held to jsontext, which reads JSON by RFC 7493.
+// body. plain, which a contract accepted, is within the size limit and
+// meets the strict body rules (SPEC.md 3.4), held to jsontext, which reads
+// JSON by RFC 7493.
 func fuzzPassed(t *testing.T, seen *fuzzHandled, isTyped, orders bool, plain []byte) {
 	if !seen.doced {
 		if isTyped {
 			t.Fatalf("the typed handler ran without Body(r)")
 		}
 		return
+	}
+	if len(plain) > 4096 {
+		t.Fatalf("the guard passed a body of %d bytes decoded, over its limit of 4096", len(plain))
 	}
 	if len(plain) > 0 && !jsontext.Value(plain).IsValid() {
 		t.Fatalf("the guard passed %q, which is not I-JSON", plain)
