@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -138,8 +139,10 @@ func wireHarness(tb testing.TB) func(t *testing.T, raw []byte) ([]int, []upstrea
 }
 
 // wireExchange writes raw to the proxy and reads the responses to the
-// requests raw holds (as net/http reads them), or until the proxy closes
-// the connection; then hangs up. It returns the responses' statuses.
+// whole requests raw holds (as net/http reads them), or until the proxy
+// closes the connection; then hangs up. It returns the responses'
+// statuses. A whole request the proxy leaves unanswered for 5 s (its read
+// timeout is 2 s, the upstream answers at once) is a hang, and fails.
 func wireExchange(t *testing.T, addr string, raw []byte) (statuses []int) {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -148,22 +151,26 @@ func wireExchange(t *testing.T, addr string, raw []byte) (statuses []int) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	go c.Write(raw)
-	reqs := 0
+	var reqs []*http.Request
 	in := bufio.NewReader(bytes.NewReader(raw))
 	for {
 		r, err := http.ReadRequest(in)
 		if err != nil {
 			break
 		}
-		reqs++
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			break
+			break // cut short: the proxy answers it only at its read timeout
 		}
+		reqs = append(reqs, r)
 	}
 	br := bufio.NewReader(c)
-	for done := 0; done < reqs; {
-		res, err := http.ReadResponse(br, nil)
+	for done := 0; done < len(reqs); {
+		res, err := http.ReadResponse(br, reqs[done]) // the request: a HEAD's answer has no body
 		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the proxy answered %d of the %d whole requests of %q in 5 s", done, len(reqs), raw)
+			}
 			return statuses // closed, or not HTTP: the proxy refused the connection's bytes
 		}
 		io.Copy(io.Discard, res.Body)
