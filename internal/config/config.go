@@ -63,10 +63,19 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Where)
 	if e.Property != "" {
-		b.WriteString(": " + e.Property)
+		b.WriteString(": " + printable(e.Property))
 	}
 	b.WriteString(": " + e.Err.Error())
 	return b.String()
+}
+
+// printable is s, or s quoted when it holds a character that would not
+// print as itself (a line break in a quoted key): an error stays one line.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Unwrap returns Err.
@@ -325,6 +334,7 @@ func expandPlaceholders(s string) (string, error) {
 		} else if hasDefault {
 			b.WriteString(def)
 		} else {
+			name = printable(name)
 			return "", fmt.Errorf("placeholder ${%s}: the environment variable %s is not set and there is no default (${%s:default})", name, name, name)
 		}
 		s = s[i+j+1:]

@@ -98,3 +98,14 @@ func TestServeTable(t *testing.T) {
 		assert.Regexp(t, `^serve\.[a-z-]+$`, p.Name)
 	}
 }
+
+// TestRead_ErrorsStayOneLine: a key or a placeholder name with a line
+// break in it (YAML's quoted strings allow one) is quoted in the message.
+func TestRead_ErrorsStayOneLine(t *testing.T) {
+	tbl := []Property{{"license-key", Text}}
+	_, problems, err := Read("/etc/cg/f.yaml", []byte("contractguard:\n  \"a\\nb\": 1\n  license-key: \"${CG_TEST\\nUNSET}\"\n"), tbl, "")
+	require.NoError(t, err)
+	require.Len(t, problems, 2)
+	assert.EqualError(t, problems[0], `/etc/cg/f.yaml:2: "contractguard.a\nb": unknown property (known: license-key)`)
+	assert.EqualError(t, problems[1], `/etc/cg/f.yaml:3: contractguard.license-key: placeholder ${"CG_TEST\nUNSET"}: the environment variable "CG_TEST\nUNSET" is not set and there is no default (${"CG_TEST\nUNSET":default})`)
+}

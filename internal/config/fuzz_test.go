@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ var kindTypes = map[Kind]reflect.Type{
 func FuzzRead(f *testing.F) {
 	for _, s := range readSeeds {
 		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, scoped bool) { checkRead(t, src, scoped) })
 }
@@ -43,6 +45,7 @@ func FuzzRead(f *testing.F) {
 func TestFuzzRead_Seeds(t *testing.T) {
 	kinds, problems := map[Kind]bool{}, 0
 	for _, s := range readSeeds {
+		checkRead(t, []byte(s), true)
 		values, ps, _ := checkRead(t, []byte(s), false)
 		problems += len(ps)
 		for name := range values {
@@ -64,6 +67,9 @@ var readSeeds = []string{
 	"contractguard: null\n---\nother: 1\n",
 	"- 1\n- 2\n",
 	"contractguard:\n  max-body-bytes: -1\n  serve:\n    upstream: ftp://x\n    admin-listen: off\n",
+	"contractguard:\n  \"a\\nb\": 1\n",
+	"contractguard:\n  license-key: \"${CG_FUZZ\\nUNSET}\"\n",
+	"contractguard:\n  [a]: 1\n",
 }
 
 // checkRead is FuzzRead's check of one file.
@@ -83,9 +89,11 @@ func checkRead(t *testing.T, src []byte, scoped bool) (Values, []error, error) {
 		return values, problems, err
 	}
 	for _, p := range problems {
+		// The property is "" only where the key is not a plain name.
 		var e *Error
-		if !errors.As(p, &e) || !strings.HasPrefix(e.Where, path+":") || !strings.HasPrefix(e.Property, Root) {
-			t.Fatalf("a problem that names no line or property: %#v", p)
+		line, ok := strings.CutPrefix(e2where(p, &e), path+":")
+		if n, err := strconv.Atoi(line); !ok || err != nil || n < 1 || e.Property != "" && !strings.HasPrefix(e.Property, Root) {
+			t.Fatalf("a problem that names no line or no property: %#v", p)
 		}
 		oneLine(t, p)
 	}
@@ -102,6 +110,15 @@ func checkRead(t *testing.T, src []byte, scoped bool) (Values, []error, error) {
 		}
 	}
 	return values, problems, err
+}
+
+// e2where is the Where of err, an *Error, which it sets e to; "" when err
+// is not one.
+func e2where(err error, e **Error) string {
+	if !errors.As(err, e) {
+		return ""
+	}
+	return (*e).Where
 }
 
 func oneLine(t *testing.T, err error) {
