@@ -141,15 +141,16 @@ func wireHarness(tb testing.TB) func(t *testing.T, raw []byte) ([]int, []upstrea
 // wireExchange writes raw to the proxy and reads the responses to the
 // whole requests raw holds (as net/http reads them), or until the proxy
 // closes the connection; then hangs up. It returns the responses'
-// statuses. A whole request the proxy leaves unanswered for 5 s (its read
-// timeout is 2 s, the upstream answers at once) is a hang, and fails.
+// statuses. A whole request the proxy leaves unanswered for 10 s (its
+// read timeout is 2 s, the upstream answers at once) is a hang, and fails.
 func wireExchange(t *testing.T, addr string, raw []byte) (statuses []int) {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
+	const patience = 10 * time.Second // for each response, on a loaded machine
+	c.SetReadDeadline(time.Now().Add(patience))
 	go c.Write(raw)
 	var reqs []*http.Request
 	in := bufio.NewReader(bytes.NewReader(raw))
@@ -169,13 +170,14 @@ func wireExchange(t *testing.T, addr string, raw []byte) (statuses []int) {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("the proxy answered %d of the %d whole requests of %q in 5 s", done, len(reqs), raw)
+				t.Fatalf("the proxy left the %d. of the %d whole requests of %q unanswered for %v", done+1, len(reqs), raw, patience)
 			}
 			return statuses // closed, or not HTTP: the proxy refused the connection's bytes
 		}
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 		statuses = append(statuses, res.StatusCode)
+		c.SetReadDeadline(time.Now().Add(patience))
 		if res.StatusCode >= 200 {
 			done++
 		}
