@@ -144,6 +144,14 @@ type fuzzHandled struct {
 	sinkErrs []error // what the sink checks said of a value spliced in
 }
 
+// record is what a handler sees of r: every handler records it.
+func (h *fuzzHandled) record(r *http.Request) {
+	h.calls++
+	h.body, _ = io.ReadAll(r.Body)
+	h.length = r.ContentLength
+	h.doc, h.doced = Body(r)
+}
+
 // FuzzGuard sends arbitrary requests through the guard's front doors —
 // Middleware, a typed handler, both (a ServeMux behind Middleware), Check
 // — and holds what the guard promises
@@ -252,10 +260,7 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 	})
 	var seen fuzzHandled
 	mw := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen.calls++
-		seen.body, _ = io.ReadAll(r.Body)
-		seen.length = r.ContentLength
-		seen.doc, seen.doced = Body(r)
+		seen.record(r)
 		if m, ok := seen.doc.(map[string]any); ok {
 			if notes, ok := m["notes"].(string); ok {
 				seen.sinkErrs = fuzzSinks(r, notes)
@@ -263,10 +268,7 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 		}
 	}))
 	typed := Handle(g, func(w http.ResponseWriter, r *http.Request, in fuzzLine) {
-		seen.calls++
-		seen.body, _ = io.ReadAll(r.Body)
-		seen.length = r.ContentLength
-		seen.doc, seen.doced = Body(r)
+		seen.record(r)
 		seen.line = in
 		seen.sinkErrs = fuzzSinks(r, in.Note)
 	})
@@ -559,21 +561,32 @@ func stdDecode(b []byte) (any, error) {
 	return v, nil
 }
 
-// The statuses of the spec's error codes (SPEC.md 6).
-var specStatus = map[string]int{
-	CodeSchemaInvalid: 400, CodeMalformedJSON: 400, CodeInvariantViolated: 422, CodePayloadTooLarge: 413,
-	CodeUnsupportedMediaType: 415, CodeVulnerabilityDetected: 403, CodeNoContract: 403,
-}
+// fuzzSources are the rules' sources, which no rejection shows: the
+// invariants of fuzzContracts and the cg rules of fuzzLine's types.
+var fuzzSources = func() (out []string) {
+	for _, m := range regexp.MustCompile(`(?m)^ +- expr: (.+)$`).FindAllStringSubmatch(fuzzContracts, -1) {
+		out = append(out, strings.Trim(m[1], `"`))
+	}
+	for _, t := range []reflect.Type{reflect.TypeFor[fuzzLine](), reflect.TypeFor[fuzzAddress]()} {
+		for i := range t.NumField() {
+			cg, ok := t.Field(i).Tag.Lookup("cg")
+			if !ok {
+				continue
+			}
+			tag, err := parseTag(cg)
+			if err != nil {
+				panic(err)
+			}
+			for _, r := range tag.rules {
+				out = append(out, r.expr)
+			}
+		}
+	}
+	return out
+}()
 
-// The invariants' sources, which no rejection shows.
-var fuzzSources = []string{
-	"double(request.body.quantity) * request.body.unitPrice <= 5000.0", "request.params.id != 'locked'",
-	"request.body.tags.all(t, t != 'banned')", "request.query.debug == 'off'", "request.method == 'POST'",
-	"request.params.id.matches('^[0-9]+$')", "data.sku != data.note", "self != 13", "size(self) <= 10",
-}
-
-// fuzzRejection holds a rejection to the spec: its status and code from
-// the table, the JSON error body, a JSON pointer or the scan's query: and
+// fuzzRejection holds a rejection to the spec: a code of its table and
+// that code's status (errors_test.go and the seeds pin each status), the JSON error body, a JSON pointer or the scan's query: and
 // param: paths, one-line messages that echo at most 64 bytes of a value of
 // the body and no invariant's source.
 func fuzzRejection(t *testing.T, w *httptest.ResponseRecorder, target string, plain []byte) {
@@ -585,7 +598,7 @@ func fuzzRejection(t *testing.T, w *httptest.ResponseRecorder, target string, pl
 	if err := json.Unmarshal(w.Body.Bytes(), &eb); err != nil {
 		t.Fatalf("a rejection's body is not JSON (%v): %s", err, w.Body)
 	}
-	if eb.Error != "CONTRACT_VIOLATION" || specStatus[eb.Code] != w.Code || eb.Details == nil {
+	if status, ok := statusOf[eb.Code]; eb.Error != "CONTRACT_VIOLATION" || !ok || status != w.Code || eb.Details == nil {
 		t.Fatalf("a rejection out of the spec: status %d, %s", w.Code, w.Body)
 	}
 	// The strings of the body, unescaped, which a message may echo in part.
