@@ -91,7 +91,10 @@ func checkRead(t *testing.T, src []byte, scoped bool) (Values, []error, error) {
 	for _, p := range problems {
 		// The property is "" only where the key is not a plain name.
 		var e *Error
-		line, ok := strings.CutPrefix(e2where(p, &e), path+":")
+		if !errors.As(p, &e) {
+			t.Fatalf("a problem that is not an *Error: %#v", p)
+		}
+		line, ok := strings.CutPrefix(e.Where, path+":")
 		if n, err := strconv.Atoi(line); !ok || err != nil || n < 1 || e.Property != "" && !strings.HasPrefix(e.Property, Root) {
 			t.Fatalf("a problem that names no line or no property: %#v", p)
 		}
@@ -110,15 +113,6 @@ func checkRead(t *testing.T, src []byte, scoped bool) (Values, []error, error) {
 		}
 	}
 	return values, problems, err
-}
-
-// e2where is the Where of err, an *Error, which it sets e to; "" when err
-// is not one.
-func e2where(err error, e **Error) string {
-	if !errors.As(err, e) {
-		return ""
-	}
-	return (*e).Where
 }
 
 func oneLine(t *testing.T, err error) {
