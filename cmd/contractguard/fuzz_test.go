@@ -13,43 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/contractguard/contractguard"
 )
-
-// The contracts FuzzProxyWire's requests meet: a body schema with
-// invariants, a rule on a header and the user, a rule on a path parameter
-// of a route without a schema.
-const wireContracts = `
-- endpoint: /orders/{id}
-  method: POST
-  schema:
-    type: object
-    required: [sku, quantity]
-    additionalProperties: false
-    properties:
-      sku: {type: string, pattern: "^[A-Z]{2}-[0-9]{3}$"}
-      quantity: {type: integer, minimum: 1, maximum: 100}
-      notes: {type: string}
-  invariants:
-    - expr: request.params.id != 'locked'
-      message: the order is locked
-- endpoint: /notes
-  method: PUT
-  schema: {}
-  invariants:
-    - expr: "!('x-admin' in request.headers)"
-      message: no admin header
-    - expr: "!has(context.user.id) || context.user.id != 'mallory'"
-      message: not mallory
-- endpoint: /items/{id}
-  method: DELETE
-  invariants:
-    - expr: request.params.id.matches('^[0-9]+$')
-      message: the id is a number
-`
 
 // upstreamSaw is one request as the upstream got it.
 type upstreamSaw struct {
@@ -89,7 +56,9 @@ func TestProxyWire_Seeds(t *testing.T) {
 }
 
 // wireHarness is FuzzProxyWire's check of one connection's bytes, on a
-// proxy and an upstream of its own; it returns the statuses of the
+// proxy (with the hosts' contracts, testdata/hosts/contracts: body
+// schemas, rules on the user, the query and the body) and an upstream of
+// its own; it returns the statuses of the
 // responses and what the upstream got.
 func wireHarness(tb testing.TB) func(t *testing.T, raw []byte) ([]int, []upstreamSaw) {
 	var mu sync.Mutex
@@ -115,7 +84,6 @@ func wireHarness(tb testing.TB) func(t *testing.T, raw []byte) ([]int, []upstrea
 	p, srv := testProxy(tb, up.URL, func(s *settings, o *contractguard.Options) {
 		s.MethodOverride, s.UserHeader = true, "X-User"
 		s.ReadHeaderTimeout, s.ReadTimeout = 2*time.Second, 2*time.Second
-		o.ContractsDir, o.ContractsFS = "", fstest.MapFS{"c.yaml": {Data: []byte(wireContracts)}}
 		o.MaxBodyBytes, o.VulnerabilityScan, o.Metrics = 4096, true, false
 	})
 	addr := srv.Listener.Addr().String()
@@ -217,32 +185,33 @@ func wireSeeds() []wireSeed {
 		}
 		return b.String() + "0\r\n\r\n"
 	}
+	jsonType := "Content-Type: application/json"
+	valid, invalid, root := `{"email":"ada@example.com","name":"Ada"}`, `{"email":"nope"}`, `{"email":"ada@example.com","name":"root"}`
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
-	io.WriteString(zw, `{"sku":"BK-001","quantity":2}`)
+	io.WriteString(zw, valid)
 	zw.Close()
-
-	jsonType := "Content-Type: application/json"
-	valid, invalid := `{"sku":"BK-001","quantity":2}`, `{"sku":"BK-001","quantity":0}`
+	user := func(id string) string { return `X-User: {"id":"` + id + `","limit":10}` }
 	return []wireSeed{
-		{req("POST", "/orders/42", []string{jsonType}, valid), []int{200}, 1},
-		{req("POST", "/orders/42", []string{jsonType}, invalid), []int{400}, 0},
-		{req("POST", "/orders/42", []string{jsonType}, valid) + req("POST", "/orders/43", []string{jsonType}, invalid), []int{200, 400}, 1},
-		{req("POST", "/orders/42", []string{jsonType, "Transfer-Encoding: chunked"}, chunk(`{"sku":"BK-`, `001","quantity":200}`)), []int{400}, 0},
-		{req("POST", "/orders/42", []string{jsonType, "Content-Encoding: gzip"}, gz.String()), []int{200}, 1},
-		{req("POST", "/orders/42", []string{jsonType, "Content-Encoding: gzip", "Connection: Content-Encoding"}, gz.String()), []int{400}, 0},
-		{req("POST", "/orders/42", []string{jsonType, "Expect: 100-continue"}, invalid), []int{100, 400}, 0},
-		{req("POST", "/orders/./locked", []string{jsonType}, valid), []int{422}, 0},
-		{req("POST", "//orders/%6cocked/", []string{jsonType}, valid), []int{422}, 0},
-		{req("POST", "/x/../ORDERS/locked", []string{jsonType}, valid), []int{422}, 0},
-		{req("POST", "/notes", []string{jsonType, "X-HTTP-Method-Override: PUT", "X-Admin: 1"}, `{}`), []int{422}, 0},
-		{req("POST", "/notes", []string{jsonType, "X-HTTP-Method-Override: PUT", "X-User: mallory"}, `{}`), []int{422}, 0},
-		{req("PUT", "/notes", []string{jsonType, "X-Admin: 1", "Connection: X-Admin"}, `{}`), []int{200}, 1},
-		{req("PUT", "/notes", []string{"Content-Type: text/plain"}, `hello`), []int{415}, 0},
-		{req("PUT", "/notes", []string{jsonType, `X-User: {"id":"mallory"}`}, `[]`), []int{422}, 0},
-		{req("DELETE", "/items/12", nil, ""), []int{200}, 1},
-		{req("DELETE", "/items/1%2F2", nil, ""), []int{422}, 0},
-		{req("POST", "/orders/42", []string{jsonType, "Transfer-Encoding: chunked", "Content-Length: 5"}, chunk(invalid)), []int{400}, 0},
-		{req("GET", "/notes", []string{"Upgrade: websocket", "Connection: Upgrade"}, ""), []int{200}, 1},
+		{req("POST", "/api/users", []string{jsonType}, valid), []int{200}, 1},
+		{req("POST", "/api/users", []string{jsonType}, invalid), []int{400}, 0},
+		{req("POST", "/api/users", []string{jsonType}, valid) + req("POST", "/api/users", []string{jsonType}, invalid), []int{200, 400}, 1},
+		{req("POST", "/api/users", []string{jsonType, "Transfer-Encoding: chunked"}, chunk(`{"email":"ada@example.com",`, `"name":"root"}`)), []int{422}, 0},
+		{req("POST", "/api/users", []string{jsonType, "Content-Encoding: gzip"}, gz.String()), []int{200}, 1},
+		{req("POST", "/api/users", []string{jsonType, "Content-Encoding: gzip", "Connection: Content-Encoding"}, gz.String()), []int{400}, 0},
+		{req("POST", "/api/users", []string{jsonType, "Expect: 100-continue"}, invalid), []int{100, 400}, 0},
+		{req("POST", "/api/./users", []string{jsonType}, root), []int{422}, 0},
+		{req("POST", "//api/users/", []string{jsonType}, root), []int{422}, 0},
+		{req("POST", "/x/../API/USERS", []string{jsonType}, root), []int{422}, 0},
+		{req("POST", "/api/users/7", []string{jsonType, "X-HTTP-Method-Override: PUT"}, `{}`), []int{400}, 0},
+		{req("POST", "/api/users/7", []string{jsonType, "X-HTTP-Method-Override: put"}, `{"name":"Ada"}`), []int{200}, 1},
+		{req("POST", "/api/transfers", []string{jsonType, user("blocked")}, `{"amount":5}`), []int{422}, 0},
+		{req("POST", "/api/transfers", []string{jsonType, user("ada")}, `{"amount":5}`), []int{200}, 1},
+		{req("POST", "/api/transfers", []string{jsonType, user("ada"), "Connection: X-User"}, `{"amount":5}`), []int{422}, 0},
+		{req("PUT", "/api/users/7", []string{"Content-Type: text/plain"}, `hello`), []int{415}, 0},
+		{req("GET", "/api/users/7?debug=1", nil, ""), []int{422}, 0},
+		{req("GET", "/api/users/7", nil, ""), []int{200}, 1},
+		{req("POST", "/api/users", []string{jsonType, "Transfer-Encoding: chunked", "Content-Length: 5"}, chunk(invalid)), []int{400}, 0},
+		{req("GET", "/api/users/7", []string{"Upgrade: websocket", "Connection: Upgrade"}, ""), []int{200}, 1},
 	}
 }
