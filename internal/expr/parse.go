@@ -212,9 +212,9 @@ func prattParse(p astParser, src string) (a *celast.AST, source common.Source) {
 }
 
 // prattChecked is src parsed by e's Pratt parser and checked in env, when
-// src is plain, the parser reads it and env checks it; nil otherwise (the caller then parses and
-// checks with the environment itself, for the reference's verdict and
-// message).
+// src is plain, the parser reads it and env checks it; nil otherwise (the
+// caller then parses and checks with the environment itself, for the
+// reference's verdict and message).
 //
 // cel.Env makes a parsed AST a cel.Ast only through protobuf
 // (cel.ParsedExprToAst: the AST converted to its proto and back, 4.5% of
