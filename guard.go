@@ -14,6 +14,7 @@ import (
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/contractguard/contractguard/internal/route"
+	"github.com/contractguard/contractguard/internal/taint"
 )
 
 // Guard enforces a set of contracts. It is safe for concurrent use.
@@ -175,8 +176,7 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 	}
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	in := input{method: route.UpperMethod(method), rawPath: rawPath, rawQuery: rawQuery, body: body, require: true}
-	_, _, v := g.decide(&in)
-	return v
+	return g.decide(&in).v
 }
 
 // enforce runs r through the guard with typed, the typed contract of the
@@ -198,14 +198,15 @@ func (g *Guard) admit(r *http.Request, typed routed, require bool) (*http.Reques
 		method: route.UpperMethod(r.Method), rawPath: r.URL.EscapedPath(), rawQuery: r.URL.RawQuery,
 		header: r.Header, r: r, typed: typed, require: require,
 	}
-	st, first, v := g.decide(&in)
-	switch {
-	case v != nil:
-		return nil, v
-	case st == nil:
-		return r, nil
+	switch d := g.decide(&in); {
+	case d.v != nil:
+		return nil, d.v
+	case d.st != nil:
+		return d.st.pass(r, d.first), nil
+	case d.taint != nil:
+		return r.WithContext(taint.NewContext(r.Context(), d.taint)), nil
 	}
-	return st.pass(r, first), nil
+	return r, nil
 }
 
 // input is one request as the guard takes it: from an *http.Request
@@ -224,9 +225,9 @@ type input struct {
 // decide is the spine of the guard: every request, from any front door,
 // goes through these steps, in this order. It returns the request's state
 // (nil when no contract ran: pass it on as it is), whether this pass is
-// the first to check the request, or the violation. It records the
-// metrics and logs rejections at debug level.
-func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
+// the first to check the request, or the violation (see decision). It
+// records the metrics and logs rejections at debug level.
+func (g *Guard) decide(in *input) (d decision) {
 	// 1. Find the contracts of the request (contract.go, router.go).
 	set := g.set.Load()
 	var segBuf [16]string
@@ -236,7 +237,7 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 		// (On a later pass of a request the guard checked, a reload may have
 		// taken its pattern away; the first pass enforced it.)
 		g.emitUnmatched(in)
-		return nil, false, nil
+		return decision{}
 	}
 	prev := g.earlierPass(in)
 	if prev != nil && prev.set != set {
@@ -254,9 +255,9 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	again := prev != nil
 	if len(todo) == 0 {
 		if matched || in.typed.c != nil || prev != nil || !g.requires(in) {
-			return nil, false, nil // done by an earlier pass
+			return decision{} // done by an earlier pass
 		}
-		v = noContract(in.method, in.rawPath)
+		v := noContract(in.method, in.rawPath)
 		if g.opts.LearningMode {
 			g.observe(in, nil, v)
 			return g.decided(in, e, again, start, decision{would: v})
@@ -267,14 +268,14 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
 	if badType != "" && anySchema(todo) {
-		return g.decided(in, e, again, start, g.early(in, todo, nil, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
+		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
-	defer func() { v = q.release(v, st) }()
+	defer func() { d.v = q.release(d.v, d.st) }()
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
-			return g.decided(in, e, again, start, g.early(in, todo, raw, v))
+			return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, raw, true, v))
 		}
 		q.state.guard, q.state.set, q.state.raw, q.state.plain = g, set, raw, plain
 	}
@@ -283,7 +284,7 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 	var learnBuf [4]*contract
 	enforce, learn := byMode(todo, learnBuf[:0])
 	if len(enforce) > 0 {
-		if v = g.run(enforce, q, isJSON); v != nil {
+		if v := g.run(enforce, q, isJSON); v != nil {
 			return g.decided(in, e, again, start, decision{v: v})
 		}
 	}
@@ -311,23 +312,32 @@ func (g *Guard) decide(in *input) (st *state, first bool, v *Violation) {
 // decision is what decide decided on a request that a contract ran on (or
 // that was refused for having none).
 type decision struct {
-	st    *state     // the state to pass on; nil: the request as it came
-	first bool       // st is this pass's own
-	v     *Violation // the rejection; nil: the request passes
-	would *Violation // learning mode: the first rejection a contract would have sent
+	st    *state         // the state to pass on; nil: the request as it came
+	first bool           // st is this pass's own
+	v     *Violation     // the rejection; nil: the request passes
+	would *Violation     // learning mode: the first rejection a contract would have sent
+	taint *taint.Request // a request passed as it came (st nil): its input, for sink protection
 }
 
 // early is a violation found before any contract ran (the body's size or
 // media type): sent, unless every contract of todo learns; then it is
-// reported for each, the part of the body read (raw) is given back, and
-// the request passes as it came.
-func (g *Guard) early(in *input, todo []*contract, raw []byte, v *Violation) decision {
+// reported for each, the part of the body read (raw; read says whether
+// the body was read) is given back, and the request passes as it came —
+// with its input, for sink protection, on its first pass (prev nil):
+// that a contract learns does not turn the sinks' checks off.
+func (g *Guard) early(in *input, e *routeEntry, segs []string, prev *state, todo []*contract, raw []byte, read bool, v *Violation) decision {
 	if !learnsOnly(todo) {
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
-	giveBack(in.r, raw)
-	return decision{would: v}
+	vd := decision{would: v}
+	if g.opts.SinkProtection && prev == nil && in.r != nil {
+		vd.taint = g.earlyInput(in, e, segs, raw, read) // gives back what it reads
+	}
+	if read {
+		giveBack(in.r, raw)
+	}
+	return vd
 }
 
 // byMode splits cs into the contracts that enforce (in cs's own array)
@@ -350,19 +360,19 @@ func (g *Guard) requires(in *input) bool { return in.require && g.opts.RequireCo
 // decided records what decide decided (the metrics, the observers, a
 // debug line for a rejection) and returns it. again is a later pass over
 // a request an earlier pass checked; e the route entry matched.
-func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Duration, vd decision) (*state, bool, *Violation) {
+func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Duration, vd decision) decision {
 	d := g.stats.record(start, vd.v != nil, again)
 	switch {
 	case vd.v != nil:
 		g.emit(in, e, OutcomeRejected, vd.v.Code, d)
 		g.logReject(in, e, vd.v)
-		return nil, false, vd.v
+		return decision{v: vd.v}
 	case vd.would != nil:
 		g.emit(in, e, OutcomeWouldBlock, vd.would.Code, d)
 	default:
 		g.emit(in, e, OutcomePassed, "", d)
 	}
-	return vd.st, vd.first, nil
+	return vd
 }
 
 // run enforces cs on a request, in the specified order: the body is

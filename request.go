@@ -188,12 +188,7 @@ type request struct {
 func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
 	q := requests.Get().(*request) // emptied by release
 	q.method, q.rawQuery, q.header, q.r = in.method, in.rawQuery, in.header, in.r
-	if e != nil {
-		q.pattern = e.pattern
-	} else {
-		q.pattern = in.typed.pattern
-		segs = route.Segments(in.rawPath, buf)
-	}
+	q.pattern, segs = patternOf(in, e, segs, buf)
 	q.segs = append(q.segBuf[:0], segs...)
 	if prev != nil {
 		q.state = prev
@@ -277,6 +272,17 @@ type pathParams struct {
 	r       *http.Request // nil for Check
 	pattern route.Pattern // of the matched file contract; nil for a typed route alone
 	segs    []string
+}
+
+// patternOf is the pattern that names in's path parameters, and the
+// path's segments it reads them from: e's, the route entry the path
+// matched, whose segments are segs; or, with e nil, its typed route's
+// (nil: the router's), with the path's segments read into buf.
+func patternOf(in *input, e *routeEntry, segs, buf []string) (route.Pattern, []string) {
+	if e != nil {
+		return e.pattern, segs
+	}
+	return in.typed.pattern, route.Segments(in.rawPath, buf)
 }
 
 // routerParams reports whether the path parameters are the router's: a

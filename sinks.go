@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/taint"
 )
 
@@ -17,12 +19,21 @@ import (
 // recordInput keeps q's input in its state for the sinks: once, on the
 // first pass, after the checks (which parsed the body), before the state
 // is handed on (it is read-only from then on). e is the route entry the
-// path matched; nil for a typed route alone. What it keeps of q, which
-// goes back to its pool, is copied out.
+// path matched; nil for a typed route alone.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
-	rec := &sinkInput{params: sinkParams{pathParams: q.pathParams}}
-	rec.params.segs = append(rec.params.segBuf[:0], q.segs...) // q's are its pool's
+	st.taint = g.sinkRequest(in, q.pattern, q.segs, e, st.doc, st.plain)
+}
+
+// sinkRequest is the input of a request the guard passes, as the sinks
+// read it: the parsed body (doc), or else the body's bytes as read
+// (plain), the query, the path parameters (pattern's, in the path's
+// segments segs, or the router's: see pathParams), the headers and the
+// Host. The segments, a pooled request's or on the caller's stack, are
+// copied.
+func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, e *routeEntry, doc *jsonbody.Doc, plain []byte) *taint.Request {
+	rec := &sinkInput{params: sinkParams{pathParams: pathParams{r: in.r, pattern: pattern}}}
+	rec.params.segs = append(rec.params.segBuf[:0], segs...)
 	t := &rec.req
 	*t = taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
 		Params: &rec.params, ReportOnly: g.opts.LearningMode, Reporter: g}
@@ -35,12 +46,34 @@ func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	if in.r != nil {
 		t.Host = in.r.Host
 	}
-	if st.doc != nil {
-		t.Body = st.doc
+	if doc != nil {
+		t.Body = doc
 	} else {
-		t.Raw = st.plain
+		t.Raw = plain
 	}
-	st.taint = t
+	return t
+}
+
+// earlyInput is sinkRequest for a request that passes as it came, its
+// body refused before any contract ran (every contract learns: see
+// Guard.early). A body the guard had not read yet (its media type was
+// refused) is read now, at most MaxBodyBytes, and given back with the
+// rest; raw is what was read already. The input holds the body as far as
+// it was read: all of it unless it was over the limit.
+func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw []byte, read bool) *taint.Request {
+	var buf [16]string
+	pattern, segs := patternOf(in, e, segs, buf[:0])
+	body := raw
+	if !read {
+		var plain []byte
+		var v *Violation
+		raw, plain, v = readBody(in, g.opts.MaxBodyBytes)
+		if body = raw; v == nil {
+			body = plain
+		}
+		giveBack(in.r, raw)
+	}
+	return g.sinkRequest(in, pattern, segs, e, nil, body)
 }
 
 // sinkInput is what recordInput keeps, in one allocation.

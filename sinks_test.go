@@ -2,7 +2,9 @@ package contractguard
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -102,4 +104,73 @@ func TestSinks_OffRecordsNothing(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/users/7?q="+strings.ReplaceAll("x' OR '1'='1", " ", "%20"), strings.NewReader("{}")))
 	assert.Nil(t, got)
 	assert.NoError(t, err)
+}
+
+// TestSinks_LearningContractKeepsTheInput: a contract that learns passes a
+// request whose body it refuses before it runs (a media type, a size over
+// the limit), as it came; sink protection still has the request's input
+// then — the query, and the body as far as the guard read it, parsed as
+// JSON whatever its media type says — so a client cannot turn the sinks'
+// checks off by its Content-Type or its body's size. The handler gets the
+// body's bytes whole.
+func TestSinks_LearningContractKeepsTheInput(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.SinkProtection, o.MaxBodyBytes = true, 64 })
+	type seen struct {
+		body          string
+		query, inBody error
+	}
+	var got []seen
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		var v struct{ SKU string }
+		json.Unmarshal(b, &v)
+		got = append(got, seen{string(b),
+			sink.CheckSQL(r.Context(), "SELECT * FROM orders WHERE sku = '"+r.URL.Query().Get("q")+"'", sink.SQLite),
+			sink.CheckSQL(r.Context(), "SELECT * FROM orders WHERE sku = '"+v.SKU+"'", sink.SQLite)})
+	}))
+	const attack = "?q=x%27%20OR%20%271%27=%271"
+	long := `{"sku":"a","qty":1,"note":"` + strings.Repeat("n", 64) + `"}`
+	injected := `{"sku":"x' OR '1'='1","qty":1}`
+	send(h, "POST", "/orders"+attack, `{"sku":"a","qty":1}`)                 // the contract ran: the input is its parse
+	send(h, "POST", "/orders"+attack, `sku=a`, "Content-Type", "text/plain") // refused media type
+	send(h, "POST", "/orders", injected, "Content-Type", "text/plain")       // the same, the attack in the body
+	send(h, "POST", "/orders"+attack, long)                                  // over the limit by its length
+	chunked := httptest.NewRequest("POST", "/orders"+attack, strings.NewReader(long))
+	chunked.Header.Set("Content-Type", "application/json")
+	chunked.ContentLength = -1 // over the limit as it is read
+	h.ServeHTTP(httptest.NewRecorder(), chunked)
+
+	require.Len(t, got, 5)
+	for i, want := range []string{`{"sku":"a","qty":1}`, `sku=a`, injected, long, long} {
+		assert.Equal(t, want, got[i].body, "request %d: the handler gets the body whole", i)
+	}
+	for _, i := range []int{0, 1, 3, 4} {
+		assert.ErrorIs(t, got[i].query, sink.ErrBlocked, "request %d: the query's injection", i)
+	}
+	assert.ErrorIs(t, got[2].inBody, sink.ErrBlocked, "the body's injection, sent as text/plain")
+	assert.NoError(t, got[2].query)
+	assert.NoError(t, got[0].inBody)
+	assert.EqualValues(t, 5, g.Metrics().RequestsValidated)
+}
+
+// TestSinks_LearningTypedContractKeepsTheInput: the same for a typed
+// handler whose contract learns: the body of another media type is
+// decoded into T as with the guard off, and the sinks have the input.
+func TestSinks_LearningTypedContractKeepsTheInput(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.SinkProtection = true })
+	type order struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku"`
+	}
+	var sku string
+	var err error
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, o order) {
+		sku = o.SKU
+		err = sink.CheckSQL(r.Context(), "SELECT * FROM orders WHERE note = '"+r.URL.Query().Get("q")+"'", sink.SQLite)
+	})
+	rec := send(h, "POST", "/typed?q=x%27%20OR%20%271%27=%271", `{"sku":"a"}`, "Content-Type", "text/plain")
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.Equal(t, "a", sku)
+	assert.ErrorIs(t, err, sink.ErrBlocked)
 }

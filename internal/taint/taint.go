@@ -182,16 +182,17 @@ func (r *Request) prepare() {
 	})
 }
 
-// parseRaw reads a body the guard left unparsed: JSON (by its media type,
-// or, without one, by its first byte), a form, or else one input.
+// parseRaw reads a body the guard left unparsed: a form (by its media
+// type), JSON (by its media type, or by its first byte whatever the media
+// type says: a handler may decode JSON sent as text/plain), or else one
+// input.
 func (r *Request) parseRaw() {
-	ct := r.Header.Get("Content-Type")
-	mt, _, _ := mime.ParseMediaType(ct)
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		r.form = queryPairs(unsafe.String(&r.Raw[0], len(r.Raw)))
 		return
-	case mt == "application/json" || strings.HasSuffix(mt, "+json") || (ct == "" && looksJSON(r.Raw)):
+	case mt == "application/json" || strings.HasSuffix(mt, "+json") || looksJSON(r.Raw):
 		if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
 			r.rawDoc = d
 			return

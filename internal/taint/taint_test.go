@@ -117,6 +117,8 @@ func TestInputs_RawBodies(t *testing.T) {
 		{"json without type", "", ` ["one","two"]`, []seen{{BodyValue, "", "one", "/0"}, {BodyValue, "", "two", "/1"}}},
 		{"form", "application/x-www-form-urlencoded; charset=utf-8", "user=x%27+OR+1&pw=secret", []seen{{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "pw", "secret", "/pw"}}},
 		{"text", "text/plain", "hello; id", []seen{{BodyValue, "", "hello; id", ""}}},
+		{"json as text", "text/plain", `{"sku":"x' OR '1'='1"}`, []seen{{BodyValue, "", "x' OR '1'='1", "/sku"}, {BodyKey, "", "sku", ""}}},
+		{"text that only starts as json", "text/plain", `{ not json`, []seen{{BodyValue, "", "{ not json", ""}}},
 		{"broken json", "application/json", `{"a":`, []seen{{BodyValue, "", `{"a":`, ""}}},
 	}
 	for _, c := range cases {
