@@ -2,7 +2,6 @@ package contractguard
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"errors"
@@ -105,34 +104,41 @@ func isJSONType(mt string) bool {
 }
 
 // decodeBody decodes raw as the Content-Encoding of h says: gzip (or
-// x-gzip) and deflate (zlib, or raw deflate as some clients send it), one
-// layer, at most limit bytes once decoded; reading stops there, so a
-// decompression bomb costs no more than limit. identity, or no
-// Content-Encoding, is raw itself. Anything else is 415: the guard cannot
-// check what it cannot read.
+// x-gzip; every member, as a handler's gzip reader reads them) and
+// deflate (zlib, as RFC 9110 defines it), one layer, at most limit bytes
+// once decoded; reading stops there, so a decompression bomb costs no
+// more than limit. identity, or no Content-Encoding, is raw itself.
+// Anything else is 415: the guard cannot check what it cannot read.
+//
+// A body that is not wholly its encoding is refused: bytes after the
+// compressed stream, or deflate without zlib's wrapper (which some
+// clients send, and Node and others refuse). What the guard checks must
+// be all that a host can read: a host that decodes otherwise, or not at
+// all, would read other bytes than those checked (raw deflate of stored
+// blocks can be JSON itself, and say something else decoded).
 func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	vals := h["Content-Encoding"]
 	if len(vals) == 0 {
 		return raw, nil
 	}
 	enc := strings.ToLower(strings.TrimSpace(strings.Join(vals, ",")))
+	src := bytes.NewReader(raw)
 	var r io.Reader
 	switch enc {
 	case "", "identity":
 		return raw, nil
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(raw))
+		zr, err := gzip.NewReader(src)
 		if err != nil {
 			return nil, undecodable("gzip")
 		}
-		zr.Multistream(false)
 		r = zr
 	case "deflate":
-		if zr, err := zlib.NewReader(bytes.NewReader(raw)); err == nil {
-			r = zr
-		} else {
-			r = flate.NewReader(bytes.NewReader(raw))
+		zr, err := zlib.NewReader(src)
+		if err != nil {
+			return nil, undecodable(enc)
 		}
+		r = zr
 	default:
 		return nil, newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Encoding " + failure.Clip(enc) + " is not decoded: send the body as it is, or gzip or deflate it"})
 	}
@@ -140,7 +146,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	switch {
 	case int64(len(plain)) > limit:
 		return nil, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes once decoded", limit)})
-	case err != nil:
+	case err != nil || src.Len() > 0: // zlib stops at its checksum; gzip reads on into another member
 		return nil, undecodable(enc)
 	}
 	return plain, nil

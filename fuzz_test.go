@@ -115,13 +115,16 @@ const (
 	encNone = iota
 	encGzip
 	encZlib
-	encRawDeflate
+	encRawDeflate // deflate without zlib's wrapper: never passes as decoded
 	encBrotli     // declared, not decoded: 415 where the body is read
 	encIdentity   // declared identity: the body as it is
 	encFalseGzip  // declared gzip, sent plain
 	encXGzipUpper // "X-GZIP", gzipped
 	encCutGzip    // gzipped, its last bytes cut off: never passes as decoded
 	encGzipTwice  // "gzip, gzip": two layers, which the guard does not decode
+	encGzipHalves // two gzip members, each half the body: decoded whole
+	encZlibMore   // zlib, then a byte more: never passes as decoded
+	encGzipMore   // gzip, then bytes more: never passes as decoded
 	encodings
 )
 
@@ -208,7 +211,11 @@ var fuzzSeeds = []struct {
 	{0, "/orders/42", 0, encGzip | 0x80, fuzzOrder, 200, false},
 	{0, "/orders/locked", 2, encZlib, fuzzOrder, 422, false},
 	{0, "/orders/42", 1, encRawDeflate, `{"sku":"BK-001","quantity":200}`, 400, false},
-	{0, "/orders/42", 1, encRawDeflate, `{"sku":"BK-001","quantity":2,"tags":["banned"]}`, 422, false},
+	{0, "/orders/42", 1, encRawDeflate, `{"sku":"BK-001","quantity":2,"tags":["banned"]}`, 400, false},
+	{0, "/orders/42", 1, encGzipHalves, fuzzOrder, 200, false},
+	{0, "/orders/42", 1, encGzipHalves, `{"sku":"BK-001","quantity":2,"tags":["banned"]}`, 422, false},
+	{0, "/orders/42", 1, encZlibMore, fuzzOrder, 400, false},
+	{0, "/orders/42", 1, encGzipMore | 0x80, fuzzOrder, 400, false},
 	{0, "/orders/42", 1, encBrotli, fuzzOrder, 415, false},
 	{0, "/orders/42", 1, encFalseGzip, fuzzOrder, 400, false},
 	{0, "/orders/42", 1, encCutGzip, fuzzOrder, 400, false},
@@ -332,8 +339,8 @@ func fuzzGuard(tb testing.TB) func(t *testing.T, method uint8, target string, ct
 			t.Fatalf("the handler got %q, not the %q that came", seen.body, wire)
 		case seen.length != int64(len(wire)) && !(chunked && seen.length == -1):
 			t.Fatalf("the handler's request says Content-Length %d for a body of %d bytes", seen.length, len(wire))
-		case mode == encCutGzip && seen.doced:
-			t.Fatalf("a cut gzip body was decoded and passed")
+		case (mode == encCutGzip || mode == encRawDeflate || mode == encZlibMore || mode == encGzipMore) && seen.doced:
+			t.Fatalf("a body that is not wholly gzip or zlib (mode %d) was decoded and passed", mode)
 		case mode != encFalseGzip: // else the decoded bytes are not plain, if the body was a gzip after all
 			fuzzPassed(t, &seen, isTyped, strings.HasPrefix(strings.ToLower(u.EscapedPath()), "/orders/"), plain)
 		}
@@ -406,9 +413,11 @@ func fuzzSinks(r *http.Request, v string) []error {
 // fuzzWire is what goes on the wire for plain in mode, and the
 // Content-Encoding header that says so.
 func fuzzWire(t *testing.T, plain []byte, mode uint8) ([]byte, string) {
-	var b bytes.Buffer
-	compress := func(w io.WriteCloser) []byte {
-		if _, err := w.Write(plain); err != nil {
+	// compress is p through a writer that new makes on a buffer of its own.
+	compress := func(p []byte, new func(io.Writer) io.WriteCloser) []byte {
+		var b bytes.Buffer
+		w := new(&b)
+		if _, err := w.Write(p); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Close(); err != nil {
@@ -416,14 +425,15 @@ func fuzzWire(t *testing.T, plain []byte, mode uint8) ([]byte, string) {
 		}
 		return b.Bytes()
 	}
+	gz := func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }
+	zl := func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) }
 	switch mode {
 	case encGzip:
-		return compress(gzip.NewWriter(&b)), "gzip"
+		return compress(plain, gz), "gzip"
 	case encZlib:
-		return compress(zlib.NewWriter(&b)), "deflate"
+		return compress(plain, zl), "deflate"
 	case encRawDeflate:
-		fw, _ := flate.NewWriter(&b, flate.BestSpeed)
-		return compress(fw), "deflate"
+		return compress(plain, func(w io.Writer) io.WriteCloser { fw, _ := flate.NewWriter(w, flate.BestSpeed); return fw }), "deflate"
 	case encBrotli:
 		return plain, "br"
 	case encIdentity:
@@ -431,17 +441,18 @@ func fuzzWire(t *testing.T, plain []byte, mode uint8) ([]byte, string) {
 	case encFalseGzip:
 		return plain, "gzip"
 	case encXGzipUpper:
-		return compress(gzip.NewWriter(&b)), "X-GZIP"
+		return compress(plain, gz), "X-GZIP"
 	case encCutGzip:
-		z := compress(gzip.NewWriter(&b))
+		z := compress(plain, gz)
 		return z[:len(z)-4], "gzip"
 	case encGzipTwice:
-		once := compress(gzip.NewWriter(&b))
-		var b2 bytes.Buffer
-		zw := gzip.NewWriter(&b2)
-		zw.Write(once)
-		zw.Close()
-		return b2.Bytes(), "gzip, gzip"
+		return compress(compress(plain, gz), gz), "gzip, gzip"
+	case encGzipHalves:
+		return append(compress(plain[:len(plain)/2], gz), compress(plain[len(plain)/2:], gz)...), "gzip"
+	case encZlibMore:
+		return append(compress(plain, zl), 0), "deflate"
+	case encGzipMore:
+		return append(compress(plain, gz), "{}"...), "gzip"
 	}
 	return plain, ""
 }

@@ -520,3 +520,36 @@ func TestServe_Gzip(t *testing.T) {
 	assert.Equal(t, "UNSUPPORTED_MEDIA_TYPE", codeOf(res.body))
 	assert.Equal(t, before, h.counts(t).Total)
 }
+
+// TestServe_DeflateThatIsJSON: Fastify does not decode a request's
+// Content-Encoding and parses the bytes as they came. A raw deflate body
+// of stored blocks can be JSON as it is: decoded, it is the document the
+// guard checks; as it is, another, which Fastify would act on. Deflate
+// is zlib (RFC 9110), so the guard refuses it; zlib and gzip cannot start
+// a JSON text.
+func TestServe_DeflateThatIsJSON(t *testing.T) {
+	h := startHost(t, "fastify")
+	p := startProxy(t, h.url, e2eContracts(t))
+	checked := `{"email":"ada@example.com"}`
+	// Each stored block is its header byte, its length and the length's
+	// complement (little-endian), then its bytes; the headers are chosen
+	// to read as JSON: ` {"…` opens a name the next block's `":` closes.
+	var body []byte
+	for _, b := range []struct {
+		head byte
+		data string
+	}{
+		{' ', strings.Repeat(" ", 0x227B)},                        // length `{"`
+		{'!', checked + strings.Repeat(" ", 0xC5DD-len(checked))}, // the last block; its complement is `":`
+	} {
+		n := uint16(len(b.data))
+		body = append(body, b.head, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		body = append(body, b.data...)
+	}
+	body = append(body, `,"email":"not-an-email","name":"root"}`...) // after the stream
+	before := h.counts(t).Total
+	res := post(t, p.url+"/api/users", string(body), map[string]string{"Content-Encoding": "deflate"})
+	assert.Equal(t, http.StatusBadRequest, res.status)
+	assert.Equal(t, "MALFORMED_JSON", codeOf(res.body))
+	assert.Equal(t, before, h.counts(t).Total, "Fastify got a body whose bytes say something else than their decoding")
+}
