@@ -157,10 +157,10 @@ func undecodable(enc string) *Violation {
 }
 
 // parseFor parses the body for cs, unless an earlier pass did: always when
-// it is empty or JSON, or when any of cs has a schema; a body that is not
-// JSON on contracts without one is left as bytes.
+// it is empty or JSON, or when any of cs reads it; a body that is not
+// JSON on contracts that do not read it is left as bytes.
 func (st *state) parseFor(cs []*contract, isJSON bool, maxDepth int) *Violation {
-	if st.doc != nil || len(st.plain) > 0 && !isJSON && !anySchema(cs) {
+	if st.doc != nil || len(st.plain) > 0 && !isJSON && !anyReadsBody(cs) {
 		return nil
 	}
 	return st.parse(maxDepth)

@@ -246,6 +246,32 @@ func TestBody_ContentEncoding(t *testing.T) {
 	assert.Equal(t, []Detail{{"", "the gzip body could not be decoded"}}, eb.Details)
 }
 
+// TestBody_RulesThatReadTheBodyTakeJSON: a contract without a schema
+// whose rules read the body takes a JSON body only, as one with a schema
+// does: its rules would see another media type's body as null, and pass
+// it, while Go handlers decode JSON whatever the Content-Type says. A
+// contract whose rules read nothing of the body takes any body.
+func TestBody_RulesThatReadTheBodyTakeJSON(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{
+		{Endpoint: "/has", Method: "POST", Invariants: []Invariant{{Expr: "!has(request.body.admin)", Message: "refused"}}},
+		{Endpoint: "/optional", Method: "POST", Invariants: []Invariant{{Expr: "request.body.?qty.orValue(0) <= 100", Message: "refused"}}},
+		{Endpoint: "/query", Method: "POST", Invariants: []Invariant{{Expr: "!('debug' in request.query)", Message: "refused"}}},
+	}})
+	app := &echo{}
+	h := g.Middleware(app)
+	body := `{"qty":1000,"admin":true}`
+	for _, path := range []string{"/has", "/optional"} {
+		rejected(t, send(h, "POST", path, body), 422, CodeInvariantViolated)
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/jsonp"} {
+			eb := rejected(t, send(h, "POST", path, body, "Content-Type", ct), 415, CodeUnsupportedMediaType)
+			assert.Equal(t, []Detail{{"", "Content-Type must be application/json"}}, eb.Details, path+" "+ct)
+		}
+	}
+	require.Equal(t, 200, send(h, "POST", "/query", "qty=1000", "Content-Type", "application/x-www-form-urlencoded").Code)
+	assert.Equal(t, "qty=1000", string(app.body))
+	rejected(t, send(h, "POST", "/query?debug=1", "qty=1000", "Content-Type", "application/x-www-form-urlencoded"), 422, CodeInvariantViolated)
+}
+
 // TestBody_EncodedBodyIsAllItsEncoding: a body is decoded whole, as a
 // host's decoder reads it, or refused: every member of a gzip body is
 // checked (a handler's gzip reader reads them all), and bytes after the

@@ -74,6 +74,11 @@ type contract struct {
 	body    reflect.Type   // the Go type the body is decoded into; nil: not decoded
 	rules   *ruleWalker    // nil: no rules
 	learn   bool           // mode learn: report what would be rejected, reject nothing
+
+	// readsBody: the schema or a rule reads the body, which must then be
+	// JSON (415 for another media type): rules cannot be held to a body
+	// they see as null while the handler decodes it.
+	readsBody bool
 }
 
 // rule is one CEL rule of a contract, compiled: an invariant of a file or
@@ -101,6 +106,7 @@ type contractSpec struct {
 func newContract(s contractSpec) *contract {
 	c := &contract{method: s.method, endpoint: s.endpoint, pattern: s.pattern, source: s.source,
 		schema: s.schema, body: s.body, rules: s.rules, learn: s.learn}
+	c.readsBody = s.schema != nil || s.rules.readsBody()
 	if s.schema != nil {
 		c.numbers, c.skip = s.schema.Numbers(), s.schema.Skip()
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,7 +268,7 @@ func (g *Guard) decide(in *input) (d decision) {
 	// 2. The media type and the body (body.go). Before any contract runs,
 	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
-	if badType != "" && anySchema(todo) {
+	if badType != "" && anyReadsBody(todo) {
 		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, prev, segBuf[:0])
@@ -411,14 +412,10 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	return nil
 }
 
-// anySchema reports whether any of cs has a schema.
-func anySchema(cs []*contract) bool {
-	for _, c := range cs {
-		if c.schema != nil {
-			return true
-		}
-	}
-	return false
+// anyReadsBody reports whether any of cs reads the body: by its schema,
+// or by a rule.
+func anyReadsBody(cs []*contract) bool {
+	return slices.ContainsFunc(cs, func(c *contract) bool { return c.readsBody })
 }
 
 // logReject logs a rejection at debug level: method, route, code and the

@@ -69,6 +69,21 @@ func (r *ruleRun) check(rs []rule, data, self any) {
 	}
 }
 
+// readsBody reports whether any of w's rules reads the request's body;
+// false for nil, no rules.
+func (w *ruleWalker) readsBody() bool {
+	if w == nil {
+		return false
+	}
+	reads := func(rs []rule) bool {
+		return slices.ContainsFunc(rs, func(r rule) bool { return r.prg.ReadsBody() })
+	}
+	if reads(w.own) || w.elem.readsBody() {
+		return true
+	}
+	return slices.ContainsFunc(w.fields, func(f fieldWalker) bool { return reads(f.rules) || f.nested.readsBody() })
+}
+
 func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 	switch w.kind {
 	case reflect.Invalid: // the request as a whole

@@ -107,6 +107,7 @@ func (e *Env) Compile(src string) (*Program, error) {
 // Program is a compiled invariant.
 type Program struct {
 	tracked bool    // evaluated under the cost limit's tracker
+	body    bool    // reads the request's body (readsBody)
 	nat     *native // the native fast path (native.go); nil: cel-go alone
 
 	// cel-go's program. Planned when the expression compiles if the
@@ -150,7 +151,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	if est.Max > costLimit || readsUnbounded(ast) {
 		opts = append(opts, cel.CostLimit(costLimit))
 	}
-	p := &Program{tracked: len(opts) > 1}
+	p := &Program{tracked: len(opts) > 1, body: readsBody(ast)}
 	budget := uint64(unlimited)
 	if p.tracked {
 		budget = costLimit
@@ -319,6 +320,47 @@ func readsUnbounded(a *cel.Ast) bool {
 	}))
 	return found
 }
+
+// readsBody reports whether a reads the request's body: request.body,
+// request whole (an index, a function of it), or a variable of a
+// struct-tag rule (data, self, which are the body decoded). Only
+// context, a comprehension's own variables and request's other fields
+// (request.query, …) read nothing of it.
+func readsBody(a *cel.Ast) bool {
+	own := map[string]bool{"context": true}
+	requests, others := 0, 0
+	var idents []string
+	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.ComprehensionKind:
+			c := e.AsComprehension()
+			own[c.IterVar()], own[c.AccuVar()] = true, true
+			if c.HasIterVar2() {
+				own[c.IterVar2()] = true
+			}
+		case celast.IdentKind:
+			if id := e.AsIdent(); id == "request" {
+				requests++
+			} else {
+				idents = append(idents, id)
+			}
+		case celast.SelectKind:
+			sel := e.AsSelect()
+			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == "request" && sel.FieldName() != "body" {
+				others++
+			}
+		}
+	}))
+	for _, id := range idents {
+		if !own[id] {
+			return true
+		}
+	}
+	return requests > others
+}
+
+// ReadsBody reports whether the expression reads the request's body.
+func (p *Program) ReadsBody() bool { return p.body }
 
 // Tracked reports whether cel-go's evaluations run under the cost
 // limit's tracker.

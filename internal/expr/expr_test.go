@@ -348,6 +348,34 @@ func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
 	}
 }
 
+// TestCompile_ReadsBody: a program knows whether it reads the request's
+// body (so that a contract whose rules do, schema or not, takes a JSON
+// body only): request.body; not request's other fields, context, or a
+// comprehension's own variables.
+func TestCompile_ReadsBody(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	for expr, reads := range map[string]bool{
+		"request.body.qty <= 100":                                       true,
+		"!has(request.body.admin)":                                      true,
+		"request.body.?qty.orValue(0) <= 100":                           true,
+		"request.body == null":                                          true,
+		"has(request.body) && request.method == 'POST'":                 true,
+		"request.query.exists(k, k == request.body.name)":               true,
+		"!('debug' in request.query)":                                   false,
+		"request.headers.?x.orValue('') != 'no' && request.path != '/'": false,
+		"request.params.id != 'admin' && request.method == 'GET'":       false,
+		"request.query.all(k, k.size() < 10)":                           false, // k is the comprehension's own
+		"context.user.role == 'admin'":                                  false,
+	} {
+		p, err := ce.Compile(expr)
+		require.NoError(t, err, expr)
+		assert.Equal(t, reads, p.ReadsBody(), expr)
+	}
+}
+
 // TestSizes_Draft2020Items: an array's element schema bounds its size
 // whether the schema says items (draft-07) or items with prefixItems
 // (2020-12): the same array gets the same bounds under both drafts.
