@@ -143,6 +143,9 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		}
 		return nil
 	}}
+	if err := schemaTakesWinners(t, map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
 	b, err := r.ReflectFromType(t).MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)
@@ -166,6 +169,71 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
+}
+
+// schemaTakesWinners reports an error where the schema invopop reflects
+// for a struct type reachable from t would constrain a member by another
+// field than the one encoding/json (and so T) decodes it into. invopop
+// walks fields in order, into embedded structs, and the last field of a
+// name sets its property; encoding/json's shallowest field wins. So a
+// field shadowing a promoted one declared after it would lose its
+// constraints to it (Role string `jsonschema:"enum=user"` before an
+// embedded Base with its own Role): refused, with what to do, rather than
+// checked by the wrong field's rules.
+func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	winners, err := bind.Fields(t)
+	if err != nil {
+		return err
+	}
+	last := map[string][]int{} // invopop's pick: the last field of each name, in its walk
+	var walk func(st reflect.Type, at []int)
+	walk = func(st reflect.Type, at []int) {
+		for st.Kind() == reflect.Pointer {
+			st = st.Elem()
+		}
+		for i := range st.NumField() {
+			f := st.Field(i)
+			index := append(slices.Clone(at), i)
+			name, skip, inline := bind.FieldName(f)
+			switch {
+			case skip, !f.IsExported() && !f.Anonymous, strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-":
+				// not in the schema
+			case inline:
+				walk(f.Type, index)
+			default:
+				last[name] = index
+			}
+		}
+	}
+	walk(t, nil)
+	for name, index := range winners {
+		if got := last[name]; got != nil && !slices.Equal(got, index) {
+			return fmt.Errorf("%s.%s: its member %q would be checked by the rules of %s.%s, which it shadows: declare the embedded struct before %s, or give one of them another json name",
+				t, fieldPath(t, index), name, t, fieldPath(t, got), fieldPath(t, index))
+		}
+	}
+	for _, index := range winners {
+		if err := schemaTakesWinners(t.FieldByIndex(index).Type, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldPath names the field at index in t: Base.Role.
+func fieldPath(t reflect.Type, index []int) string {
+	names := make([]string, len(index))
+	for i := range index {
+		names[i] = t.FieldByIndex(index[:i+1]).Name
+	}
+	return strings.Join(names, ".")
 }
 
 // scanAnnotations turns the x-contractguard-scan values invopop writes

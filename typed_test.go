@@ -289,6 +289,47 @@ func TestTyped_RegistrationErrors(t *testing.T) {
 	assert.PanicsWithError(t, tests[0].err.Error(), func() { Handle(g, func(http.ResponseWriter, *http.Request, UnknownField) {}) })
 }
 
+// TestTyped_ShadowedFieldsKeepTheirRules: a member is checked by the
+// rules of the field T decodes it into. encoding/json gives a name to the
+// shallowest field, where invopop's schema took the last one it met: a
+// Role shadowing an embedded struct's Role declared after it lost its
+// enum, and {"role":"admin"} reached the handler. Such a type is refused
+// at registration, saying what to do; declared the other way round, the
+// outer field's rules hold.
+func TestTyped_ShadowedFieldsKeepTheirRules(t *testing.T) {
+	type base struct {
+		Role string `json:"role"`
+	}
+	type Base struct {
+		Role string `json:"role"`
+	}
+	type shadowLast struct {
+		Role string `json:"role" jsonschema:"enum=user"`
+		base
+	}
+	type shadowLastExported struct {
+		Role string `json:"role" jsonschema:"enum=user"`
+		Base
+	}
+	type nested struct {
+		Who shadowLast `json:"who"`
+	}
+	type shadowFirst struct {
+		Base
+		Role string `json:"role" jsonschema:"enum=user"`
+	}
+	g := mustNew(t, Options{Logger: discard})
+	for _, err := range []error{handlerErr[shadowLast](g), handlerErr[shadowLastExported](g), handlerErr[nested](g)} {
+		require.Error(t, err)
+		assert.Regexp(t, `^contractguard: contractguard\.shadowLast(Exported)?\.Role: its member "role" would be checked by the rules of contractguard\.shadowLast(Exported)?\.[bB]ase\.Role, which it shadows: declare the embedded struct before Role, or give one of them another json name$`, err.Error())
+	}
+	var got []string
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in shadowFirst) { got = append(got, in.Role) })
+	rejected(t, send(h, "POST", "/x", `{"role":"admin"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, 200, send(h, "POST", "/x", `{"role":"user"}`).Code)
+	assert.Equal(t, []string{"user"}, got)
+}
+
 func handlerErr[T any](g *Guard) error {
 	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, T) {})
 	return err

@@ -78,6 +78,21 @@ func jsonFields(t reflect.Type) ([]field, error) {
 	return out, nil
 }
 
+// Fields maps each member name of struct type t to the index of the
+// field encoding/json decodes it into (reflect's FieldByIndex), by the
+// rules of jsonFields.
+func Fields(t reflect.Type) (map[string][]int, error) {
+	fs, err := jsonFields(t)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string][]int, len(fs))
+	for _, f := range fs {
+		m[f.name] = f.index
+	}
+	return m, nil
+}
+
 // FieldName is the member name encoding/json reads the field sf from: the
 // name of its json tag, else its Go name. skip: json:"-", never read (but
 // json:"-," is the member "-"). inline: an embedded struct without a tag
