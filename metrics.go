@@ -114,9 +114,10 @@ func (o Outcome) String() string {
 // with [Guard.Observe] receives it. Its strings are bounded for use as
 // metric labels: never the raw path, never a value of the request.
 type Event struct {
-	// Method is the contract's method (upper case); for a request that
-	// matched none, the request's if it is one of the standard methods,
-	// else "_OTHER".
+	// Method is the file contract's method (upper case); for a request
+	// that matched none, or a typed handler's contract alone (which takes
+	// any method), the request's if it is one of the standard methods,
+	// else "_OTHER": never a method of the client's choosing.
 	Method string
 	// Route is the endpoint of the contract that matched, as written
 	// (/users/:id); for a typed handler's contract alone, the router's
@@ -159,11 +160,15 @@ func (g *Guard) emit(in *input, e *routeEntry, o Outcome, code string, d time.Du
 	if obs == nil {
 		return
 	}
-	ev := Event{Method: in.method, Route: in.typed.routeName(in.r), Outcome: o, Code: code, Duration: d}
-	if e != nil {
+	ev := Event{Outcome: o, Code: code, Duration: d}
+	switch {
+	case e != nil:
 		ev.Method, ev.Route = e.contracts[0].method, e.contracts[0].endpoint
-	} else if in.typed.c == nil {
-		ev.Method, ev.Route = standardMethod(in.method), ""
+	case in.typed.c != nil:
+		// The request's method, which the typed contract does not bound.
+		ev.Method, ev.Route = standardMethod(in.method), in.typed.routeName(in.r)
+	default:
+		ev.Method = standardMethod(in.method)
 	}
 	for _, f := range *obs {
 		f(ev)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +64,44 @@ func TestObserve_Events(t *testing.T) {
 	assert.EqualValues(t, 1, s.ScanFindings["sql_injection"])
 	assert.Len(t, s.ScanFindings, 6)
 	assert.EqualValues(t, 3, s.RequestsValidated)
+}
+
+// TestObserve_TypedHandlerMethodIsBounded: a typed handler's contract
+// takes any method, so the event of a request only it checked, alone or
+// behind Middleware, has the request's method as a request no contract
+// matched has it (a standard method or _OTHER), never as the client sent
+// it: made-up methods cannot make up label values.
+func TestObserve_TypedHandlerMethodIsBounded(t *testing.T) {
+	type order struct {
+		SKU string `json:"sku"`
+	}
+	g := mustNew(t, Options{Logger: discard})
+	var events []Event
+	g.Observe(func(e Event) { events = append(events, e) })
+	typed := Handle(g, func(http.ResponseWriter, *http.Request, order) {})
+	mux := http.NewServeMux()
+	mux.Handle("/orders", typed)
+	for _, h := range []http.Handler{typed, g.Middleware(mux)} {
+		for _, method := range []string{"POST", "X-1", "X-2", "BREW"} {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(method, "/orders", strings.NewReader(`{"sku":"a"}`)))
+		}
+	}
+	var got []Event
+	for _, e := range events {
+		assert.Positive(t, e.Duration)
+		got = append(got, Event{Method: e.Method, Route: e.Route, Outcome: e.Outcome})
+	}
+	alone, behind := "type contractguard.order", "/orders" // the router's pattern
+	assert.Equal(t, []Event{
+		{Method: "POST", Route: alone, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: alone, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: alone, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: alone, Outcome: OutcomePassed},
+		{Method: "POST", Route: behind, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: behind, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: behind, Outcome: OutcomePassed},
+		{Method: "_OTHER", Route: behind, Outcome: OutcomePassed},
+	}, got)
 }
 
 // TestObserve_NoAllocation: an observer adds no allocation to a request,

@@ -43,6 +43,35 @@ func TestRegister_Overflow(t *testing.T) {
 	assert.Len(t, got["contractguard.check.duration"].Data.(metricdata.Histogram[float64]).DataPoints, 2, "/api/users/:id and the overflow's")
 }
 
+// TestRegister_OverflowFoldsMethods: past the bound on attribute sets, a
+// new set's http.request.method is folded too (a method that is not a
+// standard one becomes "_OTHER"), so that the overflow's sets are bounded
+// even when the contracts' methods are not.
+func TestRegister_OverflowFoldsMethods(t *testing.T) {
+	defer cgotel.SetMaxSeries(2)()
+	var contracts []contractguard.Contract
+	for _, m := range []string{"PROPFIND", "MKCOL", "LOCK", "UNLOCK", "COPY", "MOVE", "GET"} {
+		contracts = append(contracts, contractguard.Contract{Endpoint: "/dav", Method: m})
+	}
+	g, err := contractguard.New(contractguard.Options{Contracts: contracts, Logger: discard})
+	require.NoError(t, err)
+	reader := sdkmetric.NewManualReader()
+	_, err = cgotel.Register(g, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	require.NoError(t, err)
+	h := app(g)
+	for _, m := range []string{"PROPFIND", "MKCOL", "LOCK", "UNLOCK", "COPY", "MOVE", "GET", "PROPFIND"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, "/dav", nil))
+	}
+	got := collect(t, reader)
+	metricdatatest.AssertAggregationsEqual(t, sum(
+		point(2, method("PROPFIND"), route("/dav"), outcome("passed")),
+		point(1, method("MKCOL"), route("/dav"), outcome("passed")),
+		point(4, method("_OTHER"), route("_overflow"), outcome("passed")),
+		point(1, method("GET"), route("_overflow"), outcome("passed")),
+	), got["contractguard.requests"].Data, metricdatatest.IgnoreTimestamp())
+	assert.Len(t, got["contractguard.check.duration"].Data.(metricdata.Histogram[float64]).DataPoints, 4)
+}
+
 // TestRegister_TwoPasses: a request Middleware checks against a file
 // contract and a typed handler (that Middleware cannot see) checks again
 // against T's is recorded once in each pass, both under the file

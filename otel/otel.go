@@ -29,13 +29,14 @@
 //	contractguard.license.time_remaining Int64ObservableGauge, s
 //
 // The attributes follow the HTTP semantic conventions where they apply:
-// http.request.method (the contract's method; for a request no contract
-// matched a standard method or _OTHER, as the conventions say) and
-// http.route (the contract's endpoint pattern, never the raw path; absent
-// when no contract matched); then contractguard.outcome (passed, rejected,
-// would_block, unmatched), contractguard.code (the violation's code, for
-// rejected and would_block), contractguard.reload.result (ok, failed),
-// contractguard.scan.class, contractguard.sink and, on the licence's gauge,
+// http.request.method (the file contract's method; for a request no
+// contract matched or a typed handler's contract alone a standard method
+// or _OTHER, as the conventions say) and http.route (the contract's
+// endpoint pattern, never the raw path; absent when no contract matched);
+// then contractguard.outcome (passed, rejected, would_block, unmatched),
+// contractguard.code (the violation's code, for rejected and would_block),
+// contractguard.reload.result (ok, failed), contractguard.scan.class,
+// contractguard.sink and, on the licence's gauge,
 // contractguard.license.licensee, .key_id and .features (never the key).
 // docs/metrics.md in the repository describes each instrument.
 package cgotel
@@ -43,6 +44,7 @@ package cgotel
 import (
 	"context"
 	"errors"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -72,8 +74,9 @@ var DefaultBuckets = []float64{
 
 // MaxSeries bounds the attribute sets of contractguard.requests one
 // registration keeps. Real contracts never come near it; past it, a new
-// set's requests are recorded with http.route "_overflow", so that memory
-// stays bounded whatever is loaded over a process's life.
+// set's requests are recorded with http.route "_overflow" and, unless it
+// is a standard one, http.request.method "_OTHER", so that memory stays
+// bounded whatever is loaded over a process's life.
 const MaxSeries = 10000
 
 // maxSeries is MaxSeries; smaller in tests.
@@ -81,6 +84,21 @@ var maxSeries = MaxSeries
 
 // overflowRoute is the http.route of the requests past MaxSeries.
 const overflowRoute = "_overflow"
+
+// overflow is k as recorded past MaxSeries: http.route "_overflow", and
+// http.request.method "_OTHER" unless it is a standard one (a contract's
+// method may be any token), so that the overflow's attribute sets are
+// few: the standard methods and _OTHER, by outcome and code.
+func (k seriesKey) overflow() seriesKey {
+	k.route = overflowRoute
+	switch k.method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+	default:
+		k.method = "_OTHER"
+	}
+	return k
+}
 
 // The attribute keys of contractguard's own attributes (the HTTP ones are
 // semconv's http.request.method and http.route).
@@ -268,7 +286,7 @@ func (x *exporter) observe(e contractguard.Event) {
 	m := *x.series.Load()
 	s := m[k]
 	if s == nil && len(m) >= x.max {
-		k.route = overflowRoute
+		k = k.overflow()
 		s = m[k]
 	}
 	if s == nil {
@@ -284,14 +302,13 @@ func (x *exporter) observe(e contractguard.Event) {
 }
 
 // add builds k's options and publishes a copy of the map with them. Past
-// MaxSeries attribute sets, k's route becomes "_overflow" (the overflow's
-// sets are few: methods, outcomes and codes).
+// MaxSeries attribute sets, k is recorded as its overflow.
 func (x *exporter) add(k seriesKey) *series {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	old := *x.series.Load()
 	if len(old) >= x.max {
-		k.route = overflowRoute
+		k = k.overflow()
 	}
 	if s := old[k]; s != nil {
 		return s // added while this request waited for the lock

@@ -31,16 +31,17 @@
 //	contractguard_license_expiry_timestamp_seconds                 gauge
 //
 // The labels are bounded: route is the contract's endpoint pattern
-// (/users/:id), never the raw path; method is the contract's, or for a
-// request no contract matched a standard method or "_OTHER"; outcome is
-// passed, rejected, would_block or unmatched; code is the violation's code
-// (rejected and would_block only). The licence metrics are there only
-// when the guard has a licence key, and never show the key. docs/metrics.md
-// in the repository describes each metric and the PromQL for the questions
-// operators ask.
+// (/users/:id), never the raw path; method is the file contract's, or for
+// a request no contract matched or a typed handler's contract alone a
+// standard method or "_OTHER"; outcome is passed, rejected, would_block or
+// unmatched; code is the violation's code (rejected and would_block only).
+// The licence metrics are there only when the guard has a licence key, and
+// never show the key. docs/metrics.md in the repository describes each
+// metric and the PromQL for the questions operators ask.
 package cgprometheus
 
 import (
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -63,12 +64,28 @@ var DefaultBuckets = []float64{
 // MaxSeries bounds the label sets of contractguard_requests_total one
 // Collector keeps. Real contracts never come near it (it would take
 // hundreds of routes with every outcome and code); past it, a new label
-// set's requests are counted with route "_overflow", so that memory stays
-// bounded whatever is loaded over a process's life.
+// set's requests are counted with route "_overflow" and, unless it is a
+// standard one, method "_OTHER", so that memory stays bounded whatever is
+// loaded over a process's life.
 const MaxSeries = 10000
 
 // overflowRoute is the route label of the requests past MaxSeries.
 const overflowRoute = "_overflow"
+
+// overflow is k as counted past MaxSeries: route "_overflow", and method
+// "_OTHER" unless it is a standard one (a contract's method may be any
+// token), so that the overflow's label sets are few: the standard methods
+// and _OTHER, by outcome and code.
+func (k seriesKey) overflow() seriesKey {
+	k.route = overflowRoute
+	switch k.method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+	default:
+		k.method = "_OTHER"
+	}
+	return k
+}
 
 // Option configures a Collector.
 type Option func(*config)
@@ -189,7 +206,7 @@ func (c *Collector) observe(e contractguard.Event) {
 	m := *c.series.Load()
 	s := m[k]
 	if s == nil && len(m) >= c.max {
-		k.route = overflowRoute
+		k = k.overflow()
 		s = m[k]
 	}
 	if s == nil {
@@ -202,14 +219,13 @@ func (c *Collector) observe(e contractguard.Event) {
 }
 
 // add resolves k's counter and histogram and publishes a copy of the map
-// with them. Past MaxSeries label sets, k's route becomes "_overflow" (the
-// overflow's label sets are few: methods, outcomes and codes).
+// with them. Past MaxSeries label sets, k is counted as its overflow.
 func (c *Collector) add(k seriesKey) *series {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := *c.series.Load()
 	if len(old) >= c.max {
-		k.route = overflowRoute
+		k = k.overflow()
 	}
 	if s := old[k]; s != nil {
 		return s // added while this request waited for the lock

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard"
 	cgprometheus "github.com/contractguard/contractguard/prometheus"
@@ -69,6 +70,61 @@ contractguard_requests_total{code="INVARIANT_VIOLATED",method="GET",outcome="rej
 `
 	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected), "contractguard_requests_total"))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "contractguard_check_duration_seconds"), "/api/users/:id and the overflow's")
+}
+
+// TestCollector_OverflowFoldsMethods: past the bound on label sets, a new
+// set's method is folded too (a method that is not a standard one becomes
+// "_OTHER"), so that the overflow's sets are bounded even when the
+// contracts' methods are not.
+func TestCollector_OverflowFoldsMethods(t *testing.T) {
+	var contracts []contractguard.Contract
+	for _, m := range []string{"PROPFIND", "MKCOL", "LOCK", "UNLOCK", "COPY", "MOVE", "GET"} {
+		contracts = append(contracts, contractguard.Contract{Endpoint: "/dav", Method: m})
+	}
+	g, err := contractguard.New(contractguard.Options{Contracts: contracts, Logger: discard})
+	require.NoError(t, err)
+	c := cgprometheus.NewCollector(g)
+	cgprometheus.SetMaxSeries(c, 2)
+	h := app(g)
+	for _, m := range []string{"PROPFIND", "MKCOL", "LOCK", "UNLOCK", "COPY", "MOVE", "GET", "PROPFIND"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, "/dav", nil))
+	}
+	expected := `
+# HELP contractguard_requests_total Requests the guard decided on, by the contract's method and route, outcome (passed, rejected, would_block, unmatched) and violation code. A request checked in two passes (Middleware, then a typed handler) counts in each.
+# TYPE contractguard_requests_total counter
+contractguard_requests_total{code="",method="GET",outcome="passed",route="_overflow"} 1
+contractguard_requests_total{code="",method="MKCOL",outcome="passed",route="/dav"} 1
+contractguard_requests_total{code="",method="PROPFIND",outcome="passed",route="/dav"} 2
+contractguard_requests_total{code="",method="_OTHER",outcome="passed",route="_overflow"} 4
+`
+	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected), "contractguard_requests_total"))
+	assert.Equal(t, 4, testutil.CollectAndCount(c, "contractguard_check_duration_seconds"))
+}
+
+// TestCollector_MadeUpMethods: the requests a typed handler's contract
+// alone checks are counted under a standard method or "_OTHER", never
+// under the methods a client makes up, one series each.
+func TestCollector_MadeUpMethods(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+	}
+	g, err := contractguard.New(contractguard.Options{Logger: discard})
+	require.NoError(t, err)
+	c := cgprometheus.NewCollector(g)
+	mux := http.NewServeMux()
+	mux.Handle("/items", contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, in item) {}))
+	h := g.Middleware(mux)
+	for i := range 200 {
+		r := httptest.NewRequest(fmt.Sprintf("M%d", i), "/items", strings.NewReader(`{"name":"a"}`))
+		r.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	expected := `
+# HELP contractguard_requests_total Requests the guard decided on, by the contract's method and route, outcome (passed, rejected, would_block, unmatched) and violation code. A request checked in two passes (Middleware, then a typed handler) counts in each.
+# TYPE contractguard_requests_total counter
+contractguard_requests_total{code="",method="_OTHER",outcome="passed",route="/items"} 200
+`
+	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected), "contractguard_requests_total"))
 }
 
 // nopWriter is a ResponseWriter that keeps nothing, so that a measure of
