@@ -362,7 +362,7 @@ func (g *Guard) requires(in *input) bool { return in.require && g.opts.RequireCo
 // debug line for a rejection) and returns it. again is a later pass over
 // a request an earlier pass checked; e the route entry matched.
 func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Duration, vd decision) decision {
-	d := g.stats.record(start, vd.v != nil, again)
+	d := g.stats.record(start, vd, again)
 	switch {
 	case vd.v != nil:
 		g.emit(in, e, OutcomeRejected, vd.v.Code, d)

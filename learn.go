@@ -19,8 +19,9 @@ import (
 // Learning mode, report-only enforcement: a contract in mode learn (or
 // every contract, with Options.LearningMode) is checked exactly as in
 // enforcement, but a request it would reject reaches the handler; the
-// would-be rejection is counted, logged (rate-limited, never a value),
-// kept in a bounded report and given to Options.OnObserve.
+// request is counted (once, with the decision: metrics.go), and each
+// contract's would-be rejection logged (rate-limited, never a value), kept
+// in a bounded report and given to Options.OnObserve.
 
 // Observation is a request a contract in mode learn would have rejected,
 // as Options.OnObserve receives it.
@@ -100,8 +101,9 @@ func (g *Guard) observeAll(in *input, cs []*contract, v *Violation) {
 }
 
 // observe reports v as a would-be rejection of c (nil: of no contract).
+// The request is counted where the decision is recorded, once however
+// many of its contracts would reject it.
 func (g *Guard) observe(in *input, c *contract, v *Violation) {
-	g.stats.wouldBlock.Add(1)
 	var info ContractInfo
 	name := ""
 	if c != nil {

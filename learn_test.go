@@ -134,6 +134,70 @@ func TestLearn_GlobalMode(t *testing.T) {
 	assert.EqualValues(t, 3, g.Metrics().RequestsWouldBlock)
 }
 
+// TestLearn_WouldBlockCountsRequests: a request that two learning
+// contracts would both reject counts once in requests_would_block, as it
+// does in requests_validated and in the observers' events, while each
+// contract still reports its own would-be rejection (OnObserve, the
+// learning report). Two contracts run on one request beside a typed
+// handler's (which Middleware finds), or where its path reads two ways;
+// after the body is read, or before (another media type).
+func TestLearn_WouldBlockCountsRequests(t *testing.T) {
+	type order struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku" jsonschema:"minLength=5"`
+	}
+	const twoWays = `endpoint: /files/:name
+method: POST
+mode: learn
+schema: {type: object, required: [name]}
+---
+endpoint: /
+method: POST
+mode: learn
+schema: {type: object, required: [root]}
+`
+	for _, tc := range []struct {
+		name, files, target, body string
+		header                    []string
+		typed                     bool
+		code                      string
+	}{
+		// The file contract wants qty; the typed one, a longer sku.
+		{name: "file and typed", files: learnContracts, target: "/orders", body: `{"sku":"a"}`, typed: true, code: CodeSchemaInvalid},
+		// A router resolving the dots serves /; one that does not, /files/:name.
+		{name: "two readings", files: twoWays, target: "/files/..", body: `{}`, code: CodeSchemaInvalid},
+		{name: "two readings, before the contracts run", files: twoWays, target: "/files/..", body: `a`,
+			header: []string{"Content-Type", "text/plain"}, code: CodeUnsupportedMediaType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, rec := learnGuard(t, func(o *Options) { o.ContractsFS = mapFS(map[string]string{"c.yaml": tc.files}) })
+			var events []Event
+			g.Observe(func(e Event) { events = append(events, e) })
+			var next http.Handler = &echo{}
+			if tc.typed {
+				mux := http.NewServeMux()
+				mux.Handle("POST "+tc.target, Handle(g, func(http.ResponseWriter, *http.Request, order) {}))
+				next = mux
+			}
+			w := send(g.Middleware(next), "POST", tc.target, tc.body, tc.header...)
+			require.Equal(t, 200, w.Code, w.Body.String())
+
+			require.Len(t, events, 1)
+			assert.Equal(t, OutcomeWouldBlock, events[0].Outcome)
+			assert.Equal(t, tc.code, events[0].Code)
+			m := g.Metrics()
+			assert.EqualValues(t, 1, m.RequestsValidated)
+			assert.EqualValues(t, 1, m.RequestsWouldBlock, "one request")
+			assert.Len(t, rec.observed, 2, "one observation per contract")
+			report := g.LearningReport()
+			require.Len(t, report, 2)
+			for _, r := range report {
+				assert.EqualValues(t, 1, r.WouldBlock, r.Contract)
+			}
+		})
+	}
+}
+
 // TestLearn_BeforeTheContractRuns: a body too large, of another media
 // type, or not JSON is reported, and the handler gets it as it came: a
 // body over the limit as a stream, never held whole.

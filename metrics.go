@@ -18,8 +18,10 @@ type Metrics struct {
 	// RequestsBlocked counts the requests rejected.
 	RequestsBlocked int64 `json:"requests_blocked"`
 	// RequestsWouldBlock counts the requests a contract in mode learn
-	// would have rejected (they reached the handler); see
-	// [Guard.LearningReport] for them by contract.
+	// would have rejected (they reached the handler), once however many
+	// of their contracts would have, as the would_block events of
+	// [Guard.Observe]; see [Guard.LearningReport] for the would-be
+	// rejections by contract.
 	RequestsWouldBlock int64 `json:"requests_would_block"`
 	// ContractsLoaded is the number of contracts in force.
 	ContractsLoaded int64 `json:"contracts_loaded"`
@@ -34,7 +36,7 @@ type Metrics struct {
 
 type counters struct {
 	validated, blocked, nanos atomic.Int64
-	wouldBlock                atomic.Int64 // would-be rejections of contracts in mode learn
+	wouldBlock                atomic.Int64 // requests a contract in mode learn would have rejected
 	reloads, reloadFailures   atomic.Int64
 	findings                  [scan.Classes]atomic.Int64 // values the scan flagged, by class
 	sinkBlocks                [len(sinkNames)]atomic.Int64
@@ -42,16 +44,24 @@ type counters struct {
 	observers atomic.Pointer[[]func(Event)]
 }
 
-// record counts a request the guard checked and returns the time it took
-// since start, the monotonic reading when it reached the guard. again is
-// a second pass over the same request (a typed handler behind
-// Middleware): its time adds to the request's, and a rejection counts,
-// but the request is not counted twice.
-func (c *counters) record(start time.Duration, blocked, again bool) time.Duration {
+// record counts a request the guard checked, as vd decided it, and
+// returns the time it took since start, the monotonic reading when it
+// reached the guard. A would-be rejection counts once, however many
+// contracts in mode learn would have sent one (each is reported on its
+// own, learn.go). again is a second pass over the same request (a typed
+// handler behind Middleware): its time adds to the request's, and a
+// rejection or a would-be rejection counts, but the request is not
+// counted twice as validated. (A request both passes would reject counts
+// as would-block in each, as its events do: the state a later pass sees
+// does not say what the earlier one decided.)
+func (c *counters) record(start time.Duration, vd decision, again bool) time.Duration {
 	d := monotonic() - start
 	c.nanos.Add(int64(d))
-	if blocked {
+	switch {
+	case vd.v != nil:
 		c.blocked.Add(1)
+	case vd.would != nil:
+		c.wouldBlock.Add(1)
 	}
 	if !again {
 		c.validated.Add(1)
