@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/contractguard/contractguard/internal/bind"
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // checkBody checks the body against c's schema and, when it passes,
@@ -18,13 +20,23 @@ func (c *contract) checkBody(q *request) {
 	}
 	if c.body != nil {
 		v := reflect.New(c.body)
-		if bind.Into(v.Elem(), st.doc.Root(), q) {
+		if bind.Into(v.Elem(), st.doc.Root(), q) && c.floatsHold(v.Elem(), st.doc.Root(), q) {
 			if st.values == nil {
 				st.values = st.valBuf[:0]
 			}
 			st.values = append(st.values, boundValue{c, v.Interface()})
 		}
 	}
+}
+
+// floatsHold holds the floats of v, c's body decoded from d, to the
+// exclusive bounds of c's schema (floats.go).
+func (c *contract) floatsHold(v reflect.Value, d jsonbody.Value, q *request) bool {
+	if c.floats == nil {
+		return true
+	}
+	var path failure.Path
+	return c.floats.check(v, d, &path, q)
 }
 
 // schemaViolation is the failures of the schemas and of decoding, sorted

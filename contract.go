@@ -79,6 +79,8 @@ type contract struct {
 	// JSON (415 for another media type): rules cannot be held to a body
 	// they see as null while the handler decodes it.
 	readsBody bool
+
+	floats *floatNode // exclusive bounds held again on the floats of body (floats.go); nil: none
 }
 
 // rule is one CEL rule of a contract, compiled: an invariant of a file or
@@ -109,6 +111,9 @@ func newContract(s contractSpec) *contract {
 	c.readsBody = s.schema != nil || s.rules.readsBody()
 	if s.schema != nil {
 		c.numbers, c.skip = s.schema.Numbers(), s.schema.Skip()
+		if s.body != nil {
+			c.floats = floatChecks(s.body, s.schema.Compiled())
+		}
 	}
 	return c
 }

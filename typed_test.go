@@ -330,6 +330,69 @@ func TestTyped_ShadowedFieldsKeepTheirRules(t *testing.T) {
 	assert.Equal(t, []string{"user"}, got)
 }
 
+// TestTyped_FloatsKeepTheirExclusiveBounds: the schema checks a number as
+// the decimal written, T holds it rounded; a value over an exclusive
+// bound may round onto it (1e-400 > 0 is 0 as a float64; 0.99999999 < 1
+// is 1 as a float32). T's floats are held to their exclusive bounds as T
+// holds them, at any depth, so the handler never gets a value its schema
+// excludes; values that round clear of the bounds pass, and so does a
+// member left out (its field's zero value is Go's, not the body's).
+func TestTyped_FloatsKeepTheirExclusiveBounds(t *testing.T) {
+	type Part struct {
+		Weight float32 `json:"weight" jsonschema:"exclusiveMinimum=0"`
+	}
+	type Payment struct {
+		Amount float64  `json:"amount" jsonschema:"exclusiveMinimum=0"`
+		Ratio  float32  `json:"ratio" jsonschema:"exclusiveMaximum=1"`
+		Tip    *float64 `json:"tip,omitempty" jsonschema:"exclusiveMinimum=0,exclusiveMaximum=100"`
+		Parts  []Part   `json:"parts,omitempty"`
+		Main   *Part    `json:"main,omitempty"`
+		Opt    float64  `json:"opt,omitempty" jsonschema:"exclusiveMinimum=0"` // left out: 0, which no schema saw
+	}
+	g := mustNew(t, Options{Logger: discard})
+	var got []Payment
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Payment) { got = append(got, in) })
+	for body, want := range map[string][]Detail{
+		`{"amount":1e-400,"ratio":0.5}`:                                            {{"/amount", "must be > 0: as a float64 it is 0"}},
+		`{"amount":1,"ratio":0.99999999}`:                                          {{"/ratio", "must be < 1: as a float32 it is 1"}},
+		`{"amount":1,"ratio":0.5,"tip":99.99999999999999999}`:                      {{"/tip", "must be < 100: as a float64 it is 100"}},
+		`{"amount":1,"ratio":0.5,"parts":[{"weight":1},{"weight":1e-50}]}`:         {{"/parts/1/weight", "must be > 0: as a float32 it is 0"}},
+		`{"amount":5e-324,"ratio":-1e-50,"main":{"weight":1e-46}}`:                 {{"/main/weight", "must be > 0: as a float32 it is 0"}},
+		`{"amount":1e-400,"ratio":0.99999999,"parts":[{"weight":1e-50}],"tip":50}`: {{"/amount", "must be > 0: as a float64 it is 0"}, {"/parts/0/weight", "must be > 0: as a float32 it is 0"}, {"/ratio", "must be < 1: as a float32 it is 1"}},
+	} {
+		eb := rejected(t, send(h, "POST", "/pay", body), 400, CodeSchemaInvalid)
+		assert.Equal(t, want, eb.Details, body)
+	}
+	assert.Empty(t, got)
+	require.Equal(t, 200, send(h, "POST", "/pay", `{"amount":5e-324,"ratio":0.9999999,"tip":1e-300,"parts":[{"weight":1e-45}]}`).Code)
+	require.Len(t, got, 1)
+	assert.True(t, got[0].Amount > 0 && got[0].Ratio < 1 && *got[0].Tip > 0 && got[0].Parts[0].Weight > 0, "%+v", got[0])
+}
+
+// TestTyped_FloatsKeepTheirExclusiveBoundsFromAFile: the same where a
+// schema file puts the bounds, through $ref, allOf and a map's values,
+// the tighter of two bounds holding.
+func TestTyped_FloatsKeepTheirExclusiveBoundsFromAFile(t *testing.T) {
+	type Rates struct {
+		_     struct{}           `cg:"schema=rates.json"`
+		Rates map[string]float32 `json:"rates"`
+		Floor float64            `json:"floor"`
+	}
+	schemaFile := `{"type": "object", "definitions": {"positive": {"type": "number", "exclusiveMinimum": 0}},
+		"properties": {
+			"rates": {"type": "object", "additionalProperties": {"$ref": "#/definitions/positive"}},
+			"floor": {"allOf": [{"$ref": "#/definitions/positive"}, {"exclusiveMinimum": -1, "exclusiveMaximum": 1e-300}]}}}`
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{"rates.json": {Data: []byte(schemaFile)}}})
+	ran := 0
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Rates) { ran++ })
+	eb := rejected(t, send(h, "POST", "/rates", `{"rates":{"a":1,"b":1e-60},"floor":1e-320}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/rates/b", "must be > 0: as a float32 it is 0"}}, eb.Details)
+	eb = rejected(t, send(h, "POST", "/rates", `{"rates":{},"floor":1e-400}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/floor", "must be > 0: as a float64 it is 0"}}, eb.Details)
+	assert.Equal(t, 0, ran)
+	require.Equal(t, 200, send(h, "POST", "/rates", `{"rates":{"a":1e-45},"floor":1e-320}`).Code)
+}
+
 func handlerErr[T any](g *Guard) error {
 	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, T) {})
 	return err

@@ -179,6 +179,15 @@ func msgExclusiveMinimum(r *big.Rat) string { return "must be > " + ratString(r)
 func msgExclusiveMaximum(r *big.Rat) string { return "must be < " + ratString(r) }
 func msgPattern(p string) string            { return "must match the pattern " + failure.Clip(p) }
 
+// ExclusiveMessage is the message of a failed exclusiveMinimum (min) or
+// exclusiveMaximum of r, as the schema's own.
+func ExclusiveMessage(min bool, r *big.Rat) string {
+	if min {
+		return msgExclusiveMinimum(r)
+	}
+	return msgExclusiveMaximum(r)
+}
+
 func msgMinItems(n int) string {
 	return fmt.Sprintf("must have at least %d %s", n, plural(n, "item"))
 }
