@@ -55,7 +55,8 @@ func WithDialer(dial DialFunc) TransportOption { return func(t *transport) { t.d
 // Transport returns base (http.DefaultTransport when nil) checking outbound
 // requests against server-side request forgery: when a request's host came
 // from the input ctx carries — an input is the host, or holds it where a
-// URL does (`http://HOST:port/…`, `user@HOST`), in any case — or the
+// URL does (`http://HOST:port/…`, `user@HOST`), in any case, with or
+// without the dot that ends a fully qualified name (`HOST.`) — or the
 // request follows a redirect from one that
 // did, the host is resolved, every address is checked, and the connection
 // is made to the address that was checked, so that a name resolving to a
@@ -323,7 +324,9 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 
 // inputWithHost is an input that is host, or holds it where a URL holds
 // a host: after "//", "@" or "[" (or at the start), before ":", "/", "?",
-// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). A host named in prose ("ask
+// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). The dots that end a
+// fully qualified name ("localhost.", which resolves as localhost) are the
+// host's, which comes without them. A host named in prose ("ask
 // localhost's admin") or inside a longer name (db in feedback, in
 // db.example) is not the input's doing. The request's own Host header
 // counts only with the port too (port is the URL's, or its scheme's
@@ -348,6 +351,9 @@ func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 				return true
 			}
 			j := i + len(host)
+			for j < len(v) && v[j] == '.' {
+				j++ // the root of a fully qualified name: "localhost." is localhost
+			}
 			before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
 			after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
 			if before && after {

@@ -426,3 +426,56 @@ func TestTransport_ReportOnlyEveryRequest(t *testing.T) {
 	assert.Equal(t, 3, hits)
 	assert.Len(t, rc.all(), 3)
 }
+
+// fqdnNet is the test network with a real resolver's and dialer's
+// reading of a fully qualified name: "name." is "name" (the dot is the
+// root).
+type fqdnNet struct{ *testNet }
+
+func (n fqdnNet) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return n.testNet.LookupNetIP(ctx, network, strings.TrimSuffix(host, "."))
+}
+
+func (n fqdnNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, _ := net.SplitHostPort(addr)
+	return n.testNet.dial(ctx, network, net.JoinHostPort(strings.TrimSuffix(host, "."), port))
+}
+
+// TestTransport_FullyQualifiedHost: an input host written with the dot
+// that ends a fully qualified name ("evil.example.", which resolves as
+// evil.example) is the input's, and checked; a longer name that starts
+// with the host and a dot is another host (found by a review: the dot
+// after the host hid the input, and the request went out unchecked).
+func TestTransport_FullyQualifiedHost(t *testing.T) {
+	n := fqdnNet{newTestNet(t)}
+	base := &http.Transport{DisableKeepAlives: true, DialContext: n.dial}
+	c := &http.Client{Transport: Transport(base, WithResolver(n), WithDialer(n.dial))}
+	p := n.internalPort
+	for _, u := range []string{
+		"http://evil.example:" + p + "/", // without the dot, as before
+		"http://evil.example.:" + p + "/",
+		"http://localhost.:" + p + "/",
+		"http://LOCALHOST./",
+		"http://127.0.0.1.:" + p + "/",
+		"http://metadata.google.internal./computeMetadata/v1/",
+	} {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			r, rc := inputAt(t, src, u)
+			body, err := fetch(ctxOf(r), c, u)
+			assert.Empty(t, body, "%v %s", src, u)
+			assertBlocked(t, err, rc, src, u, "http")
+		}
+	}
+	// The host the input names (a name under 127.0.0.1.nip.io) is not the
+	// one the application calls.
+	for _, in := range []string{"http://127.0.0.1.nip.io/", "127.0.0.1.example"} {
+		r, _ := inputAt(t, taint.Query, in)
+		body, err := fetch(ctxOf(r), c, n.internal.URL+"/health")
+		require.NoError(t, err, in)
+		assert.Equal(t, "internal secret", body)
+	}
+	assert.Equal(t, int64(2), n.internalHits.Load(), "the application's own two calls, and nothing else")
+}
