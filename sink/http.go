@@ -54,21 +54,22 @@ func WithDialer(dial DialFunc) TransportOption { return func(t *transport) { t.d
 
 // Transport returns base (http.DefaultTransport when nil) checking outbound
 // requests against server-side request forgery: when a request's host came
-// from the input ctx carries — an input is the host, or holds it where a
-// URL does (`http://HOST:port/…`, `user@HOST`), in any case, with or
-// without the dot that ends a fully qualified name (`HOST.`) — or the
-// request follows a redirect from one that
-// did, the host is resolved, every address is checked, and the connection
-// is made to the address that was checked, so that a name resolving to a
-// public address first and to 127.0.0.1 next (DNS rebinding) does not get
-// through. Loopback, private (RFC 1918), shared (100.64.0.0/10),
-// link-local (169.254.0.0/16, fe80::/10), unique-local (fc00::/7), the
-// unspecified address, multicast and reserved ones, and the cloud metadata
-// services (169.254.169.254, fd00:ec2::254, metadata.google.internal …)
-// are blocked, in any spelling: [::ffff:127.0.0.1], 2130706433,
-// 0x7f000001, 0177.0.0.1, 127.1, and IPv4 inside NAT64, 6to4 and Teredo
-// addresses. Requests whose host did not come from input, and hosts
-// AllowHosts names, go through base as they are.
+// from the input ctx carries — an input is the host, or holds it where a URL
+// does (`http://HOST:port/…`, `user@HOST`), in any case, with or without the
+// dot that ends a fully qualified name (`HOST.`); or the host is not ASCII
+// (net/http maps it by IDNA before it dials) and an input holds other than
+// ASCII or a "%" — or the request follows a redirect from one that did, the
+// host is resolved, every address is checked, and the connection is made to
+// the address that was checked, so that a name resolving to a public address
+// first and to 127.0.0.1 next (DNS rebinding) does not get through.
+// Loopback, private (RFC 1918), shared (100.64.0.0/10), link-local
+// (169.254.0.0/16, fe80::/10), unique-local (fc00::/7), the unspecified
+// address, multicast and reserved ones, and the cloud metadata services
+// (169.254.169.254, fd00:ec2::254, metadata.google.internal …) are blocked,
+// in any spelling: [::ffff:127.0.0.1], 2130706433, 0x7f000001, 0177.0.0.1,
+// 127.1, and IPv4 inside NAT64, 6to4 and Teredo addresses. Requests whose
+// host did not come from input, and hosts AllowHosts names, go through base
+// as they are.
 //
 // The dial-time check needs base to be an *http.Transport (the usual case):
 // its requests with input hosts go through a clone of it whose dialer
@@ -305,13 +306,22 @@ func (t *transport) allowedHost(host string) bool {
 // or of the first request of the redirects that led to it.
 func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
 	for hop, n := req, 0; hop != nil && n < 32; n++ {
-		host := strings.TrimSuffix(strings.ToLower(hop.URL.Hostname()), ".")
+		name := hop.URL.Hostname()
+		host := strings.TrimSuffix(strings.ToLower(name), ".")
 		if i := strings.IndexByte(host, '%'); i >= 0 {
 			host = host[:i] // an IPv6 zone, written %25 in a URL
 		}
 		if host != "" && !t.allowedHost(host) {
 			if in, ok := inputWithHost(r, host, portOf(hop.URL)); ok {
 				return in, true
+			}
+			if !isASCII(name) {
+				// net/http dials such a name mapped by IDNA (ＬＯＣＡＬＨＯＳＴ,
+				// LOCALHOS%EF%BC%B4, localhoſt: localhost), which the finder
+				// does not follow: it is input's if any input could write it.
+				if in, ok := inputNotASCII(r); ok {
+					return in, true
+				}
 			}
 		}
 		if hop.Response == nil {
@@ -362,6 +372,22 @@ func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 			}
 			from = i + 1
 		}
+	})
+	return found, ok
+}
+
+// inputNotASCII is the first input that holds a byte of other than ASCII
+// or a "%" (a URL's host may escape such bytes, and only those), the
+// input a host of other than ASCII is counted as coming from.
+func inputNotASCII(r *taint.Request) (taint.Input, bool) {
+	var found taint.Input
+	ok := false
+	r.Inputs(func(in taint.Input) bool {
+		if !isASCII(in.Value) || strings.IndexByte(in.Value, '%') >= 0 {
+			found, ok = in, true
+			return false
+		}
+		return true
 	})
 	return found, ok
 }

@@ -479,3 +479,55 @@ func TestTransport_FullyQualifiedHost(t *testing.T) {
 	}
 	assert.Equal(t, int64(2), n.internalHits.Load(), "the application's own two calls, and nothing else")
 }
+
+// TestTransport_NonASCIIHost: net/http dials a host of other than ASCII
+// mapped by IDNA (full-width letters, ſ and 。 become ASCII), which the
+// finder cannot follow; such a host counts as input's when an input holds
+// other than ASCII or a "%" (a URL may escape those bytes in its host),
+// and is checked as it is dialled (found by a review: LOCALHOSＴ reached
+// localhost unchecked). A public one is still reached; with inputs of
+// plain ASCII, the application's own call is not the input's. Real
+// resolver and loopback for the attacks.
+func TestTransport_NonASCIIHost(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "internal secret")
+	}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	c := &http.Client{Transport: Transport(&http.Transport{DisableKeepAlives: true})}
+	for _, u := range []string{
+		"http://localhost:" + port + "/", // ASCII, as before
+		"http://LOCALHOSＴ:" + port + "/", // U+FF34 FULLWIDTH LATIN CAPITAL LETTER T
+		"http://ＬＯＣＡＬＨＯＳＴ:" + port + "/",
+		"http://LOCALHOS%EF%BC%B4:" + port + "/", // the same, escaped: an input of ASCII
+		"http://localhoſt:" + port + "/",         // U+017F LATIN SMALL LETTER LONG S
+		"http://127。0.0.1:" + port + "/",         // U+3002 IDEOGRAPHIC FULL STOP
+	} {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			r, rc := inputAt(t, src, u)
+			body, err := fetch(ctxOf(r), c, u)
+			assert.Empty(t, body, "%v %s", src, u)
+			assertBlocked(t, err, rc, src, u, "http")
+		}
+	}
+	assert.Zero(t, hits.Load(), "the internal server was reached")
+
+	n := newTestNet(t)
+	n.lookups["xn--bcher-kva.example"] = [][]netip.Addr{{netip.MustParseAddr(publicAddr)}}
+	n.lookups["xn--intrieur-d1a.corp"] = [][]netip.Addr{{netip.MustParseAddr("127.0.0.1")}}
+	tc := n.client()
+	r, rc := inputAt(t, taint.BodyValue, "Zoë")
+	body, err := fetch(ctxOf(r), tc, "http://bücher.example/")
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	assert.Empty(t, rc.all())
+	r, _ = inputAt(t, taint.BodyValue, "plain words")
+	body, err = fetch(ctxOf(r), tc, "http://intérieur.corp:"+n.internalPort+"/health")
+	require.NoError(t, err)
+	assert.Equal(t, "internal secret", body)
+}

@@ -240,6 +240,16 @@ func (f *finder) occurrences(s string, input int, occ []occurrence) ([]occurrenc
 	}
 }
 
+// isASCII: s has no byte of other than ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // trimSpace trims ASCII white space: applications trim what they are
 // given, so the input is looked for without it.
 func trimSpace(s string) string {
