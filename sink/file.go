@@ -93,6 +93,9 @@ func (f Files) Check(ctx context.Context, name string) error {
 				why, ok = pc.input(u)
 			}
 		}
+		if ok && why == "" && !isASCII(in.Value) {
+			why, ok = pc.otherCases(in.Value)
+		}
 		if !ok {
 			failed = overBudget(r, sinkFile)
 			return false
@@ -149,6 +152,29 @@ func isAbsInput(v string) bool {
 		return true
 	}
 	return windows && len(v) >= 2 && v[1] == ':' && ('a' <= v[0]|0x20 && v[0]|0x20 <= 'z')
+}
+
+// otherCases checks the otherCases of input v as Check checks v.
+func (pc *pathCheck) otherCases(v string) (why string, ok bool) {
+	forms, n := otherCases(v)
+	for _, w := range forms[:n] {
+		if why, ok = pc.inputDecoded(w); !ok || why != "" {
+			return why, ok
+		}
+	}
+	return "", true
+}
+
+// inputDecoded is input, of v and, when v has an escape, of v decoded, as
+// Check has it for each input.
+func (pc *pathCheck) inputDecoded(v string) (why string, ok bool) {
+	why, ok = pc.input(v)
+	if ok && why == "" && strings.IndexByte(v, '%') >= 0 {
+		if u, err := url.PathUnescape(v); err == nil && u != v {
+			why, ok = pc.input(u)
+		}
+	}
+	return why, ok
 }
 
 // input checks one input; ok is false when the check's work is spent.

@@ -250,3 +250,22 @@ func TestCheckPath_Rates(t *testing.T) {
 	assert.Equal(t, attacks, blocked)
 	assert.Zero(t, falseBlocks)
 }
+
+// TestCheckPath_CaseMappedInput: as TestCheckSQL_CaseMappedInput, in a
+// file name.
+func TestCheckPath_CaseMappedInput(t *testing.T) {
+	_, uploads := fileTree(t)
+	for _, c := range []struct {
+		in   string
+		fold func(string) string
+	}{
+		{"../secret.txt", strings.ToUpper}, // ASCII, as before
+		{"../\u017fecret.txt", strings.ToUpper},
+		{".\u212aube/config", strings.ToLower},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		assertBlocked(t, CheckPath(ctxOf(r), uploads+"/"+c.fold(c.in)), rc, taint.Query, c.in, "file")
+	}
+	r, _ := inputAt(t, taint.Query, "résumé.pdf")
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/"+strings.ToUpper("résumé.pdf")))
+}

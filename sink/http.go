@@ -349,31 +349,54 @@ func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 	r.Inputs(func(in taint.Input) bool {
 		v := trimSpace(in.Value)
 		if len(v) < len(host) {
+			// Nor do its otherCases hold it: case mapping goes rune for
+			// rune, so an ASCII host in one took as many bytes of v or
+			// more, and a host of other than ASCII is inputNotASCII's.
 			return true
 		}
 		if in.Source == taint.Header && in.Name == "Host" && !samePort(v, port) {
 			return true
 		}
-		f := finder{text: v}
-		for from := 0; ; {
-			i, _ := f.index(host, from)
-			if i < 0 {
-				return true
-			}
-			j := i + len(host)
-			for j < len(v) && v[j] == '.' {
-				j++ // the root of a fully qualified name: "localhost." is localhost
-			}
-			before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
-			after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
-			if before && after {
-				found, ok = in, true
-				return false
-			}
-			from = i + 1
+		if holdsHost(v, host) || !isASCII(v) && otherCasesHoldHost(v, host) {
+			found, ok = in, true
+			return false
 		}
+		return true
 	})
 	return found, ok
+}
+
+// otherCasesHoldHost: one of the otherCases of input v holds host.
+func otherCasesHoldHost(v, host string) bool {
+	forms, n := otherCases(v)
+	for _, w := range forms[:n] {
+		if holdsHost(w, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsHost: v is host, or holds it where a URL holds a host, as
+// inputWithHost says.
+func holdsHost(v, host string) bool {
+	for from := 0; ; {
+		i := indexFold(v[from:], host)
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(host)
+		for j < len(v) && v[j] == '.' {
+			j++ // the root of a fully qualified name: "localhost." is localhost
+		}
+		before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
+		after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
+		if before && after {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // inputNotASCII is the first input that holds a byte of other than ASCII

@@ -531,3 +531,21 @@ func TestTransport_NonASCIIHost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "internal secret", body)
 }
+
+// TestTransport_CaseMappedInput: as TestCheckSQL_CaseMappedInput, in the
+// host of a URL: localhoſt upper-cased is LOCALHOST, all ASCII.
+func TestTransport_CaseMappedInput(t *testing.T) {
+	n := newTestNet(t)
+	client := n.client()
+	p := n.internalPort
+	for _, c := range []struct{ in, url string }{
+		{"http://localhost:" + p + "/", "http://LOCALHOST:" + p + "/"}, // ASCII, as before
+		{"http://localho\u017ft:" + p + "/", "http://LOCALHOST:" + p + "/"},
+		{"ev\u0131l.example", "http://EVIL.EXAMPLE:" + p + "/"},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		_, err := fetch(ctxOf(r), client, c.url)
+		assertBlocked(t, err, rc, taint.Query, c.in, "http")
+	}
+	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+}

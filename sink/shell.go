@@ -79,6 +79,9 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 			return true
 		}
 		why, ok := ck.input(v)
+		if ok && why == "" && !isASCII(v) {
+			why, ok = ck.otherCases(v)
+		}
 		if !ok {
 			failed = overBudget(r, sinkShell)
 			return false
@@ -321,6 +324,17 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
 				return "sets the environment variable " + name, true
 			}
+		}
+	}
+	return "", true
+}
+
+// otherCases checks the otherCases of input v as input checks v.
+func (ck *shellCheck) otherCases(v string) (why string, ok bool) {
+	forms, n := otherCases(v)
+	for _, w := range forms[:n] {
+		if why, ok = ck.input(w); !ok || why != "" {
+			return why, ok
 		}
 	}
 	return "", true

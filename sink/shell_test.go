@@ -275,3 +275,25 @@ func TestCommand_ProtocolWildcardHeader(t *testing.T) {
 	r := &taint.Request{Method: "PUT", Route: "/things/:id", Header: http.Header{"X-Pattern": {"*"}}}
 	assert.ErrorIs(t, CheckCmd(ctxOf(r), exec.Command(script[0], script[1:]...)), ErrBlocked, "X-Pattern: * is input")
 }
+
+// TestCheckCmd_CaseMappedInput: as TestCheckSQL_CaseMappedInput, in a
+// shell script and as an option.
+func TestCheckCmd_CaseMappedInput(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		fold func(string) string
+		argv func(string) []string
+	}{
+		{"x; id", strings.ToUpper, shC("sh", "echo %s")}, // ASCII, as before
+		{"\u0131; id", strings.ToUpper, shC("sh", "echo %s")},
+		{"x; \u017fh", strings.ToUpper, shC("sh", "echo %s")},
+		{"x$(\u212aill 1)", strings.ToLower, shC("bash", "echo '' %s")},
+		{"-\u212a", strings.ToLower, func(in string) []string { return []string{"tar", in, "f"} }},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		err := CheckCmd(ctxOf(r), cmdOf(c.argv(c.fold(c.in))...))
+		assertBlocked(t, err, rc, taint.Query, c.in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, "Zoë \u0131stanbul")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "printf %s '"+strings.ToUpper("Zoë \u0131stanbul")+"'")))
+}

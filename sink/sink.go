@@ -102,7 +102,7 @@ const (
 // keywords, host names and the case-insensitive file systems of Windows
 // and macOS ignore it, and applications upper- or lower-case values), with
 // a filter on the text's byte pairs that rules most inputs out without a
-// search.
+// search. An input is also looked for in its otherCases.
 type finder struct {
 	text  string
 	work  int
@@ -240,14 +240,59 @@ func (f *finder) occurrences(s string, input int, occ []occurrence) ([]occurrenc
 	}
 }
 
-// isASCII: s has no byte of other than ASCII.
+// otherCases are what strings.ToUpper and strings.ToLower make of input
+// v, which is not ASCII, each unless it is v, or the one before, but for
+// ASCII case, or is shorter than taint.MinInputLen: the sinks look for
+// those too. Go's case mapping takes some letters to ASCII (ı to I, ſ to
+// S, the Kelvin sign K to k), which the finder's folding of ASCII case
+// does not follow: an application that upper-cases `ı' OR 1=1 --` writes
+// `I' OR 1=1 --`, which is not v in any ASCII case.
+func otherCases(v string) (forms [2]string, n int) {
+	for _, w := range [2]string{strings.ToUpper(v), strings.ToLower(v)} {
+		same := len(w) == len(v) && equalFold(w, v) || n > 0 && len(w) == len(forms[0]) && equalFold(w, forms[0])
+		if same || len(w) < taint.MinInputLen {
+			continue
+		}
+		forms[n] = w
+		n++
+	}
+	return forms, n
+}
+
+// isASCII: s has no byte of other than ASCII. Every input a sink looks
+// for goes through it, so it reads eight bytes at a time (the last eight
+// overlapping, and four for a shorter s).
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	const hi = 0x8080808080808080
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i+8 < n; i += 8 {
+			if load64(s[i:])&hi != 0 {
+				return false
+			}
+		}
+		return load64(s[n-8:])&hi == 0
+	case n >= 4:
+		return (load32(s)|load32(s[n-4:]))&hi == 0
+	}
+	for i := 0; i < n; i++ {
 		if s[i] >= 0x80 {
 			return false
 		}
 	}
 	return true
+}
+
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func load32(s string) uint64 {
+	_ = s[3]
+	return uint64(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24)
 }
 
 // trimSpace trims ASCII white space: applications trim what they are

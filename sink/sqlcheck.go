@@ -48,6 +48,12 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 			over = true
 			return false
 		}
+		if !isASCII(v) {
+			if occ, ok = otherCaseOccurrences(&f, v, len(inputs), occ); !ok {
+				over = true
+				return false
+			}
+		}
 		if len(occ) > n {
 			// The occurrences point past the trimmed space: keep the
 			// trimmed value, for the verdict's look at its bytes.
@@ -76,6 +82,22 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 		}
 	}
 	return nil
+}
+
+// otherCaseOccurrences appends the occurrences of the otherCases of input
+// v, but of those that are words only (ıd upper-cased is ID).
+func otherCaseOccurrences(f *finder, v string, input int, occ []occurrence) ([]occurrence, bool) {
+	forms, n := otherCases(v)
+	for _, w := range forms[:n] {
+		if wordOnly(w) {
+			continue
+		}
+		var ok bool
+		if occ, ok = f.occurrences(w, input, occ); !ok {
+			return occ, false
+		}
+	}
+	return occ, true
 }
 
 // wordOnly: letters, digits and underscores only. Such an input cannot
