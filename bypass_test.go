@@ -248,3 +248,49 @@ func TestBypass_LetterCase(t *testing.T) {
 		{Method: "GET", Path: "/ITEMS/secret"}, {Method: "GET", Path: "/Items/secret"},
 	}, valid)
 }
+
+// TestBypass_OtherReadingsParameters: a contract that another reading of
+// the path matched is checked with that reading's path parameters and
+// path, as the router that reads the path that way hands them to its
+// handler, not with those of the reading that matched first.
+// /users/admin%2Fb is /users/:id (id "admin/b") as chi and ServeMux read
+// it, and /users/:id/:sub (id "admin") for a handler routing on
+// r.URL.Path; /files/.. is / with the dot segment resolved, and
+// /files/:name (path /files/..) as chi, Express and Fastify read it.
+func TestBypass_OtherReadingsParameters(t *testing.T) {
+	for _, tt := range []struct {
+		name, contracts string
+		refused, passed string // a path each reading refuses; one they pass
+	}{
+		{"params", `
+endpoint: /users/:id
+method: POST
+---
+endpoint: /users/:id/:sub
+method: POST
+invariants:
+  - {expr: "request.params.id != 'admin'", message: not admin}
+`, "/users/admin%2Fb", "/users/alice%2Fb"},
+		{"path", `
+endpoint: /
+method: POST
+---
+endpoint: /files/:name
+method: POST
+invariants:
+  - {expr: "request.path != '/files/..'", message: not the parent}
+`, "/files/..", "/files/x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": tt.contracts}), Logger: discard})
+			app := &echo{}
+			w := send(g.Middleware(app), "POST", tt.refused, `{}`)
+			assert.Equal(t, http.StatusUnprocessableEntity, w.Code, "the handler ran")
+			assert.Zero(t, app.calls)
+			if v := g.Check("POST", tt.refused, []byte(`{}`)); assert.NotNil(t, v) {
+				assert.Equal(t, CodeInvariantViolated, v.Code)
+			}
+			assert.Equal(t, http.StatusOK, send(g.Middleware(app), "POST", tt.passed, `{}`).Code)
+		})
+	}
+}

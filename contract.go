@@ -181,7 +181,7 @@ func (g *Guard) earlierPass(in *input) *state {
 // on it: those of e, the route entry its path matched (if any), of others,
 // the entries other readings of the path match, and typed, the contract of
 // the typed handler it is routed to.
-func pending(e *routeEntry, others []*routeEntry, typed routed, prev *state, todo []*contract) []*contract {
+func pending(e *routeEntry, others []route.Hit[*routeEntry], typed routed, prev *state, todo []*contract) []*contract {
 	if e != nil {
 		for _, c := range e.contracts {
 			if prev.notDone(c) {
@@ -190,7 +190,7 @@ func pending(e *routeEntry, others []*routeEntry, typed routed, prev *state, tod
 		}
 	}
 	for _, o := range others {
-		for _, c := range o.contracts {
+		for _, c := range o.V.contracts {
 			if prev.notDone(c) && !slices.Contains(todo, c) {
 				todo = append(todo, c)
 			}

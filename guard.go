@@ -247,9 +247,10 @@ func (g *Guard) decide(in *input) (d decision) {
 		e, segs, matched = set.match(in.method, in.rawPath, segBuf[:0])
 	}
 	// A path routers read in more than one way (an encoded slash, ";", a
-	// dot segment) gets the contracts of every reading that matches.
-	var otherBuf [2]*routeEntry
-	others := set.tree.Others(in.method, in.rawPath, e, matched, otherBuf[:0])
+	// dot segment) gets the contracts of every reading that matches, each
+	// checked with the path parameters of the readings that matched it.
+	var otherBuf [2]route.Hit[*routeEntry]
+	others := set.tree.Hits(in.method, in.rawPath, e, segs, matched, otherBuf[:0])
 	start := monotonic()
 	var todoBuf [4]*contract
 	todo := pending(e, others, in.typed, prev, todoBuf[:0])
@@ -271,7 +272,7 @@ func (g *Guard) decide(in *input) (d decision) {
 	if badType != "" && anyReadsBody(todo) {
 		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
-	q := g.newRequest(in, e, segs, prev, segBuf[:0])
+	q := g.newRequest(in, e, segs, others, prev, segBuf[:0])
 	defer func() { d.v = q.release(d.v, d.st) }()
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
@@ -402,7 +403,11 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	}
 	q.act = expr.Activation{Body: st.doc, Method: q.method, Src: q}
 	for _, c := range cs {
-		g.applyRules(c, q, st.valueOf(c)) // rules.go
+		if len(q.views) == 0 {
+			g.applyRules(c, q, st.valueOf(c)) // rules.go
+		} else {
+			g.applyRulesByView(c, q, st.valueOf(c))
+		}
 	}
 	q.act = expr.Activation{}
 	if v := q.ruleViolation(); v != nil {

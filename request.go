@@ -169,6 +169,14 @@ type request struct {
 	own    *state // the state a pass starts from, kept with the request in the pool until one passes
 	segBuf [8]string
 
+	// views are the readings of the path whose contracts the request is
+	// checked against, when more than one matched (route.Tree.Hits): the
+	// first is the matched entry's, read as the request's own segments;
+	// nil when one reading did. view is the one pathParams holds.
+	views   []route.Hit[*routeEntry]
+	viewBuf [3]route.Hit[*routeEntry]
+	view    int
+
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
 	act     expr.Activation
@@ -184,12 +192,17 @@ type request struct {
 // emptied, to the next. e is the route
 // entry its path matched, nil for a typed route the guard has no pattern
 // for (whose segments are then read into buf). (Fields, not the match: a
-// match holds the caller's buffer, which must not leak.)
-func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, prev *state, buf []string) *request {
+// match holds the caller's buffer, which must not leak.) others are the
+// other readings of the path that matched (route.Tree.Hits), whose
+// segments are their own.
+func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], prev *state, buf []string) *request {
 	q := requests.Get().(*request) // emptied by release
 	q.method, q.rawQuery, q.header, q.r = in.method, in.rawQuery, in.header, in.r
 	q.pattern, segs = patternOf(in, e, segs, buf)
 	q.segs = append(q.segBuf[:0], segs...)
+	if len(others) > 0 { // e is not nil: Hits finds nothing where nothing matched
+		q.views = append(append(q.viewBuf[:0], route.Hit[*routeEntry]{V: e, Segs: q.segs}), others...)
+	}
 	if prev != nil {
 		q.state = prev
 		return q
@@ -300,6 +313,35 @@ func (p *pathParams) EachParam(yield func(name, value string) bool) {
 }
 
 func (q *request) Path() string { return route.Join(q.segs) }
+
+// useView makes views[i] the reading request.params and request.path
+// come from (0: the matched entry's).
+func (q *request) useView(i int) {
+	if i == q.view {
+		return
+	}
+	q.view = i
+	q.pattern, q.segs = q.views[i].V.pattern, q.views[i].Segs
+	q.act.Reroute()
+}
+
+// inView reports whether views[i] is one c is checked in: a reading
+// that matched c's route entry; the first also for a contract no reading
+// matched (a typed handler's).
+func (q *request) inView(i int, c *contract) bool {
+	if slices.Contains(q.views[i].V.contracts, c) {
+		return true
+	}
+	if i > 0 {
+		return false
+	}
+	for _, h := range q.views[1:] {
+		if slices.Contains(h.V.contracts, c) {
+			return false
+		}
+	}
+	return true
+}
 
 func (q *request) Query() map[string]string { return firstValues(q.queryValues()) }
 

@@ -55,6 +55,28 @@ func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
 	c.rules.walk(&r, v)
 }
 
+// applyRulesByView is applyRules once for each reading of the path that
+// c was matched in (request.views), with that reading's path parameters
+// and path, until one reports a failure: a contract another reading
+// matched is checked as the router reading the path that way routes it.
+func (g *Guard) applyRulesByView(c *contract, q *request, v reflect.Value) {
+	if c.rules == nil {
+		return
+	}
+	n := len(q.details)
+	for i := range q.views {
+		if !q.inView(i, c) {
+			continue
+		}
+		q.useView(i)
+		g.applyRules(c, q, v)
+		if len(q.details) > n {
+			break
+		}
+	}
+	q.useView(0)
+}
+
 func (r *ruleRun) check(rs []rule, data, self any) {
 	for _, ru := range rs {
 		r.act.Data, r.act.Self = data, self

@@ -57,9 +57,20 @@ func scanRequest(cs []*contract, in *request) *Violation {
 }
 
 // scanParams scans the path parameters: the router's, or the pattern's
-// without building Params' map.
+// without building Params' map; those of every reading of the path that
+// matched (request.views).
 func (q *request) scanParams() {
-	for name, v := range q.EachParam {
-		scan.Param(name, v, q)
+	if len(q.views) == 0 {
+		for name, v := range q.EachParam {
+			scan.Param(name, v, q)
+		}
+		return
 	}
+	for i := range q.views {
+		q.useView(i)
+		for name, v := range q.EachParam {
+			scan.Param(name, v, q)
+		}
+	}
+	q.useView(0)
 }

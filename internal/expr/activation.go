@@ -84,6 +84,14 @@ func (a *Activation) requestMap(part uint8) map[string]string {
 	return a.part(gotHeaders, &a.headers, Source.Headers)
 }
 
+// Reroute forgets request.params, request.path and request.query as
+// fetched, for a Source that now reads the request another way (another
+// reading of its path); the body, headers and user stay.
+func (a *Activation) Reroute() {
+	a.Path, a.params, a.query = "", nil, nil
+	a.got &^= gotParams | gotQuery
+}
+
 // requestPath is request.path: Path, else the Source's, fetched once.
 func (a *Activation) requestPath() string {
 	if a.Path == "" && a.Src != nil {

@@ -61,20 +61,28 @@ func (r reading) segments(dst []string) []string { return segments(r.raw, dst, r
 // segments kept as segments (chi, Express and Fastify route /users/.. to
 // /users/:id with id ".."). It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
+	return appendAlternates(nil, raw)
+}
+
+// maxAlternates bounds the alternate readings of a path.
+const maxAlternates = 3
+
+// appendAlternates appends raw's alternate readings to dst: at most
+// maxAlternates, so that a stack buffer of that size holds them.
+func appendAlternates(dst []reading, raw string) []reading {
 	if readsOneWay(raw) {
-		return nil
+		return dst
 	}
-	var alts []reading
 	if hasEncodedSlash(raw) {
-		alts = append(alts, reading{raw: decodeSlashes(raw)})
+		dst = append(dst, reading{raw: decodeSlashes(raw)})
 	}
 	if strings.IndexByte(raw, ';') >= 0 {
-		alts = append(alts, reading{raw: stripMatrix(raw)})
+		dst = append(dst, reading{raw: stripMatrix(raw)})
 	}
 	if hasDotSegment(raw) {
-		alts = append(alts, reading{raw: raw, literal: true})
+		dst = append(dst, reading{raw: raw, literal: true})
 	}
-	return alts
+	return dst
 }
 
 // readsOneWay reports a path with none of the bytes every other reading

@@ -344,3 +344,26 @@ func TestReadsOneWay(t *testing.T) {
 		assert.NotEmpty(t, alternateReadings(p), p)
 	}
 }
+
+// TestHits: each other reading that matches is a hit with its own
+// segments, those its contracts are checked with; a reading that
+// matches Match's value with other segments is a hit too, and two that
+// match one value with the same segments are one.
+func TestHits(t *testing.T) {
+	tr := build(t, "GET /users/:id", "GET /users/:id/:sub", "GET /", "GET /files/:name")
+	for path, want := range map[string][]Hit[string]{
+		"/users/admin%2Fb": {{V: "GET /users/:id/:sub", Segs: []string{"users", "admin", "b"}}},
+		"/users/7;v=1":     {{V: "GET /users/:id", Segs: []string{"users", "7"}}},    // Match: id "7;v=1"
+		"/files/%2e%2E":    {{V: "GET /files/:name", Segs: []string{"files", ".."}}}, // Match: GET /
+		"/users/7":         nil,
+		"/users/a%2Fb%2Fc": nil, // users/a/b/c matches nothing
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+	var buf [16]string
+	var dst [2]Hit[string]
+	v, segs, _ := tr.Match("GET", "/users/report.v2.pdf", buf[:0])
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/report.v2.pdf", v, segs, true, dst[:0]) }))
+}

@@ -156,9 +156,9 @@ func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []strin
 	if v, ok = t.Lookup(method, segs); ok {
 		return v, segs, true
 	}
-	for _, alt := range alternateReadings(rawPath) {
-		segs = alt.segments(buf[:0])
-		if v, ok = t.Lookup(method, segs); ok {
+	var altBuf [maxAlternates]reading
+	for _, alt := range appendAlternates(altBuf[:0], rawPath) {
+		if v, segs, ok = t.lookupReading(method, alt, buf[:0]); ok {
 			return v, segs, true
 		}
 	}
@@ -173,18 +173,64 @@ func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []strin
 // match (see alternateReadings), but for v, the value Match found (if
 // ok): a router that reads the path one of those ways sends the request
 // to their handler, so they apply too. It costs nothing on a path that
-// reads only one way.
+// reads only one way. [Tree.Hits] gives each with its reading.
 func (t *Tree[T]) Others(method, rawPath string, v T, ok bool, dst []T) []T {
-	alts := alternateReadings(rawPath)
-	if len(alts) == 0 {
-		return dst
-	}
-	var buf [16]string
-	for _, alt := range alts {
-		w, found := t.Lookup(method, alt.segments(buf[:0]))
-		if found && !(ok && w == v) && !slices.Contains(dst, w) {
-			dst = append(dst, w)
+	var buf [4]Hit[T]
+	for _, h := range t.Hits(method, rawPath, v, nil, ok, buf[:0]) {
+		if h.V != v && !slices.Contains(dst, h.V) {
+			dst = append(dst, h.V)
 		}
 	}
 	return dst
+}
+
+// Hit is a value that one reading of a path matched, with the segments
+// of that reading: the path parameters and the path of the contracts it
+// holds are that reading's, as the router that reads the path that way
+// hands them to its handler.
+type Hit[T comparable] struct {
+	V    T
+	Segs []string // the Hit's own
+}
+
+// Hits appends to dst what the other readings of rawPath match (see
+// alternateReadings) where they differ from Match's: v, read as segs
+// (ok: Match found v; when it found nothing, no reading matches). A
+// reading that matches v with other segments is a hit of its own, so
+// that v's contracts are checked with each reading's parameters; two
+// readings that match one value with the same segments are one hit. It
+// costs nothing on a path that reads only one way, and allocates only
+// for a hit (its segments).
+func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst []Hit[T]) []Hit[T] {
+	if !ok || readsOneWay(rawPath) {
+		return dst
+	}
+	var altBuf [maxAlternates]reading
+	var buf [16]string
+	for _, alt := range appendAlternates(altBuf[:0], rawPath) {
+		w, ws, found := t.lookupReading(method, alt, buf[:0])
+		if !found || w == v && slices.Equal(ws, segs) || hasHit(dst, w, ws) {
+			continue
+		}
+		dst = append(dst, Hit[T]{V: w, Segs: slices.Clone(ws)})
+	}
+	return dst
+}
+
+// hasHit reports whether hits holds v read as segs.
+func hasHit[T comparable](hits []Hit[T], v T, segs []string) bool {
+	for _, h := range hits {
+		if h.V == v && slices.Equal(h.Segs, segs) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupReading reads the path rd's way into buf and looks it up,
+// returning the value and the reading's segments.
+func (t *Tree[T]) lookupReading(method string, rd reading, buf []string) (T, []string, bool) {
+	segs := rd.segments(buf)
+	v, ok := t.Lookup(method, segs)
+	return v, segs, ok
 }
