@@ -294,3 +294,50 @@ invariants:
 		})
 	}
 }
+
+// TestBypass_EncodedStaticSegment: chi routes on the path as sent when
+// its escapes are not Go's own (r.URL.RawPath), and Express always
+// matches the path as sent: /users/m%65 is /users/{id} for them (the
+// static /users/me does not match "m%65"), /users/me for ServeMux and
+// for the guard's decoding. Both contracts are enforced, so the stricter
+// /users/{id} one refuses the body whichever handler it reaches.
+func TestBypass_EncodedStaticSegment(t *testing.T) {
+	contracts := `
+endpoint: /users/me
+method: POST
+schema: {type: object}
+---
+endpoint: /users/:id
+method: POST
+schema: {type: object, required: [ok], properties: {ok: {const: true}}}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	for name, build := range map[string]func(app http.Handler) http.Handler{
+		"chi": func(app http.Handler) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			r.Method("POST", "/users/me", app)
+			r.Method("POST", "/users/{id}", app)
+			return r
+		},
+		"ServeMux": func(app http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /users/me", app)
+			mux.Handle("POST /users/{id}", app)
+			return g.Middleware(mux)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rec := &recorder{}
+			srv := httptest.NewServer(build(rec))
+			defer srv.Close()
+			for _, path := range []string{"/users/m%65", "/users/%6De", "/users/%6d%65", "/users/me%2F"} {
+				v := rawRequest(t, srv, post(path, invalid))
+				assert.Equal(t, http.StatusBadRequest, v.status, path)
+			}
+			assert.Empty(t, rec.ran(), "a handler ran on a body the /users/{id} contract refuses")
+			v := rawRequest(t, srv, post("/users/m%65", valid))
+			assert.Equal(t, http.StatusOK, v.status, "the control request")
+		})
+	}
+}

@@ -50,22 +50,61 @@ func segments(raw string, dst []string, literal bool) []string {
 type reading struct {
 	raw     string
 	literal bool // dot segments are segments, not resolved
+	encoded bool // segments are matched as sent, escapes and all; dot segments are segments
 }
 
-func (r reading) segments(dst []string) []string { return segments(r.raw, dst, r.literal) }
+// segments are the segments the reading looks up.
+func (r reading) segments(dst []string) []string {
+	if r.encoded {
+		return rawSegments(r.raw, dst)
+	}
+	return segments(r.raw, dst, r.literal)
+}
+
+// view are the segments a reading that matched gives its contracts:
+// those it looked up, decoded where it matched them encoded, as the
+// guard's parameters always are (Express decodes a parameter it matched
+// encoded; chi hands it over encoded, and router.go decodes it).
+func (r reading) view(dst []string) []string {
+	if r.encoded {
+		return segments(r.raw, dst, true)
+	}
+	return r.segments(dst)
+}
+
+// rawSegments appends raw's non-empty segments to dst as they were sent,
+// escapes and dot segments included, as chi reads r.URL.RawPath.
+func rawSegments(raw string, dst []string) []string {
+	for len(raw) > 0 {
+		var s string
+		if i := strings.IndexByte(raw, '/'); i >= 0 {
+			s, raw = raw[:i], raw[i+1:]
+		} else {
+			s, raw = raw, ""
+		}
+		if s != "" {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
 
 // alternateReadings lists the other ways a router or handler may read raw,
 // for paths where readings differ: with encoded slashes decoded before the
 // split (a handler routing on r.URL.Path), with ";" parameters removed
 // from every segment (servers that strip matrix parameters), and with dot
 // segments kept as segments (chi, Express and Fastify route /users/.. to
-// /users/:id with id ".."). It returns nil when raw reads only one way.
+// /users/:id with id ".."), and with escapes left as they were sent
+// (chi routes on r.URL.RawPath when the path's escapes are not Go's own,
+// and Express matches the path as sent, then decodes the parameters:
+// both route /users/m%65 to /users/:id, not to /users/me). It returns
+// nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
 	return appendAlternates(nil, raw)
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 3
+const maxAlternates = 4
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -81,6 +120,9 @@ func appendAlternates(dst []reading, raw string) []reading {
 	}
 	if hasDotSegment(raw) {
 		dst = append(dst, reading{raw: raw, literal: true})
+	}
+	if strings.IndexByte(raw, '%') >= 0 {
+		dst = append(dst, reading{raw: raw, encoded: true})
 	}
 	return dst
 }

@@ -367,3 +367,20 @@ func TestHits(t *testing.T) {
 	v, segs, _ := tr.Match("GET", "/users/report.v2.pdf", buf[:0])
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/report.v2.pdf", v, segs, true, dst[:0]) }))
 }
+
+// TestHits_AsSent: the reading of the path as sent (chi's of
+// r.URL.RawPath, Express's) matches static segments without decoding
+// them, and gives its contracts the segments decoded, so that it adds a
+// hit only where it matches another pattern.
+func TestHits_AsSent(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "GET /cities/:name")
+	for path, want := range map[string][]Hit[string]{
+		"/users/m%65":          {{V: "GET /users/:id", Segs: []string{"users", "me"}}}, // Match: GET /users/me
+		"/users/4%32":          nil,                                                    // 42 either way
+		"/cities/M%C3%BCnchen": nil,
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+}

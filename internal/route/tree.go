@@ -149,8 +149,8 @@ func lowerASCII(s string, dst []byte) []byte {
 // readings are tried in turn; when none matches, the main reading is
 // looked up again with static segments in any letter case (Express, and
 // Fastify with caseSensitive: false, route /API/Users to /api/users). It
-// returns the value and the segments of the reading that matched; segs is
-// appended to buf.
+// returns the value and the segments of the reading that matched (decoded,
+// for the reading that matches them as sent); segs is appended to buf.
 func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []string, ok bool) {
 	segs = Segments(rawPath, buf[:0])
 	if v, ok = t.Lookup(method, segs); ok {
@@ -228,9 +228,13 @@ func hasHit[T comparable](hits []Hit[T], v T, segs []string) bool {
 }
 
 // lookupReading reads the path rd's way into buf and looks it up,
-// returning the value and the reading's segments.
+// returning the value and the reading's segments as its contracts see
+// them (reading.view).
 func (t *Tree[T]) lookupReading(method string, rd reading, buf []string) (T, []string, bool) {
 	segs := rd.segments(buf)
 	v, ok := t.Lookup(method, segs)
+	if ok && rd.encoded {
+		segs = rd.view(buf)
+	}
 	return v, segs, ok
 }
