@@ -341,3 +341,42 @@ schema: {type: object, required: [ok], properties: {ok: {const: true}}}
 		})
 	}
 }
+
+// TestBypass_LetterCaseOfOtherReadings: a router that routes in any letter
+// case reads the other ways of a path in any letter case too: Fastify
+// with caseSensitive: false and useSemicolonDelimiter routes /A/B;x=1 to
+// /a/b, Express /FILES/.. to /files/:name. Every reading is matched again
+// in any letter case.
+func TestBypass_LetterCaseOfOtherReadings(t *testing.T) {
+	assertNoBypass(t, []conformanceCase{
+		post("/A/B;x=1", invalid), post("/A;v=1/B", invalid), post("/a/B;", invalid),
+		post("/FILES/..", invalid), post("/Files/%2e%2e", invalid), post("/FILES/x%2F..", invalid),
+		{Method: "GET", Path: "/ITEMS/secret;v=1"}, {Method: "GET", Path: "/Items/sec%72et"},
+	}, valid)
+}
+
+// TestBypass_LetterCaseOfAStaticBesideAParameter: Express routes
+// /users/ME to its /users/me handler (in any letter case, the static
+// route before the parameter), while /users/ME as written is /users/:id:
+// the contracts of both are enforced, not only the one matched as
+// written.
+func TestBypass_LetterCaseOfAStaticBesideAParameter(t *testing.T) {
+	contracts := `
+endpoint: /users/me
+method: PUT
+schema: {type: object, additionalProperties: false, properties: {name: {type: string}}}
+---
+endpoint: /users/:id
+method: PUT
+schema: {type: object}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	bad := []byte(`{"name":"Ada","role":"admin"}`)
+	for _, path := range []string{"/users/me", "/users/ME", "/Users/Me", "/USERS/ME/"} {
+		if v := g.Check("PUT", path, bad); assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+		}
+	}
+	assert.Nil(t, g.Check("PUT", "/users/42", bad), "the /users/:id contract alone")
+	assert.Nil(t, g.Check("PUT", "/users/ME", []byte(`{"name":"Ada"}`)))
+}

@@ -12,12 +12,16 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard"
 )
 
 // rawResponse is what rawRequest got back.
@@ -71,7 +75,8 @@ const (
 
 // tricks are the routing differences searched for: case, trailing and
 // repeated slashes, dot segments plain and encoded, encoded slashes and
-// letters, matrix parameters, query marks, HEAD for GET, method case and
+// letters, matrix parameters, letter case with matrix parameters and with
+// dot segments, query marks, HEAD for GET, method case and
 // method-override headers.
 var tricks = []trick{
 	{method: "POST", target: "/api/users", route: "POST /api/users", body: badUser},
@@ -94,6 +99,8 @@ var tricks = []trick{
 	{method: "POST", target: "/api/%75sers", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/api/users;x=1", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/api;x=1/users", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/API/USERS;x=1", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/Api/Users;", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/api/users?", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/api/users?x=1", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/api/users/?", route: "POST /api/users", body: badUser},
@@ -109,6 +116,8 @@ var tricks = []trick{
 	{method: "PUT", target: "/api/users/%2e%2e", route: "PUT /api/users/:id", body: badRename},
 	{method: "PUT", target: "/api/users/.", route: "PUT /api/users/:id", body: badRename},
 	{method: "PUT", target: "/api/users/%2e", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "/API/USERS/..", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "/Api/Users/%2e%2e", route: "PUT /api/users/:id", body: badRename},
 	{method: "POST", target: "/api/users/7", route: "PUT /api/users/:id", body: badRename, headers: map[string]string{"X-HTTP-Method-Override": "PUT"}},
 	{method: "GET", target: "/api/users/7?debug=1", route: "GET /api/users/:id"},
 	{method: "HEAD", target: "/api/users/7?debug=1", route: "GET /api/users/:id"},
@@ -185,6 +194,46 @@ func TestServe_RoutingTricks(t *testing.T) {
 			t.Logf("%s, routing tricks:\n%s", hc.name, table.String())
 		})
 	}
+}
+
+// TestServe_LetterCaseOfAStaticBesideAParameter: Express routes
+// PUT /api/users/ME to its /api/users/me handler (in any letter case, the
+// static route registered before the parameter one), where the path as
+// written is /api/users/:id: the proxy enforces the /api/users/me
+// contract too, which refuses a role the :id one lets through.
+func TestServe_LetterCaseOfAStaticBesideAParameter(t *testing.T) {
+	app := startNodeApp(t, `
+const express = require('express');
+const app = express();
+app.use(express.json());
+app.put('/api/users/me', (req, res) => res.json({handler: 'me', body: req.body}));
+app.put('/api/users/:id', (req, res) => res.json({handler: 'id', body: req.body}));
+const s = app.listen(0, '127.0.0.1', () => console.log('LISTENING ' + s.address().port));
+`)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.yaml"), []byte(`
+endpoint: /api/users/me
+method: PUT
+schema:
+  type: object
+  additionalProperties: false
+  properties:
+    name: {type: string}
+---
+endpoint: /api/users/:id
+method: PUT
+schema:
+  type: object
+`), 0o644))
+	_, srv := testProxy(t, app, func(_ *settings, o *contractguard.Options) { o.ContractsDir = dir })
+	const bad = `{"name":"Ada","role":"admin"}`
+	for _, target := range []string{"/api/users/me", "/api/users/ME", "/Api/Users/Me", "/api/users/m%65", "/API/USERS/M%45"} {
+		res := rawRequest(t, srv.URL, "PUT", target, nil, bad)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s: %s", target, res.body)
+		assert.NotContains(t, string(res.body), `"handler":"me"`, "%s reached the /api/users/me handler", target)
+	}
+	res := rawRequest(t, srv.URL, "PUT", "/api/users/42", nil, bad)
+	assert.Contains(t, string(res.body), `"handler":"id"`, "the control: /api/users/:id alone lets the role through")
 }
 
 func codeOf(body []byte) string {

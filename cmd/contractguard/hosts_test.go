@@ -134,6 +134,23 @@ func startHost(t *testing.T, kind string, env ...string) *host {
 	return &host{name: kind, url: "http://127.0.0.1:" + port, cmd: cmd}
 }
 
+// startNodeApp runs src, a node program of a test's own (Express or
+// Fastify from the hosts' node_modules), on a free port; it must print
+// "LISTENING <port>" when it listens. It stops when the test ends.
+func startNodeApp(t *testing.T, src string) string {
+	t.Helper()
+	modules := nodeModules(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "app.js"), []byte(src), 0o644))
+	cmd := exec.Command("node", "app.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "PORT=0")
+	port := startAndRead(t, cmd, func(line string) (string, bool) {
+		return strings.CutPrefix(line, "LISTENING ")
+	}, 60*time.Second)
+	return "http://127.0.0.1:" + port
+}
+
 // startAndRead starts cmd and waits for a line of its stdout that want
 // accepts, returning what want returned. The process is killed when the
 // test ends; its stderr goes to the test log on failure.

@@ -384,3 +384,43 @@ func TestHits_AsSent(t *testing.T) {
 		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
 	}
 }
+
+// TestMatch_AnyLetterCaseOfEveryReading: when nothing matches as written,
+// every reading is matched again in any letter case, not the main one
+// alone.
+func TestMatch_AnyLetterCaseOfEveryReading(t *testing.T) {
+	tr := build(t, "GET /api/users", "GET /api/users/:id")
+	for path, want := range map[string]string{
+		"/API/USERS;x=1":    "GET /api/users",     // ";x=1" cut
+		"/Api;v=1/Users":    "GET /api/users",     // ";v=1" cut
+		"/API/USERS/..":     "GET /api/users/:id", // ".." kept
+		"/Api/Users/%2e%2e": "GET /api/users/:id",
+		"/API%2FUSERS":      "GET /api/users", // %2F read as /
+	} {
+		v, _, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, v, path)
+	}
+}
+
+// TestHits_AnyLetterCase: a reading that matches another pattern in any
+// letter case is a hit even where the path matched as written: Express
+// routes /users/ME to the /users/me handler, which /users/:id matched.
+func TestHits_AnyLetterCase(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "GET /users", "GET /Api/GetUser", "GET /:section/getuser")
+	for path, want := range map[string][]Hit[string]{
+		"/users/ME":     {{V: "GET /users/me", Segs: []string{"users", "ME"}}},       // Match: GET /users/:id
+		"/api/getuser":  {{V: "GET /Api/GetUser", Segs: []string{"api", "getuser"}}}, // a pattern in capitals; Match: /:section/getuser
+		"/USERS/ME;x=1": {{V: "GET /users/me", Segs: []string{"USERS", "ME"}}},       // Match: GET /users/:id ("ME;x=1")
+		"/users/me":     nil,
+		"/users/42":     nil,
+		"/USERS/42":     nil, // GET /users/:id either way
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+	var dst [2]Hit[string]
+	v, segs, _ := tr.Match("GET", "/users/AB12CD", nil)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/AB12CD", v, segs, true, dst[:0]) }), "an id in capitals")
+}

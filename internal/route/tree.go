@@ -10,8 +10,9 @@ import (
 // backtracking only when a branch dead-ends, so the most specific pattern
 // wins: compared from the left, a static segment beats a parameter.
 type Tree[T comparable] struct {
-	root node[T]
-	n    int
+	root  node[T]
+	n     int
+	upper bool // a static segment has capitals: a path in lower case may match it folded
 }
 
 type node[T comparable] struct {
@@ -46,6 +47,7 @@ func (t *Tree[T]) Add(method string, p Pattern, v T) (T, bool) {
 			}
 			lower := strings.ToLower(s.Static)
 			n.folded[lower] = append(n.folded[lower], c)
+			t.upper = t.upper || lower != s.Static
 		}
 		n = c
 	}
@@ -146,27 +148,60 @@ func lowerASCII(s string, dst []byte) []byte {
 // Match reads rawPath (percent-encoded, without query) as Segments does and
 // looks it up. When that reading matches nothing and the path can be read
 // another way by some router or handler (see alternateReadings), those
-// readings are tried in turn; when none matches, the main reading is
-// looked up again with static segments in any letter case (Express, and
-// Fastify with caseSensitive: false, route /API/Users to /api/users). It
-// returns the value and the segments of the reading that matched (decoded,
-// for the reading that matches them as sent); segs is appended to buf.
+// readings are tried in turn; when none matches, each reading is looked
+// up again with static segments in any letter case (Express, and Fastify
+// with caseSensitive: false, route /API/Users to /api/users, and
+// /API/USERS;x=1 or /API/USERS/.. as they route the path in lower case).
+// It returns the value and the segments of the reading that matched
+// (decoded, for the reading that matches them as sent); segs is appended
+// to buf.
 func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []string, ok bool) {
 	segs = Segments(rawPath, buf[:0])
 	if v, ok = t.Lookup(method, segs); ok {
 		return v, segs, true
 	}
+	oneWay, fold := t.signs(rawPath)
+	if oneWay && !fold {
+		return v, nil, false
+	}
 	var altBuf [maxAlternates]reading
-	for _, alt := range appendAlternates(altBuf[:0], rawPath) {
-		if v, segs, ok = t.lookupReading(method, alt, buf[:0]); ok {
+	alts := appendAlternates(altBuf[:0], rawPath)
+	for _, alt := range alts {
+		if v, segs, ok = t.lookupReading(method, alt, false, buf[:0]); ok {
 			return v, segs, true
 		}
 	}
-	segs = Segments(rawPath, buf[:0])
-	if v, ok = t.lookupCase(method, segs, true, nil); ok {
+	if !fold {
+		return v, nil, false
+	}
+	if v, segs, ok = t.lookupReading(method, reading{raw: rawPath}, true, buf[:0]); ok {
 		return v, segs, true
 	}
+	for _, alt := range alts {
+		if v, segs, ok = t.lookupReading(method, alt, true, buf[:0]); ok {
+			return v, segs, true
+		}
+	}
 	return v, nil, false
+}
+
+// signs reports whether rawPath reads only one way (readsOneWay), and
+// whether a lookup in any letter case may find what one in its own case
+// does not: the path has a capital (or an escape, which may hide one),
+// or a pattern does.
+func (t *Tree[T]) signs(rawPath string) (oneWay, fold bool) {
+	oneWay, fold = true, t.upper
+	for i := 0; i < len(rawPath); i++ {
+		switch c := rawPath[i]; {
+		case c == '%':
+			oneWay, fold = false, true
+		case c == ';' || c == '.':
+			oneWay = false
+		case 'A' <= c && c <= 'Z':
+			fold = true
+		}
+	}
+	return oneWay, fold
 }
 
 // Others appends to dst the values that the other readings of rawPath
@@ -194,7 +229,8 @@ type Hit[T comparable] struct {
 }
 
 // Hits appends to dst what the other readings of rawPath match (see
-// alternateReadings) where they differ from Match's: v, read as segs
+// alternateReadings; and each reading, the main one too, with static
+// segments in any letter case) where they differ from Match's: v, read as segs
 // (ok: Match found v; when it found nothing, no reading matches). A
 // reading that matches v with other segments is a hit of its own, so
 // that v's contracts are checked with each reading's parameters; two
@@ -202,17 +238,29 @@ type Hit[T comparable] struct {
 // costs nothing on a path that reads only one way, and allocates only
 // for a hit (its segments).
 func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst []Hit[T]) []Hit[T] {
-	if !ok || readsOneWay(rawPath) {
+	if !ok {
 		return dst
 	}
-	var altBuf [maxAlternates]reading
+	oneWay, fold := t.signs(rawPath)
+	if oneWay && !fold {
+		return dst
+	}
+	// Every reading, each as written and in any letter case: the main
+	// reading as written is Match's own.
+	var rdBuf [1 + maxAlternates]reading
+	rds := appendAlternates(append(rdBuf[:0], reading{raw: rawPath}), rawPath)
 	var buf [16]string
-	for _, alt := range appendAlternates(altBuf[:0], rawPath) {
-		w, ws, found := t.lookupReading(method, alt, buf[:0])
-		if !found || w == v && slices.Equal(ws, segs) || hasHit(dst, w, ws) {
-			continue
+	for i, rd := range rds {
+		for _, folded := range [2]bool{false, true} {
+			if i == 0 && !folded || folded && !fold {
+				continue
+			}
+			w, ws, found := t.lookupReading(method, rd, folded, buf[:0])
+			if !found || w == v && slices.Equal(ws, segs) || hasHit(dst, w, ws) {
+				continue
+			}
+			dst = append(dst, Hit[T]{V: w, Segs: slices.Clone(ws)})
 		}
-		dst = append(dst, Hit[T]{V: w, Segs: slices.Clone(ws)})
 	}
 	return dst
 }
@@ -227,12 +275,12 @@ func hasHit[T comparable](hits []Hit[T], v T, segs []string) bool {
 	return false
 }
 
-// lookupReading reads the path rd's way into buf and looks it up,
-// returning the value and the reading's segments as its contracts see
+// lookupReading reads the path rd's way into buf and looks it up (with
+// fold, static segments in any letter case), returning the value and the reading's segments as its contracts see
 // them (reading.view).
-func (t *Tree[T]) lookupReading(method string, rd reading, buf []string) (T, []string, bool) {
+func (t *Tree[T]) lookupReading(method string, rd reading, fold bool, buf []string) (T, []string, bool) {
 	segs := rd.segments(buf)
-	v, ok := t.Lookup(method, segs)
+	v, ok := t.lookupCase(method, segs, fold, nil)
 	if ok && rd.encoded {
 		segs = rd.view(buf)
 	}
