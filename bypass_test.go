@@ -380,3 +380,35 @@ schema: {type: object}
 	assert.Nil(t, g.Check("PUT", "/users/42", bad), "the /users/:id contract alone")
 	assert.Nil(t, g.Check("PUT", "/users/ME", []byte(`{"name":"Ada"}`)))
 }
+
+// TestBypass_SemicolonQuery: Fastify with useSemicolonDelimiter ends the
+// path at its first ';' and reads what follows as the query string, as
+// its parser does (pairs split at '&' alone): /items/7;debug=1 is
+// /items/7 with debug=1 for it. The contracts of that reading are checked
+// with that query as request.query, beside the request's own.
+func TestBypass_SemicolonQuery(t *testing.T) {
+	contracts := `
+endpoint: /items/:id
+method: GET
+invariants:
+  - {expr: "!('debug' in request.query)", message: debug is not for clients}
+  - {expr: "request.query.?limit.orValue('5') in ['5', '10', '50']", message: a page size}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	app := &echo{}
+	h := g.Middleware(app)
+	for _, target := range []string{
+		"/items/7?debug=1", "/items/7;debug=1", "/items/7;x=1&debug", "/items/7;debug=1;x=2",
+		"/items/7;a=%ff&debug", "/items/7/;debug", "/ITEMS/7;debug=1", "/items/7;limit=5;drop", "/items/7;limit=%ff",
+		"/items/7;limit=5?x=1", // limit "5?x=1" for Fastify
+	} {
+		assert.Equal(t, http.StatusUnprocessableEntity, send(h, "GET", target, "").Code, target)
+		if v := g.Check("GET", target, nil); assert.NotNil(t, v, target) {
+			assert.Equal(t, CodeInvariantViolated, v.Code, target)
+		}
+	}
+	assert.Zero(t, app.calls, "the handler ran")
+	for _, target := range []string{"/items/7", "/items/7;jsessionid=abc", "/items/7;limit=5", "/items/7;limit=5&x=1"} {
+		assert.Equal(t, http.StatusOK, send(h, "GET", target, "").Code, target)
+	}
+}

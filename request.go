@@ -176,6 +176,10 @@ type request struct {
 	views   []route.Hit[*routeEntry]
 	viewBuf [3]route.Hit[*routeEntry]
 	view    int
+	// ownQuery: the view in use reads the query from the path, the text
+	// after its first ';' (route.Hit.OwnQuery), which is viewQuery.
+	ownQuery  bool
+	viewQuery string
 
 	// What one run works with, here so that it costs no allocation of its own.
 	details []Detail
@@ -314,14 +318,15 @@ func (p *pathParams) EachParam(yield func(name, value string) bool) {
 
 func (q *request) Path() string { return route.Join(q.segs) }
 
-// useView makes views[i] the reading request.params and request.path
-// come from (0: the matched entry's).
+// useView makes views[i] the reading request.params, request.path and
+// request.query come from (0: the matched entry's).
 func (q *request) useView(i int) {
 	if i == q.view {
 		return
 	}
 	q.view = i
-	q.pattern, q.segs = q.views[i].V.pattern, q.views[i].Segs
+	h := &q.views[i]
+	q.pattern, q.segs, q.ownQuery, q.viewQuery = h.V.pattern, h.Segs, h.OwnQuery, h.Query
 	q.act.Reroute()
 }
 
@@ -343,7 +348,24 @@ func (q *request) inView(i int, c *contract) bool {
 	return true
 }
 
-func (q *request) Query() map[string]string { return firstValues(q.queryValues()) }
+func (q *request) Query() map[string]string {
+	if q.ownQuery {
+		return firstValues(q.viewQueryValues())
+	}
+	return firstValues(q.queryValues())
+}
+
+// viewQueryValues is the query of a view that reads it from the path
+// (ownQuery), as Fastify with useSemicolonDelimiter reads it: the text
+// after the path's first ';' and, after a '?', the request's query
+// string, parsed as its parser does.
+func (q *request) viewQueryValues() url.Values {
+	text := q.viewQuery
+	if q.rawQuery != "" {
+		text += "?" + q.rawQuery
+	}
+	return route.QueryAsFastify(text)
+}
 
 // queryValues is the query as r.URL.Query() reads it (bad pairs dropped),
 // parsed once for the scan and the rules.

@@ -42,7 +42,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			if in.rawQuery != "" {
 				scan.Query(in.queryValues(), in)
 			}
-			in.scanParams()
+			in.scanReadings()
 		}
 	}
 	if len(in.details) == 0 {
@@ -56,10 +56,11 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	return newViolation(CodeVulnerabilityDetected, in.details...)
 }
 
-// scanParams scans the path parameters: the router's, or the pattern's
+// scanReadings scans the path parameters: the router's, or the pattern's
 // without building Params' map; those of every reading of the path that
-// matched (request.views).
-func (q *request) scanParams() {
+// matched (request.views), and the query of one that reads it from the
+// path.
+func (q *request) scanReadings() {
 	if len(q.views) == 0 {
 		for name, v := range q.EachParam {
 			scan.Param(name, v, q)
@@ -70,6 +71,9 @@ func (q *request) scanParams() {
 		q.useView(i)
 		for name, v := range q.EachParam {
 			scan.Param(name, v, q)
+		}
+		if q.ownQuery {
+			scan.Query(q.viewQueryValues(), q)
 		}
 	}
 	q.useView(0)

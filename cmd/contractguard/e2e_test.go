@@ -76,8 +76,8 @@ const (
 // tricks are the routing differences searched for: case, trailing and
 // repeated slashes, dot segments plain and encoded, encoded slashes and
 // letters, matrix parameters, letter case with matrix parameters and with
-// dot segments, query marks, HEAD for GET, method case and
-// method-override headers.
+// dot segments, query marks, a query after ';', HEAD for GET, method case
+// and method-override headers.
 var tricks = []trick{
 	{method: "POST", target: "/api/users", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/API/USERS", route: "POST /api/users", body: badUser},
@@ -124,6 +124,8 @@ var tricks = []trick{
 	{method: "GET", target: "/API/users/7?debug=1", route: "GET /api/users/:id"},
 	{method: "GET", target: "/api/users/7/?debug=1", route: "GET /api/users/:id"},
 	{method: "GET", target: "/api/users/7?debug", route: "GET /api/users/:id"},
+	{method: "GET", target: "/api/users/7;debug=1", route: "GET /api/users/:id"},
+	{method: "GET", target: "/API/Users/7;x=1&debug", route: "GET /api/users/:id"},
 }
 
 func (tr trick) String() string {

@@ -51,6 +51,10 @@ type reading struct {
 	raw     string
 	literal bool // dot segments are segments, not resolved
 	encoded bool // segments are matched as sent, escapes and all; dot segments are segments
+	// ownQuery: raw is the path up to its first ';', and what follows is
+	// the query string (find-my-way's useSemicolonDelimiter, Fastify's
+	// router option: /users/7;debug=1 is /users/7 with query debug=1).
+	ownQuery bool
 }
 
 // segments are the segments the reading looks up.
@@ -90,21 +94,28 @@ func rawSegments(raw string, dst []string) []string {
 }
 
 // alternateReadings lists the other ways a router or handler may read raw,
-// for paths where readings differ: with encoded slashes decoded before the
-// split (a handler routing on r.URL.Path), with ";" parameters removed
-// from every segment (servers that strip matrix parameters), and with dot
-// segments kept as segments (chi, Express and Fastify route /users/.. to
-// /users/:id with id ".."), and with escapes left as they were sent
-// (chi routes on r.URL.RawPath when the path's escapes are not Go's own,
-// and Express matches the path as sent, then decodes the parameters:
-// both route /users/m%65 to /users/:id, not to /users/me). It returns
-// nil when raw reads only one way.
+// for paths where readings differ:
+//   - with encoded slashes decoded before the split (a handler routing on
+//     r.URL.Path);
+//   - with ";" parameters removed from every segment (servers that strip
+//     matrix parameters);
+//   - ended at the first ";", what follows it being the query string
+//     (Fastify with useSemicolonDelimiter), dot segments kept as
+//     find-my-way keeps them;
+//   - with dot segments kept as segments (chi, Express and Fastify route
+//     /users/.. to /users/:id with id "..");
+//   - with escapes left as they were sent (chi routes on r.URL.RawPath
+//     when the path's escapes are not Go's own, and Express matches the
+//     path as sent, then decodes the parameters: both route /users/m%65
+//     to /users/:id, not to /users/me).
+//
+// It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
 	return appendAlternates(nil, raw)
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 4
+const maxAlternates = 5
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -115,10 +126,10 @@ func appendAlternates(dst []reading, raw string) []reading {
 	if hasEncodedSlash(raw) {
 		dst = append(dst, reading{raw: decodeSlashes(raw)})
 	}
-	if strings.IndexByte(raw, ';') >= 0 {
-		dst = append(dst, reading{raw: stripMatrix(raw)})
+	if i := strings.IndexByte(raw, ';'); i >= 0 {
+		dst = append(dst, reading{raw: stripMatrix(raw)}, reading{raw: raw[:i], literal: true, ownQuery: true})
 	}
-	if hasDotSegment(raw) {
+	if plain, _ := dotSegments(raw); plain {
 		dst = append(dst, reading{raw: raw, literal: true})
 	}
 	if strings.IndexByte(raw, '%') >= 0 {
@@ -141,23 +152,33 @@ func readsOneWay(raw string) bool {
 }
 
 // hasDotSegment reports a segment that is "." or "..", also encoded
-// (%2e), without allocating.
+// (%2e), without allocating; or one that is up to the path's first ';',
+// as a router that ends the path there reads it.
 func hasDotSegment(raw string) bool {
+	plain, cut := dotSegments(raw)
+	return plain || cut
+}
+
+// dotSegments reports whether a segment of raw is a dot segment (plain),
+// and whether the one that holds raw's first ';' is, up to it (cut).
+func dotSegments(raw string) (plain, cut bool) {
 	if strings.IndexByte(raw, '.') < 0 && strings.IndexByte(raw, '%') < 0 {
-		return false
+		return false, false
 	}
-	for len(raw) > 0 {
+	semi := false
+	for len(raw) > 0 && !plain {
 		s := raw
 		if i := strings.IndexByte(raw, '/'); i >= 0 {
 			s, raw = raw[:i], raw[i+1:]
 		} else {
 			raw = ""
 		}
-		if isDotSegment(s) {
-			return true
+		plain = isDotSegment(s)
+		if j := strings.IndexByte(s, ';'); j >= 0 && !semi {
+			semi, cut = true, isDotSegment(s[:j])
 		}
 	}
-	return false
+	return plain, cut
 }
 
 // isDotSegment reports "." or "..", each dot plain or %2e.

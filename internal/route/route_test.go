@@ -2,6 +2,7 @@ package route
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -353,7 +354,10 @@ func TestHits(t *testing.T) {
 	tr := build(t, "GET /users/:id", "GET /users/:id/:sub", "GET /", "GET /files/:name")
 	for path, want := range map[string][]Hit[string]{
 		"/users/admin%2Fb": {{V: "GET /users/:id/:sub", Segs: []string{"users", "admin", "b"}}},
-		"/users/7;v=1":     {{V: "GET /users/:id", Segs: []string{"users", "7"}}},    // Match: id "7;v=1"
+		"/users/7;v=1": { // Match: id "7;v=1"
+			{V: "GET /users/:id", Segs: []string{"users", "7"}},                               // ";v=1" cut
+			{V: "GET /users/:id", Segs: []string{"users", "7"}, OwnQuery: true, Query: "v=1"}, // the path ended at ";"
+		},
 		"/files/%2e%2E":    {{V: "GET /files/:name", Segs: []string{"files", ".."}}}, // Match: GET /
 		"/users/7":         nil,
 		"/users/a%2Fb%2Fc": nil, // users/a/b/c matches nothing
@@ -409,12 +413,15 @@ func TestMatch_AnyLetterCaseOfEveryReading(t *testing.T) {
 func TestHits_AnyLetterCase(t *testing.T) {
 	tr := build(t, "GET /users/me", "GET /users/:id", "GET /users", "GET /Api/GetUser", "GET /:section/getuser")
 	for path, want := range map[string][]Hit[string]{
-		"/users/ME":     {{V: "GET /users/me", Segs: []string{"users", "ME"}}},       // Match: GET /users/:id
-		"/api/getuser":  {{V: "GET /Api/GetUser", Segs: []string{"api", "getuser"}}}, // a pattern in capitals; Match: /:section/getuser
-		"/USERS/ME;x=1": {{V: "GET /users/me", Segs: []string{"USERS", "ME"}}},       // Match: GET /users/:id ("ME;x=1")
-		"/users/me":     nil,
-		"/users/42":     nil,
-		"/USERS/42":     nil, // GET /users/:id either way
+		"/users/ME":    {{V: "GET /users/me", Segs: []string{"users", "ME"}}},       // Match: GET /users/:id
+		"/api/getuser": {{V: "GET /Api/GetUser", Segs: []string{"api", "getuser"}}}, // a pattern in capitals; Match: /:section/getuser
+		"/USERS/ME;x=1": { // Match: GET /users/:id ("ME;x=1")
+			{V: "GET /users/me", Segs: []string{"USERS", "ME"}},
+			{V: "GET /users/me", Segs: []string{"USERS", "ME"}, OwnQuery: true, Query: "x=1"},
+		},
+		"/users/me": nil,
+		"/users/42": nil,
+		"/USERS/42": nil, // GET /users/:id either way
 	} {
 		v, segs, ok := tr.Match("GET", path, nil)
 		require.True(t, ok, path)
@@ -423,4 +430,40 @@ func TestHits_AnyLetterCase(t *testing.T) {
 	var dst [2]Hit[string]
 	v, segs, _ := tr.Match("GET", "/users/AB12CD", nil)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/AB12CD", v, segs, true, dst[:0]) }), "an id in capitals")
+}
+
+// TestMatch_EndedAtSemicolon: Fastify with useSemicolonDelimiter ends the
+// path at its first ';' (what follows is the query string) and keeps dot
+// segments: that reading is matched too, with a query of its own.
+func TestMatch_EndedAtSemicolon(t *testing.T) {
+	tr := build(t, "GET /api/users", "GET /files/:name")
+	for path, want := range map[string]string{
+		"/api/users;x=1/more": "GET /api/users",   // ";x=1" cut from its segment: /api/users/more
+		"/files/..;x/y/z":     "GET /files/:name", // name ".."
+		"/API/Users;":         "GET /api/users",
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, v, path)
+		assert.Contains(t, tr.Hits("GET", path, v, segs, ok, nil), Hit[string]{V: want, Segs: segs, OwnQuery: true, Query: path[strings.IndexByte(path, ';')+1:]}, path)
+	}
+}
+
+// TestQueryAsFastify: the query as Fastify reads it, where url.ParseQuery
+// drops pairs (a ';', a malformed escape).
+func TestQueryAsFastify(t *testing.T) {
+	for s, want := range map[string]url.Values{
+		"debug=1":           {"debug": {"1"}},
+		"debug=1;x=2":       {"debug": {"1;x=2"}},
+		"x=1?debug=1":       {"x": {"1?debug=1"}},
+		"a=1&a=2&&b":        {"a": {"1", "2"}, "b": {""}},
+		"a+b=c+d%2B":        {"a b": {"c d+"}},
+		"x=a=b":             {"x": {"a=b"}},
+		"=v":                {"": {"v"}},
+		"x=%zz&y=%ff&z=%C3": {"x": {"%zz"}, "y": {"%ff"}, "z": {"%C3"}},
+		"n=M%C3%BCnchen":    {"n": {"München"}},
+		"":                  {},
+	} {
+		assert.Equal(t, want, QueryAsFastify(s), s)
+	}
 }

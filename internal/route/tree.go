@@ -226,15 +226,22 @@ func (t *Tree[T]) Others(method, rawPath string, v T, ok bool, dst []T) []T {
 type Hit[T comparable] struct {
 	V    T
 	Segs []string // the Hit's own
+	// OwnQuery marks the reading that ends the path at its first ';'
+	// (Fastify with useSemicolonDelimiter): its router reads Query, the
+	// text after the ';', and the request's query string, if any, after a
+	// '?', as the query string.
+	OwnQuery bool
+	Query    string
 }
 
 // Hits appends to dst what the other readings of rawPath match (see
 // alternateReadings; and each reading, the main one too, with static
 // segments in any letter case) where they differ from Match's: v, read as segs
 // (ok: Match found v; when it found nothing, no reading matches). A
-// reading that matches v with other segments is a hit of its own, so
-// that v's contracts are checked with each reading's parameters; two
-// readings that match one value with the same segments are one hit. It
+// reading that matches v with other segments, or with a query of its
+// own, is a hit of its own, so that v's contracts are checked with each
+// reading's parameters and query; two readings that match one value with
+// the same segments are one hit. It
 // costs nothing on a path that reads only one way, and allocates only
 // for a hit (its segments).
 func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst []Hit[T]) []Hit[T] {
@@ -256,19 +263,24 @@ func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst 
 				continue
 			}
 			w, ws, found := t.lookupReading(method, rd, folded, buf[:0])
-			if !found || w == v && slices.Equal(ws, segs) || hasHit(dst, w, ws) {
+			if !found || w == v && !rd.ownQuery && slices.Equal(ws, segs) || hasHit(dst, w, ws, rd.ownQuery) {
 				continue
 			}
-			dst = append(dst, Hit[T]{V: w, Segs: slices.Clone(ws)})
+			h := Hit[T]{V: w, Segs: slices.Clone(ws), OwnQuery: rd.ownQuery}
+			if rd.ownQuery {
+				h.Query = rawPath[len(rd.raw)+1:]
+			}
+			dst = append(dst, h)
 		}
 	}
 	return dst
 }
 
-// hasHit reports whether hits holds v read as segs.
-func hasHit[T comparable](hits []Hit[T], v T, segs []string) bool {
+// hasHit reports whether hits holds v read as segs, with the path's own
+// query or without.
+func hasHit[T comparable](hits []Hit[T], v T, segs []string, ownQuery bool) bool {
 	for _, h := range hits {
-		if h.V == v && slices.Equal(h.Segs, segs) {
+		if h.V == v && h.OwnQuery == ownQuery && slices.Equal(h.Segs, segs) {
 			return true
 		}
 	}
