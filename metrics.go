@@ -176,9 +176,9 @@ func (g *Guard) emit(in *input, e *routeEntry, o Outcome, code string, d time.Du
 		ev.Method, ev.Route = e.contracts[0].method, e.contracts[0].endpoint
 	case in.typed.c != nil:
 		// The request's method, which the typed contract does not bound.
-		ev.Method, ev.Route = standardMethod(in.method), in.typed.routeName(in.r)
+		ev.Method, ev.Route = StandardMethod(in.method), in.typed.routeName(in.r)
 	default:
-		ev.Method = standardMethod(in.method)
+		ev.Method = StandardMethod(in.method)
 	}
 	for _, f := range *obs {
 		f(ev)
@@ -189,17 +189,19 @@ func (g *Guard) emit(in *input, e *routeEntry, o Outcome, code string, d time.Du
 // matched.
 func (g *Guard) emitUnmatched(in *input) {
 	if obs := g.stats.observers.Load(); obs != nil {
-		ev := Event{Method: standardMethod(in.method), Outcome: OutcomeUnmatched}
+		ev := Event{Method: StandardMethod(in.method), Outcome: OutcomeUnmatched}
 		for _, f := range *obs {
 			f(ev)
 		}
 	}
 }
 
-// standardMethod is m when it is a standard method, else "_OTHER" (as the
-// OpenTelemetry conventions name it): a client chooses the method, and a
-// label must stay bounded.
-func standardMethod(m string) string {
+// StandardMethod is m when it is a standard HTTP method, else "_OTHER"
+// (as the OpenTelemetry conventions name it): a client chooses the
+// method, and a label must stay bounded. It is how [Event.Method] bounds
+// the methods no contract names, for exporters that bound their own
+// labels (cgprometheus, cgotel).
+func StandardMethod(m string) string {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:

@@ -44,7 +44,6 @@ package cgotel
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -90,13 +89,7 @@ const overflowRoute = "_overflow"
 // method may be any token), so that the overflow's attribute sets are
 // few: the standard methods and _OTHER, by outcome and code.
 func (k seriesKey) overflow() seriesKey {
-	k.route = overflowRoute
-	switch k.method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-	default:
-		k.method = "_OTHER"
-	}
+	k.route, k.method = overflowRoute, contractguard.StandardMethod(k.method) // a contract's method may be any token
 	return k
 }
 

@@ -41,7 +41,6 @@
 package cgprometheus
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -77,13 +76,7 @@ const overflowRoute = "_overflow"
 // token), so that the overflow's label sets are few: the standard methods
 // and _OTHER, by outcome and code.
 func (k seriesKey) overflow() seriesKey {
-	k.route = overflowRoute
-	switch k.method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-	default:
-		k.method = "_OTHER"
-	}
+	k.route, k.method = overflowRoute, contractguard.StandardMethod(k.method) // a contract's method may be any token
 	return k
 }
 

@@ -13,12 +13,20 @@ import (
 // are resolved, ".." never climbing above the root. The segments are
 // appended to dst, which lets callers pass a stack buffer.
 func Segments(raw string, dst []string) []string {
-	return segments(raw, dst, false)
+	return segments(raw, dst, resolveDots)
 }
 
-// segments is Segments; with literal, "." and ".." are segments like any
-// other, as routers that do not resolve them (chi, Express) read them.
-func segments(raw string, dst []string, literal bool) []string {
+// segmentMode is how segments reads each of a raw path's segments.
+type segmentMode uint8
+
+const (
+	resolveDots segmentMode = iota // decoded, "." and ".." resolved: Segments
+	keepDots                       // decoded, "." and ".." segments like any other, as routers that do not resolve them (chi, Express) read them
+	asSent                         // as sent, escapes and dot segments and all, as chi reads r.URL.RawPath
+)
+
+// segments is Segments, each segment read as mode says.
+func segments(raw string, dst []string, mode segmentMode) []string {
 	start := len(dst)
 	for len(raw) > 0 {
 		var s string
@@ -30,9 +38,11 @@ func segments(raw string, dst []string, literal bool) []string {
 		if s == "" {
 			continue
 		}
-		s = unescape(s)
+		if mode != asSent {
+			s = unescape(s)
+		}
 		switch {
-		case literal:
+		case mode != resolveDots:
 			dst = append(dst, s)
 		case s == ".":
 		case s == "..":
@@ -59,10 +69,13 @@ type reading struct {
 
 // segments are the segments the reading looks up.
 func (r reading) segments(dst []string) []string {
-	if r.encoded {
-		return rawSegments(r.raw, dst)
+	switch {
+	case r.encoded:
+		return segments(r.raw, dst, asSent)
+	case r.literal:
+		return segments(r.raw, dst, keepDots)
 	}
-	return segments(r.raw, dst, r.literal)
+	return segments(r.raw, dst, resolveDots)
 }
 
 // view are the segments a reading that matched gives its contracts:
@@ -71,26 +84,9 @@ func (r reading) segments(dst []string) []string {
 // encoded; chi hands it over encoded, and router.go decodes it).
 func (r reading) view(dst []string) []string {
 	if r.encoded {
-		return segments(r.raw, dst, true)
+		return segments(r.raw, dst, keepDots)
 	}
 	return r.segments(dst)
-}
-
-// rawSegments appends raw's non-empty segments to dst as they were sent,
-// escapes and dot segments included, as chi reads r.URL.RawPath.
-func rawSegments(raw string, dst []string) []string {
-	for len(raw) > 0 {
-		var s string
-		if i := strings.IndexByte(raw, '/'); i >= 0 {
-			s, raw = raw[:i], raw[i+1:]
-		} else {
-			s, raw = raw, ""
-		}
-		if s != "" {
-			dst = append(dst, s)
-		}
-	}
-	return dst
 }
 
 // alternateReadings lists the other ways a router or handler may read raw,
