@@ -441,6 +441,21 @@ func (n fqdnNet) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return n.testNet.dial(ctx, network, net.JoinHostPort(strings.TrimSuffix(host, "."), port))
 }
 
+// fetchBlocked fetches u with c from a request that carries u in each
+// source that can, and asserts each fetch blocked before it went out.
+func fetchBlocked(t *testing.T, c *http.Client, u string) {
+	t.Helper()
+	for _, src := range sources {
+		if !carries(src, u) {
+			continue
+		}
+		r, rc := inputAt(t, src, u)
+		body, err := fetch(ctxOf(r), c, u)
+		assert.Empty(t, body, "%v %s", src, u)
+		assertBlocked(t, err, rc, src, u, "http")
+	}
+}
+
 // TestTransport_FullyQualifiedHost: an input host written with the dot
 // that ends a fully qualified name ("evil.example.", which resolves as
 // evil.example) is the input's, and checked; a longer name that starts
@@ -459,15 +474,7 @@ func TestTransport_FullyQualifiedHost(t *testing.T) {
 		"http://127.0.0.1.:" + p + "/",
 		"http://metadata.google.internal./computeMetadata/v1/",
 	} {
-		for _, src := range sources {
-			if !carries(src, u) {
-				continue
-			}
-			r, rc := inputAt(t, src, u)
-			body, err := fetch(ctxOf(r), c, u)
-			assert.Empty(t, body, "%v %s", src, u)
-			assertBlocked(t, err, rc, src, u, "http")
-		}
+		fetchBlocked(t, c, u)
 	}
 	// The host the input names (a name under 127.0.0.1.nip.io) is not the
 	// one the application calls.
@@ -505,15 +512,7 @@ func TestTransport_NonASCIIHost(t *testing.T) {
 		"http://localhoſt:" + port + "/",         // U+017F LATIN SMALL LETTER LONG S
 		"http://127。0.0.1:" + port + "/",         // U+3002 IDEOGRAPHIC FULL STOP
 	} {
-		for _, src := range sources {
-			if !carries(src, u) {
-				continue
-			}
-			r, rc := inputAt(t, src, u)
-			body, err := fetch(ctxOf(r), c, u)
-			assert.Empty(t, body, "%v %s", src, u)
-			assertBlocked(t, err, rc, src, u, "http")
-		}
+		fetchBlocked(t, c, u)
 	}
 	assert.Zero(t, hits.Load(), "the internal server was reached")
 
