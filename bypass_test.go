@@ -412,3 +412,33 @@ invariants:
 		assert.Equal(t, http.StatusOK, send(h, "GET", target, "").Code, target)
 	}
 }
+
+// TestBypass_EncodedSlashWithDotSegment: gin and httprouter route on
+// r.URL.Path, where Go's server has decoded %2F and left dot segments as
+// they are: /users/..%2Fadmin is /users/:id/admin to them, with id "..".
+// The guard reads the path that way too, and enforces what it matches
+// (found by review: no reading decoded the slash and kept the dots).
+func TestBypass_EncodedSlashWithDotSegment(t *testing.T) {
+	contracts := `
+endpoint: /users/:id
+method: POST
+---
+endpoint: /users/:id/admin
+method: POST
+invariants:
+  - {expr: "false", message: never}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	var ranAdmin int
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // routes as httprouter does
+		if s := strings.Split(strings.Trim(r.URL.Path, "/"), "/"); len(s) == 3 && s[0] == "users" && s[2] == "admin" {
+			ranAdmin++
+		}
+	})
+	h := g.Middleware(app)
+	for _, p := range []string{"/users/..%2Fadmin", "/users/%2e%2e%2Fadmin", "/users/.%2Fadmin", "/users/..%2fadmin"} {
+		assert.Equal(t, http.StatusUnprocessableEntity, send(h, "POST", p, `{}`).Code, p)
+	}
+	assert.Zero(t, ranAdmin, "the /users/:id/admin handler ran past a contract that refuses everything")
+	assert.Equal(t, http.StatusOK, send(h, "POST", "/users/7", `{}`).Code)
+}

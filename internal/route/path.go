@@ -91,8 +91,11 @@ func (r reading) view(dst []string) []string {
 
 // alternateReadings lists the other ways a router or handler may read raw,
 // for paths where readings differ:
-//   - with encoded slashes decoded before the split (a handler routing on
-//     r.URL.Path);
+//   - with encoded slashes decoded before the split, dot segments
+//     resolved (a handler that cleans r.URL.Path) and, where it has some,
+//     kept (gin and httprouter route r.URL.Path as Go decodes it, dot
+//     segments and all: /users/..%2Fadmin is /users/:id/admin with id
+//     "..");
 //   - with ";" parameters removed from every segment (servers that strip
 //     matrix parameters);
 //   - ended at the first ";", what follows it being the query string
@@ -111,7 +114,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 5
+const maxAlternates = 6
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -120,7 +123,11 @@ func appendAlternates(dst []reading, raw string) []reading {
 		return dst
 	}
 	if hasEncodedSlash(raw) {
-		dst = append(dst, reading{raw: decodeSlashes(raw)})
+		decoded := decodeSlashes(raw)
+		dst = append(dst, reading{raw: decoded})
+		if plain, _ := dotSegments(decoded); plain {
+			dst = append(dst, reading{raw: decoded, literal: true})
+		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
 		dst = append(dst, reading{raw: stripMatrix(raw)}, reading{raw: raw[:i], literal: true, ownQuery: true})
