@@ -100,6 +100,7 @@ type contractSpec struct {
 	body             reflect.Type
 	rules            *ruleWalker
 	learn            bool
+	floats           *floatNode
 }
 
 // newContract is the one way a contract is made: files, code and typed
@@ -107,13 +108,10 @@ type contractSpec struct {
 // one place.
 func newContract(s contractSpec) *contract {
 	c := &contract{method: s.method, endpoint: s.endpoint, pattern: s.pattern, source: s.source,
-		schema: s.schema, body: s.body, rules: s.rules, learn: s.learn}
+		schema: s.schema, body: s.body, rules: s.rules, learn: s.learn, floats: s.floats}
 	c.readsBody = s.schema != nil || s.rules.readsBody()
 	if s.schema != nil {
 		c.numbers, c.skip = s.schema.Numbers(), s.schema.Skip()
-		if s.body != nil {
-			c.floats = floatChecks(s.body, s.schema.Compiled())
-		}
 	}
 	return c
 }

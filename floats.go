@@ -1,9 +1,13 @@
 package contractguard
 
 import (
+	"errors"
+	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -20,21 +24,28 @@ import (
 // compares it — but a value it finds > a bound may round onto it:
 // 1e-400 is > 0 and is 0 as a float64, 0.99999999 is < 1 and is 1 as a
 // float32. So exclusiveMinimum and exclusiveMaximum are held again on the
-// value T got (floatNode.check), where its schema puts them on a float:
-// on the property itself, through $ref and allOf (anyOf and oneOf name no
-// one branch that must hold, and are left to the schema), wherever the
-// body holds a number for it (fields, pointers, slices, arrays, and maps
-// with string keys).
+// value T got (floatNode.check), wherever the body holds a number for a
+// float of T (fields, pointers, slices, arrays, map values) and its
+// schema puts such a bound on it: on the place itself, through $ref and
+// allOf, and, for a member, through properties, patternProperties and
+// additionalProperties as JSON Schema applies them. (anyOf and oneOf name
+// no one branch that must hold, and are left to the schema.) Types that
+// decode themselves (json.Unmarshaler and the like) are not looked into.
 
-// floatNode is what to check at one place of T: the exclusive bounds of a
-// float, rounded to its size; a struct's fields, a slice's, array's or
-// map's elements, with something to check below them. nil: nothing.
+// floatNode is what to check at one place of T, a node of a graph that
+// follows T's type and its schema (a recursive type and schema make a
+// cycle): a float's exclusive bounds, rounded to its size; a struct's
+// fields; the elements of a slice or array; a map's values, by the
+// schemas that apply to each key.
 type floatNode struct {
 	kind     reflect.Kind // of the value, pointers followed
 	lo, hi   *big.Rat     // a float's exclusive bounds, as the schema says them (nil: none)
 	loF, hiF float64      // and rounded to the float's size
 	fields   []floatField
-	elem     *floatNode
+	elem     *floatNode   // a slice's or array's elements
+	members  []floatObj   // a map's values: what each schema of the map says of a key
+	keyOf    reflect.Type // a map's type, for its keys
+	useful   bool         // there is a bound here or below
 }
 
 type floatField struct {
@@ -43,96 +54,204 @@ type floatField struct {
 	node  *floatNode
 }
 
-// maxFloatDepth bounds the walk of a recursive type at build time.
-const maxFloatDepth = 32
-
-// floatChecks is the check of T's floats against s, nil when s puts no
-// exclusive bound on any of them. (A type the binder refuses, which
-// bind.Check reports first, has none.)
-func floatChecks(t reflect.Type, s *jsonschema.Schema) *floatNode {
-	return floatsAt(t, subschemas(s), 0)
+// floatObj is what one object schema says of a map's values: by name
+// (properties), by pattern, and of the rest (additionalProperties).
+type floatObj struct {
+	props map[string]*floatNode
+	pats  []floatPattern
+	rest  *floatNode
 }
 
-func floatsAt(t reflect.Type, ss []*jsonschema.Schema, depth int) *floatNode {
+type floatPattern struct {
+	re   jsonschema.Regexp
+	node *floatNode
+}
+
+// maxFloatNodes bounds the graph of one type and schema.
+const maxFloatNodes = 10_000
+
+// floatBuilder builds a graph, a node per type and set of schemas.
+type floatBuilder struct {
+	nodes map[string]*floatNode
+	all   []*floatNode
+}
+
+// floatChecks is the check of T's floats against s, nil when s puts no
+// exclusive bound on any of them.
+func floatChecks(t reflect.Type, s *jsonschema.Schema) (*floatNode, error) {
+	b := floatBuilder{nodes: map[string]*floatNode{}}
+	root, err := b.node(t, subschemas(nil, s))
+	if err != nil {
+		return nil, err
+	}
+	// A node is useful when it has a bound or a useful node below it:
+	// settled over the whole graph, cycles included.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range b.all {
+			if !n.useful && n.below() {
+				n.useful, changed = true, true
+			}
+		}
+	}
+	if !root.useful {
+		return nil, nil
+	}
+	return root, nil
+}
+
+// below reports whether n has a bound, or a useful node under it.
+func (n *floatNode) below() bool {
+	if n.lo != nil || n.hi != nil || n.elem.isUseful() {
+		return true
+	}
+	for _, f := range n.fields {
+		if f.node.isUseful() {
+			return true
+		}
+	}
+	for _, o := range n.members {
+		if o.rest.isUseful() || slices.ContainsFunc(o.pats, func(p floatPattern) bool { return p.node.isUseful() }) {
+			return true
+		}
+		for _, p := range o.props {
+			if p.isUseful() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (n *floatNode) isUseful() bool { return n != nil && n.useful }
+
+var errFloatGraph = errors.New("its schema is too large to check its floats' exclusive bounds against (over 10,000 places)")
+
+// node is the node of t under the schemas ss, made once per type and set.
+func (b *floatBuilder) node(t reflect.Type, ss []*jsonschema.Schema) (*floatNode, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if len(ss) == 0 || depth > maxFloatDepth {
-		return nil
+	key := floatKey(t, ss)
+	if n, ok := b.nodes[key]; ok {
+		return n, nil
+	}
+	if len(b.all) >= maxFloatNodes {
+		return nil, errFloatGraph
 	}
 	n := &floatNode{kind: t.Kind()}
+	b.nodes[key] = n
+	b.all = append(b.all, n)
+	if len(ss) == 0 || bind.Opaque(t) {
+		return n, nil
+	}
+	var err error
 	switch t.Kind() {
 	case reflect.Float32, reflect.Float64:
-		bits := 64
-		if t.Kind() == reflect.Float32 {
-			bits = 32
-		}
 		for _, s := range ss {
-			n.lo, n.loF = tighter(n.lo, s.ExclusiveMinimum, bits, 1)
-			n.hi, n.hiF = tighter(n.hi, s.ExclusiveMaximum, bits, -1)
-		}
-		if n.lo == nil && n.hi == nil {
-			return nil
+			n.lo, n.loF = tighter(n.lo, s.ExclusiveMinimum, t.Bits(), 1)
+			n.hi, n.hiF = tighter(n.hi, s.ExclusiveMaximum, t.Bits(), -1)
 		}
 	case reflect.Struct:
-		names, err := bind.Fields(t)
-		if err != nil {
-			return nil
+		names, ferr := bind.Fields(t)
+		if ferr != nil {
+			return n, nil // a type the binder refuses, which bind.Check reports first
 		}
-		for name, index := range names {
-			var props []*jsonschema.Schema
-			for _, s := range ss {
-				if p := s.Properties[name]; p != nil {
-					props = append(props, subschemas(p)...)
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range names {
+				if !yield(k) {
+					return
 				}
 			}
-			if sub := floatsAt(t.FieldByIndex(index).Type, props, depth+1); sub != nil {
-				n.fields = append(n.fields, floatField{index, name, sub})
+		})
+		for _, name := range keys {
+			var sub []*jsonschema.Schema
+			for _, s := range ss {
+				sub = memberSchemas(sub, s, name)
 			}
+			f := floatField{index: names[name], name: name}
+			if f.node, err = b.node(t.FieldByIndex(f.index).Type, sub); err != nil {
+				return nil, err
+			}
+			n.fields = append(n.fields, f)
 		}
-		if len(n.fields) == 0 {
-			return nil
-		}
-	case reflect.Slice, reflect.Array, reflect.Map:
-		var elems []*jsonschema.Schema
+	case reflect.Slice, reflect.Array:
+		var sub []*jsonschema.Schema
 		for _, s := range ss {
-			var e any = s.Items
-			if t.Kind() == reflect.Map {
-				e = s.AdditionalProperties
+			if e, ok := s.Items.(*jsonschema.Schema); ok {
+				sub = subschemas(sub, e)
 			}
-			if s.Items2020 != nil {
-				e = s.Items2020
-			}
-			if e, ok := e.(*jsonschema.Schema); ok && e != nil {
-				elems = append(elems, subschemas(e)...)
-			}
+			sub = subschemas(sub, s.Items2020)
 		}
-		if n.elem = floatsAt(t.Elem(), elems, depth+1); n.elem == nil {
-			return nil
+		n.elem, err = b.node(t.Elem(), sub)
+	case reflect.Map:
+		n.keyOf = t
+		for _, s := range ss {
+			o := floatObj{props: map[string]*floatNode{}}
+			for name, p := range s.Properties {
+				if o.props[name], err = b.node(t.Elem(), subschemas(nil, p)); err != nil {
+					return nil, err
+				}
+			}
+			for re, p := range s.PatternProperties {
+				pn, err := b.node(t.Elem(), subschemas(nil, p))
+				if err != nil {
+					return nil, err
+				}
+				o.pats = append(o.pats, floatPattern{re, pn})
+			}
+			if rest, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+				if o.rest, err = b.node(t.Elem(), subschemas(nil, rest)); err != nil {
+					return nil, err
+				}
+			}
+			n.members = append(n.members, o)
 		}
-	default:
-		return nil
 	}
-	return n
+	return n, err
 }
 
-// subschemas are s and every schema that applies wherever s does: its
-// $ref and its allOf, and theirs.
-func subschemas(s *jsonschema.Schema) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
-	var add func(s *jsonschema.Schema, depth int)
-	add = func(s *jsonschema.Schema, depth int) {
-		if s == nil || depth > maxFloatDepth {
-			return
-		}
-		out = append(out, s)
-		add(s.Ref, depth+1)
-		for _, a := range s.AllOf {
-			add(a, depth+1)
+// floatKey names a type and a set of schemas.
+func floatKey(t reflect.Type, ss []*jsonschema.Schema) string {
+	ptrs := make([]string, len(ss))
+	for i, s := range ss {
+		ptrs[i] = fmt.Sprintf("%p", s)
+	}
+	slices.Sort(ptrs)
+	return t.String() + fmt.Sprintf("%p", t) + " " + strings.Join(slices.Compact(ptrs), " ")
+}
+
+// memberSchemas appends to dst the schemas that s applies to its member
+// name: properties[name], every patternProperties that matches, or else
+// additionalProperties; and theirs.
+func memberSchemas(dst []*jsonschema.Schema, s *jsonschema.Schema, name string) []*jsonschema.Schema {
+	matched := false
+	if p := s.Properties[name]; p != nil {
+		dst, matched = subschemas(dst, p), true
+	}
+	for re, p := range s.PatternProperties {
+		if re.MatchString(name) {
+			dst, matched = subschemas(dst, p), true
 		}
 	}
-	add(s, 0)
-	return out
+	if rest, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !matched {
+		dst = subschemas(dst, rest)
+	}
+	return dst
+}
+
+// subschemas appends s to dst with every schema that applies wherever s
+// does: its $ref and its allOf, and theirs; each once.
+func subschemas(dst []*jsonschema.Schema, s *jsonschema.Schema) []*jsonschema.Schema {
+	if s == nil || slices.Contains(dst, s) {
+		return dst
+	}
+	dst = append(dst, s)
+	dst = subschemas(dst, s.Ref)
+	for _, a := range s.AllOf {
+		dst = subschemas(dst, a)
+	}
+	return dst
 }
 
 // tighter is the tighter of the bound held (cur) and b, with its value
@@ -183,31 +302,61 @@ func (n *floatNode) check(v reflect.Value, d jsonbody.Value, path *failure.Path,
 		for _, fd := range n.fields {
 			m, present := d.Get(fd.name) // the binder's names are exact, as json v2's
 			fv, err := v.FieldByIndexErr(fd.index)
-			if !present || err != nil {
+			if !present || err != nil || !fd.node.isUseful() {
 				continue
 			}
 			path.Member(fd.name)
 			ok = fd.node.check(fv, m, path, rep) && ok
 			path.Pop()
 		}
-	case (n.kind == reflect.Slice || n.kind == reflect.Array) && d.Kind() == jsonbody.Array:
+	case (n.kind == reflect.Slice || n.kind == reflect.Array) && d.Kind() == jsonbody.Array && n.elem.isUseful():
 		path.Index(0)
 		for i := range min(v.Len(), d.Len()) {
 			path.SetIndex(i)
 			ok = n.elem.check(v.Index(i), d.Index(i), path, rep) && ok
 		}
 		path.Pop()
-	case n.kind == reflect.Map && d.Kind() == jsonbody.Object && v.Type().Key().Kind() == reflect.String:
+	case n.kind == reflect.Map && d.Kind() == jsonbody.Object:
 		for i := range d.Len() {
 			k, e := d.Member(i)
-			mv := v.MapIndex(reflect.ValueOf(k).Convert(v.Type().Key()))
+			kv, err := bind.MapKey(n.keyOf, k)
+			if err != nil {
+				continue // the binder refused the key
+			}
+			mv := v.MapIndex(kv)
 			if !mv.IsValid() {
 				continue
 			}
 			path.Member(k)
-			ok = n.elem.check(mv, e, path, rep) && ok
+			for _, o := range n.members {
+				ok = o.check(k, mv, e, path, rep) && ok
+			}
 			path.Pop()
 		}
+	}
+	return ok
+}
+
+// check holds a map's value mv, decoded from e at key k, to what o says
+// of that key.
+func (o *floatObj) check(k string, mv reflect.Value, e jsonbody.Value, path *failure.Path, rep failure.Reporter) bool {
+	ok, matched := true, false
+	if p, has := o.props[k]; has {
+		matched = true
+		if p.isUseful() {
+			ok = p.check(mv, e, path, rep) && ok
+		}
+	}
+	for _, p := range o.pats {
+		if p.re.MatchString(k) {
+			matched = true
+			if p.node.isUseful() {
+				ok = p.node.check(mv, e, path, rep) && ok
+			}
+		}
+	}
+	if !matched && o.rest.isUseful() {
+		ok = o.rest.check(mv, e, path, rep) && ok
 	}
 	return ok
 }

@@ -82,6 +82,10 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
+	floats, err := floatChecks(t, s.Compiled())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	te, err := g.env.ForType(t, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -91,7 +95,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newContract(contractSpec{endpoint: name, source: "type " + name, schema: s, body: t, rules: rules, learn: learn}), nil
+	return newContract(contractSpec{endpoint: name, source: "type " + name, schema: s, body: t, rules: rules, learn: learn, floats: floats}), nil
 }
 
 // typeTags finds what blank fields of t say of the whole contract:
@@ -181,7 +185,13 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 // embedded Base with its own Role): refused, with what to do, rather than
 // checked by the wrong field's rules.
 func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+	for {
+		if bind.Opaque(t) {
+			return nil // it decodes itself: none of its fields is a member
+		}
+		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+			break
+		}
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct || seen[t] {
@@ -193,11 +203,15 @@ func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 		return err
 	}
 	last := map[string][]int{} // invopop's pick: the last field of each name, in its walk
-	var walk func(st reflect.Type, at []int)
-	walk = func(st reflect.Type, at []int) {
+	var walk func(st reflect.Type, at []int, in []reflect.Type) error
+	walk = func(st reflect.Type, at []int, in []reflect.Type) error {
 		for st.Kind() == reflect.Pointer {
 			st = st.Elem()
 		}
+		if slices.Contains(in, st) { // invopop would recurse for ever
+			return fmt.Errorf("%s.%s: %s embeds itself, which invopop/jsonschema cannot reflect: give the field a json name", t, fieldPath(t, at), st)
+		}
+		in = append(in, st)
 		for i := range st.NumField() {
 			f := st.Field(i)
 			index := append(slices.Clone(at), i)
@@ -206,15 +220,20 @@ func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 			case skip, !f.IsExported() && !f.Anonymous, strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-":
 				// not in the schema
 			case inline:
-				walk(f.Type, index)
+				if err := walk(f.Type, index, in); err != nil {
+					return err
+				}
 			default:
 				last[name] = index
 			}
 		}
+		return nil
 	}
-	walk(t, nil)
+	if err := walk(t, nil, nil); err != nil {
+		return err
+	}
 	for name, index := range winners {
-		if got := last[name]; got != nil && !slices.Equal(got, index) {
+		if got := last[name]; got != nil && !slices.Equal(got, index) && !sameProperty(t.FieldByIndex(got), t.FieldByIndex(index)) {
 			return fmt.Errorf("%s.%s: its member %q would be checked by the rules of %s.%s, which it shadows: declare the embedded struct before %s, or give one of them another json name",
 				t, fieldPath(t, index), name, t, fieldPath(t, got), fieldPath(t, index))
 		}
@@ -225,6 +244,14 @@ func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 		}
 	}
 	return nil
+}
+
+// sameProperty reports whether invopop reflects a and b alike: the same
+// type, with the same schema tags (a shadowed field that is a copy of
+// the one that shadows it changes nothing).
+func sameProperty(a, b reflect.StructField) bool {
+	return a.Type == b.Type && a.Tag.Get("jsonschema") == b.Tag.Get("jsonschema") &&
+		a.Tag.Get("jsonschema_extras") == b.Tag.Get("jsonschema_extras")
 }
 
 // fieldPath names the field at index in t: Base.Role.

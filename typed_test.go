@@ -328,6 +328,41 @@ func TestTyped_ShadowedFieldsKeepTheirRules(t *testing.T) {
 	rejected(t, send(h, "POST", "/x", `{"role":"admin"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, 200, send(h, "POST", "/x", `{"role":"user"}`).Code)
 	assert.Equal(t, []string{"user"}, got)
+
+	// What is not refused (a review of the first version refused both): a
+	// shadowed field that is a copy of the one shadowing it, whose
+	// property is the same whichever invopop takes; and a field whose
+	// type decodes itself, whose own fields are no members.
+	type Meta struct {
+		ID      string `json:"id"`
+		Version int    `json:"version"`
+	}
+	type sameShadow struct {
+		ID string `json:"id"`
+		Meta
+	}
+	require.NoError(t, handlerErr[sameShadow](g))
+	type order struct {
+		Price shadowMoney `json:"price"`
+	}
+	require.NoError(t, handlerErr[order](g))
+	// A struct that embeds itself, on which invopop would recurse for
+	// ever: refused, saying so.
+	err := handlerErr[shadowSelf](g)
+	require.Error(t, err)
+	assert.Equal(t, "contractguard: contractguard.shadowSelf.shadowSelf: contractguard.shadowSelf embeds itself, which invopop/jsonschema cannot reflect: give the field a json name", err.Error())
+}
+
+// shadowMoney decodes itself; its fields are its own business.
+type shadowMoney struct {
+	Cents int64 `json:"cents,string"`
+}
+
+func (m *shadowMoney) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, &m.Cents) }
+
+type shadowSelf struct {
+	*shadowSelf
+	X int `json:"x"`
 }
 
 // TestTyped_FloatsKeepTheirExclusiveBounds: the schema checks a number as
@@ -367,6 +402,71 @@ func TestTyped_FloatsKeepTheirExclusiveBounds(t *testing.T) {
 	require.Equal(t, 200, send(h, "POST", "/pay", `{"amount":5e-324,"ratio":0.9999999,"tip":1e-300,"parts":[{"weight":1e-45}]}`).Code)
 	require.Len(t, got, 1)
 	assert.True(t, got[0].Amount > 0 && got[0].Ratio < 1 && *got[0].Tip > 0 && got[0].Parts[0].Weight > 0, "%+v", got[0])
+}
+
+// TestTyped_FloatsOfRecursiveTypes: a recursive type and schema make a
+// graph, built once per type and schema: a tree's registration is quick,
+// and a float at any depth the body reaches is held (a review found a
+// version that walked 2^32 paths, and stopped checking at 32 levels).
+func TestTyped_FloatsOfRecursiveTypes(t *testing.T) {
+	type List struct {
+		_    struct{} `cg:"schema=node.json"`
+		V    float64  `json:"v"`
+		Next *List    `json:"next,omitempty"`
+	}
+	type Tree struct {
+		_ struct{} `cg:"schema=node.json"`
+		V float64  `json:"v"`
+		L *Tree    `json:"l,omitempty"`
+		R *Tree    `json:"r,omitempty"`
+	}
+	node := `{"$ref": "#/definitions/node", "definitions": {"node": {"type": "object", "properties": {
+		"v": {"type": "number", "exclusiveMinimum": 0}, "next": {"$ref": "#/definitions/node"},
+		"l": {"$ref": "#/definitions/node"}, "r": {"$ref": "#/definitions/node"}}}}}`
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{"node.json": {Data: []byte(node)}}})
+	ran := 0
+	list := Handle(g, func(w http.ResponseWriter, r *http.Request, in List) { ran++ })
+	tree := Handle(g, func(w http.ResponseWriter, r *http.Request, in Tree) { ran++ })
+	deep := strings.Repeat(`{"v":1,"next":`, 40) + `{"v":1e-400}` + strings.Repeat(`}`, 40)
+	eb := rejected(t, send(list, "POST", "/list", deep), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{strings.Repeat("/next", 40) + "/v", "must be > 0: as a float64 it is 0"}}, eb.Details)
+	eb = rejected(t, send(tree, "POST", "/tree", `{"v":1,"l":{"v":2,"r":{"v":1e-400}}}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/l/r/v", "must be > 0: as a float64 it is 0"}}, eb.Details)
+	assert.Zero(t, ran)
+	assert.Equal(t, 200, send(tree, "POST", "/tree", `{"v":1,"l":{"v":2,"r":{"v":5e-324}}}`).Code)
+}
+
+// TestTyped_FloatsOfMembers: the bounds a schema puts on members by
+// pattern or on the rest, of a struct or of a map, whatever its keys.
+func TestTyped_FloatsOfMembers(t *testing.T) {
+	type Members struct {
+		_ struct{}           `cg:"schema=members.json"`
+		M map[int]float64    `json:"m"`
+		P map[string]float64 `json:"p"`
+		A float64            `json:"a"`
+		B float64            `json:"b"`
+	}
+	members := `{"type": "object",
+		"properties": {
+			"m": {"type": "object", "additionalProperties": {"exclusiveMinimum": 0}},
+			"p": {"type": "object", "properties": {"n": {"exclusiveMaximum": 1}}, "patternProperties": {"^x": {"exclusiveMinimum": 0}}}},
+		"patternProperties": {"^b$": {"exclusiveMaximum": 1}},
+		"additionalProperties": {"exclusiveMinimum": 0}}`
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{"members.json": {Data: []byte(members)}}})
+	ran := 0
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Members) { ran++ })
+	for body, want := range map[string]Detail{
+		`{"m":{"1":1e-400}}`:              {"/m/1", "must be > 0: as a float64 it is 0"},
+		`{"p":{"x1":1e-400}}`:             {"/p/x1", "must be > 0: as a float64 it is 0"},
+		`{"p":{"n":0.99999999999999999}}`: {"/p/n", "must be < 1: as a float64 it is 1"},
+		`{"a":1e-400}`:                    {"/a", "must be > 0: as a float64 it is 0"},
+		`{"b":0.99999999999999999}`:       {"/b", "must be < 1: as a float64 it is 1"},
+	} {
+		eb := rejected(t, send(h, "POST", "/m", body), 400, CodeSchemaInvalid)
+		assert.Equal(t, []Detail{want}, eb.Details, body)
+	}
+	assert.Zero(t, ran)
+	assert.Equal(t, 200, send(h, "POST", "/m", `{"m":{"1":1},"p":{"y":1e-400,"x":1},"a":1,"b":1e-400}`).Code, "y is no x, and b is bound above only")
 }
 
 // TestTyped_FloatsKeepTheirExclusiveBoundsFromAFile: the same where a

@@ -173,30 +173,55 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 	return nil, fmt.Errorf("cannot decode into %s", t)
 }
 
-func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+// Opaque reports whether values of t decode themselves from their JSON
+// (json.Unmarshaler, encoding.TextUnmarshaler, time.Time, json.Number):
+// nothing inside them is a member or element of the body.
+func Opaque(t reflect.Type) bool {
+	return t == timeType || t == numberType || reflect.PointerTo(t).Implements(unmarshalerType) ||
+		t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textType)
+}
+
+// MapKey is the key of a map of type t that member name k decodes into,
+// as Into decodes it.
+func MapKey(t reflect.Type, k string) (reflect.Value, error) {
+	key, err := mapKey(t)
+	if err != nil {
+		return reflect.Value{}, err
+	}
+	return key(k)
+}
+
+// mapKey is how a member name becomes a key of a map of type t.
+func mapKey(t reflect.Type) (func(string) (reflect.Value, error), error) {
 	kt := t.Key()
-	var key func(string) (reflect.Value, error)
 	switch {
 	case kt.Kind() == reflect.String && !reflect.PointerTo(kt).Implements(textType):
-		key = func(k string) (reflect.Value, error) { return reflect.ValueOf(k).Convert(kt), nil }
+		return func(k string) (reflect.Value, error) { return reflect.ValueOf(k).Convert(kt), nil }, nil
 	case reflect.PointerTo(kt).Implements(textType):
-		key = func(k string) (reflect.Value, error) {
+		return func(k string) (reflect.Value, error) {
 			kv := reflect.New(kt)
 			err := kv.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(k))
 			return kv.Elem(), err
-		}
+		}, nil
 	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
-		key = func(k string) (reflect.Value, error) {
+		return func(k string) (reflect.Value, error) {
 			n, err := strconv.ParseInt(k, 10, kt.Bits())
 			return reflect.ValueOf(n).Convert(kt), err
-		}
+		}, nil
 	case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
-		key = func(k string) (reflect.Value, error) {
+		return func(k string) (reflect.Value, error) {
 			n, err := strconv.ParseUint(k, 10, kt.Bits())
 			return reflect.ValueOf(n).Convert(kt), err
-		}
+		}, nil
 	default:
 		return nil, fmt.Errorf("cannot decode into %s: map keys must be strings, integers or text", t)
+	}
+}
+
+func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+	key, err := mapKey(t)
+	if err != nil {
+		return nil, err
 	}
 	elem, err := b.plan(t.Elem())
 	if err != nil {
@@ -221,7 +246,7 @@ func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, refle
 			s.path.Member(k)
 			kv, err := key(k)
 			if err != nil {
-				s.fail("is not a valid key for " + kt.String())
+				s.fail("is not a valid key for " + t.Key().String())
 				s.path.Pop()
 				continue
 			}
