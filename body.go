@@ -21,10 +21,13 @@ import (
 // says: raw is the body as it came (what the handler gets), plain what
 // the contracts check (raw itself, unless it was encoded). With a body too
 // large it returns the part it read as raw, for learning mode to give
-// back.
+// back, and no plain; with one that does not decode, what decoded.
 func readBody(in *input, limit int64) (raw, plain []byte, v *Violation) {
-	if raw, v = readRaw(in, limit); v != nil || len(raw) == 0 {
-		return raw, raw, v
+	if raw, v = readRaw(in, limit); v != nil {
+		return raw, nil, v
+	}
+	if len(raw) == 0 {
+		return raw, raw, nil
 	}
 	plain, v = decodeBody(in.header, raw, limit)
 	return raw, plain, v
@@ -110,6 +113,9 @@ func isJSONType(mt string) bool {
 // more than limit. identity, or no Content-Encoding, is raw itself.
 // Anything else is 415: the guard cannot check what it cannot read.
 //
+// With a violation, plain is what decoded before it (at most limit+1
+// bytes), for sink protection on a learning contract's early pass.
+//
 // A body that is not wholly its encoding is refused: bytes after the
 // compressed stream, or deflate without zlib's wrapper (which some
 // clients send, and Node and others refuse). What the guard checks must
@@ -145,9 +151,9 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	plain, err := io.ReadAll(io.LimitReader(r, limit+1))
 	switch {
 	case int64(len(plain)) > limit:
-		return nil, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes once decoded", limit)})
+		return plain, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes once decoded", limit)})
 	case err != nil || src.Len() > 0: // zlib stops at its checksum; gzip reads on into another member
-		return nil, undecodable(enc)
+		return plain, undecodable(enc)
 	}
 	return plain, nil
 }

@@ -270,14 +270,14 @@ func (g *Guard) decide(in *input) (d decision) {
 	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
 	if badType != "" && anyReadsBody(todo) {
-		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
+		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, others, prev, segBuf[:0])
 	defer func() { d.v = q.release(d.v, d.st) }()
 	if prev == nil {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
-			return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, raw, true, v))
+			return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, raw, plain, true, v))
 		}
 		q.state.guard, q.state.set, q.state.raw, q.state.plain = g, set, raw, plain
 	}
@@ -323,18 +323,19 @@ type decision struct {
 
 // early is a violation found before any contract ran (the body's size or
 // media type): sent, unless every contract of todo learns; then it is
-// reported for each, the part of the body read (raw; read says whether
-// the body was read) is given back, and the request passes as it came —
+// reported for each, the part of the body read (raw, and decoded as far
+// as it went, plain; read says whether the body was read) is given back,
+// and the request passes as it came —
 // with its input, for sink protection, on its first pass (prev nil):
 // that a contract learns does not turn the sinks' checks off.
-func (g *Guard) early(in *input, e *routeEntry, segs []string, prev *state, todo []*contract, raw []byte, read bool, v *Violation) decision {
+func (g *Guard) early(in *input, e *routeEntry, segs []string, prev *state, todo []*contract, raw, plain []byte, read bool, v *Violation) decision {
 	if !learnsOnly(todo) {
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
 	vd := decision{would: v}
 	if g.opts.SinkProtection && prev == nil && in.r != nil {
-		vd.taint = g.earlyInput(in, e, segs, raw, read) // gives back what it reads
+		vd.taint = g.earlyInput(in, e, segs, raw, plain, read) // gives back what it reads
 	}
 	if read {
 		giveBack(in.r, raw)

@@ -58,22 +58,24 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, e *
 // body refused before any contract ran (every contract learns: see
 // Guard.early). A body the guard had not read yet (its media type was
 // refused) is read now, at most MaxBodyBytes, and given back with the
-// rest; raw is what was read already. The input holds the body as far as
-// it was read: all of it unless it was over the limit.
-func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw []byte, read bool) *taint.Request {
+// rest; raw is what was read already, plain what of it decoded. The
+// input holds the body as far as it was read, decoded as far as it goes:
+// of a body over the limit, the part read (taint reads the whole strings
+// of a JSON text cut short).
+func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw, plain []byte, read bool) *taint.Request {
 	var buf [16]string
 	pattern, segs := patternOf(in, e, segs, buf[:0])
-	body := raw
 	if !read {
-		var plain []byte
-		var v *Violation
-		raw, plain, v = readBody(in, g.opts.MaxBodyBytes)
-		if body = raw; v == nil {
-			body = plain
-		}
+		raw, plain, _ = readBody(in, g.opts.MaxBodyBytes)
 		giveBack(in.r, raw)
 	}
-	return g.sinkRequest(in, pattern, segs, e, nil, body)
+	if plain == nil && len(raw) > 0 { // over the limit as it came
+		plain, _ = decodeBody(in.header, raw, g.opts.MaxBodyBytes)
+	}
+	if plain == nil { // an encoding that does not decode at all
+		plain = raw
+	}
+	return g.sinkRequest(in, pattern, segs, e, nil, plain)
 }
 
 // sinkInput is what recordInput keeps, in one allocation.

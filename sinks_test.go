@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
@@ -173,4 +174,44 @@ func TestSinks_LearningTypedContractKeepsTheInput(t *testing.T) {
 	require.Equal(t, 200, rec.Code, rec.Body.String())
 	assert.Equal(t, "a", sku)
 	assert.ErrorIs(t, err, sink.ErrBlocked)
+}
+
+// TestSinks_LearningContractKeepsTheInputOfABodyOverTheLimit: of a body
+// over the limit on a learning contract, the guard holds the part it
+// read, decoded if it was encoded, and the sinks know the whole strings
+// in it: the handler, which reads all of the body, splices one in (found
+// by review: the cut JSON text, or the compressed bytes, were one input
+// that no query holds).
+func TestSinks_LearningContractKeepsTheInputOfABodyOverTheLimit(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.SinkProtection, o.MaxBodyBytes = true, 80 })
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rd io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			require.NoError(t, err)
+			rd = zr
+		}
+		b, err := io.ReadAll(rd)
+		require.NoError(t, err)
+		var v struct{ SKU string }
+		require.NoError(t, json.Unmarshal(b, &v))
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM orders WHERE sku = '"+v.SKU+"'", sink.SQLite))
+	}))
+	body := `{"sku":"x' OR '1'='1","qty":1,"note":"` + strings.Repeat("n", 64) + `"}`
+	send(h, "POST", "/orders", body)
+	chunked := httptest.NewRequest("POST", "/orders", strings.NewReader(body))
+	chunked.ContentLength = -1
+	h.ServeHTTP(httptest.NewRecorder(), chunked)
+	small := gzipped(t, []byte(body))
+	require.Less(t, len(small), 80, "under the limit as it comes")
+	send(h, "POST", "/orders", string(small), "Content-Encoding", "gzip")
+	require.Len(t, errs, 3)
+	for i, name := range []string{"over the limit by its length: nothing read", "over the limit as read", "gzip, over the limit decoded"} {
+		if i == 0 {
+			assert.NoError(t, errs[i], "%s: nothing of the body is known (docs/sink-protection.md)", name)
+			continue
+		}
+		assert.ErrorIs(t, errs[i], sink.ErrBlocked, name)
+	}
 }

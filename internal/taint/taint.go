@@ -12,6 +12,7 @@
 package taint
 
 import (
+	"bytes"
 	"context"
 	"mime"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -80,7 +83,7 @@ type Input struct {
 	// and for query names (the name is the value).
 	Name  string
 	Value string
-	node  int32 // JSON body inputs: the node's index in the document; -1 otherwise
+	node  int32 // JSON body inputs: the node's index in the document; -2-i: the i-th string of a text cut short; -1 otherwise
 }
 
 // ParamLister yields the path parameters of a matched request.
@@ -158,7 +161,9 @@ type Request struct {
 	cookies []pair
 	form    []pair
 	rawDoc  *jsonbody.Doc
-	rawOne  bool // Raw is one input
+	rawOne  bool     // Raw is one input
+	cut     []Input  // the whole strings of a JSON text cut short (cutStrings)
+	cutPtrs []string // their JSON pointers, by -2-node
 }
 
 type pair struct{ name, value string }
@@ -197,8 +202,33 @@ func (r *Request) parseRaw() {
 			r.rawDoc = d
 			return
 		}
+		r.cut, r.cutPtrs = cutStrings(r.Raw)
 	}
 	r.rawOne = true
+}
+
+// cutStrings are the whole strings, names and values, of a JSON text up
+// to where it stops reading as JSON: a body the guard read only in part
+// (over its size limit, on a learning contract's early pass), whose
+// values a handler that reads the rest will use; and the JSON pointer of
+// each (for a member name, of the object that holds it, as Pointer says).
+func cutStrings(b []byte) (ins []Input, ptrs []string) {
+	dec := jsontext.NewDecoder(bytes.NewReader(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return ins, ptrs
+		}
+		if tok.Kind() != '"' {
+			continue
+		}
+		src, ptr := BodyValue, string(dec.StackPointer())
+		if kind, n := dec.StackIndex(dec.StackDepth()); kind == '{' && n%2 == 1 {
+			src, ptr = BodyKey, ptr[:strings.LastIndexByte(ptr, '/')]
+		}
+		ins = append(ins, Input{Source: src, Value: tok.String(), node: int32(-2 - len(ptrs))})
+		ptrs = append(ptrs, ptr)
+	}
 }
 
 func looksJSON(b []byte) bool {
@@ -254,6 +284,11 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 		}
 	} else if r.rawOne && len(r.Raw) >= minLen {
 		if !yield(Input{Source: BodyValue, Value: unsafe.String(&r.Raw[0], len(r.Raw)), node: -1}) {
+			return
+		}
+	}
+	for _, in := range r.cut {
+		if len(in.Value) >= minLen && !yield(in) {
 			return
 		}
 	}
@@ -325,6 +360,9 @@ func (r *Request) doc() *jsonbody.Doc {
 func (r *Request) Pointer(in Input) string {
 	if in.Source != BodyValue && in.Source != BodyKey {
 		return ""
+	}
+	if in.node <= -2 {
+		return r.cutPtrs[-2-in.node]
 	}
 	if in.node < 0 {
 		if in.Name == "" {

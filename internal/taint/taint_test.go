@@ -120,6 +120,10 @@ func TestInputs_RawBodies(t *testing.T) {
 		{"json as text", "text/plain", `{"sku":"x' OR '1'='1"}`, []seen{{BodyValue, "", "x' OR '1'='1", "/sku"}, {BodyKey, "", "sku", ""}}},
 		{"text that only starts as json", "text/plain", `{ not json`, []seen{{BodyValue, "", "{ not json", ""}}},
 		{"broken json", "application/json", `{"a":`, []seen{{BodyValue, "", `{"a":`, ""}}},
+		{"json cut short", "", `{"sku":"x' OR 1","items":[{"note":"ok then"},"tw`, []seen{
+			{BodyValue, "", `{"sku":"x' OR 1","items":[{"note":"ok then"},"tw`, ""},
+			{BodyKey, "", "sku", ""}, {BodyValue, "", "x' OR 1", "/sku"}, {BodyKey, "", "items", ""},
+			{BodyKey, "", "note", "/items/0"}, {BodyValue, "", "ok then", "/items/0/note"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
