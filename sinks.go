@@ -22,7 +22,20 @@ import (
 // path matched; nil for a typed route alone.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
-	st.taint = g.sinkRequest(in, q.pattern, q.segs, e, st.doc, st.plain)
+	t := g.sinkRequest(in, q.pattern, q.segs, e, st.doc, st.plain)
+	// The other readings of the path that matched a contract: a router
+	// that reads the path one of those ways hands its handler those
+	// parameters, and that query (route.Tree.Hits).
+	if len(q.views) > 1 {
+		ps := t.Params.(*sinkParams)
+		for _, h := range q.views[1:] {
+			ps.more = append(ps.more, pathParams{r: in.r, pattern: h.V.pattern, segs: slices.Clone(h.Segs)})
+			if h.OwnQuery {
+				t.RawQuery += "&" + h.Query
+			}
+		}
+	}
+	st.taint = t
 }
 
 // sinkRequest is the input of a request the guard passes, as the sinks
@@ -85,10 +98,25 @@ type sinkInput struct {
 }
 
 // sinkParams are a request's path parameters as the sinks read them,
-// with the path's segments of their own.
+// with the path's segments of their own; and those of the other readings
+// of its path that matched (more).
 type sinkParams struct {
 	pathParams
 	segBuf [8]string
+	more   []pathParams
+}
+
+// EachParam yields the path parameters of every reading (taint.ParamLister).
+func (p *sinkParams) EachParam(yield func(name, value string) bool) {
+	stopped := false
+	all := func(name, value string) bool {
+		stopped = !yield(name, value)
+		return !stopped
+	}
+	p.pathParams.EachParam(all)
+	for i := 0; i < len(p.more) && !stopped; i++ {
+		p.more[i].EachParam(all)
+	}
 }
 
 // SinkBlocked counts and logs a sink call that sink protection blocked (or,

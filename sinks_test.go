@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -214,4 +215,36 @@ func TestSinks_LearningContractKeepsTheInputOfABodyOverTheLimit(t *testing.T) {
 		}
 		assert.ErrorIs(t, errs[i], sink.ErrBlocked, name)
 	}
+}
+
+// TestSinks_EveryReadingsParameters: a handler routing on r.URL.Path
+// reads /run/ls%2F$(id) as /run/:cmd/:arg, with arg $(id), where the
+// guard's first reading has one parameter, ls/$(id); the sinks know the
+// parameters of every reading that matched a contract, and the query of
+// one that reads it from the path (found by review).
+func TestSinks_EveryReadingsParameters(t *testing.T) {
+	g, _ := sinkGuard(t, func(o *Options) {
+		o.Contracts = []Contract{{Endpoint: "/run/{cmd}", Method: "POST"}, {Endpoint: "/run/{cmd}/{arg}", Method: "POST"}}
+	})
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := strings.Split(r.URL.Path, "/")
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM jobs WHERE arg = "+s[len(s)-1], sink.SQLite))
+	}))
+	send(h, "POST", "/run/ls%2F1%20OR%201=1", `{}`)
+	send(h, "POST", "/run/ls%2F7", `{}`)
+	require.Len(t, errs, 2)
+	assert.ErrorIs(t, errs[0], sink.ErrBlocked)
+	assert.NoError(t, errs[1])
+
+	// Fastify with useSemicolonDelimiter: /run/ls;x=… is /run/ls with
+	// the query x=….
+	var err error
+	h = g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, q, _ := strings.Cut(r.URL.Path, ";")
+		vals, _ := url.ParseQuery(q)
+		err = sink.CheckSQL(r.Context(), "SELECT * FROM jobs WHERE arg = "+vals.Get("x"), sink.SQLite)
+	}))
+	send(h, "POST", "/run/ls;x=1%20OR%201=1", `{}`)
+	assert.ErrorIs(t, err, sink.ErrBlocked)
 }
