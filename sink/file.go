@@ -94,7 +94,7 @@ func (f Files) Check(ctx context.Context, name string) error {
 			}
 		}
 		if ok && why == "" && !isASCII(in.Value) {
-			why, ok = pc.otherCases(in.Value)
+			why, ok = checkOtherCases(in.Value, pc.inputDecoded)
 		}
 		if !ok {
 			failed = overBudget(r, sinkFile)
@@ -152,17 +152,6 @@ func isAbsInput(v string) bool {
 		return true
 	}
 	return windows && len(v) >= 2 && v[1] == ':' && ('a' <= v[0]|0x20 && v[0]|0x20 <= 'z')
-}
-
-// otherCases checks the otherCases of input v as Check checks v.
-func (pc *pathCheck) otherCases(v string) (why string, ok bool) {
-	forms, n := otherCases(v)
-	for _, w := range forms[:n] {
-		if why, ok = pc.inputDecoded(w); !ok || why != "" {
-			return why, ok
-		}
-	}
-	return "", true
 }
 
 // inputDecoded is input, of v and, when v has an escape, of v decoded, as

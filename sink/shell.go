@@ -80,7 +80,7 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 		}
 		why, ok := ck.input(v)
 		if ok && why == "" && !isASCII(v) {
-			why, ok = ck.otherCases(v)
+			why, ok = checkOtherCases(v, ck.input)
 		}
 		if !ok {
 			failed = overBudget(r, sinkShell)
@@ -324,17 +324,6 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
 				return "sets the environment variable " + name, true
 			}
-		}
-	}
-	return "", true
-}
-
-// otherCases checks the otherCases of input v as input checks v.
-func (ck *shellCheck) otherCases(v string) (why string, ok bool) {
-	forms, n := otherCases(v)
-	for _, w := range forms[:n] {
-		if why, ok = ck.input(w); !ok || why != "" {
-			return why, ok
 		}
 	}
 	return "", true

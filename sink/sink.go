@@ -259,6 +259,19 @@ func otherCases(v string) (forms [2]string, n int) {
 	return forms, n
 }
 
+// checkOtherCases checks each of the otherCases of input v with check,
+// as the sink checks v itself, to the first that finds something (why)
+// or runs out of budget (!ok).
+func checkOtherCases(v string, check func(string) (why string, ok bool)) (why string, ok bool) {
+	forms, n := otherCases(v)
+	for _, w := range forms[:n] {
+		if why, ok = check(w); !ok || why != "" {
+			return why, ok
+		}
+	}
+	return "", true
+}
+
 // isASCII: s has no byte of other than ASCII. Every input a sink looks
 // for goes through it, so it reads eight bytes at a time (the last eight
 // overlapping, and four for a shorter s).
