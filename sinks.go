@@ -22,34 +22,34 @@ import (
 // path matched; nil for a typed route alone.
 func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	st := q.state
-	t := g.sinkRequest(in, q.pattern, q.segs, e, st.doc, st.plain)
-	// The other readings of the path that matched a contract: a router
-	// that reads the path one of those ways hands its handler those
-	// parameters, and that query (route.Tree.Hits).
+	var others []route.Hit[*routeEntry]
 	if len(q.views) > 1 {
-		ps := t.Params.(*sinkParams)
-		for _, h := range q.views[1:] {
-			ps.more = append(ps.more, pathParams{r: in.r, pattern: h.V.pattern, segs: slices.Clone(h.Segs)})
-			if h.OwnQuery {
-				t.RawQuery += "&" + h.Query
-			}
-		}
+		others = q.views[1:]
 	}
-	st.taint = t
+	st.taint = g.sinkRequest(in, q.pattern, q.segs, others, e, st.doc, st.plain)
 }
 
 // sinkRequest is the input of a request the guard passes, as the sinks
 // read it: the parsed body (doc), or else the body's bytes as read
 // (plain), the query, the path parameters (pattern's, in the path's
 // segments segs, or the router's: see pathParams), the headers and the
-// Host. The segments, a pooled request's or on the caller's stack, are
-// copied.
-func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, e *routeEntry, doc *jsonbody.Doc, plain []byte) *taint.Request {
+// Host; and the parameters of the other readings of the path that
+// matched a contract (others: a router that reads the path one of those
+// ways hands its handler those parameters), with the query of one that
+// reads it from the path (route.Tree.Hits). The segments, a pooled
+// request's or on the caller's stack, are copied.
+func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, others []route.Hit[*routeEntry], e *routeEntry, doc *jsonbody.Doc, plain []byte) *taint.Request {
 	rec := &sinkInput{params: sinkParams{pathParams: pathParams{r: in.r, pattern: pattern}}}
 	rec.params.segs = append(rec.params.segBuf[:0], segs...)
 	t := &rec.req
 	*t = taint.Request{Method: in.method, RawQuery: in.rawQuery, Header: in.header,
 		Params: &rec.params, ReportOnly: g.opts.LearningMode, Reporter: g}
+	for _, h := range others {
+		rec.params.more = append(rec.params.more, pathParams{r: in.r, pattern: h.V.pattern, segs: slices.Clone(h.Segs)})
+		if h.OwnQuery {
+			t.RawQuery += "&" + h.Query
+		}
+	}
 	switch {
 	case e != nil:
 		t.Method, t.Route = e.contracts[0].method, e.contracts[0].endpoint
@@ -88,7 +88,7 @@ func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw, plain [
 	if plain == nil { // an encoding that does not decode at all
 		plain = raw
 	}
-	return g.sinkRequest(in, pattern, segs, e, nil, plain)
+	return g.sinkRequest(in, pattern, segs, nil, e, nil, plain)
 }
 
 // sinkInput is what recordInput keeps, in one allocation.
