@@ -3,6 +3,7 @@ package contractguard
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"reflect"
 	"slices"
@@ -157,14 +158,7 @@ func (b *floatBuilder) node(t reflect.Type, ss []*jsonschema.Schema) (*floatNode
 		if ferr != nil {
 			return n, nil // a type the binder refuses, which bind.Check reports first
 		}
-		keys := slices.Sorted(func(yield func(string) bool) {
-			for k := range names {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		for _, name := range keys {
+		for _, name := range slices.Sorted(maps.Keys(names)) {
 			var sub []*jsonschema.Schema
 			for _, s := range ss {
 				sub = memberSchemas(sub, s, name)
