@@ -15,7 +15,6 @@ import (
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/contractguard/contractguard/internal/route"
-	"github.com/contractguard/contractguard/internal/taint"
 )
 
 // Guard enforces a set of contracts. It is safe for concurrent use.
@@ -204,8 +203,6 @@ func (g *Guard) admit(r *http.Request, typed routed, require bool) (*http.Reques
 		return nil, d.v
 	case d.st != nil:
 		return d.st.pass(r, d.first), nil
-	case d.taint != nil:
-		return r.WithContext(taint.NewContext(r.Context(), d.taint)), nil
 	}
 	return r, nil
 }
@@ -254,7 +251,6 @@ func (g *Guard) decide(in *input) (d decision) {
 	start := monotonic()
 	var todoBuf [4]*contract
 	todo := pending(e, others, in.typed, prev, todoBuf[:0])
-	again := prev != nil
 	if len(todo) == 0 {
 		if matched || in.typed.c != nil || prev != nil || !g.requires(in) {
 			return decision{} // done by an earlier pass
@@ -262,24 +258,24 @@ func (g *Guard) decide(in *input) (d decision) {
 		v := noContract(in.method, in.rawPath)
 		if g.opts.LearningMode {
 			g.observe(in, nil, v)
-			return g.decided(in, e, again, start, decision{would: v})
+			return g.decided(in, e, prev, start, decision{would: v})
 		}
-		return g.decided(in, e, again, start, decision{v: v})
+		return g.decided(in, e, prev, start, decision{v: v})
 	}
 	// 2. The media type and the body (body.go). Before any contract runs,
 	// contracts that all learn report a violation instead (learn.go).
 	isJSON, badType := mediaType(in.header)
 	if badType != "" && anyReadsBody(todo) {
-		return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, nil, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
+		return g.decided(in, e, prev, start, g.early(in, e, segs, others, prev, set, todo, nil, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, others, prev, segBuf[:0])
 	defer func() { d.v = q.release(d.v, d.st) }()
-	if prev == nil {
+	if prev == nil || prev.early {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
-			return g.decided(in, e, again, start, g.early(in, e, segs, prev, todo, raw, plain, true, v))
+			return g.decided(in, e, prev, start, g.early(in, e, segs, others, prev, set, todo, raw, plain, true, v))
 		}
-		q.state.guard, q.state.set, q.state.raw, q.state.plain = g, set, raw, plain
+		q.state.guard, q.state.set, q.state.raw, q.state.plain, q.state.early = g, set, raw, plain, false
 	}
 	// 3. Every check of every contract: those that enforce together, then
 	// each that learns alone.
@@ -287,7 +283,7 @@ func (g *Guard) decide(in *input) (d decision) {
 	enforce, learn := byMode(todo, learnBuf[:0])
 	if len(enforce) > 0 {
 		if v := g.run(enforce, q, isJSON); v != nil {
-			return g.decided(in, e, again, start, decision{v: v})
+			return g.decided(in, e, prev, start, decision{v: v})
 		}
 	}
 	vd := decision{first: prev == nil}
@@ -308,34 +304,44 @@ func (g *Guard) decide(in *input) (d decision) {
 	if g.opts.SinkProtection && prev == nil && in.r != nil { // Check hands no request on
 		g.recordInput(in, q, e)
 	}
-	return g.decided(in, e, again, start, vd)
+	return g.decided(in, e, prev, start, vd)
 }
 
 // decision is what decide decided on a request that a contract ran on (or
 // that was refused for having none).
 type decision struct {
-	st    *state         // the state to pass on; nil: the request as it came
-	first bool           // st is this pass's own
-	v     *Violation     // the rejection; nil: the request passes
-	would *Violation     // learning mode: the first rejection a contract would have sent
-	taint *taint.Request // a request passed as it came (st nil): its input, for sink protection
+	st    *state     // the state to pass on; nil: the request as it came
+	first bool       // st is this pass's own
+	v     *Violation // the rejection; nil: the request passes
+	would *Violation // learning mode: the first rejection a contract would have sent
 }
 
 // early is a violation found before any contract ran (the body's size or
 // media type): sent, unless every contract of todo learns; then it is
 // reported for each, the part of the body read (raw, and decoded as far
 // as it went, plain; read says whether the body was read) is given back,
-// and the request passes as it came —
-// with its input, for sink protection, on its first pass (prev nil):
-// that a contract learns does not turn the sinks' checks off.
-func (g *Guard) early(in *input, e *routeEntry, segs []string, prev *state, todo []*contract, raw, plain []byte, read bool, v *Violation) decision {
+// and the request passes as it came. On its first pass it passes with an
+// early state (state.early): what a later pass of this guard needs to
+// count the request once and not report these contracts again, and its
+// input, for sink protection (that a contract learns does not turn the
+// sinks' checks off). e, segs and others are the path's matches, as
+// decide found them; set the contracts in force.
+func (g *Guard) early(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], prev *state, set *contractSet, todo []*contract, raw, plain []byte, read bool, v *Violation) decision {
 	if !learnsOnly(todo) {
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
 	vd := decision{would: v}
-	if g.opts.SinkProtection && prev == nil && in.r != nil {
-		vd.taint = g.earlyInput(in, e, segs, raw, plain, read) // gives back what it reads
+	switch {
+	case prev != nil:
+		prev.markDone(todo)
+	case in.r != nil: // Check hands no request on
+		st := &state{guard: g, set: set, early: true}
+		st.markDone(todo)
+		if g.opts.SinkProtection {
+			st.taint = g.earlyInput(in, e, segs, others, raw, plain, read) // gives back what it reads
+		}
+		vd.st, vd.first = st, true
 	}
 	if read {
 		giveBack(in.r, raw)
@@ -361,10 +367,11 @@ func byMode(cs []*contract, learn []*contract) (enforce, learnt []*contract) {
 func (g *Guard) requires(in *input) bool { return in.require && g.opts.RequireContract }
 
 // decided records what decide decided (the metrics, the observers, a
-// debug line for a rejection) and returns it. again is a later pass over
-// a request an earlier pass checked; e the route entry matched.
-func (g *Guard) decided(in *input, e *routeEntry, again bool, start time.Duration, vd decision) decision {
-	d := g.stats.record(start, vd, again)
+// debug line for a rejection) and returns it. prev is the state of an
+// earlier pass over the request (nil on its first); e the route entry
+// matched.
+func (g *Guard) decided(in *input, e *routeEntry, prev *state, start time.Duration, vd decision) decision {
+	d := g.stats.record(start, vd, prev)
 	switch {
 	case vd.v != nil:
 		g.emit(in, e, OutcomeRejected, vd.v.Code, d)

@@ -109,7 +109,7 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := stateOf(r2)
-	if st == nil {
+	if st == nil || st.early {
 		// Every contract of the request learns, and its body was refused
 		// before any ran (its size or media type): reported, and passed on
 		// as it came. The handler still needs its T: decoded as with the

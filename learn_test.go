@@ -198,6 +198,69 @@ schema: {type: object, required: [root]}
 	}
 }
 
+// TestLearn_TwoPassesCountOnce: a request checked in two passes (a
+// typed handler that Middleware cannot see, behind a wrapper) counts once
+// in requests_validated and once in requests_would_block, however many
+// passes would have rejected it, and each contract reports once; the
+// exporters' events count each pass. It holds when the body is refused
+// before any contract runs (its media type), where the first pass leaves
+// no parsed body behind, and when the second pass's contract enforces.
+func TestLearn_TwoPassesCountOnce(t *testing.T) {
+	type learning struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku" jsonschema:"minLength=5"`
+	}
+	type enforcing struct {
+		SKU string `json:"sku" jsonschema:"minLength=5"`
+	}
+	for _, tc := range []struct {
+		name, body  string
+		header      []string
+		enforce     bool
+		status      int
+		outcomes    []Outcome
+		would, bad  int64
+		observed    int
+		typedReport bool
+	}{
+		{name: "both would reject", body: `{"sku":"a"}`, status: 200,
+			outcomes: []Outcome{OutcomeWouldBlock, OutcomeWouldBlock}, would: 1, observed: 2, typedReport: true},
+		{name: "both would reject, before the contracts run", body: `{"sku":"a"}`, header: []string{"Content-Type", "text/plain"}, status: 200,
+			outcomes: []Outcome{OutcomeWouldBlock, OutcomeWouldBlock}, would: 1, observed: 2, typedReport: true},
+		{name: "the first would reject before it runs, the second rejects", body: `{"sku":"a"}`, header: []string{"Content-Type", "text/plain"},
+			enforce: true, status: 415, outcomes: []Outcome{OutcomeWouldBlock, OutcomeRejected}, would: 1, bad: 1, observed: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, rec := learnGuard(t)
+			var outcomes []Outcome
+			g.Observe(func(e Event) { outcomes = append(outcomes, e.Outcome) })
+			mux := http.NewServeMux()
+			reached := 0
+			if tc.enforce {
+				mux.Handle("POST /orders", Handle(g, func(http.ResponseWriter, *http.Request, enforcing) { reached++ }))
+			} else {
+				mux.Handle("POST /orders", Handle(g, func(http.ResponseWriter, *http.Request, learning) { reached++ }))
+			}
+			// The wrapper hides the mux from Middleware: T's contract runs in a second pass.
+			h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) }))
+
+			w := send(h, "POST", "/orders", tc.body, tc.header...)
+			require.Equal(t, tc.status, w.Code, w.Body.String())
+			assert.Equal(t, tc.status == 200, reached == 1, "the handler runs when nothing enforces a rejection")
+			assert.Equal(t, tc.outcomes, outcomes, "an event a pass")
+			m := g.Metrics()
+			assert.EqualValues(t, 1, m.RequestsValidated, "one request")
+			assert.EqualValues(t, tc.would, m.RequestsWouldBlock, "one request")
+			assert.EqualValues(t, tc.bad, m.RequestsBlocked)
+			assert.Len(t, rec.observed, tc.observed, "one observation per learning contract")
+			for _, r := range g.LearningReport() {
+				assert.EqualValues(t, 1, r.WouldBlock, r.Contract)
+			}
+			assert.Len(t, g.LearningReport(), map[bool]int{true: 2, false: 1}[tc.typedReport])
+		})
+	}
+}
+
 // TestLearn_BeforeTheContractRuns: a body too large, of another media
 // type, or not JSON is reported, and the handler gets it as it came: a
 // body over the limit as a stream, never held whole.

@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"sync/atomic"
@@ -46,27 +47,37 @@ type counters struct {
 
 // record counts a request the guard checked, as vd decided it, and
 // returns the time it took since start, the monotonic reading when it
-// reached the guard. A would-be rejection counts once, however many
-// contracts in mode learn would have sent one (each is reported on its
-// own, learn.go). again is a second pass over the same request (a typed
-// handler behind Middleware): its time adds to the request's, and a
-// rejection or a would-be rejection counts, but the request is not
-// counted twice as validated. (A request both passes would reject counts
-// as would-block in each, as its events do: the state a later pass sees
-// does not say what the earlier one decided.)
-func (c *counters) record(start time.Duration, vd decision, again bool) time.Duration {
+// reached the guard. prev is the state an earlier pass over the same
+// request left (a typed handler behind Middleware; nil on the first):
+// the pass's time adds to the request's, and a rejection counts, but the
+// request is counted once as validated and once as would-block, however
+// many passes and contracts in mode learn would have rejected it (each
+// is reported on its own, learn.go; the state passed on remembers it).
+func (c *counters) record(start time.Duration, vd decision, prev *state) time.Duration {
 	d := monotonic() - start
 	c.nanos.Add(int64(d))
 	switch {
 	case vd.v != nil:
 		c.blocked.Add(1)
-	case vd.would != nil:
+	case vd.would != nil && firstWouldBlock(cmp.Or(vd.st, prev)):
 		c.wouldBlock.Add(1)
 	}
-	if !again {
+	if prev == nil {
 		c.validated.Add(1)
 	}
 	return d
+}
+
+// firstWouldBlock reports whether no pass before this one would have
+// rejected the request whose state is st (nil: a request that passes on
+// no state, which has no later pass), and remembers that this one would.
+func firstWouldBlock(st *state) bool {
+	if st == nil {
+		return true
+	}
+	first := !st.wouldBlock
+	st.wouldBlock = true
+	return first
 }
 
 // epoch is when the package was initialized: monotonic's origin.

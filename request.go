@@ -46,6 +46,14 @@ type state struct {
 	hasUser bool
 
 	taint *taint.Request // the input, for sink protection; nil: off
+
+	// early: every contract that ran learns and refused the body before
+	// any check (Guard.early); nothing was parsed, raw is nil, and the
+	// request passed as it came. A later pass reads the body itself.
+	early bool
+	// wouldBlock: a pass counted the request as one a contract in mode
+	// learn would have rejected (counters.record).
+	wouldBlock bool
 }
 
 // boundValue is the decoded request value of a typed contract: a pointer
@@ -144,6 +152,9 @@ func (st *state) markDone(cs []*contract) {
 func (st *state) pass(r *http.Request, first bool) *http.Request {
 	if first {
 		st.ctx = stateContext{r.Context(), st}
+		if st.early { // the body was given back as it came (Guard.early)
+			return r.WithContext(&st.ctx)
+		}
 		st.body.Reset(st.raw)
 		st.req = *r.WithContext(&st.ctx) // inlined: its copy stays on the stack
 		st.req.Body, st.req.ContentLength = &st.body, int64(len(st.raw))

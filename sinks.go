@@ -75,7 +75,7 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, oth
 // input holds the body as far as it was read, decoded as far as it goes:
 // of a body over the limit, the part read (taint reads the whole strings
 // of a JSON text cut short).
-func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw, plain []byte, read bool) *taint.Request {
+func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], raw, plain []byte, read bool) *taint.Request {
 	var buf [16]string
 	pattern, segs := patternOf(in, e, segs, buf[:0])
 	if !read {
@@ -88,7 +88,7 @@ func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, raw, plain [
 	if plain == nil { // an encoding that does not decode at all
 		plain = raw
 	}
-	return g.sinkRequest(in, pattern, segs, nil, e, nil, plain)
+	return g.sinkRequest(in, pattern, segs, others, e, nil, plain)
 }
 
 // sinkInput is what recordInput keeps, in one allocation.

@@ -248,3 +248,28 @@ func TestSinks_EveryReadingsParameters(t *testing.T) {
 	send(h, "POST", "/run/ls;x=1%20OR%201=1", `{}`)
 	assert.ErrorIs(t, err, sink.ErrBlocked)
 }
+
+// TestSinks_LearningContractKeepsEveryReadingsParameters: a request whose
+// body learning contracts refuse before they run (its media type) passes
+// with the parameters of every reading of its path that matched, as one
+// they ran on does (found by review: only the first reading's were kept).
+func TestSinks_LearningContractKeepsEveryReadingsParameters(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) {
+		o.SinkProtection, o.ContractsFS = true, nil
+		o.Contracts = []Contract{
+			{Endpoint: "/run/{cmd}", Method: "POST", Mode: ModeLearn, Schema: map[string]any{"type": "object"}},
+			{Endpoint: "/run/{cmd}/{arg}", Method: "POST", Mode: ModeLearn, Schema: map[string]any{"type": "object"}},
+		}
+	})
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := strings.Split(r.URL.Path, "/")
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM jobs WHERE arg = "+s[len(s)-1], sink.SQLite))
+	}))
+	send(h, "POST", "/run/ls%2F1%20OR%201=1", `x`, "Content-Type", "text/plain")
+	send(h, "POST", "/run/ls%2F7", `x`, "Content-Type", "text/plain")
+	require.Len(t, errs, 2)
+	assert.ErrorIs(t, errs[0], sink.ErrBlocked)
+	assert.NoError(t, errs[1])
+	assert.EqualValues(t, 2, g.Metrics().RequestsWouldBlock, "both passed as would-block")
+}
