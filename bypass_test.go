@@ -381,6 +381,40 @@ schema: {type: object}
 	assert.Nil(t, g.Check("PUT", "/users/ME", []byte(`{"name":"Ada"}`)))
 }
 
+// TestBypass_PatternsThatDifferOnlyByCase: find-my-way with
+// caseSensitive: false reads /api/getuser as /api/getuser and routes it
+// to its handler of /Api/GetUser, the static pattern beating /api/:action
+// (Express, to the one registered first): the contracts of the most
+// specific patterns in any letter case are enforced, every one of those
+// that differ only by case, beside the one matched as written (found by
+// review: the first pattern the case-blind walk met, /api/:action, hid
+// the others).
+func TestBypass_PatternsThatDifferOnlyByCase(t *testing.T) {
+	contracts := `
+endpoint: /api/:action
+method: POST
+schema: {type: object}
+---
+endpoint: /Api/GetUser
+method: POST
+schema: {type: object, additionalProperties: false, properties: {id: {type: integer}}}
+---
+endpoint: /API/GETUSER
+method: POST
+schema: {type: object, required: [id]}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	for _, path := range []string{"/api/getuser", "/API/GETUSER", "/Api/GetUser", "/api/GETUSER/"} {
+		for _, body := range []string{`{"id":1,"role":"admin"}`, `{}`} {
+			if v := g.Check("POST", path, []byte(body)); assert.NotNil(t, v, "%s %s", path, body) {
+				assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+			}
+		}
+		assert.Nil(t, g.Check("POST", path, []byte(`{"id":1}`)), path)
+	}
+	assert.Nil(t, g.Check("POST", "/api/other", []byte(`{"role":"admin"}`)), "/api/:action alone")
+}
+
 // TestBypass_SemicolonQuery: Fastify with useSemicolonDelimiter ends the
 // path at its first ';' and reads what follows as the query string, as
 // its parser does (pairs split at '&' alone): /items/7;debug=1 is

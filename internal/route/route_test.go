@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -430,6 +431,36 @@ func TestHits_AnyLetterCase(t *testing.T) {
 	var dst [2]Hit[string]
 	v, segs, _ := tr.Match("GET", "/users/AB12CD", nil)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/AB12CD", v, segs, true, dst[:0]) }), "an id in capitals")
+}
+
+// TestHits_PatternsThatFoldAlike: in any letter case, the most specific
+// patterns a path matches are hits, every one of those that differ only
+// by case, as find-my-way (caseSensitive: false) routes the path and the
+// patterns in lower case: /Api/GetUser and /API/GETUSER beat
+// /api/:action for /api/getuser, though the tree meets /api first.
+func TestHits_PatternsThatFoldAlike(t *testing.T) {
+	tr := build(t, "GET /api/:action", "GET /Api/GetUser", "GET /API/GETUSER", "GET /api/users/:id")
+	for path, want := range map[string][]string{
+		"/api/getuser":      {"GET /Api/GetUser", "GET /API/GETUSER"}, // Match: GET /api/:action
+		"/API/GETUSER":      {"GET /Api/GetUser"},                     // Match: itself
+		"/aPi/gEtUsEr":      {"GET /Api/GetUser", "GET /API/GETUSER"}, // Match: GET /api/:action, the first the case-blind walk meets
+		"/api/other":        nil,
+		"/API/USERS/7":      nil, // GET /api/users/:id either way
+		"/Api/GetUser/x":    nil,
+		"/api/x/../getuser": {"GET /Api/GetUser", "GET /API/GETUSER"}, // Match: GET /api/:action, the dots resolved
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok || path == "/Api/GetUser/x", path)
+		var got []string
+		for _, h := range tr.Hits("GET", path, v, segs, ok, nil) {
+			if !slices.Contains(got, h.V) {
+				got = append(got, h.V)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		assert.Equal(t, want, got, path)
+	}
 }
 
 // TestMatch_EndedAtSemicolon: Fastify with useSemicolonDelimiter ends the

@@ -257,23 +257,106 @@ func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst 
 	var rdBuf [1 + maxAlternates]reading
 	rds := appendAlternates(append(rdBuf[:0], reading{raw: rawPath}), rawPath)
 	var buf [16]string
+	var valBuf [4]T
 	for i, rd := range rds {
 		for _, folded := range [2]bool{false, true} {
 			if i == 0 && !folded || folded && !fold {
 				continue
 			}
-			w, ws, found := t.lookupReading(method, rd, folded, buf[:0])
-			if !found || w == v && !rd.ownQuery && slices.Equal(ws, segs) || hasHit(dst, w, ws, rd.ownQuery) {
-				continue
+			ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
+			for _, w := range found {
+				if w == v && !rd.ownQuery && slices.Equal(ws, segs) || hasHit(dst, w, ws, rd.ownQuery) {
+					continue
+				}
+				h := Hit[T]{V: w, Segs: slices.Clone(ws), OwnQuery: rd.ownQuery}
+				if rd.ownQuery {
+					h.Query = rawPath[len(rd.raw)+1:]
+				}
+				dst = append(dst, h)
 			}
-			h := Hit[T]{V: w, Segs: slices.Clone(ws), OwnQuery: rd.ownQuery}
-			if rd.ownQuery {
-				h.Query = rawPath[len(rd.raw)+1:]
-			}
-			dst = append(dst, h)
 		}
 	}
 	return dst
+}
+
+// readingValues reads the path rd's way into buf and appends to vals
+// what it matches: the value a lookup finds as written; with fold, the
+// values of the most specific patterns it matches in any letter case,
+// as find-my-way routes with caseSensitive: false (the path and the
+// patterns read in lower case, a static segment beating a parameter), so
+// patterns that differ only by case are all found (foldedFind). It
+// returns the reading's segments as its contracts see them
+// (reading.view).
+func (t *Tree[T]) readingValues(method string, rd reading, fold bool, buf []string, vals []T) ([]string, []T) {
+	segs := rd.segments(buf)
+	if fold {
+		vals = t.foldedLookup(method, segs, vals)
+	} else if v, ok := t.lookupCase(method, segs, false, nil); ok {
+		vals = append(vals, v)
+	}
+	if len(vals) > 0 && rd.encoded {
+		segs = rd.view(buf)
+	}
+	return segs, vals
+}
+
+// foldedLookup appends to dst the values for method (HEAD taking GET's
+// when it has none) of the most specific patterns segs match in any
+// letter case.
+func (t *Tree[T]) foldedLookup(method string, segs []string, dst []T) []T {
+	root := [1]*node[T]{&t.root}
+	n := len(dst)
+	if dst = foldedFind(root[:], method, segs, dst); len(dst) == n && method == "HEAD" {
+		dst = foldedFind(root[:], "GET", segs, dst)
+	}
+	return dst
+}
+
+// foldedFind is find on the tree read in lower case, where the static
+// children of ns whose text folds alike are one node: it walks the set of
+// nodes a static segment leads to, and the set of their parameter
+// children only when the static ones lead to no pattern, and appends the
+// values for method of the set it ends in. Each node is in at most one
+// set: the work is bounded by the tree's size.
+func foldedFind[T comparable](ns []*node[T], method string, segs []string, dst []T) []T {
+	if len(segs) == 0 {
+		for _, n := range ns {
+			if v, ok := n.methods[method]; ok {
+				dst = append(dst, v)
+			}
+		}
+		return dst
+	}
+	var setBuf [4]*node[T]
+	next := setBuf[:0]
+	var buf [64]byte
+	lower := string(lowerASCII(segs[0], buf[:0]))
+	for _, n := range ns {
+		if c := n.static[segs[0]]; c != nil {
+			next = append(next, c) // a static segment with non-ASCII capitals matches in its own case
+		}
+		for _, c := range n.folded[lower] {
+			if !slices.Contains(next, c) {
+				next = append(next, c)
+			}
+		}
+	}
+	if len(next) > 0 {
+		n := len(dst)
+		if dst = foldedFind(next, method, segs[1:], dst); len(dst) > n {
+			return dst
+		}
+	}
+	next = next[:0]
+	for _, n := range ns {
+		if n.param != nil {
+			next = append(next, n.param)
+		}
+	}
+	if len(next) == 0 {
+		return dst
+	}
+	return foldedFind(next, method, segs[1:], dst)
 }
 
 // hasHit reports whether hits holds v read as segs, with the path's own
