@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"io"
 	"log/slog"
 	"slices"
 
@@ -71,15 +72,21 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, oth
 // body refused before any contract ran (every contract learns: see
 // Guard.early). A body the guard had not read yet (its media type was
 // refused) is read now, at most MaxBodyBytes, and given back with the
-// rest; raw is what was read already, plain what of it decoded. The
-// input holds the body as far as it was read, decoded as far as it goes:
-// of a body over the limit, the part read (taint reads the whole strings
-// of a JSON text cut short).
+// rest; raw is what was read already, plain what of it decoded. A body
+// refused unread for its Content-Length is read now as far as the limit.
+// The input holds the body as far as it was read, decoded as far as it
+// goes: of a body over the limit, the part read (taint reads the whole
+// strings of a JSON text cut short).
 func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], raw, plain []byte, read bool) *taint.Request {
 	var buf [16]string
 	pattern, segs := patternOf(in, e, segs, buf[:0])
-	if !read {
+	switch {
+	case !read:
 		raw, plain, _ = readBody(in, g.opts.MaxBodyBytes)
+		giveBack(in.r, raw)
+	case raw == nil && in.r != nil && in.r.ContentLength > g.opts.MaxBodyBytes:
+		// Refused by its length alone, unread: the part the limit allows.
+		raw, _ = io.ReadAll(io.LimitReader(in.r.Body, g.opts.MaxBodyBytes))
 		giveBack(in.r, raw)
 	}
 	if plain == nil && len(raw) > 0 { // over the limit as it came
