@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+	"weak"
 
 	"github.com/contractguard/contractguard/internal/licence"
 )
@@ -93,7 +94,7 @@ func splitJoined(err error) []error {
 
 // warnExpiry logs the licence's expiry warning, if it is due at now, and
 // sets a timer for the next: daily from 14 days before the expiry, and
-// once when it expires.
+// once when it expires, for as long as the guard is in use.
 func (g *Guard) warnExpiry(now time.Time) {
 	ls := g.licence
 	if msg := licence.ExpiryWarning(ls.l, now); msg != "" {
@@ -111,7 +112,14 @@ func (g *Guard) warnExpiry(now time.Time) {
 	default:
 		return // expired: said once; the features stay until a restart
 	}
-	time.AfterFunc(next.Sub(now), func() { g.warnExpiry(licenceClock()) })
+	// The timer holds the guard weakly: a guard no longer used (or one
+	// that New refused after this check) is collected and warns no more.
+	w := weak.Make(g)
+	time.AfterFunc(next.Sub(now), func() {
+		if live := w.Value(); live != nil {
+			live.warnExpiry(licenceClock())
+		}
+	})
 }
 
 // licenseState is the licence's part of the metrics document.

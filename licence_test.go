@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -224,6 +226,23 @@ func TestLicence_ExpiryWarning(t *testing.T) {
 			licenceClock = func() time.Time { return licenceNow }
 		})
 	}
+}
+
+// TestLicence_GuardWithAKeyIsCollected: the timer of the expiry warnings
+// does not keep a guard alive, nor all it loaded, until its key is about to
+// expire: a service that builds a new guard on each configuration change
+// must not keep every old one, and have each warn again.
+func TestLicence_GuardWithAKeyIsCollected(t *testing.T) {
+	v := trustTestVendor(t)
+	g, err := New(Options{LicenseKey: v.key(t), Logger: discard})
+	require.NoError(t, err)
+	require.NotNil(t, g.Metrics().License)
+	w := weak.Make(g)
+	g = nil
+	for i := 0; i < 10 && w.Value() != nil; i++ {
+		runtime.GC()
+	}
+	assert.Nil(t, w.Value(), "a guard no longer used is collected")
 }
 
 // TestLicence_LearnContractNeedsTheLicence: a contract in mode learn is
