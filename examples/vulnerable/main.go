@@ -77,12 +77,17 @@ var contracts embed.FS
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8081", "address to listen on")
-	key := flag.String("license-key", os.Getenv("CONTRACTGUARD_LICENSE_KEY"), "licence key entitling sink-protection (default $CONTRACTGUARD_LICENSE_KEY)")
+	key := flag.String("license-key", "", "licence key entitling sink-protection (default $CONTRACTGUARD_LICENSE_KEY)")
 	dir := flag.String("dir", "", "folder for the database and the files (default: a new temporary folder)")
 	protect := flag.Bool("sink-protection", true, "turn sink protection on")
 	scan := flag.Bool("scan", true, "turn the vulnerability scan on")
 	learning := flag.Bool("learning", false, "learning mode: report what would be blocked, block nothing (needs learning-mode in the licence)")
 	flag.Parse()
+	if *key == "" {
+		// Not the flag's default: the usage message prints defaults, and a
+		// licence key must never reach a log.
+		*key = os.Getenv("CONTRACTGUARD_LICENSE_KEY")
+	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "vulnerable-")
 		if err != nil {
