@@ -138,7 +138,9 @@ type Options struct {
 	// decode the body into T (a body that is not a T is still 400: the
 	// handler cannot run without one). A typed handler's contract is still
 	// built, so a bad one still fails Handle at start-up. Nothing is
-	// counted, and contracts_loaded is 0.
+	// counted, and contracts_loaded is 0. No licence key is checked, since
+	// no paid feature runs: turning the guard off is how a service whose
+	// key expired starts (docs/licensing.md).
 	Disabled bool
 }
 
