@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,7 @@ type proxy struct {
 	transport    *http.Transport
 	upstreamHP   string // host:port of the upstream, for readiness
 	contractsDir string // watched, when on disk
+	maxBody      int64  // the guard's MaxBodyBytes: no body it read whole is longer
 }
 
 // newProxy builds the guard and the handlers. opts are the guard's
@@ -78,6 +80,7 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		return nil, err
 	}
 	p.guard = g
+	p.maxBody = cmp.Or(opts.MaxBodyBytes, contractguard.DefaultMaxBodyBytes)
 	if opts.ContractsFS == nil && !opts.Disabled {
 		p.contractsDir = opts.ContractsDir
 	}
@@ -296,12 +299,15 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 // headers and the body to the upstream in one write, and the upstream
 // reads them in one, where any other body has the headers flushed first
 // (ReverseProxy hides the guard's reader behind its own). The guard gives
-// a body its length once it has read all of it; one it gave back as a
-// stream (learning mode, over its limit) has none and streams on
-// (TestProxy_LearningOverLimitStreams).
+// a body its length once it has read all of it, at most its limit; one it
+// gave back as a stream (learning mode, over its limit) streams on: it
+// has no length, or, when it came with a length over the limit (read as
+// far as the limit for sink protection), that length, which is the
+// client's and over the limit (TestProxy_LearningOverLimitStreams,
+// TestProxy_LearningOverLimitStreamsWithSinkProtection).
 func (p *proxy) inMemory(pr *httputil.ProxyRequest) {
 	n := pr.Out.ContentLength
-	if pr.Out.Body == nil || n <= 0 {
+	if pr.Out.Body == nil || n <= 0 || n > p.maxBody {
 		return
 	}
 	b := make([]byte, n)

@@ -845,3 +845,62 @@ func TestProxy_LearningOverLimitStreams(t *testing.T) {
 		assert.Equal(t, append(head, tail...), got.Load(), "length %d", length)
 	}
 }
+
+// TestProxy_LearningOverLimitStreamsWithSinkProtection: with
+// sink-protection on as well (a configuration may turn it on for the
+// proxy too), the guard reads the part its limit allows of a body whose
+// Content-Length is over it, for the sinks' input, and gives it back as a
+// stream that keeps the client's length: the proxy must stream it on, not
+// take that length for a body the guard read whole and read the body
+// into a buffer of that size (the client's number) first.
+func TestProxy_LearningOverLimitStreamsWithSinkProtection(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	licence.BuiltIn["test-serve"] = pub
+	t.Cleanup(func() { delete(licence.BuiltIn, "test-serve") })
+	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-serve", Licensee: "Acme Ltd",
+		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		Features: []string{licence.FeatureLearningMode, licence.FeatureSinkProtection}})
+	require.NoError(t, err)
+
+	head, tail := bytes.Repeat([]byte("a"), 1024), bytes.Repeat([]byte("b"), 3072)
+	sawHead := make(chan struct{})
+	var got atomic.Value
+	got.Store([]byte(nil))
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, len(head))
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return
+		}
+		close(sawHead)
+		rest, _ := io.ReadAll(r.Body)
+		got.Store(append(b, rest...))
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(up.Close)
+	_, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) {
+		o.ContractsDir = e2eContracts(t)
+		o.LearningMode, o.SinkProtection, o.LicenseKey, o.MaxBodyBytes = true, true, key, 64
+	})
+	pr, pw := io.Pipe()
+	go func() {
+		pw.Write(head)
+		select {
+		case <-sawHead:
+			pw.Write(tail)
+			pw.Close()
+		case <-time.After(5 * time.Second):
+			pw.CloseWithError(errors.New("the upstream never saw the start of the body: the proxy held it back"))
+		}
+	}()
+	req, err := http.NewRequest("POST", srv.URL+"/orders", pr)
+	require.NoError(t, err)
+	req.ContentLength = int64(len(head) + len(tail))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusCreated, res.StatusCode)
+	assert.Equal(t, append(head, tail...), got.Load())
+}
