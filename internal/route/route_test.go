@@ -433,6 +433,24 @@ func TestHits_AnyLetterCase(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/AB12CD", v, segs, true, dst[:0]) }), "an id in capitals")
 }
 
+// TestHits_LongSegmentInCapitalsAllocatesNothing: the folded lookup of
+// a path with a capital reads each segment in lower case without an
+// allocation of its own, as the case-blind walk did: an id in capitals
+// as long as a UUID costs nothing where it matches nothing else.
+func TestHits_LongSegmentInCapitalsAllocatesNothing(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "GET /users/:id/orders", "GET /Api/GetUser")
+	var dst [2]Hit[string]
+	for _, path := range []string{
+		"/users/550E8400-E29B-41D4-A716-446655440000",
+		"/users/550E8400-E29B-41D4-A716-446655440000/orders",
+		"/users/" + strings.Repeat("AB12", 16), // 64 bytes
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", path, v, segs, true, dst[:0]) }), path)
+	}
+}
+
 // TestHits_PatternsThatFoldAlike: in any letter case, the most specific
 // patterns a path matches are hits, every one of those that differ only
 // by case, as find-my-way (caseSensitive: false) routes the path and the

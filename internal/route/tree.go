@@ -330,12 +330,12 @@ func foldedFind[T comparable](ns []*node[T], method string, segs []string, dst [
 	var setBuf [4]*node[T]
 	next := setBuf[:0]
 	var buf [64]byte
-	lower := string(lowerASCII(segs[0], buf[:0]))
+	lower := lowerASCII(segs[0], buf[:0]) // indexed as m[string(lower)], which does not allocate
 	for _, n := range ns {
 		if c := n.static[segs[0]]; c != nil {
 			next = append(next, c) // a static segment with non-ASCII capitals matches in its own case
 		}
-		for _, c := range n.folded[lower] {
+		for _, c := range n.folded[string(lower)] {
 			if !slices.Contains(next, c) {
 				next = append(next, c)
 			}
