@@ -80,12 +80,13 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, oth
 func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], raw, plain []byte, read bool) *taint.Request {
 	var buf [16]string
 	pattern, segs := patternOf(in, e, segs, buf[:0])
-	switch {
-	case !read:
+	if !read {
 		raw, plain, _ = readBody(in, g.opts.MaxBodyBytes)
 		giveBack(in.r, raw)
-	case raw == nil && in.r != nil && in.r.ContentLength > g.opts.MaxBodyBytes:
-		// Refused by its length alone, unread: the part the limit allows.
+	}
+	if raw == nil && in.r != nil && in.r.ContentLength > g.opts.MaxBodyBytes {
+		// Refused by its length alone, unread (also when it was its media
+		// type that was refused first): the part the limit allows.
 		raw, _ = io.ReadAll(io.LimitReader(in.r.Body, g.opts.MaxBodyBytes))
 		giveBack(in.r, raw)
 	}
