@@ -258,7 +258,11 @@ func (g *Guard) decide(in *input) (d decision) {
 		v := noContract(in.method, in.rawPath)
 		if g.opts.LearningMode {
 			g.observe(in, nil, v)
-			return g.decided(in, e, prev, start, decision{would: v})
+			vd := decision{would: v}
+			if in.r != nil { // for a later pass (a typed handler): the request is counted
+				vd.st, vd.first = g.earlyState(set), true
+			}
+			return g.decided(in, e, prev, start, vd)
 		}
 		return g.decided(in, e, prev, start, decision{v: v})
 	}
@@ -270,7 +274,8 @@ func (g *Guard) decide(in *input) (d decision) {
 	}
 	q := g.newRequest(in, e, segs, others, prev, segBuf[:0])
 	defer func() { d.v = q.release(d.v, d.st) }()
-	if prev == nil || prev.early {
+	reads := prev == nil || prev.early // no earlier pass read the body
+	if reads {
 		raw, plain, v := readBody(in, g.opts.MaxBodyBytes)
 		if v != nil {
 			return g.decided(in, e, prev, start, g.early(in, e, segs, others, prev, set, todo, raw, plain, true, v))
@@ -301,7 +306,7 @@ func (g *Guard) decide(in *input) (d decision) {
 		}
 	}
 	// 4. The request passes: for sink protection, its input (sinks.go).
-	if g.opts.SinkProtection && prev == nil && in.r != nil { // Check hands no request on
+	if g.opts.SinkProtection && reads && in.r != nil { // Check hands no request on
 		g.recordInput(in, q, e)
 	}
 	return g.decided(in, e, prev, start, vd)
@@ -321,32 +326,40 @@ type decision struct {
 // reported for each, the part of the body read (raw, and decoded as far
 // as it went, plain; read says whether the body was read) is given back,
 // and the request passes as it came. On its first pass it passes with an
-// early state (state.early): what a later pass of this guard needs to
-// count the request once and not report these contracts again, and its
-// input, for sink protection (that a contract learns does not turn the
-// sinks' checks off). e, segs and others are the path's matches, as
-// decide found them; set the contracts in force.
+// early state (earlyState): what a later pass of this guard needs to
+// count the request once and not report these contracts again, and,
+// on the first pass that refuses the body so, its input, for sink
+// protection (that a contract learns does not turn the sinks' checks
+// off). e, segs and others are the path's matches, as decide found them;
+// set the contracts in force.
 func (g *Guard) early(in *input, e *routeEntry, segs []string, others []route.Hit[*routeEntry], prev *state, set *contractSet, todo []*contract, raw, plain []byte, read bool, v *Violation) decision {
 	if !learnsOnly(todo) {
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
 	vd := decision{would: v}
-	switch {
-	case prev != nil:
-		prev.markDone(todo)
-	case in.r != nil: // Check hands no request on
-		st := &state{guard: g, set: set, early: true}
+	st := prev
+	if st == nil && in.r != nil { // Check hands no request on
+		st = g.earlyState(set)
+		vd.st, vd.first = st, true
+	}
+	if st != nil {
 		st.markDone(todo)
-		if g.opts.SinkProtection {
+		if st.early && st.taint == nil && g.opts.SinkProtection {
 			st.taint = g.earlyInput(in, e, segs, others, raw, plain, read) // gives back what it reads
 		}
-		vd.st, vd.first = st, true
 	}
 	if read {
 		giveBack(in.r, raw)
 	}
 	return vd
+}
+
+// earlyState is the state a request passes on with when no contract ran
+// on it in learning mode (Guard.early; or none matched, under
+// RequireContract): what a later pass needs to count it once.
+func (g *Guard) earlyState(set *contractSet) *state {
+	return &state{guard: g, set: set, early: true}
 }
 
 // byMode splits cs into the contracts that enforce (in cs's own array)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/contractguard/contractguard/sink"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -259,6 +260,32 @@ func TestLearn_TwoPassesCountOnce(t *testing.T) {
 			assert.Len(t, g.LearningReport(), map[bool]int{true: 2, false: 1}[tc.typedReport])
 		})
 	}
+}
+
+// TestLearn_NoContractThenTypedCountsOnce: under RequireContract in
+// learning mode, a request Middleware finds no contract for would be
+// refused (NO_CONTRACT) and passes; the typed handler behind a wrapper
+// then checks it against T's contract. One request: counted once as
+// validated and once as would-block, and the typed pass still records
+// the input for the sinks (found by review).
+func TestLearn_NoContractThenTypedCountsOnce(t *testing.T) {
+	type signup struct {
+		Name string `json:"name" jsonschema:"minLength=3"`
+	}
+	g, _ := learnGuard(t, func(o *Options) { o.RequireContract, o.LearningMode, o.SinkProtection = true, true, true })
+	var sqlErr error
+	mux := http.NewServeMux()
+	mux.Handle("POST /signup", Handle(g, func(w http.ResponseWriter, r *http.Request, in signup) {
+		sqlErr = sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE name = '"+in.Name+"'", sink.SQLite)
+	}))
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) }))
+	w := send(h, "POST", "/signup", `{"name":"x' OR '1'='1"}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	m := g.Metrics()
+	assert.EqualValues(t, 1, m.RequestsValidated, "one request")
+	assert.EqualValues(t, 1, m.RequestsWouldBlock, "one request")
+	assert.NoError(t, sqlErr, "learning mode: report only")
+	assert.EqualValues(t, 1, g.Stats().SinkBlocks["sql"], "the typed pass recorded the input")
 }
 
 // TestLearn_BeforeTheContractRuns: a body too large, of another media

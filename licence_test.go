@@ -79,7 +79,7 @@ func licenceOutcomes(t *testing.T) map[string]struct{ key, err string } {
 	otherVendor := &testVendor{other}
 	return map[string]struct{ key, err string }{
 		"valid":   {v.key(t), ""},
-		"missing": {"", "contractguard: learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)"},
+		"missing": {"", "contractguard: learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)"},
 		"malformed": {"cg1.not a key",
 			"contractguard: learning-mode is a paid feature: licence key is malformed: it has ' ' at byte 7; a key is only A-Z a-z 0-9 - _ ."},
 		"tampered payload": {tamper(t, v.key(t)),
@@ -253,7 +253,7 @@ func TestLicence_LearnContractNeedsTheLicence(t *testing.T) {
 	files := mapFS(map[string]string{"a.yaml": "endpoint: /a\nmethod: POST\nmode: learn\n"})
 	_, err := New(Options{ContractsFS: files, Logger: discard})
 	require.Error(t, err)
-	assert.Equal(t, "a.yaml:3: POST /a: mode: learn: learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)", err.Error())
+	assert.Equal(t, "a.yaml:3: POST /a: mode: learn: learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)", err.Error())
 
 	_, err = New(Options{Contracts: []Contract{{Endpoint: "/a", Method: "POST", Mode: "learn"}}, Logger: discard,
 		LicenseKey: v.key(t, func(l *licence.Licence) { l.Features = []string{licence.FeatureSinkProtection} })})

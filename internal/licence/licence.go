@@ -145,7 +145,7 @@ func Parse(key string) (*Licence, error) {
 func split(key string) (*Licence, string, []byte, error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
-		return nil, "", nil, &Error{Reason: Missing, msg: "no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)"}
+		return nil, "", nil, &Error{Reason: Missing, msg: "no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)"}
 	}
 	if len(key) > MaxKeyLen {
 		return nil, "", nil, malformed("it is %d bytes, more than %d", len(key), MaxKeyLen)

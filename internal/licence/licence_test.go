@@ -149,8 +149,8 @@ func TestVerify_Refusals(t *testing.T) {
 		reason Reason
 		msg    string
 	}{
-		{"empty", "", Missing, "no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)"},
-		{"only white space", " \n\t", Missing, "no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)"},
+		{"empty", "", Missing, "no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)"},
+		{"only white space", " \n\t", Missing, "no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)"},
 		{"too long", "cg1." + strings.Repeat("A", MaxKeyLen), Malformed, "licence key is malformed: it is 4100 bytes, more than 4096"},
 		{"a Keygen key", "key/eyJhY2NvdW50Ijp7fX0=.Z_fDBaVq", Malformed, `licence key is malformed: it does not start with "cg1." (it starts with "key/"…)`},
 		{"a JWT", "eyJhbGciOiJFZERTQSJ9.e30.sig", Malformed, `licence key is malformed: it does not start with "cg1." (it starts with "eyJh"…)`},
@@ -322,8 +322,8 @@ func TestRequire(t *testing.T) {
 		{"valid, none wanted", issue(t, priv, acme()), nil, true, 0, ""},
 		{"no key, none wanted", "", nil, false, 0, ""},
 		{"no key", "", both, false, Missing,
-			"learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)\n" +
-				"sink-protection is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig reads from CONTRACTGUARD_LICENSE_KEY)"},
+			"learning-mode is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)\n" +
+				"sink-protection is a paid feature: no licence key given (set Options.LicenseKey, which LoadConfig and ConfigFromEnv read from CONTRACTGUARD_LICENSE_KEY)"},
 		{"malformed", "cg1.abc", []string{FeatureSinkProtection}, false, Malformed,
 			"sink-protection is a paid feature: licence key is malformed: want cg1.PAYLOAD.SIGNATURE, 3 parts separated by dots, not 2"},
 		{"wrong signature", issue(t, otherPriv, acme()), []string{FeatureLearningMode}, false, BadSignature,
