@@ -76,6 +76,9 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 	p = p[i+1:] // after the host, if any
 	k := 0      // segments of the path consumed
 	for p != "" {
+		if len(dst)-start > maxTemplate {
+			return dst, true // refused by appendRoute: no need to read on
+		}
 		var ps string
 		if j := strings.IndexByte(p, '/'); j >= 0 {
 			ps, p = p[:j], p[j+1:]
@@ -111,9 +114,12 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 }
 
 // infer appends segments from the k-th on, each as a parameter where it
-// looks like a value (see looksLikeData), else as it is.
+// looks like a value (see looksLikeData), else as it is. It stops once the
+// template is over maxTemplate, which appendRoute refuses: a path may have
+// hundreds of thousands of segments, and appendParam's cost grows with the
+// template.
 func (t *templater) infer(dst []byte, start, k int) []byte {
-	for i := k; i < len(t.segs); i++ {
+	for i := k; i < len(t.segs) && len(dst)-start <= maxTemplate; i++ {
 		s := t.segs[i]
 		if looksLikeData(s, true) {
 			prev := ""
