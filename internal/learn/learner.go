@@ -66,6 +66,7 @@ func (l *Learner) Observe(method, pattern, path string, body jsonbody.Value, at 
 	at = at.Round(0).UTC()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.release()
 	o := l.o
 	o.samples++
 	name, router, ok := l.t.appendRoute(l.name[:0], method, pattern, path)
@@ -100,11 +101,25 @@ func (l *Learner) Observe(method, pattern, path string, body jsonbody.Value, at 
 		}
 	}
 	l.visit(r, r.body, body, false)
-	// Keep nothing of this request's body or path past the call.
+}
+
+// maxBuffer is the most items a buffer of the learner keeps between
+// requests: one request may need far more (a path of 100,000 segments).
+const maxBuffer = 1 << 12
+
+// release keeps nothing of a request's body or path past Observe, however
+// it returned (a refused route too), and no buffer one request grew large.
+func (l *Learner) release() {
 	clear(l.members[:cap(l.members)])
 	clear(l.t.segs[:cap(l.t.segs)])
-	if cap(l.members) > 1<<12 {
+	if cap(l.members) > maxBuffer {
 		l.members = nil
+	}
+	if cap(l.t.segs) > maxBuffer {
+		l.t.segs = nil
+	}
+	if cap(l.name) > maxBuffer {
+		l.name = nil
 	}
 }
 

@@ -176,3 +176,18 @@ func BenchmarkObserve_RandomShapes(b *testing.B) {
 	b.ReportMetric(float64(kept), "kept-bytes")
 	b.ReportMetric(float64(heapHeld), "heap-bytes")
 }
+
+// TestObserve_KeepsNoPath: once Observe returns, the learner's buffers hold
+// nothing of the request's path, whether it was learned from or refused
+// (here: its template is over maxTemplate), and a path of very many
+// segments leaves no buffer of its size behind.
+func TestObserve_KeepsNoPath(t *testing.T) {
+	l := New(Limits{SampleRate: 1})
+	long := "/reset/Kq7sealed" + strings.Repeat("/a", 200_000)
+	l.Observe("POST", "", long, parse(t, `{"a":1}`), epoch)
+	for i, s := range l.t.segs[:cap(l.t.segs)] {
+		require.Empty(t, s, "segment %d of a refused request kept", i)
+	}
+	assert.LessOrEqual(t, cap(l.t.segs), 1<<12, "the segments buffer of a 200,000-segment path kept")
+	assert.LessOrEqual(t, cap(l.name), 1<<12, "the name buffer of a 200,000-segment path kept")
+}
