@@ -229,3 +229,49 @@ func TestWriteContracts_BrokenFolder(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.yaml")
 }
+
+// TestWriteContracts_NewFileNeverReplacesOne: the file of a new contract
+// never has the name of a file already in the folder, not even one that
+// differs only in case (on macOS and Windows that is the same file: a
+// client sending POST /API/Users would have replaced the contract someone
+// wrote for POST /api/users), nor the name with a hash that a name already
+// taken falls back to (a contract someone edited to another route).
+func TestWriteContracts_NewFileNeverReplacesOne(t *testing.T) {
+	contract := func(method, endpoint string) learn.Learned {
+		return learn.Learned{Method: method, Endpoint: endpoint, Schema: map[string]any{"type": "object"}}
+	}
+	read := func(name string) string {
+		data, err := os.ReadFile(name)
+		require.NoError(t, err)
+		return string(data)
+	}
+
+	t.Run("case", func(t *testing.T) {
+		dir := t.TempDir()
+		handwritten := "endpoint: /api/users\nmethod: POST\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "post_api_users.yaml"), []byte(handwritten), 0o644))
+		sum, err := learn.WriteContracts(dir, []learn.Learned{contract("POST", "/API/Users")}, learn.WriteOptions{})
+		require.NoError(t, err)
+		require.Equal(t, learn.Added, sum.Changes[0].Kind, sum.String())
+		assert.False(t, strings.EqualFold("post_api_users.yaml", filepath.Base(sum.Changes[0].File)),
+			"%s is post_api_users.yaml on a case-insensitive file system", sum.Changes[0].File)
+		assert.Equal(t, handwritten, read(filepath.Join(dir, "post_api_users.yaml")))
+	})
+
+	t.Run("hashed name", func(t *testing.T) {
+		dir := t.TempDir()
+		// /ab and /a_b both reduce to post_ab: the second is named with a hash.
+		sum, err := learn.WriteContracts(dir, []learn.Learned{contract("POST", "/ab"), contract("POST", "/a_b")}, learn.WriteOptions{})
+		require.NoError(t, err)
+		second := sum.Changes[1].File
+		require.NotEqual(t, filepath.Join(dir, "post_ab.yaml"), second, sum.String())
+		// Someone makes that file the contract of another route.
+		edited := strings.Replace(read(second), `endpoint: "/a_b"`, `endpoint: "/a_b/v2"`, 1)
+		require.NotEqual(t, read(second), edited)
+		require.NoError(t, os.WriteFile(second, []byte(edited), 0o644))
+
+		sum, err = learn.WriteContracts(dir, []learn.Learned{contract("POST", "/a_b")}, learn.WriteOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, edited, read(second), "an edited contract overwritten: %s", sum.String())
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -256,7 +257,7 @@ func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
 	files := map[string]bool{}
 	var problems []error
 	for _, e := range entries {
-		files[e.Name()] = true
+		files[strings.ToLower(e.Name())] = true // see fileName
 		ext := strings.ToLower(filepath.Ext(e.Name()))
 		if e.IsDir() || ext != ".yaml" && ext != ".yml" && ext != ".json" {
 			continue
@@ -319,8 +320,15 @@ func shapeKey(method, endpoint string) (string, error) {
 // fileName is the file of a new contract: method and segments joined by
 // _, each reduced to letters, digits, - and . ("POST /users/{userId}" is
 // post_users_userId.yaml), with a hash of the shape when that name is
-// taken.
+// taken, and a number after it when that is taken too. files and used hold
+// names in lower case: on a case-insensitive file system (macOS, Windows)
+// POST /API/Users would otherwise replace post_api_users.yaml, which a
+// person may have written.
 func fileName(method, endpoint, key string, files, used map[string]bool) string {
+	taken := func(name string) bool {
+		name = strings.ToLower(name)
+		return files[name] || used[name]
+	}
 	var b []byte
 	b = append(b, strings.ToLower(method)...)
 	for _, seg := range strings.Split(endpoint, "/") {
@@ -338,11 +346,15 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 		b = append(b, "_root"...)
 	}
 	name := string(b) + ".yaml"
-	if files[name] || used[name] {
+	if taken(name) {
 		sum := sha256.Sum256([]byte(key))
-		name = string(b) + "-" + hex.EncodeToString(sum[:4]) + ".yaml"
+		base := string(b) + "-" + hex.EncodeToString(sum[:4])
+		name = base + ".yaml"
+		for n := 2; taken(name); n++ {
+			name = base + "-" + strconv.Itoa(n) + ".yaml"
+		}
 	}
-	used[name] = true
+	used[strings.ToLower(name)] = true
 	return name
 }
 
