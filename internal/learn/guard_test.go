@@ -275,3 +275,22 @@ func TestWriteContracts_NewFileNeverReplacesOne(t *testing.T) {
 		assert.Equal(t, edited, read(second), "an edited contract overwritten: %s", sum.String())
 	})
 }
+
+// TestWriteContracts_LongEndpoint: an endpoint as long as a learned one
+// may be (any client can send POST /a/a/…/a, 255 bytes) is written to a
+// file whose name the file system takes, and the contract loads. Named
+// after every segment, the file's name was over 255 bytes: the write
+// failed, and with it every learn merge while the route was kept.
+func TestWriteContracts_LongEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	long := learn.Learned{Method: "M-SEARCH", Endpoint: strings.Repeat("/a", 127), Schema: map[string]any{"type": "object"}}
+	longer := long
+	longer.Endpoint += "/b"
+	sum, err := learn.WriteContracts(dir, []learn.Learned{long, longer}, learn.WriteOptions{})
+	require.NoError(t, err)
+	for _, c := range sum.Changes {
+		assert.LessOrEqual(t, len(filepath.Base(c.File)), 255, c.File)
+	}
+	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+}

@@ -345,6 +345,9 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 	if endpoint == "/" {
 		b = append(b, "_root"...)
 	}
+	if len(b) > maxFileBase {
+		b = b[:maxFileBase] // names sharing the cut part get the hash below
+	}
 	name := string(b) + ".yaml"
 	if taken(name) {
 		sum := sha256.Sum256([]byte(key))
@@ -357,6 +360,12 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 	used[strings.ToLower(name)] = true
 	return name
 }
+
+// maxFileBase is the longest a file name is before its hash, number and
+// .yaml: file systems refuse names over 255 bytes, and a learned endpoint
+// (up to maxTemplate bytes, after a method of up to 32) named segment by
+// segment would be longer.
+const maxFileBase = 200
 
 // writeFile writes a file whole or not at all.
 func writeFile(name string, data []byte) error {
