@@ -69,11 +69,14 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 			return buf, nil
 		}
 		if err != nil {
+			// What was read goes back with the violation: a request that
+			// passes anyway (learning) reaches the handler with these bytes,
+			// then the error, as it came.
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, tooLarge(mbe.Limit)
+				return buf, tooLarge(mbe.Limit)
 			}
-			return nil, newViolation(CodeMalformedJSON, Detail{Message: "the request body could not be read"})
+			return buf, newViolation(CodeMalformedJSON, Detail{Message: "the request body could not be read"})
 		}
 	}
 }

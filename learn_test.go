@@ -590,3 +590,28 @@ func TestLearn_ReplicasMergeExactly(t *testing.T) {
 		assert.Equal(t, want, untimed(merged.Contracts()), "%v", order)
 	}
 }
+
+// TestLearn_SampledBodyCutShort: a sampled request whose body fails part
+// way through (here a server's http.MaxBytesReader, under MaxBodyBytes)
+// reaches the handler as it would unsampled: the bytes read before the
+// failure, then the error. The bytes read were dropped, so the handler saw
+// the error at once, nothing of the body before it.
+func TestLearn_SampledBodyCutShort(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate = 1 })
+	body := `{"a":"` + strings.Repeat("y", 500) + `"}`
+	read := func(h http.Handler) {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/unmatched", strings.NewReader(body))
+		r.Body = http.MaxBytesReader(w, r.Body, 100)
+		h.ServeHTTP(w, r)
+	}
+	var got []byte
+	var err error
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, err = io.ReadAll(r.Body) })
+	read(handler)
+	wantBytes, wantErr := got, err
+	require.Len(t, wantBytes, 100)
+	read(g.Middleware(handler))
+	assert.Equal(t, string(wantBytes), string(got), "the bytes before the failure")
+	assert.Equal(t, wantErr, err)
+}
