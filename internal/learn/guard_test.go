@@ -294,3 +294,19 @@ func TestWriteContracts_LongEndpoint(t *testing.T) {
 	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 }
+
+// TestWriteContracts_FileNameFromAnyMethod: a method is any token (a
+// client may send "GET|X" or "M*"), and the file named after it is
+// reduced to letters, digits, - and . like the segments: Windows refuses
+// | and * in a file name, and learn merge stopped there.
+func TestWriteContracts_FileNameFromAnyMethod(t *testing.T) {
+	dir := t.TempDir()
+	sum, err := learn.WriteContracts(dir, []learn.Learned{{Method: "GET|X", Endpoint: "/a"}, {Method: "M*'`^~!#$%&+", Endpoint: "/"}}, learn.WriteOptions{})
+	require.NoError(t, err)
+	for _, c := range sum.Changes {
+		name := filepath.Base(c.File)
+		assert.Empty(t, strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._"), name)
+	}
+	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+}

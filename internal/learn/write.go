@@ -329,18 +329,14 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 		name = strings.ToLower(name)
 		return files[name] || used[name]
 	}
-	var b []byte
-	b = append(b, strings.ToLower(method)...)
+	// A method is any token: | and * in it are refused in a name by Windows.
+	b := appendReduced(nil, strings.ToLower(method))
 	for _, seg := range strings.Split(endpoint, "/") {
 		if seg == "" {
 			continue
 		}
 		b = append(b, '_')
-		for i := 0; i < len(seg) && i < 40; i++ {
-			if c := seg[i]; alnum(c) || c == '-' || c == '.' {
-				b = append(b, c)
-			}
-		}
+		b = appendReduced(b, seg[:min(len(seg), 40)])
 	}
 	if endpoint == "/" {
 		b = append(b, "_root"...)
@@ -359,6 +355,16 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 	}
 	used[strings.ToLower(name)] = true
 	return name
+}
+
+// appendReduced appends the letters, digits, - and . of s.
+func appendReduced(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; alnum(c) || c == '-' || c == '.' {
+			b = append(b, c)
+		}
+	}
+	return b
 }
 
 // maxFileBase is the longest a file name is before its hash, number and
