@@ -310,3 +310,25 @@ func TestWriteContracts_FileNameFromAnyMethod(t *testing.T) {
 	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 }
+
+// TestWriteContracts_ReviewsOfOneFile: two learned contracts that differ
+// from contracts someone wrote in one file are both written for review,
+// each to its own file. Both went to NAME.yaml.learned, the second over
+// the first, while the summary listed both there.
+func TestWriteContracts_ReviewsOfOneFile(t *testing.T) {
+	dir := t.TempDir()
+	handwritten := "- endpoint: /a\n  method: POST\n- endpoint: /b\n  method: POST\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "api.yaml"), []byte(handwritten), 0o644))
+	schema := map[string]any{"type": "object"}
+	sum, err := learn.WriteContracts(dir, []learn.Learned{{Method: "POST", Endpoint: "/a", Schema: schema}, {Method: "POST", Endpoint: "/b", Schema: schema}}, learn.WriteOptions{})
+	require.NoError(t, err)
+	require.Len(t, sum.Changes, 2)
+	for _, c := range sum.Changes {
+		require.Equal(t, learn.Review, c.Kind, sum.String())
+		data, err := os.ReadFile(c.File)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), `endpoint: "`+c.Endpoint+`"`, "the file listed for review of %s", c.Endpoint)
+	}
+	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+}

@@ -135,7 +135,7 @@ func WriteContracts(dir string, ls []Learned, opt WriteOptions) (Summary, error)
 		return Summary{}, err
 	}
 	var sum Summary
-	used := map[string]bool{}
+	used, reviews := map[string]bool{}, map[string]bool{}
 	for _, l := range ls {
 		content := render(l)
 		key, err := shapeKey(l.Method, l.Endpoint)
@@ -178,7 +178,7 @@ func WriteContracts(dir string, ls []Learned, opt WriteOptions) (Summary, error)
 			c.Kind, c.File = Unchanged, ex.file
 		default:
 			c.Kind, c.Existing = Review, ex.file
-			c.File = strings.TrimSuffix(ex.file, filepath.Ext(ex.file)) + ".yaml.learned"
+			c.File = reviewName(ex.file, key, reviews)
 			if err := writeFile(c.File, content); err != nil {
 				return sum, err
 			}
@@ -191,6 +191,21 @@ func WriteContracts(dir string, ls []Learned, opt WriteOptions) (Summary, error)
 		}
 	}
 	return sum, nil
+}
+
+// reviewName is the file a learned contract is written to for review,
+// beside the contract file it differs from: NAME.yaml.learned, or with a
+// hash of its shape when another learned contract took that name in this
+// run (a file may hold several contracts).
+func reviewName(file, key string, taken map[string]bool) string {
+	base := strings.TrimSuffix(file, filepath.Ext(file))
+	name := base + ".yaml.learned"
+	if taken[strings.ToLower(name)] { // lower case: see fileName
+		sum := sha256.Sum256([]byte(key))
+		name = base + "-" + hex.EncodeToString(sum[:4]) + ".yaml.learned"
+	}
+	taken[strings.ToLower(name)] = true
+	return name
 }
 
 // render is a contract's file: the header, the checksum line, the contract.
