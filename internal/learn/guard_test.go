@@ -332,3 +332,40 @@ func TestWriteContracts_ReviewsOfOneFile(t *testing.T) {
 	_, err = contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 }
+
+// TestWriteContracts_EditAboveTheChecksum: a learned file edited above its
+// checksum line (a key added at the top, a contract put before it) is
+// edited, and left alone. The checksum covers only what follows its line,
+// so such a file was rewritten as untouched and the edit lost: mode: learn
+// added at the top, as the docs advise before enforcing, silently became
+// enforcement at the next merge.
+func TestWriteContracts_EditAboveTheChecksum(t *testing.T) {
+	learned := func(schema map[string]any) []learn.Learned {
+		return []learn.Learned{{Method: "POST", Endpoint: "/orders", Schema: schema}}
+	}
+	for name, edit := range map[string]func(string) string{
+		"a key at the top":     func(s string) string { return "mode: learn\n" + s },
+		"a contract before it": func(s string) string { return "endpoint: /other\nmethod: GET\n---\n" + s },
+		"a key between the lines": func(s string) string {
+			return strings.Replace(s, "#\n# contractguard", "#\nmode: learn\n# contractguard", 1)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum, err := learn.WriteContracts(dir, learned(map[string]any{"type": "object"}), learn.WriteOptions{})
+			require.NoError(t, err)
+			file := sum.Changes[0].File
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			edited := edit(string(data))
+			require.NotEqual(t, string(data), edited)
+			require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
+
+			sum, err = learn.WriteContracts(dir, learned(map[string]any{"type": "array"}), learn.WriteOptions{})
+			require.NoError(t, err)
+			data, err = os.ReadFile(file)
+			require.NoError(t, err)
+			assert.Equal(t, edited, string(data), sum.String())
+		})
+	}
+}

@@ -241,12 +241,17 @@ func stamp(t time.Time) string {
 }
 
 // written tells a file WriteContracts wrote from others: ours is a file
-// with a checksum line that matches what follows it; edited, one whose
-// checksum no longer matches.
+// with a checksum line that matches what follows it, and only comments
+// above it; edited, one whose checksum no longer matches, or with more
+// than comments above it (the checksum does not cover the header, so a
+// key or a contract added at the top would be lost at the next rewrite).
 func written(data []byte) (ours, edited bool) {
 	i := bytes.Index(data, []byte("\n"+checksumPrefix))
 	if i < 0 {
 		return false, false
+	}
+	if !onlyComments(data[:i]) {
+		return false, true
 	}
 	rest := data[i+1+len(checksumPrefix):]
 	end := bytes.IndexByte(rest, '\n')
@@ -259,6 +264,16 @@ func written(data []byte) (ours, edited bool) {
 		return true, false
 	}
 	return false, true
+}
+
+// onlyComments reports YAML text of comment lines and blank lines only.
+func onlyComments(text []byte) bool {
+	for line := range bytes.Lines(text) {
+		if line = bytes.TrimSpace(line); len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // readExisting reads the contracts already in dir, by method and shape,
