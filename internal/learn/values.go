@@ -119,8 +119,8 @@ func number(lit string) (integral, negative bool) {
 // Member names that look secret: their values are never recorded (no enum
 // candidates), at that place or anywhere below it. A name is secret if,
 // lower-cased, it contains one of secretParts, or one of its words (split
-// at anything but letters and digits, and where a lower-case letter meets
-// an upper-case one) is one of secretWords: short words that as substrings
+// at anything but letters and digits, and at camelCase: see camelBreak) is
+// one of secretWords: short words that as substrings
 // would match too much ("key" in "monkey", "pin" in "shipping").
 var (
 	secretParts = []string{"passw", "pwd", "secret", "token", "apikey", "api_key", "auth",
@@ -154,7 +154,7 @@ func secretName(name string) bool {
 			continue
 		}
 		end := start + 1
-		for end < len(name) && alnum(name[end]) && !(isLower(name[end-1]) && isUpper(name[end])) {
+		for end < len(name) && alnum(name[end]) && !camelBreak(name, end) {
 			end++
 		}
 		for _, w := range secretWords {
@@ -165,6 +165,16 @@ func secretName(name string) bool {
 		start = end
 	}
 	return false
+}
+
+// camelBreak reports whether a camelCase word starts at name[i]: an
+// upper-case letter after a lower-case one ("userPin"), or after an
+// acronym, before a lower-case one ("PINCode").
+func camelBreak(name string, i int) bool {
+	if !isUpper(name[i]) {
+		return false
+	}
+	return isLower(name[i-1]) || isUpper(name[i-1]) && i+1 < len(name) && isLower(name[i+1])
 }
 
 func alnum(c byte) bool   { return isLower(c) || isUpper(c) || '0' <= c && c <= '9' }

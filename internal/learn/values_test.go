@@ -78,3 +78,16 @@ func TestTokenLike(t *testing.T) {
 	assert.False(t, tokenLike("credit_card_payment"), "words")
 	assert.False(t, tokenLike("size10"), "short")
 }
+
+// TestSecretName_Acronyms: camelCase words are split where an acronym
+// meets the next word too ("PINCode" is PIN and Code), as the docs'
+// "split at camelCase" reads; only a lower-case letter before an upper-case
+// one split, so the values of PINCode, OTPCode or SSNLast4 were recorded.
+func TestSecretName_Acronyms(t *testing.T) {
+	for _, name := range []string{"PINCode", "OTPCode", "SSNLast4", "userPINCode", "SIDList", "SALTValue"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"HTTPServer", "URLPath", "IDList", "Pinterest", "APIVersion", "OTAUpdate"} {
+		assert.False(t, secretName(name), name)
+	}
+}
