@@ -27,7 +27,8 @@ func TestNumber(t *testing.T) {
 func TestSecretName(t *testing.T) {
 	for _, name := range []string{"password", "newPassword", "PASSWD", "pwd", "client_secret", "accessToken",
 		"apiKey", "api_key", "x-api-key", "Authorization", "auth", "cookie", "sessionId", "credentials",
-		"cardNumber", "creditcard", "cvv", "ssn", "pin", "userPIN", "pin_code", "key", "privateKey", "otp", "signature"} {
+		"cardNumber", "creditcard", "cvv", "ssn", "pin", "userPIN", "pin_code", "key", "privateKey", "otp", "signature",
+		"passphrase", "passcode", "pincode", "pw", "new_pw"} {
 		assert.True(t, secretName(name), name)
 	}
 	for _, name := range []string{"email", "name", "shipping", "mapping", "monkey", "keyboard", "status", "passenger", "turkey", "spinner", "address"} {
@@ -77,6 +78,11 @@ func TestTokenLike(t *testing.T) {
 	assert.True(t, tokenLike("tk-9f8e7d6c5b4a39281706zz"))
 	assert.False(t, tokenLike("credit_card_payment"), "words")
 	assert.False(t, tokenLike("size10"), "short")
+	for _, personal := range []string{"4111111111111111", "4111 1111 1111 1111", "+44 20 7946 0958", "DE89370400440532013000"} {
+		assert.True(t, tokenLike(personal), "%s: a card, telephone or account number", personal)
+	}
+	assert.False(t, tokenLike("2026-11-26"), "a date")
+	assert.False(t, tokenLike("10:30-12:45"), "times")
 }
 
 // TestSecretName_Acronyms: camelCase words are split where an acronym
