@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +53,11 @@ func (g *Guard) Watch(ctx context.Context) error {
 			return fmt.Errorf("contractguard: Watch %s: %w", parent, err)
 		}
 	}
+	// When the folder is a link, the folder it leads to may be renamed
+	// over, or deleted and made again, with the link left as it is: the
+	// parent of that folder sees it.
 	root := resolve(dir)
+	rootParent := watchParent(w, root, parent)
 	if err := watchTree(w, root); err != nil {
 		return fmt.Errorf("contractguard: Watch %s: %w", g.opts.ContractsDir, err)
 	}
@@ -73,9 +78,9 @@ func (g *Guard) Watch(ctx context.Context) error {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			switch {
-			case parent != dir && filepath.Dir(ev.Name) == parent:
-				if ev.Name != dir {
+			switch up := filepath.Dir(ev.Name); {
+			case parent != dir && up == parent, rootParent != "" && up == rootParent:
+				if ev.Name != dir && ev.Name != root {
 					continue // a neighbour of the folder
 				}
 				replaced = true
@@ -94,13 +99,16 @@ func (g *Guard) Watch(ctx context.Context) error {
 			g.log.Warn("contractguard: watching the contracts folder", slog.Any("error", err))
 			timer.Reset(watchDebounce)
 		case <-timer.C:
-			if r := resolve(dir); replaced || r != root {
+			// A link that leads nowhere now is watched where it led: the
+			// folder may be made again there.
+			if r := cmp.Or(resolved(dir), root); replaced || r != root {
 				for _, p := range w.WatchList() {
 					if p != parent {
 						_ = w.Remove(p)
 					}
 				}
 				root, replaced = r, false
+				rootParent = watchParent(w, root, parent)
 				if err := watchTree(w, root); err != nil {
 					g.log.Warn("contractguard: the contracts folder is gone; waiting for it to come back", slog.Any("error", err))
 				}
@@ -113,10 +121,27 @@ func (g *Guard) Watch(ctx context.Context) error {
 // resolve is dir with symbolic links resolved (the folder may be a link,
 // as a mounted volume is), or dir when it cannot be resolved.
 func resolve(dir string) string {
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		return r
+	return cmp.Or(resolved(dir), dir)
+}
+
+// resolved is dir with symbolic links resolved, or "" when it cannot be.
+func resolved(dir string) string {
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return ""
 	}
-	return dir
+	return r
+}
+
+// watchParent adds to w the folder above root, the folder the link dir
+// leads to, and returns it; it returns "" when that is parent (dir is no
+// link, or a link beside its folder), or when it cannot be watched.
+func watchParent(w *fsnotify.Watcher, root, parent string) string {
+	up := filepath.Dir(root)
+	if up == root || up == parent || w.Add(up) != nil {
+		return ""
+	}
+	return up
 }
 
 // watchTree adds dir and every folder below it to w; a file is ignored.

@@ -165,6 +165,45 @@ func TestWatch_LinkSwapped(t *testing.T) {
 	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
 }
 
+// The folder is a link, as a deployment makes it, and the folder it leads
+// to is replaced with the link left as it is: renamed over by a new one,
+// then deleted and made again a while later. Watch follows each time:
+// a change made in the folder afterwards is loaded too.
+func TestWatch_LinkedFolderReplaced(t *testing.T) {
+	base := t.TempDir()
+	data, etc := filepath.Join(base, "data"), filepath.Join(base, "etc")
+	target := filepath.Join(data, "contracts")
+	require.NoError(t, os.MkdirAll(target, 0o755))
+	require.NoError(t, os.Mkdir(etc, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, target, v0)
+	dir := filepath.Join(etc, "contracts")
+	require.NoError(t, os.Symlink(target, dir))
+	w := startWatch(t, dir)
+
+	next := filepath.Join(data, "next")
+	require.NoError(t, os.Mkdir(next, 0o755))
+	v2, _ := versionContract(2)
+	writeVersion(t, next, v2)
+	require.NoError(t, os.Rename(target, filepath.Join(data, "previous")))
+	require.NoError(t, os.Rename(next, target))
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, target, v4) // the folder renamed in is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+
+	require.NoError(t, os.RemoveAll(target))
+	w.awaitLog(failed) // the link leads nowhere for a while
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+	require.NoError(t, os.Mkdir(target, 0o755))
+	v6, _ := versionContract(6)
+	writeVersion(t, target, v6)
+	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
+	v8, _ := versionContract(8)
+	writeVersion(t, target, v8) // the folder made again is watched
+	w.await("/v", `{"n":8}`, Detail{"", "version 8"})
+}
+
 // A burst of changes is one reload: twenty saves, 20 ms apart, each well
 // inside the quarter second Watch waits for a pause. Only a stall of the
 // test of over 200 ms could split the burst, so the bar allows three.
