@@ -95,9 +95,12 @@ func (g *Guard) Reload() error {
 	g.reloading.Lock()
 	defer g.reloading.Unlock()
 	set, err := g.loadContracts()
-	if n := g.set.Load().loaded(); err == nil && set.loaded() == 0 && n > 0 {
+	// Every set that loads has the contracts in code; the rest are the
+	// folder's.
+	code := len(g.opts.Contracts)
+	if n := g.set.Load().loaded(); err == nil && set.loaded() == code && n > code {
 		// A folder emptied, or caught between a delete and a copy, would
-		// switch every check off: fail closed instead.
+		// switch every check of its contracts off: fail closed instead.
 		err = &LoadError{File: cmp.Or(g.opts.ContractsDir, "Options.ContractsFS"), Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
 	}
 	if err != nil {

@@ -124,6 +124,23 @@ func TestReload_DuplicateRouteKeepsTheOldSet(t *testing.T) {
 	assert.EqualValues(t, n0, g.Metrics().ContractsLoaded)
 }
 
+// Contracts in code do not make an emptied folder a valid set: the
+// folder's contracts would be dropped, and their routes pass unchecked.
+func TestReload_EmptiedFolderBesideCodeContracts(t *testing.T) {
+	dir := t.TempDir()
+	v0, n0 := versionContract(0)
+	writeVersion(t, dir, v0)
+	g := mustNew(t, Options{ContractsDir: dir, Metrics: true, Logger: discard,
+		Contracts: []Contract{{Endpoint: "/code", Method: "GET"}}})
+	require.NoError(t, os.Remove(filepath.Join(dir, "c.yaml")))
+	err := g.Reload()
+	var le *LoadError
+	require.ErrorAs(t, err, &le)
+	assert.Contains(t, err.Error(), fmt.Sprintf("no contracts found; the %d in force stay", n0+1))
+	assert.Equal(t, "version 0", g.Check("POST", "/v", []byte(`{"n":0}`)).Details[0].Message)
+	assert.EqualValues(t, n0+1, g.Metrics().ContractsLoaded)
+}
+
 // A guard that started without contracts may reload into none.
 func TestReload_EmptyToEmpty(t *testing.T) {
 	g := mustNew(t, Options{ContractsDir: t.TempDir(), Metrics: true})
