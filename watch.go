@@ -22,8 +22,9 @@ const watchDebounce = 250 * time.Millisecond
 // Options.ContractsDir or a folder below it is written, created, removed
 // or renamed, once changes have paused for a quarter of a second. A
 // reload that fails is logged and leaves the contracts in force, and
-// watching goes on: the next change may fix it. Watch blocks until ctx is
-// done and then returns ctx.Err(); run it in its own goroutine:
+// watching goes on: the next change may fix it, a change of permissions
+// too. Watch blocks until ctx is done and then returns ctx.Err(); run it
+// in its own goroutine:
 //
 //	go g.Watch(ctx)
 //
@@ -66,6 +67,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	replaced := false // the folder itself was created, removed, renamed or relinked
+	failing := false  // the last reload failed
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,8 +77,8 @@ func (g *Guard) Watch(ctx context.Context) error {
 			if !ok {
 				return errors.New("contractguard: Watch: the watcher stopped")
 			}
-			if ev.Op == fsnotify.Chmod {
-				continue
+			if ev.Op == fsnotify.Chmod && !failing {
+				continue // but it may fix a file the last reload could not read
 			}
 			switch up := filepath.Dir(ev.Name); {
 			case parent != dir && up == parent, rootParent != "" && up == rootParent:
@@ -113,7 +115,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 					g.log.Warn("contractguard: the contracts folder is gone; waiting for it to come back", slog.Any("error", err))
 				}
 			}
-			_ = g.Reload() // logged by Reload
+			failing = g.Reload() != nil // logged by Reload
 		}
 	}
 }

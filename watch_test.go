@@ -204,6 +204,24 @@ func TestWatch_LinkedFolderReplaced(t *testing.T) {
 	w.await("/v", `{"n":8}`, Detail{"", "version 8"})
 }
 
+// A reload that failed as a file could not be read is tried again when
+// the file's permissions change: the chmod that fixes it may be the last
+// change made. (Root reads any file: run as another user to see it.)
+func TestWatch_ReloadsAfterAPermissionFix(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a file whatever its permissions")
+	}
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+	d := filepath.Join(dir, "d.yaml")
+	require.NoError(t, os.WriteFile(d, []byte("endpoint: /d\nmethod: POST\nschema: {type: object, required: [d]}\n"), 0o200))
+	w.awaitLog(failed) // permission denied
+	require.NoError(t, os.Chmod(d, 0o644))
+	w.await("/d", `{}`, Detail{"/d", "is required"})
+}
+
 // A burst of changes is one reload: twenty saves, 20 ms apart, each well
 // inside the quarter second Watch waits for a pause. Only a stall of the
 // test of over 200 ms could split the burst, so the bar allows three.
