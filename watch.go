@@ -66,7 +66,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	replaced := false // the folder itself was created, removed, renamed or relinked
+	replaced := false // the folder was created, removed, renamed or relinked, or events were lost
 	failing := false  // the last reload failed
 	for {
 		select {
@@ -96,9 +96,12 @@ func (g *Guard) Watch(ctx context.Context) error {
 			if !ok {
 				return errors.New("contractguard: Watch: the watcher stopped")
 			}
-			// Events may have been lost (the queue overflowed): reload
-			// to be sure the set in force matches the folder.
+			// Events may have been lost (the queue overflowed), those of
+			// the folder replaced or of a new folder below it among them:
+			// watch the folder anew and reload, to be sure the set in
+			// force matches the folder.
 			g.log.Warn("contractguard: watching the contracts folder", slog.Any("error", err))
+			replaced = true
 			timer.Reset(watchDebounce)
 		case <-timer.C:
 			// A link that leads nowhere now is watched where it led: the

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,9 +28,17 @@ type watched struct {
 
 func startWatch(t *testing.T, dir string) *watched {
 	t.Helper()
+	return startWatchWith(t, dir, func(slog.Record) {})
+}
+
+// startWatchWith is startWatch with hook called on every log record
+// first, in the goroutine that logs it.
+func startWatchWith(t *testing.T, dir string, hook func(slog.Record)) *watched {
+	t.Helper()
 	watching := make(chan struct{}, 1)
 	w := &watched{t: t, reloads: make(chan string, 1024)}
 	logger := slog.New(logHook(func(r slog.Record) {
+		hook(r)
 		switch r.Message {
 		case "contractguard: watching the contracts folder":
 			select {
@@ -220,6 +230,63 @@ func TestWatch_ReloadsAfterAPermissionFix(t *testing.T) {
 	w.awaitLog(failed) // permission denied
 	require.NoError(t, os.Chmod(d, 0o644))
 	w.await("/d", `{}`, Detail{"/d", "is required"})
+}
+
+// Events lost when the operating system's queue of them overflows may be
+// those of the folder being replaced: Watch then watches the folder anew,
+// as well as reloading, or it would miss every change after. The queue is
+// made to overflow while Watch is held inside a reload (in its log line).
+func TestWatch_OverflowWatchesAnew(t *testing.T) {
+	limit, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
+	if err != nil {
+		t.Skip("not inotify")
+	}
+	queue, err := strconv.Atoi(strings.TrimSpace(string(limit)))
+	if err != nil || queue > 1<<16 {
+		t.Skipf("inotify queue of %s events: too long to overflow here", limit)
+	}
+	base := t.TempDir()
+	dir := filepath.Join(base, "contracts")
+	junk := filepath.Join(dir, "junk")
+	require.NoError(t, os.MkdirAll(junk, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	var holding atomic.Bool
+	held, hold, overflowed := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
+	w := startWatchWith(t, dir, func(r slog.Record) {
+		switch {
+		case r.Message == reloaded && holding.CompareAndSwap(true, false):
+			close(held)
+			<-hold
+		case r.Level == slog.LevelWarn && r.Message == "contractguard: watching the contracts folder":
+			select {
+			case overflowed <- struct{}{}:
+			default:
+			}
+		}
+	})
+
+	holding.Store(true)
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	<-held
+	for i := range queue + 1000 {
+		require.NoError(t, os.WriteFile(filepath.Join(junk, strconv.Itoa(i)), nil, 0o644))
+	}
+	require.NoError(t, os.RemoveAll(dir)) // lost: the queue is full
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	v4, _ := versionContract(4)
+	writeVersion(t, dir, v4)
+	close(hold)
+	select {
+	case <-overflowed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the queue did not overflow")
+	}
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+	v6, _ := versionContract(6)
+	writeVersion(t, dir, v6) // the folder made again is watched
+	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
 }
 
 // A burst of changes is one reload: twenty saves, 20 ms apart, each well
