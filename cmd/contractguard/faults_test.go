@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -119,6 +120,66 @@ func TestServe_SIGHUPBrokenContract(t *testing.T) {
 	require.NoError(t, err)
 	res2.Body.Close()
 	assert.Equal(t, http.StatusUnprocessableEntity, res2.StatusCode)
+}
+
+// TestServe_SIGHUPWhileLoading: a SIGHUP that comes while the contracts
+// are still loading at start (a deploy that changes a file and signals
+// just as the proxy restarts) does not kill the proxy: it reloads once it
+// has started. A contracts file that is a pipe holds the loading until
+// the test has signalled.
+func TestServe_SIGHUPWhileLoading(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "a.yaml")
+	require.NoError(t, syscall.Mkfifo(pipe, 0o644))
+	cmd := exec.Command(binary, "serve", "--contracts", dir, "--upstream", "http://"+freePort(t),
+		"--listen", "127.0.0.1:0", "--admin-listen", "off", "--watch=false")
+	cmd.Env = withoutServeEnv()
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("contractguard serve log:\n%s", logs.String())
+		}
+	})
+
+	// Opening the pipe to write succeeds once the proxy has it open to read.
+	var w *os.File
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w = f
+			break
+		}
+		require.ErrorIs(t, err, syscall.ENXIO)
+		require.True(t, time.Now().Before(deadline), "contractguard serve did not read the contracts within 30s")
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	contract := "endpoint: /a\nmethod: POST\n"
+	file := filepath.Join(dir, "a.yaml.new")
+	require.NoError(t, os.WriteFile(file, []byte(contract), 0o644))
+	require.NoError(t, os.Rename(file, pipe)) // what the reload will read
+	_, err := w.WriteString(contract)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	deadline = time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), `"msg":"contractguard: contracts reloaded"`) {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("contractguard serve exited: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "no reload within 30s of the start")
+	}
+	assert.Contains(t, logs.String(), "SIGHUP: reloading the contracts")
 }
 
 // TestServe_WatchReloads: with --watch (the default), a contract written

@@ -670,6 +670,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: s.LogLevel}))
+	// A SIGHUP while the contracts load would end the process: it waits,
+	// and reloads them once serving. SIGTERM and SIGINT still end it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	p, err := newProxy(s, opts, log)
 	if err != nil {
 		for _, e := range flatten(err) {
@@ -677,9 +682,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	if err := p.run(context.Background(), sigs); err != nil {
 		log.Error("contractguard serve: stopped", slog.String("error", err.Error()))
 		return 1
