@@ -78,6 +78,16 @@ func New(opts Options) (*Guard, error) {
 		slog.Bool("metrics", opts.Metrics),
 		slog.Int64("max_body_bytes", opts.MaxBodyBytes),
 		slog.Int("max_depth", opts.MaxDepth))
+	if set.loaded() == 0 && (opts.ContractsDir != "" || opts.ContractsFS != nil) {
+		// A folder path that is wrong but exists (a mount not yet filled,
+		// the parent of the right one) would otherwise run unguarded with
+		// only the line above to say so.
+		effect := "every request passes unchecked until a reload finds some"
+		if opts.RequireContract {
+			effect = "RequireContract rejects every request"
+		}
+		g.log.Warn("contractguard: no contracts found in " + cmp.Or(opts.ContractsDir, "Options.ContractsFS") + ": " + effect)
+	}
 	return g, nil
 }
 

@@ -289,6 +289,22 @@ func TestLogs_StartLineNamesContractsAndFeatures(t *testing.T) {
 	}
 }
 
+// TestLogs_NoContractsWarns: a contracts folder with nothing in it (a
+// wrong path that exists, a mount not yet filled) starts a guard that
+// checks nothing: a warning says so, and what it means.
+func TestLogs_NoContractsWarns(t *testing.T) {
+	for _, require := range []bool{false, true} {
+		var logs bytes.Buffer
+		dir := t.TempDir()
+		mustNew(t, Options{ContractsDir: dir, RequireContract: require, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		assert.Contains(t, logs.String(), `level=WARN msg="contractguard: no contracts found in `+dir+`: `, require)
+		assert.Contains(t, logs.String(), map[bool]string{false: "passes unchecked", true: "rejects every request"}[require])
+	}
+	var logs bytes.Buffer
+	mustNew(t, Options{ContractsDir: "testdata/contracts", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	assert.NotContains(t, logs.String(), "WARN")
+}
+
 // TestAllocations_SmallValidBody: issue 20's allocation budget, on a
 // ~100 B body through a contract with a schema and three invariants:
 // at most 5 allocations through Check (it makes none: its state stays
