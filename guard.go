@@ -159,8 +159,8 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		r2, ok := g.enforce(w, r, g.routedContract(r, next), true)
 		switch {
 		case !ok:
-		case r2 == r && g.learner != nil && g.learner.Sample() && stateOf(r) == nil:
-			g.learnFrom(w, r, next) // no contract: sampled for learning (learn.go)
+		case g.learner != nil && stateOf(r) == nil && unmatched(r, r2) && g.learner.Sample():
+			g.learnFrom(w, r2, next) // no contract: sampled for learning (learn.go)
 		default:
 			next.ServeHTTP(w, r2)
 		}
@@ -274,6 +274,7 @@ func (g *Guard) decide(in *input) (d decision) {
 			vd := decision{would: v}
 			if in.r != nil { // for a later pass (a typed handler): the request is counted
 				vd.st, vd.first = g.earlyState(set), true
+				vd.st.unmatched = true // and sampled for learning, as one that passed as it came
 			}
 			return g.decided(in, e, prev, start, vd)
 		}
@@ -373,6 +374,18 @@ func (g *Guard) early(in *input, e *routeEntry, segs []string, others []route.Hi
 // RequireContract): what a later pass needs to count it once.
 func (g *Guard) earlyState(set *contractSet) *state {
 	return &state{guard: g, set: set, early: true}
+}
+
+// unmatched reports whether r2, what the guard passes on of r on its
+// first pass, is r as it came, no contract having run on it: r itself,
+// or, under RequireContract in learning mode, r with the early state of a
+// request no contract matched.
+func unmatched(r, r2 *http.Request) bool {
+	if r2 == r {
+		return true
+	}
+	st := stateOf(r2)
+	return st != nil && st.unmatched
 }
 
 // byMode splits cs into the contracts that enforce (in cs's own array)

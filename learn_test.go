@@ -615,3 +615,54 @@ func TestLearn_SampledBodyCutShort(t *testing.T) {
 	assert.Equal(t, string(wantBytes), string(got), "the bytes before the failure")
 	assert.Equal(t, wantErr, err)
 }
+
+// TestLearn_RequireContractStillSamples: under RequireContract in learning
+// mode, a request that matches no contract passes (NO_CONTRACT, would
+// block) and is still sampled for learning: it is the very traffic there
+// is no contract for. The early state it now carries must not hide it
+// from the sampler.
+func TestLearn_RequireContractStillSamples(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.LearningMode, o.RequireContract, o.LearnSampleRate = true, true, 1 })
+	var got []byte
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
+	body := `{"name":"Ada","age":36}`
+	require.Equal(t, 200, send(h, "POST", "/api/people", body).Code)
+	assert.Equal(t, body, string(got))
+	var obs learn.Observations
+	require.NoError(t, json.Unmarshal(g.Learned(), &obs))
+	var routes []string
+	for _, l := range obs.Contracts() {
+		routes = append(routes, l.Method+" "+l.Endpoint)
+	}
+	assert.Equal(t, []string{"POST /api/people"}, routes, "the unmatched request was learned from")
+	assert.EqualValues(t, 1, g.Metrics().RequestsWouldBlock)
+}
+
+// TestLearn_SampledNoContractThenTypedCountsOnce: the request of
+// TestLearn_NoContractThenTypedCountsOnce, sampled for learning: still
+// one request, and the typed pass reads the body learning read.
+func TestLearn_SampledNoContractThenTypedCountsOnce(t *testing.T) {
+	type signup struct {
+		Name string `json:"name" jsonschema:"minLength=3"`
+	}
+	g, _ := learnGuard(t, func(o *Options) {
+		o.RequireContract, o.LearningMode, o.SinkProtection, o.LearnSampleRate = true, true, true, 1
+	})
+	var sqlErr error
+	var name string
+	mux := http.NewServeMux()
+	mux.Handle("POST /signup", Handle(g, func(w http.ResponseWriter, r *http.Request, in signup) {
+		name = in.Name
+		sqlErr = sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE name = '"+in.Name+"'", sink.SQLite)
+	}))
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) }))
+	w := send(h, "POST", "/signup", `{"name":"x' OR '1'='1"}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, "x' OR '1'='1", name)
+	m := g.Metrics()
+	assert.EqualValues(t, 1, m.RequestsValidated, "one request")
+	assert.EqualValues(t, 1, m.RequestsWouldBlock, "one request")
+	assert.NoError(t, sqlErr, "learning mode: report only")
+	assert.EqualValues(t, 1, g.Stats().SinkBlocks["sql"], "the typed pass recorded the input")
+	assert.NotEmpty(t, g.Learned())
+}
