@@ -78,15 +78,18 @@ func New(opts Options) (*Guard, error) {
 		slog.Bool("metrics", opts.Metrics),
 		slog.Int64("max_body_bytes", opts.MaxBodyBytes),
 		slog.Int("max_depth", opts.MaxDepth))
-	if set.loaded() == 0 && (opts.ContractsDir != "" || opts.ContractsFS != nil) {
+	// The folder's share of the set: every set that loads has the
+	// contracts in code (as Reload counts it).
+	if set.loaded() == len(opts.Contracts) && (opts.ContractsDir != "" || opts.ContractsFS != nil) {
 		// A folder path that is wrong but exists (a mount not yet filled,
 		// the parent of the right one) would otherwise run unguarded with
 		// only the line above to say so.
-		effect := "every request passes unchecked until a reload finds some"
+		effect := "every request passes unchecked"
 		if opts.RequireContract {
 			effect = "RequireContract rejects every request"
 		}
-		g.log.Warn("contractguard: no contracts found in " + cmp.Or(opts.ContractsDir, "Options.ContractsFS") + ": " + effect)
+		g.log.Warn("contractguard: no contracts found in " + cmp.Or(opts.ContractsDir, "Options.ContractsFS") + ": " + effect +
+			" but those of contracts in code or typed handlers, until a reload finds some")
 	}
 	return g, nil
 }

@@ -305,6 +305,24 @@ func TestLogs_NoContractsWarns(t *testing.T) {
 	assert.NotContains(t, logs.String(), "WARN")
 }
 
+// TestLogs_NoContractsInFolderWarnsBesideCode: an empty contracts folder
+// is warned of also when there are contracts in code: the folder's
+// routes pass unchecked all the same (Reload, which refuses an emptied
+// folder, counts the folder's share too).
+func TestLogs_NoContractsInFolderWarnsBesideCode(t *testing.T) {
+	var logs bytes.Buffer
+	dir := t.TempDir()
+	mustNew(t, Options{ContractsDir: dir, Contracts: []Contract{{Method: "POST", Endpoint: "/health"}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	assert.Contains(t, logs.String(), `level=WARN msg="contractguard: no contracts found in `+dir+`: `)
+	assert.Contains(t, logs.String(), "contracts in code")
+
+	logs.Reset()
+	mustNew(t, Options{ContractsDir: "testdata/contracts", Contracts: []Contract{{Method: "POST", Endpoint: "/health"}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	assert.NotContains(t, logs.String(), "WARN")
+}
+
 // TestAllocations_SmallValidBody: issue 20's allocation budget, on a
 // ~100 B body through a contract with a schema and three invariants:
 // at most 5 allocations through Check (it makes none: its state stays
