@@ -85,7 +85,10 @@ func New(opts Options) (*Guard, error) {
 		// the parent of the right one) would otherwise run unguarded with
 		// only the line above to say so.
 		effect := "every request passes unchecked"
-		if opts.RequireContract {
+		switch {
+		case opts.RequireContract && opts.LearningMode:
+			effect = "learning mode passes every request, reported as NO_CONTRACT,"
+		case opts.RequireContract:
 			effect = "RequireContract rejects every request"
 		}
 		g.log.Warn("contractguard: no contracts found in " + cmp.Or(opts.ContractsDir, "Options.ContractsFS") + ": " + effect +

@@ -323,6 +323,22 @@ func TestLogs_NoContractsInFolderWarnsBesideCode(t *testing.T) {
 	assert.NotContains(t, logs.String(), "WARN")
 }
 
+// TestLogs_NoContractsWarnsInLearningMode: under RequireContract in
+// learning mode an empty folder does not make the guard reject every
+// request: each passes, reported as matching no contract; the warning
+// says so.
+func TestLogs_NoContractsWarnsInLearningMode(t *testing.T) {
+	var logs bytes.Buffer
+	dir := t.TempDir()
+	g := mustNew(t, Options{ContractsDir: dir, RequireContract: true, LearningMode: true, LicenseKey: trustTestVendor(t).key(t),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	assert.Equal(t, 200, send(g.Middleware(&echo{}), "POST", "/x", `{}`).Code)
+	line, _, _ := strings.Cut(logs.String()[strings.Index(logs.String(), "no contracts found"):], "\n")
+	assert.Contains(t, logs.String(), `level=WARN msg="contractguard: no contracts found in `+dir+`: `)
+	assert.NotContains(t, line, "rejects every request")
+	assert.Contains(t, line, "NO_CONTRACT")
+}
+
 // TestAllocations_SmallValidBody: issue 20's allocation budget, on a
 // ~100 B body through a contract with a schema and three invariants:
 // at most 5 allocations through Check (it makes none: its state stays
