@@ -112,6 +112,7 @@ const maxBuffer = 1 << 12
 func (l *Learner) release() {
 	clear(l.members[:cap(l.members)])
 	clear(l.t.segs[:cap(l.t.segs)])
+	clear(l.name[:cap(l.name)]) // the route name: a path's static segments as they came
 	if cap(l.members) > maxBuffer {
 		l.members = nil
 	}

@@ -191,3 +191,14 @@ func TestObserve_KeepsNoPath(t *testing.T) {
 	assert.LessOrEqual(t, cap(l.t.segs), 1<<12, "the segments buffer of a 200,000-segment path kept")
 	assert.LessOrEqual(t, cap(l.name), 1<<12, "the name buffer of a 200,000-segment path kept")
 }
+
+// TestObserve_KeepsNoPathInTheName: the route name a refused request's
+// path was made into (its static segments as they came) is not kept in
+// the learner's name buffer either, as TestObserve_KeepsNoPath says of
+// the segments.
+func TestObserve_KeepsNoPathInTheName(t *testing.T) {
+	l := New(Limits{SampleRate: 1})
+	long := "/reset/Kq7sealed" + strings.Repeat("/a", 200_000) // refused: its template is over maxTemplate
+	l.Observe("POST", "", long, parse(t, `{"a":1}`), epoch)
+	assert.NotContains(t, string(l.name[:cap(l.name)]), "Kq7sealed", "the refused request's path kept in the name buffer")
+}
