@@ -327,6 +327,11 @@ func (b *inferrer) strings(s map[string]any, n *node, ptr string, secret, onlySt
 	if sum != n.strs {
 		return
 	}
+	for v := range e.values {
+		if !candidate(v, 0) { // from an export of a learner with older rules (a card number): never an enum
+			return
+		}
+	}
 	values := slices.Sorted(maps.Keys(e.values))
 	list := make([]any, len(values))
 	for i, v := range values {

@@ -1,9 +1,12 @@
 package learn
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNumber(t *testing.T) {
@@ -96,4 +99,26 @@ func TestSecretName_Acronyms(t *testing.T) {
 	for _, name := range []string{"HTTPServer", "URLPath", "IDList", "Pinterest", "APIVersion", "OTAUpdate"} {
 		assert.False(t, secretName(name), name)
 	}
+}
+
+// TestTokenLike_OldExportNeverAnEnum: an export from a learner that
+// predates the 12-digit rule (a replica not yet upgraded, an export kept
+// from before) may hold a card number as an enum value in the clear, or
+// shares that reveal one when merged: the contracts inferred from it have
+// no enum there, as a learner of today would.
+func TestTokenLike_OldExportNeverAnEnum(t *testing.T) {
+	var bodies []string
+	for i := 0; i < 24; i++ {
+		bodies = append(bodies, `{"ref":"`+[]string{"alpha", "beta"}[i%2]+`"}`)
+	}
+	data, err := json.Marshal(learn(t, Limits{}, posts(bodies...)...))
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"alpha"`)
+	old := strings.Replace(string(data), `"alpha"`, `"4111111111111111"`, 1) // as a learner before the rule kept it
+	var o Observations
+	require.NoError(t, json.Unmarshal([]byte(old), &o))
+	cs := o.Contracts()
+	require.Len(t, cs, 1)
+	assert.NotContains(t, jsonOf(t, cs[0].Schema), "4111111111111111")
+	assert.Contains(t, jsonOf(t, only(t, Limits{}, posts(bodies...)...).Schema), `"enum"`, "the values of today still make an enum")
 }
