@@ -119,8 +119,8 @@ func number(lit string) (integral, negative bool) {
 // Member names that look secret: their values are never recorded (no enum
 // candidates), at that place or anywhere below it. A name is secret if,
 // lower-cased, it contains one of secretParts, or one of its words (split
-// at anything but letters and digits, and at camelCase: see camelBreak) is
-// one of secretWords: short words that as substrings
+// at anything but letters and digits, and at camelCase: see camelBreak
+// and acronymBreak) is one of secretWords: short words that as substrings
 // would match too much ("key" in "monkey", "pin" in "shipping").
 var (
 	secretParts = []string{"passw", "pwd", "secret", "token", "apikey", "api_key", "auth",
@@ -148,13 +148,22 @@ func secretName(name string) bool {
 			return true
 		}
 	}
+	// An acronym before a word in lower case ("PINcode", "PINs") ends at
+	// its last capital or before it: both are tried.
+	return secretWord(name, l, camelBreak) || secretWord(name, l, acronymBreak)
+}
+
+// secretWord reports whether a word of name (l is name in lower case),
+// split at anything but letters and digits and where split says, is one
+// of secretWords.
+func secretWord(name, l string, split func(name string, i int) bool) bool {
 	for start := 0; start < len(name); {
 		if !alnum(name[start]) {
 			start++
 			continue
 		}
 		end := start + 1
-		for end < len(name) && alnum(name[end]) && !camelBreak(name, end) {
+		for end < len(name) && alnum(name[end]) && !split(name, end) {
 			end++
 		}
 		for _, w := range secretWords {
@@ -165,6 +174,17 @@ func secretName(name string) bool {
 		start = end
 	}
 	return false
+}
+
+// acronymBreak reports whether a word starts at name[i] when an acronym
+// is read to its last capital: an upper-case letter after a lower-case
+// one ("userPin"), or a lower-case letter after two capitals ("PINcode",
+// "PINs").
+func acronymBreak(name string, i int) bool {
+	if isUpper(name[i]) {
+		return isLower(name[i-1])
+	}
+	return isLower(name[i]) && i >= 2 && isUpper(name[i-1]) && isUpper(name[i-2])
 }
 
 // camelBreak reports whether a camelCase word starts at name[i]: an

@@ -101,6 +101,19 @@ func TestSecretName_Acronyms(t *testing.T) {
 	}
 }
 
+// TestSecretName_AcronymBeforeLowerCase: an acronym followed by a word in
+// lower case, or a plural s, is a word too. Splitting "PINcode" before its
+// N (as for "PINCode") found neither "pin" nor "pincode", though the
+// whole name, one word before acronyms were split, was "pincode".
+func TestSecretName_AcronymBeforeLowerCase(t *testing.T) {
+	for _, name := range []string{"PINcode", "PINs", "userPINs", "OTPcode", "SSNs", "newPWs"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"HTTPServer", "URLPath", "IDList", "Pinterest", "APIVersion", "OTAUpdate", "PINGStatus", "URLs", "IDs"} {
+		assert.False(t, secretName(name), name)
+	}
+}
+
 // TestTokenLike_OldExportNeverAnEnum: an export from a learner that
 // predates the 12-digit rule (a replica not yet upgraded, an export kept
 // from before) may hold a card number as an enum value in the clear, or
