@@ -20,8 +20,9 @@ import (
 // r.Body, at most limit bytes, and decodes it as its Content-Encoding
 // says: raw is the body as it came (what the handler gets), plain what
 // the contracts check (raw itself, unless it was encoded). With a body too
-// large it returns the part it read as raw, for learning mode to give
-// back, and no plain; with one that does not decode, what decoded.
+// large, or one whose reader failed part way, it returns the part it read
+// as raw, for learning mode to give back, and no plain; with one that does
+// not decode, what decoded.
 func readBody(in *input, limit int64) (raw, plain []byte, v *Violation) {
 	if raw, v = readRaw(in, limit); v != nil {
 		return raw, nil, v
@@ -33,7 +34,8 @@ func readBody(in *input, limit int64) (raw, plain []byte, v *Violation) {
 	return raw, plain, v
 }
 
-// readRaw reads the body as it came, at most limit bytes.
+// readRaw reads the body as it came, at most limit bytes; with a
+// violation, what it read before it stopped.
 func readRaw(in *input, limit int64) ([]byte, *Violation) {
 	if in.r == nil {
 		if int64(len(in.body)) > limit {
