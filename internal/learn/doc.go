@@ -57,7 +57,7 @@
 // a share of a threshold secret sharing and a fingerprint (see enum), so
 // that neither the learner's memory nor an export holds it. A string is
 // never a candidate if it is over 64 bytes, matches a format, looks like a
-// token (16 bytes or more with letters and digits), has 12 digits or more
+// token (16 bytes or more with letters and digits), has 10 digits or more
 // (a card, account or telephone number), or is under a member
 // whose name, or an ancestor's, looks secret (see secretParts and
 // secretWords: password, token, secret, key, auth, cookie, session, card,

@@ -223,7 +223,7 @@ func candidate(s string, formats uint8) bool {
 }
 
 // tokenLike reports a string of 16 bytes or more with both letters and
-// digits (an identifier, a key, a token), or one with 12 digits or more
+// digits (an identifier, a key, a token), or one with 10 digits or more
 // (a card, an account or a telephone number): never a member of a closed
 // set, and personal more often than not.
 func tokenLike(s string) bool {
@@ -235,7 +235,7 @@ func tokenLike(s string) bool {
 			digits++
 		}
 	}
-	return digits >= 12 || len(s) >= 16 && letter && digits > 0
+	return digits >= 10 || len(s) >= 16 && letter && digits > 0
 }
 
 // held is the number of candidates held, each charged candBytes.

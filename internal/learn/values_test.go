@@ -81,7 +81,7 @@ func TestTokenLike(t *testing.T) {
 	assert.True(t, tokenLike("tk-9f8e7d6c5b4a39281706zz"))
 	assert.False(t, tokenLike("credit_card_payment"), "words")
 	assert.False(t, tokenLike("size10"), "short")
-	for _, personal := range []string{"4111111111111111", "4111 1111 1111 1111", "+44 20 7946 0958", "DE89370400440532013000"} {
+	for _, personal := range []string{"4111111111111111", "4111 1111 1111 1111", "+44 20 7946 0958", "555-123-4567", "DE89370400440532013000"} {
 		assert.True(t, tokenLike(personal), "%s: a card, telephone or account number", personal)
 	}
 	assert.False(t, tokenLike("2026-11-26"), "a date")
