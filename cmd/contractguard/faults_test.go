@@ -182,6 +182,30 @@ func TestServe_SIGHUPWhileLoading(t *testing.T) {
 	assert.Contains(t, logs.String(), "SIGHUP: reloading the contracts")
 }
 
+// TestCoalesce: SIGHUPs queued behind one are one reload; a SIGTERM or
+// SIGINT queued behind them stops without reloading.
+func TestCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		queued []os.Signal
+		want   os.Signal
+	}{
+		{nil, syscall.SIGHUP},
+		{[]os.Signal{syscall.SIGHUP, syscall.SIGHUP, syscall.SIGHUP}, syscall.SIGHUP},
+		{[]os.Signal{syscall.SIGHUP, syscall.SIGTERM}, syscall.SIGTERM},
+		{[]os.Signal{syscall.SIGINT, syscall.SIGHUP}, syscall.SIGINT},
+	} {
+		sigs := make(chan os.Signal, 4)
+		for _, s := range tc.queued {
+			sigs <- s
+		}
+		assert.Equal(t, tc.want, coalesce(syscall.SIGHUP, sigs), "%v", tc.queued)
+		if tc.want == syscall.SIGHUP {
+			assert.Empty(t, sigs, "every queued SIGHUP taken")
+		}
+	}
+	assert.Equal(t, syscall.SIGTERM, coalesce(syscall.SIGTERM, make(chan os.Signal)))
+}
+
 // TestServe_WatchReloads: with --watch (the default), a contract written
 // into the folder is enforced without a signal.
 func TestServe_WatchReloads(t *testing.T) {

@@ -755,7 +755,7 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 		case <-ctx.Done():
 			return p.shutdown(servers)
 		case sig := <-sigs:
-			if sig == syscall.SIGHUP {
+			if sig = coalesce(sig, sigs); sig == syscall.SIGHUP {
 				p.log.Info("contractguard serve: SIGHUP: reloading the contracts")
 				_ = p.guard.Reload() // a failure is logged, and the old set stays
 				continue
@@ -764,6 +764,21 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 			return p.shutdown(servers)
 		}
 	}
+}
+
+// coalesce is what sig and the signals queued behind it ask for: a
+// SIGHUP storm (a deploy that signals once per file, or SIGHUPs queued
+// while the contracts loaded at start) is one reload, and a signal to
+// stop queued behind SIGHUPs stops at once, without reloading first.
+func coalesce(sig os.Signal, sigs <-chan os.Signal) os.Signal {
+	for sig == syscall.SIGHUP {
+		select {
+		case sig = <-sigs:
+		default:
+			return sig
+		}
+	}
+	return sig
 }
 
 // shutdown stops accepting, lets in-flight requests finish within
