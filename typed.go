@@ -141,7 +141,7 @@ func fieldError(t reflect.Type, f reflect.StructField, format string, args ...an
 // jsonschema tags, fields without omitempty required, no additional
 // properties; compiled as draft-07 like every contract schema.
 func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
-	r := &jsonschema.Reflector{ExpandedStruct: true, Mapper: func(t reflect.Type) *jsonschema.Schema {
+	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: func(t reflect.Type) *jsonschema.Schema {
 		if t == reflect.TypeFor[json.Number]() {
 			return &jsonschema.Schema{Type: "number"} // a string kind holding a JSON number, not a string
 		}
@@ -173,6 +173,34 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
+}
+
+// defNamer names the $defs of one reflected schema, a name per Go type.
+// invopop's own name is the type's bare name, so two types of one name
+// (billing.Address and shipping.Address, or a type declared in a
+// function) would share the first one's schema; and an instance of a
+// generic type is named with its argument's package path, whose slashes
+// break the "#/$defs/<name>" pointer invopop refers to it by.
+func defNamer() func(reflect.Type) string {
+	names := map[reflect.Type]string{}
+	taken := map[string]bool{}
+	return func(t reflect.Type) string {
+		if n, ok := names[t]; ok || t.Name() == "" {
+			return n
+		}
+		base := strings.Map(func(r rune) rune {
+			if r < 0x80 && (r == '_' || r == '-' || r == '.' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z') {
+				return r
+			}
+			return '_'
+		}, t.Name())
+		n := base
+		for i := 2; taken[n]; i++ {
+			n = base + "-" + strconv.Itoa(i)
+		}
+		names[t], taken[n] = n, true
+		return n
+	}
 }
 
 // schemaTakesWinners reports an error where the schema invopop reflects

@@ -1,0 +1,56 @@
+package contractguard
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sameNamed has the name of a type declared inside a test below: two Go
+// types, one name.
+type sameNamed struct {
+	City string `json:"city" jsonschema:"minLength=3"`
+}
+
+type genericBox[V any] struct {
+	V V `json:"v"`
+}
+
+// TestTyped_SameNamedTypesKeepTheirOwnSchemas: invopop names the $defs of
+// a schema by the Go type's bare name, so two types of one name (a
+// billing.Address and a shipping.Address, or a type declared in a
+// function) shared the schema of the first one met: the second was
+// checked by rules it does not have, and not by its own.
+func TestTyped_SameNamedTypesKeepTheirOwnSchemas(t *testing.T) {
+	type sameNamed struct {
+		Zip string `json:"zip" jsonschema:"pattern=^[0-9]{5}$"`
+	}
+	type Order struct {
+		Bill sameNamed            `json:"bill"`
+		Ship sameNamedAtTopOfFile `json:"ship"`
+	}
+	ran := 0
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in Order) { ran++ })
+	require.Equal(t, 200, send(h, "POST", "/", `{"bill":{"zip":"75001"},"ship":{"city":"Paris"}}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"bill":{"zip":"x"},"ship":{"city":"P"}}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/bill/zip", "must match the pattern ^[0-9]{5}$"}, {"/ship/city", "must be at least 3 characters long"}}, eb.Details)
+	assert.Equal(t, 1, ran)
+}
+
+type sameNamedAtTopOfFile = sameNamed
+
+// TestTyped_GenericTypesOfOtherPackages: the name of an instance of a
+// generic type holds its argument's package path, whose slashes made the
+// $ref invopop writes to it point nowhere: such a T was refused.
+func TestTyped_GenericTypesOfOtherPackages(t *testing.T) {
+	type In struct {
+		Box genericBox[sameNamed] `json:"box"`
+	}
+	h, err := NewHandler(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) {})
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"box":{"v":{"city":"Paris"}}}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"box":{"v":{"city":"P"}}}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/box/v/city", "must be at least 3 characters long"}}, eb.Details)
+}
