@@ -1,10 +1,12 @@
 package contractguard
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -163,6 +165,7 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 	if m, ok := doc.(map[string]any); ok {
 		delete(m, "$schema") // 2020-12; compiled as draft-07, as contracts are
 		delete(m, "$id")     // a URL derived from the package path: not a base for $refs
+		restoreRootDef(m, b, r.Namer(elem(t)))
 		if typ, ok := m["type"].(string); ok && t.Kind() == reflect.Pointer {
 			m["type"] = []any{typ, "null"} // a pointer request type: the body may be empty
 		}
@@ -173,6 +176,34 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
+}
+
+// restoreRootDef puts back in the $defs of the schema root (b as
+// marshalled) the entry of the request type, named name: invopop
+// describes the type in place (ExpandedStruct) and drops the entry, to
+// which the fields of a recursive type still refer. The entry is a copy
+// of the root, made before a pointer request type's root accepts null.
+func restoreRootDef(root map[string]any, b []byte, name string) {
+	if name == "" || !bytes.Contains(b, []byte(`"$ref":"#/$defs/`+name+`"`)) {
+		return
+	}
+	defs, _ := root["$defs"].(map[string]any)
+	if defs == nil {
+		defs = map[string]any{}
+		root["$defs"] = defs
+	}
+	if _, ok := defs[name]; !ok {
+		self := maps.Clone(root)
+		delete(self, "$defs")
+		defs[name] = self
+	}
+}
+
+func elem(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
 }
 
 // defNamer names the $defs of one reflected schema, a name per Go type.

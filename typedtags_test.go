@@ -54,3 +54,29 @@ func TestTyped_GenericTypesOfOtherPackages(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"box":{"v":{"city":"P"}}}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/box/v/city", "must be at least 3 characters long"}}, eb.Details)
 }
+
+type treeNode struct {
+	Name string      `json:"name" jsonschema:"minLength=1"`
+	Kids []*treeNode `json:"kids,omitempty"`
+	Next *treeNode   `json:"next,omitempty"`
+}
+
+// TestTyped_RecursiveRequestType: invopop describes the request type in
+// place (ExpandedStruct) and drops its $defs entry, to which the type's
+// own fields still referred: a recursive T was refused at start-up. Its
+// nested values are held to its schema, and a pointer T's "null" is for
+// the whole body only.
+func TestTyped_RecursiveRequestType(t *testing.T) {
+	g := mustNew(t, Options{})
+	h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in treeNode) {})
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"name":"a","kids":[{"name":"b"}]}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"name":"a","kids":[{"name":""}],"next":{"name":"c","next":{}}}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/kids/0/name", "must be at least 1 character long"}, {"/next/next/name", "is required"}}, eb.Details)
+
+	p, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in *treeNode) {})
+	require.NoError(t, err)
+	require.Equal(t, 200, send(p, "POST", "/", "").Code)
+	eb = rejected(t, send(p, "POST", "/", `{"name":"a","kids":[null],"next":null}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/kids/0", "must be an object, not null"}, {"/next", "must be an object, not null"}}, eb.Details)
+}
