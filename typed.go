@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/invopop/jsonschema"
 
@@ -143,12 +144,7 @@ func fieldError(t reflect.Type, f reflect.StructField, format string, args ...an
 // jsonschema tags, fields without omitempty required, no additional
 // properties; compiled as draft-07 like every contract schema.
 func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
-	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: func(t reflect.Type) *jsonschema.Schema {
-		if t == reflect.TypeFor[json.Number]() {
-			return &jsonschema.Schema{Type: "number"} // a string kind holding a JSON number, not a string
-		}
-		return nil
-	}}
+	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding}
 	if err := schemaTakesWinners(t, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
@@ -176,6 +172,39 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
+}
+
+var (
+	schemaMethods = []reflect.Type{
+		reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }](),
+		reflect.TypeFor[interface{ JSONSchemaExtend(*jsonschema.Schema) }](),
+	}
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// selfDecoding is the schema of a type that T decodes otherwise than by
+// its Go structure, for invopop's Mapper: json.Number is a number; a
+// json.Unmarshaler takes any JSON value (it says which, when T decodes
+// it); an encoding.TextUnmarshaler takes a string. invopop would describe
+// netip.Addr as an object and a [16]byte UUID as an array, refusing every
+// value T decodes. A type that gives invopop its schema itself keeps it,
+// and time.Time is invopop's date-time string.
+func selfDecoding(t reflect.Type) *jsonschema.Schema {
+	switch {
+	case t == reflect.TypeFor[json.Number]():
+		return &jsonschema.Schema{Type: "number"} // a string kind holding a JSON number, not a string
+	case t == reflect.TypeFor[time.Time](), !bind.Opaque(t):
+		return nil
+	}
+	for _, m := range schemaMethods {
+		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+			return nil
+		}
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return &jsonschema.Schema{}
+	}
+	return &jsonschema.Schema{Type: "string"}
 }
 
 // restoreRootDef puts back in the $defs of the schema root (b as

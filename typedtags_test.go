@@ -1,7 +1,10 @@
 package contractguard
 
 import (
+	"encoding/json"
+	"errors"
 	"net/http"
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +82,53 @@ func TestTyped_RecursiveRequestType(t *testing.T) {
 	require.Equal(t, 200, send(p, "POST", "/", "").Code)
 	eb = rejected(t, send(p, "POST", "/", `{"name":"a","kids":[null],"next":null}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/kids/0", "must be an object, not null"}, {"/next", "must be an object, not null"}}, eb.Details)
+}
+
+// cents decodes itself from a JSON number of euros.
+type cents struct{ n int64 }
+
+func (c *cents) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	c.n = int64(f * 100)
+	return nil
+}
+
+// serial is an array that decodes itself from text.
+type serial [4]byte
+
+func (s *serial) UnmarshalText(b []byte) error {
+	if len(b) != 4 {
+		return errors.New("want 4 characters")
+	}
+	copy(s[:], b)
+	return nil
+}
+
+// TestTyped_TypesThatDecodeThemselves: T gives a json.Unmarshaler its
+// value's JSON and an encoding.TextUnmarshaler its string, as
+// encoding/json does, but invopop described them by their Go structure:
+// netip.Addr as an object, an array type as an array. The schema refused
+// every value T decodes. They are described as what they decode: any
+// value, or a string, which string keywords then constrain.
+func TestTyped_TypesThatDecodeThemselves(t *testing.T) {
+	type In struct {
+		Addr   netip.Addr  `json:"addr"`
+		Via    *netip.Addr `json:"via,omitempty"`
+		Price  cents       `json:"price"`
+		Serial serial      `json:"serial" jsonschema:"pattern=^[A-Z]+$"`
+	}
+	var got In
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	w := send(h, "POST", "/", `{"addr":"192.0.2.1","via":"::1","price":12.5,"serial":"ABCD"}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, netip.MustParseAddr("192.0.2.1"), got.Addr)
+	assert.Equal(t, int64(1250), got.Price.n)
+	assert.Equal(t, serial{'A', 'B', 'C', 'D'}, got.Serial)
+	eb := rejected(t, send(h, "POST", "/", `{"addr":"x","price":"12","serial":"abcd"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/serial"}, paths(eb.Details), "the schema first: %v", eb.Details)
+	eb = rejected(t, send(h, "POST", "/", `{"addr":1,"price":1,"serial":"ABCD"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/addr", "must be a string, not a number"}}, eb.Details)
 }
