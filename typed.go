@@ -148,6 +148,9 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 	if err := schemaTakesWinners(t, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
+	if err := checkSchemaTags(t, map[reflect.Type]bool{}); err != nil {
+		return nil, err
+	}
 	b, err := r.ReflectFromType(t).MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t, err)

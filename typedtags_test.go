@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,4 +132,136 @@ func TestTyped_TypesThatDecodeThemselves(t *testing.T) {
 	assert.Equal(t, []string{"/serial"}, paths(eb.Details), "the schema first: %v", eb.Details)
 	eb = rejected(t, send(h, "POST", "/", `{"addr":1,"price":1,"serial":"ABCD"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/addr", "must be a string, not a number"}}, eb.Details)
+}
+
+type tagList []string
+
+// TestTyped_SchemaTagsInvopopIgnores: invopop/jsonschema drops a
+// jsonschema tag keyword it does not know (minLenght), cannot read
+// (minimum=abc, maxLength=-1, minimum=1e400), or does not apply to the
+// field's type (minLength on an int, minimum on a string, minItems on a
+// named slice type it describes by a $ref), and the text after an
+// unescaped comma (the 3}$ of pattern=^[a-z]{1,3}$); and whole tags on
+// fields it leaves out. Each such T started and checked less than its
+// tags say; it is refused at registration, naming the field.
+func TestTyped_SchemaTagsInvopopIgnores(t *testing.T) {
+	g := mustNew(t, Options{})
+	type Typo struct {
+		A string `json:"a" jsonschema:"minLenght=5"`
+	}
+	type Typo2 struct {
+		A int `json:"a" jsonschema:"maximun=10"`
+	}
+	type Case struct {
+		A int `json:"a" jsonschema:"Minimum=1"`
+	}
+	type NotANumber struct {
+		A int `json:"a" jsonschema:"minimum=abc"`
+	}
+	type Negative struct {
+		A string `json:"a" jsonschema:"maxLength=-1"`
+	}
+	type TooLarge struct {
+		A float64 `json:"a" jsonschema:"minimum=1e400"`
+	}
+	type WrongTypeInt struct {
+		A int `json:"a" jsonschema:"minimum=1,minLength=5"`
+	}
+	type WrongTypeString struct {
+		A *string `json:"a" jsonschema:"minimum=5"`
+	}
+	type Comma struct {
+		A string `json:"a" jsonschema:"pattern=^[a-z]{1,3}$"`
+	}
+	type NamedSlice struct {
+		A tagList `json:"a" jsonschema:"minItems=1"`
+	}
+	type OnAny struct {
+		A any `json:"a" jsonschema:"minLength=3"`
+	}
+	type OnMap struct {
+		A map[string]string `json:"a" jsonschema:"minLength=2"`
+	}
+	type OnRaw struct {
+		A json.RawMessage `json:"a" jsonschema:"maxLength=30"`
+	}
+	type ItemsInt struct {
+		A []int `json:"a" jsonschema:"pattern=^1$"`
+	}
+	type EqualsInNumber struct {
+		A []string `json:"a" jsonschema:"pattern=^a=b$"`
+	}
+	type UniqueFalse struct {
+		A []string `json:"a" jsonschema:"uniqueItems=false"`
+	}
+	type UniqueBare struct {
+		A []string `json:"a" jsonschema:"uniqueItems"`
+	}
+	type Embedded struct {
+		sameNamed `jsonschema:"required"`
+	}
+	type Unexported struct {
+		a int `jsonschema:"minimum=1"`
+		B int `json:"b"`
+	}
+	type Dash struct {
+		A int `json:"-" jsonschema:"minimum=1"`
+	}
+	type Deep struct {
+		Items []map[string]*Typo `json:"items"`
+	}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[Typo](g), `contractguard.Typo.A: jsonschema tag "minLenght=5" has no effect on a field of JSON type string`},
+		{handlerErr[Typo2](g), `contractguard.Typo2.A: jsonschema tag "maximun=10" has no effect on a field of JSON type integer`},
+		{handlerErr[Case](g), `contractguard.Case.A: jsonschema tag "Minimum=1" has no effect`},
+		{handlerErr[NotANumber](g), `contractguard.NotANumber.A: jsonschema tag "minimum=abc" has no effect`},
+		{handlerErr[Negative](g), `contractguard.Negative.A: jsonschema tag "maxLength=-1" has no effect`},
+		{handlerErr[TooLarge](g), `contractguard.TooLarge.A: jsonschema tag "minimum=1e400" has no effect`},
+		{handlerErr[WrongTypeInt](g), `contractguard.WrongTypeInt.A: jsonschema tag "minLength=5" has no effect on a field of JSON type integer`},
+		{handlerErr[WrongTypeString](g), `contractguard.WrongTypeString.A: jsonschema tag "minimum=5" has no effect on a field of JSON type string`},
+		{handlerErr[Comma](g), `contractguard.Comma.A: jsonschema tag "3}$" is not key=value (a comma inside a value is written \,)`},
+		{handlerErr[NamedSlice](g), `contractguard.NamedSlice.A: jsonschema tag "minItems=1" has no effect: invopop/jsonschema describes contractguard.tagList by a $ref, beside which it keeps no keyword`},
+		{handlerErr[OnAny](g), `contractguard.OnAny.A: jsonschema tag "minLength=3" has no effect on a field of any JSON type`},
+		{handlerErr[OnMap](g), `contractguard.OnMap.A: jsonschema tag "minLength=2" has no effect on a field of JSON type object`},
+		{handlerErr[OnRaw](g), `contractguard.OnRaw.A: jsonschema tag "maxLength=30" has no effect on a field of any JSON type`},
+		{handlerErr[ItemsInt](g), `contractguard.ItemsInt.A: jsonschema tag "pattern=^1$" has no effect: on an array invopop/jsonschema puts it on the items, which are no strings`},
+		{handlerErr[EqualsInNumber](g), `contractguard.EqualsInNumber.A: jsonschema tag "pattern=^a=b$" has no effect on a field of JSON type array`},
+		{handlerErr[UniqueFalse](g), `contractguard.UniqueFalse.A: jsonschema tag "uniqueItems=false": invopop/jsonschema reads any uniqueItems=… as true`},
+		{handlerErr[UniqueBare](g), `contractguard.UniqueBare.A: jsonschema tag "uniqueItems" is not key=value`},
+		{handlerErr[Embedded](g), `contractguard.Embedded.sameNamed: jsonschema tag on an embedded struct, which invopop/jsonschema ignores: tag its fields`},
+		{handlerErr[Unexported](g), `contractguard.Unexported.a: jsonschema tag on a field that is no member of the body`},
+		{handlerErr[Dash](g), `contractguard.Dash.A: jsonschema tag on a field that is no member of the body`},
+		{handlerErr[Deep](g), `contractguard.Typo.A: jsonschema tag "minLenght=5" has no effect`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Contains(t, tt.err.Error(), tt.want)
+		assert.NotContains(t, tt.err.Error(), "\n")
+	}
+}
+
+// TestTyped_SchemaTagsThatTakeEffect: what the check of the tags lets
+// through, each keyword where invopop applies it.
+func TestTyped_SchemaTagsThatTakeEffect(t *testing.T) {
+	type Inner struct {
+		N int `json:"n" jsonschema:"minimum=1,maximum=9,multipleOf=1,enum=1,enum=2,default=1,example=2"`
+	}
+	type In struct {
+		_       struct{}    `cg:"cel=true,msg=x"`
+		S       string      `json:"s" jsonschema:"title=S,description=a\\, b,minLength=1,maxLength=9,pattern=^[a-z]{1\\,3}$,format=email,enum=a@b.c,readOnly=true"`
+		T       string      `json:"t,omitempty" jsonschema:"required,type=string"`
+		P       *float64    `json:"p,omitempty" jsonschema:"exclusiveMinimum=0,exclusiveMaximum=1e300,nullable"`
+		L       []string    `json:"l,omitempty" jsonschema:"minItems=1,maxItems=3,uniqueItems=true,minLength=2,enum=ab,enum=cd"`
+		F       []string    `json:"f,omitempty" jsonschema:"format=uuid"`
+		When    time.Time   `json:"when,omitempty" jsonschema:"pattern=Z$"`
+		B       bool        `json:"b,omitempty" jsonschema:"default=true"`
+		Inner   Inner       `json:"inner,omitempty" jsonschema:"description=inner"`
+		Skipped string      `json:"skipped,omitempty" jsonschema:"-"`
+		Raw     json.Number `json:"raw,omitempty" jsonschema:"minimum=0"`
+		M       map[string]Inner
+	}
+	require.NoError(t, handlerErr[In](mustNew(t, Options{})))
+	require.NoError(t, handlerErr[Transfer](mustNew(t, Options{})))
 }

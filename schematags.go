@@ -1,0 +1,144 @@
+package contractguard
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/contractguard/contractguard/internal/bind"
+)
+
+// checkSchemaTags reports the first jsonschema tag, on a struct type
+// reachable from t, that invopop/jsonschema would drop without a word:
+// a keyword it does not know (minLenght), a value it cannot read
+// (minimum=abc, maxLength=-1), a keyword it does not apply to the field's
+// type (minLength on an int, minItems on a named slice type it describes
+// by a $ref), the text after an unescaped comma, or a tag on a field it
+// leaves out. Such a T would check less than its tags say. invopop is
+// the judge: each keyword is reflected on a field of the same type with
+// and without it, and one that changes nothing is refused.
+func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
+	for {
+		if bind.Opaque(t) {
+			return nil
+		}
+		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+			break
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("jsonschema")
+		first, _, _ := strings.Cut(tag, ",")
+		if first == "-" {
+			continue // left out of the schema on purpose
+		}
+		name, skip, inline := bind.FieldName(f)
+		switch {
+		case skip || !f.IsExported() && !f.Anonymous || name == "-":
+			if tag != "" {
+				return fieldError(t, f, "jsonschema tag on a field that is no member of the body, which invopop/jsonschema ignores")
+			}
+			continue
+		case inline:
+			if tag != "" {
+				return fieldError(t, f, "jsonschema tag on an embedded struct, which invopop/jsonschema ignores: tag its fields")
+			}
+		case tag != "":
+			if err := checkFieldTag(t, f); err != nil {
+				return err
+			}
+		}
+		if err := checkSchemaTags(f.Type, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFieldTag checks each keyword of the jsonschema tag of f, a member
+// field of struct type t.
+func checkFieldTag(t reflect.Type, f reflect.StructField) error {
+	base, prop, err := reflectField(f, "")
+	if err != nil {
+		return fieldError(t, f, "%v", err)
+	}
+	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema")) {
+		key, value, hasValue := strings.Cut(kw, "=")
+		switch {
+		case kw == "" || kw == "required" || kw == "nullable":
+			continue
+		case !hasValue:
+			return fieldError(t, f, "jsonschema tag %q is not key=value (a comma inside a value is written \\,)", kw)
+		case key == "uniqueItems" && value != "true":
+			return fieldError(t, f, "jsonschema tag %q: invopop/jsonschema reads any uniqueItems=… as true", kw)
+		case (key == "pattern" || key == "format") && prop.Type == "array" && (prop.Items == nil || prop.Items.Type != "string"):
+			return fieldError(t, f, "jsonschema tag %q has no effect: on an array invopop/jsonschema puts it on the items, which are no strings", kw)
+		}
+		with, _, err := reflectField(f, kw)
+		if err != nil {
+			return fieldError(t, f, "jsonschema tag %q: %v", kw, err)
+		}
+		if !bytes.Equal(with, base) || key == "type" && value == prop.Type {
+			continue
+		}
+		switch {
+		case prop.Ref != "":
+			return fieldError(t, f, "jsonschema tag %q has no effect: invopop/jsonschema describes %s by a $ref, beside which it keeps no keyword", kw, elemType(f.Type))
+		case prop.Type == "":
+			return fieldError(t, f, "jsonschema tag %q has no effect on a field of any JSON type", kw)
+		}
+		return fieldError(t, f, "jsonschema tag %q has no effect on a field of JSON type %s: a keyword, or a value, invopop/jsonschema does not take there", kw, prop.Type)
+	}
+	return nil
+}
+
+// reflectField is the schema invopop reflects for a struct holding only
+// a field of f's type and json options, with kw as its jsonschema tag;
+// and the field's property.
+func reflectField(f reflect.StructField, kw string) ([]byte, *jsonschema.Schema, error) {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	tag := `json:` + strconv.Quote("x,"+opts)
+	if kw != "" {
+		tag += ` jsonschema:` + strconv.Quote(strings.ReplaceAll(kw, ",", `\,`))
+	}
+	st := reflect.StructOf([]reflect.StructField{{Name: "X", Type: f.Type, Tag: reflect.StructTag(tag)}})
+	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding}
+	s := r.ReflectFromType(st)
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	prop, _ := s.Properties.Get("x")
+	if prop == nil {
+		prop = &jsonschema.Schema{}
+	}
+	return b, prop, nil
+}
+
+// splitSchemaTag splits a jsonschema tag as invopop does: at commas not
+// preceded by a backslash, which is dropped.
+func splitSchemaTag(tag string) []string {
+	parts := strings.Split(tag, ",")
+	out := []string{parts[0]}
+	for _, p := range parts[1:] {
+		if last := out[len(out)-1]; strings.HasSuffix(last, `\`) {
+			out[len(out)-1] = strings.TrimSuffix(last, `\`) + "," + p
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func elemType(t reflect.Type) string {
+	return elem(t).String()
+}
