@@ -9,6 +9,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/contractguard/contractguard/internal/bind"
+	"github.com/contractguard/contractguard/internal/schema"
 )
 
 // checkSchemaTags reports the first jsonschema tag, on a struct type
@@ -17,7 +18,8 @@ import (
 // (minimum=abc, maxLength=-1), a keyword it does not apply to the field's
 // type (minLength on an int, minItems on a named slice type it describes
 // by a $ref), the text after an unescaped comma, or a tag on a field it
-// leaves out. Such a T would check less than its tags say. invopop is
+// leaves out; or a format the validator does not know (format=emial),
+// which it would take for an annotation. Such a T would check less than its tags say. invopop is
 // the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
@@ -82,6 +84,8 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 			return fieldError(t, f, "jsonschema tag %q: invopop/jsonschema reads any uniqueItems=… as true", kw)
 		case (key == "pattern" || key == "format") && prop.Type == "array" && (prop.Items == nil || prop.Items.Type != "string"):
 			return fieldError(t, f, "jsonschema tag %q has no effect: on an array invopop/jsonschema puts it on the items, which are no strings", kw)
+		case key == "format" && schema.FormatCheck(value) == nil:
+			return fieldError(t, f, "jsonschema tag %q: the validator knows no format %q", kw, value)
 		}
 		with, _, err := reflectField(f, kw)
 		if err != nil {

@@ -265,3 +265,31 @@ func TestTyped_SchemaTagsThatTakeEffect(t *testing.T) {
 	require.NoError(t, handlerErr[In](mustNew(t, Options{})))
 	require.NoError(t, handlerErr[Transfer](mustNew(t, Options{})))
 }
+
+// TestTyped_UnknownFormatInATag: a format the validator does not know
+// (format=emial) is an annotation to it, and checked nothing; in a tag it
+// is a typo, refused at registration.
+func TestTyped_UnknownFormatInATag(t *testing.T) {
+	g := mustNew(t, Options{})
+	type Typo struct {
+		Email string `json:"email" jsonschema:"format=emial"`
+	}
+	type Items struct {
+		Emails []string `json:"emails" jsonschema:"format=e-mail"`
+	}
+	err := handlerErr[Typo](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Typo.Email: jsonschema tag "format=emial": the validator knows no format "emial"`, err.Error())
+	err = handlerErr[Items](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Items.Emails: jsonschema tag "format=e-mail": the validator knows no format "e-mail"`, err.Error())
+	type Known struct {
+		A string `json:"a" jsonschema:"format=email"`
+		B string `json:"b" jsonschema:"format=uuid"`
+		C string `json:"c" jsonschema:"format=date"`
+		D string `json:"d" jsonschema:"format=ipv6"`
+		E string `json:"e" jsonschema:"format=uri"`
+		F string `json:"f" jsonschema:"format=hostname"`
+	}
+	require.NoError(t, handlerErr[Known](g))
+}
