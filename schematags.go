@@ -2,7 +2,9 @@ package contractguard
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,7 +21,8 @@ import (
 // type (minLength on an int, minItems on a named slice type it describes
 // by a $ref), the text after an unescaped comma, or a tag on a field it
 // leaves out; or a format the validator does not know (format=emial),
-// which it would take for an annotation. Such a T would check less than its tags say. invopop is
+// which it would take for an annotation; or a json:",inline" field,
+// which invopop inlines and encoding/json does not. Such a T would check less than its tags say. invopop is
 // the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
@@ -44,6 +47,13 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 			continue // left out of the schema on purpose
 		}
 		name, skip, inline := bind.FieldName(f)
+		if _, opts, _ := strings.Cut(f.Tag.Get("json"), ","); !skip && !inline && slices.Contains(strings.Split(opts, ","), "inline") {
+			what := fmt.Sprintf("decodes as the member %q", name)
+			if !f.IsExported() {
+				what = "does not decode"
+			}
+			return fieldError(t, f, "json tag option \"inline\": invopop/jsonschema would inline the field, which encoding/json %s", what)
+		}
 		switch {
 		case skip || !f.IsExported() && !f.Anonymous || name == "-":
 			if tag != "" {

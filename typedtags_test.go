@@ -293,3 +293,28 @@ func TestTyped_UnknownFormatInATag(t *testing.T) {
 	}
 	require.NoError(t, handlerErr[Known](g))
 }
+
+// TestTyped_JSONInlineOption: invopop/jsonschema inlines a field tagged
+// json:",inline", encoding/json (and so T) does not: the schema asked
+// for its members at the top, which T never decodes, and refused the
+// member T does decode. Refused at registration.
+func TestTyped_JSONInlineOption(t *testing.T) {
+	type Meta struct {
+		X int `json:"x" jsonschema:"minimum=1"`
+	}
+	type In struct {
+		M Meta `json:",inline"`
+	}
+	type Named struct {
+		Meta `json:"meta,inline"`
+	}
+	type Embedded struct { // inlined by both
+		Meta `json:",inline"`
+	}
+	g := mustNew(t, Options{})
+	for _, err := range []error{handlerErr[In](g), handlerErr[Named](g)} {
+		require.Error(t, err)
+		assert.Regexp(t, `^contractguard: contractguard\.(In\.M|Named\.Meta): json tag option "inline": invopop/jsonschema would inline the field, which encoding/json decodes as the member "(M|meta)"$`, err.Error())
+	}
+	require.NoError(t, handlerErr[Embedded](g))
+}
