@@ -22,7 +22,8 @@ import (
 // by a $ref), the text after an unescaped comma, or a tag on a field it
 // leaves out; or a format the validator does not know (format=emial),
 // which it would take for an annotation; or a json:",inline" field,
-// which invopop inlines and encoding/json does not. Such a T would check less than its tags say. invopop is
+// which invopop inlines and encoding/json does not; or a json:"-,"
+// field, the member "-", which invopop leaves out. Such a T would check less than its tags say. invopop is
 // the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
@@ -53,6 +54,9 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 				what = "does not decode"
 			}
 			return fieldError(t, f, "json tag option \"inline\": invopop/jsonschema would inline the field, which encoding/json %s", what)
+		}
+		if name == "-" && !skip && f.IsExported() && f.Tag.Get("cg") == "" { // a rule on it is refused by the rules, saying why
+			return fieldError(t, f, "json:\"-,\": invopop/jsonschema leaves the member \"-\" out of the schema, which would refuse it: give the field another json name")
 		}
 		switch {
 		case skip || !f.IsExported() && !f.Anonymous || name == "-":

@@ -318,3 +318,18 @@ func TestTyped_JSONInlineOption(t *testing.T) {
 	}
 	require.NoError(t, handlerErr[Embedded](g))
 }
+
+// TestTyped_DashCommaWithoutRule: json:"-," is the member "-" to T, as
+// to encoding/json, but invopop/jsonschema leaves it out of the schema,
+// which then refused every body holding it and required it of none.
+// Refused at registration; with a rule on it, the rule's error says so
+// (TestTyped_DashCommaField).
+func TestTyped_DashCommaWithoutRule(t *testing.T) {
+	type DashOnly struct {
+		D int `json:"-,"`
+		E int `json:"e"`
+	}
+	err := handlerErr[DashOnly](mustNew(t, Options{}))
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.DashOnly.D: json:"-,": invopop/jsonschema leaves the member "-" out of the schema, which would refuse it: give the field another json name`, err.Error())
+}
