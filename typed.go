@@ -274,7 +274,11 @@ func defNamer() func(reflect.Type) string {
 // field shadowing a promoted one declared after it would lose its
 // constraints to it (Role string `jsonschema:"enum=user"` before an
 // embedded Base with its own Role): refused, with what to do, rather than
-// checked by the wrong field's rules.
+// checked by the wrong field's rules. A member invopop makes of a field
+// encoding/json never decodes (a name two embedded structs hold at one
+// depth, an unexported embedded non-struct, the fields of an unexported
+// embedded pointer) would be required and checked, and T get a zero
+// value: refused too.
 func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 	for {
 		if bind.Opaque(t) {
@@ -322,6 +326,12 @@ func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 	}
 	if err := walk(t, nil, nil); err != nil {
 		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(last)) {
+		if _, ok := winners[name]; !ok {
+			return fmt.Errorf("%s.%s: invopop/jsonschema makes it the member %q, which encoding/json decodes into no field of %s: give it another json name, or json:\"-\"",
+				t, fieldPath(t, last[name]), name, t)
+		}
 	}
 	for name, index := range winners {
 		if got := last[name]; got != nil && !slices.Equal(got, index) && !sameProperty(t.FieldByIndex(got), t.FieldByIndex(index)) {

@@ -333,3 +333,49 @@ func TestTyped_DashCommaWithoutRule(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `contractguard: contractguard.DashOnly.D: json:"-,": invopop/jsonschema leaves the member "-" out of the schema, which would refuse it: give the field another json name`, err.Error())
 }
+
+type tieA struct {
+	ID string `jsonschema:"minLength=3"`
+}
+type tieB struct {
+	ID string
+}
+type tieName string
+type tieBase struct {
+	Y int `json:"y"`
+}
+
+// TestTyped_SchemaMembersTDoesNotDecode: invopop/jsonschema makes members
+// of fields encoding/json (and so T) never decodes: a name two embedded
+// structs hold at one depth (encoding/json gives it to neither), an
+// unexported embedded non-struct, the fields of an unexported embedded
+// pointer. The schema required them of every body, checked them by the
+// rules of one of the fields, and the handler got zero values. Refused
+// at registration.
+func TestTyped_SchemaMembersTDoesNotDecode(t *testing.T) {
+	type Tie struct {
+		tieA
+		tieB
+		X int `json:"x"`
+	}
+	type UnexportedName struct {
+		tieName
+		X int `json:"x"`
+	}
+	type UnexportedPointer struct {
+		*tieBase
+		X int `json:"x"`
+	}
+	g := mustNew(t, Options{})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[Tie](g), `contractguard: contractguard.Tie.tieB.ID: invopop/jsonschema makes it the member "ID", which encoding/json decodes into no field of contractguard.Tie: give it another json name, or json:"-"`},
+		{handlerErr[UnexportedName](g), `contractguard: contractguard.UnexportedName.tieName: invopop/jsonschema makes it the member "tieName", which encoding/json decodes into no field of contractguard.UnexportedName: give it another json name, or json:"-"`},
+		{handlerErr[UnexportedPointer](g), `contractguard: contractguard.UnexportedPointer.tieBase.Y: invopop/jsonschema makes it the member "y", which encoding/json decodes into no field of contractguard.UnexportedPointer: give it another json name, or json:"-"`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+}
