@@ -19,7 +19,8 @@ import (
 // a keyword it does not know (minLenght), a value it cannot read
 // (minimum=abc, maxLength=-1), a keyword it does not apply to the field's
 // type (minLength on an int, minItems on a named slice type it describes
-// by a $ref), the text after an unescaped comma, or a tag on a field it
+// by a $ref), the text after an unescaped comma, all but the last of a
+// keyword given twice (maximum=5,maximum=10), or a tag on a field it
 // leaves out; or a format the validator does not know (format=emial),
 // which it would take for an annotation; or a json:",inline" field,
 // which invopop inlines and encoding/json does not; or a json:"-,"
@@ -87,8 +88,13 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 	if err != nil {
 		return fieldError(t, f, "%v", err)
 	}
+	given := map[string]string{}
 	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema")) {
 		key, value, hasValue := strings.Cut(kw, "=")
+		if prev, ok := given[key]; ok && hasValue && !slices.Contains(gathered, key) {
+			return fieldError(t, f, "jsonschema tag: %s given twice (%s, %s), of which invopop/jsonschema keeps the last", key, prev, kw)
+		}
+		given[key] = kw
 		switch {
 		case kw == "" || kw == "required" || kw == "nullable":
 			continue
@@ -118,6 +124,10 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 	}
 	return nil
 }
+
+// gathered are the jsonschema tag keywords invopop gathers the values of
+// when given more than once; of the others it keeps the last.
+var gathered = []string{"enum", "example", "default", "oneof_required", "anyof_required"}
 
 // reflectField is the schema invopop reflects for a struct holding only
 // a field of f's type and json options, with kw as its jsonschema tag;

@@ -379,3 +379,28 @@ func TestTyped_SchemaMembersTDoesNotDecode(t *testing.T) {
 		assert.Equal(t, tt.want, tt.err.Error())
 	}
 }
+
+// TestTyped_SchemaTagKeywordTwice: invopop keeps the last of a keyword
+// given twice, so maximum=5,maximum=10 held 10 (and one of two formats
+// or patterns was dropped). A keyword that holds one value, given twice,
+// is refused; enum and example gather their values.
+func TestTyped_SchemaTagKeywordTwice(t *testing.T) {
+	type Twice struct {
+		A int `json:"a" jsonschema:"maximum=5,minimum=0,maximum=10"`
+	}
+	type TwicePattern struct {
+		A []string `json:"a" jsonschema:"pattern=^a,pattern=b$"`
+	}
+	type Gathers struct {
+		A string   `json:"a" jsonschema:"enum=x,enum=y,example=x,example=y"`
+		B []string `json:"b" jsonschema:"enum=x,enum=y,default=x,default=y"`
+	}
+	g := mustNew(t, Options{})
+	err := handlerErr[Twice](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Twice.A: jsonschema tag: maximum given twice (maximum=5, maximum=10), of which invopop/jsonschema keeps the last`, err.Error())
+	err = handlerErr[TwicePattern](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.TwicePattern.A: jsonschema tag: pattern given twice (pattern=^a, pattern=b$), of which invopop/jsonschema keeps the last`, err.Error())
+	require.NoError(t, handlerErr[Gathers](g))
+}
