@@ -24,7 +24,8 @@ import (
 // leaves out; or a format the validator does not know (format=emial),
 // which it would take for an annotation; or a json:",inline" field,
 // which invopop inlines and encoding/json does not; or a json:"-,"
-// field, the member "-", which invopop leaves out. Such a T would check less than its tags say. invopop is
+// field, the member "-", which invopop leaves out; or a
+// jsonschema_extras minimum that is no integer, which invopop reads as 0. Such a T would check less than its tags say. invopop is
 // the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
@@ -72,6 +73,13 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		case tag != "":
 			if err := checkFieldTag(t, f); err != nil {
 				return err
+			}
+		}
+		for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
+			if v, ok := strings.CutPrefix(kw, "minimum="); ok {
+				if _, err := strconv.Atoi(v); err != nil {
+					return fieldError(t, f, "jsonschema_extras tag %q: invopop/jsonschema reads it as an integer, and %s as 0: write it in the jsonschema tag", kw, v)
+				}
 			}
 		}
 		if err := checkSchemaTags(f.Type, seen); err != nil {

@@ -404,3 +404,21 @@ func TestTyped_SchemaTagKeywordTwice(t *testing.T) {
 	assert.Equal(t, `contractguard: contractguard.TwicePattern.A: jsonschema tag: pattern given twice (pattern=^a, pattern=b$), of which invopop/jsonschema keeps the last`, err.Error())
 	require.NoError(t, handlerErr[Gathers](g))
 }
+
+// TestTyped_SchemaExtrasMinimum: invopop reads a jsonschema_extras
+// minimum as an integer and drops the error, so minimum=1.5 held 0.
+func TestTyped_SchemaExtrasMinimum(t *testing.T) {
+	type Fraction struct {
+		A float64 `json:"a" jsonschema_extras:"minimum=1.5"`
+	}
+	type Whole struct {
+		A float64 `json:"a" jsonschema_extras:"minimum=2,x-note=a"`
+	}
+	g := mustNew(t, Options{})
+	err := handlerErr[Fraction](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Fraction.A: jsonschema_extras tag "minimum=1.5": invopop/jsonschema reads it as an integer, and 1.5 as 0: write it in the jsonschema tag`, err.Error())
+	h, err := NewHandler(g, func(http.ResponseWriter, *http.Request, Whole) {})
+	require.NoError(t, err)
+	rejected(t, send(h, "POST", "/", `{"a":1}`), 400, CodeSchemaInvalid)
+}
