@@ -440,6 +440,9 @@ func (b *ruleBuilder) walker(t reflect.Type) (*ruleWalker, error) {
 func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 	w := &ruleWalker{kind: reflect.Struct}
 	b.done[t] = w // a recursive type meets itself here
+	if err := shadowedRules(t); err != nil {
+		return nil, err
+	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		p, err := parseTag(f.Tag.Get("cg"))
@@ -499,6 +502,47 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		return nil, nil
 	}
 	return w, nil
+}
+
+// shadowedRules reports a field with rules, promoted into struct type t
+// from an embedded struct, whose member encoding/json decodes into
+// another field of t (one that shadows it) or into none (two of one name
+// at one depth): its rules would only ever see its zero value.
+func shadowedRules(t reflect.Type) error {
+	winners, err := bind.Fields(t)
+	if err != nil {
+		return nil // a type the binder refuses, which bind.Check reports first
+	}
+	var walk func(st reflect.Type, at []int, in []reflect.Type) error
+	walk = func(st reflect.Type, at []int, in []reflect.Type) error {
+		st = elem(st)
+		if slices.Contains(in, st) {
+			return nil
+		}
+		in = append(in, st)
+		for i := range st.NumField() {
+			f := st.Field(i)
+			index := append(slices.Clone(at), i)
+			name, skip, inline := bind.FieldName(f)
+			switch {
+			case skip || f.Name == "_":
+			case inline:
+				if err := walk(f.Type, index, in); err != nil {
+					return err
+				}
+			case len(at) > 0 && f.Tag.Get("cg") != "":
+				w, ok := winners[name]
+				switch {
+				case !ok:
+					return fmt.Errorf("%s.%s: its rules never see the member %q, which encoding/json decodes into no field of %s: put them on a field that gets it", t, fieldPath(t, index), name, t)
+				case !slices.Equal(w, index):
+					return fmt.Errorf("%s.%s: its rules never see the member %q, which encoding/json decodes into %s.%s: put them on that field", t, fieldPath(t, index), name, t, fieldPath(t, w))
+				}
+			}
+		}
+		return nil
+	}
+	return walk(t, nil, nil)
 }
 
 // typedLoaded is the number of typed contracts in force: one per request

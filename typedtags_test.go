@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -421,4 +422,46 @@ func TestTyped_SchemaExtrasMinimum(t *testing.T) {
 	h, err := NewHandler(g, func(http.ResponseWriter, *http.Request, Whole) {})
 	require.NoError(t, err)
 	rejected(t, send(h, "POST", "/", `{"a":1}`), 400, CodeSchemaInvalid)
+}
+
+type RuledBase struct {
+	Role string `json:"role" cg:"cel=self != 'admin',msg=no admin"`
+}
+type ruledTie struct {
+	ID string `cg:"cel=self != 'x',msg=no x"`
+}
+type plainTie struct {
+	ID string
+}
+
+// TestTyped_RulesOfShadowedFields: a rule on a field of an embedded
+// struct, whose member encoding/json decodes into another field (one
+// that shadows it, or none at all for two of one name at one depth),
+// ran on a field that is always zero: {"role":"admin"} passed a rule
+// that says no admin. Refused at registration; a promoted field that
+// gets its member keeps its rule.
+func TestTyped_RulesOfShadowedFields(t *testing.T) {
+	type Shadow struct {
+		RuledBase
+		Role string `json:"role"`
+	}
+	type Tie struct { // with a schema file: a reflected one refuses the tie first
+		_ struct{} `cg:"schema=any.json"`
+		ruledTie
+		plainTie
+	}
+	type Promoted struct {
+		RuledBase
+		X int `json:"x"`
+	}
+	g := mustNew(t, Options{})
+	err := handlerErr[Shadow](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Shadow.RuledBase.Role: its rules never see the member "role", which encoding/json decodes into contractguard.Shadow.Role: put them on that field`, err.Error())
+	err = handlerErr[Tie](mustNew(t, Options{SchemaFS: fstest.MapFS{"any.json": {Data: []byte(`{"type":"object"}`)}}}))
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.Tie.ruledTie.ID: its rules never see the member "ID", which encoding/json decodes into no field of contractguard.Tie: put them on a field that gets it`, err.Error())
+	h := Handle(g, func(http.ResponseWriter, *http.Request, Promoted) {})
+	eb := rejected(t, send(h, "POST", "/", `{"role":"admin","x":1}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/role", "no admin"}}, eb.Details)
 }
