@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/failure"
@@ -143,6 +144,11 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 		r.check(w.own, data, nil)
 		for _, f := range w.fields {
 			fv := v.Field(f.index)
+			if !fv.CanInterface() {
+				// An unexported embedded struct, whose promoted fields
+				// encoding/json (and T) fill: read it as they write it.
+				fv = reflect.NewAt(fv.Type(), unsafe.Pointer(fv.UnsafeAddr())).Elem()
+			}
 			if !f.inline {
 				r.path.Member(f.name)
 			}

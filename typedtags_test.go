@@ -465,3 +465,28 @@ func TestTyped_RulesOfShadowedFields(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"role":"admin","x":1}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []Detail{{"/role", "no admin"}}, eb.Details)
 }
+
+type ruledHidden struct {
+	_    struct{} `cg:"cel=data.role != 'root',msg=no root"`
+	Role string   `json:"role" cg:"cel=self != 'admin',msg=no admin"`
+}
+
+// TestTyped_RulesInUnexportedEmbeddedStructs: encoding/json, and T,
+// decode the promoted fields of an unexported embedded struct, but the
+// rules on them read them through reflect, which panics on a value got
+// through an unexported field: every request crashed the handler.
+func TestTyped_RulesInUnexportedEmbeddedStructs(t *testing.T) {
+	type In struct {
+		_ struct{} `cg:"cel=data.role != 'nobody',msg=no nobody"`
+		ruledHidden
+		X int `json:"x"`
+	}
+	var got string
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in.Role })
+	require.Equal(t, 200, send(h, "POST", "/", `{"role":"user","x":1}`).Code)
+	assert.Equal(t, "user", got)
+	for role, msg := range map[string]Detail{"admin": {"/role", "no admin"}, "root": {"", "no root"}, "nobody": {"", "no nobody"}} {
+		eb := rejected(t, send(h, "POST", "/", `{"role":"`+role+`","x":1}`), 422, CodeInvariantViolated)
+		assert.Equal(t, []Detail{msg}, eb.Details)
+	}
+}
