@@ -212,3 +212,16 @@ func BenchmarkHandle_Order(b *testing.B) {
 		b.Fatalf("handler not reached: %+v", got)
 	}
 }
+
+// BenchmarkHandle_Build is what building a typed handler costs at start-up:
+// the contract reflected from the order's type (its tags each checked
+// against invopop/jsonschema, schematags.go), compiled, and its floats'
+// bounds walked. A guard per iteration, since Handle reuses a contract a
+// guard already built for the type.
+func BenchmarkHandle_Build(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		g := mustNew(b, Options{})
+		Handle(g, func(w http.ResponseWriter, r *http.Request, in benchOrder) {})
+	}
+}
