@@ -21,7 +21,8 @@ import (
 // type (minLength on an int, minItems on a named slice type it describes
 // by a $ref), the text after an unescaped comma, all but the last of a
 // keyword given twice (maximum=5,maximum=10), or a tag on a field it
-// leaves out; or a format the validator does not know (format=emial),
+// leaves out, or on a field of a type that decodes itself (into which
+// the schema does not look); or a format the validator does not know (format=emial),
 // which it would take for an annotation; or a json:",inline" field,
 // which invopop inlines and encoding/json does not; or a json:"-,"
 // field, the member "-", which invopop leaves out; or a
@@ -31,7 +32,7 @@ import (
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 	for {
 		if bind.Opaque(t) {
-			return nil
+			return selfDecodingTags(t)
 		}
 		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
 			break
@@ -84,6 +85,26 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		}
 		if err := checkSchemaTags(f.Type, seen); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// selfDecodingTags reports a jsonschema tag on a field of t, a type that
+// decodes itself and that selfDecoding describes as what it decodes: the
+// schema looks into none of its fields, so such a tag checks nothing.
+func selfDecodingTags(t reflect.Type) error {
+	if t.Kind() != reflect.Struct || selfDecoding(t) == nil {
+		return nil // no fields, or invopop describes it: time.Time, a type that gives its schema
+	}
+	how, what := "UnmarshalText", "a string"
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		how, what = "UnmarshalJSON", "any value"
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if tag := f.Tag.Get("jsonschema"); tag != "" && tag != "-" || f.Tag.Get("jsonschema_extras") != "" {
+			return fmt.Errorf("%s.%s: jsonschema tag on a field of %s, which decodes itself (%s): the schema takes %s for it and looks into none of its fields: check it in %s or by a cg rule",
+				t, fieldPath(t, f.Index), t, how, what, how)
 		}
 	}
 	return nil

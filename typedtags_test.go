@@ -490,3 +490,52 @@ func TestTyped_RulesInUnexportedEmbeddedStructs(t *testing.T) {
 		assert.Equal(t, []Detail{msg}, eb.Details)
 	}
 }
+
+// amountIn decodes itself the way many types do: into an alias of
+// itself, to normalise or default what it got afterwards.
+type amountIn struct {
+	Amount   int64  `json:"amount" jsonschema:"minimum=0"`
+	Currency string `json:"currency" jsonschema:"enum=EUR,enum=USD"`
+}
+
+func (a *amountIn) UnmarshalJSON(b []byte) error {
+	type plain amountIn
+	return json.Unmarshal(b, (*plain)(a))
+}
+
+// stampedIn embeds time.Time, whose UnmarshalJSON is promoted: T (as
+// encoding/json) decodes the whole value as a time, and never fills Name.
+type stampedIn struct {
+	time.Time
+	Name string `json:"name" jsonschema:"minLength=3"`
+}
+
+// TestTyped_SchemaTagsInTypesThatDecodeThemselves: a type that decodes
+// itself is described as any value (or a string), and nothing inside it
+// is looked into: the jsonschema tags of its fields, which held its
+// members to them before, checked nothing ({"amount":-5,"currency":"XXX"}
+// reached the handler). Refused at registration, naming the field; its
+// cg rules still run on the value T got.
+func TestTyped_SchemaTagsInTypesThatDecodeThemselves(t *testing.T) {
+	type In struct {
+		Price amountIn `json:"price"`
+	}
+	type Embedding struct {
+		Price struct {
+			amountIn
+		} `json:"price"`
+	}
+	g := mustNew(t, Options{})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[In](g), `contractguard: contractguard.amountIn.Amount: jsonschema tag on a field of contractguard.amountIn, which decodes itself (UnmarshalJSON): the schema takes any value for it and looks into none of its fields: check it in UnmarshalJSON or by a cg rule`},
+		{handlerErr[Embedding](g), `contractguard: struct { contractguard.amountIn }.amountIn.Amount: jsonschema tag on a field of struct { contractguard.amountIn }, which decodes itself (UnmarshalJSON)`},
+		{handlerErr[stampedIn](g), `contractguard: contractguard.stampedIn.Name: jsonschema tag on a field of contractguard.stampedIn, which decodes itself (UnmarshalJSON)`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Contains(t, tt.err.Error(), tt.want)
+		assert.NotContains(t, tt.err.Error(), "\n")
+	}
+}
