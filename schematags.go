@@ -111,19 +111,25 @@ func selfDecodingTags(t reflect.Type) error {
 }
 
 // checkFieldTag checks each keyword of the jsonschema tag of f, a member
-// field of struct type t.
+// field of struct type t, where invopop reads it: in the whole tag, whose
+// type=, oneof_type= and anyof_type= decide which keywords it takes.
 func checkFieldTag(t reflect.Type, f reflect.StructField) error {
-	base, prop, err := reflectField(f, "")
+	raw := rawSchemaTag(f.Tag.Get("jsonschema"))
+	all, prop, err := reflectField(f, raw)
 	if err != nil {
 		return fieldError(t, f, "%v", err)
 	}
 	given := map[string]string{}
 	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema")) {
-		key, value, hasValue := strings.Cut(kw, "=")
+		key, _, hasValue := strings.Cut(kw, "=")
 		if prev, ok := given[key]; ok && hasValue && !slices.Contains(gathered, key) {
 			return fieldError(t, f, "jsonschema tag: %s given twice (%s, %s), of which invopop/jsonschema keeps the last", key, prev, kw)
 		}
 		given[key] = kw
+	}
+	for i := range raw {
+		kw := unescapeSchemaTag(raw[i])
+		key, value, hasValue := strings.Cut(kw, "=")
 		switch {
 		case kw == "" || kw == "required" || kw == "nullable":
 			continue
@@ -136,20 +142,28 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 		case key == "format" && schema.FormatCheck(value) == nil:
 			return fieldError(t, f, "jsonschema tag %q: the validator knows no format %q", kw, value)
 		}
-		with, _, err := reflectField(f, kw)
+		without, _, err := reflectField(f, slices.Delete(slices.Clone(raw), i, i+1))
 		if err != nil {
 			return fieldError(t, f, "jsonschema tag %q: %v", kw, err)
 		}
-		if !bytes.Equal(with, base) || key == "type" && value == prop.Type {
+		if !bytes.Equal(without, all) || key == "type" && value == prop.Type {
 			continue
 		}
-		switch {
-		case prop.Ref != "":
-			return fieldError(t, f, "jsonschema tag %q has no effect: invopop/jsonschema describes %s by a $ref, beside which it keeps no keyword", kw, elemType(f.Type))
-		case prop.Type == "":
-			return fieldError(t, f, "jsonschema tag %q has no effect on a field of any JSON type", kw)
+		// No effect in the tag: say why, from the field alone and with kw alone.
+		base, alone, err := reflectField(f, nil)
+		if err != nil {
+			return fieldError(t, f, "%v", err)
 		}
-		return fieldError(t, f, "jsonschema tag %q has no effect on a field of JSON type %s: a keyword, or a value, invopop/jsonschema does not take there", kw, prop.Type)
+		if with, _, err := reflectField(f, raw[i:i+1]); err == nil && !bytes.Equal(with, base) {
+			return fieldError(t, f, "jsonschema tag %q has no effect beside the other keywords of its tag (type=, oneof_type= or anyof_type=, which invopop/jsonschema reads first)", kw)
+		}
+		switch {
+		case alone.Ref != "":
+			return fieldError(t, f, "jsonschema tag %q has no effect: invopop/jsonschema describes %s by a $ref, beside which it keeps no keyword", kw, elemType(f.Type))
+		case alone.Type == "":
+			return fieldError(t, f, "jsonschema tag %q has no effect on a field of any JSON type: say which first (type=string,%s)", kw, kw)
+		}
+		return fieldError(t, f, "jsonschema tag %q has no effect on a field of JSON type %s: a keyword, or a value, invopop/jsonschema does not take there", kw, alone.Type)
 	}
 	return nil
 }
@@ -159,13 +173,14 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 var gathered = []string{"enum", "example", "default", "oneof_required", "anyof_required"}
 
 // reflectField is the schema invopop reflects for a struct holding only
-// a field of f's type and json options, with kw as its jsonschema tag;
-// and the field's property.
-func reflectField(f reflect.StructField, kw string) ([]byte, *jsonschema.Schema, error) {
+// a field of f's type and json options, with the keywords raw (as written
+// in a tag, commas in them escaped) as its jsonschema tag; and the
+// field's property.
+func reflectField(f reflect.StructField, raw []string) ([]byte, *jsonschema.Schema, error) {
 	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 	tag := `json:` + strconv.Quote("x,"+opts)
-	if kw != "" {
-		tag += ` jsonschema:` + strconv.Quote(strings.ReplaceAll(kw, ",", `\,`))
+	if len(raw) > 0 {
+		tag += ` jsonschema:` + strconv.Quote(strings.Join(raw, ","))
 	}
 	st := reflect.StructOf([]reflect.StructField{{Name: "X", Type: f.Type, Tag: reflect.StructTag(tag)}})
 	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding}
@@ -184,16 +199,33 @@ func reflectField(f reflect.StructField, kw string) ([]byte, *jsonschema.Schema,
 // splitSchemaTag splits a jsonschema tag as invopop does: at commas not
 // preceded by a backslash, which is dropped.
 func splitSchemaTag(tag string) []string {
+	out := rawSchemaTag(tag)
+	for i := range out {
+		out[i] = unescapeSchemaTag(out[i])
+	}
+	return out
+}
+
+// rawSchemaTag splits a jsonschema tag at commas not preceded by a
+// backslash, keeping the backslashes: its keywords as written, which
+// joined by commas make a tag again.
+func rawSchemaTag(tag string) []string {
 	parts := strings.Split(tag, ",")
 	out := []string{parts[0]}
 	for _, p := range parts[1:] {
 		if last := out[len(out)-1]; strings.HasSuffix(last, `\`) {
-			out[len(out)-1] = strings.TrimSuffix(last, `\`) + "," + p
+			out[len(out)-1] = last + "," + p
 			continue
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// unescapeSchemaTag is a keyword as invopop reads it: each escaped comma
+// of its raw form is a comma.
+func unescapeSchemaTag(raw string) string {
+	return strings.ReplaceAll(raw, `\,`, ",")
 }
 
 func elemType(t reflect.Type) string {

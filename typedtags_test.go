@@ -539,3 +539,59 @@ func TestTyped_SchemaTagsInTypesThatDecodeThemselves(t *testing.T) {
 		assert.NotContains(t, tt.err.Error(), "\n")
 	}
 }
+
+// currencyIn decodes itself from a JSON string.
+type currencyIn string
+
+func (c *currencyIn) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = currencyIn(s)
+	return nil
+}
+
+// TestTyped_SchemaTagKeywordsInTheirTag: invopop reads a jsonschema tag
+// as a whole (type=, oneof_type= and anyof_type= first, then the
+// keywords of the type they leave), but each keyword was judged alone.
+// So minLength=3 beside oneof_type=string;null was taken, and dropped by
+// invopop: {"s":"a"} passed. And type=string,maxLength=3 on a field of
+// any JSON type (json.RawMessage, any, a type that decodes itself), which
+// invopop applies and held before, was refused.
+func TestTyped_SchemaTagKeywordsInTheirTag(t *testing.T) {
+	type OneOf struct {
+		S string `json:"s" jsonschema:"minLength=3,oneof_type=string;null"`
+	}
+	type AnyOf struct {
+		S string `json:"s" jsonschema:"anyof_type=string;integer,minLength=3"`
+	}
+	type Retyped struct {
+		S string `json:"s" jsonschema:"type=integer,minLength=3"`
+	}
+	g := mustNew(t, Options{})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[OneOf](g), `contractguard: contractguard.OneOf.S: jsonschema tag "minLength=3" has no effect beside the other keywords of its tag (type=, oneof_type= or anyof_type=, which invopop/jsonschema reads first)`},
+		{handlerErr[AnyOf](g), `contractguard: contractguard.AnyOf.S: jsonschema tag "minLength=3" has no effect beside the other keywords of its tag (type=, oneof_type= or anyof_type=, which invopop/jsonschema reads first)`},
+		{handlerErr[Retyped](g), `contractguard: contractguard.Retyped.S: jsonschema tag "minLength=3" has no effect beside the other keywords of its tag (type=, oneof_type= or anyof_type=, which invopop/jsonschema reads first)`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+
+	type Typed struct {
+		Raw json.RawMessage `json:"raw" jsonschema:"type=string,maxLength=3"`
+		Any any             `json:"any" jsonschema:"minLength=2,type=string"`
+		Cur currencyIn      `json:"cur" jsonschema:"type=string,enum=EUR,enum=USD"`
+	}
+	var got Typed
+	h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in Typed) { got = in })
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"raw":"abc","any":"ab","cur":"EUR"}`).Code)
+	assert.Equal(t, currencyIn("EUR"), got.Cur)
+	eb := rejected(t, send(h, "POST", "/", `{"raw":"abcd","any":"a","cur":"XXX"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/any", "/cur", "/raw"}, paths(eb.Details), "%v", eb.Details)
+}
