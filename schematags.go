@@ -146,7 +146,7 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 		if err != nil {
 			return fieldError(t, f, "jsonschema tag %q: %v", kw, err)
 		}
-		if !bytes.Equal(without, all) || key == "type" && value == prop.Type {
+		if !bytes.Equal(without, all) || key == "type" && value == prop.Type || slices.Contains(annotations, key) {
 			continue
 		}
 		// No effect in the tag: say why, from the field alone and with kw alone.
@@ -167,6 +167,10 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 	}
 	return nil
 }
+
+// annotations are the jsonschema tag keywords invopop knows that check
+// nothing: where it drops one, T checks no less than its tags say.
+var annotations = []string{"title", "description", "example", "default", "readOnly", "writeOnly"}
 
 // gathered are the jsonschema tag keywords invopop gathers the values of
 // when given more than once; of the others it keeps the last.

@@ -595,3 +595,27 @@ func TestTyped_SchemaTagKeywordsInTheirTag(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"raw":"abcd","any":"a","cur":"XXX"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []string{"/any", "/cur", "/raw"}, paths(eb.Details), "%v", eb.Details)
 }
+
+// TestTyped_SchemaTagAnnotationsInvopopDrops: a keyword that checks
+// nothing (example, default, readOnly, writeOnly: annotations to the
+// validator) where invopop drops it, as on a boolean or on a struct it
+// describes by a $ref, was refused at registration with the keywords
+// that do check: types shared with API documentation, which started
+// before, no longer did, for no check lost.
+func TestTyped_SchemaTagAnnotationsInvopopDrops(t *testing.T) {
+	type Doc struct {
+		Active bool                 `json:"active" jsonschema:"example=true,description=on or off"`
+		ID     int                  `json:"id,omitempty" jsonschema:"readOnly=true,writeOnly=false"`
+		Where  sameNamed            `json:"where" jsonschema:"title=Where,default={}"`
+		Many   []sameNamed          `json:"many,omitempty" jsonschema:"example=[]"`
+		Extra  map[string]string    `json:"extra,omitempty" jsonschema:"default={}"`
+		Any    any                  `json:"any,omitempty" jsonschema:"example=1"`
+		ByName map[string]sameNamed `json:"byName,omitempty"`
+	}
+	g := mustNew(t, Options{})
+	h, err := NewHandler(g, func(http.ResponseWriter, *http.Request, Doc) {})
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"active":true,"where":{"city":"Paris"}}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"active":1,"where":{"city":"P"}}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/active", "/where/city"}, paths(eb.Details), "%v", eb.Details)
+}
