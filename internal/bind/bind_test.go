@@ -227,3 +227,44 @@ func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+type hiddenName string
+type hiddenCount int
+
+// TestInto_UnexportedEmbeddedNonStructs: encoding/json ignores an
+// embedded field of an unexported non-struct type, tagged with a name or
+// not; the binder decoded the tagged one, setting a field got through an
+// unexported one: every body with the member panicked.
+func TestInto_UnexportedEmbeddedNonStructs(t *testing.T) {
+	type In struct {
+		hiddenName   `json:"name"`
+		*hiddenCount `json:"count"`
+		X            int `json:"x"`
+	}
+	require.NoError(t, Check(reflect.TypeFor[In]()))
+	var ours, theirs In
+	body := `{"name":"a","count":3,"x":1}`
+	require.NotPanics(t, func() { assert.Empty(t, bindJSON(t, &ours, body)) })
+	require.NoError(t, json.Unmarshal([]byte(body), &theirs))
+	assert.Equal(t, theirs, ours)
+	assert.Equal(t, In{X: 1}, ours)
+}
+
+// TestCheck_UnexportedEmbeddedPointerWithAName: encoding/json decodes the
+// member of an unexported embedded pointer to a struct given a json name
+// by allocating the pointer, which reflect does not allow through an
+// unexported field: it panics, and so did the binder, on every body with
+// the member. Refused by Check, once.
+func TestCheck_UnexportedEmbeddedPointerWithAName(t *testing.T) {
+	type In struct {
+		*Inner `json:"inner"`
+	}
+	type hidden struct {
+		*other `json:"other"`
+		X      int `json:"x"`
+	}
+	require.NoError(t, Check(reflect.TypeFor[In]()))
+	err := Check(reflect.TypeFor[hidden]())
+	require.Error(t, err)
+	assert.Equal(t, `bind.hidden.other: an unexported embedded pointer given a json name, which encoding/json cannot allocate: export its type, or embed the struct itself`, err.Error())
+}

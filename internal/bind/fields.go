@@ -38,8 +38,13 @@ func jsonFields(t reflect.Type) ([]field, error) {
 			return nil, fmt.Errorf("%s.%s: the json tag option \"string\" is not supported", t, sf.Name)
 		}
 		tagged := tagName != ""
-		if sf.Anonymous && !tagged && !sf.IsExported() {
-			continue
+		if sf.Anonymous && !sf.IsExported() {
+			switch {
+			case elem(sf.Type).Kind() != reflect.Struct:
+				continue // encoding/json ignores it, tagged or not: it could not set it
+			case sf.Type.Kind() == reflect.Pointer: // tagged: a member of its own
+				return nil, fmt.Errorf("%s.%s: an unexported embedded pointer given a json name, which encoding/json cannot allocate: export its type, or embed the struct itself", t, sf.Name)
+			}
 		}
 		if hidden(t, sf.Index) {
 			continue
@@ -126,4 +131,11 @@ func hidden(t reflect.Type, index []int) bool {
 		}
 	}
 	return false
+}
+
+func elem(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
 }
