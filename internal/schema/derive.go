@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -93,21 +94,110 @@ func itemsOf(s *jsonschema.Schema) *jsonschema.Schema {
 // $ref and allOf, taking the union of what each takes out. Below the first
 // level of a recursive schema, where a $ref comes back to a schema being
 // read, nothing is skipped: scanned.
-func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *shape.Skip {
-	if sch == nil || visiting[sch] {
-		return nil
+//
+// It reads each path to an opt-out that comes back to no schema on it,
+// and no other: a schema of many definitions that refer to one another
+// has exponentially many such paths, of which it reads maxSkipReads
+// schemas at most, and is refused beyond.
+func skipOf(sch *jsonschema.Schema) (*shape.Skip, error) {
+	r := skipReader{reaches: reachesOptOut(sch), left: maxSkipReads}
+	skip := r.skipOf(sch, map[*jsonschema.Schema]bool{})
+	if r.left < 0 {
+		return nil, errSkipPaths
 	}
+	return skip, nil
+}
+
+// maxSkipReads bounds the schemas skipOf reads, counted along each path.
+const maxSkipReads = 100_000
+
+var errSkipPaths = errors.New("x-contractguard-scan: false: its definitions refer to one another in too many ways (over 100,000 paths) to find the values it takes out of the scan: put it on fewer of them")
+
+type skipReader struct {
+	reaches map[*jsonschema.Schema]bool // schemas from which an opt-out can be reached
+	left    int                         // reads left; below 0, too many
+}
+
+// skipEdges calls f with each schema skipOf follows from sch.
+func skipEdges(sch *jsonschema.Schema, f func(*jsonschema.Schema)) {
+	for _, p := range sch.Properties {
+		f(p)
+	}
+	if it, ok := sch.Items.(*jsonschema.Schema); ok {
+		f(it)
+	}
+	f(sch.Items2020)
+	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
+		f(a)
+	}
+	f(sch.Ref)
+	for _, a := range sch.AllOf {
+		f(a)
+	}
+}
+
+func optedOut(sch *jsonschema.Schema) bool {
 	for _, e := range sch.Extensions {
 		if a, ok := e.(scanAnnotation); ok && !a.on {
-			return &shape.Skip{Off: true}
+			return true
 		}
+	}
+	return false
+}
+
+// reachesOptOut is the set of schemas under sch (sch included) from which
+// skipOf's edges lead to an x-contractguard-scan: false.
+func reachesOptOut(sch *jsonschema.Schema) map[*jsonschema.Schema]bool {
+	from := map[*jsonschema.Schema][]*jsonschema.Schema{} // reversed edges
+	seen := map[*jsonschema.Schema]bool{}
+	var marked []*jsonschema.Schema
+	for stack := []*jsonschema.Schema{sch}; len(stack) > 0; {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s == nil || seen[s] {
+			continue
+		}
+		seen[s] = true
+		if optedOut(s) {
+			marked = append(marked, s)
+			continue // skipOf stops there
+		}
+		skipEdges(s, func(c *jsonschema.Schema) {
+			if c != nil {
+				from[c] = append(from[c], s)
+				stack = append(stack, c)
+			}
+		})
+	}
+	reaches := map[*jsonschema.Schema]bool{}
+	for len(marked) > 0 {
+		s := marked[len(marked)-1]
+		marked = marked[:len(marked)-1]
+		if reaches[s] {
+			continue
+		}
+		reaches[s] = true
+		marked = append(marked, from[s]...)
+	}
+	return reaches
+}
+
+func (r *skipReader) skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *shape.Skip {
+	if sch == nil || visiting[sch] || !r.reaches[sch] || r.left < 0 {
+		return nil
+	}
+	if r.left--; r.left < 0 {
+		return nil
+	}
+	if optedOut(sch) {
+		return &shape.Skip{Off: true}
 	}
 	visiting[sch] = true
 	defer delete(visiting, sch)
 	var out *shape.Skip
 	add := func(o *shape.Skip) { out = unionSkip(out, o) }
 	for name, p := range sch.Properties {
-		if c := skipOf(p, visiting); c != nil {
+		if c := r.skipOf(p, visiting); c != nil {
 			if out == nil {
 				out = &shape.Skip{Props: map[string]*shape.Skip{}}
 			}
@@ -115,17 +205,17 @@ func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *shape
 		}
 	}
 	if it, ok := sch.Items.(*jsonschema.Schema); ok {
-		if c := skipOf(it, visiting); c != nil {
+		if c := r.skipOf(it, visiting); c != nil {
 			add(&shape.Skip{Items: c})
 		}
 	}
-	if c := skipOf(sch.Items2020, visiting); c != nil {
+	if c := r.skipOf(sch.Items2020, visiting); c != nil {
 		add(&shape.Skip{Items: c})
 	}
 	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
 		// (A name that matches a pattern is not additional; with patterns
 		// the opt-out is not followed: scanned, not skipped.)
-		if c := skipOf(a, visiting); c != nil {
+		if c := r.skipOf(a, visiting); c != nil {
 			// Declared properties are not additional: listed, as scanned.
 			declared := &shape.Skip{Props: map[string]*shape.Skip{}, Additional: c}
 			for name := range sch.Properties {
@@ -134,9 +224,9 @@ func skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Schema]bool) *shape
 			add(declared)
 		}
 	}
-	add(skipOf(sch.Ref, visiting))
+	add(r.skipOf(sch.Ref, visiting))
 	for _, a := range sch.AllOf {
-		add(skipOf(a, visiting))
+		add(r.skipOf(a, visiting))
 	}
 	return out
 }

@@ -221,7 +221,7 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return newSchema(s), nil
+	return newSchema(s)
 }
 
 func compileError(err error) error {
@@ -259,7 +259,7 @@ func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	if err != nil {
 		return nil, compileError(err)
 	}
-	return newSchema(s), nil
+	return newSchema(s)
 }
 
 var runs = sync.Pool{New: func() any { return new(nativeRun) }}
@@ -281,8 +281,12 @@ type Schema struct {
 }
 
 // newSchema is s with what is derived from it at load.
-func newSchema(s *jsonschema.Schema) *Schema {
-	return &Schema{s: s, numbers: numbersOf(s), skip: skipOf(s, map[*jsonschema.Schema]bool{})}
+func newSchema(s *jsonschema.Schema) (*Schema, error) {
+	skip, err := skipOf(s)
+	if err != nil {
+		return nil, &Error{Message: err.Error()}
+	}
+	return &Schema{s: s, numbers: numbersOf(s), skip: skip}, nil
 }
 
 // nativePanics counts native compiles that panicked: a bug, which the

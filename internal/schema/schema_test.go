@@ -2,9 +2,11 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -219,4 +221,55 @@ func TestScanKeyword_MustBeBoolean(t *testing.T) {
 	_, err := NewCompiler(nil, nil).Compile("bad.json", decode(t, `{"properties":{"a":{"x-contractguard-scan":"no"}}}`))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "x-contractguard-scan must be true or false")
+}
+
+// TestSkip_ManyMutuallyRecursiveDefinitions: skipOf followed every path
+// of a recursive schema that does not come back to a schema on it, which
+// in a schema of many definitions that refer to one another are
+// exponentially many: 18 such definitions (a typed contract of 18
+// mutually recursive Go types) took seconds to compile, 22 over a minute,
+// 40 never finished, at start-up. Paths that reach no opt-out are not
+// followed; one that all paths reach is refused, saying why, once too
+// many have been read.
+func TestSkip_ManyMutuallyRecursiveDefinitions(t *testing.T) {
+	schemaOf := func(n int, optOut bool) string {
+		defs := make([]string, n)
+		for i := range n {
+			props := make([]string, 0, 5)
+			for j := range 4 {
+				props = append(props, fmt.Sprintf(`"p%d":{"$ref":"#/definitions/d%d"}`, j, (i*7+j*13+1)%n))
+			}
+			if optOut {
+				props = append(props, `"raw":{"x-contractguard-scan":false}`)
+			}
+			defs[i] = fmt.Sprintf(`"d%d":{"type":"object","properties":{%s}}`, i, strings.Join(props, ","))
+		}
+		return `{"$ref":"#/definitions/d0","definitions":{` + strings.Join(defs, ",") + `}}`
+	}
+	type result struct {
+		s   *Schema
+		err error
+	}
+	for _, optOut := range []bool{false, true} {
+		done := make(chan result, 1)
+		go func() {
+			s, err := NewCompiler(nil, nil).Compile("test.json", decode(t, schemaOf(40, optOut)))
+			done <- result{s, err}
+		}()
+		select {
+		case r := <-done:
+			if !optOut {
+				require.NoError(t, r.err)
+				assert.Nil(t, r.s.Skip())
+				continue
+			}
+			require.Error(t, r.err)
+			assert.Contains(t, r.err.Error(), "x-contractguard-scan: false: its definitions refer to one another in too many ways")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("optOut=%v: compiling 40 mutually recursive definitions took over 10s", optOut)
+		}
+	}
+	s := compile(t, nil, schemaOf(6, true)) // a few: read
+	assert.True(t, s.Skip().Props["raw"].Off)
+	assert.True(t, s.Skip().Props["p0"].Props["p1"].Props["raw"].Off)
 }
