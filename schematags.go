@@ -2,11 +2,14 @@ package contractguard
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/invopop/jsonschema"
 
@@ -187,7 +190,7 @@ func reflectField(f reflect.StructField, raw []string) ([]byte, *jsonschema.Sche
 		tag += ` jsonschema:` + strconv.Quote(strings.Join(raw, ","))
 	}
 	st := reflect.StructOf([]reflect.StructField{{Name: "X", Type: f.Type, Tag: reflect.StructTag(tag)}})
-	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding}
+	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding, Lookup: shallow}
 	s := r.ReflectFromType(st)
 	b, err := s.MarshalJSON()
 	if err != nil {
@@ -198,6 +201,32 @@ func reflectField(f reflect.StructField, raw []string) ([]byte, *jsonschema.Sche
 		prop = &jsonschema.Schema{}
 	}
 	return b, prop, nil
+}
+
+var (
+	aliasMethod = reflect.TypeFor[interface{ JSONSchemaAlias() any }]()
+	timeType    = reflect.TypeFor[time.Time]()
+	urlType     = reflect.TypeFor[url.URL]()
+	rawType     = reflect.TypeFor[json.RawMessage]()
+)
+
+// shallow is reflectField's Lookup: a type that invopop describes by a
+// $ref to its definition is referred to by an ID instead, and not
+// reflected. A tag's keywords never reach into it, and reflecting it (and
+// all it holds) for each keyword of each field made the check quadratic
+// in the types a T holds: seconds at start-up for a few dozen recursive
+// types with a description on each field.
+func shallow(t reflect.Type) jsonschema.ID {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Slice, reflect.Array, reflect.Map:
+	default:
+		return "" // described in place
+	}
+	if t.Name() == "" || t == timeType || t == urlType || t == rawType || selfDecoding(t) != nil ||
+		t.Implements(aliasMethod) || reflect.PointerTo(t).Implements(aliasMethod) {
+		return "" // described in place, or as another type
+	}
+	return jsonschema.ID("urn:contractguard:" + t.String())
 }
 
 // splitSchemaTag splits a jsonschema tag as invopop does: at commas not

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/invopop/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -618,4 +620,35 @@ func TestTyped_SchemaTagAnnotationsInvopopDrops(t *testing.T) {
 	require.Equal(t, 200, send(h, "POST", "/", `{"active":true,"where":{"city":"Paris"}}`).Code)
 	eb := rejected(t, send(h, "POST", "/", `{"active":1,"where":{"city":"P"}}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []string{"/active", "/where/city"}, paths(eb.Details), "%v", eb.Details)
+}
+
+// reflections counts how often invopop reflects extendedNode.
+var reflections atomic.Int64
+
+type extendedNode struct {
+	Name string         `json:"name" jsonschema:"description=the name,minLength=1"`
+	Next *extendedNode  `json:"next,omitempty" jsonschema:"description=the next one"`
+	Kids []extendedNode `json:"kids,omitempty" jsonschema:"description=its kids,maxItems=9"`
+}
+
+func (extendedNode) JSONSchemaExtend(*jsonschema.Schema) { reflections.Add(1) }
+
+// TestTyped_SchemaTagCheckReflectsNoNestedType: each keyword of each
+// field's tag was judged by reflecting the field's type with all it
+// holds, twice: quadratic in the types of T (a few dozen recursive types
+// with a description on each field took seconds at start-up). A type
+// invopop describes by a $ref is not reflected for the check, which
+// judges the same: T's schema reflects it once.
+func TestTyped_SchemaTagCheckReflectsNoNestedType(t *testing.T) {
+	type In struct {
+		A extendedNode   `json:"a" jsonschema:"description=a"`
+		B *extendedNode  `json:"b,omitempty" jsonschema:"title=B"`
+		C []extendedNode `json:"c" jsonschema:"minItems=1,maxItems=3"`
+	}
+	reflections.Store(0)
+	h, err := NewHandler(mustNew(t, Options{}), func(http.ResponseWriter, *http.Request, In) {})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), reflections.Load())
+	eb := rejected(t, send(h, "POST", "/", `{"a":{"name":"","next":{"name":"x","kids":[{}]}},"c":[]}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/a/name", "/a/next/kids/0/name", "/c"}, paths(eb.Details), "%v", eb.Details)
 }
