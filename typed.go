@@ -538,11 +538,37 @@ func shadowedRules(t reflect.Type) error {
 				case !slices.Equal(w, index):
 					return fmt.Errorf("%s.%s: its rules never see the member %q, which encoding/json decodes into %s.%s: put them on that field", t, fieldPath(t, index), name, t, fieldPath(t, w))
 				}
+			case len(at) > 0 && holdsRules(f.Type, map[reflect.Type]bool{}):
+				if w, ok := winners[name]; !ok || !slices.Equal(w, index) {
+					into := "no field of " + t.String()
+					if ok {
+						into = t.String() + "." + fieldPath(t, w)
+					}
+					return fmt.Errorf("%s.%s: the rules of %s never see the member %q, which encoding/json decodes into %s: tag the shadowed field json:\"-\"", t, fieldPath(t, index), elemType(f.Type), name, into)
+				}
 			}
 		}
 		return nil
 	}
 	return walk(t, nil, nil)
+}
+
+// holdsRules reports whether a value of type t holds a struct with a cg
+// tag: whether the rule walker would run rules inside it.
+func holdsRules(t reflect.Type, seen map[reflect.Type]bool) bool {
+	for k := t.Kind(); k == reflect.Pointer || k == reflect.Slice || k == reflect.Array || k == reflect.Map; k = t.Kind() {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return false
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("cg") != "" || holdsRules(f.Type, seen) {
+			return true
+		}
+	}
+	return false
 }
 
 // typedLoaded is the number of typed contracts in force: one per request

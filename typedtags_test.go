@@ -652,3 +652,35 @@ func TestTyped_SchemaTagCheckReflectsNoNestedType(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"a":{"name":"","next":{"name":"x","kids":[{}]}},"c":[]}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []string{"/a/name", "/a/next/kids/0/name", "/c"}, paths(eb.Details), "%v", eb.Details)
 }
+
+type ruledAddress struct {
+	_    struct{} `cg:"cel=data.city != '',msg=city required"`
+	City string   `json:"city"`
+}
+type addressBase struct {
+	Addr ruledAddress `json:"addr"`
+}
+type plainAddress struct {
+	Street string `json:"street"`
+}
+
+// TestTyped_RulesOfShadowedFieldTypes: the rules of the type of a field
+// of an embedded struct, whose member encoding/json decodes into a field
+// that shadows it, ran on the shadowed field, always zero: every body was
+// refused with "city required" at /addr, which holds no city. Refused at
+// registration, as a rule on the field itself is.
+func TestTyped_RulesOfShadowedFieldTypes(t *testing.T) {
+	type In struct {
+		addressBase
+		Addr plainAddress `json:"addr"`
+	}
+	type Deep struct {
+		addressBase
+		Addr []*plainAddress `json:"addr"`
+	}
+	g := mustNew(t, Options{})
+	err := handlerErr[In](g)
+	require.Error(t, err)
+	assert.Equal(t, `contractguard: contractguard.In.addressBase.Addr: the rules of contractguard.ruledAddress never see the member "addr", which encoding/json decodes into contractguard.In.Addr: tag the shadowed field json:"-"`, err.Error())
+	require.Error(t, handlerErr[Deep](g))
+}
