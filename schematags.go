@@ -29,8 +29,9 @@ import (
 // which it would take for an annotation; or a json:",inline" field,
 // which invopop inlines and encoding/json does not; or a json:"-,"
 // field, the member "-", which invopop leaves out; or a
-// jsonschema_extras minimum that is no integer, which invopop reads as 0. Such a T would check less than its tags say. invopop is
-// the judge: each keyword is reflected on a field of the same type with
+// jsonschema_extras minimum that is no integer, which invopop reads as 0
+// (or one of the other mistakes checkExtras finds). Such a T would check
+// less than its tags say. invopop is the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 	for {
@@ -79,16 +80,38 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 				return err
 			}
 		}
-		for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
-			if v, ok := strings.CutPrefix(kw, "minimum="); ok {
-				if _, err := strconv.Atoi(v); err != nil {
-					return fieldError(t, f, "jsonschema_extras tag %q: invopop/jsonschema reads it as an integer, and %s as 0: write it in the jsonschema tag", kw, v)
-				}
-			}
+		if err := checkExtras(t, f); err != nil {
+			return err
 		}
 		if err := checkSchemaTags(f.Type, seen); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkExtras checks the jsonschema_extras tag of f, a field of struct
+// type t, whose keywords invopop writes into the schema as they are: a
+// minimum, which it reads as an integer (and anything else as 0); a
+// format the validator does not know; a keyword given twice of which it
+// keeps the last (a minimum, a true or false), rather than gathering the
+// values in a list.
+func checkExtras(t reflect.Type, f reflect.StructField) error {
+	given := map[string]string{}
+	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema_extras")) {
+		key, value, _ := strings.Cut(kw, "=")
+		if _, err := strconv.Atoi(value); key == "minimum" && err != nil {
+			return fieldError(t, f, "jsonschema_extras tag %q: invopop/jsonschema reads it as an integer, and %s as 0: write it in the jsonschema tag", kw, value)
+		}
+		if key == "format" && schema.FormatCheck(value) == nil {
+			return fieldError(t, f, "jsonschema_extras tag %q: the validator knows no format %q", kw, value)
+		}
+		if prev, ok := given[key]; ok {
+			if _, pv, _ := strings.Cut(prev, "="); key == "minimum" || pv == "true" || pv == "false" {
+				return fieldError(t, f, "jsonschema_extras tag: %s given twice (%s, %s), of which invopop/jsonschema keeps the last", key, prev, kw)
+			}
+		}
+		given[key] = kw
 	}
 	return nil
 }

@@ -684,3 +684,36 @@ func TestTyped_RulesOfShadowedFieldTypes(t *testing.T) {
 	assert.Equal(t, `contractguard: contractguard.In.addressBase.Addr: the rules of contractguard.ruledAddress never see the member "addr", which encoding/json decodes into contractguard.In.Addr: tag the shadowed field json:"-"`, err.Error())
 	require.Error(t, handlerErr[Deep](g))
 }
+
+// TestTyped_SchemaExtrasTheTagChecksMiss: a jsonschema_extras tag writes
+// its keywords into the schema as they are, past the checks of the
+// jsonschema tag: an unknown format (format=emial) checked nothing, and
+// of a minimum given twice, or a true/false value, invopop keeps the last
+// (minimum=5,minimum=1 held 1). Refused at registration.
+func TestTyped_SchemaExtrasTheTagChecksMiss(t *testing.T) {
+	type Format struct {
+		Email string `json:"email" jsonschema_extras:"format=emial"`
+	}
+	type Twice struct {
+		N int `json:"n" jsonschema_extras:"minimum=5,minimum=1"`
+	}
+	type TwiceBool struct {
+		S string `json:"s" jsonschema_extras:"x-contractguard-scan=false,x-contractguard-scan=true"`
+	}
+	type Fine struct {
+		Email string `json:"email" jsonschema_extras:"format=email,x-tag=a,x-tag=b"`
+	}
+	g := mustNew(t, Options{})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[Format](g), `contractguard: contractguard.Format.Email: jsonschema_extras tag "format=emial": the validator knows no format "emial"`},
+		{handlerErr[Twice](g), `contractguard: contractguard.Twice.N: jsonschema_extras tag: minimum given twice (minimum=5, minimum=1), of which invopop/jsonschema keeps the last`},
+		{handlerErr[TwiceBool](g), `contractguard: contractguard.TwiceBool.S: jsonschema_extras tag: x-contractguard-scan given twice (x-contractguard-scan=false, x-contractguard-scan=true), of which invopop/jsonschema keeps the last`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+	require.NoError(t, handlerErr[Fine](g))
+}
