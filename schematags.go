@@ -34,14 +34,8 @@ import (
 // less than its tags say. invopop is the judge: each keyword is reflected on a field of the same type with
 // and without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
-	for {
-		if bind.Opaque(t) {
-			return selfDecodingTags(t)
-		}
-		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
-			break
-		}
-		t = t.Elem()
+	if t = heldType(t); bind.Opaque(t) {
+		return selfDecodingTags(t)
 	}
 	if t.Kind() != reflect.Struct || seen[t] {
 		return nil

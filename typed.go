@@ -231,6 +231,21 @@ func restoreRootDef(root map[string]any, b []byte, name string) {
 	}
 }
 
+// heldType is the type a value of t holds its members in: t through
+// pointers, slices, arrays and map values, stopping at a type that decodes
+// itself (bind.Opaque).
+func heldType(t reflect.Type) reflect.Type {
+	for !bind.Opaque(t) {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			t = t.Elem()
+		default:
+			return t
+		}
+	}
+	return t
+}
+
 func elem(t reflect.Type) reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -280,14 +295,8 @@ func defNamer() func(reflect.Type) string {
 // embedded pointer) would be required and checked, and T get a zero
 // value: refused too.
 func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
-	for {
-		if bind.Opaque(t) {
-			return nil // it decodes itself: none of its fields is a member
-		}
-		if k := t.Kind(); k != reflect.Pointer && k != reflect.Slice && k != reflect.Array && k != reflect.Map {
-			break
-		}
-		t = t.Elem()
+	if t = heldType(t); bind.Opaque(t) {
+		return nil // it decodes itself: none of its fields is a member
 	}
 	if t.Kind() != reflect.Struct || seen[t] {
 		return nil
