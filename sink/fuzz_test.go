@@ -97,9 +97,13 @@ func FuzzSQL(f *testing.F) {
 		if len(v) >= taint.MinInputLen && err != nil && !occursAny(raw, v) {
 			t.Fatalf("%v %q blocked for %q, which is not in it", d, raw, input)
 		}
-		// Quoted by the application, in a neutral place.
-		q := "SELECT a FROM t WHERE b = " + quote(d, input) + " AND c = 1"
-		if len(v) >= taint.MinInputLen && occursOnce(q, v) {
+		// Quoted by the application, in a neutral place: where the literal
+		// holds the input as it is (quoting did not escape it away) and
+		// nothing else in the query holds it (A' A quoted is 'A'' A', and
+		// what holds A' A is its end and the AND after it).
+		lit := quote(d, input)
+		q := "SELECT a FROM t WHERE b = " + lit + " AND c = 1"
+		if len(v) >= taint.MinInputLen && occursAny(lit, v) && occursOnce(q, v) {
 			if err := CheckSQL(ctxOf(r), q, d); err != nil {
 				t.Fatalf("%v %q: a quoted input blocked: %v", d, q, err)
 			}
