@@ -163,6 +163,11 @@ func (s *contractSet) match(method, rawPath string, buf []string) (e *routeEntry
 // loaded is the number of contracts in the set.
 func (s *contractSet) loaded() int { return len(s.list) }
 
+// fromFolder is the number of s's contracts that came from the contracts
+// folder (Options.ContractsDir or ContractsFS): every set that loads has
+// the contracts in code, o.Contracts, too.
+func (s *contractSet) fromFolder(o *Options) int { return s.loaded() - len(o.Contracts) }
+
 // earlierPass is the state of an earlier pass of g over the request (a
 // typed handler behind Middleware), or nil: none, or another guard's.
 func (g *Guard) earlierPass(in *input) *state {

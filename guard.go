@@ -78,9 +78,7 @@ func New(opts Options) (*Guard, error) {
 		slog.Bool("metrics", opts.Metrics),
 		slog.Int64("max_body_bytes", opts.MaxBodyBytes),
 		slog.Int("max_depth", opts.MaxDepth))
-	// The folder's share of the set: every set that loads has the
-	// contracts in code (as Reload counts it).
-	if set.loaded() == len(opts.Contracts) && (opts.ContractsDir != "" || opts.ContractsFS != nil) {
+	if set.fromFolder(&opts) == 0 && (opts.ContractsDir != "" || opts.ContractsFS != nil) {
 		// A folder path that is wrong but exists (a mount not yet filled,
 		// the parent of the right one) would otherwise run unguarded with
 		// only the line above to say so.
@@ -111,13 +109,10 @@ func (g *Guard) Reload() error {
 	g.reloading.Lock()
 	defer g.reloading.Unlock()
 	set, err := g.loadContracts()
-	// Every set that loads has the contracts in code; the rest are the
-	// folder's.
-	code := len(g.opts.Contracts)
-	if n := g.set.Load().loaded(); err == nil && set.loaded() == code && n > code {
+	if n := g.set.Load(); err == nil && set.fromFolder(&g.opts) == 0 && n.fromFolder(&g.opts) > 0 {
 		// A folder emptied, or caught between a delete and a copy, would
 		// switch every check of its contracts off: fail closed instead.
-		err = &LoadError{File: cmp.Or(g.opts.ContractsDir, "Options.ContractsFS"), Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n)}
+		err = &LoadError{File: cmp.Or(g.opts.ContractsDir, "Options.ContractsFS"), Err: fmt.Errorf("no contracts found; the %d in force stay (a reload never drops them all: restart to run without contracts)", n.loaded())}
 	}
 	if err != nil {
 		g.stats.reloadFailures.Add(1)
