@@ -274,8 +274,7 @@ func (g *Guard) decide(in *input) (d decision) {
 			g.observe(in, nil, v)
 			vd := decision{would: v}
 			if in.r != nil { // for a later pass (a typed handler): the request is counted
-				vd.st, vd.first = g.earlyState(set), true
-				vd.st.unmatched = true // and sampled for learning, as one that passed as it came
+				vd.st, vd.first = g.earlyState(set), true // done: none, so sampled for learning (unmatched)
 			}
 			return g.decided(in, e, prev, start, vd)
 		}
@@ -380,13 +379,13 @@ func (g *Guard) earlyState(set *contractSet) *state {
 // unmatched reports whether r2, what the guard passes on of r on its
 // first pass, is r as it came, no contract having run on it: r itself,
 // or, under RequireContract in learning mode, r with the early state of a
-// request no contract matched.
+// request no contract matched (early, and no contract done).
 func unmatched(r, r2 *http.Request) bool {
 	if r2 == r {
 		return true
 	}
 	st := stateOf(r2)
-	return st != nil && st.unmatched
+	return st != nil && st.early && len(st.done) == 0
 }
 
 // byMode splits cs into the contracts that enforce (in cs's own array)

@@ -51,10 +51,6 @@ type state struct {
 	// any check (Guard.early); nothing was parsed, raw is nil, and the
 	// request passed as it came. A later pass reads the body itself.
 	early bool
-	// unmatched: the early state of a request no contract matched, that
-	// learning mode passes under RequireContract (Guard.decide):
-	// Middleware samples it for learning as one that passed as it came.
-	unmatched bool
 	// wouldBlock: a pass counted the request as one a contract in mode
 	// learn would have rejected (counters.record).
 	wouldBlock bool
