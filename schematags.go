@@ -22,7 +22,7 @@ import (
 // a keyword it does not know (minLenght), a value it cannot read
 // (minimum=abc, maxLength=-1), a keyword it does not apply to the field's
 // type (minLength on an int, minItems on a named slice type it describes
-// by a $ref), the text after an unescaped comma, all but the last of a
+// by a $ref), a type the field cannot hold (type=string on an int), the text after an unescaped comma, all but the last of a
 // keyword given twice (maximum=5,maximum=10), or a tag on a field it
 // leaves out, or on a field of a type that decodes itself (into which
 // the schema does not look); or a format the validator does not know (format=emial),
@@ -185,8 +185,48 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 		}
 		return fieldError(t, f, "jsonschema tag %q has no effect on a field of JSON type %s: a keyword, or a value, invopop/jsonschema does not take there", kw, alone.Type)
 	}
+	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema")) {
+		if key, value, _ := strings.Cut(kw, "="); key == "type" || key == "oneof_type" || key == "anyof_type" {
+			if err := typesFit(t, f, kw, value); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
+
+// typesFit reports a JSON type that the keyword kw (type=, oneof_type=
+// or anyof_type=, of value types) lets the schema take and that f's Go
+// type cannot hold: type=string on an int. invopop takes the type as
+// written, so T's schema would pass values that T's decode then refuses,
+// and refuse the values T holds: every request that sends the member
+// refused, found in production. null fits every field (encoding/json
+// leaves the field as it is), integer and number fit each other (a
+// number T cannot hold is the 400 of a value out of T's range).
+func typesFit(t reflect.Type, f reflect.StructField, kw, types string) error {
+	_, alone, err := reflectField(f, nil)
+	if err != nil {
+		return fieldError(t, f, "%v", err)
+	}
+	held := alone.Type
+	if held == "" {
+		return nil // any JSON type: any, json.RawMessage, a type that decodes itself or is described by a $ref
+	}
+	numeric := func(s string) bool { return s == "integer" || s == "number" }
+	for _, want := range strings.Split(types, ";") {
+		switch {
+		case !slices.Contains(jsonTypes, want):
+			return fieldError(t, f, "jsonschema tag %q: no JSON type %q (%s)", kw, want, strings.Join(jsonTypes, ", "))
+		case want == held || want == "null" || numeric(want) && numeric(held):
+			continue
+		}
+		return fieldError(t, f, "jsonschema tag %q: the schema would take a JSON %s, which a field of Go type %s (JSON type %s) cannot hold", kw, want, f.Type, held)
+	}
+	return nil
+}
+
+// jsonTypes are the names of JSON Schema's types.
+var jsonTypes = []string{"null", "boolean", "object", "array", "number", "integer", "string"}
 
 // annotations are the jsonschema tag keywords invopop knows that check
 // nothing: where it drops one, T checks no less than its tags say.

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -267,6 +269,56 @@ func TestTyped_SchemaTagsThatTakeEffect(t *testing.T) {
 	}
 	require.NoError(t, handlerErr[In](mustNew(t, Options{})))
 	require.NoError(t, handlerErr[Transfer](mustNew(t, Options{})))
+}
+
+// TestTyped_SchemaTypeGoCannotHold: invopop takes a tag's type=,
+// oneof_type= or anyof_type= as written, so type=string on an int field
+// made a schema that refused every integer and passed strings that T's
+// decode then refused: a route that refused every body sending the
+// member, found in production. Refused at registration; null, and
+// integer for number, fit.
+func TestTyped_SchemaTypeGoCannotHold(t *testing.T) {
+	g := mustNew(t, Options{})
+	type StringOnInt struct {
+		N int `json:"n" jsonschema:"type=string"`
+	}
+	type IntegerOnString struct {
+		S string `json:"s" jsonschema:"oneof_type=integer;null"`
+	}
+	type ObjectOnSlice struct {
+		L []string `json:"l" jsonschema:"anyof_type=array;object"`
+	}
+	type Misspelt struct {
+		S string `json:"s" jsonschema:"type=strnig"`
+	}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[StringOnInt](g), `contractguard: contractguard.StringOnInt.N: jsonschema tag "type=string": the schema would take a JSON string, which a field of Go type int (JSON type integer) cannot hold`},
+		{handlerErr[IntegerOnString](g), `contractguard: contractguard.IntegerOnString.S: jsonschema tag "oneof_type=integer;null": the schema would take a JSON integer, which a field of Go type string (JSON type string) cannot hold`},
+		{handlerErr[ObjectOnSlice](g), `contractguard: contractguard.ObjectOnSlice.L: jsonschema tag "anyof_type=array;object": the schema would take a JSON object, which a field of Go type []string (JSON type array) cannot hold`},
+		{handlerErr[Misspelt](g), `contractguard: contractguard.Misspelt.S: jsonschema tag "type=strnig": no JSON type "strnig" (null, boolean, object, array, number, integer, string)`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Equal(t, tt.want, tt.err.Error())
+	}
+	type Fits struct {
+		N  int             `json:"n" jsonschema:"type=number"`
+		F  float64         `json:"f" jsonschema:"type=integer"`
+		P  *string         `json:"p" jsonschema:"oneof_type=string;null"`
+		A  any             `json:"a" jsonschema:"type=string"`
+		R  json.RawMessage `json:"r" jsonschema:"anyof_type=object;array"`
+		B  bool            `json:"b" jsonschema:"type=boolean"`
+		NN *int            `json:"nn" jsonschema:"anyof_type=integer;null"`
+	}
+	h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in Fits) {})
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/fits", strings.NewReader(`{"n":2,"f":3,"p":null,"a":"x","r":[1],"b":true,"nn":null}`))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
 // TestTyped_UnknownFormatInATag: a format the validator does not know
