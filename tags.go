@@ -81,6 +81,9 @@ func splitTag(tag string) ([]tagPair, error) {
 	rest := tag
 	for {
 		key, after, ok := strings.Cut(rest, "=")
+		if k := strings.TrimSpace(key); ok && k != key && isTagKey(k) {
+			return nil, fmt.Errorf("key %q: a key is written with no space around it (%s=)", key, k)
+		}
 		if !ok || !isTagKey(key) {
 			return nil, fmt.Errorf("unknown key %q (want cel, msg, schema or mode)", failure.Clip(strings.TrimSpace(key)))
 		}
@@ -104,6 +107,10 @@ func splitTag(tag string) ([]tagPair, error) {
 			rest = ""
 			if end >= 0 {
 				value, rest = after[:end], after[end+1:]
+			}
+			if k := spacedKey(value); k != "" {
+				return nil, fmt.Errorf("%s=%s: \"%s=\" after a comma and a space is part of the value (a key starts right after its comma): write \",%s=\", or quote the value ('…')",
+					key, failure.Clip(value), k, k)
 			}
 		}
 		if strings.TrimSpace(value) == "" {
@@ -133,6 +140,27 @@ func nextKey(s string) int {
 		}
 	}
 	return -1
+}
+
+// spacedKey is the key that follows a comma and white space in an
+// unquoted value ("x, msg=y"): to a reader the start of a pair, which
+// the grammar makes part of the value, so that a schema= or mode= would
+// be dropped into a message without a word. "" if there is none.
+func spacedKey(value string) string {
+	for i := 0; i < len(value); i++ {
+		if value[i] != ',' {
+			continue
+		}
+		next := value[i+1:]
+		if trimmed := strings.TrimLeft(next, " \t"); trimmed != next {
+			for _, k := range tagKeys {
+				if strings.HasPrefix(trimmed, k+"=") {
+					return k
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func startsWithKey(s string) bool {

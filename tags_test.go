@@ -50,6 +50,14 @@ func TestParseTag_Errors(t *testing.T) {
 		"cel=x,msg=y,cel=z": "needs a msg",
 		"celx=1":            "unknown key",
 		"cel=x,msg=y,":      "msg=y,", // a trailing comma is part of the value: no error
+		// A space around a key: " cel" was reported as the unknown key "cel".
+		" cel=x,msg=y": `key " cel": a key is written with no space around it (cel=)`,
+		"cel =x,msg=y": `key "cel ": a key is written with no space around it (cel=)`,
+		// A pair after a comma and a space ran on in the value before it:
+		// the schema file, or learning mode, dropped into a message.
+		"cel=x,msg=bad, schema=t.json": `msg=bad, schema=t.json: "schema=" after a comma and a space is part of the value (a key starts right after its comma): write ",schema=", or quote the value`,
+		"cel=x,msg=bad,\tmode=learn":   `"mode=" after a comma and a space`,
+		"cel=x > 0, msg=y":             `cel=x > 0, msg=y: "msg=" after a comma and a space`,
 	} {
 		_, err := parseTag(tag)
 		if tag == "cel=x,msg=y," {
