@@ -321,6 +321,25 @@ func TestTyped_SchemaTypeGoCannotHold(t *testing.T) {
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
+// TestTyped_SchemaDashRefusesTheMember: a jsonschema:"-" field is left
+// out of T's schema, which allows no other members, so a body that
+// sends it is refused: a member clients must not set (one the server
+// fills in), never one T would decode unchecked.
+func TestTyped_SchemaDashRefusesTheMember(t *testing.T) {
+	type In struct {
+		Name string `json:"name"`
+		ID   string `json:"id,omitempty" jsonschema:"-"`
+	}
+	var got In
+	h, err := NewHandler(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, send(h, "POST", "/", `{"name":"a"}`).Code)
+	assert.Equal(t, In{Name: "a"}, got)
+	eb := rejected(t, send(h, "POST", "/", `{"name":"b","id":"forged"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/id"}, paths(eb.Details), "%v", eb.Details)
+	assert.Equal(t, In{Name: "a"}, got, "the handler never ran")
+}
+
 // TestTyped_UnknownFormatInATag: a format the validator does not know
 // (format=emial) is an annotation to it, and checked nothing; in a tag it
 // is a typo, refused at registration.
