@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard"
 )
 
 // freePort is an address nothing listens on.
@@ -204,6 +209,54 @@ func TestCoalesce(t *testing.T) {
 		}
 	}
 	assert.Equal(t, syscall.SIGTERM, coalesce(syscall.SIGTERM, make(chan os.Signal)))
+}
+
+// TestKeepWatching_AfterWatchFails: Watch returns when it cannot watch
+// (here the folder is gone for a moment, as while a volume is swapped);
+// serve used to log it once and never reload on a change again.
+// keepWatching starts it again, reloads what changed meanwhile, and
+// watches on.
+func TestKeepWatching_AfterWatchFails(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "contracts")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	write := func(name, endpoint string) {
+		t.Helper()
+		body := "endpoint: " + endpoint + "\nmethod: GET\ninvariants:\n  - expr: \"false\"\n    message: closed\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	write("a.yaml", "/a")
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: log})
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(dir, dir+".old"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { keepWatching(ctx, g, log, 20*time.Millisecond); close(done) }()
+	defer func() { cancel(); <-done }()
+	endpoints := func() []string {
+		var out []string
+		for _, c := range g.Contracts() {
+			out = append(out, c.Endpoint)
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "not watching the contracts; trying again") }, 10*time.Second, 10*time.Millisecond)
+
+	require.NoError(t, os.Rename(dir+".old", dir))
+	write("b.yaml", "/b") // while nothing watches
+	require.Eventually(t, func() bool { return slices.Equal(endpoints(), []string{"/a", "/b"}) }, 10*time.Second, 10*time.Millisecond, "%v", endpoints)
+	require.Eventually(t, func() bool { return strings.Count(logs.String(), "watching the contracts folder") >= 1 }, 10*time.Second, 10*time.Millisecond)
+	write("c.yaml", "/c") // watched again
+	require.Eventually(t, func() bool { return slices.Equal(endpoints(), []string{"/a", "/b", "/c"}) }, 10*time.Second, 10*time.Millisecond, "%v", endpoints)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("keepWatching did not return when its context ended")
+	}
 }
 
 // TestServe_WatchReloads: with --watch (the default), a contract written

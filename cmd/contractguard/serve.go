@@ -734,11 +734,7 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if s.Watch && p.contractsDir != "" {
-		go func() {
-			if err := p.guard.Watch(watchCtx); err != nil && !errors.Is(err, context.Canceled) {
-				p.log.Warn("contractguard serve: not watching the contracts", slog.String("error", err.Error()))
-			}
-		}()
+		go keepWatching(watchCtx, p.guard, p.log, time.Second)
 	}
 
 	errc := make(chan error, len(servers))
@@ -763,6 +759,30 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 			p.log.Info("contractguard serve: shutting down", slog.String("signal", sig.String()), slog.String("timeout", s.ShutdownTimeout.String()))
 			return p.shutdown(servers)
 		}
+	}
+}
+
+// keepWatching runs g.Watch until ctx is done. Watch returns when it
+// cannot watch: the system's limit of watchers reached, the folder gone
+// for a moment while a volume is swapped, the watcher stopped. Once, that
+// ended reloading on change for the life of the proxy, with one warning
+// in its log; now it is tried again, wait after wait (doubling up to a
+// minute), and each new start reloads first, for what changed while
+// nothing watched. A reload that fails keeps the set in force.
+func keepWatching(ctx context.Context, g *contractguard.Guard, log *slog.Logger, wait time.Duration) {
+	for {
+		err := g.Watch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("contractguard serve: not watching the contracts; trying again", slog.String("error", err.Error()), slog.String("in", wait.String()))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Minute)
+		_ = g.Reload() // a failure is logged, and the old set stays
 	}
 }
 
