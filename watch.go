@@ -18,9 +18,16 @@ import (
 // folder are many events, and one reload covers them.
 const watchDebounce = 250 * time.Millisecond
 
+// watchMaxWait bounds that wait: a folder written without a pause (a
+// sync tool touching files, a log written beside the contracts) is
+// reloaded at least this often, not never. A variable for tests.
+var watchMaxWait = 5 * time.Second
+
 // Watch reloads the contracts (see [Guard.Reload]) whenever a file in
 // Options.ContractsDir or a folder below it is written, created, removed
-// or renamed, once changes have paused for a quarter of a second. A
+// or renamed, once changes have paused for a quarter of a second (or,
+// in a folder written without such a pause, five seconds after the first
+// change it has not reloaded for). A
 // reload that fails is logged and leaves the contracts in force, and
 // watching goes on: the next change may fix it, a change of permissions
 // too. Watch blocks until ctx is done and then returns ctx.Err(); run it
@@ -66,8 +73,15 @@ func (g *Guard) Watch(ctx context.Context) error {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	replaced := false // the folder was created, removed, renamed or relinked, or events were lost
-	failing := false  // the last reload failed
+	replaced := false   // the folder was created, removed, renamed or relinked, or events were lost
+	failing := false    // the last reload failed
+	var since time.Time // the first change the next reload is for
+	arm := func() {
+		if since.IsZero() {
+			since = time.Now()
+		}
+		timer.Reset(max(0, min(watchDebounce, watchMaxWait-time.Since(since))))
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,7 +105,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 				// removed again) is for the reload to find.
 				_ = watchTree(w, ev.Name)
 			}
-			timer.Reset(watchDebounce)
+			arm()
 		case err, ok := <-w.Errors:
 			if !ok {
 				return errors.New("contractguard: Watch: the watcher stopped")
@@ -102,8 +116,9 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// force matches the folder.
 			g.log.Warn("contractguard: watching the contracts folder", slog.Any("error", err))
 			replaced = true
-			timer.Reset(watchDebounce)
+			arm()
 		case <-timer.C:
+			since = time.Time{}
 			// A link that leads nowhere now is watched where it led: the
 			// folder may be made again there.
 			if r := cmp.Or(resolved(dir), root); replaced || r != root {

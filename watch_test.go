@@ -309,6 +309,37 @@ func TestWatch_OneReloadForABurst(t *testing.T) {
 	assert.LessOrEqual(t, reloads, 3, "%d saves made %d reloads", saves, reloads)
 }
 
+// A folder written without a quarter second's pause (a sync tool, a log
+// beside the contracts) was never reloaded: each change pushed the reload
+// back. It is reloaded once watchMaxWait has passed since the first
+// change not reloaded, while the writes go on.
+func TestWatch_ReloadsWhileWritesGoOn(t *testing.T) {
+	defer func(old time.Duration) { watchMaxWait = old }(watchMaxWait)
+	watchMaxWait = 600 * time.Millisecond
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	stop := make(chan struct{})
+	writing := make(chan struct{})
+	go func() { // a file beside the contracts, written every 50 ms
+		defer close(writing)
+		for k := 0; ; k++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			_ = os.WriteFile(filepath.Join(dir, "busy.log"), []byte(strconv.Itoa(k)), 0o644)
+		}
+	}()
+	defer func() { close(stop); <-writing }()
+	w.awaitLog(reloaded) // within 10 s, while the writes go on
+	assert.Equal(t, "version 2", w.g.Check("POST", "/v", []byte(`{"n":2}`)).Details[0].Message)
+}
+
 func TestWatch_NeedsAFolder(t *testing.T) {
 	for name, o := range map[string]Options{
 		"no folder":   {Contracts: []Contract{{Endpoint: "/a", Method: "GET"}}},
