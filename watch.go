@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -69,6 +70,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	if err := watchTree(w, root); err != nil {
 		return fmt.Errorf("contractguard: Watch %s: %w", g.opts.ContractsDir, err)
 	}
+	links := watchLinks(w, dir)
 	g.log.Info("contractguard: watching the contracts folder", slog.String("contracts_dir", g.opts.ContractsDir))
 
 	timer := time.NewTimer(time.Hour)
@@ -95,6 +97,11 @@ func (g *Guard) Watch(ctx context.Context) error {
 				continue // but it may fix a file the last reload could not read
 			}
 			switch up := filepath.Dir(ev.Name); {
+			case links[up] != "":
+				if links[up] != ev.Name {
+					continue // a neighbour of the link
+				}
+				replaced = true
 			case parent != dir && up == parent, rootParent != "" && up == rootParent:
 				if ev.Name != dir && ev.Name != root {
 					continue // a neighbour of the folder
@@ -123,10 +130,12 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// folder may be made again there.
 			if r := cmp.Or(resolved(dir), root); replaced || r != root {
 				for _, p := range w.WatchList() {
-					if p != parent {
-						_ = w.Remove(p)
-					}
+					_ = w.Remove(p)
 				}
+				if parent != dir {
+					_ = w.Add(parent) // a link may lead it elsewhere now
+				}
+				links = watchLinks(w, dir)
 				root, replaced = r, false
 				rootParent = watchParent(w, root, parent)
 				if err := watchTree(w, root); err != nil {
@@ -151,6 +160,26 @@ func resolved(dir string) string {
 		return ""
 	}
 	return r
+}
+
+// watchLinks adds to w the folder of each symbolic link on the way to
+// dir (/srv/app for /srv/app/current in /srv/app/current/contracts,
+// which a deployment swaps to the next release), and returns the links
+// by their folders. A link swapped there leads dir to another folder
+// with no event in any folder watched but the link's own. (A link at dir
+// itself is seen from dir's parent.)
+func watchLinks(w *fsnotify.Watcher, dir string) map[string]string {
+	links := map[string]string{}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return links
+	}
+	for p := filepath.Dir(abs); filepath.Dir(p) != p; p = filepath.Dir(p) {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && w.Add(filepath.Dir(p)) == nil {
+			links[filepath.Dir(p)] = p
+		}
+	}
+	return links
 }
 
 // watchParent adds to w the folder above root, the folder the link dir

@@ -175,6 +175,45 @@ func TestWatch_LinkSwapped(t *testing.T) {
 	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
 }
 
+// A link higher up the path, as a deployment swaps current to the next
+// release (current -> releases/N, the contracts in current/contracts):
+// no folder Watch watched saw it, and the old release's contracts stayed
+// in force until a change in that old folder or a restart.
+func TestWatch_LinkAboveSwapped(t *testing.T) {
+	base := t.TempDir()
+	for i, k := range []int{0, 2} {
+		d := filepath.Join(base, "releases", fmt.Sprintf("r%d", i+1), "contracts")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		v, _ := versionContract(k)
+		writeVersion(t, d, v)
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(base, "shared"), 0o755))
+	current := filepath.Join(base, "current")
+	swap := func(to string) {
+		require.NoError(t, os.Symlink(to, current+".new"))
+		require.NoError(t, os.Rename(current+".new", current)) // atomic, as deployments swap
+	}
+	require.NoError(t, os.Symlink("releases/r1", current))
+	w := startWatch(t, filepath.Join(current, "contracts"))
+
+	// A neighbour of the link is no reason to reload.
+	require.NoError(t, os.WriteFile(filepath.Join(base, "shared", "x"), nil, 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(base, "logs"), 0o755))
+	time.Sleep(2 * watchDebounce)
+	assert.Empty(t, w.reloads)
+
+	swap("releases/r2")
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, filepath.Join(base, "releases", "r2", "contracts"), v4) // the release now linked is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+	swap("releases/r1") // a rollback
+	w.await("/v", `{"n":0}`, Detail{"", "version 0"})
+	v6, _ := versionContract(6)
+	writeVersion(t, filepath.Join(base, "releases", "r1", "contracts"), v6)
+	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
+}
+
 // The folder is a link, as a deployment makes it, and the folder it leads
 // to is replaced with the link left as it is: renamed over by a new one,
 // then deleted and made again a while later. Watch follows each time:
