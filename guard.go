@@ -437,7 +437,7 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	}
 	if g.opts.VulnerabilityScan {
 		if v := scanRequest(cs, q); v != nil { // scan.go
-			g.stats.countFindings(v)
+			g.stats.countFindings(v, st)
 			return v
 		}
 	}

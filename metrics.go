@@ -89,9 +89,24 @@ var epoch = time.Now()
 // wall clock too (a third of the cost of timing a request).
 func monotonic() time.Duration { return time.Since(epoch) }
 
-// countFindings counts the findings of a scan's violation by class.
-func (c *counters) countFindings(v *Violation) {
+// countFindings counts the findings of a scan's violation by class, each
+// value once per request: contracts with different opt-outs that run
+// apart (in mode learn, or on a later pass) scan the body again, and find
+// again what an earlier scan of the request found. st remembers the paths
+// counted.
+func (c *counters) countFindings(v *Violation, st *state) {
+	var counted map[string]bool // only when an earlier scan found something
+	if len(st.flagged) > 0 {
+		counted = make(map[string]bool, len(st.flagged))
+		for _, p := range st.flagged {
+			counted[p] = true
+		}
+	}
 	for _, d := range v.Details {
+		if counted[d.Path] {
+			continue
+		}
+		st.flagged = append(st.flagged, d.Path)
 		c.findings[scan.ClassOf(d.Message)].Add(1)
 	}
 }

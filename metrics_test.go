@@ -132,3 +132,37 @@ func TestObserve_NoAllocation(t *testing.T) {
 	assert.Equal(t, without, with)
 	assert.Zero(t, with[2], "unmatched")
 }
+
+// scanOptOutMemo is a typed handler's request type that takes its memo out
+// of the scan: its contract's opt-outs differ from those of a file
+// contract that takes out another member.
+type scanOptOutMemo struct {
+	Memo string `json:"memo" jsonschema_extras:"x-contractguard-scan=false"`
+	Q    string `json:"q"`
+}
+
+// TestMetrics_ScanFindingsCountValuesOnce: a value the scan flags counts
+// once per request (docs/metrics.md: findings count values), also in
+// learning mode, where the contracts of a request run one by one and
+// those with different opt-outs each scan the body again, in one pass or
+// in two (Middleware, then a typed handler it cannot see).
+func TestMetrics_ScanFindingsCountValuesOnce(t *testing.T) {
+	v := trustTestVendor(t)
+	for _, hidden := range []bool{false, true} {
+		g := mustNew(t, Options{LicenseKey: v.key(t), LearningMode: true, VulnerabilityScan: true, Logger: discard,
+			Contracts: []Contract{{Endpoint: "/items", Method: "POST", Schema: map[string]any{"type": "object",
+				"properties": map[string]any{"note": map[string]any{"type": "string", "x-contractguard-scan": false}}}}}})
+		mux := http.NewServeMux()
+		mux.Handle("POST /items", Handle(g, func(http.ResponseWriter, *http.Request, scanOptOutMemo) {}))
+		var next http.Handler = mux
+		if hidden {
+			next = http.HandlerFunc(mux.ServeHTTP) // Middleware cannot see the typed handler: two passes
+		}
+		h := g.Middleware(next)
+		require.Equal(t, 200, send(h, "POST", "/items", `{"q":"' OR 1=1 --","memo":"<script>x</script>"}`).Code, "learning mode")
+		s := g.Stats()
+		assert.EqualValues(t, 1, s.ScanFindings["sql_injection"], "q, flagged by both contracts' scans; two passes: %v", hidden)
+		assert.EqualValues(t, 1, s.ScanFindings["xss"], "memo, flagged by the file contract's scan alone; two passes: %v", hidden)
+		assert.EqualValues(t, 1, s.RequestsWouldBlock)
+	}
+}

@@ -33,6 +33,7 @@ type state struct {
 
 	scanned    []*shape.Skip // the opt-outs the body was scanned with (nil: none)
 	scannedBuf [2]*shape.Skip
+	flagged    []string // the paths of the values the scan flagged, counted (counters.countFindings)
 
 	// The request, context and body the guard passes on, here so that
 	// passing a request costs no allocations of their own.
