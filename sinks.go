@@ -129,10 +129,12 @@ func (p *sinkParams) EachParam(yield func(name, value string) bool) {
 
 // SinkBlocked counts and logs a sink call that sink protection blocked (or,
 // in learning mode, let happen and reported): the sink, the route and the
-// input's source and path, never its value. It is how the sink package
+// input's source and path, never its value. A call reported again (in
+// learning mode, for each input that would have blocked it: b.Again) is
+// logged again but counted once. It is how the sink package
 // reports to the guard (taint.Reporter); applications do not call it.
 func (g *Guard) SinkBlocked(r *taint.Request, b taint.Block) {
-	if i := slices.Index(sinkNames[:], b.Sink); i >= 0 {
+	if i := slices.Index(sinkNames[:], b.Sink); i >= 0 && !b.Again {
 		g.stats.sinkBlocks[i].Add(1)
 	}
 	msg := "contractguard: sink protection blocked a call"

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -300,5 +301,38 @@ func TestSinks_LearningContractKeepsTheInputOfABodyOfAnotherMediaTypeOverTheLimi
 	for i, ct := range []string{"text/plain", "application/json; charset=latin1"} {
 		assert.Equal(t, body, got[i], "%s: the body as it came", ct)
 		assert.ErrorIs(t, errs[i], sink.ErrBlocked, ct)
+	}
+}
+
+// TestSinks_LearningModeCountsACallOnce: in learning mode a sink reports
+// every input that would have blocked a call, each logged, but the call
+// counts once in the metrics (contractguard_sink_blocks_total counts
+// calls), as the call it blocks counts once in enforcement.
+func TestSinks_LearningModeCountsACallOnce(t *testing.T) {
+	for _, learning := range []bool{false, true} {
+		g, logs := sinkGuard(t, func(o *Options) {
+			o.LearningMode = learning
+			o.Contracts[0].Schema = map[string]any{"type": "object"}
+		})
+		var errs []error
+		h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := Body(r)
+			m := b.(map[string]any)
+			s := func(k string) string { return m[k].(string) }
+			errs = append(errs, sink.CheckCmd(r.Context(), exec.Command("sh", "-c", "echo "+s("a")+" "+s("b"))))
+			errs = append(errs, sink.CheckPath(r.Context(), "/srv/uploads/"+s("c")+"/"+s("d")))
+		}))
+		require.Equal(t, 200, send(h, "POST", "/users/7", `{"a":"x; cat /tmp/q","b":"y | cat /etc/passwd","c":"../../etc","d":"../../../root"}`).Code)
+		require.Len(t, errs, 2)
+		for _, err := range errs {
+			assert.Equal(t, !learning, errors.Is(err, sink.ErrBlocked), "learning %v: %v", learning, err)
+		}
+		s := g.Stats()
+		assert.EqualValues(t, 1, s.SinkBlocks["shell"], "learning %v", learning)
+		assert.EqualValues(t, 1, s.SinkBlocks["file"], "learning %v", learning)
+		if learning {
+			assert.Equal(t, 2, strings.Count(logs.String(), "sink=shell"), "each input that would have blocked the call is logged")
+			assert.Equal(t, 2, strings.Count(logs.String(), "sink=file"), "each input that would have blocked the call is logged")
+		}
 	}
 }

@@ -85,6 +85,7 @@ func (f Files) Check(ctx context.Context, name string) error {
 	}
 	pc := pathCheck{f: f, name: name, clean: filepath.Clean(name), fd: newFinder(name)}
 	var failed error
+	reported := false // report-only: the call is reported for each input
 	r.Inputs(func(in taint.Input) bool {
 		why, ok := pc.input(in.Value)
 		if ok && why == "" && strings.IndexByte(in.Value, '%') >= 0 {
@@ -97,11 +98,12 @@ func (f Files) Check(ctx context.Context, name string) error {
 			why, ok = checkOtherCases(in.Value, pc.inputDecoded)
 		}
 		if !ok {
-			failed = overBudget(r, sinkFile)
+			failed = overBudgetAgain(r, sinkFile, reported)
 			return false
 		}
 		if why != "" {
-			failed = block(r, sinkFile, in, why)
+			failed = blockAgain(r, sinkFile, in, why, reported)
+			reported = true
 			return failed == nil
 		}
 		return true

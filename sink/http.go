@@ -268,13 +268,15 @@ func (t *transport) resolveChecked(ctx context.Context, di *dialInfo, network, a
 			return nil, err
 		}
 	}
+	reported := false // report-only: the call is reported for each address
 	for _, ip := range ips {
 		if t.allowedAddr(ip) {
 			continue
 		}
 		if why := internalReason(ip); why != "" {
 			if di != nil && di.r.ReportOnly {
-				block(di.r, sinkHTTP, di.in, "points the request at "+why)
+				blockAgain(di.r, sinkHTTP, di.in, "points the request at "+why, reported)
+				reported = true
 				continue
 			}
 			return nil, &blockedDial{reason: why}

@@ -71,6 +71,7 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	ck := shellCheck{c: c, args: args, path: cmd.Path, env: cmd.Env}
 	ck.findScripts()
 	var failed error
+	reported := false // report-only: the call is reported for each input
 	// One byte is enough for a shell pattern: * or ? (rm -f uploads/*)
 	// and ~ expand outside quotes; the checks below tell where it lands.
 	r.InputsFrom(1, func(in taint.Input) bool {
@@ -83,11 +84,12 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 			why, ok = checkOtherCases(v, ck.input)
 		}
 		if !ok {
-			failed = overBudget(r, sinkShell)
+			failed = overBudgetAgain(r, sinkShell, reported)
 			return false
 		}
 		if why != "" {
-			failed = block(r, sinkShell, in, why)
+			failed = blockAgain(r, sinkShell, in, why, reported)
+			reported = true
 			return failed == nil // report-only: go on reporting
 		}
 		return true

@@ -63,7 +63,14 @@ const (
 // to give the caller: nil in report-only (learning) mode, where the call
 // goes ahead.
 func block(r *taint.Request, sink string, in taint.Input, reason string) error {
-	b := taint.Block{Sink: sink, Source: in.Source, Name: r.Where(in), Reason: reason}
+	return blockAgain(r, sink, in, reason, false)
+}
+
+// blockAgain is block; again says that this call was already reported
+// (report-only mode goes on reporting its inputs), so that the guard
+// counts the call once however many reports it gets.
+func blockAgain(r *taint.Request, sink string, in taint.Input, reason string, again bool) error {
+	b := taint.Block{Sink: sink, Source: in.Source, Name: r.Where(in), Reason: reason, Again: again}
 	r.Report(b)
 	if r.ReportOnly {
 		return nil
@@ -82,7 +89,13 @@ func block(r *taint.Request, sink string, in taint.Input, reason string) error {
 // overBudget blocks a call whose check would cost more than the bounds
 // allow: a security check that gives up fails closed.
 func overBudget(r *taint.Request, sink string) error {
-	return block(r, sink, taint.Input{}, "too much input to check")
+	return overBudgetAgain(r, sink, false)
+}
+
+// overBudgetAgain is overBudget for a call that may already have been
+// reported (blockAgain).
+func overBudgetAgain(r *taint.Request, sink string, again bool) error {
+	return blockAgain(r, sink, taint.Input{}, "too much input to check", again)
 }
 
 // request is the recorded input of ctx, or nil.

@@ -104,6 +104,11 @@ type Block struct {
 	Source Source
 	Name   string // the JSON pointer of a body input, else the input's name
 	Reason string // what the input did, without its value
+	// Again: a further report of a call already reported (in report-only
+	// mode a sink reports every input that would have blocked the call,
+	// and every internal address its host resolves to): logged, but not
+	// counted as another call.
+	Again bool
 }
 
 // ContextKey is the context key under which a request's *Request is found.
