@@ -116,7 +116,7 @@ type config struct {
 
 // WithBuckets sets the explicit bucket boundaries, in seconds and in
 // increasing order, advised for contractguard.check.duration (default
-// [DefaultBuckets]).
+// [DefaultBuckets]); at least one.
 func WithBuckets(buckets ...float64) Option {
 	return func(c *config) { c.buckets = slices.Clone(buckets) }
 }
@@ -178,6 +178,11 @@ func Register(g *contractguard.Guard, mp metric.MeterProvider, opts ...Option) (
 	cfg := config{buckets: DefaultBuckets}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if len(cfg.buckets) == 0 {
+		// The SDK would take its own defaults, in milliseconds, for a
+		// histogram in seconds.
+		return nil, errors.New("cgotel: WithBuckets: no buckets given")
 	}
 	for i := 1; i < len(cfg.buckets); i++ {
 		if cfg.buckets[i] <= cfg.buckets[i-1] {

@@ -333,6 +333,10 @@ func TestRegister_Options(t *testing.T) {
 
 	_, err = cgotel.Register(a, mp, cgotel.WithBuckets(0.1, 0.01))
 	assert.EqualError(t, err, "cgotel: WithBuckets: the buckets must be in increasing order")
+	// No buckets: the SDK's defaults, in milliseconds, went in for a
+	// histogram in seconds.
+	_, err = cgotel.Register(a, mp, cgotel.WithBuckets())
+	assert.EqualError(t, err, "cgotel: WithBuckets: no buckets given")
 	_, err = cgotel.Register(nil, mp)
 	assert.EqualError(t, err, "cgotel: Register: the guard is nil")
 	unregister, err := cgotel.Register(a, nil)

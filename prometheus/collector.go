@@ -90,7 +90,7 @@ type config struct {
 
 // WithBuckets sets the upper bounds, in seconds and in increasing order,
 // of the contractguard_check_duration_seconds buckets (default
-// [DefaultBuckets]).
+// [DefaultBuckets]); at least one.
 func WithBuckets(buckets ...float64) Option {
 	return func(c *config) { c.buckets = slices.Clone(buckets) }
 }
@@ -154,6 +154,10 @@ func NewCollector(g *contractguard.Guard, opts ...Option) *Collector {
 	cfg := config{buckets: DefaultBuckets}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if len(cfg.buckets) == 0 {
+		// client_golang would put its own defaults in, not DefaultBuckets.
+		panic("cgprometheus: WithBuckets: no buckets given")
 	}
 	for i := 1; i < len(cfg.buckets); i++ {
 		if cfg.buckets[i] <= cfg.buckets[i-1] {

@@ -365,6 +365,10 @@ func TestCollector_Buckets(t *testing.T) {
 	assert.PanicsWithValue(t, "cgprometheus: WithBuckets: the buckets must be in increasing order", func() {
 		cgprometheus.NewCollector(g, cgprometheus.WithBuckets(0.1, 0.01))
 	})
+	// No buckets: client_golang's defaults went in, not DefaultBuckets.
+	assert.PanicsWithValue(t, "cgprometheus: WithBuckets: no buckets given", func() {
+		cgprometheus.NewCollector(g, cgprometheus.WithBuckets())
+	})
 	assert.PanicsWithValue(t, "cgprometheus: NewCollector: the guard is nil", func() { cgprometheus.NewCollector(nil) })
 }
 
