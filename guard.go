@@ -314,6 +314,14 @@ func (g *Guard) decide(in *input) (d decision) {
 		if v := g.run(one[:], q, isJSON); v != nil {
 			g.observe(in, c, v)
 			q.state.markDone(one[:]) // reported once, not again on a later pass
+			if c == in.typed.c && in.r != nil {
+				// The typed handler this request goes to cannot run
+				// without its T: a body that is none is refused, learning
+				// or not, and counted as refused.
+				if dv := q.state.bindFor(c, g.opts.MaxDepth); dv != nil {
+					return g.decided(in, e, prev, start, decision{v: dv})
+				}
+			}
 			if vd.would == nil {
 				vd.would = v
 			}
@@ -336,7 +344,9 @@ type decision struct {
 }
 
 // early is a violation found before any contract ran (the body's size or
-// media type): sent, unless every contract of todo learns; then it is
+// media type): sent, unless every contract of todo learns and a typed
+// handler the request goes to can still have its T (the body was not
+// refused as it was read); then it is
 // reported for each, the part of the body read (raw, and decoded as far
 // as it went, plain; read says whether the body was read) is given back,
 // and the request passes as it came. On its first pass it passes with an
@@ -351,6 +361,12 @@ func (g *Guard) early(in *input, e *routeEntry, segs []string, others []route.Hi
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
+	if read && in.r != nil && slices.Contains(todo, in.typed.c) {
+		// A body that could not be read (too large, cut off, an encoding
+		// that does not decode) is no T either: the typed handler this
+		// request goes to cannot run, learning or not.
+		return decision{v: v}
+	}
 	vd := decision{would: v}
 	st := prev
 	if st == nil && in.r != nil { // Check hands no request on

@@ -140,15 +140,40 @@ func (h *typedHandler[T]) value(st *state) (T, *Violation) {
 // SCHEMA_INVALID at its path.
 func decode[T any](st *state, maxDepth int) (T, *Violation) {
 	var data T
+	return data, st.decodeInto(reflect.ValueOf(&data).Elem(), maxDepth)
+}
+
+// decodeInto decodes the body of st into v, parsing it if no pass has,
+// as decode does.
+func (st *state) decodeInto(v reflect.Value, maxDepth int) *Violation {
 	if v := st.parse(maxDepth); v != nil {
-		return data, v
+		return v
 	}
 	var fails []Detail
 	report := failure.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
-	if !bind.Into(reflect.ValueOf(&data).Elem(), st.doc.Root(), report) {
-		return data, newViolation(CodeSchemaInvalid, fails...)
+	if !bind.Into(v, st.doc.Root(), report) {
+		return newViolation(CodeSchemaInvalid, fails...)
 	}
-	return data, nil
+	return nil
+}
+
+// bindFor makes sure st holds c's Go value of the body (the contract's
+// checks bind only a body its schema passed): nil, or the violation of a
+// body no such value can be had from, as the typed handler would send
+// it.
+func (st *state) bindFor(c *contract, maxDepth int) *Violation {
+	if st.boundOf(c) != nil {
+		return nil
+	}
+	p := reflect.New(c.body)
+	if v := st.decodeInto(p.Elem(), maxDepth); v != nil {
+		return v
+	}
+	if st.values == nil {
+		st.values = st.valBuf[:0]
+	}
+	st.values = append(st.values, boundValue{c, p.Interface()})
+	return nil
 }
 
 // decodeOnly is a typed handler of a disabled guard: the body decoded

@@ -262,6 +262,64 @@ func TestLearn_TwoPassesCountOnce(t *testing.T) {
 	}
 }
 
+// TestLearn_TypedHandlerWithoutItsT: in learning mode a body the typed
+// handler cannot decode into its T (a member of the wrong type, a body
+// too large, not JSON) is refused, as the handler cannot run without it;
+// it was counted and reported as a would-block, a request that "reached
+// the handler", where the client got the refusal. It is counted as
+// refused now, the contract's would-be rejection still observed.
+func TestLearn_TypedHandlerWithoutItsT(t *testing.T) {
+	type line struct {
+		_ struct{} `cg:"mode=learn"`
+		N int      `json:"n" jsonschema:"minimum=1"`
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		twoPasses        bool
+		status           int
+		code             string
+		outcomes         []Outcome
+		would, bad       int64
+	}{
+		{name: "not a T", path: "/lines", body: `{"n":"x"}`, status: 400, code: CodeSchemaInvalid,
+			outcomes: []Outcome{OutcomeRejected}, bad: 1},
+		{name: "too large", path: "/lines", body: `{"n":1,"pad":"` + strings.Repeat("x", 100) + `"}`, status: 413, code: CodePayloadTooLarge,
+			outcomes: []Outcome{OutcomeRejected}, bad: 1},
+		{name: "not JSON", path: "/lines", body: `{"n":`, status: 400, code: CodeMalformedJSON,
+			outcomes: []Outcome{OutcomeRejected}, bad: 1},
+		{name: "a T its contract would refuse", path: "/lines", body: `{"n":0}`, status: 200,
+			outcomes: []Outcome{OutcomeWouldBlock}, would: 1},
+		{name: "two passes, not a T", path: "/orders", body: `{"n":"x"}`, twoPasses: true, status: 400, code: CodeSchemaInvalid,
+			outcomes: []Outcome{OutcomeWouldBlock, OutcomeRejected}, would: 1, bad: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, rec := learnGuard(t, func(o *Options) { o.MaxBodyBytes = 64 })
+			var outcomes []Outcome
+			g.Observe(func(e Event) { outcomes = append(outcomes, e.Outcome) })
+			mux := http.NewServeMux()
+			reached := 0
+			mux.Handle("POST "+tc.path, Handle(g, func(http.ResponseWriter, *http.Request, line) { reached++ }))
+			var h http.Handler = mux
+			if tc.twoPasses { // the wrapper hides the mux from Middleware: T's contract runs in a second pass
+				h = g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) }))
+			}
+			w := send(h, "POST", tc.path, tc.body)
+			require.Equal(t, tc.status, w.Code, w.Body.String())
+			assert.Equal(t, tc.status == 200, reached == 1)
+			if tc.code != "" {
+				require.Len(t, rec.rejected, 1, "OnReject")
+				assert.Equal(t, tc.code, rec.rejected[0].Code)
+			}
+			assert.Equal(t, tc.outcomes, outcomes, "an event a pass")
+			m := g.Metrics()
+			assert.EqualValues(t, 1, m.RequestsValidated, "one request")
+			assert.EqualValues(t, tc.would, m.RequestsWouldBlock)
+			assert.EqualValues(t, tc.bad, m.RequestsBlocked)
+			assert.NotEmpty(t, rec.observed, "the learning contracts' would-be rejections are observed")
+		})
+	}
+}
+
 // TestLearn_NoContractThenTypedCountsOnce: under RequireContract in
 // learning mode, a request Middleware finds no contract for would be
 // refused (NO_CONTRACT) and passes; the typed handler behind a wrapper
