@@ -167,7 +167,10 @@ type series struct {
 // callback; the guard keeps calling the stopped observer, which then
 // returns at once. Register returns an error when an instrument cannot be
 // created (the MeterProvider says why) or the buckets are not in
-// increasing order.
+// increasing order. Register a guard once per MeterProvider: OpenTelemetry
+// takes a second registration with the same attributes without a word
+// (where a Prometheus registry refuses a second collector), and every
+// request then counts twice.
 func Register(g *contractguard.Guard, mp metric.MeterProvider, opts ...Option) (unregister func() error, err error) {
 	if g == nil {
 		return nil, errors.New("cgotel: Register: the guard is nil")
