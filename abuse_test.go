@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,4 +139,70 @@ func TestCELCostLimit_Option(t *testing.T) {
 	require.NotNil(t, v, "a limit of 100 stops the rule over 50 items")
 	assert.Equal(t, CodeInvariantViolated, v.Code)
 	assert.Equal(t, []Detail{{"", "positive items"}}, v.Details)
+}
+
+// manyFailures is a body of n elements under a member named by a long
+// name: each element fails, and each failure's path repeats the name.
+func manyFailures(name string, n int, elem string) []byte {
+	return []byte(`{"` + name + `":[` + strings.TrimSuffix(strings.Repeat(elem+",", n), ",") + "]}")
+}
+
+type abuseItem struct {
+	N int `json:"n" cg:"cel=self > 0,msg=must be positive"`
+}
+
+// TestAbuse_ManyFailuresAreNotAllListed: a body whose every element fails
+// (each at a path repeating a 4 KiB member name) gets a bounded error body
+// and costs memory in proportion to itself, not to the failures times
+// their paths; the violation says that more were not listed; which are
+// listed does not depend on the order a check found them in. Each front
+// door: the schema's fast path, the library, the scan, tag rules on
+// elements, and a disabled guard's decoding.
+func TestAbuse_ManyFailuresAreNotAllListed(t *testing.T) {
+	long := strings.Repeat("k", 4096)
+	elems := map[string]any{"type": "array", "items": map[string]any{"type": "string"}}
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{
+		{Endpoint: "/native", Method: "POST", Schema: map[string]any{"type": "object", "additionalProperties": elems}},
+		{Endpoint: "/library", Method: "POST", Schema: map[string]any{"type": "object", "additionalProperties": elems,
+			"not": map[string]any{"required": []any{"zzz"}}}}, // not: outside the fast path
+		{Endpoint: "/scan", Method: "POST"},
+	}})
+	mux := http.NewServeMux()
+	mux.Handle("/", g.Middleware(&echo{}))
+	mux.Handle("POST /typed", Handle(g, func(http.ResponseWriter, *http.Request, map[string][]abuseItem) {}))
+	off := mustNew(t, Options{Disabled: true})
+	mux.Handle("POST /off", Handle(off, func(http.ResponseWriter, *http.Request, map[string][]int) {}))
+
+	for _, c := range []struct {
+		path, elem, code string
+	}{
+		{"/native", "1", CodeSchemaInvalid},
+		{"/library", "1", CodeSchemaInvalid},
+		{"/scan", `"1' OR 1=1 --"`, CodeVulnerabilityDetected},
+		{"/typed", `{"n":0}`, CodeInvariantViolated},
+		{"/off", `"x"`, CodeSchemaInvalid},
+	} {
+		t.Run(c.path[1:], func(t *testing.T) {
+			n := 20_000 / len(c.elem)
+			body := manyFailures(long, n, c.elem)
+			var w *httptest.ResponseRecorder
+			b, _ := allocated(func() { w = send(mux, "POST", c.path, string(body)) })
+			eb := rejected(t, w, statusOf[c.code], c.code)
+			// The same failures under a short name: the library allocates
+			// an error of its own for each (some 800 bytes), whatever the
+			// name; the long name may cost in proportion to the body, not
+			// once per failure.
+			short, _ := allocated(func() { send(mux, "POST", c.path, string(manyFailures("k", n, c.elem))) })
+			t.Logf("%d bytes in: %d details, %d bytes out, %d bytes allocated (%d with a short name)", len(body), len(eb.Details), w.Body.Len(), b, short)
+			assert.Less(t, w.Body.Len(), 64<<10, "a bounded error body")
+			assert.Less(t, b, short+uint64(64*len(body)), "the long name's cost in proportion to the body")
+			require.NotEmpty(t, eb.Details)
+			last := eb.Details[len(eb.Details)-1]
+			assert.True(t, last == Detail{Path: "", Message: "more failures are not listed"}, "the last detail says more were not listed")
+			for range 5 { // the library finds them in map order
+				again := rejected(t, send(mux, "POST", c.path, string(body)), statusOf[c.code], c.code).Details
+				require.True(t, slices.Equal(eb.Details, again), "the same details each time")
+			}
+		})
+	}
 }

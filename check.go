@@ -51,7 +51,7 @@ func (q *request) schemaViolation() *Violation {
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
-	return newViolation(CodeSchemaInvalid, q.details...)
+	return newViolation(CodeSchemaInvalid, q.listed()...)
 }
 
 // ruleViolation is the rules found false, in contract order: nil when
@@ -60,5 +60,5 @@ func (q *request) ruleViolation() *Violation {
 	if len(q.details) == 0 {
 		return nil
 	}
-	return newViolation(CodeInvariantViolated, q.details...)
+	return newViolation(CodeInvariantViolated, q.listed()...)
 }

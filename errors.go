@@ -59,9 +59,13 @@ func tooLarge(limit int64) *Violation {
 //
 // with Status as the HTTP status.
 type Violation struct {
-	Status  int      // HTTP status: 400, 403, 413, 415 or 422
-	Code    string   // one of the Code constants
-	Details []Detail // never nil; in path order for schema failures, contract order for invariants
+	Status int    // HTTP status: 400, 403, 413, 415 or 422
+	Code   string // one of the Code constants
+	// Details are never nil; in path order for schema failures, contract
+	// order for invariants. At most 100 are listed (fewer when their paths
+	// and messages are long); when the checks found more, a last one, at
+	// path "", says "more failures are not listed".
+	Details []Detail
 }
 
 // Detail is one reason for a rejection.
@@ -72,6 +76,61 @@ type Detail struct {
 	// Message is short, lower-case, and repeats at most 64 bytes of the
 	// rejected value. For an invariant it is the invariant's message.
 	Message string `json:"message"`
+}
+
+// What a violation lists of the failures found: at most maxDetails
+// details, and no more once those listed hold maxDetailBytes of paths and
+// messages. A request can fail at every element of its body, each at a
+// path that repeats a long member name: listing them all would cost
+// memory and an error body many times the request's size. When a check
+// found more, a last detail says so (moreNotListed).
+const (
+	maxDetails     = 100
+	maxDetailBytes = 16 << 10
+)
+
+// moreNotListed is the last detail of a violation that does not list
+// every failure found.
+var moreNotListed = Detail{Message: "more failures are not listed"}
+
+// detailList collects the failures of a request's checks, as many as a
+// violation lists (failure.Reporter).
+type detailList struct {
+	details  []Detail
+	bytes    int  // of the details' paths and messages
+	unlisted bool // a check found a failure the list did not take
+}
+
+// Wants reports whether l takes another failure (failure.Reporter), and
+// notes one it does not.
+func (l *detailList) Wants() bool {
+	if len(l.details) < maxDetails && l.bytes < maxDetailBytes {
+		return true
+	}
+	l.unlisted = true
+	return false
+}
+
+// Add collects a failure of the schema, of decoding, of the scan or of a
+// rule (failure.Reporter).
+func (l *detailList) Add(path, message string) {
+	l.details = append(l.details, Detail{Path: path, Message: message})
+	l.bytes += len(path) + len(message)
+}
+
+// listed is the details a violation lists: those taken, then, when a
+// check found more, moreNotListed.
+func (l *detailList) listed() []Detail {
+	if l.unlisted {
+		l.details = append(l.details, moreNotListed)
+		l.unlisted = false
+	}
+	return l.details
+}
+
+// resetDetails empties l for the next checks, keeping its array.
+func (l *detailList) resetDetails() {
+	l.details, l.bytes, l.unlisted = l.details[:0], 0, false
 }
 
 func newViolation(code string, details ...Detail) *Violation {

@@ -287,10 +287,14 @@ func (n *floatNode) check(v reflect.Value, d jsonbody.Value, path *failure.Path,
 		switch {
 		case n.lo != nil && !(f > n.loF):
 			ok = false
-			rep.Add(path.Pointer(), schema.ExclusiveMessage(true, n.lo)+is)
+			if rep.Wants() {
+				rep.Add(path.Pointer(), schema.ExclusiveMessage(true, n.lo)+is)
+			}
 		case n.hi != nil && !(f < n.hiF):
 			ok = false
-			rep.Add(path.Pointer(), schema.ExclusiveMessage(false, n.hi)+is)
+			if rep.Wants() {
+				rep.Add(path.Pointer(), schema.ExclusiveMessage(false, n.hi)+is)
+			}
 		}
 	case n.kind == reflect.Struct && d.Kind() == jsonbody.Object:
 		for _, fd := range n.fields {

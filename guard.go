@@ -457,7 +457,7 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 			return v
 		}
 	}
-	q.details = q.details[:0]
+	q.resetDetails()
 	for _, c := range cs {
 		c.checkBody(q) // check.go
 	}

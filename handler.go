@@ -7,7 +7,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/contractguard/contractguard/internal/bind"
-	"github.com/contractguard/contractguard/internal/failure"
 )
 
 // HandlerFunc is a handler that receives the request body decoded into T,
@@ -149,10 +148,9 @@ func (st *state) decodeInto(v reflect.Value, maxDepth int) *Violation {
 	if v := st.parse(maxDepth); v != nil {
 		return v
 	}
-	var fails []Detail
-	report := failure.ReportFunc(func(path, message string) { fails = append(fails, Detail{Path: path, Message: message}) })
-	if !bind.Into(v, st.doc.Root(), report) {
-		return newViolation(CodeSchemaInvalid, fails...)
+	var fails detailList
+	if !bind.Into(v, st.doc.Root(), &fails) {
+		return newViolation(CodeSchemaInvalid, fails.listed()...)
 	}
 	return nil
 }

@@ -246,7 +246,8 @@ type Stats struct {
 	Reloads, ReloadFailures int64
 	// ScanFindings counts the values the vulnerability scan flagged, by
 	// class: sql_injection, xss, command_injection, path_traversal,
-	// nosql_injection, prototype_pollution.
+	// nosql_injection, prototype_pollution; those a rejection listed (at
+	// most 100 a request, docs/errors.md).
 	ScanFindings map[string]int64
 	// SinkBlocks counts the calls sink protection blocked (or, in learning
 	// mode, reported), by sink: sql, shell, file, http.

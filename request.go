@@ -194,8 +194,8 @@ type request struct {
 	viewQuery string
 
 	// What one run works with, here so that it costs no allocation of its own.
-	details []Detail
-	act     expr.Activation
+	detailList
+	act expr.Activation
 }
 
 // newRequest is a request as invariants will see it, with its own copy of
@@ -270,19 +270,13 @@ func (q *request) release(v *Violation, passed *state) *Violation {
 	case own != nil && q.state == own:
 		*own = state{}
 	}
-	*q = request{details: d, own: own}
+	*q = request{detailList: detailList{details: d}, own: own}
 	requests.Put(q)
 	return v
 }
 
 // maxKeptDetails bounds the details a pooled request keeps room for.
 const maxKeptDetails = 32
-
-// Add collects a failure of the schema, of decoding, of the scan or of a
-// rule (failure.Reporter).
-func (q *request) Add(path, message string) {
-	q.details = append(q.details, Detail{Path: path, Message: message})
-}
 
 // Params are the path parameters: by the matched contract's pattern, or,
 // on a typed route the guard has no pattern for, as chi or ServeMux

@@ -88,7 +88,9 @@ func (r *ruleRun) check(rs []rule, data, self any) {
 		if err != nil {
 			r.guard.evalFailed(ru.where, err)
 		}
-		r.report.Add(r.path.Pointer(), ru.msg)
+		if r.report.Wants() {
+			r.report.Add(r.path.Pointer(), ru.msg)
+		}
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // the path parameters once.
 func scanRequest(cs []*contract, in *request) *Violation {
 	st := in.state
-	in.details = in.details[:0]
+	in.resetDetails()
 	// A contract without opt-outs scans all that the others would: it alone
 	// is run, and nothing is scanned after it, on this pass or the next.
 	if i := slices.IndexFunc(cs, func(c *contract) bool { return c.skip == nil }); i >= 0 {
@@ -34,7 +34,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		case st.doc != nil:
 			scan.Doc(st.doc, skip, in)
 		case utf8.Valid(st.plain): // a body the guard does not parse: one string
-			if k := scan.Bytes(st.plain); k != scan.None {
+			if k := scan.Bytes(st.plain); k != scan.None && in.Wants() {
 				in.Add("", k.Message())
 			}
 		}
@@ -53,7 +53,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	// once.
 	slices.SortStableFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
 	in.details = slices.CompactFunc(in.details, func(a, b Detail) bool { return a.Path == b.Path })
-	return newViolation(CodeVulnerabilityDetected, in.details...)
+	return newViolation(CodeVulnerabilityDetected, in.listed()...)
 }
 
 // scanReadings scans the path parameters: the router's, or the pattern's

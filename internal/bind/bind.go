@@ -25,7 +25,9 @@ import (
 func Into(dst reflect.Value, v jsonbody.Value, rep failure.Reporter) bool {
 	p, err := planFor(dst.Type())
 	if err != nil {
-		rep.Add("", err.Error())
+		if rep.Wants() {
+			rep.Add("", err.Error())
+		}
 		return false
 	}
 	// From a pool: the decoders are called through function values, so a
@@ -59,7 +61,9 @@ type state struct {
 
 func (s *state) fail(message string) {
 	s.ok = false
-	s.rep.Add(s.path.Pointer(), message)
+	if s.rep.Wants() {
+		s.rep.Add(s.path.Pointer(), message)
+	}
 }
 
 func mismatch(want string, v jsonbody.Value) string {

@@ -28,11 +28,21 @@ func Clip(s string) string {
 // failing value and a short message. An interface rather than a function,
 // so that a caller's collector costs no closure per request.
 type Reporter interface {
+	// Wants reports whether the reporter takes another failure. A check
+	// asks once for each failure it finds, before it renders the failure's
+	// pointer, and calls Add only when the answer is yes (once it is no,
+	// the check may stop asking): a reporter that has all it will list
+	// spares the check that cost (a body can fail at every one of its
+	// elements, each at a pointer that repeats a long member name).
+	Wants() bool
 	Add(path, message string)
 }
 
-// ReportFunc is a function as a Reporter.
+// ReportFunc is a function as a Reporter that takes every failure.
 type ReportFunc func(path, message string)
+
+// Wants is true: f takes every failure.
+func (f ReportFunc) Wants() bool { return true }
 
 // Add calls f.
 func (f ReportFunc) Add(path, message string) { f(path, message) }

@@ -20,7 +20,7 @@ func Body(root jsonbody.Value, skip *shape.Skip, report failure.Reporter) {
 	}
 	switch root.Kind() {
 	case jsonbody.String:
-		if c := String(root.Str()); c != None {
+		if c := String(root.Str()); c != None && report.Wants() {
 			report.Add("", c.Message())
 		}
 	case jsonbody.Array, jsonbody.Object:
@@ -108,7 +108,9 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 			// The name is the payload: reported at the object that holds
 			// it, and what it holds, whose pointers would repeat it, not
 			// walked.
-			w.report.Add(w.path.Pointer(), c.Message())
+			if w.report.Wants() {
+				w.report.Add(w.path.Pointer(), c.Message())
+			}
 			continue
 		}
 		w.inner(e, child, name, -1)
@@ -120,7 +122,7 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 func (w *walker) inner(e jsonbody.Value, skip *shape.Skip, name string, index int) {
 	switch e.Kind() {
 	case jsonbody.String:
-		if c := check(e.Str(), &w.buf); c != None {
+		if c := check(e.Str(), &w.buf); c != None && w.report.Wants() {
 			if index >= 0 {
 				name = strconv.Itoa(index)
 			}
@@ -168,12 +170,16 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 func Query(values map[string][]string, report failure.Reporter) {
 	for name, vs := range values {
 		if c := Key(name); c != None {
-			report.Add("query", c.Message())
+			if report.Wants() {
+				report.Add("query", c.Message())
+			}
 			continue
 		}
 		for _, v := range vs {
 			if c := String(v); c != None {
-				report.Add("query:"+name, c.Message())
+				if report.Wants() {
+					report.Add("query:"+name, c.Message())
+				}
 				break
 			}
 		}
@@ -182,7 +188,7 @@ func Query(values map[string][]string, report failure.Reporter) {
 
 // Param scans the value of path parameter name, reported at "param:name".
 func Param(name, value string, report failure.Reporter) {
-	if c := String(value); c != None {
+	if c := String(value); c != None && report.Wants() {
 		report.Add("param:"+name, c.Message())
 	}
 }

@@ -19,20 +19,26 @@ type nativeRun struct {
 
 func (r *nativeRun) fail(message string) {
 	r.valid = false
-	r.rep.Add(r.path.Pointer(), message)
+	if r.rep.Wants() {
+		r.rep.Add(r.path.Pointer(), message)
+	}
 }
 
 // failAt reports a failure at the member name of the current object.
 func (r *nativeRun) failAt(name, message string) {
 	r.valid = false
-	r.rep.Add(r.path.Pointer(name), message)
+	if r.rep.Wants() {
+		r.rep.Add(r.path.Pointer(name), message)
+	}
 }
 
 // failAtSegment reports a failure at the member of the current object
 // whose pointer segment is seg.
 func (r *nativeRun) failAtSegment(seg, message string) {
 	r.valid = false
-	r.rep.Add(r.path.PointerSegment(seg), message)
+	if r.rep.Wants() {
+		r.rep.Add(r.path.PointerSegment(seg), message)
+	}
 }
 
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {

@@ -351,10 +351,32 @@ func (s *Schema) Reference(v any, rep failure.Reporter) bool {
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		rep.Add("", "cannot be validated: "+err.Error())
+		if rep.Wants() {
+			rep.Add("", "cannot be validated: "+err.Error())
+		}
 		return false
 	}
-	walk(ve, false, func(loc []string, message string) { rep.Add(failure.Pointer(loc), message) })
+	// The library finds an object's failures in map order: they are put
+	// in the order of their places first, so that a reporter that takes
+	// only some of them gets the same ones every time.
+	type found struct {
+		loc     []string
+		message string
+	}
+	var all []found
+	walk(ve, false, func(loc []string, message string) { all = append(all, found{loc, message}) })
+	slices.SortStableFunc(all, func(a, b found) int {
+		if c := slices.Compare(a.loc, b.loc); c != 0 {
+			return c
+		}
+		return strings.Compare(a.message, b.message)
+	})
+	for _, f := range all {
+		if !rep.Wants() {
+			break
+		}
+		rep.Add(failure.Pointer(f.loc), f.message)
+	}
 	return false
 }
 
