@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/route"
 )
 
@@ -41,9 +42,10 @@ var statusOf = map[string]int{
 }
 
 // noContract is the violation of a request no contract matched, under
-// Options.RequireContract.
+// Options.RequireContract. Its method and path are the client's, clipped
+// like any echo of the request.
 func noContract(method, rawPath string) *Violation {
-	return newViolation(CodeNoContract, Detail{Message: "no contract for " + method + " " + route.Clean(nil, rawPath)})
+	return newViolation(CodeNoContract, Detail{Message: "no contract for " + failure.Clip(method) + " " + failure.Clip(route.Clean(nil, rawPath))})
 }
 
 // tooLarge is the violation of a body over limit bytes.

@@ -105,3 +105,18 @@ func TestViolation_JSONRoundTrips(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"error":"CONTRACT_VIOLATION","code":"NO_CONTRACT","details":[]}`, string(empty))
 }
+
+// TestNoContract_MessageEchoesAtMost64Bytes: the NO_CONTRACT message
+// names the method and path the client sent, each clipped like any echo
+// of the request (a long path or method is not sent back whole).
+func TestNoContract_MessageEchoesAtMost64Bytes(t *testing.T) {
+	g := mustNew(t, Options{RequireContract: true, Contracts: []Contract{{Endpoint: "/a", Method: "GET"}}})
+	long := strings.Repeat("x", 100_000)
+	eb := rejected(t, send(g.Middleware(&echo{}), "GET", "/"+long, ""), 403, CodeNoContract)
+	require.Len(t, eb.Details, 1)
+	assert.Equal(t, "no contract for GET /"+strings.Repeat("x", 63)+"…", eb.Details[0].Message)
+
+	v := g.Check(strings.Repeat("M", 1000), "/a", nil)
+	require.NotNil(t, v)
+	assert.Equal(t, "no contract for "+strings.Repeat("M", 64)+"… /a", v.Details[0].Message)
+}
