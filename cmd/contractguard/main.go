@@ -4,7 +4,7 @@
 // docs/proxy.md).
 //
 //	contractguard lint [--format text|json] [DIR ...]
-//	contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+//	contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] [--expect WHAT] PATH [BODY|@FILE|-]
 //	contractguard schema
 //	contractguard license keygen|issue|inspect ...
 //	contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
@@ -25,6 +25,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/contractguard/contractguard"
@@ -35,7 +37,7 @@ service as a validating reverse proxy.
 
 Usage:
   contractguard lint [--format text|json] [DIR ...]
-  contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+  contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] [--expect WHAT] PATH [BODY|@FILE|-]
   contractguard schema
   contractguard license keygen|issue|inspect ...   (licence keys, docs/licensing.md)
   contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
@@ -186,11 +188,17 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-const checkHelp = `Usage: contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] PATH [BODY|@FILE|-]
+const checkHelp = `Usage: contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] [--expect WHAT] PATH [BODY|@FILE|-]
 
 Runs one request through a guard built from the contracts in DIR, exactly
 as its middleware would, and prints "pass", or the status and the error
 body a client would get. It exits 1 if the request is rejected.
+
+With --expect it exits 0 when the outcome is WHAT, 1 when it is not: WHAT
+is pass, reject (any rejection), a status (422) or a code
+(INVARIANT_VIOLATED). Pin a rejection down with it in CI, not with the
+shell's "! contractguard check", which also passes when the contracts do
+not load or the body file is missing (exit status 2).
 
 PATH may carry a query string. BODY is the body itself, @FILE a file to
 read it from, - standard input. With a body the method defaults to POST and
@@ -200,6 +208,7 @@ Examples:
   contractguard check --contracts contracts /api/users '{"email":"ada@example.com","age":36}'
   contractguard check --contracts contracts -X PUT /api/orders/7 @order.json
   contractguard check --contracts contracts -H 'X-Tenant: acme' '/api/orders?dry=1' - < order.json
+  contractguard check --contracts contracts --expect 422 /api/users @underage-user.json
 
 Options:
 `
@@ -215,8 +224,13 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	method := fs.String("X", "", "the request `METHOD`")
 	var headers headerFlags
 	fs.Var(&headers, "H", "a request `header`, 'Name: value' (repeatable)")
+	expect := fs.String("expect", "", "exit 0 if the outcome is `WHAT` (pass, reject, a status or a code), 1 if not")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
+	}
+	if *expect != "" && !validExpectation(*expect) {
+		fmt.Fprintf(stderr, "contractguard check: --expect %q: want pass, reject, a status such as 422, or a code such as INVARIANT_VIOLATED\n", *expect)
+		return 2
 	}
 	rest := fs.Args()
 	if *dir == "" || len(rest) < 1 || len(rest) > 2 {
@@ -278,11 +292,53 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	v := g.CheckRequest(r)
 	if v == nil {
 		fmt.Fprintln(stdout, "pass")
-		return 0
+	} else {
+		b, _ := v.MarshalJSON()
+		fmt.Fprintf(stdout, "%d %s\n%s\n", v.Status, http.StatusText(v.Status), b)
 	}
-	b, _ := v.MarshalJSON()
-	fmt.Fprintf(stdout, "%d %s\n%s\n", v.Status, http.StatusText(v.Status), b)
-	return 1
+	if *expect != "" {
+		if meets(v, *expect) {
+			return 0
+		}
+		return 1
+	}
+	if v != nil {
+		return 1
+	}
+	return 0
+}
+
+// The codes a rejection may have, for --expect.
+var codes = []string{
+	contractguard.CodeSchemaInvalid, contractguard.CodeMalformedJSON, contractguard.CodeInvariantViolated,
+	contractguard.CodePayloadTooLarge, contractguard.CodeUnsupportedMediaType,
+	contractguard.CodeVulnerabilityDetected, contractguard.CodeNoContract,
+}
+
+// validExpectation reports whether want is an outcome check can have:
+// pass, reject, a code, or the status of one.
+func validExpectation(want string) bool {
+	if want == "pass" || want == "reject" || slices.Contains(codes, want) {
+		return true
+	}
+	switch want {
+	case "400", "403", "413", "415", "422":
+		return true
+	}
+	return false
+}
+
+// meets reports whether v, nil for a pass, is the outcome want.
+func meets(v *contractguard.Violation, want string) bool {
+	switch {
+	case want == "pass":
+		return v == nil
+	case v == nil:
+		return false
+	case want == "reject":
+		return true
+	}
+	return want == v.Code || want == strconv.Itoa(v.Status)
 }
 
 const schemaHelp = `Usage: contractguard schema

@@ -210,3 +210,49 @@ func build(out string) *exec.Cmd {
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	return cmd
 }
+
+// TestCheck_Expect: a CI step that pins a rejection down passes only when
+// the request is rejected as expected; contracts that do not load, or a
+// body file that is missing, fail it (the shell's "! contractguard check"
+// passed on those: any exit status but 0 did).
+func TestCheck_Expect(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"c.yaml": `endpoint: /users
+method: POST
+schema: {type: object, properties: {age: {type: integer, minimum: 18}, name: {type: string}}}
+invariants:
+  - expr: "!has(request.body.name) || request.body.name != 'root'"
+    message: not root
+`})
+	broken := writeFiles(t, map[string]string{"c.yaml": "endpoint: /users\n"})
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"a rejection expected", []string{"--expect", "reject", "/users", `{"age":3}`}, 0, "400 Bad Request\n"},
+		{"its status", []string{"--expect", "400", "/users", `{"age":3}`}, 0, "400 Bad Request\n"},
+		{"its code", []string{"--expect", "SCHEMA_INVALID", "/users", `{"age":3}`}, 0, "400 Bad Request\n"},
+		{"another status", []string{"--expect", "422", "/users", `{"age":3}`}, 1, "400 Bad Request\n"},
+		{"another code", []string{"--expect", "INVARIANT_VIOLATED", "/users", `{"age":3}`}, 1, "400 Bad Request\n"},
+		{"a pass expected", []string{"--expect", "pass", "/users", `{"age":30}`}, 0, "pass\n"},
+		{"a rejection expected, a pass", []string{"--expect", "reject", "/users", `{"age":30}`}, 1, "pass\n"},
+		{"a pass expected, a rejection", []string{"--expect", "pass", "/users", `{"name":"root"}`}, 1, "422 Unprocessable Entity\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, "", append([]string{"check", "--contracts", dir}, tt.args...)...)
+			assert.Equal(t, tt.code, r.code, r.stdout+r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, tt.stdout), "got %q", r.stdout)
+		})
+	}
+	for _, args := range [][]string{
+		{"--contracts", broken, "--expect", "reject", "/users", `{"age":3}`},
+		{"--contracts", dir, "--expect", "reject", "/users", "@/no/such/file.json"},
+		{"--contracts", dir, "--expect", "rejected", "/users", `{"age":3}`},
+		{"--contracts", dir, "--expect", "999", "/users", `{"age":3}`},
+	} {
+		r := cli(t, "", append([]string{"check"}, args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s%s", args, r.stdout, r.stderr)
+		assert.NotEmpty(t, r.stderr, "%v", args)
+	}
+}
