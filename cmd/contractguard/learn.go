@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,7 +95,11 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 		for _, name := range names {
 			o, err := readExport(name, hdr, *timeout)
 			if err != nil {
-				fmt.Fprintf(stderr, "contractguard learn merge: %s: %v\n", name, err)
+				sep := ": "
+				if _, ok := err.(*jsonAt); ok {
+					sep = ":" // FILE:LINE:COLUMN: message
+				}
+				fmt.Fprintf(stderr, "contractguard learn merge: %s%s%v\n", name, sep, err)
 				return 1
 			}
 			if merged != nil && merged.Limits() != o.Limits() {
@@ -185,9 +190,43 @@ func readExport(name string, hdr http.Header, timeout time.Duration) (*learn.Obs
 	}
 	var o learn.Observations
 	if err := json.Unmarshal(data, &o); err != nil {
-		return nil, err
+		return nil, positioned(data, err)
 	}
 	return &o, nil
+}
+
+// jsonAt is an export's JSON error at a line and column of it.
+type jsonAt struct {
+	line, col int
+	err       error
+}
+
+func (e *jsonAt) Error() string { return fmt.Sprintf("%d:%d: %v", e.line, e.col, e.err) }
+func (e *jsonAt) Unwrap() error { return e.err }
+
+// positioned is err with the line and column of data it is at, when it
+// says where: a syntax error, a value of the wrong type, the end of data
+// too soon.
+func positioned(data []byte, err error) error {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+		if se.Offset > 0 && se.Error() != "unexpected end of JSON input" {
+			off-- // the offset is just past the offending byte
+		}
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return err
+	}
+	before := data[:off]
+	line := 1 + bytes.Count(before, []byte("\n"))
+	col := 1 + len(before) - (bytes.LastIndexByte(before, '\n') + 1)
+	return &jsonAt{line, col, err}
 }
 
 func fetch(url string, hdr http.Header, timeout time.Duration) ([]byte, error) {

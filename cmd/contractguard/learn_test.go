@@ -167,3 +167,26 @@ func TestLearnMerge_Errors(t *testing.T) {
 	assert.True(t, strings.HasPrefix(r.stdout, "Usage: contractguard learn merge"))
 	assert.Contains(t, cli(t, "", "--help").stdout, "contractguard learn merge")
 }
+
+// TestLearnMerge_JSONErrorsNameTheLine: an export that is not valid JSON,
+// or holds a value of the wrong type, is named with the line and column
+// of the fault, FILE:LINE:COLUMN, not the file alone.
+func TestLearnMerge_JSONErrorsNameTheLine(t *testing.T) {
+	in := t.TempDir()
+	syntax := filepath.Join(in, "syntax.json")
+	require.NoError(t, os.WriteFile(syntax, []byte("{\n \"format\": \"contractguard.learn/v1\",\n \"routes\": [\n  {\"a\": 1,}\n ]\n}\n"), 0o644))
+	typed := filepath.Join(in, "typed.json")
+	require.NoError(t, os.WriteFile(typed, []byte("{\n \"format\": \"contractguard.learn/v1\",\n \"routes\": 5\n}\n"), 0o644))
+	cut := filepath.Join(in, "cut.json")
+	require.NoError(t, os.WriteFile(cut, []byte("{\n \"format\": \"contractguard.learn/v1\",\n \"routes\": ["), 0o644))
+	out := filepath.Join(t.TempDir(), "contracts")
+	for file, want := range map[string]string{
+		syntax: syntax + ":4:11: invalid character '}'",
+		typed:  typed + ":3:",
+		cut:    cut + ":3:13: unexpected end of JSON input",
+	} {
+		r := cli(t, "", "learn", "merge", "--out", out, file)
+		assert.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, "contractguard learn merge: "+want)
+	}
+}
