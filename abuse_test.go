@@ -205,4 +205,16 @@ func TestAbuse_ManyFailuresAreNotAllListed(t *testing.T) {
 			}
 		})
 	}
+	// The scan's findings count what its rejection listed, not the note
+	// that more were not listed.
+	findings := func() (n int64) {
+		for _, c := range g.Stats().ScanFindings {
+			n += c
+		}
+		return n
+	}
+	before := findings()
+	eb := rejected(t, send(mux, "POST", "/scan", string(manyFailures("k", 1000, `"1' OR 1=1 --"`))), 403, CodeVulnerabilityDetected)
+	require.Len(t, eb.Details, maxDetails+1)
+	assert.EqualValues(t, maxDetails, findings()-before, "%v", g.Stats().ScanFindings)
 }

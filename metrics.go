@@ -103,11 +103,12 @@ func (c *counters) countFindings(v *Violation, st *state) {
 		}
 	}
 	for _, d := range v.Details {
-		if counted[d.Path] {
-			continue
+		class := scan.ClassOf(d.Message)
+		if class == scan.None || counted[d.Path] {
+			continue // moreNotListed, or counted already
 		}
 		st.flagged = append(st.flagged, d.Path)
-		c.findings[scan.ClassOf(d.Message)].Add(1)
+		c.findings[class].Add(1)
 	}
 }
 
