@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 )
@@ -64,13 +65,16 @@ type Document struct {
 // Documents are split here, before every line that is a "---" marker, and
 // each is parsed on its own: goccy/go-yaml v1.19 drops the document that
 // follows an empty one ("a: 1\n---\n---\nb: 2" loses b), and a contract that
-// silently disappears is not enforced. Each part is padded with the newlines
-// before it so that positions are those of the whole file.
+// silently disappears is not enforced. Each part's tokens are moved down by
+// the lines before it, so that positions are those of the whole file. (Not
+// by padding each part with those lines: a file of many short documents
+// would then take time quadratic in its length.)
 func Parse(src []byte) ([]Document, error) {
 	var docs []Document
 	for _, p := range splitDocuments(src) {
-		padded := append(bytes.Repeat([]byte{'\n'}, p.line-1), p.text...)
-		f, err := parser.ParseBytes(padded, 0)
+		tokens := lexer.Tokenize(string(p.text))
+		moveDown(tokens, p.line-1)
+		f, err := parser.Parse(tokens, 0)
 		if err != nil {
 			return nil, syntaxError(err)
 		}
@@ -88,6 +92,21 @@ func Parse(src []byte) ([]Document, error) {
 		}
 	}
 	return docs, nil
+}
+
+// moveDown adds lines to the line of every token's position (tokens may
+// share one).
+func moveDown(tokens token.Tokens, lines int) {
+	if lines == 0 {
+		return
+	}
+	moved := map[*token.Position]bool{}
+	for _, t := range tokens {
+		if p := t.Position; p != nil && !moved[p] {
+			moved[p] = true
+			p.Line += lines
+		}
+	}
 }
 
 type part struct {

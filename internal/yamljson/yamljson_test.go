@@ -2,6 +2,7 @@ package yamljson
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -143,4 +144,31 @@ func TestFind(t *testing.T) {
 	assert.Equal(t, 4, Line(Find(docs[0].Body, []string{"schema", "properties", "age", "type"})))
 	assert.Equal(t, 7, Line(Find(docs[0].Body, []string{"list", "1"})))
 	assert.Equal(t, 4, Line(Find(docs[0].Body, []string{"schema", "properties", "age", "nothing"})), "deepest node on the way")
+}
+
+// TestParse_ManyDocumentsInLinearTime: each document of a file is parsed
+// on its own with the positions of the whole file, without the lines
+// before it padded in front of it, which made a 150 KB file of short
+// documents take seconds and allocate its size times its lines.
+func TestParse_ManyDocumentsInLinearTime(t *testing.T) {
+	src := []byte(strings.Repeat("---\na: 1\n", 16000))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	docs, err := Parse(src)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	require.Len(t, docs, 16000)
+	assert.Equal(t, 2, docs[0].Line)
+	assert.Equal(t, 2*16000, docs[15999].Line)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1000*len(src)), "bytes allocated: goccy/go-yaml takes about 330 times the source; the padded parts took 17,000 times")
+
+	// Positions in a later document are those of the whole file, errors' too.
+	_, err = Parse([]byte("a: 1\n---\nb: 1\n---\n\nc: 1\nc: 2\n"))
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 7, e.Line)
+	assert.Contains(t, e.Message, `"c" already defined at [6:1]`)
+	_, err = Parse([]byte("a: 1\n---\nb: [1\n"))
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 3, e.Line)
 }
