@@ -30,6 +30,12 @@ import (
 // counted at their full size each time they are used.
 const MaxNodes = 1_000_000
 
+// MaxText bounds the bytes of text (strings, numbers and keys) one
+// document may expand to, counted as MaxNodes counts values: a few
+// aliases of a long string are few values but much text, and the loader
+// writes a schema out as JSON, expanded.
+const MaxText = 64 << 20
+
 // Error is a problem at a place in the source.
 type Error struct {
 	Line, Column int
@@ -203,90 +209,117 @@ func Value(n ast.Node) (any, error) {
 
 type anchored struct {
 	v    any
-	size int
+	size expansion
+}
+
+// expansion is the size of a value with its aliases expanded.
+type expansion struct {
+	values, text int
+}
+
+func (e *expansion) add(o expansion) {
+	e.values += o.values
+	e.text += o.text
 }
 
 type converter struct {
 	anchors map[string]anchored
-	total   int
+	total   expansion
+}
+
+// grow counts e, and fails at n when the document has grown too large.
+func (c *converter) grow(n ast.Node, e expansion) error {
+	c.total.add(e)
+	if c.total.values > MaxNodes {
+		return errorAt(n, "document expands to more than %d values", MaxNodes)
+	}
+	if c.total.text > MaxText {
+		return errorAt(n, "document expands to more than %d MiB of text", MaxText>>20)
+	}
+	return nil
 }
 
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // value returns the converted node and its expanded size.
-func (c *converter) value(n ast.Node) (any, int, error) {
-	if c.total++; c.total > MaxNodes {
-		return nil, 0, errorAt(n, "document expands to more than %d values", MaxNodes)
+func (c *converter) value(n ast.Node) (any, expansion, error) {
+	none := expansion{}
+	if err := c.grow(n, expansion{values: 1}); err != nil {
+		return nil, none, err
 	}
 	switch n := n.(type) {
 	case nil:
-		return nil, 1, nil
+		return nil, expansion{values: 1}, nil
 	case *ast.NullNode:
-		return nil, 1, nil
+		return nil, expansion{values: 1}, nil
 	case *ast.BoolNode:
-		return n.Value, 1, nil
+		return n.Value, expansion{values: 1}, nil
 	case *ast.StringNode:
 		if n.Token.Type == token.StringType && jsonNumber.MatchString(n.Value) {
-			return json.Number(n.Value), 1, nil // 1e3, or an integer too big for int64
+			return c.text(n, json.Number(n.Value)) // 1e3, or an integer too big for int64
 		}
-		return n.Value, 1, nil
+		return c.text(n, n.Value)
 	case *ast.LiteralNode:
-		return n.Value.Value, 1, nil
+		return c.text(n, n.Value.Value)
 	case *ast.IntegerNode:
 		if jsonNumber.MatchString(n.Token.Value) {
-			return json.Number(n.Token.Value), 1, nil
+			return c.text(n, json.Number(n.Token.Value))
 		}
-		return json.Number(fmt.Sprint(n.Value)), 1, nil // 0x10, 0o17
+		return c.text(n, json.Number(fmt.Sprint(n.Value))) // 0x10, 0o17
 	case *ast.FloatNode:
 		if jsonNumber.MatchString(n.Token.Value) {
-			return json.Number(n.Token.Value), 1, nil
+			return c.text(n, json.Number(n.Token.Value))
 		}
 		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
-			return nil, 0, errorAt(n, "%s is not a JSON number", n.Token.Value)
+			return nil, none, errorAt(n, "%s is not a JSON number", n.Token.Value)
 		}
-		return json.Number(strconv.FormatFloat(n.Value, 'g', -1, 64)), 1, nil
+		return c.text(n, json.Number(strconv.FormatFloat(n.Value, 'g', -1, 64)))
 	case *ast.InfinityNode, *ast.NanNode:
-		return nil, 0, errorAt(n, "%s is not a JSON number", n.GetToken().Value)
+		return nil, none, errorAt(n, "%s is not a JSON number", n.GetToken().Value)
 	case *ast.MappingNode:
 		m := make(map[string]any, len(n.Values))
-		size := 1
+		size := expansion{values: 1}
 		for _, mv := range n.Values {
 			if _, ok := mv.Key.(*ast.MergeKeyNode); ok {
-				return nil, 0, errorAt(mv.Key, "YAML merge keys (<<) are not supported")
+				return nil, none, errorAt(mv.Key, "YAML merge keys (<<) are not supported")
 			}
 			k, err := Key(mv.Key)
 			if err != nil {
-				return nil, 0, err
+				return nil, none, err
 			}
 			if _, dup := m[k]; dup {
-				return nil, 0, errorAt(mv.Key, "duplicate key %q", k)
+				return nil, none, errorAt(mv.Key, "duplicate key %q", k)
+			}
+			if err := c.grow(mv.Key, expansion{text: len(k)}); err != nil {
+				return nil, none, err
 			}
 			v, s, err := c.value(mv.Value)
 			if err != nil {
-				return nil, 0, err
+				return nil, none, err
 			}
 			m[k] = v
-			size += s
+			size.add(s)
+			size.text += len(k)
 		}
 		return m, size, nil
 	case *ast.MappingValueNode:
 		return c.value(&ast.MappingNode{BaseNode: n.BaseNode, Values: []*ast.MappingValueNode{n}})
 	case *ast.SequenceNode:
 		a := make([]any, 0, len(n.Values))
-		size := 1
+		size := expansion{values: 1}
 		for _, e := range n.Values {
 			v, s, err := c.value(e)
 			if err != nil {
-				return nil, 0, err
+				return nil, none, err
 			}
 			a = append(a, v)
-			size += s
+			size.add(s)
 		}
 		return a, size, nil
 	case *ast.AnchorNode:
 		v, s, err := c.value(n.Value)
 		if err != nil {
-			return nil, 0, err
+			return nil, none, err
 		}
 		c.anchors[n.Name.GetToken().Value] = anchored{v, s}
 		return v, s, nil
@@ -294,24 +327,39 @@ func (c *converter) value(n ast.Node) (any, int, error) {
 		name := n.Value.GetToken().Value
 		a, ok := c.anchors[name]
 		if !ok {
-			return nil, 0, errorAt(n, "alias *%s refers to no anchor before it", name)
+			return nil, none, errorAt(n, "alias *%s refers to no anchor before it", name)
 		}
-		if c.total += a.size; c.total > MaxNodes {
-			return nil, 0, errorAt(n, "document expands to more than %d values", MaxNodes)
+		if err := c.grow(n, a.size); err != nil {
+			return nil, none, err
 		}
 		return a.v, a.size, nil
 	case *ast.TagNode:
 		switch n.Start.Value {
 		case "!!str":
 			if s, ok := n.Value.(ast.ScalarNode); ok {
-				return fmt.Sprint(s.GetValue()), 1, nil
+				return c.text(n, fmt.Sprint(s.GetValue()))
 			}
 		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 			return c.value(n.Value)
 		}
-		return nil, 0, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
+		return nil, none, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
 	}
-	return nil, 0, errorAt(n, "unsupported YAML node %s", n.Type())
+	return nil, none, errorAt(n, "unsupported YAML node %s", n.Type())
+}
+
+// text is a scalar of text t (a string or a json.Number), counted.
+func (c *converter) text(n ast.Node, t any) (any, expansion, error) {
+	var size int
+	switch t := t.(type) {
+	case string:
+		size = len(t)
+	case json.Number:
+		size = len(t)
+	}
+	if err := c.grow(n, expansion{text: size}); err != nil {
+		return nil, expansion{}, err
+	}
+	return t, expansion{1, size}, nil
 }
 
 // Aliases is the node each alias (*name) of doc stands for: the node of

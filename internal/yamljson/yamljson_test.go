@@ -84,6 +84,39 @@ func TestValue_BillionLaughsIsBounded(t *testing.T) {
 	assert.Contains(t, err.Error(), "expands to more than")
 }
 
+// TestValue_AliasesOfLongTextAreBounded: five levels of ten aliases of a
+// 1 KB string are few values (111,111) but 100 MB of text, which the
+// loader wrote out as JSON; a 10 KB string made it 1 GB from a 10 KB file.
+func TestValue_AliasesOfLongTextAreBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("s: &s " + strings.Repeat("x", 1000) + "\n")
+	prev := "s"
+	for i := 1; i <= 5; i++ {
+		name := "l" + string(rune('0'+i))
+		b.WriteString(name + ": &" + name + " [*" + prev + strings.Repeat(", *"+prev, 9) + "]\n")
+		prev = name
+	}
+	docs, err := Parse([]byte(b.String()))
+	require.NoError(t, err)
+	_, err = Value(docs[0].Body)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "6:35: document expands to more than 64 MiB of text")
+
+	// Long keys count too.
+	b.Reset()
+	b.WriteString("s: &s {" + strings.Repeat("k", 1000) + ": 1}\n")
+	prev = "s"
+	for i := 1; i <= 5; i++ {
+		name := "l" + string(rune('0'+i))
+		b.WriteString(name + ": &" + name + " [*" + prev + strings.Repeat(", *"+prev, 9) + "]\n")
+		prev = name
+	}
+	docs, err = Parse([]byte(b.String()))
+	require.NoError(t, err)
+	_, err = Value(docs[0].Body)
+	assert.ErrorContains(t, err, "MiB of text")
+}
+
 func TestValue_Rejects(t *testing.T) {
 	for src, msg := range map[string]string{
 		"a: .inf\n":              "not a JSON number",
