@@ -530,3 +530,14 @@ func TestLoad_SchemaFormatOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLoad_ByteOrderMark: a contract file saved with a byte order mark
+// loads, JSON or YAML; its first key was "\ufeffendpoint", an unknown key.
+func TestLoad_ByteOrderMark(t *testing.T) {
+	g, err := New(Options{ContractsFS: fstest.MapFS{
+		"a.yaml": {Data: []byte("\ufeffendpoint: /a\nmethod: POST\nschema: {type: object}\n")},
+		"b.json": {Data: []byte("\ufeff{\"endpoint\": \"/b\", \"method\": \"POST\"}")},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), g.Metrics().ContractsLoaded)
+}

@@ -109,3 +109,13 @@ func TestRead_ErrorsStayOneLine(t *testing.T) {
 	assert.EqualError(t, problems[0], `/etc/cg/f.yaml:2: "contractguard.a\nb": unknown property (known: license-key)`)
 	assert.EqualError(t, problems[1], `/etc/cg/f.yaml:3: contractguard.license-key: placeholder ${"CG_TEST\nUNSET"}: the environment variable "CG_TEST\nUNSET" is not set and there is no default (${"CG_TEST\nUNSET":default})`)
 }
+
+// TestRead_ByteOrderMark: a file that starts with a byte order mark (as
+// Windows editors save UTF-8) is read; its first key was "\ufeffcontractguard",
+// another component's, and every property was silently left out.
+func TestRead_ByteOrderMark(t *testing.T) {
+	v, problems, err := Read("/etc/cg/f.yaml", []byte("\ufeffcontractguard:\n  enabled: false\n  contracts-dir: c\n"), table, "")
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, Values{"enabled": false, "contracts-dir": filepath.Join("/etc/cg", "c")}, v)
+}

@@ -75,7 +75,12 @@ type Document struct {
 // the lines before it, so that positions are those of the whole file. (Not
 // by padding each part with those lines: a file of many short documents
 // would then take time quadratic in its length.)
+//
+// A byte order mark at the start of src, which YAML allows and Windows
+// editors write, is skipped: goccy/go-yaml reads it as part of the first
+// key.
 func Parse(src []byte) ([]Document, error) {
+	src = bytes.TrimPrefix(src, []byte("\ufeff"))
 	var docs []Document
 	for _, p := range splitDocuments(src) {
 		tokens := lexer.Tokenize(string(p.text))
