@@ -119,3 +119,13 @@ func TestRead_ByteOrderMark(t *testing.T) {
 	assert.Empty(t, problems)
 	assert.Equal(t, Values{"enabled": false, "contracts-dir": filepath.Join("/etc/cg", "c")}, v)
 }
+
+// TestRead_AnchoredKeys: a key with an anchor is that key; the tree under
+// "&cg contractguard:" was read as another component's key "&" and left
+// out without an error.
+func TestRead_AnchoredKeys(t *testing.T) {
+	v, problems, err := Read("/etc/cg/f.yaml", []byte("&cg contractguard:\n  &e enabled: false\n"), table, "")
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, Values{"enabled": false}, v)
+}

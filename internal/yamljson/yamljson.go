@@ -396,11 +396,20 @@ func (v aliasVisitor) Visit(n ast.Node) ast.Visitor {
 	return v
 }
 
-// Key is the text of a mapping key: a quoted key unquoted.
+// Key is the text of a mapping key: a quoted key unquoted, an anchored or
+// tagged key without its anchor (&name) or tag. An alias (*name) as a key
+// is refused: goccy/go-yaml's token of an anchor, an alias or a tag is
+// "&", "*" or the tag, not the key.
 func Key(n ast.MapKeyNode) (string, error) {
 	switch k := n.(type) {
 	case *ast.StringNode:
 		return k.Value, nil
+	case *ast.AnchorNode, *ast.TagNode:
+		if inner, ok := Unwrap(k).(ast.MapKeyNode); ok {
+			return Key(inner)
+		}
+	case *ast.AliasNode:
+		return "", errorAt(n, "an alias (*%s) cannot be a key", k.Value.GetToken().Value)
 	case ast.ScalarNode:
 		if t := k.GetToken(); t != nil {
 			return t.Value, nil

@@ -205,3 +205,23 @@ func TestParse_ManyDocumentsInLinearTime(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 3, e.Line)
 }
+
+// TestKey_AnchorsAliasesTags: an anchored or tagged key is its text; it
+// was the anchor's "&" or the tag ("!!str"), so that a schema's
+// properties: {&n name: {maxLength: 3}} described a property "&" and left
+// name unchecked. An alias as a key is refused.
+func TestKey_AnchorsAliasesTags(t *testing.T) {
+	v := one(t, "properties:\n  &n name: {maxLength: 3}\n  !!str 017: {}\n")
+	assert.Equal(t, map[string]any{"properties": map[string]any{
+		"name": map[string]any{"maxLength": json.Number("3")},
+		"017":  map[string]any{},
+	}}, v)
+
+	docs, err := Parse([]byte("a: &k b\n*k : 2\n"))
+	require.NoError(t, err)
+	_, err = Value(docs[0].Body)
+	assert.EqualError(t, err, "2:1: an alias (*k) cannot be a key")
+
+	_, err = Parse([]byte("&k a: 1\na: 2\n"))
+	assert.ErrorContains(t, err, `"a" already defined`)
+}
