@@ -340,9 +340,17 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		return a.v, a.size, nil
 	case *ast.TagNode:
 		switch n.Start.Value {
-		case "!!str":
-			if s, ok := n.Value.(ast.ScalarNode); ok {
-				return c.text(n, fmt.Sprint(s.GetValue()))
+		case "!!str": // the scalar's text as written: !!str 017 is "017", not "15"
+			switch s := n.Value.(type) {
+			case *ast.StringNode:
+				return c.text(n, s.Value)
+			case *ast.LiteralNode:
+				return c.text(n, s.Value.Value)
+			case *ast.AnchorNode, *ast.AliasNode, *ast.TagNode:
+			case ast.ScalarNode:
+				if t := s.GetToken(); t != nil {
+					return c.text(n, t.Value)
+				}
 			}
 		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 			return c.value(n.Value)

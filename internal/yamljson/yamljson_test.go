@@ -225,3 +225,13 @@ func TestKey_AnchorsAliasesTags(t *testing.T) {
 	_, err = Parse([]byte("&k a: 1\na: 2\n"))
 	assert.ErrorContains(t, err, `"a" already defined`)
 }
+
+// TestValue_StrTag: !!str keeps the scalar's text as written; it was the
+// text of the value goccy/go-yaml read (!!str 017 was "15", !!str null
+// "<nil>").
+func TestValue_StrTag(t *testing.T) {
+	v := one(t, "a: !!str 017\nb: !!str 0x10\nc: !!str 1.50\nd: !!str ~\ne: !!str true\nf: !!str 1e3\n"+
+		"g: !!str null\nh: !!str 1.0e+3\ni: !!str .inf\nj: !!str 'x y'\nk: !!str |\n  l\n")
+	assert.Equal(t, map[string]any{"a": "017", "b": "0x10", "c": "1.50", "d": "~", "e": "true", "f": "1e3",
+		"g": "null", "h": "1.0e+3", "i": ".inf", "j": "x y", "k": "l\n"}, v)
+}
