@@ -353,11 +353,33 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 				}
 			}
 		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
-			return c.value(n.Value)
+			v, size, err := c.value(n.Value)
+			if err == nil && !tagged(n.Start.Value, v) {
+				err = errorAt(n, "YAML tag %s on a value of another type (%s)", n.Start.Value, strings.TrimSpace(n.Value.GetToken().Value))
+			}
+			return v, size, err
 		}
 		return nil, none, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
 	}
 	return nil, none, errorAt(n, "unsupported YAML node %s", n.Type())
+}
+
+// tagged reports whether v, read without its tag, is of the type the tag
+// names: !!int '12' is a string here, not the integer YAML makes it.
+func tagged(tag string, v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		return tag == "!!float" || tag == "!!int" && !strings.ContainsAny(string(v), ".eE")
+	case bool:
+		return tag == "!!bool"
+	case nil:
+		return tag == "!!null"
+	case map[string]any:
+		return tag == "!!map"
+	case []any:
+		return tag == "!!seq"
+	}
+	return false
 }
 
 // text is a scalar of text t (a string or a json.Number), counted.

@@ -235,3 +235,25 @@ func TestValue_StrTag(t *testing.T) {
 	assert.Equal(t, map[string]any{"a": "017", "b": "0x10", "c": "1.50", "d": "~", "e": "true", "f": "1e3",
 		"g": "null", "h": "1.0e+3", "i": ".inf", "j": "x y", "k": "l\n"}, v)
 }
+
+// TestValue_TypeTags: a value under !!int, !!float, !!bool, !!null, !!map
+// or !!seq must be of that type; the tag was dropped, so !!int '12' was
+// the string "12" (an integer in YAML) and !!null x the string "x".
+func TestValue_TypeTags(t *testing.T) {
+	v := one(t, "a: !!int 12\nb: !!float 1.5\nc: !!float 2\nd: !!bool true\ne: !!null ~\nf: !!map {x: 1}\ng: !!seq [1]\n")
+	assert.Equal(t, map[string]any{"a": json.Number("12"), "b": json.Number("1.5"), "c": json.Number("2"), "d": true, "e": nil,
+		"f": map[string]any{"x": json.Number("1")}, "g": []any{json.Number("1")}}, v)
+	for src, msg := range map[string]string{
+		"a: !!int '12'\n":   "1:4: YAML tag !!int on a value of another type (12)",
+		"a: !!int 1.5\n":    "1:4: YAML tag !!int on a value of another type (1.5)",
+		"a: !!float abc\n":  "1:4: YAML tag !!float on a value of another type (abc)",
+		"a: !!bool 'yes'\n": "1:4: YAML tag !!bool on a value of another type (yes)",
+		"a: !!null x\n":     "1:4: YAML tag !!null on a value of another type (x)",
+		"a: !!int 1e3\n":    "1:4: YAML tag !!int on a value of another type (1e3)",
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		_, err = Value(docs[0].Body)
+		assert.EqualError(t, err, msg, src)
+	}
+}
