@@ -120,7 +120,7 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 		}
 		return nil, nil, &Error{Where: where, Err: err}
 	}
-	r := reader{path: path, table: table, scope: scope, values: Values{}}
+	r := reader{path: path, table: table, scope: scope, values: Values{}, lines: map[string]int{}}
 	for _, d := range docs {
 		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
 		if !ok {
@@ -168,6 +168,7 @@ type reader struct {
 	scope    string
 	aliases  map[*ast.AliasNode]ast.Node
 	values   Values
+	lines    map[string]int // where each property read was set
 	problems []error
 }
 
@@ -212,6 +213,13 @@ func (r *reader) tree(prefix string, n ast.Node) {
 			}
 			continue
 		}
+		if line, twice := r.lines[name]; twice {
+			// metrics: {enabled: …} and metrics.enabled: …, or two
+			// documents: the file would say two things.
+			r.fail(kv.Key, Root+"."+name, fmt.Errorf("set twice, first at line %d", line))
+			continue
+		}
+		r.lines[name] = yamljson.Line(kv.Key)
 		raw, err := scalarText(value)
 		if err == nil {
 			raw, err = expandPlaceholders(raw)

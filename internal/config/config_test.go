@@ -129,3 +129,18 @@ func TestRead_AnchoredKeys(t *testing.T) {
 	assert.Empty(t, problems)
 	assert.Equal(t, Values{"enabled": false}, v)
 }
+
+// TestRead_PropertySetTwice: a property set twice, nested and dotted or in
+// two documents, is an error at the second; the last one silently won,
+// where YAML's own duplicate keys are refused.
+func TestRead_PropertySetTwice(t *testing.T) {
+	for _, src := range []string{
+		"contractguard:\n  serve:\n    listen: :1\n  serve.listen: :2\n",
+		"contractguard:\n  serve.listen: :1\n---\ncontractguard:\n  serve: {listen: :2}\n",
+	} {
+		_, problems, err := Read("/etc/cg/f.yaml", []byte(src), table, "")
+		require.NoError(t, err)
+		require.Len(t, problems, 1, src)
+		assert.Regexp(t, `^/etc/cg/f.yaml:[45]: contractguard.serve.listen: set twice, first at line [23]$`, problems[0].Error(), src)
+	}
+}
