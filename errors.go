@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -218,16 +219,18 @@ type LoadError struct {
 	Err      error  // what is wrong
 }
 
-// Error is "file:line: METHOD /endpoint: message".
+// Error is "file:line: METHOD /endpoint: message", one line: a file name
+// or contract with a character that would not print as itself (a line
+// break in a quoted endpoint) is quoted.
 func (e *LoadError) Error() string {
 	var b bytes.Buffer
-	b.WriteString(e.File)
+	b.WriteString(printable(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	if e.Contract != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Contract)
+		b.WriteString(printable(e.Contract))
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Err.Error())
@@ -236,3 +239,12 @@ func (e *LoadError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *LoadError) Unwrap() error { return e.Err }
+
+// printable is s, or s quoted when it holds a character that would not
+// print as itself.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}

@@ -80,6 +80,8 @@ var loadErrorCases = []struct {
 		`a.yaml:1: POST /a/{x: endpoint: segment "{x": a parameter must be a whole segment, :name or {name}`},
 	{"bad method", "a.yaml", "endpoint: /a\nmethod: PO ST\n",
 		"a.yaml:2: PO ST /a: method: must match the pattern"},
+	{"method with a line break", "a.yaml", "endpoint: /a\nmethod: \"POST\\n\"\n",
+		`a.yaml:2: "POST\n /a": method: must match the pattern`},
 	{"method not a string", "a.yaml", "endpoint: /a\nmethod: 12\n",
 		"a.yaml:2: /a: method: must be a string, not a number"},
 	{"not a mapping", "a.yaml", "- endpoint\n",
