@@ -157,18 +157,13 @@ func (j *job) fail(loc []string, err error) {
 // the file and its syntax tree once its contracts are read (a folder's
 // trees at once would be many times its size); a problem found later reads
 // and parses the file again to say where, from one goroutine (the later
-// steps report in order). Only the line of the message depends on it: a
-// file changed since is read as it is now.
+// steps report in order), once for all the problems of the file
+// (sharedFS.nodes). Only the line of the message depends on it: a file
+// changed since is read as it is now.
 func (j *job) nodeOf() ast.Node {
 	if j.node == nil && j.folder != nil {
-		data, err := j.folder.read(j.fileName)
-		if err != nil {
-			return nil
-		}
-		if docs, err := yamljson.Parse(data); err == nil {
-			if nodes := contractNodes(docs); j.index < len(nodes) {
-				j.node = nodes[j.index]
-			}
+		if nodes := j.folder.nodes(j.fileName); j.index < len(nodes) {
+			j.node = nodes[j.index]
 		}
 	}
 	return j.node
@@ -641,6 +636,9 @@ type sharedFS struct {
 	mu     sync.Mutex
 	fsys   fs.FS
 	cached map[string]sharedFile
+
+	parsed      string     // the contracts file last parsed again for a message
+	parsedNodes []ast.Node // its contracts; nil when it no longer parses
 }
 
 func newSharedFS(fsys fs.FS) *sharedFS {
@@ -654,6 +652,24 @@ func (f *sharedFS) read(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return fs.ReadFile(f.fsys, name)
+}
+
+// nodes are the contracts of the contracts file name, read and parsed
+// again. The last file's are kept: its problems are reported one after
+// the other, and parsing it again for each made a file of a thousand
+// contracts with a broken invariant take a minute.
+func (f *sharedFS) nodes(name string) []ast.Node {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.parsed != name {
+		f.parsed, f.parsedNodes = name, nil
+		if data, err := fs.ReadFile(f.fsys, name); err == nil {
+			if docs, err := yamljson.Parse(data); err == nil {
+				f.parsedNodes = contractNodes(docs)
+			}
+		}
+	}
+	return f.parsedNodes
 }
 
 type sharedFile struct {

@@ -3,6 +3,7 @@ package contractguard
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -542,4 +543,32 @@ func TestLoad_ByteOrderMark(t *testing.T) {
 	}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), g.Metrics().ContractsLoaded)
+}
+
+// countingFS counts the opens of each file.
+type countingFS struct {
+	fs.FS
+	opens map[string]int
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	c.opens[name]++
+	return c.FS.Open(name)
+}
+
+// TestLoad_ProblemsOfAFileParseItOnce: the problems found after the first
+// step read and parse their file again for their lines once for the file,
+// not once each: a file of 2,000 contracts with a broken invariant took
+// almost three minutes to report.
+func TestLoad_ProblemsOfAFileParseItOnce(t *testing.T) {
+	var b strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&b, "---\nendpoint: /a%d\nmethod: POST\ninvariants:\n  - {expr: nope > 1, message: m}\n", i)
+	}
+	fsys := &countingFS{FS: fstest.MapFS{"a.yaml": {Data: []byte(b.String())}}, opens: map[string]int{}}
+	_, err := New(Options{ContractsFS: fsys})
+	errs := loadErrors(t, err)
+	require.Len(t, errs, 50)
+	assert.True(t, strings.HasPrefix(errs[49], "a.yaml:250: POST /a49: invariants[0]: "), errs[49])
+	assert.Equal(t, 2, fsys.opens["a.yaml"], "read for its contracts, then once for the lines of its problems")
 }
