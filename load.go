@@ -318,6 +318,12 @@ func (l *loader) loadDir() {
 	}
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			// Hidden, as the glob *.yaml leaves it: an editor's lock file
+			// (Emacs's .#a.yaml, a link to nowhere while a.yaml is edited)
+			// or a hidden copy is not a contract file.
+			continue
+		}
 		switch path.Ext(name) {
 		case ".yaml", ".yml", ".json":
 		default:

@@ -572,3 +572,17 @@ func TestLoad_ProblemsOfAFileParseItOnce(t *testing.T) {
 	assert.True(t, strings.HasPrefix(errs[49], "a.yaml:250: POST /a49: invariants[0]: "), errs[49])
 	assert.Equal(t, 2, fsys.opens["a.yaml"], "read for its contracts, then once for the lines of its problems")
 }
+
+// TestLoad_HiddenFilesSkipped: names that start with "." are not contract
+// files (the glob *.yaml leaves them out). Emacs's lock file .#a.yaml, a
+// link to nowhere while a.yaml is being edited, failed New and every
+// reload; a hidden copy of a contract was a duplicate route.
+func TestLoad_HiddenFilesSkipped(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("endpoint: /a\nmethod: POST\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".a.yaml"), []byte("endpoint: /a\nmethod: POST\n"), 0o644))
+	require.NoError(t, os.Symlink("someone@host.1234:1700000000", filepath.Join(dir, ".#a.yaml")))
+	g, err := New(Options{ContractsDir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), g.Metrics().ContractsLoaded)
+}
