@@ -270,7 +270,15 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		if jsonNumber.MatchString(n.Token.Value) {
 			return c.text(n, json.Number(n.Token.Value))
 		}
-		return c.text(n, json.Number(fmt.Sprint(n.Value))) // 0x10, 0o17
+		v := fmt.Sprint(n.Value) // 0x10, 0o17
+		if d, ok := leadingZeros(n.Token.Value); ok && d != v {
+			octal := "0o" + strings.TrimLeft(strings.TrimLeft(n.Token.Value, "+-"), "0")
+			if strings.HasPrefix(n.Token.Value, "-") {
+				octal = "-" + octal
+			}
+			return nil, none, errorAt(n, "%s is %s in YAML 1.1 (octal) but %s in YAML 1.2: write %s or %s", n.Token.Value, v, d, octal, d)
+		}
+		return c.text(n, json.Number(v))
 	case *ast.FloatNode:
 		if jsonNumber.MatchString(n.Token.Value) {
 			return c.text(n, json.Number(n.Token.Value))
@@ -362,6 +370,27 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		return nil, none, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
 	}
 	return nil, none, errorAt(n, "unsupported YAML node %s", n.Type())
+}
+
+// leadingZeros is the decimal value of t when t is digits with leading
+// zeros (017, -017), which goccy/go-yaml reads as YAML 1.1 does, in octal,
+// and YAML 1.2 (the YAML language server, for one) in decimal.
+func leadingZeros(t string) (string, bool) {
+	sign, digits := "", t
+	if digits != "" && (digits[0] == '-' || digits[0] == '+') {
+		sign, digits = digits[:1], digits[1:]
+	}
+	if len(digits) < 2 || digits[0] != '0' || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return "0", true
+	}
+	if sign == "+" {
+		sign = ""
+	}
+	return sign + digits, true
 }
 
 // tagged reports whether v, read without its tag, is of the type the tag

@@ -257,3 +257,21 @@ func TestValue_TypeTags(t *testing.T) {
 		assert.EqualError(t, err, msg, src)
 	}
 }
+
+// TestValue_LeadingZeros: an integer written with leading zeros is octal
+// to goccy/go-yaml and YAML 1.1 but decimal to YAML 1.2 (and to the YAML
+// language server that checks contracts in editors); where the readings
+// differ it is refused. maximum: 017 was 15.
+func TestValue_LeadingZeros(t *testing.T) {
+	v := one(t, "a: 0o17\nb: 07\nc: 00\nd: '017'\ne: 0x17\n")
+	assert.Equal(t, map[string]any{"a": json.Number("15"), "b": json.Number("7"), "c": json.Number("0"), "d": "017", "e": json.Number("23")}, v)
+	for src, msg := range map[string]string{
+		"a: 017\n":  "1:4: 017 is 15 in YAML 1.1 (octal) but 17 in YAML 1.2: write 0o17 or 17",
+		"a: -010\n": "1:4: -010 is -8 in YAML 1.1 (octal) but -10 in YAML 1.2: write -0o10 or -10",
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		_, err = Value(docs[0].Body)
+		assert.EqualError(t, err, msg, src)
+	}
+}
