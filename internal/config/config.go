@@ -121,6 +121,7 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 		return nil, nil, &Error{Where: where, Err: err}
 	}
 	r := reader{path: path, table: table, scope: scope, values: Values{}, lines: map[string]int{}}
+	found := false
 	for _, d := range docs {
 		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
 		if !ok {
@@ -130,9 +131,15 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 			if k, _ := yamljson.Key(kv.Key); k != Root {
 				continue // another component's configuration
 			}
+			found = true
 			r.aliases = yamljson.Aliases(d.Body)
 			r.tree("", resolveAlias(kv.Value, r.aliases))
 		}
+	}
+	if !found {
+		// A misspelt contractguard: would otherwise leave every property
+		// at its default without a word.
+		return nil, nil, &Error{Where: path, Err: errors.New("no contractguard: key; a configuration file holds its properties under contractguard:")}
 	}
 	for name, v := range r.values {
 		if p, _ := find(table, name); p.Kind == Path && !filepath.IsAbs(v.(string)) {

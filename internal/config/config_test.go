@@ -144,3 +144,13 @@ func TestRead_PropertySetTwice(t *testing.T) {
 		assert.Regexp(t, `^/etc/cg/f.yaml:[45]: contractguard.serve.listen: set twice, first at line [23]$`, problems[0].Error(), src)
 	}
 }
+
+// TestRead_NoTree: a file without a contractguard: key (empty, or the key
+// misspelt) is an error; every property was silently left at its default,
+// require-contract and the contracts folder with them.
+func TestRead_NoTree(t *testing.T) {
+	for _, src := range []string{"", "# nothing\n", "contractgaurd:\n  enabled: false\n", "CONTRACTGUARD:\n  enabled: false\n"} {
+		_, _, err := Read("/etc/cg/f.yaml", []byte(src), table, "")
+		assert.EqualError(t, err, "/etc/cg/f.yaml: no contractguard: key; a configuration file holds its properties under contractguard:", src)
+	}
+}
