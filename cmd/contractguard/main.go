@@ -113,7 +113,9 @@ contractguard.New would, and prints each problem on a line:
 
   FILE:LINE: METHOD ENDPOINT: MESSAGE
 
-It exits 1 if there is any problem, 0 otherwise.
+A folder without contracts is a problem too (the wrong folder, or the
+files not where they should be). It exits 1 if there is any problem, 0
+otherwise.
 
 Examples:
   contractguard lint contracts
@@ -147,6 +149,12 @@ func lint(args []string, stdout, stderr io.Writer) int {
 	problems := []problem{}
 	for _, dir := range dirs {
 		g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil && len(g.Contracts()) == 0 {
+			// New only warns (a service may start before its contracts
+			// exist); to a check in CI it is the wrong folder, or the
+			// contracts' files not where they should be.
+			err = &contractguard.LoadError{File: dir, Err: errors.New("no contracts found (*.yaml, *.yml, *.json)")}
+		}
 		if err == nil {
 			if *format == "text" {
 				fmt.Fprintf(stdout, "ok: %s (%d contracts)\n", dir, len(g.Contracts()))

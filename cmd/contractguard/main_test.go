@@ -108,6 +108,19 @@ func TestLint_MissingDirectory(t *testing.T) {
 	assert.Contains(t, r.stdout, "no/such/dir")
 }
 
+// TestLint_FolderWithoutContracts: New only warns of a folder that holds
+// no contracts, and lint said "ok" of it: a CI job pointed at the wrong
+// folder, or at contracts saved as .yml.txt, passed.
+func TestLint_FolderWithoutContracts(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"README.md": "contracts go here\n", "schemas/a.json": `{"type":"object"}`})
+	r := cli(t, "", "lint", dir)
+	assert.Equal(t, 1, r.code, r.stdout)
+	assert.Equal(t, dir+": no contracts found (*.yaml, *.yml, *.json)\n", r.stdout)
+	r = cli(t, "", "lint", "--format", "json", dir)
+	assert.Equal(t, 1, r.code)
+	assert.JSONEq(t, `[{"file":"`+dir+`","message":"no contracts found (*.yaml, *.yml, *.json)"}]`, r.stdout)
+}
+
 func TestCheck(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
 		"c.yaml": `endpoint: /orders/:id
