@@ -17,7 +17,7 @@ import (
 	"github.com/contractguard/contractguard/internal/learn"
 )
 
-const learnHelp = `Usage: contractguard learn merge --out DIR [--force] [-H 'Name: value'] SOURCE ...
+const learnHelp = `Usage: contractguard learn merge --out DIR [--force] [-H 'Name: value'] [--timeout D] SOURCE ...
 
 Merges what guards in learning mode learned from traffic, and writes one
 YAML contract per route into DIR, each with a header that says what was

@@ -82,6 +82,11 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *out == "-" {
+		// Read as standard output elsewhere; here it made a file named -.
+		fmt.Fprintln(stderr, "contractguard license keygen: --out -: the private key goes to a file (mode 0600), never to standard output")
+		return 2
+	}
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", err)

@@ -60,6 +60,21 @@ func (v vendor) secrets(t *testing.T) []string {
 		base64.StdEncoding.EncodeToString(seed), base64.RawURLEncoding.EncodeToString(seed), string(seed[:8])}
 }
 
+// TestLicense_KeygenOutDash: "-" reads as standard output to a user of
+// other commands; keygen wrote the private key to a file named "-".
+// Refused, and nothing written.
+func TestLicense_KeygenOutDash(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	r := cli(t, "", "license", "keygen", "--out", "-")
+	assert.Equal(t, 2, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "never to standard output")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
 func TestLicense_KeygenIssueInspect(t *testing.T) {
 	v := keygen(t)
 	fi, err := os.Stat(v.priv)

@@ -41,7 +41,7 @@ Usage:
   contractguard schema
   contractguard license keygen|issue|inspect ...   (licence keys, docs/licensing.md)
   contractguard serve --upstream URL [--config FILE] [--contracts DIR] [options]
-  contractguard learn merge --out DIR [--force] SOURCE ...
+  contractguard learn merge --out DIR [--force] [-H 'Name: value'] [--timeout D] SOURCE ...
 
 Run "contractguard COMMAND --help" for a command's options and examples.
 `
