@@ -136,6 +136,24 @@ func TestScan_ManyFindingsOneDetailEach(t *testing.T) {
 	}
 }
 
+// TestScan_FlaggedNamesDoNotCrowdOutTheRest: an object of many flagged
+// names is one detail, at the object (TestScan_ManyFindingsOneDetailEach);
+// its names used up the list of 100 details one each before they were
+// made one, so that a finding elsewhere in the body was left out and the
+// rejection said that more were not listed, of the one detail it had.
+func TestScan_FlaggedNamesDoNotCrowdOutTheRest(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
+	var b strings.Builder
+	b.WriteString(`{"a":{`)
+	for i := range 3 * maxDetails {
+		fmt.Fprintf(&b, `"$where%03d":1,`, i)
+	}
+	b.WriteString(`"x":1},"z":"<script>alert(1)</script>"}`)
+	v := g.Check("POST", "/c", []byte(b.String()))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/a", "possible NoSQL operator injection"}, {"/z", "possible cross-site scripting"}}, v.Details)
+}
+
 // TestScan_QueryAndPathParameters: the query and the path parameters are
 // scanned with the body, the parameters by the matched pattern, or by the
 // router's on a typed route without a file contract.

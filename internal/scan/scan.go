@@ -13,7 +13,8 @@ import (
 // leaves out, and reports each finding with its JSON pointer and its
 // class's message: a value at its own pointer, a key at the pointer of
 // the object that holds it, never repeating the name, with nothing under
-// it.
+// it (the first flagged key of an object only: the others would be the
+// same finding).
 func Body(root jsonbody.Value, skip *shape.Skip, report failure.Reporter) {
 	if skip != nil && skip.Off {
 		return
@@ -98,6 +99,7 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 		}
 		return
 	}
+	named := false // a flagged name of this object was offered
 	for i := range v.Len() {
 		name, e := v.Member(i)
 		child := skip.Member(name)
@@ -107,10 +109,13 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 		if c := w.key(name, e); c != None {
 			// The name is the payload: reported at the object that holds
 			// it, and what it holds, whose pointers would repeat it, not
-			// walked.
-			if w.report.Wants() {
+			// walked. Once an object: its other flagged names would be
+			// the same detail, and would use up a reporter's room for the
+			// findings elsewhere in the body.
+			if !named && w.report.Wants() {
 				w.report.Add(w.path.Pointer(), c.Message())
 			}
+			named = true
 			continue
 		}
 		w.inner(e, child, name, -1)

@@ -99,26 +99,42 @@ func FuzzScan(f *testing.F) {
 		}
 		reported := 0
 		Body(doc.Root(), nil, failure.ReportFunc(func(string, string) { reported++ }))
-		// The walk reports every string and key String and Key flag, and
-		// constructor.prototype, but for what a flagged key holds: count
-		// them over the decoded value.
+		// The walk reports every string String flags, and each object
+		// with a key Key flags, or constructor.prototype, once, at the
+		// object, but for what a flagged key holds: count them over the
+		// decoded value.
 		want := 0
-		eachString(doc.Any(), func(v string) {
-			if String(v) != None {
-				want++
-			}
-		}, func(k string, e any) bool {
-			if Key(k) != None {
-				want++
-				return false // nothing under a flagged name is reported
-			} else if m, ok := e.(map[string]any); ok && k == "constructor" {
-				if _, ok := m["prototype"]; ok {
+		var count func(v any)
+		count = func(v any) {
+			switch v := v.(type) {
+			case string:
+				if String(v) != None {
 					want++
-					return false
+				}
+			case []any:
+				for _, e := range v {
+					count(e)
+				}
+			case map[string]any:
+				named := false
+				for k, e := range v {
+					if Key(k) != None {
+						named = true
+						continue // nothing under a flagged name is reported
+					} else if m, ok := e.(map[string]any); ok && k == "constructor" {
+						if _, ok := m["prototype"]; ok {
+							named = true
+							continue
+						}
+					}
+					count(e)
+				}
+				if named {
+					want++
 				}
 			}
-			return true
-		})
+		}
+		count(doc.Any())
 		if reported != want {
 			t.Fatalf("%s: %d findings reported, %d values and keys flagged", data, reported, want)
 		}
