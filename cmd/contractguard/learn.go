@@ -218,7 +218,9 @@ func positioned(data []byte, err error) error {
 			off-- // the offset is just past the offending byte
 		}
 	case errors.As(err, &te):
-		off = te.Offset
+		// Found by Observations.UnmarshalJSON, which is given the
+		// document from its first byte that is not white space.
+		off = te.Offset + int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n")))
 	}
 	if off < 0 || off > int64(len(data)) {
 		return err

@@ -190,3 +190,15 @@ func TestLearnMerge_JSONErrorsNameTheLine(t *testing.T) {
 		assert.Contains(t, r.stderr, "contractguard learn merge: "+want)
 	}
 }
+
+// TestLearnMerge_JSONErrorsNameTheLineAfterLeadingSpace: a value of the
+// wrong type is found by the observations' own decoding, which is given
+// the document from its first "{": an export with blank lines before it
+// (written by hand, or by a tool) was named that many bytes too early.
+func TestLearnMerge_JSONErrorsNameTheLineAfterLeadingSpace(t *testing.T) {
+	typed := filepath.Join(t.TempDir(), "typed.json")
+	require.NoError(t, os.WriteFile(typed, []byte("\n\n  \n{\n \"format\": \"contractguard.learn/v1\",\n \"routes\": 5\n}\n"), 0o644))
+	r := cli(t, "", "learn", "merge", "--out", filepath.Join(t.TempDir(), "contracts"), typed)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "contractguard learn merge: "+typed+":6:13: ")
+}
