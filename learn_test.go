@@ -724,3 +724,22 @@ func TestLearn_SampledNoContractThenTypedCountsOnce(t *testing.T) {
 	assert.EqualValues(t, 1, g.Stats().SinkBlocks["sql"], "the typed pass recorded the input")
 	assert.NotEmpty(t, g.Learned())
 }
+
+// TestLearn_ReportLeavesOutTheNoteOfFailuresNotListed: a would-be
+// rejection that does not list every failure ends with a detail at path
+// "" saying so (docs/errors.md); the report's paths are where the
+// failures were, and "" is the body as a whole, which did not fail.
+func TestLearn_ReportLeavesOutTheNoteOfFailuresNotListed(t *testing.T) {
+	v := trustTestVendor(t)
+	g := mustNew(t, Options{LicenseKey: v.key(t), LearningMode: true, Logger: discard, Contracts: []Contract{
+		{Endpoint: "/l", Method: "POST", Schema: map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}}})
+	require.Nil(t, g.Check("POST", "/l", []byte("["+strings.TrimSuffix(strings.Repeat("1,", 2*maxDetails), ",")+"]")))
+	rep := g.LearningReport()
+	require.Len(t, rep, 1)
+	total := rep[0].OtherPaths
+	for _, p := range rep[0].Paths {
+		assert.NotEqual(t, "", p.Path, "the note is no failure of the body as a whole")
+		total += p.Count
+	}
+	assert.EqualValues(t, maxDetails, total, "the failures listed")
+}
