@@ -354,6 +354,12 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 				return c.text(n, s.Value)
 			case *ast.LiteralNode:
 				return c.text(n, s.Value.Value)
+			case *ast.NullNode:
+				if t := s.GetToken(); t != nil && t.Type == token.ImplicitNullType {
+					return c.text(n, "") // no text: the null goccy/go-yaml makes up reads "null"
+				} else if t != nil {
+					return c.text(n, t.Value)
+				}
 			case *ast.AnchorNode, *ast.AliasNode, *ast.TagNode:
 			case ast.ScalarNode:
 				if t := s.GetToken(); t != nil {

@@ -236,6 +236,14 @@ func TestValue_StrTag(t *testing.T) {
 		"g": "null", "h": "1.0e+3", "i": ".inf", "j": "x y", "k": "l\n"}, v)
 }
 
+// TestValue_StrTagOnNothing: !!str with no text after it is the empty
+// string, as YAML reads it; it was "null", the text goccy/go-yaml gives
+// the null it makes up there.
+func TestValue_StrTagOnNothing(t *testing.T) {
+	v := one(t, "a: 1\nb: !!str\n")
+	assert.Equal(t, map[string]any{"a": json.Number("1"), "b": ""}, v)
+}
+
 // TestValue_TypeTags: a value under !!int, !!float, !!bool, !!null, !!map
 // or !!seq must be of that type; the tag was dropped, so !!int '12' was
 // the string "12" (an integer in YAML) and !!null x the string "x".
