@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -171,22 +173,38 @@ func (w *walker) key(name string, v jsonbody.Value) Class {
 
 // Query scans the names and values of a query string: a value is
 // reported at "query:name", a flagged name at "query", never repeating
-// it.
+// it (the first flagged name only, as for an object's keys). Names are
+// taken in order, so that a reporter that takes only some findings gets
+// the same ones for the same request.
 func Query(values map[string][]string, report failure.Reporter) {
-	for name, vs := range values {
-		if c := Key(name); c != None {
-			if report.Wants() {
-				report.Add("query", c.Message())
-			}
-			continue
+	named := false
+	if len(values) <= 1 { // in order already: nothing to sort, nothing allocated
+		for name, vs := range values {
+			queryParam(name, vs, &named, report)
 		}
-		for _, v := range vs {
-			if c := String(v); c != None {
-				if report.Wants() {
-					report.Add("query:"+name, c.Message())
-				}
-				break
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		queryParam(name, values[name], &named, report)
+	}
+}
+
+// queryParam scans one name of a query and its values (Query); named
+// says whether a flagged name was reported already.
+func queryParam(name string, vs []string, named *bool, report failure.Reporter) {
+	if c := Key(name); c != None {
+		if !*named && report.Wants() {
+			report.Add("query", c.Message())
+		}
+		*named = true
+		return
+	}
+	for _, v := range vs {
+		if c := String(v); c != None {
+			if report.Wants() {
+				report.Add("query:"+name, c.Message())
 			}
+			return
 		}
 	}
 }

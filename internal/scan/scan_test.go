@@ -1,7 +1,9 @@
 package scan
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,6 +67,28 @@ func TestQueryAndParams(t *testing.T) {
 	got = map[string]Class{}
 	Query(map[string][]string{"__proto__[admin]": {"<script>"}}, report)
 	assert.Equal(t, map[string]Class{"query": PrototypePollution}, got)
+
+	// Flagged names are one finding, the first in order, so that a query
+	// of many such names does not use up a reporter's room; and the values
+	// are offered in the names' order, the same for the same request
+	// (a map's order is not).
+	q := map[string][]string{}
+	for i := range 150 {
+		q[fmt.Sprintf("u%03d[$ne]", i)] = []string{"1"}
+		q[fmt.Sprintf("v%03d", i)] = []string{"1 UNION SELECT password FROM users"}
+	}
+	var first []string
+	for range 5 {
+		var paths []string
+		Query(q, failure.ReportFunc(func(p, _ string) { paths = append(paths, p) }))
+		require.Len(t, paths, 151, "one for the names, one per value")
+		assert.Equal(t, "query", paths[0])
+		assert.True(t, slices.IsSorted(paths[1:]), "values in the names' order")
+		if first == nil {
+			first = paths
+		}
+		assert.Equal(t, first, paths)
+	}
 }
 
 // FuzzScan: no input panics the scan, and the walk reports exactly the
