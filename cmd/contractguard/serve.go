@@ -767,13 +767,19 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 // for a moment while a volume is swapped, the watcher stopped. Once, that
 // ended reloading on change for the life of the proxy, with one warning
 // in its log; now it is tried again, wait after wait (doubling up to a
-// minute), and each new start reloads first, for what changed while
-// nothing watched. A reload that fails keeps the set in force.
-func keepWatching(ctx context.Context, g *contractguard.Guard, log *slog.Logger, wait time.Duration) {
+// minute, and from the start again after a minute of watching), and each
+// new start reloads first, for what changed while nothing watched. A
+// reload that fails keeps the set in force.
+func keepWatching(ctx context.Context, g *contractguard.Guard, log *slog.Logger, first time.Duration) {
+	wait := first
 	for {
+		started := time.Now()
 		err := g.Watch(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if time.Since(started) > time.Minute {
+			wait = first // it watched for a while: a new failure, not the same one again
 		}
 		log.Warn("contractguard serve: not watching the contracts; trying again", slog.String("error", err.Error()), slog.String("in", wait.String()))
 		select {
