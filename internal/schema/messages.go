@@ -141,14 +141,14 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.FalseSchema:
 		return msgNotAllowed
 	case *kind.Not:
-		return "matches a schema it must not match"
+		return msgNot
 	case *kind.AnyOf:
-		return "must match at least one of the allowed schemas"
+		return msgAnyOf
 	case *kind.OneOf:
 		if len(k.Subschemas) > 1 {
-			return "must match exactly one of the allowed schemas, but matches several"
+			return msgOneOfSeveral
 		}
-		return "must match exactly one of the allowed schemas"
+		return msgOneOf
 	case *kind.ContentEncoding:
 		return "must be encoded as " + k.Want
 	case *kind.ContentMediaType:
@@ -166,6 +166,10 @@ const (
 	msgRequired     = "is required"
 	msgNotAllowed   = "is not allowed"
 	msgInvalidValue = "is not a JSON value"
+	msgNot          = "matches a schema it must not match"
+	msgAnyOf        = "must match at least one of the allowed schemas"
+	msgOneOf        = "must match exactly one of the allowed schemas"
+	msgOneOfSeveral = "must match exactly one of the allowed schemas, but matches several"
 )
 
 func msgType(want []string, got string) string {

@@ -19,7 +19,7 @@ import (
 // keywords bodies are usually described with (type, const, enum, format,
 // $ref, properties, required, additionalProperties, min/maxProperties,
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
-// exclusive forms). It is built from santhosh-tekuri/jsonschema's compiled
+// exclusive forms, not, allOf, anyOf and oneOf). It is built from santhosh-tekuri/jsonschema's compiled
 // schema, so that library still parses, checks and resolves every schema;
 // a schema that uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
@@ -60,7 +60,18 @@ type native struct {
 
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum *bound
 
+	comb *combinators // nil: none
+
 	msgs *limitMsgs // nil: none of the keywords it has messages for
+}
+
+// combinators are a schema's not, allOf, anyOf and oneOf, checked after
+// all its other keywords, as the library does: not, anyOf and oneOf only
+// for whether their schemas match (a failure of theirs is one message at
+// the value), allOf into the request's failures.
+type combinators struct {
+	not                 *native
+	allOf, anyOf, oneOf []*native
 }
 
 // limitMsgs are the failure messages of a schema's count, pattern and
@@ -164,7 +175,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	}
 	n := &native{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1}
 	c.done[s] = n
-	if !supported(s) || refCycle(s) {
+	if !supported(s) || inPlaceCycle(s) {
 		c.ok = false
 		return nil
 	}
@@ -251,6 +262,19 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if s.Items2020 != nil {
 		n.items = sub(s.Items2020)
 	}
+	if s.Not != nil || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 {
+		subs := func(ss []*jsonschema.Schema) []*native {
+			var out []*native
+			for _, s := range ss {
+				out = append(out, sub(s))
+			}
+			return out
+		}
+		n.comb = &combinators{allOf: subs(s.AllOf), anyOf: subs(s.AnyOf), oneOf: subs(s.OneOf)}
+		if s.Not != nil {
+			n.comb.not = sub(s.Not)
+		}
+	}
 	return n
 }
 
@@ -267,7 +291,6 @@ func intOr(p *int) int {
 func supported(s *jsonschema.Schema) bool {
 	switch {
 	case s.RecursiveRef != nil, s.DynamicRef != nil,
-		s.Not != nil, len(s.AllOf) > 0, len(s.AnyOf) > 0, len(s.OneOf) > 0,
 		s.If != nil, s.Then != nil, s.Else != nil,
 		s.PropertyNames != nil, len(s.PatternProperties) > 0,
 		len(s.Dependencies) > 0, len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
@@ -292,16 +315,40 @@ func supported(s *jsonschema.Schema) bool {
 	return true
 }
 
-// refCycle reports a chain of $refs that comes back to s without moving
-// into the value ({"$ref": "#"}): the library reports it as an error, the
-// fast path would loop.
-func refCycle(s *jsonschema.Schema) bool {
+// inPlaceCycle reports a chain of $refs and combinators (not, allOf,
+// anyOf, oneOf: each checks the same value) that comes back to s without
+// moving into the value ({"$ref": "#"}, {"allOf": [{"$ref": "#"}]}): the
+// library reports it as an error, the fast path would loop.
+func inPlaceCycle(s *jsonschema.Schema) bool {
 	seen := map[*jsonschema.Schema]bool{}
-	for r := s; r != nil; r = r.Ref {
-		if seen[r] {
-			return true
+	var from func(r *jsonschema.Schema) bool
+	from = func(r *jsonschema.Schema) bool {
+		for _, next := range inPlace(r) {
+			if next == s {
+				return true
+			}
+			if !seen[next] {
+				seen[next] = true
+				if from(next) {
+					return true
+				}
+			}
 		}
-		seen[r] = true
+		return false
 	}
-	return false
+	return from(s)
+}
+
+// inPlace are the schemas s applies to the value it checks itself.
+func inPlace(s *jsonschema.Schema) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	if s.Ref != nil {
+		out = append(out, s.Ref)
+	}
+	if s.Not != nil {
+		out = append(out, s.Not)
+	}
+	out = append(out, s.AllOf...)
+	out = append(out, s.AnyOf...)
+	return append(out, s.OneOf...)
 }

@@ -121,15 +121,16 @@ func TestNativeMatchesReference(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases; %d of %d schemas run on the fast path", total, native, groups)
-	assert.Equal(t, seedOnly, native, "every schema that uses only the seed's keywords runs natively")
+	assert.Equal(t, seedOnly, native, "every schema that uses only the seed's keywords and the combinators runs natively")
 }
 
 // usesOnlySeedKeywords reads a schema's text for keywords beyond the
 // seed's list (type, properties, items, minItems, minimum, maximum, enum,
-// required, additionalProperties, format) and $ref.
+// required, additionalProperties, format), $ref and the combinators (not,
+// allOf, anyOf, oneOf).
 func usesOnlySeedKeywords(raw json.RawMessage) bool {
 	s := strings.ReplaceAll(string(raw), " ", "")
-	for _, kw := range []string{`"patternProperties"`, `"allOf"`, `"anyOf"`, `"oneOf"`, `"not"`, `"multipleOf"`,
+	for _, kw := range []string{`"patternProperties"`, `"multipleOf"`,
 		`"uniqueItems"`, `"additionalItems"`, `"contains"`, `"dependencies"`, `"propertyNames"`, `"if"`, `"items":[`} {
 		if strings.Contains(s, kw) {
 			return false
@@ -143,18 +144,64 @@ func TestNative_Coverage(t *testing.T) {
 	for src, want := range map[string]bool{
 		`{"type":"object","properties":{"a":{"$ref":"#/definitions/x"}},"definitions":{"x":{"enum":[1]}}}`: true,
 		`{"properties":{"a":{"type":"string","format":"email","minLength":1,"pattern":"^a"}}}`:             true,
-		`true`:                                true,
-		`{"properties":{"n":{"$ref":"#"}}}`:   true, // recursion through a value is fine
-		`{"$ref":"#"}`:                        false,
-		`{"allOf":[{}]}`:                      false,
-		`{"properties":{"a":{"anyOf":[{}]}}}`: false,
-		`{"items":[{}]}`:                      false,
-		`{"multipleOf":2}`:                    false,
-		`{"uniqueItems":true}`:                false,
-		`{"format":"regex"}`:                  false,
+		`true`:                                       true,
+		`{"properties":{"n":{"$ref":"#"}}}`:          true, // recursion through a value is fine
+		`{"$ref":"#"}`:                               false,
+		`{"allOf":[{}]}`:                             true,
+		`{"properties":{"a":{"anyOf":[{}]}}}`:        true,
+		`{"not":{"oneOf":[true,{"type":"string"}]}}`: true,
+		`{"allOf":[{"$ref":"#"}]}`:                   false, // the value checked again by s: the library reports the cycle
+		`{"not":{"anyOf":[{"$ref":"#"}]}}`:           false,
+		`{"properties":{"a":{"if":{}}}}`:             false,
+		`{"items":[{}]}`:                             false,
+		`{"multipleOf":2}`:                           false,
+		`{"uniqueItems":true}`:                       false,
+		`{"format":"regex"}`:                         false,
 	} {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("cov-%x.json", src), json.RawMessage(src))
 		assert.Equal(t, want, s.Native(), src)
+	}
+}
+
+// combinatorSchemas use not, allOf, anyOf and oneOf (which the copied
+// part of the suite hardly does) in the places they take: at the root,
+// on members and items, beside $ref, with booleans, around recursion.
+var combinatorSchemas = []string{
+	`{"not":{"type":"string"}}`,
+	`{"allOf":[{"type":"object","required":["a"]},{"properties":{"a":{"type":"integer","minimum":1}}},{"required":["b"]}]}`,
+	`{"anyOf":[{"type":"string","maxLength":3},{"type":"integer","minimum":10},{"type":"object","required":["x"]}]}`,
+	`{"oneOf":[{"type":"integer"},{"type":"number","minimum":2},{"const":"a"}]}`,
+	`{"type":"object","properties":{"items":{"type":"array","items":{"oneOf":[{"type":"string","format":"email"},{"type":"integer","maximum":5}]}}},"not":{"required":["forbidden"]}}`,
+	`{"allOf":[true,{"not":false}],"anyOf":[false,{}],"oneOf":[{},false]}`,
+	`{"allOf":[{"not":true}]}`,
+	`{"definitions":{"pos":{"type":"number","exclusiveMinimum":0}},"properties":{"a":{"allOf":[{"$ref":"#/definitions/pos"},{"not":{"const":3}}]},"b":{"anyOf":[{"$ref":"#/definitions/pos"},{"type":"null"}]}}}`,
+	`{"oneOf":[{"required":["a"]},{"required":["b"]}],"additionalProperties":{"type":"integer"}}`,
+	`{"items":{"allOf":[{"type":"string"},{"minLength":2},{"pattern":"^a"}]}}`,
+	`{"properties":{"n":{"$ref":"#"}},"anyOf":[{"required":["n"]},{"required":["leaf"]}]}`,
+	`{"$ref":"#/definitions/a","allOf":[{"type":"string"}],"definitions":{"a":{"type":"integer"}}}`,
+	`{"type":"array","minItems":2,"allOf":[{"items":{"type":"integer"}},{"maxItems":3}],"not":{"items":{"enum":[0]}}}`,
+	`{"anyOf":[{"properties":{"k":{"type":"string"}},"additionalProperties":false},{"allOf":[{"required":["k"]},{"oneOf":[{"maxProperties":1},{"minProperties":3}]}]}]}`,
+}
+
+// TestNative_CombinatorsMatchReference: the combinators on the fast path
+// give the library's verdicts and failures, on bodies that pass and fail
+// each branch.
+func TestNative_CombinatorsMatchReference(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	bodies := []string{`1`, `0`, `12`, `2.5`, `-1`, `3`, `"a"`, `"ab"`, `"abcd"`, `"ba"`, `null`, `true`, `[]`, `[0,1]`,
+		`[1,2]`, `[1,2,3,4]`, `["ab","b","a"]`, `{}`, `{"a":1}`, `{"b":1}`, `{"a":1,"b":2}`, `{"a":0,"b":1}`, `{"a":"x"}`,
+		`{"x":1}`, `{"forbidden":1}`, `{"items":["a@b.co",3,7,"x"]}`, `{"items":[]}`, `{"n":{"n":{"leaf":1}}}`, `{"n":{}}`,
+		`{"k":"v"}`, `{"k":1}`, `{"k":1,"a":2,"b":3}`, `{"k":1,"a":2}`, `{"a":3}`, `{"a":5,"b":null}`, `{"a":-1,"b":"x"}`}
+	for i, src := range combinatorSchemas {
+		s := compileSuiteSchema(t, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src))
+		require.True(t, s.Native(), src)
+		for _, b := range bodies {
+			v, err := jsonbody.Parse([]byte(b), 64)
+			require.NoError(t, err)
+			fastOK, fastDetails, refOK, refDetails := run(s, v)
+			assert.Equal(t, refOK, fastOK, "%s on %s", src, b)
+			assert.Equal(t, refDetails, fastDetails, "%s on %s", src, b)
+		}
 	}
 }
 
@@ -203,6 +250,12 @@ func FuzzNativeVsReference(f *testing.F) {
 	for _, file := range bodies {
 		b, _ := os.ReadFile(file)
 		f.Add(b)
+	}
+	for i, src := range combinatorSchemas {
+		schemas = append(schemas, compileSuiteSchema(f, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src)))
+	}
+	for _, b := range []string{`{"a":1,"b":2}`, `{"items":["a@b.co",3,7,"x"]}`, `{"n":{"n":{"leaf":1}}}`, `[1,2,3]`, `{"k":1,"a":2,"b":3}`} {
+		f.Add([]byte(b))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, err := jsonbody.Parse(data, 64)

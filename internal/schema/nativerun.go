@@ -51,7 +51,10 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	}
 	t := typeBit[v.Kind()]
 	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.Number())) {
-		r.fail(msgType(n.typeNames, typeName(t)))
+		r.valid = false
+		if r.rep.Wants() { // the message is written only for a failure listed
+			r.rep.Add(r.path.Pointer(), msgType(n.typeNames, typeName(t)))
+		}
 		return
 	}
 	if n.hasConst && !equal(v, n.constCmp) {
@@ -82,6 +85,62 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	case tNumber:
 		r.number(n, v.Number())
 	}
+	if n.comb != nil {
+		r.combinators(n.comb, v)
+	}
+}
+
+// combinators checks n's not, allOf, anyOf and oneOf, in the library's
+// order and with its failures: allOf's are its schemas' own; not, anyOf
+// and oneOf fail with one message at the value, and their schemas are
+// only asked whether they match (matches), which builds no failure.
+func (r *nativeRun) combinators(n *combinators, v jsonbody.Value) {
+	if n.not != nil && r.matches(n.not, v) {
+		r.fail(msgNot)
+	}
+	for _, s := range n.allOf {
+		r.validate(s, v)
+	}
+	if n.anyOf != nil && !r.matchesAny(n.anyOf, v) {
+		r.fail(msgAnyOf)
+	}
+	if n.oneOf != nil {
+		matched := 0
+		for _, s := range n.oneOf {
+			if r.matches(s, v) {
+				if matched++; matched > 1 {
+					break
+				}
+			}
+		}
+		switch matched {
+		case 0:
+			r.fail(msgOneOf)
+		case 2:
+			r.fail(msgOneOfSeveral)
+		}
+	}
+}
+
+// matchesAny reports whether v matches one of ns.
+func (r *nativeRun) matchesAny(ns []*native, v jsonbody.Value) bool {
+	for _, n := range ns {
+		if r.matches(n, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether v matches n, its failures told to no one: the
+// run's reporter and verdict are set aside meanwhile.
+func (r *nativeRun) matches(n *native, v jsonbody.Value) bool {
+	rep, valid := r.rep, r.valid
+	r.rep, r.valid = failure.Discard, true
+	r.validate(n, v)
+	ok := r.valid
+	r.rep, r.valid = rep, valid
+	return ok
 }
 
 func (r *nativeRun) object(n *native, obj jsonbody.Value) {
