@@ -111,7 +111,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.ExclusiveMaximum:
 		return msgExclusiveMaximum(k.Want)
 	case *kind.MultipleOf:
-		return "must be a multiple of " + ratString(k.Want)
+		return msgMultipleOf(k.Want)
 	case *kind.MinItems:
 		return msgMinItems(k.Want)
 	case *kind.MaxItems:
@@ -171,6 +171,8 @@ const (
 	msgOneOf        = "must match exactly one of the allowed schemas"
 	msgOneOfSeveral = "must match exactly one of the allowed schemas, but matches several"
 )
+
+func msgMultipleOf(want *big.Rat) string { return "must be a multiple of " + ratString(want) }
 
 func msgType(want []string, got string) string {
 	return "must be " + typeList(want) + ", not " + article(got)

@@ -19,7 +19,8 @@ import (
 // keywords bodies are usually described with (type, const, enum, format,
 // $ref, properties, required, additionalProperties, min/maxProperties,
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
-// exclusive forms, not, allOf, anyOf and oneOf). It is built from santhosh-tekuri/jsonschema's compiled
+// exclusive forms, multipleOf, not, allOf, anyOf, oneOf and if, then and
+// else). It is built from santhosh-tekuri/jsonschema's compiled
 // schema, so that library still parses, checks and resolves every schema;
 // a schema that uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
@@ -59,19 +60,22 @@ type native struct {
 	pattern              jsonschema.Regexp
 
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum *bound
+	multipleOf                                           *big.Rat // nil: none
 
 	comb *combinators // nil: none
 
 	msgs *limitMsgs // nil: none of the keywords it has messages for
 }
 
-// combinators are a schema's not, allOf, anyOf and oneOf, checked after
-// all its other keywords, as the library does: not, anyOf and oneOf only
-// for whether their schemas match (a failure of theirs is one message at
-// the value), allOf into the request's failures.
+// combinators are a schema's not, allOf, anyOf, oneOf and if, then and
+// else, checked after all its other keywords, as the library does: not,
+// anyOf, oneOf and if only for whether their schemas match (a failure of
+// theirs is one message at the value; if has none), allOf, then and else
+// into the request's failures.
 type combinators struct {
 	not                 *native
 	allOf, anyOf, oneOf []*native
+	ifs, then, els      *native // then or else by whether if matches; nil: none
 }
 
 // limitMsgs are the failure messages of a schema's count, pattern and
@@ -80,6 +84,7 @@ type combinators struct {
 type limitMsgs struct {
 	minProps, maxProps, minItems, maxItems, minLength, maxLength, pattern string
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum                  string
+	multipleOf                                                            string
 }
 
 // limitMessages writes the messages of n's count, pattern and number
@@ -107,6 +112,9 @@ func limitMessages(n *native) *limitMsgs {
 	m.minimum, m.maximum = limit(n.minimum, msgMinimum), limit(n.maximum, msgMaximum)
 	m.exclusiveMinimum = limit(n.exclusiveMinimum, msgExclusiveMinimum)
 	m.exclusiveMaximum = limit(n.exclusiveMaximum, msgExclusiveMaximum)
+	if n.multipleOf != nil {
+		m.multipleOf = msgMultipleOf(n.multipleOf)
+	}
 	if m == (limitMsgs{}) {
 		return nil
 	}
@@ -212,6 +220,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	n.required = s.Required
 	n.minimum, n.maximum = newBound(s.Minimum), newBound(s.Maximum)
 	n.exclusiveMinimum, n.exclusiveMaximum = newBound(s.ExclusiveMinimum), newBound(s.ExclusiveMaximum)
+	n.multipleOf = s.MultipleOf
 	n.msgs = limitMessages(n)
 
 	sub := func(s *jsonschema.Schema) *native {
@@ -262,7 +271,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if s.Items2020 != nil {
 		n.items = sub(s.Items2020)
 	}
-	if s.Not != nil || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 {
+	if s.Not != nil || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 || s.If != nil {
 		subs := func(ss []*jsonschema.Schema) []*native {
 			var out []*native
 			for _, s := range ss {
@@ -273,6 +282,15 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		n.comb = &combinators{allOf: subs(s.AllOf), anyOf: subs(s.AnyOf), oneOf: subs(s.OneOf)}
 		if s.Not != nil {
 			n.comb.not = sub(s.Not)
+		}
+		if s.If != nil { // then and else without if do nothing
+			n.comb.ifs = sub(s.If)
+			if s.Then != nil {
+				n.comb.then = sub(s.Then)
+			}
+			if s.Else != nil {
+				n.comb.els = sub(s.Else)
+			}
 		}
 	}
 	return n
@@ -291,14 +309,12 @@ func intOr(p *int) int {
 func supported(s *jsonschema.Schema) bool {
 	switch {
 	case s.RecursiveRef != nil, s.DynamicRef != nil,
-		s.If != nil, s.Then != nil, s.Else != nil,
 		s.PropertyNames != nil, len(s.PatternProperties) > 0,
 		len(s.Dependencies) > 0, len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
 		s.UnevaluatedProperties != nil, s.UnevaluatedItems != nil,
 		s.UniqueItems, s.Contains != nil, s.MinContains != nil, s.MaxContains != nil,
 		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
-		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil,
-		s.MultipleOf != nil:
+		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil:
 		return false
 	}
 	for _, e := range s.Extensions {
@@ -342,11 +358,10 @@ func inPlaceCycle(s *jsonschema.Schema) bool {
 // inPlace are the schemas s applies to the value it checks itself.
 func inPlace(s *jsonschema.Schema) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
-	if s.Ref != nil {
-		out = append(out, s.Ref)
-	}
-	if s.Not != nil {
-		out = append(out, s.Not)
+	for _, t := range []*jsonschema.Schema{s.Ref, s.Not, s.If, s.Then, s.Else} {
+		if t != nil {
+			out = append(out, t)
+		}
 	}
 	out = append(out, s.AllOf...)
 	out = append(out, s.AnyOf...)

@@ -126,12 +126,12 @@ func TestNativeMatchesReference(t *testing.T) {
 
 // usesOnlySeedKeywords reads a schema's text for keywords beyond the
 // seed's list (type, properties, items, minItems, minimum, maximum, enum,
-// required, additionalProperties, format), $ref and the combinators (not,
-// allOf, anyOf, oneOf).
+// required, additionalProperties, format), $ref, multipleOf and the
+// combinators (not, allOf, anyOf, oneOf, if/then/else).
 func usesOnlySeedKeywords(raw json.RawMessage) bool {
 	s := strings.ReplaceAll(string(raw), " ", "")
-	for _, kw := range []string{`"patternProperties"`, `"multipleOf"`,
-		`"uniqueItems"`, `"additionalItems"`, `"contains"`, `"dependencies"`, `"propertyNames"`, `"if"`, `"items":[`} {
+	for _, kw := range []string{`"patternProperties"`,
+		`"uniqueItems"`, `"additionalItems"`, `"contains"`, `"dependencies"`, `"propertyNames"`, `"items":[`} {
 		if strings.Contains(s, kw) {
 			return false
 		}
@@ -152,9 +152,11 @@ func TestNative_Coverage(t *testing.T) {
 		`{"not":{"oneOf":[true,{"type":"string"}]}}`: true,
 		`{"allOf":[{"$ref":"#"}]}`:                   false, // the value checked again by s: the library reports the cycle
 		`{"not":{"anyOf":[{"$ref":"#"}]}}`:           false,
-		`{"properties":{"a":{"if":{}}}}`:             false,
+		`{"properties":{"a":{"if":{}}}}`:             true,
+		`{"if":{"$ref":"#"}}`:                        false,
 		`{"items":[{}]}`:                             false,
-		`{"multipleOf":2}`:                           false,
+		`{"multipleOf":2}`:                           true,
+		`{"patternProperties":{"a":{}}}`:             false,
 		`{"uniqueItems":true}`:                       false,
 		`{"format":"regex"}`:                         false,
 	} {
@@ -181,6 +183,12 @@ var combinatorSchemas = []string{
 	`{"$ref":"#/definitions/a","allOf":[{"type":"string"}],"definitions":{"a":{"type":"integer"}}}`,
 	`{"type":"array","minItems":2,"allOf":[{"items":{"type":"integer"}},{"maxItems":3}],"not":{"items":{"enum":[0]}}}`,
 	`{"anyOf":[{"properties":{"k":{"type":"string"}},"additionalProperties":false},{"allOf":[{"required":["k"]},{"oneOf":[{"maxProperties":1},{"minProperties":3}]}]}]}`,
+	`{"if":{"required":["a"]},"then":{"properties":{"a":{"type":"integer","multipleOf":3}}},"else":{"required":["b"]}}`,
+	`{"if":{"type":"number"},"then":{"multipleOf":0.1}}`,
+	`{"then":{"const":1},"else":{"const":2}}`,
+	`{"items":{"if":{"type":"string"},"else":{"multipleOf":1.5,"maximum":4}}}`,
+	`{"multipleOf":7,"oneOf":[{"multipleOf":2},{"multipleOf":3}]}`,
+	`{"properties":{"n":{"multipleOf":1e-3}},"not":{"if":{"required":["n"]},"then":{"required":["m"]},"else":false}}`,
 }
 
 // TestNative_CombinatorsMatchReference: the combinators on the fast path
@@ -191,7 +199,9 @@ func TestNative_CombinatorsMatchReference(t *testing.T) {
 	bodies := []string{`1`, `0`, `12`, `2.5`, `-1`, `3`, `"a"`, `"ab"`, `"abcd"`, `"ba"`, `null`, `true`, `[]`, `[0,1]`,
 		`[1,2]`, `[1,2,3,4]`, `["ab","b","a"]`, `{}`, `{"a":1}`, `{"b":1}`, `{"a":1,"b":2}`, `{"a":0,"b":1}`, `{"a":"x"}`,
 		`{"x":1}`, `{"forbidden":1}`, `{"items":["a@b.co",3,7,"x"]}`, `{"items":[]}`, `{"n":{"n":{"leaf":1}}}`, `{"n":{}}`,
-		`{"k":"v"}`, `{"k":1}`, `{"k":1,"a":2,"b":3}`, `{"k":1,"a":2}`, `{"a":3}`, `{"a":5,"b":null}`, `{"a":-1,"b":"x"}`}
+		`{"k":"v"}`, `{"k":1}`, `{"k":1,"a":2,"b":3}`, `{"k":1,"a":2}`, `{"a":3}`, `{"a":5,"b":null}`, `{"a":-1,"b":"x"}`,
+		`0.3`, `0.30000000000000004`, `1e2`, `-6`, `7.5`, `42`, `14`, `21`, `1e400`, `9223372036854775807`, `-9223372036854775808`,
+		`[3, "x", 4.5, 6]`, `{"a":6}`, `{"a":6.0}`, `{"n":0.001}`, `{"n":0.0015,"m":1}`, `{"n":1,"m":1}`, `{"a":"x","b":1}`}
 	for i, src := range combinatorSchemas {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src))
 		require.True(t, s.Native(), src)

@@ -120,6 +120,14 @@ func (r *nativeRun) combinators(n *combinators, v jsonbody.Value) {
 			r.fail(msgOneOfSeveral)
 		}
 	}
+	if n.ifs != nil {
+		switch then := r.matches(n.ifs, v); {
+		case then && n.then != nil:
+			r.validate(n.then, v)
+		case !then && n.els != nil:
+			r.validate(n.els, v)
+		}
+	}
 }
 
 // matchesAny reports whether v matches one of ns.
@@ -239,5 +247,8 @@ func (r *nativeRun) number(n *native, x string) {
 	}
 	if n.exclusiveMaximum != nil && compare(x, n.exclusiveMaximum) >= 0 {
 		r.fail(n.msgs.exclusiveMaximum)
+	}
+	if n.multipleOf != nil && !multipleOf(x, n.multipleOf) {
+		r.fail(n.msgs.multipleOf)
 	}
 }

@@ -103,3 +103,19 @@ func compareDecimal(s string, b int64) (c int, ok bool) {
 		return 1, true
 	}
 }
+
+// multipleOf reports whether the number literal x is a multiple of m, as
+// the library decides it: x / m, in exact arithmetic, is an integer. Two
+// integers that fit int64 take a remainder instead.
+func multipleOf(x string, m *big.Rat) bool {
+	if m.IsInt() && m.Num().IsInt64() {
+		if i, err := strconv.ParseInt(x, 10, 64); err == nil {
+			return i%m.Num().Int64() == 0
+		}
+	}
+	r, ok := new(big.Rat).SetString(x)
+	if !ok {
+		return false // not a JSON number: the parser lets none through
+	}
+	return r.Quo(r, m).IsInt()
+}

@@ -122,3 +122,23 @@ func FuzzCompareVsRat(f *testing.F) {
 
 // jsonNumber is JSON's number grammar (RFC 8259).
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// FuzzMultipleOfVsRat holds multipleOf, with its remainder of two int64s,
+// to the library's exact rule: x / m is an integer.
+func FuzzMultipleOfVsRat(f *testing.F) {
+	for _, s := range []string{"0", "-0", "6", "-6", "7.5", "0.3", "1e2", "9223372036854775807", "-9223372036854775808", "1.5e-3"} {
+		f.Add(s, int64(3), int64(1))
+		f.Add(s, int64(1), int64(10))
+	}
+	f.Fuzz(func(t *testing.T, s string, num, den int64) {
+		if !jsonNumber.MatchString(s) || len(s) > 40 || num <= 0 || den <= 0 {
+			return
+		}
+		x, ok := new(big.Rat).SetString(s)
+		if !ok {
+			return
+		}
+		m := big.NewRat(num, den)
+		require.Equal(t, new(big.Rat).Quo(x, m).IsInt(), multipleOf(s, m), "%s multiple of %s", s, m)
+	})
+}
