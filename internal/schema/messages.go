@@ -46,12 +46,12 @@ func walk(e *jsonschema.ValidationError, deep bool, add func(loc []string, msg s
 		return
 	case *kind.Dependency:
 		for _, p := range k.Missing {
-			add(with(loc, p), fmt.Sprintf("is required when %q is present", failure.Clip(k.Prop)))
+			add(with(loc, p), msgDependency(k.Prop))
 		}
 		return
 	case *kind.DependentRequired:
 		for _, p := range k.Missing {
-			add(with(loc, p), fmt.Sprintf("is required when %q is present", failure.Clip(k.Prop)))
+			add(with(loc, p), msgDependency(k.Prop))
 		}
 		return
 	}
@@ -121,7 +121,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.UniqueItems:
 		return fmt.Sprintf("must not repeat items (items %d and %d are equal)", k.Duplicates[0], k.Duplicates[1])
 	case *kind.Contains:
-		return "must contain a matching item"
+		return msgContains
 	case *kind.MinContains:
 		return fmt.Sprintf("must contain at least %d matching %s", k.Want, plural(k.Want, "item"))
 	case *kind.MaxContains:
@@ -166,11 +166,16 @@ const (
 	msgRequired     = "is required"
 	msgNotAllowed   = "is not allowed"
 	msgInvalidValue = "is not a JSON value"
+	msgContains     = "must contain a matching item"
 	msgNot          = "matches a schema it must not match"
 	msgAnyOf        = "must match at least one of the allowed schemas"
 	msgOneOf        = "must match exactly one of the allowed schemas"
 	msgOneOfSeveral = "must match exactly one of the allowed schemas, but matches several"
 )
+
+func msgDependency(prop string) string {
+	return fmt.Sprintf("is required when %q is present", failure.Clip(prop))
+}
 
 func msgMultipleOf(want *big.Rat) string { return "must be a multiple of " + ratString(want) }
 

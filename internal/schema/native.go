@@ -19,8 +19,8 @@ import (
 // keywords bodies are usually described with (type, const, enum, format,
 // $ref, properties, required, additionalProperties, min/maxProperties,
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
-// exclusive forms, multipleOf, not, allOf, anyOf, oneOf and if, then and
-// else). It is built from santhosh-tekuri/jsonschema's compiled
+// exclusive forms, multipleOf, patternProperties, dependencies, contains,
+// not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
 // schema, so that library still parses, checks and resolves every schema;
 // a schema that uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
@@ -52,9 +52,12 @@ type native struct {
 	members            []member     // by position in memberNames
 	additional         int8         // 1: any allowed; -1: none allowed; 0: see additionalSchema
 	additionalSchema   *native
+	patterns           []patternProp // patternProperties
+	deps               []dependency  // dependencies
 
 	minItems, maxItems int
 	items              *native
+	contains           *native
 
 	minLength, maxLength int
 	pattern              jsonschema.Regexp
@@ -76,6 +79,24 @@ type combinators struct {
 	not                 *native
 	allOf, anyOf, oneOf []*native
 	ifs, then, els      *native // then or else by whether if matches; nil: none
+}
+
+// patternProp is one of patternProperties: the members whose names match
+// re are checked by schema (too).
+type patternProp struct {
+	re     jsonschema.Regexp
+	schema *native
+}
+
+// dependency is one of dependencies (draft-07): when the member name is
+// present, the members of required must be, each failing with msg at its
+// segment, and the object must match schema (nil: none).
+type dependency struct {
+	name         string
+	required     []string
+	requiredSegs []string
+	msg          string
+	schema       *native
 }
 
 // limitMsgs are the failure messages of a schema's count, pattern and
@@ -268,6 +289,27 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	case *jsonschema.Schema:
 		n.items = sub(it)
 	}
+	if s.Contains != nil {
+		n.contains = sub(s.Contains)
+	}
+	for re, p := range s.PatternProperties {
+		n.patterns = append(n.patterns, patternProp{re: re, schema: sub(p)})
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		d := dependency{name: name, msg: msgDependency(name)}
+		switch dep := s.Dependencies[name].(type) {
+		case []string:
+			d.required = dep
+			for _, r := range dep {
+				d.requiredSegs = append(d.requiredSegs, failure.Segment(r))
+			}
+		case *jsonschema.Schema:
+			d.schema = sub(dep)
+		default:
+			c.ok = false // not a form of draft-07's
+		}
+		n.deps = append(n.deps, d)
+	}
 	if s.Items2020 != nil {
 		n.items = sub(s.Items2020)
 	}
@@ -309,10 +351,10 @@ func intOr(p *int) int {
 func supported(s *jsonschema.Schema) bool {
 	switch {
 	case s.RecursiveRef != nil, s.DynamicRef != nil,
-		s.PropertyNames != nil, len(s.PatternProperties) > 0,
-		len(s.Dependencies) > 0, len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
+		s.PropertyNames != nil,
+		len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
 		s.UnevaluatedProperties != nil, s.UnevaluatedItems != nil,
-		s.UniqueItems, s.Contains != nil, s.MinContains != nil, s.MaxContains != nil,
+		s.UniqueItems, s.MinContains != nil, s.MaxContains != nil,
 		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
 		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil:
 		return false
@@ -360,6 +402,11 @@ func inPlace(s *jsonschema.Schema) []*jsonschema.Schema {
 	var out []*jsonschema.Schema
 	for _, t := range []*jsonschema.Schema{s.Ref, s.Not, s.If, s.Then, s.Else} {
 		if t != nil {
+			out = append(out, t)
+		}
+	}
+	for _, dep := range s.Dependencies {
+		if t, ok := dep.(*jsonschema.Schema); ok {
 			out = append(out, t)
 		}
 	}

@@ -126,12 +126,12 @@ func TestNativeMatchesReference(t *testing.T) {
 
 // usesOnlySeedKeywords reads a schema's text for keywords beyond the
 // seed's list (type, properties, items, minItems, minimum, maximum, enum,
-// required, additionalProperties, format), $ref, multipleOf and the
-// combinators (not, allOf, anyOf, oneOf, if/then/else).
+// required, additionalProperties, format), $ref, multipleOf,
+// patternProperties, dependencies, contains and the combinators (not,
+// allOf, anyOf, oneOf, if/then/else).
 func usesOnlySeedKeywords(raw json.RawMessage) bool {
 	s := strings.ReplaceAll(string(raw), " ", "")
-	for _, kw := range []string{`"patternProperties"`,
-		`"uniqueItems"`, `"additionalItems"`, `"contains"`, `"dependencies"`, `"propertyNames"`, `"items":[`} {
+	for _, kw := range []string{`"uniqueItems"`, `"additionalItems"`, `"propertyNames"`, `"items":[`} {
 		if strings.Contains(s, kw) {
 			return false
 		}
@@ -156,7 +156,9 @@ func TestNative_Coverage(t *testing.T) {
 		`{"if":{"$ref":"#"}}`:                        false,
 		`{"items":[{}]}`:                             false,
 		`{"multipleOf":2}`:                           true,
-		`{"patternProperties":{"a":{}}}`:             false,
+		`{"patternProperties":{"a":{}}}`:             true,
+		`{"dependencies":{"a":{"$ref":"#"}}}`:        false,
+		`{"propertyNames":{"maxLength":3}}`:          false,
 		`{"uniqueItems":true}`:                       false,
 		`{"format":"regex"}`:                         false,
 	} {
@@ -189,6 +191,11 @@ var combinatorSchemas = []string{
 	`{"items":{"if":{"type":"string"},"else":{"multipleOf":1.5,"maximum":4}}}`,
 	`{"multipleOf":7,"oneOf":[{"multipleOf":2},{"multipleOf":3}]}`,
 	`{"properties":{"n":{"multipleOf":1e-3}},"not":{"if":{"required":["n"]},"then":{"required":["m"]},"else":false}}`,
+	`{"properties":{"a":{"type":"integer"}},"patternProperties":{"^a":{"minimum":5},"b$":{"type":"string"},"^x/y~":{}},"additionalProperties":false}`,
+	`{"patternProperties":{"[0-9]":{"multipleOf":2}},"additionalProperties":{"type":"null"}}`,
+	`{"dependencies":{"a":["b","c/d"],"b":{"required":["k"],"properties":{"k":{"const":1}}},"x~":["y"]}}`,
+	`{"type":"array","contains":{"type":"integer","minimum":5},"items":{"not":{"const":"x"}}}`,
+	`{"properties":{"l":{"contains":{"anyOf":[{"const":"a"},{"multipleOf":3}]}}},"dependencies":{"l":{"not":{"required":["m"]}}}}`,
 }
 
 // TestNative_CombinatorsMatchReference: the combinators on the fast path
@@ -201,7 +208,9 @@ func TestNative_CombinatorsMatchReference(t *testing.T) {
 		`{"x":1}`, `{"forbidden":1}`, `{"items":["a@b.co",3,7,"x"]}`, `{"items":[]}`, `{"n":{"n":{"leaf":1}}}`, `{"n":{}}`,
 		`{"k":"v"}`, `{"k":1}`, `{"k":1,"a":2,"b":3}`, `{"k":1,"a":2}`, `{"a":3}`, `{"a":5,"b":null}`, `{"a":-1,"b":"x"}`,
 		`0.3`, `0.30000000000000004`, `1e2`, `-6`, `7.5`, `42`, `14`, `21`, `1e400`, `9223372036854775807`, `-9223372036854775808`,
-		`[3, "x", 4.5, 6]`, `{"a":6}`, `{"a":6.0}`, `{"n":0.001}`, `{"n":0.0015,"m":1}`, `{"n":1,"m":1}`, `{"a":"x","b":1}`}
+		`[3, "x", 4.5, 6]`, `{"a":6}`, `{"a":6.0}`, `{"n":0.001}`, `{"n":0.0015,"m":1}`, `{"n":1,"m":1}`, `{"a":"x","b":1}`,
+		`{"a":7,"ab":"x","b":4}`, `{"ab":3,"cb":"s","x/y~z":1,"q":null}`, `{"1":4,"2":3,"z":null,"w":1}`, `{"a":1,"b":2,"c/d":3}`,
+		`{"a":1}`, `{"b":1,"k":2}`, `{"b":1,"k":1}`, `{"x~":1}`, `[1,2,6]`, `["x",7]`, `[]`, `{"l":["b",9],"m":1}`, `{"l":["a"]}`, `{"l":[]}`}
 	for i, src := range combinatorSchemas {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src))
 		require.True(t, s.Native(), src)

@@ -130,6 +130,16 @@ func (r *nativeRun) combinators(n *combinators, v jsonbody.Value) {
 	}
 }
 
+// containsOne reports whether an item of arr matches n.
+func (r *nativeRun) containsOne(n *native, arr jsonbody.Value) bool {
+	for i := range arr.Len() {
+		if r.matches(n, arr.Index(i)) {
+			return true
+		}
+	}
+	return false
+}
+
 // matchesAny reports whether v matches one of ns.
 func (r *nativeRun) matchesAny(ns []*native, v jsonbody.Value) bool {
 	for _, n := range ns {
@@ -169,25 +179,25 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 		if m.required >= 0 {
 			seen |= 1 << m.required
 		}
-		child := m.schema
-		if child == nil {
-			switch {
-			case n.additionalSchema != nil:
-				child = n.additionalSchema
-			case n.additional == -1:
-				r.failAt(name, msgNotAllowed)
-				continue
-			default:
-				continue
-			}
-		}
 		if m.schema != nil {
 			r.path.Segment(m.seg) // a declared name: its segment is ready
-		} else {
-			r.path.Member(name)
+			r.validate(m.schema, v)
+			r.path.Pop()
 		}
-		r.validate(child, v)
-		r.path.Pop()
+		if n.patterns != nil && r.patterns(n.patterns, name, v) || m.schema != nil {
+			continue // additionalProperties is for the other names
+		}
+		switch {
+		case n.additionalSchema != nil:
+			r.path.Member(name)
+			r.validate(n.additionalSchema, v)
+			r.path.Pop()
+		case n.additional == -1:
+			r.failAt(name, msgNotAllowed)
+		}
+	}
+	for i := range n.deps {
+		r.dependency(&n.deps[i], obj)
 	}
 	for i, name := range n.required {
 		if i < 64 {
@@ -201,6 +211,37 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	}
 }
 
+// patterns checks the member name, v by each of ps whose pattern name
+// matches, and reports whether one did.
+func (r *nativeRun) patterns(ps []patternProp, name string, v jsonbody.Value) bool {
+	matched := false
+	for _, p := range ps {
+		if p.re.MatchString(name) {
+			matched = true
+			r.path.Member(name)
+			r.validate(p.schema, v)
+			r.path.Pop()
+		}
+	}
+	return matched
+}
+
+// dependency checks d on obj: when its member is present, the members it
+// requires are, and obj matches its schema.
+func (r *nativeRun) dependency(d *dependency, obj jsonbody.Value) {
+	if _, ok := obj.Get(d.name); !ok {
+		return
+	}
+	for i, name := range d.required {
+		if _, ok := obj.Get(name); !ok {
+			r.failAtSegment(d.requiredSegs[i], d.msg)
+		}
+	}
+	if d.schema != nil {
+		r.validate(d.schema, obj)
+	}
+}
+
 func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	count := arr.Len()
 	if n.minItems >= 0 && count < n.minItems {
@@ -208,6 +249,9 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	}
 	if n.maxItems >= 0 && count > n.maxItems {
 		r.fail(n.msgs.maxItems)
+	}
+	if n.contains != nil && !r.containsOne(n.contains, arr) {
+		r.fail(msgContains)
 	}
 	if n.items == nil {
 		return
