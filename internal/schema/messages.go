@@ -119,7 +119,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.AdditionalItems:
 		return fmt.Sprintf("has %d more %s than allowed", k.Count, plural(k.Count, "item"))
 	case *kind.UniqueItems:
-		return fmt.Sprintf("must not repeat items (items %d and %d are equal)", k.Duplicates[0], k.Duplicates[1])
+		return msgUniqueItems(k.Duplicates[0], k.Duplicates[1])
 	case *kind.Contains:
 		return msgContains
 	case *kind.MinContains:
@@ -172,6 +172,10 @@ const (
 	msgOneOf        = "must match exactly one of the allowed schemas"
 	msgOneOfSeveral = "must match exactly one of the allowed schemas, but matches several"
 )
+
+func msgUniqueItems(j, i int) string {
+	return fmt.Sprintf("must not repeat items (items %d and %d are equal)", j, i)
+}
 
 func msgDependency(prop string) string {
 	return fmt.Sprintf("is required when %q is present", failure.Clip(prop))

@@ -20,7 +20,7 @@ import (
 // $ref, properties, required, additionalProperties, min/maxProperties,
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
 // exclusive forms, multipleOf, patternProperties, dependencies, contains,
-// not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
+// uniqueItems, not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
 // schema, so that library still parses, checks and resolves every schema;
 // a schema that uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
@@ -58,6 +58,7 @@ type native struct {
 	minItems, maxItems int
 	items              *native
 	contains           *native
+	uniqueItems        bool
 
 	minLength, maxLength int
 	pattern              jsonschema.Regexp
@@ -292,6 +293,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if s.Contains != nil {
 		n.contains = sub(s.Contains)
 	}
+	n.uniqueItems = s.UniqueItems
 	for re, p := range s.PatternProperties {
 		n.patterns = append(n.patterns, patternProp{re: re, schema: sub(p)})
 	}
@@ -354,7 +356,7 @@ func supported(s *jsonschema.Schema) bool {
 		s.PropertyNames != nil,
 		len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
 		s.UnevaluatedProperties != nil, s.UnevaluatedItems != nil,
-		s.UniqueItems, s.MinContains != nil, s.MaxContains != nil,
+		s.MinContains != nil, s.MaxContains != nil,
 		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
 		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil:
 		return false

@@ -127,11 +127,11 @@ func TestNativeMatchesReference(t *testing.T) {
 // usesOnlySeedKeywords reads a schema's text for keywords beyond the
 // seed's list (type, properties, items, minItems, minimum, maximum, enum,
 // required, additionalProperties, format), $ref, multipleOf,
-// patternProperties, dependencies, contains and the combinators (not,
+// patternProperties, dependencies, contains, uniqueItems and the combinators (not,
 // allOf, anyOf, oneOf, if/then/else).
 func usesOnlySeedKeywords(raw json.RawMessage) bool {
 	s := strings.ReplaceAll(string(raw), " ", "")
-	for _, kw := range []string{`"uniqueItems"`, `"additionalItems"`, `"propertyNames"`, `"items":[`} {
+	for _, kw := range []string{`"additionalItems"`, `"propertyNames"`, `"items":[`} {
 		if strings.Contains(s, kw) {
 			return false
 		}
@@ -159,7 +159,7 @@ func TestNative_Coverage(t *testing.T) {
 		`{"patternProperties":{"a":{}}}`:             true,
 		`{"dependencies":{"a":{"$ref":"#"}}}`:        false,
 		`{"propertyNames":{"maxLength":3}}`:          false,
-		`{"uniqueItems":true}`:                       false,
+		`{"uniqueItems":true}`:                       true,
 		`{"format":"regex"}`:                         false,
 	} {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("cov-%x.json", src), json.RawMessage(src))
@@ -196,6 +196,8 @@ var combinatorSchemas = []string{
 	`{"dependencies":{"a":["b","c/d"],"b":{"required":["k"],"properties":{"k":{"const":1}}},"x~":["y"]}}`,
 	`{"type":"array","contains":{"type":"integer","minimum":5},"items":{"not":{"const":"x"}}}`,
 	`{"properties":{"l":{"contains":{"anyOf":[{"const":"a"},{"multipleOf":3}]}}},"dependencies":{"l":{"not":{"required":["m"]}}}}`,
+	`{"uniqueItems":true}`,
+	`{"items":{"uniqueItems":true,"items":{"type":["number","object","null"]}}}`,
 }
 
 // TestNative_CombinatorsMatchReference: the combinators on the fast path
@@ -210,7 +212,13 @@ func TestNative_CombinatorsMatchReference(t *testing.T) {
 		`0.3`, `0.30000000000000004`, `1e2`, `-6`, `7.5`, `42`, `14`, `21`, `1e400`, `9223372036854775807`, `-9223372036854775808`,
 		`[3, "x", 4.5, 6]`, `{"a":6}`, `{"a":6.0}`, `{"n":0.001}`, `{"n":0.0015,"m":1}`, `{"n":1,"m":1}`, `{"a":"x","b":1}`,
 		`{"a":7,"ab":"x","b":4}`, `{"ab":3,"cb":"s","x/y~z":1,"q":null}`, `{"1":4,"2":3,"z":null,"w":1}`, `{"a":1,"b":2,"c/d":3}`,
-		`{"a":1}`, `{"b":1,"k":2}`, `{"b":1,"k":1}`, `{"x~":1}`, `[1,2,6]`, `["x",7]`, `[]`, `{"l":["b",9],"m":1}`, `{"l":["a"]}`, `{"l":[]}`}
+		`{"a":1}`, `{"b":1,"k":2}`, `{"b":1,"k":1}`, `{"x~":1}`, `[1,2,6]`, `["x",7]`, `[]`, `{"l":["b",9],"m":1}`, `{"l":["a"]}`, `{"l":[]}`,
+		`[1,1.0]`, `[1,1e0,10e-1]`, `[0,-0,0.0]`, `[-0.5,-5e-1]`, `[100,1e2,1E+2]`, `[0.1,0.10,1e-1]`, `[12,1.2e1,120e-1,12.000]`,
+		`[1,2,"1"]`, `[null,false,true,null]`, `[{"a":1,"b":2},{"b":2,"a":1}]`, `[{"a":1},{"a":1,"b":2}]`, `[[1,2],[1,2.0]]`,
+		`[[1,2],[2,1]]`, `["a","b","a"]`, `[[],{}]`, `[[],[]]`, `[{},{}]`, `[1e400,1e400]`, `[123456789012345678901234567890,1.2345678901234567890123456789e29]`,
+		`[[[1,2],[3]],[[1,2e0],[3]]]`, `[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,29.0]`,
+		`[{"k":0,"v":[0]},{"k":1,"v":[1]},{"k":2,"v":[2]},{"k":3,"v":[3]},{"k":4,"v":[4]},{"k":5,"v":[5]},{"k":6,"v":[6]},{"k":7,"v":[7]},{"k":8,"v":[8]},{"k":9,"v":[9]},{"k":10,"v":[10]},{"k":11,"v":[11]},{"k":12,"v":[12]},{"k":13,"v":[13]},{"k":14,"v":[14]},{"k":15,"v":[15]},{"k":16,"v":[16]},{"k":17,"v":[17]},{"k":18,"v":[18]},{"k":19,"v":[19]},{"k":20,"v":[20]},{"k":21,"v":[21]},{"k":22,"v":[22]},{"k":23,"v":[23]},{"k":24,"v":[24]},{"v":[7],"k":7e0}]`,
+		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]`}
 	for i, src := range combinatorSchemas {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src))
 		require.True(t, s.Native(), src)

@@ -253,6 +253,14 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	if n.contains != nil && !r.containsOne(n.contains, arr) {
 		r.fail(msgContains)
 	}
+	if n.uniqueItems && count > 1 {
+		if j, i, dup := duplicate(arr); dup {
+			r.valid = false
+			if r.rep.Wants() { // the message is written only for a failure listed
+				r.rep.Add(r.path.Pointer(), msgUniqueItems(j, i))
+			}
+		}
+	}
 	if n.items == nil {
 		return
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 func TestCompare(t *testing.T) {
@@ -140,5 +142,35 @@ func FuzzMultipleOfVsRat(f *testing.F) {
 		}
 		m := big.NewRat(num, den)
 		require.Equal(t, new(big.Rat).Quo(x, m).IsInt(), multipleOf(s, m), "%s multiple of %s", s, m)
+	})
+}
+
+// FuzzDecimalVsRat holds uniqueItems' equality of numbers to the
+// library's, big.Rat's: two literals are equal as decimals exactly when
+// their values are, and equal values hash alike.
+func FuzzDecimalVsRat(f *testing.F) {
+	for _, p := range [][2]string{{"1", "1.0"}, {"1e2", "100"}, {"-0", "0.0e7"}, {"0.1", "1e-1"}, {"12.50", "1.25E1"},
+		{"123456789012345678901234567890", "1.2345678901234567890123456789e29"}, {"1", "-1"}, {"10", "1e0"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !jsonNumber.MatchString(a) || !jsonNumber.MatchString(b) || len(a) > 40 || len(b) > 40 {
+			return
+		}
+		da, errA := jsonbody.Parse([]byte(a), 64)
+		db, errB := jsonbody.Parse([]byte(b), 64)
+		if errA != nil || errB != nil { // an exponent past what the body reader takes
+			return
+		}
+		ra, okA := new(big.Rat).SetString(a)
+		rb, okB := new(big.Rat).SetString(b)
+		if !okA || !okB {
+			return
+		}
+		eq := ra.Cmp(rb) == 0
+		require.Equal(t, eq, decimalOf(a).equal(decimalOf(b)), "%s == %s", a, b)
+		if eq {
+			require.Equal(t, hashValue(da.Root()), hashValue(db.Root()), "%s and %s hash alike", a, b)
+		}
 	})
 }
