@@ -197,7 +197,7 @@ func TestAbuse_ManyFailuresAreNotAllListed(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{
 		{Endpoint: "/native", Method: "POST", Schema: map[string]any{"type": "object", "additionalProperties": elems}},
 		{Endpoint: "/library", Method: "POST", Schema: map[string]any{"type": "object", "additionalProperties": elems,
-			"propertyNames": map[string]any{"maxLength": 100_000}}}, // propertyNames: outside the fast path
+			"properties": map[string]any{"zzz": map[string]any{"format": "regex"}}}}, // format regex: outside the fast path
 		{Endpoint: "/scan", Method: "POST"},
 	}})
 	mux := http.NewServeMux()

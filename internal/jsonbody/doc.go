@@ -131,6 +131,12 @@ func (v Value) Member(i int) (string, Value) {
 	return v.d.str(k[0]), Value{v.d, k[1]}
 }
 
+// MemberName is the name of member i of an object as a value: a string
+// (IsName), which the schema's propertyNames checks.
+func (v Value) MemberName(i int) Value {
+	return Value{v.d, v.d.kids[v.d.nodes[v.i].start+2*uint32(i)]}
+}
+
 // bigObject is the size from which objects get a name index for Get.
 const bigObject = 16
 

@@ -117,7 +117,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.MaxItems:
 		return msgMaxItems(k.Want)
 	case *kind.AdditionalItems:
-		return fmt.Sprintf("has %d more %s than allowed", k.Count, plural(k.Count, "item"))
+		return msgAdditionalItems(k.Count)
 	case *kind.UniqueItems:
 		return msgUniqueItems(k.Duplicates[0], k.Duplicates[1])
 	case *kind.Contains:
@@ -137,7 +137,7 @@ func message(e *jsonschema.ValidationError) string {
 	case *kind.MaxProperties:
 		return msgMaxProperties(k.Want)
 	case *kind.PropertyNames:
-		return fmt.Sprintf("has an invalid property name %q", failure.Clip(k.Property))
+		return msgPropertyName(k.Property)
 	case *kind.FalseSchema:
 		return msgNotAllowed
 	case *kind.Not:
@@ -172,6 +172,14 @@ const (
 	msgOneOf        = "must match exactly one of the allowed schemas"
 	msgOneOfSeveral = "must match exactly one of the allowed schemas, but matches several"
 )
+
+func msgAdditionalItems(count int) string {
+	return fmt.Sprintf("has %d more %s than allowed", count, plural(count, "item"))
+}
+
+func msgPropertyName(name string) string {
+	return fmt.Sprintf("has an invalid property name %q", failure.Clip(name))
+}
 
 func msgUniqueItems(j, i int) string {
 	return fmt.Sprintf("must not repeat items (items %d and %d are equal)", j, i)

@@ -19,8 +19,9 @@ import (
 // keywords bodies are usually described with (type, const, enum, format,
 // $ref, properties, required, additionalProperties, min/maxProperties,
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
-// exclusive forms, multipleOf, patternProperties, dependencies, contains,
-// uniqueItems, not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
+// exclusive forms, multipleOf, patternProperties, dependencies,
+// propertyNames, contains, uniqueItems, items as a tuple and
+// additionalItems, not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
 // schema, so that library still parses, checks and resolves every schema;
 // a schema that uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
@@ -54,11 +55,15 @@ type native struct {
 	additionalSchema   *native
 	patterns           []patternProp // patternProperties
 	deps               []dependency  // dependencies
+	propertyNames      *native
 
-	minItems, maxItems int
-	items              *native
-	contains           *native
-	uniqueItems        bool
+	minItems, maxItems    int
+	items                 *native
+	tuple                 []*native // items as a list: the first items, one schema each
+	additionalItems       int8      // -1: no items past those items checks; 0: see additionalItemsSchema
+	additionalItemsSchema *native
+	contains              *native
+	uniqueItems           bool
 
 	minLength, maxLength int
 	pattern              jsonschema.Regexp
@@ -289,6 +294,22 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	switch it := s.Items.(type) {
 	case *jsonschema.Schema:
 		n.items = sub(it)
+	case []*jsonschema.Schema:
+		n.tuple = make([]*native, 0, len(it)) // not nil, when empty too
+		for _, t := range it {
+			n.tuple = append(n.tuple, sub(t))
+		}
+	}
+	switch a := s.AdditionalItems.(type) {
+	case bool:
+		if !a {
+			n.additionalItems = -1
+		}
+	case *jsonschema.Schema:
+		n.additionalItemsSchema = sub(a)
+	}
+	if s.PropertyNames != nil && s.DraftVersion != 4 { // draft-04 has none: the library passes it by
+		n.propertyNames = sub(s.PropertyNames)
 	}
 	if s.Contains != nil {
 		n.contains = sub(s.Contains)
@@ -353,11 +374,10 @@ func intOr(p *int) int {
 func supported(s *jsonschema.Schema) bool {
 	switch {
 	case s.RecursiveRef != nil, s.DynamicRef != nil,
-		s.PropertyNames != nil,
 		len(s.DependentRequired) > 0, len(s.DependentSchemas) > 0,
 		s.UnevaluatedProperties != nil, s.UnevaluatedItems != nil,
 		s.MinContains != nil, s.MaxContains != nil,
-		s.AdditionalItems != nil, len(s.PrefixItems) > 0,
+		len(s.PrefixItems) > 0,
 		s.ContentEncoding != nil, s.ContentMediaType != nil, s.ContentSchema != nil:
 		return false
 	}
@@ -365,9 +385,6 @@ func supported(s *jsonschema.Schema) bool {
 		if _, ok := e.(scanAnnotation); !ok {
 			return false
 		}
-	}
-	if _, tuple := s.Items.([]*jsonschema.Schema); tuple {
-		return false
 	}
 	if s.Format != nil && s.Format.Name == "regex" {
 		return false // the library may route it to a custom regexp engine

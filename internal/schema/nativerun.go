@@ -199,6 +199,16 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	for i := range n.deps {
 		r.dependency(&n.deps[i], obj)
 	}
+	if n.propertyNames != nil {
+		for i := range count {
+			if name := obj.MemberName(i); !r.matches(n.propertyNames, name) {
+				r.valid = false
+				if r.rep.Wants() {
+					r.rep.Add(r.path.Pointer(), msgPropertyName(name.Str()))
+				}
+			}
+		}
+	}
 	for i, name := range n.required {
 		if i < 64 {
 			if seen&(1<<i) != 0 {
@@ -253,6 +263,7 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	if n.contains != nil && !r.containsOne(n.contains, arr) {
 		r.fail(msgContains)
 	}
+	r.items(n, arr, count)
 	if n.uniqueItems && count > 1 {
 		if j, i, dup := duplicate(arr); dup {
 			r.valid = false
@@ -261,15 +272,45 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 			}
 		}
 	}
-	if n.items == nil {
-		return
+}
+
+// items checks the items of arr by items (one schema for all, or a list
+// for the first ones) and additionalItems (for the rest: the library
+// compiles it beside a list only).
+func (r *nativeRun) items(n *native, arr jsonbody.Value, count int) {
+	checked := 0
+	switch {
+	case n.items != nil:
+		checked = count
+		r.path.Index(0)
+		for i := range count {
+			r.path.SetIndex(i)
+			r.validate(n.items, arr.Index(i))
+		}
+		r.path.Pop()
+	case n.tuple != nil:
+		checked = min(count, len(n.tuple))
+		r.path.Index(0)
+		for i := range checked {
+			r.path.SetIndex(i)
+			r.validate(n.tuple[i], arr.Index(i))
+		}
+		r.path.Pop()
 	}
-	r.path.Index(0)
-	for i := range count {
-		r.path.SetIndex(i)
-		r.validate(n.items, arr.Index(i))
+	switch {
+	case n.additionalItems == -1 && checked < count:
+		r.valid = false
+		if r.rep.Wants() {
+			r.rep.Add(r.path.Pointer(), msgAdditionalItems(count-checked))
+		}
+	case n.additionalItemsSchema != nil && checked < count:
+		r.path.Index(checked)
+		for i := checked; i < count; i++ {
+			r.path.SetIndex(i)
+			r.validate(n.additionalItemsSchema, arr.Index(i))
+		}
+		r.path.Pop()
 	}
-	r.path.Pop()
 }
 
 func (r *nativeRun) str(n *native, s string) {
