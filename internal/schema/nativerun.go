@@ -51,10 +51,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	}
 	t := typeBit[v.Kind()]
 	if n.types != 0 && n.types&t == 0 && !(n.types&tInteger != 0 && t == tNumber && isInteger(v.Number())) {
-		r.valid = false
-		if r.rep.Wants() { // the message is written only for a failure listed
-			r.rep.Add(r.path.Pointer(), msgType(n.typeNames, typeName(t)))
-		}
+		r.failType(n, t)
 		return
 	}
 	if n.hasConst && !equal(v, n.constCmp) {
@@ -87,6 +84,17 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	}
 	if n.comb != nil {
 		r.combinators(n.comb, v)
+	}
+}
+
+// failType fails a value of type t that n's type keyword does not take;
+// its message is written only for a failure the reporter takes.
+//
+//go:noinline
+func (r *nativeRun) failType(n *native, t jsonTypes) {
+	r.valid = false
+	if r.rep.Wants() {
+		r.rep.Add(r.path.Pointer(), msgType(n.typeNames, typeName(t)))
 	}
 }
 
@@ -179,22 +187,29 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 		if m.required >= 0 {
 			seen |= 1 << m.required
 		}
+		if n.patterns != nil {
+			r.patternMember(n, m, name, v)
+			continue
+		}
+		child := m.schema
+		if child == nil {
+			switch {
+			case n.additionalSchema != nil:
+				child = n.additionalSchema
+			case n.additional == -1:
+				r.failAt(name, msgNotAllowed)
+				continue
+			default:
+				continue
+			}
+		}
 		if m.schema != nil {
 			r.path.Segment(m.seg) // a declared name: its segment is ready
-			r.validate(m.schema, v)
-			r.path.Pop()
-		}
-		if n.patterns != nil && r.patterns(n.patterns, name, v) || m.schema != nil {
-			continue // additionalProperties is for the other names
-		}
-		switch {
-		case n.additionalSchema != nil:
+		} else {
 			r.path.Member(name)
-			r.validate(n.additionalSchema, v)
-			r.path.Pop()
-		case n.additional == -1:
-			r.failAt(name, msgNotAllowed)
 		}
+		r.validate(child, v)
+		r.path.Pop()
 	}
 	for i := range n.deps {
 		r.dependency(&n.deps[i], obj)
@@ -221,19 +236,35 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	}
 }
 
-// patterns checks the member name, v by each of ps whose pattern name
-// matches, and reports whether one did.
-func (r *nativeRun) patterns(ps []patternProp, name string, v jsonbody.Value) bool {
-	matched := false
-	for _, p := range ps {
+// patternMember checks the member name, v of an object whose schema n has
+// patternProperties, as the library does: by its property schema (m) and
+// by each pattern its name matches, or, when neither takes it, by
+// additionalProperties. (Apart from object's loop, which schemas without
+// patterns take as before.)
+func (r *nativeRun) patternMember(n *native, m member, name string, v jsonbody.Value) {
+	taken := m.schema != nil
+	if taken {
+		r.path.Segment(m.seg)
+		r.validate(m.schema, v)
+		r.path.Pop()
+	}
+	for _, p := range n.patterns {
 		if p.re.MatchString(name) {
-			matched = true
+			taken = true
 			r.path.Member(name)
 			r.validate(p.schema, v)
 			r.path.Pop()
 		}
 	}
-	return matched
+	switch {
+	case taken:
+	case n.additionalSchema != nil:
+		r.path.Member(name)
+		r.validate(n.additionalSchema, v)
+		r.path.Pop()
+	case n.additional == -1:
+		r.failAt(name, msgNotAllowed)
+	}
 }
 
 // dependency checks d on obj: when its member is present, the members it
