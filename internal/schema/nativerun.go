@@ -15,6 +15,7 @@ type nativeRun struct {
 	path  failure.Path
 	rep   failure.Reporter
 	valid bool
+	quick bool // in matches: the first failure decides, the rest is not checked
 }
 
 func (r *nativeRun) fail(message string) {
@@ -42,6 +43,9 @@ func (r *nativeRun) failAtSegment(seg, message string) {
 }
 
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {
+	if !r.valid && r.quick {
+		return // a match failed already: as the library, stop there
+	}
 	switch n.boolean {
 	case 1:
 		return
@@ -159,13 +163,17 @@ func (r *nativeRun) matchesAny(ns []*native, v jsonbody.Value) bool {
 }
 
 // matches reports whether v matches n, its failures told to no one: the
-// run's reporter and verdict are set aside meanwhile.
+// run's reporter and verdict are set aside meanwhile. It stops at the
+// first failure, as the library does where it asks only for a verdict
+// (not, if): a schema that applies itself twice to a member would
+// otherwise cost time exponential in the body's depth where the
+// library's is linear.
 func (r *nativeRun) matches(n *native, v jsonbody.Value) bool {
-	rep, valid := r.rep, r.valid
-	r.rep, r.valid = failure.Discard, true
+	rep, valid, quick := r.rep, r.valid, r.quick
+	r.rep, r.valid, r.quick = failure.Discard, true, true
 	r.validate(n, v)
 	ok := r.valid
-	r.rep, r.valid = rep, valid
+	r.rep, r.valid, r.quick = rep, valid, quick
 	return ok
 }
 
