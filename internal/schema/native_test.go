@@ -403,6 +403,7 @@ func TestNative_MatchStopsAtFirstFailure(t *testing.T) {
 		`{"required":["z"],"properties":{"a":{"allOf":[{"$ref":"#/definitions/t"},{"$ref":"#/definitions/t"}]}}}`,
 		`{"required":["z"],"properties":{"a":{"$ref":"#/definitions/t"}},"patternProperties":{"^a$":{"$ref":"#/definitions/t"}}}`,
 		`{"properties":{"a":{"$ref":"#/definitions/t"}},"additionalProperties":false,"patternProperties":{"a":{"$ref":"#/definitions/t"}},"minProperties":2}`,
+		`{"required":["z"],"not":{"properties":{"a":{"$ref":"#/definitions/t"}}},"anyOf":[{"properties":{"a":{"$ref":"#/definitions/t"}}}]}`,
 	}
 	uses := []string{
 		`{"not":{"$ref":"#/definitions/t"}}`,

@@ -86,8 +86,8 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	case tNumber:
 		r.number(n, v.Number())
 	}
-	if n.comb != nil {
-		r.combinators(n.comb, v)
+	if n.comb != nil && (r.valid || !r.quick) {
+		r.combinators(n.comb, v) // the library's boolean mode skips them after a failure
 	}
 }
 
