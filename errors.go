@@ -121,6 +121,16 @@ func (l *detailList) Add(path, message string) {
 	l.bytes += len(path) + len(message)
 }
 
+// failures are the details of v that are failures: all of them but a
+// last moreNotListed, which is a note (the learning report and the scan's
+// metrics count failures).
+func (v *Violation) failures() []Detail {
+	if n := len(v.Details); n > 0 && v.Details[n-1] == moreNotListed {
+		return v.Details[:n-1]
+	}
+	return v.Details
+}
+
 // listed is the details a violation lists: those taken, then, when a
 // check found more, moreNotListed.
 func (l *detailList) listed() []Detail {

@@ -148,10 +148,7 @@ func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bo
 	}
 	c.total++
 	c.codes[v.Code]++
-	for _, d := range v.Details {
-		if d == moreNotListed {
-			continue // a note, not a failure at the body as a whole
-		}
+	for _, d := range v.failures() { // not the note that more were not listed
 		p := d.Path
 		if len(p) > reportPathBytes {
 			p = p[:reportPathBytes]

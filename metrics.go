@@ -102,13 +102,12 @@ func (c *counters) countFindings(v *Violation, st *state) {
 			counted[p] = true
 		}
 	}
-	for _, d := range v.Details {
-		class := scan.ClassOf(d.Message)
-		if class == scan.None || counted[d.Path] {
-			continue // moreNotListed, or counted already
+	for _, d := range v.failures() {
+		if counted[d.Path] {
+			continue
 		}
 		st.flagged = append(st.flagged, d.Path)
-		c.findings[class].Add(1)
+		c.findings[scan.ClassOf(d.Message)].Add(1)
 	}
 }
 
