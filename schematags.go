@@ -22,17 +22,19 @@ import (
 // a keyword it does not know (minLenght), a value it cannot read
 // (minimum=abc, maxLength=-1), a keyword it does not apply to the field's
 // type (minLength on an int, minItems on a named slice type it describes
-// by a $ref), a type the field cannot hold (type=string on an int), the text after an unescaped comma, all but the last of a
+// by a $ref), the text after an unescaped comma, all but the last of a
 // keyword given twice (maximum=5,maximum=10), or a tag on a field it
 // leaves out, or on a field of a type that decodes itself (into which
-// the schema does not look); or a format the validator does not know (format=emial),
-// which it would take for an annotation; or a json:",inline" field,
-// which invopop inlines and encoding/json does not; or a json:"-,"
-// field, the member "-", which invopop leaves out; or a
-// jsonschema_extras minimum that is no integer, which invopop reads as 0
-// (or one of the other mistakes checkExtras finds). Such a T would check
-// less than its tags say. invopop is the judge: each keyword is reflected on a field of the same type with
-// and without it, and one that changes nothing is refused.
+// the schema does not look); or a type the field cannot hold
+// (type=string on an int), which it takes as written; or a format the
+// validator does not know (format=emial), which it would take for an
+// annotation; or a json:",inline" field, which invopop inlines and
+// encoding/json does not; or a json:"-," field, the member "-", which
+// invopop leaves out; or a jsonschema_extras minimum that is no integer,
+// which invopop reads as 0 (or one of the other mistakes checkExtras
+// finds). Such a T would check less than its tags say. invopop is the
+// judge: each keyword is reflected on a field of the same type with and
+// without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 	if t = heldType(t); bind.Opaque(t) {
 		return selfDecodingTags(t)
@@ -185,8 +187,9 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 		}
 		return fieldError(t, f, "jsonschema tag %q has no effect on a field of JSON type %s: a keyword, or a value, invopop/jsonschema does not take there", kw, alone.Type)
 	}
-	for _, kw := range splitSchemaTag(f.Tag.Get("jsonschema")) {
-		if key, value, _ := strings.Cut(kw, "="); key == "type" || key == "oneof_type" || key == "anyof_type" {
+	for _, key := range []string{"type", "oneof_type", "anyof_type"} { // each given once, or refused above
+		if kw, ok := given[key]; ok {
+			_, value, _ := strings.Cut(kw, "=")
 			if err := typesFit(t, f, kw, value); err != nil {
 				return err
 			}

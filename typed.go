@@ -309,9 +309,7 @@ func schemaTakesWinners(t reflect.Type, seen map[reflect.Type]bool) error {
 	last := map[string][]int{} // invopop's pick: the last field of each name, in its walk
 	var walk func(st reflect.Type, at []int, in []reflect.Type) error
 	walk = func(st reflect.Type, at []int, in []reflect.Type) error {
-		for st.Kind() == reflect.Pointer {
-			st = st.Elem()
-		}
+		st = elem(st)
 		if slices.Contains(in, st) { // invopop would recurse for ever
 			return fmt.Errorf("%s.%s: %s embeds itself, which invopop/jsonschema cannot reflect: give the field a json name", t, fieldPath(t, at), st)
 		}
