@@ -7,7 +7,9 @@ import (
 	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
-// JSON equality as the library defines it, for const and enum.
+// JSON equality as the library defines it: for const and enum, a body
+// value against a schema value (equal); for uniqueItems, two body values
+// (equalValues).
 
 func inEnum(v jsonbody.Value, enum []any) bool {
 	for _, e := range enum {
@@ -84,4 +86,42 @@ func equal(a jsonbody.Value, b any) bool {
 		}
 		return true
 	}
+}
+
+// equalValues reports whether a and b are equal as the library compares
+// JSON values.
+func equalValues(a, b jsonbody.Value) bool {
+	k := a.Kind()
+	if k != b.Kind() {
+		return false
+	}
+	switch k {
+	case jsonbody.String:
+		return a.Str() == b.Str()
+	case jsonbody.Number:
+		return decimalOf(a.Number()).equal(decimalOf(b.Number()))
+	case jsonbody.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !equalValues(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case jsonbody.Object:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			name, e := a.Member(i)
+			f, ok := b.Get(name)
+			if !ok || !equalValues(e, f) {
+				return false
+			}
+		}
+		return true
+	}
+	return true // null, false, true: the kind is the value
 }

@@ -21,9 +21,10 @@ import (
 // items, min/maxItems, min/maxLength, pattern, minimum, maximum and their
 // exclusive forms, multipleOf, patternProperties, dependencies,
 // propertyNames, contains, uniqueItems, items as a tuple and
-// additionalItems, not, allOf, anyOf, oneOf and if, then and else). It is built from santhosh-tekuri/jsonschema's compiled
-// schema, so that library still parses, checks and resolves every schema;
-// a schema that uses any other keyword anywhere is validated by the library
+// additionalItems, not, allOf, anyOf, oneOf and if, then and else). It
+// is built from santhosh-tekuri/jsonschema's compiled schema, so that
+// library still parses, checks and resolves every schema; a schema that
+// uses any other keyword anywhere is validated by the library
 // instead. Both give the same verdicts, paths and messages: a differential
 // test holds them to it.
 //
@@ -256,6 +257,13 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		}
 		return c.node(s)
 	}
+	subs := func(ss []*jsonschema.Schema) []*native {
+		var out []*native
+		for _, s := range ss {
+			out = append(out, sub(s))
+		}
+		return out
+	}
 	if s.Ref != nil {
 		n.ref = sub(s.Ref)
 		n.refOnly = s.DraftVersion < 2019
@@ -294,11 +302,8 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	switch it := s.Items.(type) {
 	case *jsonschema.Schema:
 		n.items = sub(it)
-	case []*jsonschema.Schema:
-		n.tuple = make([]*native, 0, len(it)) // not nil, when empty too
-		for _, t := range it {
-			n.tuple = append(n.tuple, sub(t))
-		}
+	case []*jsonschema.Schema: // never empty: the meta-schema wants an item
+		n.tuple = subs(it)
 	}
 	switch a := s.AdditionalItems.(type) {
 	case bool:
@@ -337,13 +342,6 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		n.items = sub(s.Items2020)
 	}
 	if s.Not != nil || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 || s.If != nil {
-		subs := func(ss []*jsonschema.Schema) []*native {
-			var out []*native
-			for _, s := range ss {
-				out = append(out, sub(s))
-			}
-			return out
-		}
 		n.comb = &combinators{allOf: subs(s.AllOf), anyOf: subs(s.AnyOf), oneOf: subs(s.OneOf)}
 		if s.Not != nil {
 			n.comb.not = sub(s.Not)

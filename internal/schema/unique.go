@@ -111,44 +111,6 @@ func hashValue(v jsonbody.Value) uint64 {
 	return h.Sum64()
 }
 
-// equalValues reports whether a and b are equal as the library compares
-// JSON values.
-func equalValues(a, b jsonbody.Value) bool {
-	k := a.Kind()
-	if k != b.Kind() {
-		return false
-	}
-	switch k {
-	case jsonbody.String:
-		return a.Str() == b.Str()
-	case jsonbody.Number:
-		return decimalOf(a.Number()).equal(decimalOf(b.Number()))
-	case jsonbody.Array:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for i := range a.Len() {
-			if !equalValues(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case jsonbody.Object:
-		if a.Len() != b.Len() {
-			return false
-		}
-		for i := range a.Len() {
-			name, e := a.Member(i)
-			f, ok := b.Get(name)
-			if !ok || !equalValues(e, f) {
-				return false
-			}
-		}
-		return true
-	}
-	return true // null, false, true: the kind is the value
-}
-
 // decimal is a JSON number literal read as ±0.d₁d₂…dₙ × 10^exp, its
 // significant digits d₁…dₙ (d₁ and dₙ not 0) taken from the literal's
 // integer and fraction parts without copying: two literals have the same
