@@ -136,6 +136,7 @@ func (c *contract) info() ContractInfo {
 type contractSet struct {
 	tree route.Tree[*routeEntry]
 	list []*contract // in load order
+	seen folderRead  // what was read of the contracts folder on disk (Watch); nil when none was
 }
 
 // routeEntry is what one method and route shape must satisfy.

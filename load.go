@@ -211,7 +211,7 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
-	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, folder: newSharedFS(files), env: g.env,
+	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, folder: newSharedFS(files, o.ContractsFS == nil), env: g.env,
 		set: &contractSet{}, bySchema: map[*schema.Schema]*compiled{}}
 	if files != nil {
 		l.loadDir()
@@ -248,6 +248,9 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	})
 	if len(l.errs) > 0 {
 		return nil, errors.Join(l.errs...)
+	}
+	if l.folder != nil {
+		l.set.seen = l.folder.seen
 	}
 	return l.set, nil
 }
@@ -311,11 +314,23 @@ func inCodeIndex(file string) int {
 }
 
 func (l *loader) loadDir() {
-	entries, err := fs.ReadDir(l.files, ".")
+	names, err := contractFiles(l.files)
 	if err != nil {
 		l.fail(l.dir, 0, "", err)
 		return
 	}
+	for _, name := range names {
+		l.units = append(l.units, &unit{name: name})
+	}
+}
+
+// contractFiles names the contracts files of a folder, in order.
+func contractFiles(fsys fs.FS) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -332,8 +347,9 @@ func (l *loader) loadDir() {
 		if e.IsDir() {
 			continue
 		}
-		l.units = append(l.units, &unit{name: name})
+		names = append(names, name)
 	}
+	return names, nil
 }
 
 func (l *loader) display(name string) string {
@@ -642,22 +658,32 @@ type sharedFS struct {
 	mu     sync.Mutex
 	fsys   fs.FS
 	cached map[string]sharedFile
+	seen   folderRead // what the load read, for Watch to compare (nil: not kept)
 
 	parsed      string     // the contracts file last parsed again for a message
 	parsedNodes []ast.Node // its contracts; nil when it no longer parses
 }
 
-func newSharedFS(fsys fs.FS) *sharedFS {
+// newSharedFS is fsys for one load; keep says whether it notes what the
+// load read (a folder on disk, which Watch may watch).
+func newSharedFS(fsys fs.FS, keep bool) *sharedFS {
 	if fsys == nil {
 		return nil
 	}
-	return &sharedFS{fsys: fsys, cached: map[string]sharedFile{}}
+	f := &sharedFS{fsys: fsys, cached: map[string]sharedFile{}}
+	if keep {
+		f.seen = folderRead{}
+	}
+	return f
 }
 
+// read reads a contracts file, of which it keeps nothing but its sum.
 func (f *sharedFS) read(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return fs.ReadFile(f.fsys, name)
+	data, err := fs.ReadFile(f.fsys, name)
+	f.seen.note(name, data, err)
+	return data, err
 }
 
 // nodes are the contracts of the contracts file name, read and parsed
@@ -698,6 +724,7 @@ func (f *sharedFS) ReadFile(name string) ([]byte, error) {
 	if !ok {
 		r.data, r.err = fs.ReadFile(f.fsys, name)
 		f.cached[name] = r
+		f.seen.note(name, r.data, r.err)
 	}
 	return r.data, r.err
 }

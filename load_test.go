@@ -437,7 +437,7 @@ func TestLoad_RefIntoAContract(t *testing.T) {
 // size), and a problem found later reads the file again for its line.
 func TestLoad_SyntaxTreesDropped(t *testing.T) {
 	fsys := fstest.MapFS{"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\n---\nendpoint: /b\nmethod: POST\ninvariants:\n  - {expr: x, message: m}\n")}}
-	l := &loader{opts: &Options{}, files: fsys, folder: newSharedFS(fsys)}
+	l := &loader{opts: &Options{}, files: fsys, folder: newSharedFS(fsys, false)}
 	u := &unit{name: "a.yaml"}
 	l.read(u)
 	require.Len(t, u.jobs, 2)

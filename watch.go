@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -28,11 +29,12 @@ var watchMaxWait = 5 * time.Second
 // Options.ContractsDir or a folder below it is written, created, removed
 // or renamed, once changes have paused for a quarter of a second (or,
 // in a folder written without such a pause, five seconds after the first
-// change it has not reloaded for). A
-// reload that fails is logged and leaves the contracts in force, and
-// watching goes on: the next change may fix it, a change of permissions
-// too. Watch blocks until ctx is done and then returns ctx.Err(); run it
-// in its own goroutine:
+// change it has not reloaded for). As it starts, it reloads when the
+// folder differs from what the contracts in force were loaded from (a
+// file changed after New). A reload that fails is logged and leaves the
+// contracts in force, and watching goes on: the next change may fix it,
+// a change of permissions too. Watch blocks until ctx is done and then
+// returns ctx.Err(); run it in its own goroutine:
 //
 //	go g.Watch(ctx)
 //
@@ -83,6 +85,10 @@ func (g *Guard) Watch(ctx context.Context) error {
 			since = time.Now()
 		}
 		timer.Reset(max(0, min(watchDebounce, watchMaxWait-time.Since(since))))
+	}
+	// A change made between the load in force and now has no event.
+	if g.folderChanged() {
+		arm()
 	}
 	for {
 		select {
@@ -204,4 +210,67 @@ func watchTree(w *fsnotify.Watcher, dir string) error {
 		}
 		return nil
 	})
+}
+
+// folderRead is what a load read of the contracts folder on disk: every
+// file, by its name in the folder, and what reading it gave. Watch reads
+// them again as it starts, since a change made between the load and
+// then has no event to show it.
+type folderRead map[string]fileRead
+
+// fileRead is what reading a file gave: the sum of its bytes, or that it
+// could not be read.
+type fileRead struct {
+	sum uint64
+	ok  bool
+}
+
+// readSeed seeds the sums of folderRead, which are compared within this
+// process only.
+var readSeed = maphash.MakeSeed()
+
+// note records a file read; on a nil r it does nothing.
+func (r folderRead) note(name string, data []byte, err error) {
+	if r != nil {
+		r[name] = readOf(data, err)
+	}
+}
+
+func readOf(data []byte, err error) fileRead {
+	if err != nil {
+		return fileRead{}
+	}
+	return fileRead{sum: maphash.Bytes(readSeed, data), ok: true}
+}
+
+// folderChanged reports whether the contracts folder on disk now differs
+// from what the contracts in force were loaded from: a contracts file
+// added, or a file the load read reading otherwise (changed, gone, or
+// there when it was not). A folder it cannot read has changed: the reload
+// says how.
+func (g *Guard) folderChanged() bool {
+	seen := g.set.Load().seen
+	if seen == nil {
+		return false
+	}
+	fsys, done, err := contractsFS(&g.opts)
+	if err != nil {
+		return true
+	}
+	defer done()
+	names, err := contractFiles(fsys)
+	if err != nil {
+		return true
+	}
+	for _, name := range names {
+		if _, ok := seen[name]; !ok {
+			return true
+		}
+	}
+	for name, was := range seen {
+		if readOf(fs.ReadFile(fsys, name)) != was {
+			return true
+		}
+	}
+	return false
 }

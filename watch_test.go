@@ -28,12 +28,13 @@ type watched struct {
 
 func startWatch(t *testing.T, dir string) *watched {
 	t.Helper()
-	return startWatchWith(t, dir, func(slog.Record) {})
+	return startWatchWith(t, dir, func(slog.Record) {}, func() {})
 }
 
 // startWatchWith is startWatch with hook called on every log record
-// first, in the goroutine that logs it.
-func startWatchWith(t *testing.T, dir string, hook func(slog.Record)) *watched {
+// first, in the goroutine that logs it, and between called after the
+// guard's load and before Watch starts.
+func startWatchWith(t *testing.T, dir string, hook func(slog.Record), between func()) *watched {
 	t.Helper()
 	watching := make(chan struct{}, 1)
 	w := &watched{t: t, reloads: make(chan string, 1024)}
@@ -53,6 +54,7 @@ func startWatchWith(t *testing.T, dir string, hook func(slog.Record)) *watched {
 		}
 	}))
 	w.g = mustNew(t, Options{ContractsDir: dir, Logger: logger})
+	between()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.g.Watch(ctx) }()
@@ -303,7 +305,7 @@ func TestWatch_OverflowWatchesAnew(t *testing.T) {
 			default:
 			}
 		}
-	})
+	}, func() {})
 
 	holding.Store(true)
 	v2, _ := versionContract(2)
@@ -378,6 +380,67 @@ func TestWatch_ReloadsWhileWritesGoOn(t *testing.T) {
 	w.awaitLog(reloaded) // within 10 s, while the writes go on
 	assert.Equal(t, "version 2", w.g.Check("POST", "/v", []byte(`{"n":2}`)).Details[0].Message)
 }
+
+// A change made after the guard loaded its contracts and before Watch
+// started has no event: it waited for the next change. Watch now reads
+// the folder again as it starts, and reloads when it differs from what
+// the contracts in force were loaded from.
+func TestWatch_ChangesBeforeItStarts(t *testing.T) {
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatchWith(t, dir, func(slog.Record) {}, func() {
+		v2, _ := versionContract(2)
+		writeVersion(t, dir, v2)
+	})
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+}
+
+// folderChanged: what the load read, compared with the folder now. Files
+// it does not load (hidden, other extensions, a folder of schemas nobody
+// refers to) are no change; a contracts file added, changed or removed
+// is, and so is a schema a $ref read.
+func TestWatch_FolderChanged(t *testing.T) {
+	write := func(dir, name, text string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	for name, tc := range map[string]struct {
+		change  func(dir string)
+		changed bool
+	}{
+		"nothing":            {func(string) {}, false},
+		"the same bytes":     {func(dir string) { write(dir, "m.yaml", mContract) }, false},
+		"a hidden file":      {func(dir string) { write(dir, ".#m.yaml", "x") }, false},
+		"a text file":        {func(dir string) { write(dir, "notes.txt", "x") }, false},
+		"a schema unread":    {func(dir string) { write(dir, "schemas/other.json", "{}") }, false},
+		"a contracts file":   {func(dir string) { write(dir, "n.yml", "endpoint: /n\nmethod: GET\n") }, true},
+		"the contract":       {func(dir string) { write(dir, "m.yaml", mContract+"# edited\n") }, true},
+		"the contract gone":  {func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "m.yaml"))) }, true},
+		"the schema":         {func(dir string) { write(dir, "schemas/m.json", `{"type":"array"}`) }, true},
+		"the schema gone":    {func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "schemas/m.json"))) }, true},
+		"the folder renamed": {func(dir string) { require.NoError(t, os.Rename(dir, dir+".old")) }, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "contracts")
+			write(dir, "m.yaml", mContract)
+			write(dir, "schemas/m.json", `{"type":"object"}`)
+			g := mustNew(t, Options{ContractsDir: dir})
+			require.False(t, g.folderChanged(), "as loaded")
+			tc.change(dir)
+			assert.Equal(t, tc.changed, g.folderChanged())
+			if tc.changed && name != "the folder renamed" {
+				_ = g.Reload() // the set in force is now the folder's, or the reload failed and it is not
+				assert.Equal(t, g.Stats().Reloads == 0, g.folderChanged(), "after the reload")
+			}
+		})
+	}
+	// Contracts that do not come from a folder on disk are never changed.
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": "endpoint: /a\nmethod: GET\n"})})
+	assert.False(t, g.folderChanged())
+}
+
+const mContract = "endpoint: /m\nmethod: POST\nschema: {$ref: schemas/m.json}\n"
 
 func TestWatch_NeedsAFolder(t *testing.T) {
 	for name, o := range map[string]Options{
