@@ -136,6 +136,9 @@ refused. LIST is a comma-separated list of learning-mode, sink-protection.
 DATE is a day (2027-12-31: --expires means its end, 23:59:59 UTC, --issued
 its start) or an RFC 3339 time. --issued defaults to now.
 
+It exits 0 when it printed a key, 2 when an option or the key file is
+wrong, 1 when the key it made does not verify.
+
 Example:
   contractguard license issue --signing-key vendor-2027.pem --key-id cg-2027-1 \
     --licensee 'Acme Ltd' --features learning-mode,sink-protection --expires 2027-12-31
@@ -188,20 +191,17 @@ func licenseIssue(args []string, stdout, stderr io.Writer) int {
 	}
 	priv, err := readSigningKey(*keyFile, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "contractguard license issue: %v\n", err)
-		return 1
+		return usage("%v", err)
 	}
 	pub := priv.Public().(ed25519.PublicKey)
 	if builtIn, ok := licence.BuiltIn[*keyID]; ok && !builtIn.Equal(pub) {
-		fmt.Fprintf(stderr, "contractguard license issue: key id %q is built in with another public key: keys signed with %s would not verify\n", *keyID, *keyFile)
-		return 1
+		return usage("key id %q is built in with another public key: keys signed with %s would not verify", *keyID, *keyFile)
 	} else if !ok {
 		fmt.Fprintf(stderr, "contractguard license issue: note: key id %q is not built into this contractguard (it has %s): its keys verify where that id is added, or with inspect --public-key\n", *keyID, strings.Join(licence.BuiltIn.IDs(), ", "))
 	}
-	key, err := licence.Issue(priv, l)
+	key, err := licence.Issue(priv, l) // its errors are the options' (a date, a name)
 	if err != nil {
-		fmt.Fprintf(stderr, "contractguard license issue: %v\n", strings.TrimPrefix(err.Error(), "licence: "))
-		return 1
+		return usage("%s", strings.TrimPrefix(err.Error(), "licence: "))
 	}
 	// The key verifies with the signing key's own public key, or nothing is
 	// printed.

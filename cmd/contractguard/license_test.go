@@ -204,13 +204,13 @@ func TestLicense_UsageErrors(t *testing.T) {
 			`contractguard license issue: --features: "metrics" is not a paid feature (they are learning-mode, sink-protection)`},
 		{"issue with a bad date", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode", "--expires", "31/12/2027"}, 2,
 			`contractguard license issue: --expires: "31/12/2027" is not a day like 2027-12-31 or a time like 2027-12-31T23:59:59Z`},
-		{"issue expiring before it is issued", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode", "--issued", "2027-01-02", "--expires", "2027-01-01"}, 1,
+		{"issue expiring before it is issued", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode", "--issued", "2027-01-02", "--expires", "2027-01-01"}, 2,
 			"contractguard license issue: it expires before it is issued"},
-		{"issue with a bad key id", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "Test 1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 1,
+		{"issue with a bad key id", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "Test 1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 2,
 			`contractguard license issue: key id "Test 1": want 1 to 32 of a-z 0-9 -`},
-		{"issue under a built-in key id with another key", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "cg-2026-1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 1,
+		{"issue under a built-in key id with another key", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "cg-2026-1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 2,
 			`contractguard license issue: key id "cg-2026-1" is built in with another public key: keys signed with ` + v.priv + " would not verify"},
-		{"issue with the public key", []string{"license", "issue", "--signing-key", v.pub, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 1,
+		{"issue with the public key", []string{"license", "issue", "--signing-key", v.pub, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode", "--expires", "2027-01-01"}, 2,
 			"contractguard license issue: " + v.pub + `: its PEM block is "PUBLIC KEY"; want an Ed25519 private key, PKCS#8 PEM (BEGIN PRIVATE KEY)`},
 	}
 	for _, tt := range tests {
@@ -245,11 +245,11 @@ func TestLicense_SigningKeyFiles(t *testing.T) {
 		code       int
 		stderr     string
 	}{
-		{"not PEM", write("raw.key", priv, 0o600), 1, "raw.key: not a PEM file; want an Ed25519 private key, PKCS#8 PEM"},
-		{"an ECDSA key", write("ec.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ecDER}), 0o600), 1, "ec.pem: an ECDSA key, not an Ed25519 private key"},
-		{"encrypted", write("enc.pem", pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}), 0o600), 1, "enc.pem: the key is encrypted; write a decrypted copy with openssl pkey"},
-		{"an OpenSSH key", write("id_ed25519", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: []byte{1}}), 0o600), 1, `id_ed25519: its PEM block is "OPENSSH PRIVATE KEY"; want an Ed25519 private key, PKCS#8 PEM`},
-		{"garbled PKCS#8", write("bad.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2}}), 0o600), 1, "bad.pem: not a PKCS#8 private key"},
+		{"not PEM", write("raw.key", priv, 0o600), 2, "raw.key: not a PEM file; want an Ed25519 private key, PKCS#8 PEM"},
+		{"an ECDSA key", write("ec.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ecDER}), 0o600), 2, "ec.pem: an ECDSA key, not an Ed25519 private key"},
+		{"encrypted", write("enc.pem", pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}), 0o600), 2, "enc.pem: the key is encrypted; write a decrypted copy with openssl pkey"},
+		{"an OpenSSH key", write("id_ed25519", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: []byte{1}}), 0o600), 2, `id_ed25519: its PEM block is "OPENSSH PRIVATE KEY"; want an Ed25519 private key, PKCS#8 PEM`},
+		{"garbled PKCS#8", write("bad.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2}}), 0o600), 2, "bad.pem: not a PKCS#8 private key"},
 		{"readable by others: a warning", write("open.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o644), 0, "open.pem can be read by others (mode 0644); chmod 600 it"},
 	}
 	for _, tt := range tests {
