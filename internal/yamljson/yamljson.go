@@ -87,10 +87,20 @@ func Parse(src []byte) ([]Document, error) {
 		moveDown(tokens, p.line-1)
 		f, err := parser.Parse(tokens, 0)
 		if err != nil {
-			return nil, syntaxError(err)
+			e := syntaxError(err)
+			if e.Message == "unexpected directive value. document not started" {
+				e.Message = "a directive is given once and followed by a --- line (and comes first, or after a ... line)"
+			}
+			return nil, e
 		}
 		var found []ast.Node
 		for _, d := range f.Docs {
+			if dir, ok := d.Body.(*ast.DirectiveNode); ok {
+				if err := directive(dir); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if _, comment := d.Body.(*ast.CommentGroupNode); d.Body != nil && !comment {
 				found = append(found, d.Body)
 			}
@@ -128,10 +138,14 @@ type part struct {
 // splitDocuments cuts src before every line that is a document marker:
 // "---" at the start of a line, followed by a space, a tab or the line end.
 // YAML forbids such a line inside any scalar, so a cut is always at a
-// document boundary.
+// document boundary. Directives ("%YAML 1.2"), at the start or after a
+// "..." end marker, are the next document's: the cut is made before them,
+// and before the comments and blank lines among them.
 func splitDocuments(src []byte) []part {
 	var parts []part
 	start, startLine := 0, 1
+	lead, leadLine := -1, 0 // where the directives before the next marker begin (-1: none)
+	ended := true           // no document is open: directives may come
 	for i, line := 0, 1; i < len(src); line++ {
 		end := bytes.IndexByte(src[i:], '\n')
 		if end < 0 {
@@ -139,13 +153,62 @@ func splitDocuments(src []byte) []part {
 		} else {
 			end += i
 		}
-		if isMarker(src[i:end]) && i > start {
-			parts = append(parts, part{src[start:i], startLine})
-			start, startLine = i, line
+		switch l := src[i:end]; {
+		case isMarker(l):
+			cut, cutLine := i, line
+			if lead >= 0 {
+				cut, cutLine = lead, leadLine
+			}
+			if cut > start {
+				parts = append(parts, part{src[start:cut], startLine})
+				start, startLine = cut, cutLine
+			}
+			lead, ended = -1, false
+		case len(l) > 0 && l[0] == '%' && ended:
+			if lead < 0 {
+				lead, leadLine = i, line
+			}
+		case isEnd(l):
+			lead, ended = -1, true
+		case !blankOrComment(l):
+			lead, ended = -1, false
 		}
 		i = end + 1
 	}
 	return append(parts, part{src[start:], startLine})
+}
+
+// isEnd reports whether a line is a document end marker, "...", after
+// which directives may come.
+func isEnd(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("...")) && blankOrComment(l[3:])
+}
+
+// blankOrComment reports whether a line holds nothing but white space and
+// a comment.
+func blankOrComment(l []byte) bool {
+	l = bytes.TrimLeft(l, " \t\r")
+	return len(l) == 0 || l[0] == '#'
+}
+
+// directive checks a directive before a document: the version this
+// package reads, YAML 1.2, may be declared; any other version would be
+// read otherwise than its author meant (YAML 1.1's yes and 017), and tag
+// handles are not supported.
+func directive(d *ast.DirectiveNode) error {
+	name := ""
+	if d.Name != nil {
+		name = d.Name.String()
+	}
+	switch {
+	case name == "YAML" && len(d.Values) == 1 && d.Values[0].String() == "1.2":
+		return nil
+	case name == "YAML":
+		return errorAt(d, "%s: contracts files are read as YAML 1.2 (in which yes is a string, not true); declare %%YAML 1.2, or no version", d)
+	case name == "TAG":
+		return errorAt(d, "%%TAG directives are not supported in contracts files")
+	}
+	return errorAt(d, "%%%s: unknown directive (a contracts file may declare %%YAML 1.2)", name)
 }
 
 func isMarker(l []byte) bool {
@@ -155,7 +218,7 @@ func isMarker(l []byte) bool {
 
 var positionPrefix = regexp.MustCompile(`^\[(\d+):(\d+)\] `)
 
-func syntaxError(err error) error {
+func syntaxError(err error) *Error {
 	msg := err.Error()
 	// goccy's message is "[line:col] text" followed by a source excerpt;
 	// keep the first line, with the position as fields.

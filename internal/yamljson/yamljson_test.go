@@ -171,6 +171,41 @@ func TestParse_Documents(t *testing.T) {
 	}
 }
 
+// Directives: each part was parsed on its own, so "%YAML 1.2" was cut
+// from the "---" it belongs to and every file declaring it failed with
+// goccy's "unexpected directive value. document not started". The
+// version read here may be declared; anything else is named.
+func TestParse_Directives(t *testing.T) {
+	for src, lines := range map[string][]int{
+		"%YAML 1.2\n---\na: 1\n":                             {3},
+		"# c\n%YAML 1.2\n\n# d\n---\na: 1\n":                 {6},
+		"a: 0\n...\n%YAML 1.2\n---\nb: 1\n":                  {1, 5},
+		"a: 0\n... # end\n# c\n%YAML 1.2\n\n---\nb: 1\n":     {1, 7},
+		"a: |\n  %YAML 1.2 is text\n---\nb: 1\n":             {1, 4},
+		"%YAML 1.2\n--- {a: 1}\n...\n%YAML 1.2\n---\nb: 2\n": {2, 6},
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		var got []int
+		for _, d := range docs {
+			got = append(got, d.Line)
+		}
+		assert.Equal(t, lines, got, src)
+	}
+	for src, want := range map[string]string{
+		"%YAML 1.1\n---\na: 1\n":                           "1:1: %YAML 1.1: contracts files are read as YAML 1.2 (in which yes is a string, not true); declare %YAML 1.2, or no version",
+		"a: 0\n...\n%YAML 1.3\n---\nb: 1\n":                "3:1: %YAML 1.3: contracts files are read as YAML 1.2",
+		"%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n": "1:1: %TAG directives are not supported in contracts files",
+		"%FOO bar\n---\na: 1\n":                            "1:1: %FOO: unknown directive (a contracts file may declare %YAML 1.2)",
+		"%YAML 1.2\na: 1\n":                                "1:1: a directive is given once and followed by a --- line",
+		"a: 1\n%YAML 1.2\n---\nb: 1\n":                     "a directive is given once and followed by a --- line (and comes first, or after a ... line)",
+	} {
+		_, err := Parse([]byte(src))
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), want, src)
+	}
+}
+
 func TestFind(t *testing.T) {
 	docs, err := Parse([]byte("schema:\n  properties:\n    age:\n      type: intger\nlist:\n  - a\n  - b\n"))
 	require.NoError(t, err)
