@@ -237,6 +237,7 @@ func FuzzLoadContract(f *testing.F) {
 		"{\"endpoint\": \"/a\", \"method\": \"POST\", \"schema\": {\"$ref\": \"#/definitions/x\", \"definitions\": {\"x\": {}}}}",
 		"endpoint: /a\nmethod: POST\nschema: {$ref: 'http://x/y'}\n",
 		"- 1\n- {endpoint: /x}\n",
+		"%YAML 1.2\n---\nendpoint: /a\nmethod: POST\n...\n# c\n%YAML 1.2\n---\nendpoint: /b\nmethod: GET\n",
 	} {
 		f.Add([]byte(s))
 	}
