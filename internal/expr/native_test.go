@@ -1144,3 +1144,58 @@ func TestNative_PlannedLater(t *testing.T) {
 	require.True(t, p.Native(), "covered by the native path, so only the call of constants plans it now")
 	assert.Nil(t, p.plan, "a call of constants is planned when it compiles")
 }
+
+// TestNative_CostLimit_ObjectOrder: all() and exists() over an object
+// stop at the first member that decides, which the native path meets in
+// the body's order and cel-go in sorted order. Under the cost limit, the
+// members cel-go visits first may be the expensive ones: where cel-go
+// stops at the limit, the native path must not decide.
+func TestNative_CostLimit_ObjectOrder(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"m":{"type":"object","maxProperties":4,"additionalProperties":{"type":"integer"}},
+		"l":{"type":"array","maxItems":400,"items":{"type":"integer"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	l := strings.TrimSuffix(strings.Repeat("1,", 400), ",")
+	for _, src := range []string{
+		// 'z' decides at once, 'c' is cheap; any other member costs a
+		// quadratic walk of l.
+		"!request.body.m.all(k, k != 'z' && (k == 'c' || request.body.l.all(x, request.body.l.all(y, x == y || x != y))))",
+		"!request.body.m.exists(k, k == 'z' || k != 'c' && request.body.l.exists(x, request.body.l.exists(y, x != y)))",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Native(), src)
+		require.True(t, p.Tracked(), src)
+		for m, decides := range map[string]bool{
+			`{"z":1,"a":2}`: false, `{"a":2,"z":1}`: false, `{"c":1,"b":2,"z":3,"d":4}`: false,
+			`{"z":1}`: true, `{"z":1,"zz":2}`: true, `{"z":1,"c":2}`: true, `{"c":1,"z":2,"zz":3}`: true,
+		} {
+			body := doc(t, `{"m":`+m+`,"l":[`+l+`]}`)
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: body, Shape: s.Numbers()} })
+			if !bailed {
+				assert.Equal(t, cel, nat, "%s on %s", src, m)
+			}
+			assert.Equal(t, decides, !bailed, "%s on %s", src, m)
+			ok, err := p.Eval(&Activation{Body: body, Shape: s.Numbers()})
+			assert.Equal(t, cel, verdictOf(ok, err), "%s on %s", src, m)
+		}
+	}
+	// Looking for the members that sort before the deciding one is charged
+	// too: nested in another loop, it would otherwise be work no budget
+	// bounds.
+	small, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	p, err := small.Compile("request.body.m.exists(k, true)")
+	require.NoError(t, err)
+	require.True(t, p.Tracked())
+	var members []string
+	for i := range 2000 {
+		members = append(members, fmt.Sprintf(`"k%04d":0`, i))
+	}
+	body := doc(t, `{"m":{`+strings.Join(members, ",")+`}}`)
+	_, _, done := p.nat.eval(&Activation{Body: body})
+	assert.False(t, done, "2000 members to look through, on a budget of 1000")
+}

@@ -10,12 +10,13 @@ import (
 
 // frame is the state of one native evaluation. It lives on Eval's stack.
 type frame struct {
-	a      *Activation
-	bail   bool            // a value outside the subset, or the cost budget spent: cel-go decides
-	budget uint64          // what is left of the cost limit, for programs cel-go tracks
-	regs   []agg           // objects and arrays of the body
-	goRegs []reflect.Value // structs and slices of data, apart: a small agg keeps body values in registers
-	slots  []slot
+	a       *Activation
+	bail    bool            // a value outside the subset, or the cost budget spent: cel-go decides
+	budget  uint64          // what is left of the cost limit, for programs cel-go tracks
+	tracked bool            // the program is one cel-go tracks (budget is the cost limit)
+	regs    []agg           // objects and arrays of the body
+	goRegs  []reflect.Value // structs and slices of data, apart: a small agg keeps body values in registers
+	slots   []slot
 }
 
 // slot is the value of an iteration variable.
@@ -35,12 +36,12 @@ func (p *native) eval(a *Activation) (ok bool, err error, done bool) {
 		var regs [smallRegs]agg
 		var goRegs [smallRegs]reflect.Value
 		var slots [1]slot
-		return p.run(&frame{a: a, budget: p.budget, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
+		return p.run(&frame{a: a, budget: p.budget, tracked: p.budget != unlimited, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
 	}
 	var regs [maxRegs]agg
 	var goRegs [maxRegs]reflect.Value
 	var slots [maxSlots]slot
-	return p.run(&frame{a: a, budget: p.budget, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
+	return p.run(&frame{a: a, budget: p.budget, tracked: p.budget != unlimited, regs: regs[:], goRegs: goRegs[:], slots: slots[:]})
 }
 
 // smallRegs is the registers of most programs.
@@ -486,6 +487,12 @@ func in(x val, xr agg, y val, yr agg) val {
 // true, resp. false. An object's elements are its member names.
 // Verdicts do not depend on the order of the elements, so an object's
 // are visited in the order of the body, not sorted as cel-go visits them.
+// Costs do: under the cost limit, cel-go, stopping at the first member
+// in sorted order that decides, may evaluate members the body's order
+// did not reach before it stopped (and stop at the limit: an error where
+// the native path decided). A tracked program that stops then evaluates
+// those members too (sortedBefore), so that its charges still bound
+// cel-go's cost.
 //
 //go:noinline
 func (f *frame) comprehension(n *nnode) val {
@@ -531,6 +538,11 @@ func (f *frame) comprehension(n *nnode) val {
 		}
 		switch {
 		case p.k == kBool && p.b() == stop:
+			if r.k == kObject && f.tracked {
+				if f.sortedBefore(n, rr, i); f.bail {
+					return val{}
+				}
+			}
 			return p
 		case p.k != kBool && !failed:
 			bad, failed = p, true
@@ -543,6 +555,26 @@ func (f *frame) comprehension(n *nnode) val {
 		return bad
 	}
 	return boolVal(!stop)
+}
+
+// sortedBefore evaluates the predicate of the comprehension n, which
+// member i of the object r decided, on the members after i that sort
+// before it: cel-go, visiting members in sorted order, evaluates every
+// member that sorts before the first that decides, and those before i
+// were evaluated already. The native path has then charged for all that
+// cel-go evaluates; the verdict stays member i's, which cel-go reaches
+// too (or stops earlier, at one of these, with the same verdict).
+func (f *frame) sortedBefore(n *nnode, r agg, i int) {
+	f.charge(uint64(r.size() - i)) // the scan, so that nested loops stay within the budget
+	name, _ := r.j.Member(i)
+	s := &f.slots[n.slot]
+	for j := i + 1; j < r.size() && !f.bail; j++ {
+		if other, _ := r.j.Member(j); other < name {
+			f.charge(5)
+			s.v, s.r = stringVal(other), agg{}
+			f.eval(n.b)
+		}
+	}
 }
 
 // unlimited is the budget of programs cel-go runs without its tracker:
