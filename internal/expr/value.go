@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -133,14 +132,10 @@ func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 }
 
 // Iterator visits the keys in sorted order, so that results never depend
-// on the order of the body.
+// on the order of the body (sorted once per object and request: see
+// jsonbody.Value.SortedNames).
 func (o *object) Iterator() traits.Iterator {
-	keys := make([]string, o.v.Len())
-	for i := range keys {
-		keys[i], _ = o.v.Member(i)
-	}
-	slices.Sort(keys)
-	return &keyIterator{keys: keys}
+	return &keyIterator{keys: o.v.SortedNames()}
 }
 
 // list is a JSON array as a CEL list(dyn).

@@ -2,6 +2,7 @@ package jsonbody
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -33,7 +34,22 @@ type Doc struct {
 	once sync.Once
 	tree any // the generic value, built on first use
 
-	index map[uint32]map[string]uint32 // name lookup for large objects, built on first use
+	large *largeObjects // built on first use
+}
+
+// largeObjects is what a Doc builds, on first use, for its objects of
+// more than bigObject members, without a lock (see Get).
+type largeObjects struct {
+	index  map[uint32]map[string]uint32 // name lookup (Get)
+	sorted map[uint32][]string          // member names in order (SortedNames)
+}
+
+// largeObjects is d's, made on first use.
+func (d *Doc) largeObjects() *largeObjects {
+	if d.large == nil {
+		d.large = &largeObjects{}
+	}
+	return d.large
 }
 
 // node is one value. For a string or number, start and end delimit its
@@ -156,19 +172,49 @@ func (v Value) Get(name string) (Value, bool) {
 		}
 		return Value{}, false
 	}
-	idx := v.d.index[v.i]
+	large := v.d.largeObjects()
+	idx := large.index[v.i]
 	if idx == nil {
 		idx = make(map[string]uint32, n.end/2)
 		for j := 0; j < len(kids); j += 2 {
 			idx[v.d.str(kids[j])] = kids[j+1]
 		}
-		if v.d.index == nil {
-			v.d.index = map[uint32]map[string]uint32{}
+		if large.index == nil {
+			large.index = map[uint32]map[string]uint32{}
 		}
-		v.d.index[v.i] = idx
+		large.index[v.i] = idx
 	}
 	i, ok := idx[name]
 	return Value{v.d, i}, ok
+}
+
+// SortedNames is the member names of an object in sorted order: the
+// order CEL visits a map's keys in. On an object of more than bigObject
+// members it is built once and kept in the Doc, as Get's index is: a
+// rule that loops over a large object inside another loop would
+// otherwise sort it again on every pass, work that CEL's cost limit
+// does not count. The caller must not change the slice.
+func (v Value) SortedNames() []string {
+	n := v.d.nodes[v.i]
+	big := n.end/2 > bigObject
+	if big && v.d.large != nil {
+		if names, ok := v.d.large.sorted[v.i]; ok {
+			return names
+		}
+	}
+	names := make([]string, n.end/2)
+	for i := range names {
+		names[i], _ = v.Member(i)
+	}
+	slices.Sort(names)
+	if big {
+		large := v.d.largeObjects()
+		if large.sorted == nil {
+			large.sorted = map[uint32][]string{}
+		}
+		large.sorted[v.i] = names
+	}
+	return names
 }
 
 // Any is the value as the generic Go value, built afresh.

@@ -1,6 +1,8 @@
 package jsonbody
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,5 +49,45 @@ func TestNodes(t *testing.T) {
 			got = append(got, s)
 		}
 		require.Equal(t, want, got, "tokens reader: %v", tokens)
+	}
+}
+
+// TestSortedNames: an object's member names in sorted order, escapes
+// read; a large object's are sorted once and kept beside Get's index.
+func TestSortedNames(t *testing.T) {
+	for _, n := range []int{0, 1, bigObject, bigObject + 1, 200} {
+		var b []byte
+		b = append(b, '{')
+		var want []string
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			name := fmt.Sprintf("k%03d", (i*37)%n)
+			if i == 0 && n > 0 {
+				b = append(b, `"\u006b`+name[1:]+`":1`...) // an escape: k…
+			} else {
+				b = append(b, `"`+name+`":1`...)
+			}
+			want = append(want, name)
+		}
+		b = append(b, '}')
+		d, err := Parse(b, 64)
+		require.NoError(t, err)
+		slices.Sort(want)
+		got := d.Root().SortedNames()
+		require.Equal(t, len(want), len(got), n)
+		if n > 0 {
+			require.Equal(t, want, got, n)
+		}
+		again := d.Root().SortedNames()
+		if n > bigObject {
+			require.Same(t, &got[0], &again[0], "kept: %d members", n)
+			v, ok := d.Root().Get(want[n-1])
+			require.True(t, ok)
+			require.Equal(t, Number, v.Kind())
+		} else if n > 0 {
+			require.NotSame(t, &got[0], &again[0], "not kept: %d members", n)
+		}
 	}
 }
