@@ -157,6 +157,8 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 			continue
 		case !hasValue:
 			return fieldError(t, f, "jsonschema tag %q is not key=value (a comma inside a value is written \\,)", kw)
+		case !slices.Contains(listed, key) && !slices.Contains(annotations, key) && keywordAfterSemicolon(value) != "":
+			return fieldError(t, f, "jsonschema tag %q is one value of %s to invopop/jsonschema: keywords are separated by commas (%s)", kw, key, strings.ReplaceAll(kw, ";", ","))
 		case key == "uniqueItems" && value != "true":
 			return fieldError(t, f, "jsonschema tag %q: invopop/jsonschema reads any uniqueItems=… as true", kw)
 		case (key == "pattern" || key == "format") && prop.Type == "array" && (prop.Items == nil || prop.Items.Type != "string"):
@@ -226,6 +228,30 @@ func typesFit(t reflect.Type, f reflect.StructField, kw, types string) error {
 		return fieldError(t, f, "jsonschema tag %q: the schema would take a JSON %s, which a field of Go type %s (JSON type %s) cannot hold", kw, want, f.Type, held)
 	}
 	return nil
+}
+
+// listed are the jsonschema tag keywords whose value is a list separated
+// by semicolons (oneof_type=string;null).
+var listed = []string{"oneof_type", "anyof_type", "oneof_ref", "anyof_ref"}
+
+// tagKeywords are the keywords of invopop's jsonschema tag.
+var tagKeywords = []string{"title", "description", "type", "anchor", "oneof_required", "anyof_required", "oneof_ref", "oneof_type",
+	"anyof_ref", "anyof_type", "minLength", "maxLength", "pattern", "format", "readOnly", "writeOnly", "default", "example", "enum",
+	"multipleOf", "minimum", "maximum", "exclusiveMaximum", "exclusiveMinimum", "minItems", "maxItems", "uniqueItems", "required", "nullable"}
+
+// keywordAfterSemicolon is the keyword in value after a semicolon
+// ("a;enum=b": enum), as written where a comma was meant; "" when there
+// is none.
+func keywordAfterSemicolon(value string) string {
+	_, rest, found := strings.Cut(value, ";")
+	for found {
+		var part string
+		part, rest, found = strings.Cut(rest, ";")
+		if k, _, ok := strings.Cut(part, "="); ok && slices.Contains(tagKeywords, k) {
+			return k
+		}
+	}
+	return ""
 }
 
 // jsonTypes are the names of JSON Schema's types.

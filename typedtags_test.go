@@ -199,6 +199,12 @@ func TestTyped_SchemaTagsInvopopIgnores(t *testing.T) {
 	type UniqueFalse struct {
 		A []string `json:"a" jsonschema:"uniqueItems=false"`
 	}
+	type Semicolon struct {
+		A string `json:"a" jsonschema:"enum=EUR;enum=USD"`
+	}
+	type SemicolonPattern struct {
+		A string `json:"a" jsonschema:"pattern=^[A-Z]+$;maxLength=3"`
+	}
 	type UniqueBare struct {
 		A []string `json:"a" jsonschema:"uniqueItems"`
 	}
@@ -235,6 +241,8 @@ func TestTyped_SchemaTagsInvopopIgnores(t *testing.T) {
 		{handlerErr[ItemsInt](g), `contractguard.ItemsInt.A: jsonschema tag "pattern=^1$" has no effect: on an array invopop/jsonschema puts it on the items, which are no strings`},
 		{handlerErr[EqualsInNumber](g), `contractguard.EqualsInNumber.A: jsonschema tag "pattern=^a=b$" has no effect on a field of JSON type array`},
 		{handlerErr[UniqueFalse](g), `contractguard.UniqueFalse.A: jsonschema tag "uniqueItems=false": invopop/jsonschema reads any uniqueItems=… as true`},
+		{handlerErr[Semicolon](g), `contractguard.Semicolon.A: jsonschema tag "enum=EUR;enum=USD" is one value of enum to invopop/jsonschema: keywords are separated by commas (enum=EUR,enum=USD)`},
+		{handlerErr[SemicolonPattern](g), `contractguard.SemicolonPattern.A: jsonschema tag "pattern=^[A-Z]+$;maxLength=3" is one value of pattern to invopop/jsonschema: keywords are separated by commas (pattern=^[A-Z]+$,maxLength=3)`},
 		{handlerErr[UniqueBare](g), `contractguard.UniqueBare.A: jsonschema tag "uniqueItems" is not key=value`},
 		{handlerErr[Embedded](g), `contractguard.Embedded.sameNamed: jsonschema tag on an embedded struct, which invopop/jsonschema ignores: tag its fields`},
 		{handlerErr[Unexported](g), `contractguard.Unexported.a: jsonschema tag on a field that is no member of the body`},
