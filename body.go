@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"slices"
@@ -52,7 +53,7 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 	}
 	// Read at most limit+1 bytes: one more than allowed proves the body too
 	// large without reading the rest.
-	most := int(limit) + 1
+	most := int(min(overLimit(limit), math.MaxInt))
 	size := 512
 	if r.ContentLength > 0 {
 		size = int(r.ContentLength) + 1 // +1: EOF is seen without growing
@@ -153,7 +154,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	default:
 		return nil, newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Encoding " + failure.Clip(enc) + " is not decoded: send the body as it is, or gzip or deflate it"})
 	}
-	plain, err := io.ReadAll(io.LimitReader(r, limit+1))
+	plain, err := io.ReadAll(io.LimitReader(r, overLimit(limit)))
 	switch {
 	case int64(len(plain)) > limit:
 		return plain, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("body must be at most %d bytes once decoded", limit)})
@@ -161,6 +162,16 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		return plain, undecodable(enc)
 	}
 	return plain, nil
+}
+
+// overLimit is limit+1, the bytes that prove a body over limit, but for
+// the largest limit, which no body is over: limit+1 would wrap to a
+// negative count (a panicking make, a reader that reads nothing).
+func overLimit(limit int64) int64 {
+	if limit == math.MaxInt64 {
+		return limit
+	}
+	return limit + 1
 }
 
 func undecodable(enc string) *Violation {
