@@ -54,9 +54,13 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 	// Read at most limit+1 bytes: one more than allowed proves the body too
 	// large without reading the rest.
 	most := int(min(overLimit(limit), math.MaxInt))
+	// Room for the body its Content-Length announces (+1: EOF is seen
+	// without growing), up to a mebibyte: past that the buffer grows with
+	// what arrives, so that a header alone, with a large limit, does not
+	// allocate what the client never sends.
 	size := 512
 	if r.ContentLength > 0 {
-		size = int(r.ContentLength) + 1 // +1: EOF is seen without growing
+		size = int(min(r.ContentLength, maxPrealloc)) + 1
 	}
 	buf := make([]byte, 0, min(size, most))
 	for {
@@ -83,6 +87,10 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 		}
 	}
 }
+
+// maxPrealloc is the most of a body's announced length readRaw allocates
+// before the bytes arrive: the default limit.
+const maxPrealloc = DefaultMaxBodyBytes
 
 // mediaType reads a request's Content-Type once. isJSON says whether the
 // body is read as JSON on a contract without a schema: no Content-Type, or

@@ -400,3 +400,28 @@ func TestBody_LargestLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestBody_AnnouncedLengthIsNotAllocatedUpFront: the buffer for a body
+// was made the size its Content-Length announced, up to the limit, before
+// any byte of it arrived: with a large limit a request of headers alone
+// (Content-Length: 1 TiB, under a 1 TiB limit) made the process allocate
+// it, and die out of memory. Past a mebibyte, the buffer grows with what
+// arrives.
+func TestBody_AnnouncedLengthIsNotAllocatedUpFront(t *testing.T) {
+	for _, limit := range []int64{256 << 20, math.MaxInt64} {
+		g := mustNew(t, Options{Logger: discard, MaxBodyBytes: limit, Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{}}}})
+		e := &echo{}
+		h := g.Middleware(e)
+		r := httptest.NewRequest("POST", "/t", strings.NewReader(`{"a":1}`))
+		r.ContentLength = limit // a lie: the body ends long before
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w := httptest.NewRecorder()
+		require.NotPanics(t, func() { h.ServeHTTP(w, r) })
+		runtime.ReadMemStats(&after)
+		assert.Equal(t, 200, w.Code, w.Body.String())
+		assert.Equal(t, `{"a":1}`, string(e.body))
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "limit %d", limit)
+	}
+}
