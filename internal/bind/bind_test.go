@@ -177,6 +177,8 @@ type fmtStringer interface{ String() string }
 
 type fuzzed struct {
 	Base
+	*Emb
+	Emb2
 	Name  string           `json:"name"`
 	Count int16            `json:"count"`
 	U     uint32           `json:"u"`
@@ -187,6 +189,39 @@ type fuzzed struct {
 	M     map[string]int64 `json:"m"`
 	S     []string         `json:"s"`
 	Arr   [3]int16         `json:"arr"`
+	MI    map[int16]string `json:"mi"`
+	MU    map[uint8]bool   `json:"mu"`
+	MT    map[textKey]int  `json:"mt"`
+	F32   float32          `json:"f32"`
+	PS    *string          `json:"ps"`
+	PP    **int8           `json:"pp"`
+	U8    uint8            `json:"u8"`
+	By    []byte           `json:"by"`
+	Tm    time.Time        `json:"tm"`
+	OE    string           `json:"oe,omitempty"`
+	OZ    int              `json:"oz,omitzero"`
+	SP    []*Inner         `json:"sp"`
+}
+
+// Emb and Emb2 are embedded in fuzzed: x is at the same depth in both,
+// a name that goes to neither field.
+type Emb struct {
+	E1 string `json:"e1"`
+	X  int    `json:"x"`
+}
+
+type Emb2 struct {
+	X int `json:"x"`
+	Y int `json:"y"`
+}
+
+// textKey reads a map key as its text with "!" after it: every name a
+// key of its own.
+type textKey string
+
+func (k *textKey) UnmarshalText(b []byte) error {
+	*k = textKey(string(b) + "!")
+	return nil
 }
 
 // FuzzBindVsJSONv2 holds the binder to the library's reading: whenever
@@ -197,6 +232,10 @@ func FuzzBindVsJSONv2(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"a","count":3,"u":4,"f":1.5,"b":true,"p":{"qty":1,"price":2},"l":[{"qty":1}],"m":{"a":1},"s":["x"],"arr":[1,2,3],"source":"s"}`,
 		`{"count":1.0}`, `{"count":40000}`, `{"count":-32768}`, `{"u":-1}`, `{"u":-0}`, `{"u":4294967296}`, `{"f":-0.0}`, `{"f":0.30000000000000004}`, `{"Name":"x"}`, `{"p":null,"l":null}`, `{"arr":[1,2,3,4]}`, `{"f":1e400}`,
+		`{"mi":{"0":"a","-0":"b"}}`, `{"mi":{"+1":"a"}}`, `{"mi":{"01":"a"}}`, `{"mi":{"-1":"a","32768":"b"}}`, `{"mu":{"-0":true}}`,
+		`{"mu":{"255":true,"256":false}}`, `{"mt":{"a":1,"b":2}}`, `{"f32":1e39}`, `{"f32":3.4028235e38}`, `{"f32":1.0000001}`,
+		`{"ps":null,"pp":7}`, `{"pp":null}`, `{"u8":255}`, `{"by":"aGk="}`, `{"by":"aGk"}`, `{"tm":"2026-01-02T03:04:05Z"}`,
+		`{"tm":"2026-01-02t03:04:05z"}`, `{"oe":"","oz":0}`, `{"sp":[null,{"qty":1}]}`, `{"e1":"x","x":1,"y":2}`, `{"e1":null}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -221,6 +260,55 @@ func FuzzBindVsJSONv2(f *testing.F) {
 			t.Fatalf("%s:\nbinder %+v\njson v2 %+v", data, ours, theirs)
 		}
 	})
+}
+
+// TestInto_MapKeysAsJSONv2: an integer key is read from a name that is
+// an integer as JSON writes it, and two names of one key are refused,
+// as json v2 does. strconv took "+1" and "01" for 1, and a second name
+// of a key ("0" then "-0") replaced the first's value: the schema checked
+// two members, the handler's map held one.
+func TestInto_MapKeysAsJSONv2(t *testing.T) {
+	type In struct {
+		I map[int]string     `json:"i"`
+		U map[uint]string    `json:"u"`
+		T map[textKey]string `json:"t"`
+	}
+	for body, want := range map[string][]string{
+		`{"i":{"0":"a","-0":"b"}}`:                   {"/i/-0: is the same int key as an earlier member"},
+		`{"i":{"1":"a","01":"b","+1":"c"}}`:          {"/i/01: is not a valid key for int", "/i/+1: is not a valid key for int"},
+		`{"u":{"-0":"a","-1":"b"}}`:                  {"/u/-0: is not a valid key for uint", "/u/-1: is not a valid key for uint"},
+		`{"i":{" 1":"a","1 ":"b","":"c"}}`:           {"/i/ 1: is not a valid key for int", "/i/1 : is not a valid key for int", "/i/: is not a valid key for int"},
+		`{"i":{"-1":"a","0":"b","10":"c"}}`:          nil,
+		`{"u":{"0":"a","18446744073709551615":"b"}}`: nil,
+	} {
+		var in In
+		assert.Equal(t, want, bindJSON(t, &in, body), body)
+		if want == nil {
+			require.NoError(t, jsonv2.Unmarshal([]byte(body), new(In)), body)
+		} else {
+			require.Error(t, jsonv2.Unmarshal([]byte(body), new(In)), body)
+		}
+	}
+	type dup struct {
+		T map[textKey]string `json:"t"`
+	}
+	var in dup
+	require.Empty(t, bindJSON(t, &in, `{"t":{"a":"1","b":"2"}}`))
+	assert.Equal(t, map[textKey]string{"a!": "1", "b!": "2"}, in.T)
+}
+
+// sameKey reads every map key as one.
+type sameKey string
+
+func (k *sameKey) UnmarshalText([]byte) error { *k = "k"; return nil }
+
+func TestInto_TextKeysReadAlikeAreRefused(t *testing.T) {
+	var in struct {
+		M map[sameKey]int `json:"m"`
+	}
+	body := `{"m":{"a":1,"b":2}}`
+	assert.Equal(t, []string{"/m/b: is the same bind.sameKey key as an earlier member"}, bindJSON(t, &in, body))
+	require.Error(t, jsonv2.Unmarshal([]byte(body), &in))
 }
 
 func asList(v any) []any {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,17 +206,39 @@ func mapKey(t reflect.Type) (func(string) (reflect.Value, error), error) {
 		}, nil
 	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
 		return func(k string) (reflect.Value, error) {
+			if !isJSONInt(k) {
+				return reflect.Zero(kt), strconv.ErrSyntax
+			}
 			n, err := strconv.ParseInt(k, 10, kt.Bits())
 			return reflect.ValueOf(n).Convert(kt), err
 		}, nil
 	case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
 		return func(k string) (reflect.Value, error) {
+			if !isJSONInt(k) {
+				return reflect.Zero(kt), strconv.ErrSyntax
+			}
 			n, err := strconv.ParseUint(k, 10, kt.Bits())
 			return reflect.ValueOf(n).Convert(kt), err
 		}, nil
 	default:
 		return nil, fmt.Errorf("cannot decode into %s: map keys must be strings, integers or text", t)
 	}
+}
+
+// isJSONInt reports whether k is an integer as JSON writes it,
+// -?(0|[1-9][0-9]*): the names json v2 reads as integer keys. strconv
+// also takes "+1" and "01", other names for the key of "1".
+func isJSONInt(k string) bool {
+	k = strings.TrimPrefix(k, "-")
+	if k == "" || k[0] == '0' && len(k) > 1 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < '0' || k[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
@@ -247,6 +270,14 @@ func (b *builder) mapDecoder(t reflect.Type) (func(*state, jsonbody.Value, refle
 			kv, err := key(k)
 			if err != nil {
 				s.fail("is not a valid key for " + t.Key().String())
+				s.path.Pop()
+				continue
+			}
+			if dst.MapIndex(kv).IsValid() {
+				// Two names of one key ("0" and "-0"; any two a text key
+				// reads alike): the schema checked both members, the map
+				// would hold one. json v2 refuses them too.
+				s.fail("is the same " + t.Key().String() + " key as an earlier member")
 				s.path.Pop()
 				continue
 			}
