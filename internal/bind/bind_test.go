@@ -179,28 +179,30 @@ type fuzzed struct {
 	Base
 	*Emb
 	Emb2
-	Name  string           `json:"name"`
-	Count int16            `json:"count"`
-	U     uint32           `json:"u"`
-	F     float64          `json:"f"`
-	B     bool             `json:"b"`
-	P     *Inner           `json:"p"`
-	L     []Inner          `json:"l"`
-	M     map[string]int64 `json:"m"`
-	S     []string         `json:"s"`
-	Arr   [3]int16         `json:"arr"`
-	MI    map[int16]string `json:"mi"`
-	MU    map[uint8]bool   `json:"mu"`
-	MT    map[textKey]int  `json:"mt"`
-	F32   float32          `json:"f32"`
-	PS    *string          `json:"ps"`
-	PP    **int8           `json:"pp"`
-	U8    uint8            `json:"u8"`
-	By    []byte           `json:"by"`
-	Tm    time.Time        `json:"tm"`
-	OE    string           `json:"oe,omitempty"`
-	OZ    int              `json:"oz,omitzero"`
-	SP    []*Inner         `json:"sp"`
+	Name  string            `json:"name"`
+	Count int16             `json:"count"`
+	U     uint32            `json:"u"`
+	F     float64           `json:"f"`
+	B     bool              `json:"b"`
+	P     *Inner            `json:"p"`
+	L     []Inner           `json:"l"`
+	M     map[string]int64  `json:"m"`
+	S     []string          `json:"s"`
+	Arr   [3]int16          `json:"arr"`
+	MI    map[int16]string  `json:"mi"`
+	MU    map[uint8]bool    `json:"mu"`
+	MT    map[textKey]int   `json:"mt"`
+	F32   float32           `json:"f32"`
+	PS    *string           `json:"ps"`
+	PP    **int8            `json:"pp"`
+	U8    uint8             `json:"u8"`
+	By    []byte            `json:"by"`
+	Tm    time.Time         `json:"tm"`
+	OE    string            `json:"oe,omitempty"`
+	OZ    int               `json:"oz,omitzero"`
+	SP    []*Inner          `json:"sp"`
+	R     json.RawMessage   `json:"r"`
+	RL    []json.RawMessage `json:"rl"`
 }
 
 // Emb and Emb2 are embedded in fuzzed: x is at the same depth in both,
@@ -236,6 +238,7 @@ func FuzzBindVsJSONv2(f *testing.F) {
 		`{"mu":{"255":true,"256":false}}`, `{"mt":{"a":1,"b":2}}`, `{"f32":1e39}`, `{"f32":3.4028235e38}`, `{"f32":1.0000001}`,
 		`{"ps":null,"pp":7}`, `{"pp":null}`, `{"u8":255}`, `{"by":"aGk="}`, `{"by":"aGk"}`, `{"tm":"2026-01-02T03:04:05Z"}`,
 		`{"tm":"2026-01-02t03:04:05z"}`, `{"oe":"","oz":0}`, `{"sp":[null,{"qty":1}]}`, `{"e1":"x","x":1,"y":2}`, `{"e1":null}`,
+		`{"r":{"b": 1, "a":["<&>", "\u00e9", 1.50e1 ]}}`, `{"r":null}`, `{"rl":[ "x" ,{ },[ ] , 1e1 ,true,null]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -295,6 +298,48 @@ func TestInto_MapKeysAsJSONv2(t *testing.T) {
 	var in dup
 	require.Empty(t, bindJSON(t, &in, `{"t":{"a":"1","b":"2"}}`))
 	assert.Equal(t, map[textKey]string{"a!": "1", "b!": "2"}, in.T)
+}
+
+// TestInto_UnmarshalerGetsTheBodyText: a type's UnmarshalJSON gets its
+// value's text as the body has it, as json v2 hands it over. It got the
+// generic value marshalled again: members sorted by name, <, > and &
+// escaped, escapes resolved, so that an order-keeping map lost its order
+// and a json.RawMessage passed on, or a signature checked over it, was
+// another text than the client's.
+func TestInto_UnmarshalerGetsTheBodyText(t *testing.T) {
+	type In struct {
+		R  json.RawMessage   `json:"r"`
+		L  []json.RawMessage `json:"l"`
+		RP *json.RawMessage  `json:"rp"`
+	}
+	body := `{"r":{"z": 1, "a":["<&>", "\u00e9\n", 1.50e1 ]}, "l":[ "x\"y" , {} ,[ 1 ], null ,-0.0 ], "rp" :true }`
+	var ours, theirs In
+	require.Empty(t, bindJSON(t, &ours, body))
+	require.NoError(t, jsonv2.Unmarshal([]byte(body), &theirs))
+	assert.Equal(t, `{"z": 1, "a":["<&>", "\u00e9\n", 1.50e1 ]}`, string(ours.R))
+	assert.Equal(t, []string{`"x\"y"`, `{}`, `[ 1 ]`, `null`, `-0.0`}, []string{string(ours.L[0]), string(ours.L[1]), string(ours.L[2]), string(ours.L[3]), string(ours.L[4])})
+	assert.Equal(t, theirs, ours)
+
+	// The text is a copy: a method that writes to it does not change the
+	// body the handler reads.
+	src := []byte(`{"s":"abc"}`)
+	tree, err := jsonbody.Parse(src, 8)
+	require.NoError(t, err)
+	var w struct {
+		S scribbler `json:"s"`
+	}
+	require.True(t, Into(reflect.ValueOf(&w).Elem(), tree.Root(), failure.ReportFunc(func(p, m string) { t.Error(p, m) })))
+	assert.Equal(t, `{"s":"abc"}`, string(src))
+}
+
+// scribbler writes over the text it is given.
+type scribbler struct{}
+
+func (*scribbler) UnmarshalJSON(b []byte) error {
+	for i := range b {
+		b[i] = 'x'
+	}
+	return nil
 }
 
 // sameKey reads every map key as one.

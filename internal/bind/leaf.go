@@ -1,6 +1,7 @@
 package bind
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
@@ -168,15 +169,12 @@ func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
 	}
 }
 
-// decodeUnmarshaler hands a type its value's JSON text, as encoding/json
-// would (null included).
+// decodeUnmarshaler hands a type its value's JSON text as the body has
+// it, as json v2 would (null included): its members in their order, its
+// strings as written. A copy: the method may write to it, and the body is
+// what the handler reads.
 func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
-	b, err := json.Marshal(v.Any())
-	if err != nil {
-		s.fail("is not a JSON value")
-		return
-	}
-	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
+	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(bytes.Clone(v.Raw())); err != nil {
 		s.fail("is invalid: " + failure.Clip(err.Error()))
 	}
 }

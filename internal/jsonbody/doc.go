@@ -34,22 +34,24 @@ type Doc struct {
 	once sync.Once
 	tree any // the generic value, built on first use
 
-	large *largeObjects // built on first use
+	built *built // what the checks build on first use; nil until then
 }
 
-// largeObjects is what a Doc builds, on first use, for its objects of
-// more than bigObject members, without a lock (see Get).
-type largeObjects struct {
-	index  map[uint32]map[string]uint32 // name lookup (Get)
-	sorted map[uint32][]string          // member names in order (SortedNames)
+// built is what a Doc builds on first use, for the goroutine that checks
+// the request, without a lock (see Get). Apart from the Doc, so that a
+// small body's Doc, which the request's state holds, stays small.
+type built struct {
+	index  map[uint32]map[string]uint32 // name lookup of large objects (Get)
+	sorted map[uint32][]string          // member names of large objects in order (SortedNames)
+	spans  []uint32                     // each value's start and end in raw (Raw)
 }
 
-// largeObjects is d's, made on first use.
-func (d *Doc) largeObjects() *largeObjects {
-	if d.large == nil {
-		d.large = &largeObjects{}
+// builtOnce is d's built, made on first use.
+func (d *Doc) builtOnce() *built {
+	if d.built == nil {
+		d.built = &built{}
 	}
-	return d.large
+	return d.built
 }
 
 // node is one value. For a string or number, start and end delimit its
@@ -172,17 +174,17 @@ func (v Value) Get(name string) (Value, bool) {
 		}
 		return Value{}, false
 	}
-	large := v.d.largeObjects()
-	idx := large.index[v.i]
+	b := v.d.builtOnce()
+	idx := b.index[v.i]
 	if idx == nil {
 		idx = make(map[string]uint32, n.end/2)
 		for j := 0; j < len(kids); j += 2 {
 			idx[v.d.str(kids[j])] = kids[j+1]
 		}
-		if large.index == nil {
-			large.index = map[uint32]map[string]uint32{}
+		if b.index == nil {
+			b.index = map[uint32]map[string]uint32{}
 		}
-		large.index[v.i] = idx
+		b.index[v.i] = idx
 	}
 	i, ok := idx[name]
 	return Value{v.d, i}, ok
@@ -197,8 +199,8 @@ func (v Value) Get(name string) (Value, bool) {
 func (v Value) SortedNames() []string {
 	n := v.d.nodes[v.i]
 	big := n.end/2 > bigObject
-	if big && v.d.large != nil {
-		if names, ok := v.d.large.sorted[v.i]; ok {
+	if big && v.d.built != nil {
+		if names, ok := v.d.built.sorted[v.i]; ok {
 			return names
 		}
 	}
@@ -208,11 +210,11 @@ func (v Value) SortedNames() []string {
 	}
 	slices.Sort(names)
 	if big {
-		large := v.d.largeObjects()
-		if large.sorted == nil {
-			large.sorted = map[uint32][]string{}
+		b := v.d.builtOnce()
+		if b.sorted == nil {
+			b.sorted = map[uint32][]string{}
 		}
-		large.sorted[v.i] = names
+		b.sorted[v.i] = names
 	}
 	return names
 }

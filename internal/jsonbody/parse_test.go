@@ -149,6 +149,7 @@ func FuzzBody(f *testing.F) {
 		if got := doc.Any(); !equalJSON(got, want) {
 			t.Fatalf("%q: got %#v, encoding/json reads %#v", data, got, want)
 		}
+		checkRaw(t, doc)
 	})
 }
 
@@ -278,5 +279,49 @@ func TestParse_PooledParserKeepsNothing(t *testing.T) {
 		for depth, m := range p.folds {
 			assert.Empty(t, m, "names kept at depth %d", depth)
 		}
+	}
+}
+
+// checkRaw holds Raw to the body: every value's text is itself a JSON
+// text, without whitespace around it, that reads as the value.
+func checkRaw(t *testing.T, doc *Doc) {
+	t.Helper()
+	for i := range doc.Nodes() {
+		v := doc.Node(i)
+		raw := v.Raw()
+		if len(raw) == 0 || len(bytes.TrimSpace(raw)) != len(raw) {
+			t.Fatalf("%q: value %d has the text %q", doc.raw, i, raw)
+		}
+		again, err := Parse(raw, 16)
+		if err != nil {
+			t.Fatalf("%q: value %d has the text %q: %v", doc.raw, i, raw, err)
+		}
+		if want := v.Any(); !equalJSON(again.Any(), want) {
+			t.Fatalf("%q: value %d has the text %q, which reads %#v, not %#v", doc.raw, i, raw, again.Any(), want)
+		}
+	}
+}
+
+// TestRaw_EveryValue: Raw is each value's text as the body has it, member
+// names included, whitespace inside kept.
+func TestRaw_EveryValue(t *testing.T) {
+	body := " {\"a\" : [ 1 ,\"x\\\"y\", {\"\\u0062\":null} , [] ,-0.5e+3,true ] ,\"c\":{ } }\n"
+	doc, err := Parse([]byte(body), 16)
+	require.NoError(t, err)
+	var got []string
+	for i := range doc.Nodes() {
+		got = append(got, string(doc.Node(i).Raw()))
+	}
+	assert.Equal(t, []string{
+		"{\"a\" : [ 1 ,\"x\\\"y\", {\"\\u0062\":null} , [] ,-0.5e+3,true ] ,\"c\":{ } }",
+		`"a"`, "[ 1 ,\"x\\\"y\", {\"\\u0062\":null} , [] ,-0.5e+3,true ]", `1`, `"x\"y"`, `{"\u0062":null}`,
+		`"\u0062"`, `null`, `[]`, `-0.5e+3`, `true`, `"c"`, `{ }`,
+	}, got)
+	checkRaw(t, doc)
+	assert.Equal(t, "null", string(NullDoc().Root().Raw()))
+	for _, scalar := range []string{`1`, ` "s" `, `null`, `-1.5E-7`} {
+		doc, err := Parse([]byte(scalar), 16)
+		require.NoError(t, err)
+		assert.Equal(t, strings.TrimSpace(scalar), string(doc.Root().Raw()))
 	}
 }
