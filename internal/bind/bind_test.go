@@ -237,7 +237,9 @@ func FuzzBindVsJSONv2(f *testing.F) {
 		`{"mi":{"0":"a","-0":"b"}}`, `{"mi":{"+1":"a"}}`, `{"mi":{"01":"a"}}`, `{"mi":{"-1":"a","32768":"b"}}`, `{"mu":{"-0":true}}`,
 		`{"mu":{"255":true,"256":false}}`, `{"mt":{"a":1,"b":2}}`, `{"f32":1e39}`, `{"f32":3.4028235e38}`, `{"f32":1.0000001}`,
 		`{"ps":null,"pp":7}`, `{"pp":null}`, `{"u8":255}`, `{"by":"aGk="}`, `{"by":"aGk"}`, `{"tm":"2026-01-02T03:04:05Z"}`,
-		`{"tm":"2026-01-02t03:04:05z"}`, `{"oe":"","oz":0}`, `{"sp":[null,{"qty":1}]}`, `{"e1":"x","x":1,"y":2}`, `{"e1":null}`,
+		`{"tm":"2026-01-02t03:04:05z"}`,
+		`{"tm":"2026-01-02T3:04:05Z"}`, `{"tm":"2026-01-02T03:04:05,5Z"}`, `{"tm":"2026-01-02T03:04:05+24:00"}`, `{"tm":"2026-01-02T03:04:05-00:60"}`,
+		`{"tm":"2026-01-02T03:04:05.123456789+23:59"}`, `{"oe":"","oz":0}`, `{"sp":[null,{"qty":1}]}`, `{"e1":"x","x":1,"y":2}`, `{"e1":null}`,
 		`{"r":{"b": 1, "a":["<&>", "\u00e9", 1.50e1 ]}}`, `{"r":null}`, `{"rl":[ "x" ,{ },[ ] , 1e1 ,true,null]}`,
 	} {
 		f.Add([]byte(s))
@@ -340,6 +342,35 @@ func (*scribbler) UnmarshalJSON(b []byte) error {
 		b[i] = 'x'
 	}
 	return nil
+}
+
+// TestInto_TimeIsRFC3339: a time.Time takes an RFC 3339 date-time only,
+// as json v2 reads it. time.Parse also takes a one-digit hour, a comma
+// before the fraction and offsets of 24 hours or 60 minutes
+// (go.dev/issue/54580), which the binder bound: a body whose schema does
+// not check the format gave the handler a time no RFC 3339 text says.
+func TestInto_TimeIsRFC3339(t *testing.T) {
+	type In struct {
+		T time.Time `json:"t"`
+	}
+	for s, ok := range map[string]bool{
+		"2026-01-02T3:04:05Z": false, "2026-01-02T03:04:05,5Z": false, "2026-01-02T03:04:05+24:00": false,
+		"2026-01-02T03:04:05-00:60": false, "2026-01-02T03:04:05.5Z": true, "2026-01-02T03:04:05+23:59": true,
+		"2026-01-02T03:04:05-00:00": true, "2026-01-02T03:04:05.123456789Z": true,
+	} {
+		body := `{"t":"` + s + `"}`
+		var ours, theirs In
+		errs := bindJSON(t, &ours, body)
+		errTheirs := jsonv2.Unmarshal([]byte(body), &theirs)
+		if ok {
+			assert.Empty(t, errs, s)
+			require.NoError(t, errTheirs, s)
+			assert.True(t, ours.T.Equal(theirs.T), s)
+		} else {
+			assert.Equal(t, []string{"/t: must be a valid date-time (RFC 3339)"}, errs, s)
+			require.Error(t, errTheirs, s)
+		}
+	}
 }
 
 // sameKey reads every map key as one.

@@ -158,8 +158,8 @@ func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
 	switch v.Kind() {
 	case jsonbody.Null:
 	case jsonbody.String:
-		t, err := time.Parse(time.RFC3339Nano, v.Str())
-		if err != nil {
+		var t time.Time
+		if err := t.UnmarshalText([]byte(v.Str())); err != nil || !strictRFC3339(v.Str()) {
 			s.fail("must be a valid date-time (RFC 3339)")
 			return
 		}
@@ -189,4 +189,22 @@ func decodeText(s *state, v jsonbody.Value, dst reflect.Value) {
 	default:
 		s.fail(mismatch("a string", v))
 	}
+}
+
+// strictRFC3339 holds a time the time package parsed as RFC 3339 to what
+// RFC 3339 allows and the time package does not check (go.dev/issue/54580),
+// as json v2 does: a two-digit hour, "." before a fraction, an offset's
+// hour below 24 and minute below 60. ("2026-01-02T3:04:05,5+24:00" is
+// not a date-time; encoding/json v1 reads it.)
+func strictRFC3339(s string) bool {
+	dec2 := func(b string) int { return 10*int(b[0]-'0') + int(b[1]-'0') }
+	switch {
+	case s[len("2006-01-02T")+1] == ':':
+		return false
+	case s[len("2006-01-02T15:04:05")] == ',':
+		return false
+	case s[len(s)-1] != 'Z':
+		return dec2(s[len(s)-len("07:00"):]) < 24 && dec2(s[len(s)-len("00"):]) < 60
+	}
+	return true
 }
