@@ -120,8 +120,11 @@ func selfDecodingTags(t reflect.Type) error {
 		return nil // no fields, or invopop describes it: time.Time, a type that gives its schema
 	}
 	how, what := "UnmarshalText", "a string"
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	switch {
+	case reflect.PointerTo(t).Implements(jsonUnmarshaler):
 		how, what = "UnmarshalJSON", "any value"
+	case bind.TakesJSON(t):
+		how, what = "UnmarshalJSONFrom", "any value"
 	}
 	for _, f := range reflect.VisibleFields(t) {
 		if tag := f.Tag.Get("jsonschema"); tag != "" && tag != "-" || f.Tag.Get("jsonschema_extras") != "" {

@@ -187,8 +187,9 @@ var (
 
 // selfDecoding is the schema of a type that T decodes otherwise than by
 // its Go structure, for invopop's Mapper: json.Number is a number; a
-// json.Unmarshaler takes any JSON value (it says which, when T decodes
-// it); an encoding.TextUnmarshaler takes a string. invopop would describe
+// json.Unmarshaler (or json v2 UnmarshalerFrom) takes any JSON value (it
+// says which, when T decodes it); an encoding.TextUnmarshaler takes a
+// string. invopop would describe
 // netip.Addr as an object and a [16]byte UUID as an array, refusing every
 // value T decodes. A type that gives invopop its schema itself keeps it,
 // and time.Time is invopop's date-time string.
@@ -204,7 +205,7 @@ func selfDecoding(t reflect.Type) *jsonschema.Schema {
 			return nil
 		}
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	if bind.TakesJSON(t) {
 		return &jsonschema.Schema{}
 	}
 	return &jsonschema.Schema{Type: "string"}

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/invopop/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -137,6 +138,45 @@ func TestTyped_TypesThatDecodeThemselves(t *testing.T) {
 	assert.Equal(t, []string{"/serial"}, paths(eb.Details), "the schema first: %v", eb.Details)
 	eb = rejected(t, send(h, "POST", "/", `{"addr":1,"price":1,"serial":"ABCD"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/addr", "must be a string, not a number"}}, eb.Details)
+}
+
+// euros decodes itself with json v2's UnmarshalJSONFrom, from a JSON
+// number of euros or a string of cents.
+type euros struct {
+	Cents int64 `json:"cents"`
+}
+
+func (e *euros) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	v, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	if v.Kind() == '"' {
+		return json.Unmarshal(v, new(string))
+	}
+	var f float64
+	err = json.Unmarshal(v, &f)
+	e.Cents = int64(f * 100)
+	return err
+}
+
+// TestTyped_UnmarshalerFrom: a type with json v2's UnmarshalJSONFrom
+// decodes itself, as json v2 decodes it, and its schema is any value, as
+// a json.Unmarshaler's. The binder decoded it by its fields, and invopop
+// described it as an object of them: every euros the client wrote (12.5)
+// was refused, and {"cents":5} passed as 5 cents.
+func TestTyped_UnmarshalerFrom(t *testing.T) {
+	type In struct {
+		Price euros `json:"price"`
+	}
+	var got In
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	w := send(h, "POST", "/", `{"price":12.5}`)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, int64(1250), got.Price.Cents)
+	eb := rejected(t, send(h, "POST", "/", `{"price":{"cents":5}}`), 400, CodeSchemaInvalid)
+	require.Len(t, eb.Details, 1)
+	assert.Equal(t, "/price", eb.Details[0].Path)
 }
 
 type tagList []string

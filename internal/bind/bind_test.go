@@ -8,6 +8,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -371,6 +372,73 @@ func TestInto_TimeIsRFC3339(t *testing.T) {
 			require.Error(t, errTheirs, s)
 		}
 	}
+}
+
+// TestInto_UnmarshalerFrom: a type with json v2's UnmarshalJSONFrom
+// decodes itself from a decoder over its value, in preference to
+// UnmarshalJSON, as json v2 has it, and must read that value whole. The
+// binder decoded such a type by its fields: the handler got another
+// value than json v2 makes of the body.
+func TestInto_UnmarshalerFrom(t *testing.T) {
+	type In struct {
+		F  fromValue  `json:"f"`
+		B  fromBoth   `json:"b"`
+		P  *fromValue `json:"p"`
+		L  []fromValue
+		N  fromNone `json:"n"`
+		Hf fromHalf `json:"h"`
+	}
+	body := `{"f":{"got":"x"},"b":[1, 2],"p":null,"L":["a",{}]}`
+	var ours, theirs In
+	require.Empty(t, bindJSON(t, &ours, body))
+	require.NoError(t, jsonv2.Unmarshal([]byte(body), &theirs))
+	assert.Equal(t, In{F: fromValue{`from {"got":"x"}`}, B: fromBoth{`from [1, 2]`}, L: []fromValue{{`from "a"`}, {`from {}`}}}, ours)
+	assert.Equal(t, theirs, ours)
+	assert.True(t, Opaque(reflect.TypeFor[fromValue]()))
+	assert.True(t, TakesJSON(reflect.TypeFor[fromValue]()))
+
+	for _, body := range []string{`{"n":1}`, `{"h":[1,2]}`} {
+		var ours In
+		assert.Len(t, bindJSON(t, &ours, body), 1, body)
+		require.Error(t, jsonv2.Unmarshal([]byte(body), new(In)), body)
+	}
+}
+
+// fromValue records the value its UnmarshalJSONFrom reads.
+type fromValue struct {
+	Got string `json:"got"`
+}
+
+func (f *fromValue) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	v, err := d.ReadValue()
+	f.Got = "from " + string(v)
+	return err
+}
+
+// fromBoth has both methods: json v2 calls UnmarshalJSONFrom.
+type fromBoth struct{ Got string }
+
+func (f *fromBoth) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	v, err := d.ReadValue()
+	f.Got = "from " + string(v)
+	return err
+}
+
+func (f *fromBoth) UnmarshalJSON(b []byte) error {
+	f.Got = "json " + string(b)
+	return nil
+}
+
+// fromNone reads nothing; fromHalf reads one token of its value.
+type fromNone struct{}
+
+func (*fromNone) UnmarshalJSONFrom(*jsontext.Decoder) error { return nil }
+
+type fromHalf struct{}
+
+func (*fromHalf) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	_, err := d.ReadToken()
+	return err
 }
 
 // sameKey reads every map key as one.

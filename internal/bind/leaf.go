@@ -6,11 +6,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -175,6 +179,23 @@ func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
 // what the handler reads.
 func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
 	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(bytes.Clone(v.Raw())); err != nil {
+		s.fail("is invalid: " + failure.Clip(err.Error()))
+	}
+}
+
+// decodeUnmarshalerFrom hands a type implementing json v2's
+// UnmarshalerFrom a decoder over its value's text (a copy, as for
+// decodeUnmarshaler); the method must read that one value, all of it, as
+// json v2 requires.
+func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value) {
+	dec := jsontext.NewDecoder(bytes.NewReader(bytes.Clone(v.Raw())))
+	err := dst.Addr().Interface().(jsonv2.UnmarshalerFrom).UnmarshalJSONFrom(dec)
+	if err == nil {
+		if _, end := dec.ReadToken(); end != io.EOF {
+			err = errors.New("read other than the one JSON value")
+		}
+	}
+	if err != nil {
 		s.fail("is invalid: " + failure.Clip(err.Error()))
 	}
 }

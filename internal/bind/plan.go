@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/names"
 )
@@ -52,6 +54,7 @@ var (
 	timeType        = reflect.TypeFor[time.Time]()
 	numberType      = reflect.TypeFor[json.Number]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	fromType        = reflect.TypeFor[jsonv2.UnmarshalerFrom]()
 	textType        = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
@@ -79,6 +82,8 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 		return decodeTime, nil
 	case t == numberType:
 		return decodeNumber, nil
+	case reflect.PointerTo(t).Implements(fromType): // before UnmarshalJSON, as json v2 prefers it
+		return decodeUnmarshalerFrom, nil
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		return decodeUnmarshaler, nil
 	case t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textType):
@@ -116,7 +121,7 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 			elem.decode(s, v, dst.Elem())
 		}, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(t.Elem()).Implements(unmarshalerType) && !reflect.PointerTo(t.Elem()).Implements(textType) {
+		if e := reflect.PointerTo(t.Elem()); t.Elem().Kind() == reflect.Uint8 && !e.Implements(unmarshalerType) && !e.Implements(fromType) && !e.Implements(textType) {
 			return decodeBytes, nil
 		}
 		elem, err := b.plan(t.Elem())
@@ -175,11 +180,20 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 }
 
 // Opaque reports whether values of t decode themselves from their JSON
-// (json.Unmarshaler, encoding.TextUnmarshaler, time.Time, json.Number):
-// nothing inside them is a member or element of the body.
+// (json.Unmarshaler, json v2's UnmarshalerFrom, encoding.TextUnmarshaler,
+// time.Time, json.Number): nothing inside them is a member or element of
+// the body.
 func Opaque(t reflect.Type) bool {
-	return t == timeType || t == numberType || reflect.PointerTo(t).Implements(unmarshalerType) ||
+	return t == timeType || t == numberType || reflect.PointerTo(t).Implements(unmarshalerType) || reflect.PointerTo(t).Implements(fromType) ||
 		t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textType)
+}
+
+// TakesJSON reports whether t decodes itself from any JSON value: a
+// json.Unmarshaler or a json v2 UnmarshalerFrom (an Opaque type that is
+// neither takes a string, or is time.Time or json.Number).
+func TakesJSON(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(unmarshalerType) || p.Implements(fromType)
 }
 
 // MapKey is the key of a map of type t that member name k decodes into,
