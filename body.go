@@ -55,9 +55,9 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 	// large without reading the rest.
 	most := int(min(overLimit(limit), math.MaxInt))
 	// Room for the body its Content-Length announces (+1: EOF is seen
-	// without growing), up to a mebibyte: past that the buffer grows with
-	// what arrives, so that a header alone, with a large limit, does not
-	// allocate what the client never sends.
+	// without growing), up to maxPrealloc: past that the buffer grows with
+	// what arrives, so that a header alone does not allocate what the
+	// client never sends.
 	size := 512
 	if r.ContentLength > 0 {
 		size = int(min(r.ContentLength, maxPrealloc)) + 1
@@ -89,8 +89,11 @@ func readRaw(in *input, limit int64) ([]byte, *Violation) {
 }
 
 // maxPrealloc is the most of a body's announced length readRaw allocates
-// before the bytes arrive: the default limit.
-const maxPrealloc = DefaultMaxBodyBytes
+// before the bytes arrive. At the default limit (1 MiB) a client that
+// announced a large body and sent nothing held a mebibyte per
+// connection; past this the buffer doubles as bytes arrive, so that what
+// a connection holds is at most twice what it sent, plus this.
+const maxPrealloc = 64 << 10
 
 // mediaType reads a request's Content-Type once. isJSON says whether the
 // body is read as JSON on a contract without a schema: no Content-Type, or
