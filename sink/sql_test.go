@@ -441,3 +441,29 @@ func TestCheckSQL_CaseMappedInput(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSQL_CarriageReturnEndsAPostgreSQLComment: PostgreSQL's scanner
+// ends a -- comment at a carriage return as at a newline (non_newline is
+// [^\n\r]), so an input inside the application's line comment that holds
+// a \r puts what follows it in the query (found by a review: `x\r; DROP
+// TABLE t` after `-- note: ` was judged inside the comment and let
+// through). MySQL and SQLite read on to the \n.
+func TestCheckSQL_CarriageReturnEndsAPostgreSQLComment(t *testing.T) {
+	for _, in := range []string{"x\r; DROP TABLE t", "x\rOR 1=1", "a\r\rUNION SELECT password FROM users"} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			q := "SELECT * FROM t WHERE owner = 1 -- note: " + in + "\n"
+			assertBlocked(t, CheckSQL(ctxOf(r), q, PostgreSQL), rc, src, in, "sql")
+		}
+		for _, d := range []Dialect{SQLite, MySQL} {
+			r, _ := inputAt(t, taint.Query, in)
+			q := "SELECT * FROM t WHERE owner = 1 -- note: " + in + "\n"
+			assert.NoError(t, CheckSQL(ctxOf(r), q, d), "%v: inside the comment to its newline", d)
+		}
+	}
+	r, _ := inputAt(t, taint.Query, "a note\r\n")
+	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT 1 -- a note\r\n", PostgreSQL), "a comment that ends at its \\r")
+}

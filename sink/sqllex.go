@@ -242,10 +242,13 @@ func (l *lexer) mysqlDashComment() bool {
 	return l.pos+2 >= len(l.s) || c <= ' ' || c == 0x7f
 }
 
+// lineComment reads -- or # to the end of the line: a newline, or in
+// PostgreSQL a carriage return as well (its scanner's non_newline is
+// [^\n\r]; MySQL and SQLite read on to a \n).
 func (l *lexer) lineComment(t *token, open int) {
 	l.pos += open
 	t.kind, t.in0 = tComment, l.pos
-	for l.pos < len(l.s) && l.s[l.pos] != '\n' {
+	for l.pos < len(l.s) && l.s[l.pos] != '\n' && (l.s[l.pos] != '\r' || l.d != PostgreSQL) {
 		l.pos++
 	}
 	t.in1, t.closed = l.pos, true
