@@ -119,11 +119,12 @@ func FuzzShell(f *testing.F) {
 		f.Add(strings.Join(a[1:], " "), c.input)
 	}
 	f.Add(`a "b $(c 'd' "e") f" ${g:-"h"} `+"`i`", "xyz")
+	f.Add("cat <<A <<-'B'\nit's $(x <<C\nC\n) $y\nA\n\tB\nz", "$y")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
 		}
-		for _, sc := range []*shScript{lexPOSIX(script), lexCmd(script), lexPowerShell(script)} {
+		for _, sc := range []*shScript{lexPOSIX(script), lexPOSIXAs(script, shOpts{hereDocs: true}), lexCmd(script), lexPowerShell(script)} {
 			if len(sc.cls) != len(script) || len(sc.word) != len(script) {
 				t.Fatal("a class per byte")
 			}

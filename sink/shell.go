@@ -116,6 +116,7 @@ type script struct {
 	family    shFamily
 	f         finder
 	sc        *shScript
+	alts      []*shScript // other readings of a POSIX script (readings)
 }
 
 // wrappers run the program named in their arguments.
@@ -404,14 +405,36 @@ func (s *script) check(v string, c Commands) (string, bool) {
 				s.sc = lexPowerShell(s.text)
 			default:
 				s.sc = lexPOSIX(s.text)
+				s.alts = s.readings()
 			}
 			s.sc.family = s.family
 		}
 		if why := s.sc.judge(i, i+len(v), v, c); why != "" {
 			return why, true
 		}
+		for _, sc := range s.alts {
+			if why := sc.judge(i, i+len(v), v, c); why != "" {
+				return why, true
+			}
+		}
 		from = i + 1
 	}
+}
+
+// readings are the other ways POSIX shells read s's script, where they
+// differ from lexPOSIX's: each is judged as well, and an input that is
+// syntax in any of them is blocked. A script with << is also read with
+// here-documents, whose bodies are text with expansions, where a quote or
+// a # is no syntax (`cat <<EOF` then `it's $(id)`).
+func (s *script) readings() []*shScript {
+	var alts []*shScript
+	if strings.Contains(s.text, "<<") {
+		alts = append(alts, lexPOSIXAs(s.text, shOpts{hereDocs: true}))
+	}
+	for _, sc := range alts {
+		sc.family = s.family
+	}
+	return alts
 }
 
 func (sc *shScript) judge(s, e int, v string, c Commands) string {

@@ -297,3 +297,63 @@ func TestCheckCmd_CaseMappedInput(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, "Zoë \u0131stanbul")
 	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "printf %s '"+strings.ToUpper("Zoë \u0131stanbul")+"'")))
 }
+
+// TestCheckCmd_HereDocument: a here-document's body is text with
+// expansions, where a quote or a # is no syntax, so input in it is judged
+// as the shell reads it there (found by a review: `$(…)` on a body line
+// after an apostrophe, or on a line starting with #, was read as inside
+// single quotes or a comment and let through; the shell ran it). The
+// attack runs when the check is skipped, and not when it is made.
+func TestCheckCmd_HereDocument(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "pwned")
+	in := "$(touch " + marker + ")"
+	for _, tmpl := range []string{
+		"cat <<EOF\nHi, it's %s here\nEOF",
+		"cat > /dev/null <<EOF\n# generated for %s\nEOF",
+		"cat <<-EOF\n\tDon't %s\n\tEOF\necho done",
+		"cat <<EOF; echo 'x'\nit's %s\nEOF",
+		"cat <<A <<B\nA\nit's %s\nB",
+	} {
+		script := fmt.Sprintf(tmpl, in)
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			cmd, err := Command(ctxOf(r), "sh", "-c", script)
+			assert.Nil(t, cmd)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+		cmd, err := Command(context.Background(), "sh", "-c", script)
+		require.NoError(t, err)
+		require.NoError(t, cmd.Run(), script)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "the shell ran the input in %q", script)
+		require.NoError(t, os.Remove(marker))
+	}
+	// The input is the delimiter: what follows it is code.
+	r, _ := inputAt(t, taint.Query, "EOF")
+	_, err := Command(ctxOf(r), "sh", "-c", "cat <<EOF\nEOF\nid\nEOF")
+	assert.ErrorIs(t, err, ErrBlocked)
+	// A quoted delimiter: the body is text, expansions and all (the
+	// script's other reading, as code, still sees syntax there).
+	for _, tmpl := range []string{"cat <<'EOF'\n%s\nEOF", "cat <<\"EOF\"\n%s\nEOF", "cat <<\\EOF\n%s\nEOF", "cat <<E'O'F\n%s\nEOF"} {
+		const body = "it's $(id) `id` $HOME"
+		script := fmt.Sprintf(tmpl, body)
+		sc := lexPOSIXAs(script, shOpts{hereDocs: true})
+		s := strings.Index(script, body)
+		for i := s; i < s+len(body); i++ {
+			require.Equal(t, shLit, sc.cls[i], "%q at %d", script, i)
+		}
+		assert.Equal(t, shOther, sc.cls[len(script)-1], "the delimiter line")
+		out, err := exec.Command("sh", "-c", script).Output()
+		require.NoError(t, err)
+		assert.Equal(t, body+"\n", string(out))
+	}
+	// A here-string (<<<) is no here-document: the next line is code.
+	script := "cat <<< 'a b'\necho x"
+	sc := lexPOSIXAs(script, shOpts{hereDocs: true})
+	w := sc.words[sc.word[strings.Index(script, "echo")]]
+	assert.True(t, w.cmd, "echo is the next command")
+}

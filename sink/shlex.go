@@ -48,8 +48,9 @@ var commandPrefixes = map[string]bool{
 
 // frame is one level of nesting of a POSIX script.
 type frame struct {
-	kind  byte // 'c' code, 's' single quotes, 'd' double quotes, 'b' ${…}, '`' backquotes, '(' $(…)
+	kind  byte // 'c' code, 's' single quotes, 'd' double quotes, 'b' ${…}, '`' backquotes, '(' $(…), 'h' and 'H' a here-document's body (its delimiter unquoted, quoted)
 	depth int  // parentheses open in a $(…) frame, braces in a ${…} frame
+	end   int  // a here-document's body: where its delimiter line starts
 	// For code frames: the word being read, and the state of the command.
 	cur     int
 	cmdPos  bool
@@ -59,11 +60,32 @@ type frame struct {
 type shLexer struct {
 	sc     *shScript
 	frames []frame
+	// A reading's options (lexPOSIXAs), and the here-documents whose
+	// bodies start after the next newline of code.
+	opts    shOpts
+	pending []hereDoc
+}
+
+// shOpts are the ways of reading a POSIX script where shells differ: each
+// reading is judged, and an input that is syntax in any of them is
+// blocked (script.readings).
+type shOpts struct {
+	// hereDocs: a body after <<WORD (and <<-WORD) is a here-document's,
+	// read to the line that is WORD: with expansions unless WORD was
+	// quoted, and quotes and # as text.
+	hereDocs bool
+}
+
+// hereDoc is a here-document announced by << and not read yet.
+type hereDoc struct {
+	delim  string // the delimiter, its quotes removed
+	quoted bool   // part of the delimiter was quoted: the body is text
+	tabs   bool   // <<-: leading tabs are stripped from its lines
 }
 
 func (l *shLexer) code() *frame {
 	for i := len(l.frames) - 1; i >= 0; i-- {
-		if k := l.frames[i].kind; k == 'c' || k == '(' || k == '`' {
+		if k := l.frames[i].kind; k == 'c' || k == '(' || k == '`' || k == 'h' || k == 'H' {
 			return &l.frames[i]
 		}
 	}
@@ -140,13 +162,46 @@ func newScript(text string) *shScript {
 // lexPOSIX reads a script as sh, bash, dash, zsh and ksh do, leaning to
 // "syntax" where they differ (a glob, brace or tilde that one shell would
 // keep as text).
-func lexPOSIX(text string) *shScript {
+func lexPOSIX(text string) *shScript { return lexPOSIXAs(text, shOpts{}) }
+
+// lexPOSIXAs is lexPOSIX with the options of one reading.
+func lexPOSIXAs(text string, opts shOpts) *shScript {
 	sc := newScript(text)
-	l := &shLexer{sc: sc, frames: []frame{{kind: 'c', cur: -1, cmdPos: true}}}
+	l := &shLexer{sc: sc, frames: []frame{{kind: 'c', cur: -1, cmdPos: true}}, opts: opts}
+	here := -1 // the frame of the here-document being read, or -1
 	for i := 0; i < len(text); i++ {
+		if here >= 0 && i >= l.frames[here].end {
+			// The body's end: what it left open ends with it; its
+			// delimiter line is syntax, and its newline ends a command
+			// (and starts the next body announced on the same line).
+			l.frames = l.frames[:here]
+			here = l.innerBody()
+			for i < len(text) && text[i] != '\n' {
+				sc.cls[i] = shOther
+				i++
+			}
+			if i == len(text) {
+				break
+			}
+		}
 		c := text[i]
 		top := &l.frames[len(l.frames)-1]
 		switch top.kind {
+		case 'H':
+			l.inWord(i, shLit)
+			continue
+		case 'h':
+			switch {
+			case c == '\\' && i+1 < len(text) && strings.IndexByte("$`\\\n", text[i+1]) >= 0:
+				l.inWord(i, shOther)
+				i++
+				l.inWord(i, shLit)
+			case c == '$' || c == '`':
+				i = l.expansion(i)
+			default:
+				l.inWord(i, shLit)
+			}
+			continue
 		case 's':
 			if c == '\'' {
 				l.inWord(i, shOther)
@@ -205,8 +260,14 @@ func lexPOSIX(text string) *shScript {
 				}
 			}
 			l.newCommand(f)
+			if c == '\n' && len(l.pending) > 0 {
+				here = l.hereBody(i + 1)
+			}
 		case c == '<' || c == '>':
 			l.endWord(f)
+			if c == '<' && l.opts.hereDocs && i+2 < len(text) && text[i+1] == '<' && text[i+2] != '<' && (i == 0 || text[i-1] != '<') {
+				l.announce(i + 2)
+			}
 		case c == '#' && f.cur < 0:
 			for i < len(text) && text[i] != '\n' {
 				sc.cls[i] = shComment
@@ -234,6 +295,98 @@ func lexPOSIX(text string) *shScript {
 		}
 	}
 	return sc
+}
+
+// announce reads the delimiter word of the here-document whose << ends
+// before i, and adds it to those whose bodies start at the next newline.
+// The word itself is read as the rest of the script is.
+func (l *shLexer) announce(i int) {
+	text := l.sc.text
+	h := hereDoc{}
+	if i < len(text) && text[i] == '-' {
+		h.tabs = true
+		i++
+	}
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+		i++
+	}
+	var b strings.Builder
+word:
+	for ; i < len(text); i++ {
+		switch c := text[i]; c {
+		case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+			break word
+		case '\\':
+			h.quoted = true
+			if i+1 < len(text) {
+				i++
+				b.WriteByte(text[i])
+			}
+		case '\'', '"':
+			h.quoted = true
+			j := i + 1
+			for j < len(text) && text[j] != c {
+				if c == '"' && text[j] == '\\' && j+1 < len(text) {
+					j++
+				}
+				b.WriteByte(text[j])
+				j++
+			}
+			i = j
+		default:
+			b.WriteByte(c)
+		}
+	}
+	if b.Len() > 0 || h.quoted {
+		h.delim = b.String()
+		l.pending = append(l.pending, h)
+	}
+}
+
+// innerBody is the index of the innermost here-document body's frame, or
+// -1.
+func (l *shLexer) innerBody() int {
+	for i := len(l.frames) - 1; i >= 0; i-- {
+		if k := l.frames[i].kind; k == 'h' || k == 'H' {
+			return i
+		}
+	}
+	return -1
+}
+
+// hereBody starts the body of the first pending here-document at i: it
+// pushes the body's frame, which ends where the line that is its delimiter
+// starts (or at the end of the script), and returns the frame's index.
+func (l *shLexer) hereBody(i int) int {
+	text := l.sc.text
+	h := l.pending[0]
+	l.pending = l.pending[1:]
+	end := len(text)
+	for p := i; p < len(text); {
+		n := strings.IndexByte(text[p:], '\n')
+		line := text[p:]
+		if n >= 0 {
+			line = text[p : p+n]
+		}
+		if h.tabs {
+			line = strings.TrimLeft(line, "\t")
+		}
+		if line == h.delim {
+			end = p
+			break
+		}
+		if n < 0 {
+			break
+		}
+		p += n + 1
+	}
+	kind := byte('h')
+	if h.quoted {
+		kind = 'H'
+	}
+	// One word, an operand: a body is data, never a program or an option.
+	l.frames = append(l.frames, frame{kind: kind, cur: -1, afterDD: true, end: end})
+	return len(l.frames) - 1
 }
 
 // expansion reads the $ or ` at i (code or double quotes): it pushes a
