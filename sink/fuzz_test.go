@@ -124,7 +124,7 @@ func FuzzShell(f *testing.F) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
 		}
-		for _, sc := range []*shScript{lexPOSIX(script), lexPOSIXAs(script, shOpts{hereDocs: true}), lexCmd(script), lexPowerShell(script)} {
+		for _, sc := range []*shScript{lexPOSIX(script), lexPOSIXAs(script, shOpts{hereDocs: true, ansiC: true}), lexPOSIXAs(script, shOpts{fishQuotes: true}), lexCmd(script), lexPowerShell(script)} {
 			if len(sc.cls) != len(script) || len(sc.word) != len(script) {
 				t.Fatal("a class per byte")
 			}

@@ -114,6 +114,7 @@ type script struct {
 	arg, last int // args[arg:last+1] make it
 	text      string
 	family    shFamily
+	fish      bool // the shell is fish
 	f         finder
 	sc        *shScript
 	alts      []*shScript // other readings of a POSIX script (readings)
@@ -158,7 +159,7 @@ func (ck *shellCheck) findScripts() {
 		switch {
 		case posixShells[name]:
 			if j := posixScript(args, i, name); j > 0 {
-				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell})
+				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell, fish: name == "fish"})
 				i = j
 			}
 		case name == "cmd":
@@ -425,11 +426,20 @@ func (s *script) check(v string, c Commands) (string, bool) {
 // differ from lexPOSIX's: each is judged as well, and an input that is
 // syntax in any of them is blocked. A script with << is also read with
 // here-documents, whose bodies are text with expansions, where a quote or
-// a # is no syntax (`cat <<EOF` then `it's $(id)`).
+// a # is no syntax (`cat <<EOF` then `it's $(id)`); one with $' as bash,
+// zsh and ksh read $'…', where \' does not end it (`echo $'it\'s' x;id`);
+// fish's, with \' as fish reads '…'.
 func (s *script) readings() []*shScript {
 	var alts []*shScript
-	if strings.Contains(s.text, "<<") {
+	here := strings.Contains(s.text, "<<")
+	if here {
 		alts = append(alts, lexPOSIXAs(s.text, shOpts{hereDocs: true}))
+	}
+	if strings.Contains(s.text, "$'") {
+		alts = append(alts, lexPOSIXAs(s.text, shOpts{hereDocs: here, ansiC: true}))
+	}
+	if s.fish && strings.Contains(s.text, `\`) {
+		alts = append(alts, lexPOSIXAs(s.text, shOpts{fishQuotes: true}))
 	}
 	for _, sc := range alts {
 		sc.family = s.family

@@ -357,3 +357,47 @@ func TestCheckCmd_HereDocument(t *testing.T) {
 	w := sc.words[sc.word[strings.Index(script, "echo")]]
 	assert.True(t, w.cmd, "echo is the next command")
 }
+
+// TestCheckCmd_EscapedQuote: in bash's, zsh's and ksh's $'…' and in fish's
+// '…', \' is a quote inside the string, not its end, so input after an
+// application's `$'it\'s'` is code, not inside the quotes that reading
+// the \' as the end would open (found by a review: `echo $'it\'s' x;id`
+// was let through; bash ran id). The attack runs in bash when the check
+// is skipped.
+func TestCheckCmd_EscapedQuote(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "pwned")
+	in := "x;touch " + marker
+	for _, argv := range [][]string{
+		{"bash", "-c", "echo $'it\\'s' " + in},
+		{"bash", "-c", "cat <<EOF; echo $'it\\'s' " + in + "\nbody\nEOF"},
+		{"fish", "-c", "echo 'it\\'s' " + in},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			cmd, err := Command(ctxOf(r), argv[0], argv[1:]...)
+			assert.Nil(t, cmd)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+		if argv[0] != "bash" {
+			continue
+		}
+		require.NoError(t, exec.Command(argv[0], argv[1:]...).Run(), "%q", argv)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "bash ran the input in %q", argv)
+		require.NoError(t, os.Remove(marker))
+	}
+	// Inside $'…' input is text as before; dash, which has no $'…', ends
+	// the quotes at \' (`x\'; id #` is blocked).
+	r, _ := inputAt(t, taint.Query, "a b; c")
+	cmd, err := Command(ctxOf(r), "bash", "-c", "echo $'a b; c'")
+	require.NoError(t, err)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "a b; c\n", string(out))
+	r, _ = inputAt(t, taint.Query, "x\\'; id #")
+	_, err = Command(ctxOf(r), "sh", "-c", "echo $'x\\'; id #'")
+	assert.ErrorIs(t, err, ErrBlocked)
+}

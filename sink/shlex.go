@@ -48,7 +48,7 @@ var commandPrefixes = map[string]bool{
 
 // frame is one level of nesting of a POSIX script.
 type frame struct {
-	kind  byte // 'c' code, 's' single quotes, 'd' double quotes, 'b' ${…}, '`' backquotes, '(' $(…), 'h' and 'H' a here-document's body (its delimiter unquoted, quoted)
+	kind  byte // 'c' code, 's' single quotes, 'a' $'…', 'd' double quotes, 'b' ${…}, '`' backquotes, '(' $(…), 'h' and 'H' a here-document's body (its delimiter unquoted, quoted)
 	depth int  // parentheses open in a $(…) frame, braces in a ${…} frame
 	end   int  // a here-document's body: where its delimiter line starts
 	// For code frames: the word being read, and the state of the command.
@@ -74,6 +74,11 @@ type shOpts struct {
 	// read to the line that is WORD: with expansions unless WORD was
 	// quoted, and quotes and # as text.
 	hereDocs bool
+	// ansiC: $'…' is bash's, zsh's and ksh's ANSI-C string, in which a
+	// backslash escapes (\' is a quote inside it), not dash's $ and '…'.
+	ansiC bool
+	// fishQuotes: fish's '…', in which \' and \\ are escapes.
+	fishQuotes bool
 }
 
 // hereDoc is a here-document announced by << and not read yet.
@@ -202,7 +207,19 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 				l.inWord(i, shLit)
 			}
 			continue
-		case 's':
+		case 's', 'a':
+			if c == '\\' && i+1 < len(text) && (top.kind == 'a' || l.opts.fishQuotes && (text[i+1] == '\'' || text[i+1] == '\\')) {
+				// An escape: in $'…' the byte after it need not be itself
+				// (\n, \x41), and is syntax too.
+				l.inWord(i, shOther)
+				i++
+				if top.kind == 'a' {
+					l.inWord(i, shOther)
+				} else {
+					l.inWord(i, shLit)
+				}
+				continue
+			}
 			if c == '\'' {
 				l.inWord(i, shOther)
 				l.frames = l.frames[:len(l.frames)-1]
@@ -286,6 +303,11 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 				i++
 				l.inWord(i, shLit)
 			}
+		case c == '$' && l.opts.ansiC && i+1 < len(text) && text[i+1] == '\'':
+			l.inWord(i, shOther)
+			l.inWord(i+1, shOther)
+			l.frames = append(l.frames, frame{kind: 'a', cur: -1})
+			i++
 		case c == '$' || c == '`':
 			i = l.expansion(i)
 		case strings.IndexByte("*?[]{}~!^", c) >= 0, c == '=' && f.cur < 0, c < ' ', c == 0x7f:
