@@ -401,3 +401,33 @@ func TestCheckCmd_EscapedQuote(t *testing.T) {
 	_, err = Command(ctxOf(r), "sh", "-c", "echo $'x\\'; id #'")
 	assert.ErrorIs(t, err, ErrBlocked)
 }
+
+// TestCheckCmd_RedirectionFirst: a redirection may come before the
+// command (`>/dev/null cmd`, `2>/dev/null cmd`): its target and its
+// descriptor are not the program, the word after them is (found by a
+// review: `2>/dev/null %s` took 2 for the program and let an input that
+// chose it through).
+func TestCheckCmd_RedirectionFirst(t *testing.T) {
+	for _, tmpl := range []string{">/dev/null %s --version", "2>/dev/null %s", "</dev/null 2>&1 %s", "x=1 >/dev/null %s", "echo a; 2>>/tmp/log %s"} {
+		for _, shell := range []string{"sh", "cmd"} {
+			if shell == "cmd" && strings.ContainsAny(tmpl, "=;") { // no assignments, and ; is a blank
+				continue
+			}
+			c := "-c"
+			if shell == "cmd" {
+				c = "/c"
+			}
+			r, rc := inputAt(t, taint.Query, "id")
+			err := CheckCmd(ctxOf(r), cmdOf(shell, c, fmt.Sprintf(tmpl, "id")))
+			require.Error(t, err, "%s %s", shell, tmpl)
+			assertBlocked(t, err, rc, taint.Query, "id", "shell")
+			assert.Contains(t, err.Error(), "chooses the script's program", "%s %s", shell, tmpl)
+		}
+	}
+	// The target of a redirection is a word of the command's, not the next
+	// command: after >&2 the command goes on.
+	for _, tmpl := range []string{"echo x >&2 %s", "echo x 2>/dev/null %s", "cat <<EOF %s\nbody\nEOF", "echo x >| /tmp/f %s"} {
+		r, _ := inputAt(t, taint.Query, "a.b")
+		assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", fmt.Sprintf(tmpl, "a.b"))), tmpl)
+	}
+}

@@ -28,6 +28,7 @@ type shWord struct {
 	firstLit, lastLit int // -1 when the word has no literal byte
 	cmd               bool
 	operand           bool
+	redir             bool // the target of a redirection (>file, <file)
 }
 
 // shScript is a lexed script.
@@ -55,6 +56,7 @@ type frame struct {
 	cur     int
 	cmdPos  bool
 	afterDD bool
+	redir   bool // the next word is a redirection's target
 }
 
 type shLexer struct {
@@ -104,7 +106,8 @@ func (l *shLexer) inWord(i int, c byte) {
 	sc := l.sc
 	if f.cur < 0 {
 		f.cur = len(sc.words)
-		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos, operand: f.afterDD})
+		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir})
+		f.redir = false
 	}
 	w := &sc.words[f.cur]
 	w.end = i + 1
@@ -128,6 +131,9 @@ func (l *shLexer) endWord(f *frame) {
 	w := l.sc.words[f.cur]
 	text := l.sc.text[w.start:w.end]
 	f.cur = -1
+	if w.redir {
+		return // a redirection's target leaves the command as it was
+	}
 	if text == "--" {
 		f.afterDD = true
 	}
@@ -140,7 +146,32 @@ func (l *shLexer) endWord(f *frame) {
 // newCommand ends the word and starts a command (after ; & | ( newline).
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
-	f.cmdPos, f.afterDD = true, false
+	f.cmdPos, f.afterDD, f.redir = true, false, false
+}
+
+// redirect reads a redirection operator (< or >) in code frame f: a
+// number just before it is the descriptor it redirects (2>), not a word
+// of the command, and the word after it is its target, which is not the
+// command either (`>/dev/null cmd` runs cmd).
+func (l *shLexer) redirect(f *frame) {
+	if f.cur >= 0 {
+		w := &l.sc.words[f.cur]
+		if digitsOnly(l.sc.text[w.start:w.end]) {
+			w.cmd = false
+			f.cur = -1
+		}
+	}
+	l.endWord(f)
+	f.redir = true
+}
+
+func digitsOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func isAssignment(w string) bool {
@@ -268,6 +299,8 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 			l.inWord(i, shOther)
 		case c == ' ' || c == '\t':
 			l.endWord(f)
+		case i > 0 && (c == '&' && (text[i-1] == '<' || text[i-1] == '>') || c == '|' && text[i-1] == '>'):
+			// >&2, <&0, >| : part of the redirection.
 		case c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
 			if f.kind == '(' {
 				if c == '(' {
@@ -281,7 +314,7 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 				here = l.hereBody(i + 1)
 			}
 		case c == '<' || c == '>':
-			l.endWord(f)
+			l.redirect(f)
 			if c == '<' && l.opts.hereDocs && i+2 < len(text) && text[i+1] == '<' && text[i+2] != '<' && (i == 0 || text[i-1] != '<') {
 				l.announce(i + 2)
 			}
@@ -467,12 +500,14 @@ func lexCmd(text string) *shScript {
 			l.inWord(i, shOther)
 		case quoted:
 			l.inWord(i, shLit)
+		case c == '&' && i > 0 && (text[i-1] == '<' || text[i-1] == '>'):
+			// 2>&1: part of the redirection.
 		case c == '\n' || c == '\r' || c == '&' || c == '|' || c == '(' || c == ')':
 			l.newCommand(f)
 		case c == ' ' || c == '\t' || c == ',' || c == ';' || c == '=' && f.cur < 0:
 			l.endWord(f)
 		case c == '<' || c == '>':
-			l.endWord(f)
+			l.redirect(f)
 			sc.cls[i] = shOther
 		case c == '%' || c == '!' || c == '^' || c < ' ' || c == 0x7f:
 			l.inWord(i, shOther)
