@@ -229,8 +229,10 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 		}
 		if at < 0 {
 			// Not in the name as written: joined and cleaned (filepath.Join).
-			// What is left of the input after its climb, at the end of the
-			// name, is the input's doing.
+			// What is left of the input after its climb, where a segment of
+			// the name starts, is the input's doing: at its end, or with
+			// what the application wrote after the input (Join(dir, input,
+			// "index.html"), Join(dir, input+".txt")).
 			cv := filepath.Clean(v)
 			tail := cv
 			for strings.HasPrefix(tail, "..") && (len(tail) == 2 || isSep(tail[2])) {
@@ -238,7 +240,8 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			}
 			switch {
 			case tail != "" && tail != cv:
-				escapes = pc.endsWith(tail)
+				escapes = pc.startsSegment(tail)
+				pc.fd.work += len(pc.clean)
 			case tail == "" && pc.f.Base != "":
 				// A bare climb leaves nothing of itself: only a Base tells
 				// whether the name is where input may lead.
@@ -272,6 +275,23 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 // separator.
 func (pc *pathCheck) endsWith(tail string) bool {
 	return pc.clean == tail || strings.HasSuffix(pc.clean, string(filepath.Separator)+tail)
+}
+
+// startsSegment: tail (clean) occurs in the clean name where a segment
+// starts, ignoring ASCII case.
+func (pc *pathCheck) startsSegment(tail string) bool {
+	for from := 0; from+len(tail) <= len(pc.clean); {
+		i := indexFold(pc.clean[from:], tail)
+		if i < 0 {
+			return false
+		}
+		i += from
+		if i == 0 || isSep(pc.clean[i-1]) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
 }
 
 // escapes: with the input at i, the cleaned name leaves the directory

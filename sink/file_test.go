@@ -269,3 +269,38 @@ func TestCheckPath_CaseMappedInput(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, "résumé.pdf")
 	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/"+strings.ToUpper("résumé.pdf")))
 }
+
+// TestCheckPath_JoinedWithMore: a climb that filepath.Join cleaned away is
+// told by what is left of the input where a segment of the name starts,
+// not only at its end: the application may join more after it (found by a
+// review: Join(uploads, input+".txt") and Join(uploads, input,
+// "config") with "../secret" read the file beside uploads/).
+func TestCheckPath_JoinedWithMore(t *testing.T) {
+	root, uploads := fileTree(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "private"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "private", "config"), []byte("private"), 0o644))
+	for _, c := range []struct {
+		in   string
+		name func(string) string
+	}{
+		{"../secret", func(in string) string { return filepath.Join(uploads, in+".txt") }},
+		{"../private", func(in string) string { return filepath.Join(uploads, in, "config") }},
+		{"sub/../../private", func(in string) string { return filepath.Join(uploads, in, "config") }},
+		{"../PRIVATE", func(in string) string { return filepath.Join(uploads, strings.ToLower(in), "config") }},
+	} {
+		name := c.name(c.in)
+		b, err := os.ReadFile(name)
+		require.NoError(t, err, "the attack reads a file outside uploads/")
+		require.NotEmpty(t, b)
+		for _, src := range sources {
+			r, rc := inputAt(t, src, c.in)
+			_, err := ReadFile(ctxOf(r), name)
+			assertBlocked(t, err, rc, src, c.in, "file")
+		}
+	}
+	// What stays below the input's directory is a name as before.
+	for _, in := range fileBenign {
+		r, _ := inputAt(t, taint.Query, in)
+		assert.NoError(t, CheckPath(ctxOf(r), filepath.Join(uploads, in, "x.txt")), in)
+	}
+}
