@@ -87,15 +87,10 @@ func (f Files) Check(ctx context.Context, name string) error {
 	var failed error
 	reported := false // report-only: the call is reported for each input
 	r.Inputs(func(in taint.Input) bool {
-		why, ok := pc.input(in.Value)
-		if ok && why == "" && strings.IndexByte(in.Value, '%') >= 0 {
-			// The application may decode what the guard already decoded once.
-			if u, err := url.PathUnescape(in.Value); err == nil && u != in.Value {
-				why, ok = pc.input(u)
-			}
-		}
-		if ok && why == "" && !isASCII(in.Value) {
-			why, ok = checkOtherCases(in.Value, pc.inputDecoded)
+		why, ok := pc.forms(in.Value)
+		if v := trimSpace(in.Value); ok && why == "" && len(v) < len(in.Value) {
+			// Applications trim what they are given (` ../secret.txt`).
+			why, ok = pc.forms(v)
 		}
 		if !ok {
 			failed = overBudgetAgain(r, sinkFile, reported)
@@ -154,6 +149,16 @@ func isAbsInput(v string) bool {
 		return true
 	}
 	return windows && len(v) >= 2 && v[1] == ':' && ('a' <= v[0]|0x20 && v[0]|0x20 <= 'z')
+}
+
+// forms checks input v as it is, percent-decoded (the application may
+// decode what the guard already decoded once) and in its otherCases.
+func (pc *pathCheck) forms(v string) (why string, ok bool) {
+	why, ok = pc.inputDecoded(v)
+	if ok && why == "" && !isASCII(v) {
+		why, ok = checkOtherCases(v, pc.inputDecoded)
+	}
+	return why, ok
 }
 
 // inputDecoded is input, of v and, when v has an escape, of v decoded, as

@@ -304,3 +304,29 @@ func TestCheckPath_JoinedWithMore(t *testing.T) {
 		assert.NoError(t, CheckPath(ctxOf(r), filepath.Join(uploads, in, "x.txt")), in)
 	}
 }
+
+// TestCheckPath_TrimmedInput: an application that trims its input writes
+// the input without its white space, which is looked for too, as the SQL,
+// shell and host checks do (found by a review: " ../secret.txt", trimmed
+// and concatenated, read the file beside uploads/).
+func TestCheckPath_TrimmedInput(t *testing.T) {
+	_, uploads := fileTree(t)
+	for _, in := range []string{" ../secret.txt", "../secret.txt\n", "\t../.env ", " ../\u017fecret.txt"} {
+		for _, how := range []func(string) string{
+			func(in string) string { return uploads + "/" + strings.TrimSpace(in) },
+			func(in string) string { return filepath.Join(uploads, strings.TrimSpace(in)) },
+		} {
+			name := how(in)
+			for _, src := range sources {
+				if !carries(src, in) {
+					continue
+				}
+				r, rc := inputAt(t, src, in)
+				_, err := ReadFile(ctxOf(r), name)
+				assertBlocked(t, err, rc, src, in, "file")
+			}
+		}
+	}
+	r, _ := inputAt(t, taint.Query, " b.txt ")
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/b.txt"))
+}
