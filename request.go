@@ -316,7 +316,14 @@ func (p *pathParams) routerParams() bool { return p.pattern == nil && p.r != nil
 // them (taint.ParamLister, for the sinks).
 func (p *pathParams) EachParam(yield func(name, value string) bool) {
 	if p.routerParams() {
-		maps.All(routerParams(p.r))(yield)
+		stopped := false
+		maps.All(routerParams(p.r))(func(name, value string) bool {
+			stopped = !yield(name, value)
+			return !stopped
+		})
+		if !stopped {
+			routerWildcards(p.r, yield)
+		}
 		return
 	}
 	p.pattern.EachParam(p.segs)(yield)

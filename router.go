@@ -203,6 +203,44 @@ func routeOf(r *http.Request, e *routeEntry, typed *contract) string {
 	return typed.endpoint
 }
 
+// routerWildcards yields what routerParams leaves out of the path
+// parameters chi or ServeMux extracted for r, for the sinks: chi's
+// catch-all ("*", percent-decoded as the others) and every parameter of a
+// ServeMux pattern with a {name...} wildcard, which routerPattern does not
+// read. A handler reads them (chi.URLParam(r, "*"), r.PathValue("path"))
+// and builds file names from them.
+func routerWildcards(r *http.Request, yield func(name, value string) bool) {
+	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		for i, k := range rctx.URLParams.Keys {
+			if k == "*" && i < len(rctx.URLParams.Values) {
+				v, err := url.PathUnescape(rctx.URLParams.Values[i])
+				if err != nil {
+					v = rctx.URLParams.Values[i]
+				}
+				if !yield(k, v) {
+					return
+				}
+			}
+		}
+	}
+	p := r.Pattern
+	if p == "" || routerPattern(p) != nil {
+		return
+	}
+	if i := strings.IndexByte(p, '/'); i > 0 {
+		p = p[i:] // the method and the host
+	}
+	for _, s := range strings.Split(p, "/") {
+		if len(s) < 3 || s[0] != '{' || s[len(s)-1] != '}' || s == "{$}" {
+			continue
+		}
+		name := strings.TrimSuffix(s[1:len(s)-1], "...")
+		if !yield(name, r.PathValue(name)) {
+			return
+		}
+	}
+}
+
 // routerParams are the path parameters chi or ServeMux extracted for r,
 // percent-decoded.
 func routerParams(r *http.Request) map[string]string {
