@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
@@ -56,6 +57,10 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, oth
 		t.Method, t.Route = e.contracts[0].method, e.contracts[0].endpoint
 	default:
 		t.Route = in.typed.routeName(in.r)
+		if m, rest, ok := strings.Cut(t.Route, " "); ok && !strings.Contains(m, "/") {
+			// A ServeMux pattern names its method: "POST /files/{path...}".
+			t.Method, t.Route = m, strings.TrimLeft(rest, " \t")
+		}
 	}
 	if in.r != nil {
 		t.Host = in.r.Host

@@ -376,6 +376,9 @@ func TestSinks_RouterWildcardsReachTheSinks(t *testing.T) {
 		}
 		assert.True(t, blocked, "%s: %v", c.target, errs)
 	}
+	var be *sink.BlockedError
+	require.ErrorAs(t, errs[0], &be)
+	assert.Equal(t, "POST /blobs/*", be.Route)
 	errs = errs[:0]
 	send(mux, "POST", "/files/ada/reports/q1.pdf", `{}`)
 	send(router, "POST", "/blobs/reports/q1.pdf", `{}`)
@@ -383,4 +386,23 @@ func TestSinks_RouterWildcardsReachTheSinks(t *testing.T) {
 	for _, err := range errs {
 		assert.NoError(t, err)
 	}
+}
+
+// TestSinks_ServeMuxRouteNamedOnce: a block on a typed ServeMux route names
+// the route as "POST /files/{name}", its method once (it was "POST POST
+// /files/{name}": the pattern names its method, and the request's was put
+// before it).
+func TestSinks_ServeMuxRouteNamedOnce(t *testing.T) {
+	g, logs := sinkGuard(t)
+	type none struct{}
+	var err error
+	mux := http.NewServeMux()
+	mux.Handle("POST /files/{name}", Handle(g, func(w http.ResponseWriter, r *http.Request, _ none) {
+		err = sink.CheckPath(r.Context(), "/srv/uploads/"+r.PathValue("name"))
+	}))
+	send(mux, "POST", "/files/..%2Fsecret.txt", `{}`)
+	var be *sink.BlockedError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "POST /files/{name}", be.Route)
+	assert.Contains(t, logs.String(), `route="POST /files/{name}"`)
 }
