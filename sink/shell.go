@@ -290,6 +290,21 @@ var dangerousEnv = map[string]bool{
 	"GIT_EXEC_PATH": true, "GIT_ASKPASS": true, "GIT_CONFIG_PARAMETERS": true, "GIT_PROXY_COMMAND": true,
 	"SSH_ASKPASS": true, "PYTHONPATH": true, "PYTHONSTARTUP": true, "NODE_OPTIONS": true, "PERL5OPT": true,
 	"PERL5LIB": true, "RUBYOPT": true, "GCONV_PATH": true, "EDITOR": true, "VISUAL": true, "PAGER": true,
+	"GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_COUNT": true, "GIT_TEMPLATE_DIR": true,
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "PYTHONHOME": true,
+	"PERL5DB": true, "RUBYLIB": true, "NODE_PATH": true, "LESSOPEN": true, "LESSCLOSE": true, "BROWSER": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "CURL_CA_BUNDLE": true, "GIT_SSL_NO_VERIFY": true, "NODE_TLS_REJECT_UNAUTHORIZED": true,
+}
+
+// dangerousEnvName: a variable of dangerousEnv, or of a family of them:
+// git's configuration from the environment (GIT_CONFIG_KEY_0,
+// GIT_CONFIG_VALUE_0: core.sshCommand and the like) and bash's exported
+// functions (BASH_FUNC_name%%, which define a command the script runs).
+func dangerousEnvName(name string) bool {
+	name = strings.ToUpper(name)
+	return dangerousEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
+		strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // input checks one input; ok is false when the check's work is spent.
@@ -324,7 +339,7 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 	}
 	for _, kv := range ck.env {
 		name, _, _ := strings.Cut(kv, "=")
-		if dangerousEnv[strings.ToUpper(name)] {
+		if dangerousEnvName(name) {
 			if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
 				return "sets the environment variable " + name, true
 			}

@@ -431,3 +431,28 @@ func TestCheckCmd_RedirectionFirst(t *testing.T) {
 		assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", fmt.Sprintf(tmpl, "a.b"))), tmpl)
 	}
 }
+
+// TestCheckCmd_EnvFamilies: input in a variable that makes git run or
+// trust what it names, a JVM load an agent, or bash define a command, is
+// blocked like LD_PRELOAD (found by a review: GIT_CONFIG_VALUE_0 with
+// core.sshCommand, GIT_EXTERNAL_DIFF, JAVA_TOOL_OPTIONS and
+// BASH_FUNC_ls%% were let through).
+func TestCheckCmd_EnvFamilies(t *testing.T) {
+	for _, kv := range []struct{ env, in string }{
+		{"GIT_CONFIG_VALUE_0=touch /tmp/pwned", "touch /tmp/pwned"},
+		{"GIT_CONFIG_KEY_0=core.sshCommand", "core.sshCommand"},
+		{"GIT_EXTERNAL_DIFF=/tmp/evil.sh", "/tmp/evil.sh"},
+		{"JAVA_TOOL_OPTIONS=-javaagent:/tmp/a.jar", "-javaagent:/tmp/a.jar"},
+		{"BASH_FUNC_ls%%=() { id; }", "() { id; }"},
+		{"git_config_value_1=x y", "x y"},
+	} {
+		r, rc := inputAt(t, taint.Query, kv.in)
+		cmd := exec.Command("git", "fetch")
+		cmd.Env = []string{"HOME=/tmp", "GIT_CONFIG_COUNT=1", kv.env}
+		assertBlocked(t, CheckCmd(ctxOf(r), cmd), rc, taint.Query, kv.in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, "en_GB.UTF-8")
+	cmd := exec.Command("git", "fetch")
+	cmd.Env = []string{"LANG=en_GB.UTF-8", "GIT_AUTHOR_NAME=en_GB.UTF-8"}
+	assert.NoError(t, CheckCmd(ctxOf(r), cmd))
+}
