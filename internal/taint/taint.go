@@ -162,6 +162,7 @@ type Request struct {
 
 	once    sync.Once
 	query   []pair
+	names   []string // the query's names, each once, in order
 	params  []pair
 	cookies []pair
 	form    []pair
@@ -177,6 +178,7 @@ type pair struct{ name, value string }
 func (r *Request) prepare() {
 	r.once.Do(func() {
 		r.query = queryPairs(r.RawQuery)
+		r.names = uniqueNames(r.query)
 		if r.Params != nil {
 			r.Params.EachParam(func(name, value string) bool {
 				r.params = append(r.params, pair{name, value})
@@ -307,11 +309,8 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 			return
 		}
 	}
-	for i, p := range r.query {
-		if len(p.name) < minLen || seenName(r.query[:i], p.name) {
-			continue
-		}
-		if !yield(Input{Source: QueryName, Value: p.name, node: -1}) {
+	for _, name := range r.names {
+		if len(name) >= minLen && !yield(Input{Source: QueryName, Value: name, node: -1}) {
 			return
 		}
 	}
@@ -340,13 +339,35 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 	}
 }
 
-func seenName(ps []pair, name string) bool {
+// uniqueNames are the names of ps, each once, in the order they come:
+// found once per request, as a walk of the inputs that looked back over
+// the names before each would cost the square of their number (80,000
+// names in a 700 kB query took 19 s, on every sink call).
+func uniqueNames(ps []pair) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(ps))
+	if len(ps) <= 16 {
+	next:
+		for _, p := range ps {
+			for _, n := range names {
+				if n == p.name {
+					continue next
+				}
+			}
+			names = append(names, p.name)
+		}
+		return names
+	}
+	seen := make(map[string]struct{}, len(ps))
 	for _, p := range ps {
-		if p.name == name {
-			return true
+		if _, ok := seen[p.name]; !ok {
+			seen[p.name] = struct{}{}
+			names = append(names, p.name)
 		}
 	}
-	return false
+	return names
 }
 
 // doc is the parsed body: the guard's, or the one parsed from Raw.
