@@ -213,5 +213,6 @@ func wireSeeds() []wireSeed {
 		{req("GET", "/api/users/7", nil, ""), []int{200}, 1},
 		{req("POST", "/api/users", []string{jsonType, "Transfer-Encoding: chunked", "Content-Length: 5"}, chunk(invalid)), []int{400}, 0},
 		{req("GET", "/api/users/7", []string{"Upgrade: websocket", "Connection: Upgrade"}, ""), []int{200}, 1},
+		{req("POST", "http:x://h/api/users", []string{jsonType}, invalid), []int{400}, 0},
 	}
 }

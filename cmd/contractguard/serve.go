@@ -37,6 +37,7 @@ const (
 	codeUpstreamTimeout     = "UPSTREAM_TIMEOUT"        // 504: the upstream did not connect or answer in time
 	codeInvalidUserHeader   = "INVALID_USER_HEADER"     // 400: the trusted user header is not usable
 	codeInvalidOverride     = "INVALID_METHOD_OVERRIDE" // 400: a method override that is not a method
+	codeInvalidTarget       = "INVALID_REQUEST_TARGET"  // 400: a request target with no path the guard can read
 )
 
 // healthPrefix is where the main listener answers health and readiness
@@ -187,6 +188,14 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 				p.readyz(w, r)
 				return
 			}
+		}
+		// A target Go parses as a scheme and an opaque rest (http:x://h/p,
+		// no "//" after the scheme) has no path for the guard to match,
+		// while the Transport writes the rest as the upstream's target,
+		// x://h/p, which Node, the JDK and Go route as /p.
+		if r.URL.Opaque != "" {
+			p.fail(w, r, http.StatusBadRequest, codeInvalidTarget, "the request target must be a path or an absolute URL with a host")
+			return
 		}
 		dropConnectionOptions(r.Header)
 		dropUpgradesButWebSocket(r.Header)

@@ -904,3 +904,23 @@ func TestProxy_LearningOverLimitStreamsWithSinkProtection(t *testing.T) {
 	require.Equal(t, http.StatusCreated, res.StatusCode)
 	assert.Equal(t, append(head, tail...), got.Load())
 }
+
+// TestProxy_OpaqueTargetRefused: a request target Go's server parses as a
+// scheme and an opaque rest (POST http:x://h/api/users, no "//" after the
+// scheme) has no path for the guard, which matched no contract, while the
+// Transport writes the opaque rest as the upstream's request target,
+// x://h/api/users, an absolute URL that Node, the JDK and Go route as
+// /api/users: the body went upstream unchecked. It is refused; an
+// absolute-form target with its authority is checked as its path.
+func TestProxy_OpaqueTargetRefused(t *testing.T) {
+	up, n := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, nil)
+	for _, target := range []string{"http:x://h/api/users", "http:http://h/api/users", "x:h/api/users", "http:%2Fapi%2Fusers"} {
+		res := rawRequest(t, srv.URL, "POST", target, nil, badUser)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s: %s", target, res.body)
+		assert.Equal(t, "INVALID_REQUEST_TARGET", codeOf(res.body), target)
+	}
+	res := rawRequest(t, srv.URL, "POST", "http://h/api/users", nil, badUser)
+	assert.Equal(t, "SCHEMA_INVALID", codeOf(res.body), "absolute-form: checked as its path")
+	assert.Zero(t, n.Load(), "a refused body reached the upstream")
+}
