@@ -224,6 +224,26 @@ func settingsOf(v config.Values) (settings, error) {
 	} else {
 		errs = append(errs, errors.New("contractguard.serve.upstream: the service to guard is required: --upstream http://127.0.0.1:3000, or contractguard.serve.upstream, or CONTRACTGUARD_SERVE_UPSTREAM"))
 	}
+	// 0 is none only where the docs say so (read, write and upstream
+	// timeouts); here it would lift a limit without a word: no bound on
+	// a client sending its headers (slowloris), idle connections kept for
+	// ever, every in-flight request cut at SIGTERM, net/http's 1 MiB of
+	// headers, dials left to the system's minutes.
+	for _, z := range []struct {
+		name string
+		zero bool
+		why  string
+	}{
+		{"read-header-timeout", s.ReadHeaderTimeout == 0, "no limit on a client sending its headers slowly"},
+		{"idle-timeout", s.IdleTimeout == 0, "kept-alive connections held for ever"},
+		{"shutdown-timeout", s.ShutdownTimeout == 0, "every in-flight request cut at SIGTERM"},
+		{"max-header-bytes", s.MaxHeaderBytes == 0, "net/http's own limit, 1 MiB"},
+		{"dial-timeout", s.DialTimeout == 0, "connecting left to the system's timeout, minutes"},
+	} {
+		if z.zero {
+			errs = append(errs, fmt.Errorf("contractguard.serve.%s: must be more than 0 (0 would mean %s)", z.name, z.why))
+		}
+	}
 	if s.Listen == "off" {
 		errs = append(errs, errors.New("contractguard.serve.listen: the proxy needs an address; off is only for admin-listen"))
 	}

@@ -179,6 +179,11 @@ func TestLoadSettings_Errors(t *testing.T) {
 		{args: []string{"--config", cfg}, want: "contractguard.yaml:4: contractguard.serve.lissen: unknown property"},
 		{env: map[string]string{"CONTRACTGUARD_SERVE_IDLE_TIMEOUT": "long"}, args: []string{"--upstream", "http://x"}, want: `environment CONTRACTGUARD_SERVE_IDLE_TIMEOUT: contractguard.serve.idle-timeout: want a duration`},
 		{args: []string{"--upstream", "http://x", "extra"}, want: `unexpected argument "extra"`},
+		{args: []string{"--upstream", "http://x", "--read-header-timeout", "0"}, want: "contractguard.serve.read-header-timeout: must be more than 0 (0 would mean no limit on a client sending its headers slowly)"},
+		{args: []string{"--upstream", "http://x", "--idle-timeout", "0s"}, want: "contractguard.serve.idle-timeout: must be more than 0"},
+		{env: map[string]string{"CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT": "0"}, args: []string{"--upstream", "http://x"}, want: "contractguard.serve.shutdown-timeout: must be more than 0"},
+		{args: []string{"--upstream", "http://x", "--max-header-bytes", "0"}, want: "contractguard.serve.max-header-bytes: must be more than 0"},
+		{args: []string{"--upstream", "http://x", "--dial-timeout", "0"}, want: "contractguard.serve.dial-timeout: must be more than 0"},
 	} {
 		clearServeEnv(t)
 		for k, v := range tc.env {
