@@ -433,13 +433,7 @@ func (p *proxy) upstreamReachable(ctx context.Context) error {
 	if time.Since(p.readyAt) < time.Second {
 		return p.readyErr
 	}
-	// At most 2 s, less with a shorter dial-timeout; 0 there is no limit
-	// on the proxy's dials, not a deadline already passed.
-	wait := 2 * time.Second
-	if p.s.DialTimeout > 0 {
-		wait = min(p.s.DialTimeout, wait)
-	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	ctx, cancel := context.WithTimeout(ctx, min(p.s.DialTimeout, 2*time.Second))
 	defer cancel()
 	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.upstreamHP)
 	if err == nil {

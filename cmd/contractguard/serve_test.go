@@ -929,21 +929,3 @@ func TestProxy_OpaqueTargetRefused(t *testing.T) {
 	assert.Equal(t, "SCHEMA_INVALID", codeOf(res.body), "absolute-form: checked as its path")
 	assert.Zero(t, n.Load(), "a refused body reached the upstream")
 }
-
-// TestProxy_ReadyWithoutDialTimeout: dial-timeout 0 (no limit on
-// connecting, as the setting accepts) left readiness a dial under a
-// deadline already passed, so /readyz said 503 "unreachable" for an
-// upstream that answers, and a pod never became ready.
-func TestProxy_ReadyWithoutDialTimeout(t *testing.T) {
-	up, _ := countingUpstream(t)
-	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.DialTimeout = 0 })
-	res, err := http.Get(srv.URL + "/_contractguard/readyz")
-	require.NoError(t, err)
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	assert.Equal(t, http.StatusOK, res.StatusCode, "%s", b)
-	res, err = http.Get(srv.URL + "/api/users/7")
-	require.NoError(t, err)
-	res.Body.Close()
-	assert.Equal(t, http.StatusOK, res.StatusCode, "the proxy itself connects")
-}
