@@ -202,6 +202,12 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		setForwarded(r)
 		if p.s.NormalizePath {
 			normalizePath(r.URL)
+		} else if strings.HasPrefix(r.URL.Path, "//") {
+			// Forwarded as sent, //h/api/users is a host and the path
+			// /api/users to the JDK's java.net.URI, where the guard reads
+			// the path /h/api/users (normalized, the slashes collapse).
+			p.fail(w, r, http.StatusBadRequest, codeInvalidTarget, "a path that starts with // is read as a host name by some servers: send it with one /")
+			return
 		}
 		// Any override header counts, empty or not, whichever comes first:
 		// one the proxy neither applies nor removes reaches an upstream

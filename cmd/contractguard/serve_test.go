@@ -917,6 +917,25 @@ func TestProxy_LearningOverLimitStreamsWithSinkProtection(t *testing.T) {
 // x://h/api/users, an absolute URL that Node, the JDK and Go route as
 // /api/users: the body went upstream unchecked. It is refused; an
 // absolute-form target with its authority is checked as its path.
+// TestProxy_LeadingDoubleSlashAsSent: with normalize-path off the path
+// goes upstream as sent, and the JDK's java.net.URI reads //h/api/users
+// as the host h and the path /api/users, which the guard read as
+// /h/api/users and matched no contract for: the refused body reached the
+// JDK's POST /api/users (helper-35). Such a path is refused; normalized,
+// its slashes collapse before the guard and the upstream see it.
+func TestProxy_LeadingDoubleSlashAsSent(t *testing.T) {
+	up, n := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.NormalizePath = false })
+	for _, target := range []string{"//h/api/users", "//api/api/users", "//h:1/api/users", "///api/users"} {
+		res := rawRequest(t, srv.URL, "POST", target, nil, badUser)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s: %s", target, res.body)
+		assert.Equal(t, "INVALID_REQUEST_TARGET", codeOf(res.body), target)
+	}
+	assert.Zero(t, n.Load(), "a refused body reached the upstream")
+	res := rawRequest(t, srv.URL, "POST", "/api//users", nil, badUser)
+	assert.Equal(t, "SCHEMA_INVALID", codeOf(res.body), "// inside the path: checked as the routers read it")
+}
+
 func TestProxy_OpaqueTargetRefused(t *testing.T) {
 	up, n := countingUpstream(t)
 	_, srv := testProxy(t, up.URL, nil)
