@@ -58,6 +58,7 @@ func commandInjection(s string, f uint32) bool {
 		if f&m.kind == 0 {
 			continue
 		}
+		led := -1 // where the command after the last metachar starts (see below)
 		for i := 0; i < len(s); i++ {
 			j := strings.IndexByte(s[i:], m.c)
 			if j < 0 {
@@ -71,7 +72,15 @@ func commandInjection(s string, f uint32) bool {
 				}
 				next++
 			}
-			if commandAt(s, next) {
+			// A metachar within the lead of the last command (";;;;", "$(
+			// $(") leads to the same command, which is not one: skipping
+			// what leads passes through every byte of it, so that looking
+			// again would only make a run of metachars quadratic.
+			if next <= led {
+				continue
+			}
+			led = commandLeadEnd(s, next)
+			if commandAt(s, led) {
 				return true
 			}
 		}
@@ -97,15 +106,13 @@ var commandLead = func() (t [256]bool) {
 	return t
 }()
 
-// commandAt reports whether a command starts at s[i], after blanks,
-// quotes, more metacharacters, ( or {, and $IFS, ${IFS} or $1 (empty or a
-// blank to the shell). A command is a word of commands or wordCommands
-// (see command), its last path step if it is a path (/bin/sh), or the
-// name of a file to run: ./x, or x.exe, x.ps1 and their kind. Where the
-// word holds quotes, balanced, or backslashes, which the shell drops
-// (w'h'o'a'm'i, c\at, /bin/c'a't), it is read without them too.
-func commandAt(s string, i int) bool {
-lead:
+// commandLeadEnd is where a command after a metacharacter at s[i-1]
+// starts: after blanks, quotes, more metacharacters, ( or {, and $IFS,
+// ${IFS} or $1 (empty or a blank to the shell). It steps through every
+// byte of what it skips but the F and S of IFS, and where it goes from
+// each depends on s and that byte's index alone: started anywhere in the
+// lead of an earlier call, it ends where that call did.
+func commandLeadEnd(s string, i int) int {
 	for i < len(s) {
 		switch {
 		case commandLead[s[i]]:
@@ -115,9 +122,20 @@ lead:
 		case s[i] == '}' && i >= 3 && s[i-3:i] == "IFS", i > 0 && s[i-1] == '$' && isDigit(s[i]):
 			i++
 		default:
-			break lead
+			return i
 		}
 	}
+	return i
+}
+
+// commandAt reports whether a command starts at s[i], where the lead
+// after a metacharacter ends (commandLeadEnd). A command is a word of
+// commands or wordCommands (see command), its last path step if it is a
+// path (/bin/sh), or the name of a file to run: ./x, or x.exe, x.ps1 and
+// their kind. Where the word holds quotes, balanced, or backslashes,
+// which the shell drops (w'h'o'a'm'i, c\at, /bin/c'a't), it is read
+// without them too.
+func commandAt(s string, i int) bool {
 	begin, start := i, i
 	if driveLetter(s[i:]) {
 		i += len("C:") // C:\Users\Public\nc.exe
