@@ -112,20 +112,20 @@ var collectionMethods = wordSet("find", "findone", "insert", "insertone", "inser
 var databaseMethods = wordSet("getcollectionnames", "getcollection", "dropdatabase", "eval", "runcommand",
 	"admincommand", "createuser", "getusers", "getname", "stats", "getsiblingdb", "currentop", "killop")
 
-// databaseCall reports db.<method>( or db.<collection>.<method>( .
+// databaseCall reports db.<method>( or db.<collection>.<method>( . A
+// method is letters, read up to the first byte that is not one: reading
+// up to the next ( instead, as this once did, read the rest of the value
+// again at each db. before it ("db.db.db.…(").
 func databaseCall(s string) bool {
 	for i := strings.Index(s, "db."); i >= 0; {
 		rest := s[i+3:]
-		if paren := strings.IndexByte(rest, '('); paren > 0 && databaseMethods.hasFold(rest[:paren]) {
+		if methodCall(rest, databaseMethods) {
 			return true
 		}
-		dot := strings.IndexByte(rest, '.')
-		if dot > 0 {
-			m := rest[dot+1:]
-			paren := strings.IndexByte(m, '(')
-			if paren > 0 && collectionMethods.hasFold(m[:paren]) {
-				return true
-			}
+		// The next . is at most that of the next db.: what this reads is
+		// read once.
+		if dot := strings.IndexByte(rest, '.'); dot > 0 && methodCall(rest[dot+1:], collectionMethods) {
+			return true
 		}
 		k := strings.Index(rest, "db.")
 		if k < 0 {
@@ -134,4 +134,14 @@ func databaseCall(s string) bool {
 		i += 3 + k
 	}
 	return false
+}
+
+// methodCall reports a method of methods (words of letters) called at the
+// start of s: its name, then (.
+func methodCall(s string, methods *foldSet) bool {
+	n := 0
+	for n < len(s) && isLetter(s[n]) {
+		n++
+	}
+	return n > 0 && n < len(s) && s[n] == '(' && methods.hasFold(s[:n])
 }
