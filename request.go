@@ -175,6 +175,7 @@ type request struct {
 	method   string
 	rawQuery string
 	query    url.Values // rawQuery parsed, by queryValues
+	queryBad bool       // url.ParseQuery dropped pairs of rawQuery (see queryValues)
 	header   http.Header
 	pathParams
 	state  *state // own, or an earlier pass's
@@ -384,7 +385,9 @@ func (q *request) viewQueryValues() url.Values {
 // parsed once for the scan and the rules.
 func (q *request) queryValues() url.Values {
 	if q.query == nil {
-		q.query, _ = url.ParseQuery(q.rawQuery)
+		var err error
+		q.query, err = url.ParseQuery(q.rawQuery)
+		q.queryBad = err != nil
 	}
 	return q.query
 }

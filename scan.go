@@ -1,10 +1,13 @@
 package contractguard
 
 import (
+	"iter"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/scan"
 )
 
@@ -41,6 +44,9 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		if first {
 			if in.rawQuery != "" {
 				scan.Query(in.queryValues(), in)
+				if in.queryBad {
+					in.scanDroppedPairs()
+				}
 			}
 			in.scanReadings()
 		}
@@ -54,6 +60,46 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	slices.SortStableFunc(in.details, func(a, b Detail) int { return strings.Compare(a.Path, b.Path) })
 	in.details = slices.CompactFunc(in.details, func(a, b Detail) bool { return a.Path == b.Path })
 	return newViolation(CodeVulnerabilityDetected, in.listed()...)
+}
+
+// scanDroppedPairs scans the query again as readers keep what
+// r.URL.Query() drops, a pair with a ';' or a malformed escape: split at
+// '&' alone with such escapes kept as sent (Express, Fastify; a handler
+// reading r.URL.RawQuery), and with ';' read as '&' as well
+// (http.AllowQuerySemicolons in front of the handler, inside the guard).
+// "?file=../../etc/passwd;x=1" is nothing to r.URL.Query(), and a file to
+// them. It goes pair by pair: url.ParseQuery, which reads no pair of a
+// query of more than 10,000, would not do, and a map of them all would
+// cost a request's worth of memory many times over.
+func (q *request) scanDroppedPairs() {
+	scan.Pairs(route.FastifyPairs(q.rawQuery), q)
+	if strings.IndexByte(q.rawQuery, ';') >= 0 {
+		scan.Pairs(semicolonPairs(q.rawQuery), q)
+	}
+}
+
+// semicolonPairs are the pairs of query with ';' read as '&', as
+// url.ParseQuery reads them (a pair with a malformed escape dropped).
+func semicolonPairs(query string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for query != "" {
+			var pair string
+			if i := strings.IndexAny(query, "&;"); i >= 0 {
+				pair, query = query[:i], query[i+1:]
+			} else {
+				pair, query = query, ""
+			}
+			k, v, _ := strings.Cut(pair, "=")
+			k, err1 := url.QueryUnescape(k)
+			v, err2 := url.QueryUnescape(v)
+			if pair == "" || err1 != nil || err2 != nil {
+				continue
+			}
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
 }
 
 // scanReadings scans the path parameters: the router's, or the pattern's

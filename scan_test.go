@@ -177,6 +177,44 @@ func TestScan_QueryAndPathParameters(t *testing.T) {
 	assert.Equal(t, []Detail{{"param:id", "possible SQL injection"}}, eb.Details)
 }
 
+// TestScan_QueryPairsGoDrops: a pair url.ParseQuery drops, one with a ';'
+// or a malformed escape, is scanned as the readers that keep it read it:
+// split at '&' alone, the escapes kept (Express, Fastify, a handler that
+// reads r.URL.RawQuery), and with ';' as '&' (http.AllowQuerySemicolons
+// inside the guard). Such pairs were not scanned at all.
+func TestScan_QueryPairsGoDrops(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "GET"}}})
+	for _, tc := range []struct {
+		target string
+		want   []Detail
+	}{
+		{"/c?cmd=x;cat%20/etc/passwd", []Detail{ // with ';' as '&', "cat /etc/passwd" is a name
+			{"query", "possible path traversal"}, {"query:cmd", "possible command injection"}}},
+		{"/c?file=../../etc/passwd;x=1", []Detail{{"query:file", "possible path traversal"}}},
+		{"/c?q=1'or'1'='1'--%zz&page=2", []Detail{{"query:q", "possible SQL injection"}}},
+		{"/c?q=<script>alert(1)</script>%", []Detail{{"query:q", "possible cross-site scripting"}}},
+		{"/c?a=1;u=javascript:alert(1)", []Detail{{"query:u", "possible cross-site scripting"}}},
+		{"/c?page=2;%3Cscript%3Ealert(1)%3C/script%3E=1", []Detail{ // a name to one reading, in a value to the other
+			{"query", "possible cross-site scripting"}, {"query:page", "possible cross-site scripting"}}},
+	} {
+		v := g.Check("GET", tc.target, nil)
+		if assert.NotNil(t, v, tc.target) {
+			assert.Equal(t, tc.want, v.Details, tc.target)
+		}
+	}
+	h := g.Middleware(http.AllowQuerySemicolons(&echo{}))
+	rejected(t, send(h, "GET", "/c?file=../../etc/passwd;x=1", ""), 403, CodeVulnerabilityDetected)
+	for _, target := range []string{"/c?a=1;b=2", "/c?q=100%&page=2", "/c?sort=name;desc", "/c?x=%zz"} {
+		assert.Nil(t, g.Check("GET", target, nil), target)
+	}
+	// Past the 10,000 pairs url.ParseQuery reads at all (it then reads
+	// none): pair by pair.
+	long := "/c?" + strings.Repeat("a=1&b=x;", 100_000) + "file=../../etc/passwd"
+	if v := g.Check("GET", long, nil); assert.NotNil(t, v) {
+		assert.Equal(t, []Detail{{"query:b", "possible path traversal"}, {"query:file", "possible path traversal"}}, v.Details)
+	}
+}
+
 // TestScan_QueryParsedOnce: a rule that reads the query and the scan share
 // one parse of it, so the scan's allocations with such a rule are fewer
 // than without one (where it parses the query for itself).

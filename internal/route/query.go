@@ -1,6 +1,7 @@
 package route
 
 import (
+	"iter"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -16,17 +17,28 @@ import (
 // ends a path at its first ';' (Hit.OwnQuery).
 func QueryAsFastify(s string) url.Values {
 	vals := url.Values{}
-	for s != "" {
-		var pair string
-		pair, s, _ = strings.Cut(s, "&")
-		if pair == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(pair, "=")
-		k = decodeComponent(k)
-		vals[k] = append(vals[k], decodeComponent(v))
+	for k, v := range FastifyPairs(s) {
+		vals[k] = append(vals[k], v)
 	}
 	return vals
+}
+
+// FastifyPairs are the names and values of QueryAsFastify, in the order
+// of s, without a map of them.
+func FastifyPairs(s string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for s != "" {
+			var pair string
+			pair, s, _ = strings.Cut(s, "&")
+			if pair == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(pair, "=")
+			if !yield(decodeComponent(k), decodeComponent(v)) {
+				return
+			}
+		}
+	}
 }
 
 // decodeComponent is s with '+' read as a space and its escapes decoded,

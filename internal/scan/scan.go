@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"strconv"
@@ -206,6 +207,17 @@ func queryParam(name string, vs []string, named *bool, report failure.Reporter) 
 			}
 			return
 		}
+	}
+}
+
+// Pairs scans the names and values of a query as Query does, but pair
+// by pair, in the order given, without a map of them: for a query read
+// in ways that keep what url.ParseQuery drops, and with no bound on how
+// many pairs it has.
+func Pairs(pairs iter.Seq2[string, string], report failure.Reporter) {
+	named := false
+	for name, v := range pairs {
+		queryParam(name, []string{v}, &named, report)
 	}
 }
 
