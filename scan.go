@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"iter"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -36,8 +37,15 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		switch {
 		case st.doc != nil:
 			scan.Doc(st.doc, skip, in)
-		case utf8.Valid(st.plain): // a body the guard does not parse: one string
-			if k := scan.Bytes(st.plain); k != scan.None && in.Wants() {
+		default: // a body the guard does not parse: one string, if it is text
+			k := scan.None
+			if utf8.Valid(st.plain) {
+				k = scan.Bytes(st.plain)
+			}
+			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
+				k = formFinding(st.plain)
+			}
+			if k != scan.None && in.Wants() {
 				in.Add("", k.Message())
 			}
 		}
@@ -74,17 +82,57 @@ func scanRequest(cs []*contract, in *request) *Violation {
 func (q *request) scanDroppedPairs() {
 	scan.Pairs(route.FastifyPairs(q.rawQuery), q)
 	if strings.IndexByte(q.rawQuery, ';') >= 0 {
-		scan.Pairs(semicolonPairs(q.rawQuery), q)
+		scan.Pairs(goPairs(q.rawQuery, "&;"), q)
 	}
 }
 
-// semicolonPairs are the pairs of query with ';' read as '&', as
-// url.ParseQuery reads them (a pair with a malformed escape dropped).
-func semicolonPairs(query string) iter.Seq2[string, string] {
+// isForm reports a form body (application/x-www-form-urlencoded), which
+// the handler reads decoded: r.ParseForm, Express's urlencoded parser.
+func isForm(h http.Header) bool {
+	for _, ct := range h["Content-Type"] {
+		mt, _, _ := strings.Cut(ct, ";")
+		if strings.EqualFold(strings.TrimSpace(mt), "application/x-www-form-urlencoded") {
+			return true
+		}
+	}
+	return false
+}
+
+// formFinding is the class of the first finding in the names and values
+// of a form body, read as r.ParseForm reads them and, pair by pair, as
+// Express's parser keeps what that one drops (see scanDroppedPairs):
+// "q=1%27%20or%20%271%27%3D%271" is "1' or '1'='1" to the handler, and
+// nothing to a scan of the body's bytes as they are.
+func formFinding(body []byte) scan.Class {
+	var first firstFinding
+	text := string(body)
+	scan.Pairs(goPairs(text, "&"), &first)
+	if first.message == "" {
+		scan.Pairs(route.FastifyPairs(text), &first)
+	}
+	return scan.ClassOf(first.message)
+}
+
+// firstFinding is a failure.Reporter that takes the first finding only.
+type firstFinding struct{ message string }
+
+func (f *firstFinding) Wants() bool { return f.message == "" }
+
+func (f *firstFinding) Add(_, message string) {
+	if f.message == "" {
+		f.message = message
+	}
+}
+
+// goPairs are the pairs of query split at each of seps, as url.ParseQuery
+// reads them: a pair with a ';' left in it, or a malformed escape,
+// dropped; with seps "&;", as it reads them once http.AllowQuerySemicolons
+// has made every ';' a '&'.
+func goPairs(query, seps string) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for query != "" {
 			var pair string
-			if i := strings.IndexAny(query, "&;"); i >= 0 {
+			if i := strings.IndexAny(query, seps); i >= 0 {
 				pair, query = query[:i], query[i+1:]
 			} else {
 				pair, query = query, ""
@@ -92,7 +140,7 @@ func semicolonPairs(query string) iter.Seq2[string, string] {
 			k, v, _ := strings.Cut(pair, "=")
 			k, err1 := url.QueryUnescape(k)
 			v, err2 := url.QueryUnescape(v)
-			if pair == "" || err1 != nil || err2 != nil {
+			if pair == "" || strings.IndexByte(pair, ';') >= 0 || err1 != nil || err2 != nil {
 				continue
 			}
 			if !yield(k, v) {

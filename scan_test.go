@@ -86,6 +86,31 @@ func TestScan_NonJSONBodyOfAContractWithoutSchema(t *testing.T) {
 	assert.Equal(t, []Detail{{"", "possible command injection"}}, eb.Details)
 }
 
+// TestScan_FormBodyDecoded: a form body is scanned as the handler reads
+// it, its names and values decoded (r.ParseForm, and Express's parser,
+// which keeps a pair with a ';' or a malformed escape), as well as as its
+// bytes. A browser encodes every quote and bracket of a form, so a scan
+// of the bytes alone let "q=1%27%20or%20%271%27%3D%271" through.
+func TestScan_FormBodyDecoded(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	for _, tc := range []struct{ body, ct, want string }{
+		{"q=1%27%20or%20%271%27%3D%271", "application/x-www-form-urlencoded", "possible SQL injection"},
+		{"name=x&q=%3Cscript%3Ealert(1)%3C%2Fscript%3E", "application/x-www-form-urlencoded; charset=UTF-8", "possible cross-site scripting"},
+		{"user%5B%24ne%5D=1", "Application/X-WWW-Form-Urlencoded", "possible NoSQL operator injection"},
+		{"a=1;q=%3Cscript%3Ealert(1)%3C%2Fscript%3E", "application/x-www-form-urlencoded", "possible cross-site scripting"},
+		{"q=1%27%20or%20%271%27%3D%271&x=\xff", "application/x-www-form-urlencoded", "possible SQL injection"}, // not UTF-8: still a form
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", tc.body, "Content-Type", tc.ct), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.body)
+	}
+	for _, body := range []string{"q=Shoes+%26+More&name=O%27Brien", "comment=Hello%2C+world%21&price=%2430", "a=%zz"} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", body, "Content-Type", "application/x-www-form-urlencoded").Code, body)
+	}
+	// Another type is its bytes only: text/plain is not decoded by anyone.
+	assert.Equal(t, 200, send(h, "POST", "/raw", "q=1%27%20or%20%271%27%3D%271", "Content-Type", "text/plain").Code)
+}
+
 func TestScan_MessagesNeverEchoThePayload(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
 	payload := "SECRETMARKER' UNION SELECT password FROM users --"
