@@ -107,11 +107,16 @@ type detailList struct {
 // Wants reports whether l takes another failure (failure.Reporter), and
 // notes one it does not.
 func (l *detailList) Wants() bool {
-	if len(l.details) < maxDetails && l.bytes < maxDetailBytes {
+	if l.hasRoom() {
 		return true
 	}
 	l.unlisted = true
 	return false
+}
+
+// hasRoom reports whether l takes another failure.
+func (l *detailList) hasRoom() bool {
+	return len(l.details) < maxDetails && l.bytes < maxDetailBytes
 }
 
 // Add collects a failure of the schema, of decoding, of the scan or of a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/scan"
 )
@@ -24,6 +25,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	if i := slices.IndexFunc(cs, func(c *contract) bool { return c.skip == nil }); i >= 0 {
 		cs = cs[i : i+1]
 	}
+	scans := 0 // of the body, in this pass
 	for _, c := range cs {
 		skip := c.skip
 		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) || slices.Contains(st.scanned, nil) {
@@ -34,9 +36,13 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			st.scanned = st.scannedBuf[:0]
 		}
 		st.scanned = append(st.scanned, skip)
+		var report failure.Reporter = in
+		if scans++; scans > 1 {
+			report = &rescan{l: &in.detailList} // the body again, with other opt-outs
+		}
 		switch {
 		case st.doc != nil:
-			scan.Doc(st.doc, skip, in)
+			scan.Doc(st.doc, skip, report)
 		default: // a body the guard does not parse: one string, if it is text
 			k := scan.None
 			if utf8.Valid(st.plain) {
@@ -45,8 +51,8 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
 				k = formFinding(st.plain)
 			}
-			if k != scan.None && in.Wants() {
-				in.Add("", k.Message())
+			if k != scan.None && report.Wants() {
+				report.Add("", k.Message())
 			}
 		}
 		if first {
@@ -171,4 +177,40 @@ func (q *request) scanReadings() {
 		}
 	}
 	q.useView(0)
+}
+
+// rescan reports the findings of a body scanned again in one pass, with
+// the opt-outs of another contract, into l: what the first scan found
+// there is found again, and took places in the list (and, on a full
+// list, said that more failures were not listed) for nothing. A finding
+// at a path listed already is dropped; to tell, a full list still looks
+// at up to maxDetails findings before it notes one it does not take.
+type rescan struct {
+	l      *detailList
+	probes int // findings looked at while the list was full
+}
+
+func (r *rescan) Wants() bool {
+	switch {
+	case r.l.hasRoom():
+		return true
+	case r.probes < maxDetails:
+		r.probes++
+		return true
+	}
+	r.l.unlisted = true
+	return false
+}
+
+func (r *rescan) Add(path, message string) {
+	for _, d := range r.l.details {
+		if d.Path == path {
+			return
+		}
+	}
+	if !r.l.hasRoom() {
+		r.l.unlisted = true
+		return
+	}
+	r.l.Add(path, message)
 }
