@@ -308,7 +308,7 @@ func TestCheckSQL_Reasons(t *testing.T) {
 func TestLexer_Covers(t *testing.T) {
 	for _, d := range dialects {
 		for _, q := range []string{
-			"", "'", "SELECT 'unterminated", "/* open", "$$ open", "$a$ x $b$", "--", "#", "`x", "[x", "/*!50000 SELECT */ 1",
+			"", "'", "SELECT 'unterminated", "/* open", "$$ open", "$a$ x $b$", "--", "#", "`x", "[x", "/*!50000 SELECT */ 1", "/*M!100100 SELECT */ 1", "/*M", "/*M!",
 			"E'\\'' x", "U&'d\\0061t\\+000061'", "x'41' + b'01' + N'n'", "a$b $1 ?1 :n @v @@g #p", "1.5e+10 .5 0x1F 1..2",
 			"\x00\xff\xfe", "/* a /* nested */ still */ x",
 		} {
@@ -360,6 +360,8 @@ func TestLexer_Kinds(t *testing.T) {
 	assert.Equal(t, []string{k(tComment, "/* a /* b */ c */")}, kinds(PostgreSQL, "/* a /* b */ c */"))
 	assert.Equal(t, []string{k(tComment, "/* a /* b */"), k(tWord, "c"), k(tOp, "*"), k(tOp, "/")}, kinds(SQLite, "/* a /* b */ c */"))
 	assert.Equal(t, []string{k(tExecOpen, "/*!50000"), k(tWord, "UNION"), k(tExecClose, "*/")}, kinds(MySQL, "/*!50000 UNION */"))
+	assert.Equal(t, []string{k(tExecOpen, "/*M!100100"), k(tWord, "UNION"), k(tExecClose, "*/")}, kinds(MySQL, "/*M!100100 UNION */"))
+	assert.Equal(t, []string{k(tComment, "/*M!100100 UNION */")}, kinds(PostgreSQL, "/*M!100100 UNION */"))
 	assert.Equal(t, []string{k(tParam, "?1"), k(tParam, ":name"), k(tParam, "@v"), k(tParam, "$x")}, kinds(SQLite, "?1 :name @v $x"))
 	assert.Equal(t, []string{k(tParam, "$1"), k(tOp, "?|")}, kinds(PostgreSQL, "$1 ?|"))
 }
@@ -466,4 +468,35 @@ func TestCheckSQL_CarriageReturnEndsAPostgreSQLComment(t *testing.T) {
 	}
 	r, _ := inputAt(t, taint.Query, "a note\r\n")
 	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT 1 -- a note\r\n", PostgreSQL), "a comment that ends at its \\r")
+}
+
+// TestCheckSQL_MariaDBCodeComment: MariaDB, reached through the MySQL
+// driver and dialect, runs the text of /*M! … */ (and /*M!100100 … */,
+// with a version) as code, as MySQL runs /*! … */, so input inside it is
+// judged as code (found by a review: `M! OR 1=1` made the application's
+// comment /*M! OR 1=1 */ and was judged inside a comment and let through).
+func TestCheckSQL_MariaDBCodeComment(t *testing.T) {
+	for _, c := range []struct{ query, in string }{
+		{"SELECT * FROM t /*M! OR 1=1 */ WHERE a=0", "M! OR 1=1"},
+		{"SELECT * FROM t /*M!100100 OR 1=1 */ WHERE a=0", "M!100100 OR 1=1"},
+		{"SELECT * FROM t WHERE a=0 /*M! %s */", "OR 1=1"},
+		{"SELECT * FROM t WHERE a=0 /*m!%s */", "UNION SELECT 1"},
+		{"SELECT * FROM t WHERE a=0 /*%s */", "M! OR 1=1"},
+	} {
+		q := strings.ReplaceAll(c.query, "%s", c.in)
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			assertBlocked(t, CheckSQL(ctxOf(r), q, MySQL), rc, src, c.in, "sql")
+		}
+		for _, d := range []Dialect{SQLite, PostgreSQL} {
+			r, _ := inputAt(t, taint.Query, c.in)
+			assert.NoError(t, CheckSQL(ctxOf(r), q, d), "%v %q: a comment", d, q)
+		}
+	}
+	// An ordinary comment stays one.
+	r, _ := inputAt(t, taint.Query, "a note, M! x")
+	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT 1 /* a note, M! x */", MySQL))
 }

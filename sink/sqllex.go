@@ -21,7 +21,8 @@ const (
 	PostgreSQL
 	// MySQL: '…' and "…" with '' / "" and backslash escapes (and, read a
 	// second way, without them: NO_BACKSLASH_ESCAPES); `…` identifiers;
-	// #, "-- " and /* */ comments, with /*! … */ read as code; ? parameters.
+	// #, "-- " and /* */ comments, with /*! … */ (and MariaDB's /*M! … */)
+	// read as code; ? parameters.
 	MySQL
 )
 
@@ -72,7 +73,7 @@ const (
 	tParam     // a placeholder
 	tOp        // an operator
 	tPunct     // ( ) , ; .
-	tExecOpen  // MySQL's /*! (and its version number)
+	tExecOpen  // MySQL's /*! or MariaDB's /*M! (and its version number)
 	tExecClose // the */ that closes it
 	tOther     // a byte that starts nothing
 )
@@ -92,7 +93,7 @@ type lexer struct {
 	pos  int
 	d    Dialect
 	alt  bool // the second reading of backslashes (see Dialect)
-	exec int  // depth of MySQL /*! … */ code comments
+	exec int  // depth of MySQL /*! … */ (MariaDB /*M! … */) code comments
 }
 
 func newLexer(s string, d Dialect, alt bool) lexer { return lexer{s: s, d: d, alt: alt} }
@@ -108,6 +109,22 @@ func (l *lexer) isWordByte(c byte) bool {
 		return true
 	}
 	return c == '$' && l.d != SQLite
+}
+
+// execOpen is the length of the MySQL code comment's opening at l.pos
+// (/*! of MySQL and MariaDB, /*M! of MariaDB, which runs it as code too;
+// m in any case: read as code, a comment only blocks more), or 0.
+func (l *lexer) execOpen() int {
+	if l.d != MySQL {
+		return 0
+	}
+	if l.peek(2) == '!' {
+		return 3
+	}
+	if l.peek(2)|0x20 == 'm' && l.peek(3) == '!' {
+		return 4
+	}
+	return 0
 }
 
 func (l *lexer) peek(i int) byte {
@@ -136,8 +153,8 @@ func (l *lexer) next(t *token) bool {
 	case c == '#' && l.d == MySQL:
 		l.lineComment(t, 1)
 	case c == '/' && l.peek(1) == '*':
-		if l.d == MySQL && l.peek(2) == '!' && l.exec == 0 {
-			l.pos += 3
+		if n := l.execOpen(); n > 0 && l.exec == 0 {
+			l.pos += n
 			for l.pos < len(l.s) && isDigit(l.s[l.pos]) {
 				l.pos++
 			}
