@@ -30,7 +30,8 @@
 //
 // # Commands
 //
-// [Command] and [CheckCmd] check an *exec.Cmd: input that is the program, an
+// [Command] and [CheckCmd] check an *exec.Cmd: input that is the program
+// (also behind a wrapper: timeout 5 input, sudo -u bob input), an
 // argument that starts with "-" (argument injection, `--upload-pack=…`),
 // input in a shell script (sh -c, cmd /c, powershell -Command) anywhere but
 // the literal text of one word, and input in LD_PRELOAD, PATH and their

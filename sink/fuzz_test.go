@@ -120,6 +120,8 @@ func FuzzShell(f *testing.F) {
 	}
 	f.Add(`a "b $(c 'd' "e") f" ${g:-"h"} `+"`i`", "xyz")
 	f.Add("cat <<A <<-'B'\nit's $(x <<C\nC\n) $y\nA\n\tB\nz", "$y")
+	f.Add("sudo -Eu $U env -i -S 'nice -n5 x' A=1 timeout -k1 --sig=KILL 5 flock f -c 'id' id", "id")
+	f.Add("timeout -Z --x 5 chrt -o busybox xargs -I{} -- command -v id", "id")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
@@ -144,6 +146,12 @@ func FuzzShell(f *testing.F) {
 				c = "/c"
 			}
 			if err := CheckCmd(ctxOf(r), cmdOf(shell, c, script)); err != nil && !errors.Is(err, ErrBlocked) {
+				t.Fatalf("not a block: %v", err)
+			}
+		}
+		// The words of the script as a command's arguments (wrappers).
+		if args := strings.Fields(script); len(args) > 0 {
+			if err := CheckCmd(ctxOf(r), cmdOf(args...)); err != nil && !errors.Is(err, ErrBlocked) {
 				t.Fatalf("not a block: %v", err)
 			}
 		}

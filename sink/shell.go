@@ -32,7 +32,9 @@ func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error)
 // CheckCmd checks cmd (its Path, Args and Env) against the request input
 // ctx carries, before it runs. It returns an error wrapping ErrBlocked when
 // an input
-//   - is the program, or a path to it (exec.Command(input));
+//   - is the program, or a path to it (exec.Command(input)), also the
+//     program a wrapper runs (timeout 5 input, sudo -u bob input, env A=1
+//     input, in the arguments and in a script);
 //   - starts an argument with "-" (argument injection: `--upload-pack=…`,
 //     `-oProxyCommand=…`), unless a "--" argument came before it or it is
 //     a negative number;
@@ -102,7 +104,8 @@ type shellCheck struct {
 	args    []string
 	path    string
 	env     []string
-	dd      int // the index of the first "--" argument, or len(args)
+	dd      int   // the index of the first "--" argument, or len(args)
+	progs   []int // the arguments that may be a program a wrapper runs
 	scripts []script
 	work    int
 }
@@ -111,19 +114,15 @@ type shellCheck struct {
 // joined, for cmd and PowerShell), and, once an input is found in it, its
 // reading.
 type script struct {
-	arg, last int // args[arg:last+1] make it
+	arg, last int  // args[arg:last+1] make it
+	off       int  // from this byte of args[arg] (env --split-string=…)
+	wrapped   bool // a wrapper's command line (env -S, flock -c): its argument is checked as an option too
 	text      string
 	family    shFamily
 	fish      bool // the shell is fish
 	f         finder
 	sc        *shScript
 	alts      []*shScript // other readings of a POSIX script (readings)
-}
-
-// wrappers run the program named in their arguments.
-var wrappers = map[string]bool{
-	"sudo": true, "doas": true, "env": true, "nice": true, "nohup": true, "timeout": true, "xargs": true,
-	"stdbuf": true, "ionice": true, "chroot": true, "setsid": true, "time": true, "strace": true, "busybox": true,
 }
 
 var posixShells = map[string]bool{
@@ -146,7 +145,7 @@ func programName(p string) string {
 func (ck *shellCheck) findScripts() {
 	args := ck.args
 	ck.dd = len(args)
-	if !wrappers[programName(args[0])] { // a wrapper's "--" ends its own options, not the program's
+	if !isWrapper(args[0]) { // a wrapper's "--" ends its own options, not the program's
 		for i := 1; i < len(args); i++ {
 			if args[i] == "--" {
 				ck.dd = i
@@ -179,9 +178,43 @@ func (ck *shellCheck) findScripts() {
 			}
 		}
 	}
+	ck.findPrograms()
 	for k := range ck.scripts {
 		ck.scripts[k].f = newFinder(ck.scripts[k].text)
 	}
+}
+
+// findPrograms finds the programs that wrappers run (sudo -u bob id,
+// timeout 5 id, env A=1 id), and the command lines in their options
+// (env -S, flock -c), which are read as scripts.
+func (ck *shellCheck) findPrograms() {
+	args := ck.args
+	if !isWrapper(args[0]) {
+		return
+	}
+	seen := make([]bool, len(args))
+	p := progFinder{
+		n:    len(args),
+		word: func(j int) (string, bool) { return args[j], true },
+		prog: func(j int) {
+			if j > 0 && !seen[j] {
+				seen[j] = true
+				ck.progs = append(ck.progs, j)
+			}
+		},
+		script: func(j, off int) {
+			if j >= len(args) || off > len(args[j]) {
+				return
+			}
+			for _, s := range ck.scripts {
+				if s.wrapped && s.arg == j && s.off == off {
+					return
+				}
+			}
+			ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, wrapped: true})
+		},
+	}
+	p.find()
 }
 
 // posixScript is the index of the script of the shell args[i] (its -c
@@ -320,6 +353,13 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			}
 		}
 	}
+	for _, j := range ck.progs {
+		if !ck.c.allowed(ck.args[j]) {
+			if why := ck.program(ck.args[j], v); why != "" {
+				return why, true
+			}
+		}
+	}
 	for i := 1; i < len(ck.args) && i < ck.dd; i++ {
 		if ck.inScript(i) {
 			continue
@@ -350,7 +390,7 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 
 func (ck *shellCheck) inScript(i int) bool {
 	for _, s := range ck.scripts {
-		if s.arg <= i && i <= s.last {
+		if !s.wrapped && s.arg <= i && i <= s.last {
 			return true
 		}
 	}
@@ -481,6 +521,9 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		return "adds shell syntax to the script"
 	}
 	w := sc.words[sc.word[s]]
+	if w.code {
+		return "reaches a command line in the script"
+	}
 	if w.cmd && (s == w.firstLit || e-1 == w.lastLit || strings.ContainsAny(v, `/\`)) {
 		if !c.allowed(sc.text[w.firstLit : w.lastLit+1]) {
 			return "chooses the script's program"

@@ -456,3 +456,219 @@ func TestCheckCmd_EnvFamilies(t *testing.T) {
 	cmd.Env = []string{"LANG=en_GB.UTF-8", "GIT_AUTHOR_NAME=en_GB.UTF-8"}
 	assert.NoError(t, CheckCmd(ctxOf(r), cmd))
 }
+
+// TestCheckCmd_Wrappers: an input that a wrapper (env, sudo, timeout,
+// nice …) runs is the program, behind any of their options and nested,
+// in argv and in a script, as args[0] is (found by a review:
+// exec.Command("timeout", "5", input), ("sudo", "-u", "bob", input),
+// ("env", "A=1", input) and sh -c "timeout 5 "+input took args[0] or the
+// word after the wrapper for the program and let an input that chose the
+// program through).
+func TestCheckCmd_Wrappers(t *testing.T) {
+	const in = "id"
+	argvs := [][]string{
+		{"timeout", "5", in},
+		{"sudo", "-u", "bob", in},
+		{"env", in},
+		{"env", "A=1", in},
+		{"nice", "-n", "5", in},
+		{"/usr/bin/timeout", "5", in},
+		{"sudo", "env", "timeout", "5", in},
+		{"sudo", "-u", "bob", "env", "-i", "A=1", "nice", "-n", "5", "timeout", "-s", "KILL", "5", in},
+		{"sudo", "-Eu", "bob", in},
+		{"sudo", "-ubob", in},
+		{"sudo", "--user=bob", in},
+		{"sudo", "--user", "bob", in},
+		{"sudo", "--us", "bob", in}, // an abbreviation, as getopt_long reads it
+		{"sudo", "-g", "wheel", "-C", "5", "-D", "/tmp", "-p", "pw:", "-r", "r", "-t", "t", "-T", "5", "-U", "eve", in},
+		{"sudo", "-h", "host", in},
+		{"sudo", "-h", in},
+		{"sudo", "--", in},
+		{"sudo", "A=1", in},
+		{"doas", "-u", "bob", in},
+		{"env", "-i", "-u", "HOME", "-C", "/tmp", "-0", in},
+		{"env", "-", "A=1", in},
+		{"env", "--unset=HOME", "--chdir", "/tmp", in},
+		{"env", "-S", in},
+		{"env", "-S" + in},
+		{"env", "--split-string=" + in},
+		{"env", "--split-string", "timeout 5 " + in},
+		{"env", "-S", "-i", in},
+		{"nice", "-5", in},
+		{"nice", "-n5", in},
+		{"nice", "--adjustment=5", in},
+		{"nohup", in},
+		{"timeout", "-k", "1", "--signal=KILL", "5", in},
+		{"timeout", "--preserve-status", "--foreground", "5", in},
+		{"stdbuf", "-oL", "-e", "0", in},
+		{"setsid", "-f", in},
+		{"ionice", "-c", "2", "-n", "7", in},
+		{"chrt", "-f", "10", in},
+		{"chrt", "--other", in},
+		{"taskset", "-c", "0", in},
+		{"flock", "-w", "5", "/tmp/lock", in},
+		{"flock", "/tmp/lock", "-c", in},
+		{"flock", "-c", in, "/tmp/lock"},
+		{"time", "-p", in},
+		{"time", "-f", "%e", "-o", "/tmp/t", in},
+		{"command", in},
+		{"exec", "-a", "name", in},
+		{"xargs", in},
+		{"xargs", "-I", "{}", "-n", "1", in, "{}"},
+		{"xargs", "-0", "--max-procs=2", in},
+		{"busybox", in},
+		{"busybox", "timeout", "5", in},
+		{"toybox", "env", in},
+		{"strace", "-f", "-o", "/tmp/s", in},
+		{"chroot", "--userspec=bob", "/srv/jail", in},
+		// An option the finder does not know: every reading of it.
+		{"timeout", "--frobnicate", "5", in},
+		{"timeout", "-Z", "x", "5", in},
+		{"sudo", "-Y", "x", in},
+	}
+	for _, argv := range argvs {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%q", argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A path to the program, behind a wrapper.
+	r, _ := inputAt(t, taint.Query, "../../bin/sh")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("timeout", "5", "/opt/tools/../../bin/sh")), ErrBlocked)
+
+	for _, tmpl := range []string{
+		"timeout 5 %s",
+		"sudo -u bob %s",
+		"env %s",
+		"env A=1 %s",
+		"nice -n 5 %s",
+		"sudo env timeout 5 %s",
+		"sudo -u bob env -u HOME nice -n 5 timeout -s KILL 5 %s --version",
+		"nohup %s &",
+		"if timeout 5 %s; then echo ok; fi",
+		"x=$(timeout 5 %s)",
+		"echo \"$(sudo -u bob %s)\"",
+		"A=1 timeout 5 %s",
+		"! timeout 5 %s",
+		"timeout 5 >/dev/null 2>&1 %s",
+		"exec -a name %s",
+		"time -p %s",
+		"command %s",
+		"xargs -n 1 %s < list",
+		"busybox timeout 5 %s",
+		"flock /tmp/lock %s",
+		"chrt -f 10 %s",
+		"'timeout' 5 %s",
+		`sudo -u "$U" %s`,
+		`timeout "$T" %s`,
+		`timeout $T %s`,
+		"env -S '%s -x'",
+		"env --split-string='timeout 5 %s'",
+		"flock /tmp/lock -c '%s'",
+		"timeout --frobnicate 5 %s",
+	} {
+		script := fmt.Sprintf(tmpl, in)
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%q", script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+}
+
+// TestCheckCmd_WrappersBenign: an input that is an ordinary argument of
+// the program a wrapper runs, or the value of a wrapper's option, is data:
+// it is let through, and the command runs.
+func TestCheckCmd_WrappersBenign(t *testing.T) {
+	const in = "in.png"
+	for _, argv := range [][]string{
+		{"timeout", "5", "echo", in},
+		{"timeout", "-s", "KILL", "-k", "1", "5", "echo", in},
+		{"env", "A=1", "echo", in},
+		{"env", "-u", "HOME", "-i", "echo", in},
+		{"nice", "-n", "5", "echo", in},
+		{"nice", "-5", "echo", in},
+		{"nohup", "echo", in},
+		{"stdbuf", "-oL", "echo", in},
+		{"xargs", "-0", "echo", in},
+		{"timeout", "5", "nice", "env", "A=1", "echo", in},
+		{"timeout", "5", "echo", "--", in},
+		{"flock", "/tmp/contractguard-test.lock", "echo", in},
+		{"sudo", "-u", "bob", "convert", in, "out.png"},
+		{"sudo", "-u", in, "convert", "a.png"},
+		{"doas", "-u", "bob", "convert", in},
+		{"timeout", "5", "convert", in},
+		{"chrt", "-o", "0", "convert", in},
+		{"taskset", "0x1", "convert", in},
+		{"xargs", "-I", "{}", "convert", "{}", in},
+		{"busybox", "timeout", "5", "convert", in},
+		{"timeout", "5", "convert", "x", in},
+		{"sudo", "-e", in},
+		{"command", "-v", in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			cmd := cmdOf(argv...)
+			require.NoError(t, CheckCmd(ctxOf(r), cmd), "%v %q", src, argv)
+			assert.Empty(t, rc.all())
+		}
+		if _, err := exec.LookPath(argv[0]); err != nil || argv[0] == "busybox" || strings.Contains(strings.Join(argv, " "), "convert") {
+			continue
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.Output()
+		require.NoError(t, err, "%q", argv)
+		assert.Contains(t, string(out), in, "%q", argv)
+	}
+	for _, tmpl := range []string{
+		"timeout 5 echo %s",
+		"env A=1 echo %s",
+		"nice -n 5 echo '%s'",
+		"sudo -u bob convert %s out.png",
+		"timeout 5 convert x %s",
+		"command -v %s",
+		"xargs -n 1 convert %s < list",
+		"if timeout 5 test -f %s; then :; fi",
+		`sudo -u "$U" convert %s`,
+	} {
+		script := fmt.Sprintf(tmpl, in)
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), script)
+		assert.Empty(t, rc.all())
+	}
+	// Where the finder cannot tell, it fails closed: "$T" may hold an
+	// option (-k, taking convert for its value), and the input be the
+	// program.
+	r, _ := inputAt(t, taint.Query, in)
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", `timeout "$T" convert `+in)), ErrBlocked)
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("timeout", "--frobnicate", "5", "convert", in)), ErrBlocked)
+	// An input that is a wrapper's option value is the wrapper's business.
+	r, _ = inputAt(t, taint.Query, "bob")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sudo", "-u", "bob", "convert", "x")))
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "sudo -u bob convert x")))
+	// AllowPrograms lets the input choose the wrapped program too.
+	r, _ = inputAt(t, taint.Query, "git")
+	assert.NoError(t, Commands{AllowPrograms: []string{"git"}}.Check(ctxOf(r), cmdOf("timeout", "5", "git", "status")))
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("timeout", "5", "git", "status")), ErrBlocked)
+}
+
+// TestProgFinder_Bounded: a long command of options the finder does not
+// know ends its readings within its steps, taking every word left for a
+// program.
+func TestProgFinder_Bounded(t *testing.T) {
+	argv := []string{"timeout"}
+	for i := 0; i < 20000; i++ {
+		argv = append(argv, "-Z")
+	}
+	argv = append(argv, "5", "convert", "x")
+	ck := shellCheck{args: argv}
+	ck.findScripts()
+	assert.Contains(t, ck.progs, len(argv)-1)
+	script := "timeout" + strings.Repeat(" $x", 20000) + " convert x"
+	sc := lexPOSIX(script)
+	assert.True(t, sc.words[len(sc.words)-1].cmd)
+}

@@ -28,7 +28,9 @@ type shWord struct {
 	firstLit, lastLit int // -1 when the word has no literal byte
 	cmd               bool
 	operand           bool
-	redir             bool // the target of a redirection (>file, <file)
+	redir             bool  // a redirection's target (>file, <file) or descriptor (2>)
+	code              bool  // a command line a wrapper runs (env -S '…', flock f -c '…')
+	command           int32 // the command the word is in, numbered from 1
 }
 
 // shScript is a lexed script.
@@ -56,7 +58,8 @@ type frame struct {
 	cur     int
 	cmdPos  bool
 	afterDD bool
-	redir   bool // the next word is a redirection's target
+	redir   bool  // the next word is a redirection's target
+	command int32 // the command being read, or 0 before its first word
 }
 
 type shLexer struct {
@@ -64,8 +67,9 @@ type shLexer struct {
 	frames []frame
 	// A reading's options (lexPOSIXAs), and the here-documents whose
 	// bodies start after the next newline of code.
-	opts    shOpts
-	pending []hereDoc
+	opts     shOpts
+	pending  []hereDoc
+	commands int32 // the commands numbered so far
 }
 
 // shOpts are the ways of reading a POSIX script where shells differ: each
@@ -105,8 +109,12 @@ func (l *shLexer) inWord(i int, c byte) {
 	f := l.code()
 	sc := l.sc
 	if f.cur < 0 {
+		if f.command == 0 {
+			l.commands++
+			f.command = l.commands
+		}
 		f.cur = len(sc.words)
-		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir})
+		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir, command: f.command})
 		f.redir = false
 	}
 	w := &sc.words[f.cur]
@@ -147,6 +155,7 @@ func (l *shLexer) endWord(f *frame) {
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
 	f.cmdPos, f.afterDD, f.redir = true, false, false
+	f.command = 0
 }
 
 // redirect reads a redirection operator (< or >) in code frame f: a
@@ -157,7 +166,7 @@ func (l *shLexer) redirect(f *frame) {
 	if f.cur >= 0 {
 		w := &l.sc.words[f.cur]
 		if digitsOnly(l.sc.text[w.start:w.end]) {
-			w.cmd = false
+			w.cmd, w.redir = false, true
 			f.cur = -1
 		}
 	}
@@ -349,6 +358,7 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 			l.inWord(i, shLit)
 		}
 	}
+	sc.findPrograms()
 	return sc
 }
 
@@ -621,4 +631,81 @@ func (l *shLexer) mark(i, j int, c byte) {
 	for ; i < j && i < len(l.sc.text); i++ {
 		l.inWord(i, c)
 	}
+}
+
+// findPrograms marks, in each command of a POSIX script, the programs
+// that wrappers run (sudo -u bob id, timeout 5 id) as the command's
+// program, and the command lines in their options (env -S '…') as code.
+func (sc *shScript) findPrograms() {
+	var cmds map[int32][]int
+	for k := range sc.words {
+		w := &sc.words[k]
+		if w.redir {
+			continue
+		}
+		if cmds == nil {
+			cmds = map[int32][]int{}
+		}
+		cmds[w.command] = append(cmds[w.command], k)
+	}
+	for _, ws := range cmds {
+		// Past the keywords and assignments before the program.
+		k := 0
+		for k < len(ws) && sc.words[ws[k]].cmd {
+			text := sc.text[sc.words[ws[k]].start:sc.words[ws[k]].end]
+			if !isAssignment(text) && !(commandPrefixes[text] && !isWrapper(text)) {
+				break
+			}
+			k++
+		}
+		if k == len(ws) || !sc.words[ws[k]].cmd {
+			continue
+		}
+		ws = ws[k:]
+		if t, _ := sc.value(ws[0]); !isWrapper(t) {
+			continue
+		}
+		type value struct {
+			text        string
+			known, read bool
+		}
+		values := make([]value, len(ws))
+		p := progFinder{
+			n: len(ws),
+			word: func(j int) (string, bool) {
+				if v := &values[j]; !v.read {
+					v.text, v.known = sc.value(ws[j])
+					v.read = true
+				}
+				return values[j].text, values[j].known
+			},
+			prog: func(j int) { sc.words[ws[j]].cmd = true },
+			script: func(j, _ int) {
+				if j < len(ws) {
+					sc.words[ws[j]].code = true
+				}
+			},
+		}
+		p.find()
+	}
+}
+
+// value is word k's value, as far as its literal text tells: known when
+// nothing but quotes and backslashes is syntax in it.
+func (sc *shScript) value(k int) (string, bool) {
+	w := sc.words[k]
+	var b strings.Builder
+	known := true
+	for i := w.start; i < w.end; i++ {
+		if sc.word[i] != int32(k) {
+			continue
+		}
+		switch c := sc.text[i]; {
+		case sc.cls[i] == shLit:
+			b.WriteByte(c)
+		case c != '\'' && c != '"' && c != '\\':
+			known = false
+		}
+	}
+	return b.String(), known
 }

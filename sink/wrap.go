@@ -1,0 +1,329 @@
+package sink
+
+import "strings"
+
+// The wrappers: programs that run a program named in their arguments
+// (env, sudo, timeout …). The program finder reads a wrapper's arguments
+// as it does — its options, those that take a value, the operands before
+// the program — to find the program it runs, which is checked as the
+// command's own program is; wrappers nest (sudo env timeout 5 id). Where
+// it cannot tell (an option it does not know, a script's word whose value
+// is not known), it takes every reading, and every word that may be the
+// program is one.
+
+// wrapper is how one wrapper reads its arguments. All stop reading
+// options at the first operand (getopt's "+") and after "--".
+type wrapper struct {
+	value    string // short options that take a value: -u NAME, -uNAME
+	optional string // short options whose value is optional, attached only: xargs -i[R]
+	either   string // short options read both ways: sudo -h[HOST] (-h HOST, or -h and an operand)
+	flags    string // short options without a value
+	script   string // short options whose value is a command line: env -S, flock -c
+	// long options, each 'f' (no value), 'v' (a value: --opt=v or --opt
+	// v), 'o' (an optional value: --opt=v only), 's' (a command line) or
+	// 'l' (no value, and the operands are not run: sudo --list, --edit);
+	// an unambiguous abbreviation is the option, as getopt_long reads it.
+	long     map[string]byte
+	operands int    // operands before the program: timeout's duration, flock's file, taskset's mask, chroot's root
+	assign   bool   // NAME=VALUE operands before the program (env, sudo)
+	number   bool   // -N and -+N are an option (nice -5)
+	priority bool   // chrt: a leading operand that is a number is the priority
+	dash     bool   // a lone "-" is an option (env -)
+	noRun    string // short options after which the operand is not run: command -v, sudo -e (files to edit), sudo -l
+	command  bool   // flock: -c/--command and a command line after the operands, instead of a program
+}
+
+var helpVersion = map[string]byte{"help": 'f', "version": 'f'}
+
+func longs(m map[string]byte) map[string]byte {
+	for k, v := range helpVersion {
+		m[k] = v
+	}
+	return m
+}
+
+var wrapperSpecs = map[string]*wrapper{
+	// GNU env ("+C:iS:u:v0"), BSD env's -P -L -U too.
+	"env": {value: "uCPLU", flags: "i0v", script: "S", assign: true, dash: true, long: longs(map[string]byte{
+		"ignore-environment": 'f', "null": 'f', "unset": 'v', "chdir": 'v', "split-string": 's', "debug": 'f',
+		"block-signal": 'o', "default-signal": 'o', "ignore-signal": 'o', "list-signal-handling": 'f',
+	})},
+	"nice":  {value: "n", number: true, long: longs(map[string]byte{"adjustment": 'v'})},
+	"nohup": {long: longs(map[string]byte{})},
+	"timeout": {value: "ks", flags: "fpv", operands: 1, long: longs(map[string]byte{
+		"kill-after": 'v', "signal": 'v', "foreground": 'f', "preserve-status": 'f', "verbose": 'f',
+	})},
+	"sudo": {value: "aCcDgpRrtTUu", either: "h", flags: "ABbEHiKkNnPSsVv", noRun: "el", assign: true, long: longs(map[string]byte{
+		"user": 'v', "group": 'v', "close-from": 'v', "chdir": 'v', "host": 'v', "prompt": 'v', "role": 'v', "type": 'v',
+		"command-timeout": 'v', "other-user": 'v', "chroot": 'v', "auth-type": 'v', "login-class": 'v',
+		"askpass": 'f', "background": 'f', "bell": 'f', "preserve-env": 'o', "edit": 'l', "set-home": 'f', "login": 'f',
+		"remove-timestamp": 'f', "reset-timestamp": 'f', "list": 'l', "non-interactive": 'f', "preserve-groups": 'f',
+		"stdin": 'f', "shell": 'f', "validate": 'f',
+	})},
+	"doas":   {value: "Cu", flags: "Lns"},
+	"stdbuf": {value: "ioe", long: longs(map[string]byte{"input": 'v', "output": 'v', "error": 'v'})},
+	"setsid": {flags: "cfwhV", long: longs(map[string]byte{"ctty": 'f', "fork": 'f', "wait": 'f'})},
+	"ionice": {value: "cnpPu", flags: "thV", long: longs(map[string]byte{
+		"class": 'v', "classdata": 'v', "pid": 'v', "pgid": 'v', "uid": 'v', "ignore": 'f',
+	})},
+	"chrt": {value: "TPD", flags: "abdefimopRrvhV", operands: 1, priority: true, long: longs(map[string]byte{
+		"sched-runtime": 'v', "sched-period": 'v', "sched-deadline": 'v', "all-tasks": 'f', "batch": 'f', "deadline": 'f',
+		"ext": 'f', "fifo": 'f', "idle": 'f', "max": 'f', "other": 'f', "pid": 'f', "rr": 'f', "reset-on-fork": 'f', "verbose": 'f',
+	})},
+	"taskset": {flags: "acphV", operands: 1, long: longs(map[string]byte{"all-tasks": 'f', "cpu-list": 'f', "pid": 'f'})},
+	"flock": {value: "wE", flags: "sexnouFhV", script: "c", operands: 1, command: true, long: longs(map[string]byte{
+		"shared": 'f', "exclusive": 'f', "unlock": 'f', "nonblock": 'f', "nb": 'f', "close": 'f', "no-fork": 'f',
+		"verbose": 'f', "timeout": 'v', "wait": 'v', "conflict-exit-code": 'v', "command": 's',
+	})},
+	// GNU time; the shell keyword time takes -p alone.
+	"time": {value: "fo", flags: "apqvV", long: longs(map[string]byte{
+		"format": 'v', "output": 'v', "append": 'f', "portability": 'f', "quiet": 'f', "verbose": 'f',
+	})},
+	"command": {flags: "p", noRun: "vV"},
+	"exec":    {value: "a", flags: "cl"},
+	"xargs": {value: "aEILnPsd", optional: "eil", flags: "0oprtx", long: longs(map[string]byte{
+		"arg-file": 'v', "delimiter": 'v', "eof": 'o', "replace": 'o', "max-lines": 'o', "max-args": 'v', "max-procs": 'v',
+		"max-chars": 'v', "process-slot-var": 'v', "null": 'f', "open-tty": 'f', "interactive": 'f', "no-run-if-empty": 'f',
+		"verbose": 'f', "exit": 'f', "show-limits": 'f',
+	})},
+	"chroot": {operands: 1, long: longs(map[string]byte{"userspec": 'v', "groups": 'v', "skip-chdir": 'f'})},
+	"strace": {value: "abeEIoOpPsSuUX", flags: "AcCdDfFhiknNqrtTvVwxyYzZ"},
+	// busybox and toybox: the first argument is the applet.
+	"busybox": {},
+	"toybox":  {},
+}
+
+// isWrapper: the program (a path, as programName reads it) runs another.
+func isWrapper(p string) bool {
+	return wrapperSpecs[programName(p)] != nil
+}
+
+// maxWrapSteps bounds the finder's work on one command; past it, every
+// word left may be the program.
+const maxWrapSteps = 4096
+
+// progFinder finds the programs a command runs: its first word and, when
+// that is a wrapper, the program it runs.
+type progFinder struct {
+	n int
+	// word is a word's value, and whether it is known (a script's word
+	// with an expansion is not).
+	word func(j int) (string, bool)
+	// prog is called for each word that may be a program, script for a
+	// command line: word j from its byte off.
+	prog   func(j int)
+	script func(j, off int)
+	seen   map[[4]int]bool
+	steps  int
+	all    bool // out of steps: every word left was taken for a program
+}
+
+// find runs the finder from the program at word 0.
+func (p *progFinder) find() {
+	p.program(0)
+}
+
+// program: word j may be the program; if it is a wrapper, the program it
+// runs is found too.
+func (p *progFinder) program(j int) {
+	if j >= p.n || p.all {
+		return
+	}
+	if !p.step(j) {
+		return
+	}
+	p.prog(j)
+	t, known := p.word(j)
+	if !known {
+		return
+	}
+	name := programName(t)
+	w := wrapperSpecs[name]
+	if w == nil {
+		return
+	}
+	if name == "busybox" || name == "toybox" {
+		p.program(j + 1) // the applet
+		return
+	}
+	p.args(w, j, j+1, w.operands, true)
+}
+
+// step counts one step of the finder's, at word j; past maxWrapSteps it
+// takes every word from j on for a program and is false.
+func (p *progFinder) step(j int) bool {
+	if p.steps++; p.steps <= maxWrapSteps {
+		return true
+	}
+	p.all = true
+	for k := j; k < p.n; k++ {
+		p.prog(k)
+	}
+	return false
+}
+
+// args reads wrapper w's (at word wj) arguments from word j, with ops
+// operands before the program, and options while opts.
+func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
+	key := [4]int{wj, j, ops, 0}
+	if opts {
+		key[3] = 1
+	}
+	if p.seen == nil {
+		p.seen = map[[4]int]bool{}
+	}
+	if p.seen[key] || p.all {
+		return
+	}
+	p.seen[key] = true
+	for ; j < p.n; j++ {
+		if !p.step(j) {
+			return
+		}
+		t, known := p.word(j)
+		if !known {
+			// Any option, an operand or the program: every reading.
+			if opts {
+				p.args(w, wj, j+1, ops, true)
+				p.args(w, wj, j+2, ops, true)
+			}
+			if ops > 0 {
+				p.args(w, wj, j+1, ops-1, false)
+				return
+			}
+			if w.assign {
+				p.args(w, wj, j+1, 0, false)
+			}
+			p.program(j)
+			return
+		}
+		if opts {
+			if t == "--" {
+				opts = false
+				continue
+			}
+			if t == "-" && w.dash {
+				continue
+			}
+			if len(t) > 1 && t[0] == '-' {
+				noNext, next, run := p.option(w, j, t)
+				if !run {
+					return
+				}
+				if next {
+					if noNext {
+						p.args(w, wj, j+1, ops, true)
+					}
+					j++ // its value
+				}
+				continue
+			}
+		}
+		if ops > 0 {
+			if w.priority && !digitsOnly(t) {
+				// chrt's priority is optional for some policies: a word
+				// that is no number is the program (or an error).
+				p.program(j)
+				return
+			}
+			ops--
+			opts = false
+			if ops == 0 && w.command && j+1 < p.n {
+				// flock FILE -c COMMAND.
+				if c, ok := p.word(j + 1); !ok || c == "-c" || c == "--command" {
+					p.script(j+2, 0)
+					if ok {
+						return
+					}
+				}
+			}
+			continue
+		}
+		opts = false
+		if w.assign && strings.IndexByte(t, '=') > 0 {
+			continue
+		}
+		p.program(j)
+		return
+	}
+}
+
+// option reads wrapper w's option t (word j): noNext and next are the
+// readings in which the next word is not, and is, its value; run is false
+// when the option stops the wrapper running a program (command -v).
+func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool) {
+	if strings.HasPrefix(t, "--") {
+		name, _, eq := strings.Cut(t[2:], "=")
+		kind := w.longOption(name)
+		switch kind {
+		case 's':
+			if eq {
+				p.script(j, len(name)+3)
+				return true, false, true
+			}
+			p.script(j+1, 0)
+			return false, true, true
+		case 'v':
+			return eq, !eq, true
+		case 'f', 'o':
+			return true, false, true
+		case 'l':
+			return false, false, false
+		}
+		return true, !eq, true // unknown: with a value or without
+	}
+	if w.number {
+		if s := strings.TrimPrefix(t[1:], "+"); digitsOnly(s) {
+			return true, false, true // nice -5
+		}
+	}
+	for k := 1; k < len(t); k++ {
+		c := t[k]
+		rest := k+1 < len(t)
+		switch {
+		case strings.IndexByte(w.noRun, c) >= 0:
+			return false, false, false
+		case strings.IndexByte(w.flags, c) >= 0:
+		case strings.IndexByte(w.optional, c) >= 0:
+			return true, false, true
+		case strings.IndexByte(w.script, c) >= 0:
+			if rest {
+				p.script(j, k+1)
+				return true, false, true
+			}
+			p.script(j+1, 0)
+			return false, true, true
+		case strings.IndexByte(w.value, c) >= 0:
+			return rest, !rest, true
+		case strings.IndexByte(w.either, c) >= 0:
+			return true, !rest, true
+		default:
+			// Unknown: a flag (read on), or an option whose value is the
+			// rest of the word or the next word.
+			if !rest {
+				next = true
+			}
+		}
+	}
+	return true, next, true
+}
+
+// longOption is the kind of w's long option name, or 0: an exact name, or
+// the one option it abbreviates.
+func (w *wrapper) longOption(name string) byte {
+	if k, ok := w.long[name]; ok {
+		return k
+	}
+	var kind byte
+	n := 0
+	for opt, k := range w.long {
+		if name != "" && strings.HasPrefix(opt, name) {
+			kind = k
+			n++
+		}
+	}
+	if n == 1 {
+		return kind
+	}
+	return 0
+}
