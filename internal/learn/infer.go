@@ -383,8 +383,23 @@ func (b *inferrer) object(s map[string]any, n *node, ptr string, secret bool) {
 		s["required"] = required
 		b.note(ptr, "required %s — present in all %d samples", listNames(names), n.objs)
 	}
+	// What a limit kept out of the members written: members past
+	// Properties, skipped or dropped at the memory cap.
+	var cut []string
+	if n.skipped > 0 {
+		cut = append(cut, fmt.Sprintf("%d members skipped (over %d in one object)", n.skipped, b.lim.Properties))
+	}
+	if b.cutDepth <= n.depth+1 {
+		cut = append(cut, "members may have been dropped at the memory cap")
+	}
+	dynamic := n.dynamic != nil
 	switch {
-	case n.dynamic != nil:
+	case dynamic && len(open)+len(cut) > 0:
+		// additionalProperties would hold every member not written: those
+		// too, whose values the data-named members' schema never saw.
+		dynamic = false
+		b.note(ptr, "left open (no additionalProperties) — members named like data (ids, emails…) seen %d times, but %s", n.dynamic.seen, strings.Join(append(open, cut...), "; "))
+	case dynamic:
 		b.note(ptr, "members named like data (ids, emails…) learned as one schema, additionalProperties — %d of them seen", n.dynamic.seen)
 	default:
 		if n.objs < int64(b.lim.StableSamples) {
@@ -393,12 +408,7 @@ func (b *inferrer) object(s map[string]any, n *node, ptr string, secret bool) {
 		if once > 0 && int64(once)*100 > n.objs {
 			open = append(open, fmt.Sprintf("%d of its members seen in only one sample of %d", once, n.objs))
 		}
-		if n.skipped > 0 {
-			open = append(open, fmt.Sprintf("%d members skipped (over %d in one object)", n.skipped, b.lim.Properties))
-		}
-		if b.cutDepth <= n.depth+1 {
-			open = append(open, "members may have been dropped at the memory cap")
-		}
+		open = append(open, cut...)
 		if len(open) > 0 {
 			b.note(ptr, "left open (no additionalProperties: false) — %s", strings.Join(open, "; "))
 			break
@@ -413,7 +423,7 @@ func (b *inferrer) object(s map[string]any, n *node, ptr string, secret bool) {
 		}
 		s["properties"] = props
 	}
-	if n.dynamic != nil {
+	if dynamic {
 		s["additionalProperties"] = b.schema(n.dynamic, ptr+"/*", secret)
 	}
 }

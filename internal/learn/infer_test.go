@@ -100,6 +100,15 @@ func TestInfer(t *testing.T) {
 			want:   `{"additionalProperties":{"properties":{"n":{"minimum":0,"type":"integer"}},"required":["n"],"type":"object"},"type":"object"}`,
 		},
 		{
+			// c is not written (over Properties): the schema of the members
+			// named like data, as additionalProperties, would hold it too.
+			name:   "members named like data leave the object open where a member was not written",
+			lim:    Limits{Properties: 4},
+			bodies: []string{`{"a":"x","123456":1}`, `{"b":"x","c":"y","d":"z","e":"w"}`},
+			want:   `{"properties":{"a":{"type":"string"},"b":{"type":"string"},"d":{"type":"string"},"e":{"type":"string"}},"type":"object"}`,
+			notes:  []string{"body: left open (no additionalProperties) — members named like data (ids, emails…) seen 1 times, but 1 members not written (over 4 per object)"},
+		},
+		{
 			name:   "items of every element; arrays always empty have none",
 			bodies: []string{`{"a":[1,"x",{"k":true}],"e":[]}`, `{"a":[],"e":[]}`},
 			want:   `{"properties":{"a":{"items":{"minimum":0,"properties":{"k":{"type":"boolean"}},"required":["k"],"type":["object","string","integer"]},"type":"array"},"e":{"type":"array"}},"required":["a","e"],"type":"object"}`,
