@@ -85,7 +85,7 @@
 //     charge), which is what makes the bytes cap exact.
 //   - Properties and Depth apply to each sample alone: which members of an
 //     object are observed depends on that object only (the smallest
-//     hashes), so the counts are the same however samples are split.
+//     hashes, members named like data last), so the counts are the same however samples are split.
 //   - EnumValues: a place over it drops its candidates for good (a sticky
 //     flag), and the union of two places is over exactly when together
 //     they saw more distinct candidates.

@@ -109,6 +109,15 @@ func TestInfer(t *testing.T) {
 			notes:  []string{"body: left open (no additionalProperties) — members named like data (ids, emails…) seen 1 times, but 1 members not written (over 4 per object)"},
 		},
 		{
+			// m3's name hashes after those of the data-named members: it
+			// was skipped beside them, and written with the type it had
+			// elsewhere only.
+			name:   "members named like data are observed after the others in an object over Properties",
+			lim:    Limits{Properties: 4},
+			bodies: []string{`{"m3":1}`, `{"m3":"x","100001":1,"100002":1,"100003":1,"100004":1,"100005":1}`},
+			want:   `{"properties":{"m3":{"minimum":0,"type":["string","integer"]}},"required":["m3"],"type":"object"}`,
+		},
+		{
 			name:   "items of every element; arrays always empty have none",
 			bodies: []string{`{"a":[1,"x",{"k":true}],"e":[]}`, `{"a":[],"e":[]}`},
 			want:   `{"properties":{"a":{"items":{"minimum":0,"properties":{"k":{"type":"boolean"}},"required":["k"],"type":["object","string","integer"]},"type":"array"},"e":{"type":"array"}},"required":["a","e"],"type":"object"}`,

@@ -30,6 +30,7 @@ type Learner struct {
 
 // member is a member of an object being observed, for the Properties cap.
 type member struct {
+	data bool // named like data: observed after every other member
 	hash uint64
 	name string
 	v    jsonbody.Value
@@ -208,9 +209,14 @@ func (l *Learner) visit(r *route, n *node, v jsonbody.Value, secret bool) {
 }
 
 // selectMembers is the members of an object to observe: all of them, or
-// past Limits.Properties those whose names hash smallest, the rest counted
-// as skipped. The choice depends on the object alone, never on other
-// samples. The members are pushed on l.members, which the caller pops.
+// past Limits.Properties those whose names hash smallest, members named
+// like data after every other, the rest counted as skipped. The choice
+// depends on the object alone, never on other samples. So a member
+// skipped is never written with a type it was not seen with: Properties
+// members of smaller hash were observed beside it, and the schema writes
+// the Properties of smallest hash (members named like data share one
+// node, so they could not have stood for them). The members are pushed on
+// l.members, which the caller pops.
 func (l *Learner) selectMembers(n *node, v jsonbody.Value) []member {
 	base := len(l.members)
 	for i := range v.Len() {
@@ -222,9 +228,16 @@ func (l *Learner) selectMembers(n *node, v jsonbody.Value) []member {
 		return ms
 	}
 	for i := range ms {
+		ms[i].data = dataName(ms[i].name)
 		ms[i].hash = mix(n.hash, edgeMember, ms[i].name)
 	}
 	slices.SortFunc(ms, func(a, b member) int {
+		if a.data != b.data {
+			if b.data {
+				return -1
+			}
+			return 1
+		}
 		if c := cmp.Compare(a.hash, b.hash); c != 0 {
 			return c
 		}
