@@ -49,6 +49,7 @@ type group struct {
 	body     *node // owned: a copy
 	cutDepth int   // the least depth of a bytes-cap cut of its routes
 	dropped  bool  // a route's body was dropped by the bytes cap
+	routes   int   // the routes merged into it
 	notes    []string
 }
 
@@ -81,7 +82,7 @@ func (o *Observations) Contracts() []Learned {
 			continue // UnmarshalJSON and the learner write only valid templates
 		}
 		g := &group{method: r.method, segs: segs, router: r.router, samples: r.samples,
-			first: r.first, last: r.last, cutDepth: math.MaxInt}
+			first: r.first, last: r.last, cutDepth: math.MaxInt, routes: 1}
 		if r.cut != nil {
 			g.cutDepth = r.cut.depth
 		}
@@ -183,6 +184,7 @@ func mergeShapes(gs []*group) []*group {
 			continue
 		}
 		into.samples += g.samples
+		into.routes += g.routes
 		if g.first.Before(into.first) {
 			into.first = g.first
 		}
@@ -210,6 +212,13 @@ func (o *Observations) infer(g *group) Learned {
 		l.Notes = append(l.Notes, "path: the router's pattern")
 	}
 	l.Notes = append(l.Notes, g.notes...)
+	if g.routes > 1 && g.body != nil {
+		if g.cutDepth == 0 { // a route's body was dropped whole
+			g.body, g.dropped = nil, true
+		} else {
+			g.body.pruneMerged(g.cutDepth)
+		}
+	}
 	switch {
 	case g.body == nil && g.dropped:
 		l.Notes = append(l.Notes, "body: not kept, over the memory cap (Limits.MaxBytes): no schema")
@@ -223,6 +232,24 @@ func (o *Observations) infer(g *group) Learned {
 		l.Notes = append(l.Notes, b.notes...)
 	}
 	return l
+}
+
+// pruneMerged drops, from the body of routes merged into one contract,
+// what the caps of some of them may have kept out, so that no schema is
+// written from the other routes' samples alone: each route's memory cap
+// and Properties cap chose by its own nodes' keys, so a member one route
+// kept another may have dropped or skipped. What is left of a place is
+// from every route; it is left open (the notes say why) below the depth
+// of the shallowest cut, and where members were skipped.
+func (n *node) pruneMerged(cutDepth int) {
+	if n.depth+1 >= cutDepth {
+		n.members, n.dynamic, n.items = nil, nil, nil
+		return
+	}
+	if n.skipped > 0 {
+		n.members, n.dynamic = nil, nil
+	}
+	n.children(func(c *node) { c.pruneMerged(cutDepth) })
 }
 
 // inferrer builds a schema from a tree of nodes, noting why.

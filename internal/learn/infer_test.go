@@ -8,6 +8,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/schema"
 )
 
 func repeat(n int, f func(i int) string) []string {
@@ -206,4 +210,60 @@ func TestInfer_RoutesOfOneShapeMerge(t *testing.T) {
 	assert.Equal(t, "/users/{id}", cs[0].Endpoint)
 	assert.EqualValues(t, 2, cs[0].Samples)
 	assert.JSONEq(t, `{"properties":{"a":{"minimum":0,"type":"integer"},"b":{"minimum":0,"type":"integer"}},"type":"object"}`, jsonOf(t, cs[0].Schema))
+}
+
+// TestInfer_MergedRoutesAcceptTheirBodies: routes merged into one contract
+// (identifiers collapsed) each applied the memory cap and Properties by the
+// keys of their own nodes, so a member one route dropped or skipped another
+// kept: the contract is not written from the others' samples alone, and
+// accepts every body.
+func TestInfer_MergedRoutesAcceptTheirBodies(t *testing.T) {
+	names := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj"}
+	traffic := func(members int, value func(i int) string) ([]request, []string) {
+		var reqs []request
+		var bodies []string
+		for i, n := range names {
+			var ms []string
+			for k := range members {
+				ms = append(ms, fmt.Sprintf(`"q0p%d":%s`, k, value(i)))
+			}
+			b := `{"o":{` + strings.Join(ms, ",") + `}}`
+			bodies = append(bodies, b)
+			reqs = append(reqs, request{method: "PATCH", path: "/accounts/" + n, body: b, at: epoch})
+		}
+		return reqs, bodies
+	}
+	t.Run("memory cap", func(t *testing.T) {
+		reqs, bodies := traffic(20, func(i int) string { return []string{`"s"`, "1"}[i%2] })
+		c := only(t, Limits{StableSamples: 1, Routes: 16, MaxBytes: 16 * 8 << 10}, reqs...)
+		require.Equal(t, "/accounts/{accountId}", c.Endpoint)
+		assertAccepts(t, c, bodies...)
+		assert.Contains(t, c.Notes, "/o: left open (no additionalProperties: false) — members may have been dropped at the memory cap")
+	})
+	t.Run("properties", func(t *testing.T) {
+		reqs, bodies := traffic(6, func(i int) string {
+			if i == 3 { // dave's route skipped other members than the rest
+				return `"s"`
+			}
+			return "1"
+		})
+		c := only(t, Limits{StableSamples: 1, Properties: 4}, reqs...)
+		require.Equal(t, "/accounts/{accountId}", c.Endpoint)
+		assertAccepts(t, c, bodies...)
+	})
+}
+
+// assertAccepts checks that c's schema accepts every body.
+func assertAccepts(t *testing.T, c Learned, bodies ...string) {
+	t.Helper()
+	require.NotNil(t, c.Schema)
+	s, err := schema.NewCompiler(nil, nil).Compile("learned.json", c.Schema)
+	require.NoError(t, err)
+	for _, b := range bodies {
+		doc, err := jsonbody.Parse([]byte(b), 64)
+		require.NoError(t, err)
+		var problems []string
+		rep := failure.ReportFunc(func(path, msg string) { problems = append(problems, path+": "+msg) })
+		assert.True(t, s.Validate(doc, rep), "the learned schema rejects a body it was learned from: %v\nbody %s\nschema %s", problems, b, jsonOf(t, c.Schema))
+	}
 }
