@@ -54,7 +54,10 @@ func New(opts Options) (*Guard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("contractguard: %w", err)
 	}
-	g := &Guard{opts: opts, env: env, log: opts.Logger, learner: newLearner(&opts)}
+	g := &Guard{opts: opts, env: env, log: opts.Logger}
+	if !opts.Disabled { // a guard that is off runs no feature: learns nothing
+		g.learner = newLearner(&opts)
+	}
 	if !opts.Disabled {
 		if err := g.checkLicence(); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -279,8 +280,13 @@ func TestLicence_LearnContractNeedsTheLicence(t *testing.T) {
 // with the guard off; on again, the same options fail.
 func TestLicence_DisabledChecksNoKey(t *testing.T) {
 	o := Options{LearningMode: true, SinkProtection: true, Disabled: true, Logger: discard}
-	_, err := New(o)
+	g, err := New(o)
 	require.NoError(t, err)
+	// Nor does it learn, or serve what it learned: learning is off.
+	assert.Nil(t, g.Learned())
+	w := httptest.NewRecorder()
+	g.LearnedHandler().ServeHTTP(w, httptest.NewRequest("GET", "/learned", nil))
+	assert.Equal(t, http.StatusNotFound, w.Code)
 	o.Disabled = false
 	_, err = New(o)
 	assert.ErrorContains(t, err, "learning-mode is a paid feature")
