@@ -146,7 +146,7 @@ type Options struct {
 
 func (o *Options) check() error {
 	var errs []error
-	if o.LearnSampleRate < 0 || o.LearnSampleRate > 1 {
+	if !(o.LearnSampleRate >= 0 && o.LearnSampleRate <= 1) { // NaN too
 		errs = append(errs, errors.New("contractguard: Options.LearnSampleRate must be between 0 and 1"))
 	}
 	if o.MaxBodyBytes < 0 {

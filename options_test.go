@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +16,10 @@ import (
 )
 
 func TestNew_RefusesFeaturesNotBuilt(t *testing.T) {
-	for _, o := range []Options{{LearningMode: true}, {SinkProtection: true}, {MaxDepth: 20000}, {MaxBodyBytes: -1}} {
+	// A LearnSampleRate that is no rate (NaN) would turn learning off
+	// without a word: a paid feature is never silently off.
+	for _, o := range []Options{{LearningMode: true}, {SinkProtection: true}, {MaxDepth: 20000}, {MaxBodyBytes: -1},
+		{LearnSampleRate: math.NaN()}, {LearnSampleRate: 1.5}} {
 		_, err := New(o)
 		assert.Error(t, err, "%+v", o)
 	}
