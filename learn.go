@@ -151,7 +151,11 @@ func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bo
 	for _, d := range v.failures() { // not the note that more were not listed
 		p := d.Path
 		if len(p) > reportPathBytes {
-			p = p[:reportPathBytes]
+			i := reportPathBytes
+			for i > 0 && p[i]&0xC0 == 0x80 { // not inside a character: its bytes would read as U+FFFD
+				i--
+			}
+			p = p[:i]
 		}
 		switch _, known := c.paths[p]; {
 		case known || len(c.paths) < reportPaths:

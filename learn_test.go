@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/go-chi/chi/v5"
@@ -742,4 +743,22 @@ func TestLearn_ReportLeavesOutTheNoteOfFailuresNotListed(t *testing.T) {
 		total += p.Count
 	}
 	assert.EqualValues(t, maxDetails, total, "the failures listed")
+}
+
+// TestLearn_ReportCutsLongPathsBetweenCharacters: a report path longer
+// than reportPathBytes was cut at that byte, inside a character whose
+// remaining bytes then read as U+FFFD: two paths that differ there looked
+// alike, and the report's JSON held no character of the path.
+func TestLearn_ReportCutsLongPathsBetweenCharacters(t *testing.T) {
+	v := trustTestVendor(t)
+	long := strings.Repeat("a", reportPathBytes-2) // with its "/", the é is across the cut
+	g := mustNew(t, Options{LicenseKey: v.key(t), LearningMode: true, Logger: discard, Contracts: []Contract{
+		{Endpoint: "/l", Method: "POST", Schema: map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}}}}})
+	require.Nil(t, g.Check("POST", "/l", []byte(`{"`+long+`é":1}`)))
+	rep := g.LearningReport()
+	require.Len(t, rep, 1)
+	require.Len(t, rep[0].Paths, 1)
+	p := rep[0].Paths[0].Path
+	assert.True(t, utf8.ValidString(p), "%q", p)
+	assert.Equal(t, "/"+long, p, "cut before the é that did not fit")
 }
