@@ -240,7 +240,7 @@ func fetch(url string, hdr http.Header, timeout time.Duration) ([]byte, error) {
 	}
 	req.Header = hdr.Clone()
 	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{CheckRedirect: sameHostHeaders(hdr)}).Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -249,6 +249,24 @@ func fetch(url string, hdr http.Header, timeout time.Duration) ([]byte, error) {
 		return nil, fmt.Errorf("GET: %s", resp.Status)
 	}
 	return readLimited(resp.Body)
+}
+
+// sameHostHeaders is a CheckRedirect that sends the -H headers (a token,
+// an API key) only to the host they were given for: Go's client drops
+// Authorization and Cookie on a redirect to another host, and copies every
+// other header, X-Api-Key with them.
+func sameHostHeaders(hdr http.Header) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Host != via[0].URL.Host {
+			for name := range hdr {
+				req.Header.Del(name)
+			}
+		}
+		return nil
+	}
 }
 
 func readLimited(r io.Reader) ([]byte, error) {

@@ -125,6 +125,46 @@ func TestLearnMerge(t *testing.T) {
 	assert.Contains(t, r.stdout, "0 new, ")
 }
 
+// TestLearnMerge_HeadersStayWithTheirHost: the -H headers went with a
+// redirect to another host (Go's client drops only Authorization and
+// Cookie there), so an X-Api-Key for the service reached wherever it
+// redirected (found by helper-39). Same host: kept.
+func TestLearnMerge_HeadersStayWithTheirHost(t *testing.T) {
+	export := exportOf(t, shopTraffic())
+	var gotKey, gotAuth []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey, gotAuth = append(gotKey, r.Header.Get("X-Api-Key")), append(gotAuth, r.Header.Get("Authorization"))
+		w.Write(export)
+	}))
+	defer other.Close()
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) // another host, as the client sees it
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotKey, gotAuth = append(gotKey, r.Header.Get("X-Api-Key")), append(gotAuth, r.Header.Get("Authorization"))
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, otherURL+"/learned", http.StatusFound)
+		case "/here":
+			http.Redirect(w, r, "/learned", http.StatusFound)
+		default:
+			w.Write(export)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		path           string
+		wantKey, wantA []string
+	}{
+		{"/here", []string{"k", "k"}, []string{"Bearer t", "Bearer t"}},
+		{"/away", []string{"k", ""}, []string{"Bearer t", ""}},
+	} {
+		gotKey, gotAuth = nil, nil
+		r := cli(t, "", "learn", "merge", "--out", filepath.Join(t.TempDir(), "c"), "-H", "X-Api-Key: k", "-H", "Authorization: Bearer t", srv.URL+tc.path)
+		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		assert.Equal(t, tc.wantKey, gotKey, tc.path)
+		assert.Equal(t, tc.wantA, gotAuth, tc.path)
+	}
+}
+
 func TestLearnMerge_Errors(t *testing.T) {
 	in := t.TempDir()
 	good := filepath.Join(in, "good.json")
