@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/contractguard/contractguard/internal/failure"
@@ -111,4 +112,68 @@ func FuzzObserve(f *testing.F) {
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// FuzzObserveMergedRoutes: bodies observed on twelve routes of one shape,
+// which merge into one contract (/accounts/{accountId}), under caps the
+// bodies reach: the merged schema accepts every body of every route. (A
+// route's cap or Properties dropped members another route kept, and the
+// merged schema held only the other routes' types: fc21b08, which
+// FuzzObserve, on one route, could not find.)
+func FuzzObserveMergedRoutes(f *testing.F) {
+	for _, seed := range []string{
+		"{\"o\":{\"q0p0\":\"s\",\"q0p1\":\"s\",\"q0p2\":\"s\",\"q0p3\":\"s\",\"q0p4\":\"s\",\"q0p5\":\"s\"}}\x00{\"o\":{\"q0p0\":1,\"q0p1\":1,\"q0p2\":1,\"q0p3\":1,\"q0p4\":1,\"q0p5\":1}}",
+		"{\"a\":\"x\",\"123456\":1}\x00{\"b\":\"x\",\"c\":\"y\",\"d\":\"z\",\"e\":\"w\"}",
+		`{"m3":1}` + "\x00" + `{"m3":"x","100001":1,"100002":1,"100003":1,"100004":1,"100005":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	names := []string{"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory", "niaj"}
+	lim := Limits{SampleRate: 1, EnumMinSamples: 1, StableSamples: 1, Depth: 6, Properties: 4, EnumValues: 4, Routes: 16, MaxBytes: 16 << 10}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var docs []*jsonbody.Doc
+		for i, part := range bytes.Split(data, []byte{0}) {
+			if i == 8 {
+				break
+			}
+			if doc, err := jsonbody.Parse(part, 64); err == nil {
+				docs = append(docs, doc)
+			}
+		}
+		if len(docs) == 0 {
+			return
+		}
+		l := New(lim)
+		seen := map[string][]*jsonbody.Doc{}
+		for k, name := range names {
+			for j := range docs {
+				doc := docs[(k+j)%len(docs)]
+				path := "/accounts/" + name
+				seen[path] = append(seen[path], doc)
+				l.Observe("PATCH", "", path, doc.Root(), epoch)
+			}
+		}
+		for _, c := range l.Export().Contracts() {
+			if c.Schema == nil {
+				continue
+			}
+			s, err := schema.NewCompiler(nil, nil).Compile("learned.json", c.Schema)
+			if err != nil {
+				t.Fatalf("the learned schema does not compile: %v\n%s", err, jsonText(c.Schema))
+			}
+			for path, ds := range seen {
+				if c.Endpoint != path && !strings.Contains(c.Endpoint, "{") {
+					continue
+				}
+				for _, doc := range ds {
+					var problems []string
+					rep := failure.ReportFunc(func(p, msg string) { problems = append(problems, p+": "+msg) })
+					if !s.Validate(doc, rep) {
+						t.Fatalf("%s: the learned schema of %s rejects a body it was learned from: %v\nbody %s\nschema %s",
+							path, c.Endpoint, problems, jsonText(doc.Any()), jsonText(c.Schema))
+					}
+				}
+			}
+		}
+	})
 }
