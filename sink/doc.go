@@ -34,8 +34,10 @@
 // (also behind a wrapper: timeout 5 input, sudo -u bob input), an
 // argument that starts with "-" (argument injection, `--upload-pack=…`),
 // input in a shell script (sh -c, cmd /c, powershell -Command) anywhere but
-// the literal text of one word, and input in LD_PRELOAD, PATH and their
-// kind. [Commands].AllowPrograms lists programs input may choose.
+// the literal text of one word, also in a script nested in one (sh -c
+// "sh -c '…'", su -c, watch, ssh's remote command), and input in
+// LD_PRELOAD, PATH and their kind. [Commands].AllowPrograms lists
+// programs input may choose.
 //
 // # Files
 //

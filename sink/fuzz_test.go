@@ -112,7 +112,8 @@ func FuzzSQL(f *testing.F) {
 }
 
 // FuzzShell: the readers never fail, and an input of letters and digits
-// as one argument, once in the script, in single quotes, is never blocked.
+// as one argument, once in the script, in single quotes, is never blocked,
+// nor in a script nested in shells.
 func FuzzShell(f *testing.F) {
 	for _, c := range shellAttacks {
 		a := c.argv(c.input)
@@ -122,6 +123,8 @@ func FuzzShell(f *testing.F) {
 	f.Add("cat <<A <<-'B'\nit's $(x <<C\nC\n) $y\nA\n\tB\nz", "$y")
 	f.Add("sudo -Eu $U env -i -S 'nice -n5 x' A=1 timeout -k1 --sig=KILL 5 flock f -c 'id' id", "id")
 	f.Add("timeout -Z --x 5 chrt -o busybox xargs -I{} -- command -v id", "id")
+	f.Add(`su bob -c 'sh -c "ssh -p 2 h watch -n1 x\;id"' -- -lc "env -S 'flock f -c y'"`, "x;id")
+	f.Add(`sudo -u $U bash -c "su - -c 'ssh \"$H\" -- ls'" ; runuser --comm="watch -d $x"`, "ls")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
@@ -162,6 +165,12 @@ func FuzzShell(f *testing.F) {
 			}
 		}
 		if s := "printf %s '" + input + "'"; alnum && occursOnce("sh -c "+s, input) {
+			if err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", s)); err != nil {
+				t.Fatalf("%q blocked: %v", s, err)
+			}
+		}
+		// The same, nested in shells.
+		if s := `sh -c "sh -c 'printf %s ` + input + `'"`; alnum && occursOnce("sh -c "+s, input) {
 			if err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", s)); err != nil {
 				t.Fatalf("%q blocked: %v", s, err)
 			}

@@ -43,7 +43,10 @@ func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error)
 //     literal text of one word: outside quotes with blanks or shell
 //     syntax (`; id`, `$(id)`, backquotes, `|`, globs), breaking out of
 //     quotes, adding an expansion inside double quotes, or as the
-//     script's program or an option;
+//     script's program or an option; also in a script nested in the
+//     script or the arguments (sh -c "sh -c '…'", su -c '…', watch '…',
+//     ssh host '…', env -S '…', flock -c '…'), read the same way, four
+//     levels deep (deeper, any input in it is blocked);
 //   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env.
 //
 // With no input in ctx it does nothing.
@@ -108,6 +111,7 @@ type shellCheck struct {
 	progs   []int // the arguments that may be a program a wrapper runs
 	scripts []script
 	work    int
+	nest    nestBudget // for the scripts nested in the command's
 }
 
 // script is a shell script in the command: args[arg] (or args[arg:]
@@ -123,6 +127,14 @@ type script struct {
 	f         finder
 	sc        *shScript
 	alts      []*shScript // other readings of a POSIX script (readings)
+	// Nested scripts (nest.go): the scripts words of this one hold, read
+	// at depth+1; an opaque script is not read, and any input in its text
+	// is blocked.
+	depth  int
+	opaque bool
+	over   bool // the budget for nested scripts is spent
+	kids   []*script
+	budget *nestBudget
 }
 
 var posixShells = map[string]bool{
@@ -161,6 +173,17 @@ func (ck *shellCheck) findScripts() {
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell, fish: name == "fish"})
 				i = j
 			}
+		case name == "su" || name == "runuser":
+			suScript(len(args), ck.word, i, func(j, off int) {
+				for _, s := range ck.scripts {
+					if s.arg == j && s.off == off && s.family == posixShell {
+						return
+					}
+				}
+				// The user's shell, which may be fish. The argument is
+				// checked as an option too, as before it was read.
+				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
+			})
 		case name == "cmd":
 			for j := i + 1; j < len(args); j++ {
 				if a := strings.ToLower(args[j]); a == "/c" || a == "/k" || a == "/r" {
@@ -179,8 +202,42 @@ func (ck *shellCheck) findScripts() {
 		}
 	}
 	ck.findPrograms()
+	ck.findRemote()
 	for k := range ck.scripts {
 		ck.scripts[k].f = newFinder(ck.scripts[k].text)
+		ck.scripts[k].budget = &ck.nest
+	}
+}
+
+// word is argument j, for the finders that read words.
+func (ck *shellCheck) word(j int) (string, bool) { return ck.args[j], true }
+
+// findRemote finds the scripts of watch (its operands, joined) and of ssh
+// (the remote command: its operands after the destination, joined), where
+// they are the program or the program a wrapper runs.
+func (ck *shellCheck) findRemote() {
+	args := ck.args
+	for _, p := range append([]int{0}, ck.progs...) {
+		var starts []int
+		fish := false
+		switch programName(args[p]) {
+		case "watch":
+			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+		case "ssh":
+			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+			fish = true // the remote user's shell
+		default:
+			continue
+		}
+		keep, opaque := joinedStarts(starts, -1)
+		for _, j := range keep {
+			if j >= len(args) {
+				continue
+			}
+			// Its arguments are checked as options too, as before they
+			// were read.
+			ck.scripts = append(ck.scripts, script{arg: j, last: len(args) - 1, text: strings.Join(args[j:], " "), family: posixShell, fish: fish, opaque: opaque, wrapped: true})
+		}
 	}
 }
 
@@ -202,7 +259,7 @@ func (ck *shellCheck) findPrograms() {
 				ck.progs = append(ck.progs, j)
 			}
 		},
-		script: func(j, off int) {
+		script: func(j, off int, _ bool) {
 			if j >= len(args) || off > len(args[j]) {
 				return
 			}
@@ -220,12 +277,24 @@ func (ck *shellCheck) findPrograms() {
 // posixScript is the index of the script of the shell args[i] (its -c
 // option's operand: the first argument that is not an option), or 0.
 func posixScript(args []string, i int, name string) int {
+	return posixScriptIn(len(args), func(j int) (string, bool) { return args[j], true }, i, name)
+}
+
+// posixScriptIn is posixScript on n words, as word gives them: a word
+// whose value is not known may be any option (-c too) before the script,
+// and is the script after -c.
+func posixScriptIn(n int, word func(int) (string, bool), i int, name string) int {
 	c := false
-	for j := i + 1; j < len(args); j++ {
-		a := args[j]
+	for j := i + 1; j < n; j++ {
+		a, known := word(j)
 		switch {
+		case !known:
+			if c {
+				return j
+			}
+			c = true
 		case a == "--" || a == "-":
-			if c && j+1 < len(args) {
+			if c && j+1 < n {
 				return j + 1
 			}
 			return 0
@@ -440,8 +509,45 @@ func isOption(v string) bool {
 }
 
 // check judges every occurrence of v in the script: only the literal text
-// of one word, not starting an option and not the program, is data.
+// of one word, not starting an option and not the program, is data; and
+// then v in the scripts nested in it (nest.go).
 func (s *script) check(v string, c Commands) (string, bool) {
+	if s.opaque {
+		return s.checkOpaque(v)
+	}
+	if s.family == posixShell {
+		s.lex()
+		if s.over {
+			return "", false
+		}
+	}
+	if why, ok := s.occurrences(v, c); !ok || why != "" {
+		return why, ok
+	}
+	return s.checkKids(v, c)
+}
+
+// lex reads the script, once: a POSIX script's readings and the scripts
+// nested in it too.
+func (s *script) lex() {
+	if s.sc != nil {
+		return
+	}
+	switch s.family {
+	case cmdShell:
+		s.sc = lexCmd(s.text)
+	case powerShell:
+		s.sc = lexPowerShell(s.text)
+	default:
+		s.sc = lexPOSIX(s.text)
+		s.alts = s.readings()
+		s.findKids()
+	}
+	s.sc.family = s.family
+}
+
+// occurrences judges each occurrence of v in the script's text.
+func (s *script) occurrences(v string, c Commands) (string, bool) {
 	for from := 0; ; {
 		if from == 0 && !s.f.mayContain(v) {
 			return "", true
@@ -453,18 +559,7 @@ func (s *script) check(v string, c Commands) (string, bool) {
 		if i < 0 {
 			return "", true
 		}
-		if s.sc == nil {
-			switch s.family {
-			case cmdShell:
-				s.sc = lexCmd(s.text)
-			case powerShell:
-				s.sc = lexPowerShell(s.text)
-			default:
-				s.sc = lexPOSIX(s.text)
-				s.alts = s.readings()
-			}
-			s.sc.family = s.family
-		}
+		s.lex()
 		if why := s.sc.judge(i, i+len(v), v, c); why != "" {
 			return why, true
 		}
@@ -521,7 +616,9 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		return "adds shell syntax to the script"
 	}
 	w := sc.words[sc.word[s]]
-	if w.code {
+	if w.code && (!w.nested || sc.litBefore(sc.word[s], s) < w.codeOff) {
+		// A command line not read as a nested script, or the input in
+		// the option before it (--split-string=…).
 		return "reaches a command line in the script"
 	}
 	if w.cmd && (s == w.firstLit || e-1 == w.lastLit || strings.ContainsAny(v, `/\`)) {

@@ -31,6 +31,13 @@ type shWord struct {
 	redir             bool  // a redirection's target (>file, <file) or descriptor (2>)
 	code              bool  // a command line a wrapper runs (env -S '…', flock f -c '…')
 	command           int32 // the command the word is in, numbered from 1
+	// A code word's command line: from byte codeOff of its value (-1 when
+	// the readings differ), split when env splits it into its arguments;
+	// nested when it is read as a nested script (nest.go), not blocked
+	// whole.
+	codeOff   int
+	codeSplit bool
+	nested    bool
 }
 
 // shScript is a lexed script.
@@ -680,9 +687,14 @@ func (sc *shScript) findPrograms() {
 				return values[j].text, values[j].known
 			},
 			prog: func(j int) { sc.words[ws[j]].cmd = true },
-			script: func(j, _ int) {
-				if j < len(ws) {
-					sc.words[ws[j]].code = true
+			script: func(j, off int, split bool) {
+				if j >= len(ws) {
+					return
+				}
+				if w := &sc.words[ws[j]]; !w.code {
+					w.code, w.codeOff, w.codeSplit = true, off, split
+				} else if w.codeOff != off || w.codeSplit != split {
+					w.codeOff = -1
 				}
 			},
 		}
@@ -708,4 +720,16 @@ func (sc *shScript) value(k int) (string, bool) {
 		}
 	}
 	return b.String(), known
+}
+
+// litBefore is the number of literal bytes of word k before byte i: where
+// byte i is in the word's value.
+func (sc *shScript) litBefore(k int32, i int) int {
+	n := 0
+	for j := sc.words[k].start; j < i; j++ {
+		if sc.word[j] == k && sc.cls[j] == shLit {
+			n++
+		}
+	}
+	return n
 }

@@ -88,6 +88,13 @@ var wrapperSpecs = map[string]*wrapper{
 	})},
 	"chroot": {operands: 1, long: longs(map[string]byte{"userspec": 'v', "groups": 'v', "skip-chdir": 'f'})},
 	"strace": {value: "abeEIoOpPsSuUX", flags: "AcCdDfFhiknNqrtTvVwxyYzZ"},
+	// procps watch ("+bCced::fghq:n:prs:tvwx"): its operands, joined with
+	// blanks, are a script for sh -c (nest.go), or with
+	// -x the program and its arguments.
+	"watch": {value: "nqs", optional: "d", flags: "bCcefghprtvwx", long: longs(map[string]byte{
+		"color": 'f', "no-color": 'f', "differences": 'o', "interval": 'v', "beep": 'f', "errexit": 'f', "follow": 'f',
+		"chgexit": 'f', "equexit": 'v', "exec": 'f', "precise": 'f', "no-rerun": 'f', "shotsdir": 'v', "no-title": 'f', "no-wrap": 'f',
+	})},
 	// busybox and toybox: the first argument is the applet.
 	"busybox": {},
 	"toybox":  {},
@@ -110,9 +117,11 @@ type progFinder struct {
 	// with an expansion is not).
 	word func(j int) (string, bool)
 	// prog is called for each word that may be a program, script for a
-	// command line: word j from its byte off.
+	// command line: word j from its byte off; split when it is env -S's,
+	// which env splits into its own arguments (env -S '-i A=1 id'), not a
+	// shell's script (flock -c).
 	prog   func(j int)
-	script func(j, off int)
+	script func(j, off int, split bool)
 	seen   map[[4]int]bool
 	steps  int
 	all    bool // out of steps: every word left was taken for a program
@@ -231,7 +240,7 @@ func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
 			if ops == 0 && w.command && j+1 < p.n {
 				// flock FILE -c COMMAND.
 				if c, ok := p.word(j + 1); !ok || c == "-c" || c == "--command" {
-					p.script(j+2, 0)
+					p.script(j+2, 0, false)
 					if ok {
 						return
 					}
@@ -258,10 +267,10 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 		switch kind {
 		case 's':
 			if eq {
-				p.script(j, len(name)+3)
+				p.script(j, len(name)+3, !w.command)
 				return true, false, true
 			}
-			p.script(j+1, 0)
+			p.script(j+1, 0, !w.command)
 			return false, true, true
 		case 'v':
 			return eq, !eq, true
@@ -288,10 +297,10 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 			return true, false, true
 		case strings.IndexByte(w.script, c) >= 0:
 			if rest {
-				p.script(j, k+1)
+				p.script(j, k+1, !w.command)
 				return true, false, true
 			}
-			p.script(j+1, 0)
+			p.script(j+1, 0, !w.command)
 			return false, true, true
 		case strings.IndexByte(w.value, c) >= 0:
 			return rest, !rest, true

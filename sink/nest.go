@@ -1,0 +1,375 @@
+package sink
+
+import (
+	"sort"
+	"strings"
+)
+
+// Nested scripts. A word of a POSIX script may itself be a script that a
+// program the script runs reads as one: a shell's (sh -c "sh -c '…'",
+// behind sudo or timeout too), su's and runuser's -c command line (run
+// with the user's shell), watch's operands (joined with blanks, for sh
+// -c), ssh's remote command (its operands after the destination, joined,
+// for the remote user's shell), and a wrapper's command line (env -S,
+// flock -c). Such a word's value — the outer shell's quoting removed — is
+// read as a script with the same checks (its readings, and the scripts
+// nested in it), and the input is looked for in it: an input that is the
+// literal text of one word outside is judged where the inner shell puts
+// it. The blocks of the nested reading add to the outer one's.
+//
+// The reading stops at maxNestDepth; a word that holds a script past it,
+// or whose value the check cannot know (an expansion of the outer shell in
+// it: sh -c "sh -c \"echo $X …\""), is not read: any input in its text is
+// blocked.
+
+const (
+	// maxNestDepth is how deep scripts are read below the command's own.
+	maxNestDepth = 4
+	// maxNestBytes bounds the text of the scripts one check reads nested
+	// in the command's (each is lexed, once per reading): past it, the
+	// check is over budget.
+	maxNestBytes = 4 << 20
+	// maxJoined bounds the readings of one joined script (ssh's, watch's)
+	// that are read: past it, the first is blocked whole.
+	maxJoined = 8
+)
+
+// nestBudget is one check's budget for nested scripts.
+type nestBudget struct {
+	bytes int // the text of the nested scripts made
+	work  int // the bytes their finders scanned
+}
+
+// findKids finds the scripts nested in s, in each of its readings.
+func (s *script) findKids() {
+	if s.budget == nil {
+		s.budget = &nestBudget{}
+	}
+	type key struct {
+		text         string
+		fish, opaque bool
+	}
+	seen := map[key]bool{}
+	for _, rd := range append([]*shScript{s.sc}, s.alts...) {
+		rd.nested(func(ws []int, off int, fish, split, opaque bool) bool {
+			if s.over {
+				return false
+			}
+			n := len(ws) - 1
+			for _, k := range ws {
+				w := rd.words[k]
+				n += w.end - w.start // at least the value's length
+			}
+			if s.budget.bytes+n > maxNestBytes {
+				s.over = true
+				return false
+			}
+			var b strings.Builder
+			known := true
+			for i, k := range ws {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				t, ok := rd.value(k)
+				b.WriteString(t)
+				known = known && ok
+			}
+			text := b.String()
+			if off < 0 || off > len(text) {
+				known, off = false, 0
+			}
+			text = text[off:]
+			if split {
+				// env -S's string is env's arguments: env -S '-i id' runs id.
+				text = "env " + text
+			}
+			opaque = opaque || !known || s.depth >= maxNestDepth
+			if kk := (key{text, fish, opaque}); !seen[kk] {
+				seen[kk] = true
+				s.budget.bytes += len(text)
+				s.kids = append(s.kids, &script{text: text, family: posixShell, fish: fish, opaque: opaque,
+					depth: s.depth + 1, budget: s.budget, f: newFinder(text)})
+			}
+			return !opaque
+		})
+	}
+}
+
+// checkKids checks v in the scripts nested in s.
+func (s *script) checkKids(v string, c Commands) (string, bool) {
+	for _, kid := range s.kids {
+		if s.budget.work > maxWork {
+			return "", false
+		}
+		before := kid.f.work
+		why, ok := kid.check(v, c)
+		s.budget.work += kid.f.work - before
+		if !ok || why != "" {
+			return why, ok
+		}
+	}
+	return "", true
+}
+
+// checkOpaque: any occurrence of v in a script the check does not read is
+// blocked.
+func (s *script) checkOpaque(v string) (string, bool) {
+	if !s.f.mayContain(v) {
+		return "", true
+	}
+	i, ok := s.f.index(v, 0)
+	if !ok {
+		return "", false
+	}
+	if i >= 0 {
+		return "reaches a nested script the check does not read", true
+	}
+	return "", true
+}
+
+// nested calls found for each script that words of sc hold: the words ws,
+// joined with blanks, from byte off of the first's value (-1: not known);
+// fish when the shell that reads it may be fish, split for env -S's
+// string, opaque when it is not to be read. A code word (env -S, flock -c)
+// for which found is true is read as a script, and marked nested: judge
+// does not block it whole.
+func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque bool) bool) {
+	// The words of each command, in order.
+	var order []int32
+	cmds := map[int32][]int{}
+	for k := range sc.words {
+		w := &sc.words[k]
+		if w.redir {
+			continue
+		}
+		if _, ok := cmds[w.command]; !ok {
+			order = append(order, w.command)
+		}
+		cmds[w.command] = append(cmds[w.command], k)
+	}
+	type value struct {
+		text        string
+		known, read bool
+	}
+	for _, c := range order {
+		ws := cmds[c]
+		values := make([]value, len(ws))
+		word := func(j int) (string, bool) {
+			if v := &values[j]; !v.read {
+				v.text, v.known = sc.value(ws[j])
+				v.read = true
+			}
+			return values[j].text, values[j].known
+		}
+		last := -1 // the last word whose value is not known
+		for j := range ws {
+			if _, known := word(j); !known {
+				last = j
+			}
+		}
+		for j := range ws {
+			w := &sc.words[ws[j]]
+			if w.code && found(ws[j:j+1], w.codeOff, false, w.codeSplit, false) {
+				w.nested = true
+			}
+			t, known := word(j)
+			if !known {
+				continue
+			}
+			var starts []int
+			fish := false
+			switch name := programName(t); {
+			case posixShells[name]:
+				if k := posixScriptIn(len(ws), word, j, name); k > 0 {
+					found(ws[k:k+1], 0, name == "fish", false, false)
+				}
+				continue
+			case name == "su" || name == "runuser":
+				suScript(len(ws), word, j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
+				continue
+			case name == "ssh" && w.cmd:
+				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+				fish = true
+			case name == "watch" && w.cmd:
+				watchScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+			default:
+				continue
+			}
+			keep, opaque := joinedStarts(starts, last)
+			for _, k := range keep {
+				if k < len(ws) {
+					found(ws[k:], 0, fish, false, opaque)
+				}
+			}
+		}
+	}
+}
+
+// joinedStarts reduces the first words found for one joined script
+// (ssh's, watch's), sorted and without repeats: a start at or before
+// last, the last word whose value is not known (or -1), makes a text that
+// is not read and that holds any later start's, so only the first of those
+// is kept; past maxJoined starts, the first alone is kept, not to be read
+// (opaque).
+func joinedStarts(starts []int, last int) (keep []int, opaque bool) {
+	if len(starts) == 0 {
+		return nil, false
+	}
+	sort.Ints(starts)
+	for i, j := range starts {
+		if i > 0 && (j == starts[i-1] || starts[i-1] <= last) {
+			continue
+		}
+		keep = append(keep, j)
+	}
+	if len(keep) > maxJoined {
+		return keep[:1], true
+	}
+	return keep, false
+}
+
+// suScript calls found with each word that may hold su's or runuser's
+// (word i) command line, and the byte of its value where it starts: the
+// value of -c, --command and --session-command (su reads its options
+// anywhere before "--": su bob -c '…'), and after "--" the shell's own -c
+// (su bob -- -c '…' hands -c '…' to the user's shell). A word whose value
+// is not known may be -c or --command=…: it, and the word after it, may be
+// the command line.
+func suScript(n int, word func(int) (string, bool), i int, found func(j, off int)) {
+	for j := i + 1; j < n; j++ {
+		a, known := word(j)
+		switch {
+		case !known:
+			found(j, 0)
+			if j+1 < n {
+				found(j+1, 0)
+			}
+		case a == "--":
+			// The user, if not named yet, and the shell's arguments.
+			for _, k := range [2]int{j, j + 1} {
+				if s := posixScriptIn(n, word, k, "sh"); s > 0 {
+					found(s, 0)
+				}
+			}
+			return
+		case strings.HasPrefix(a, "--"):
+			name, _, eq := strings.Cut(a[2:], "=")
+			switch {
+			case name == "":
+			case strings.HasPrefix("command", name) || len(name) >= 2 && strings.HasPrefix("session-command", name):
+				if eq {
+					found(j, len(name)+3)
+				} else if j+1 < n {
+					found(j+1, 0)
+					j++
+				}
+			case !eq && (strings.HasPrefix("group", name) || strings.HasPrefix("whitelist-environment", name) || strings.HasPrefix("user", name) ||
+				len(name) >= 2 && (strings.HasPrefix("supp-group", name) || strings.HasPrefix("shell", name))):
+				j++ // its value
+			}
+		case len(a) > 1 && a[0] == '-':
+		cluster:
+			for k := 1; k < len(a); k++ {
+				switch c := a[k]; {
+				case c == 'c':
+					if k+1 < len(a) {
+						found(j, k+1)
+					} else if j+1 < n {
+						found(j+1, 0)
+						j++
+					}
+					break cluster
+				case strings.IndexByte("gGswu", c) >= 0: // -g GROUP, -s SHELL, -w VARS, runuser's -u USER
+					if k+1 == len(a) {
+						j++
+					}
+					break cluster
+				}
+			}
+		}
+	}
+}
+
+// sshValue are ssh's options that take a value.
+const sshValue = "BbcDEeFIiJLlmOoPpQRSWw"
+
+// sshScript calls found with the first word of ssh's (word i) remote
+// command: its operands after the destination, which ssh joins with blanks
+// for the remote shell. ssh reads options after the destination too
+// (ssh host -l bob cmd), until "--" or its first operand. A word whose
+// value is not known may be an option, the destination or the command:
+// each reading is taken.
+func sshScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+	type state struct{ j, phase int }
+	seen := map[state]bool{}
+	steps := 0
+	// phase 0: before the destination; 1: after it; 2: after "--", at the
+	// destination, after which the command starts.
+	var from func(j, phase int)
+	from = func(j, phase int) {
+		for j < n {
+			if seen[state{j, phase}] {
+				return
+			}
+			seen[state{j, phase}] = true
+			if steps++; steps > maxWrapSteps {
+				found(j) // out of steps: the rest may be the command
+				return
+			}
+			a, known := word(j)
+			switch {
+			case phase == 2:
+				found(j + 1)
+				return
+			case !known:
+				if phase == 1 {
+					found(j) // it and all after it, not read
+					return
+				}
+				from(j+1, 0)      // a flag
+				from(j+2, 0)      // an option and its value
+				j, phase = j+1, 1 // the destination
+			case a == "--":
+				if phase == 1 {
+					found(j + 1)
+					return
+				}
+				j, phase = j+1, 2
+			case len(a) > 1 && a[0] == '-':
+				next := j + 1
+				for k := 1; k < len(a); k++ {
+					if strings.IndexByte(sshValue, a[k]) >= 0 {
+						if k+1 == len(a) {
+							next++
+						}
+						break
+					}
+				}
+				j = next
+			case phase == 0:
+				j, phase = j+1, 1
+			default:
+				found(j)
+				return
+			}
+		}
+	}
+	from(i+1, 0)
+}
+
+// watchScript calls found with the first word of watch's (word i)
+// command: its first operand, as the program finder reads watch's
+// options.
+func watchScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+	p := progFinder{
+		n:    n - i,
+		word: func(j int) (string, bool) { return word(i + j) },
+		prog: func(j int) {
+			if j > 0 {
+				found(i + j)
+			}
+		},
+		script: func(int, int, bool) {},
+	}
+	p.find()
+}

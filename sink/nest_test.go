@@ -1,0 +1,244 @@
+package sink
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// sq quotes s for a POSIX shell, in single quotes.
+func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestCheckCmd_Nested: a shell started inside a script (sh -c "sh -c
+// '…'"), behind a wrapper (sudo, timeout), or a program that runs an
+// argument as a shell script (su -c, runuser -c, watch, ssh's remote
+// command, env -S, flock -c), in a script or as argv, has its script read
+// again with the same checks (found by a review: with the input x;id,
+// sh -c "sh -c 'echo x;id'", su -c 'echo x;id' bob, watch 'echo x;id' and
+// ssh host 'echo x;id' were let through: the input was the literal text of
+// one word of the outer script, or no script was read at all).
+func TestCheckCmd_Nested(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"sh", "-c", "sh -c 'echo " + in + "'"},
+		{"sh", "-c", `bash -c "echo ` + in + `"`},
+		{"sh", "-c", "sudo sh -c 'echo " + in + "'"},
+		{"sh", "-c", "sudo -u bob bash -c 'echo " + in + "'"},
+		{"sh", "-c", "timeout 5 sh -c 'echo " + in + "'"},
+		{"sh", "-c", "echo \"$(sh -c 'echo " + in + "')\""},
+		{"sh", "-c", "sh -ec 'echo " + in + "' name"},
+		{"bash", "-c", "dash -c $'echo " + in + "'"},
+		{"sh", "-c", `sh -c echo\ x\;id`}, // escaped for the outer shell only
+		{"sh", "-c", "busybox sh -c 'echo " + in + "'"},
+		{"sudo", "sh", "-c", "sh -c 'echo " + in + "'"},
+		{"sh", "-c", "sh -c \"sh -c 'echo " + in + "'\""},
+		{"su", "-c", "echo " + in, "bob"},
+		{"su", "bob", "-c", "echo " + in},
+		{"su", "-l", "bob", "--command", "echo " + in},
+		{"su", "--command=echo " + in, "bob"},
+		{"su", "-lc", "echo " + in, "bob"},
+		{"su", "-s", "/bin/sh", "-c", "echo " + in, "bob"},
+		{"su", "bob", "--", "-c", "echo " + in},
+		{"sudo", "su", "-c", "echo " + in},
+		{"runuser", "-c", "echo " + in, "bob"},
+		{"runuser", "-l", "bob", "-c", "echo " + in},
+		{"sh", "-c", "su -c 'echo " + in + "' bob"},
+		{"sh", "-c", "su bob -c 'echo " + in + "'"},
+		{"sh", "-c", "sudo su - bob -c 'echo " + in + "'"},
+		{"sh", "-c", "runuser -u root -- sh -c 'echo " + in + "'"},
+		{"watch", "echo " + in},
+		{"watch", "-n", "5", "echo", in},
+		{"watch", "-d", "-n5", "--", "echo " + in},
+		{"timeout", "60", "watch", "echo " + in},
+		{"sh", "-c", "watch 'echo " + in + "'"},
+		{"sh", "-c", "watch -n 1 echo '" + in + "'"},
+		{"ssh", "host", "echo " + in},
+		{"ssh", "host", "echo", in},
+		{"ssh", "-p", "22", "-i", "key", "bob@host", "echo " + in},
+		{"ssh", "host", "-l", "bob", "echo " + in},
+		{"ssh", "-T", "host", "--", "echo " + in},
+		{"timeout", "5", "ssh", "host", "echo " + in},
+		{"sh", "-c", "ssh host 'echo " + in + "'"},
+		{"sh", "-c", "ssh -o BatchMode=yes host echo '" + in + "'"},
+		{"sh", "-c", "sudo -u deploy ssh \"$HOST\" 'echo " + in + "'"},
+		{"sh", "-c", "env -S 'echo " + in + "'"},
+		{"sh", "-c", "flock /tmp/lock -c 'echo " + in + "'"},
+		{"env", "-S", "sh -c 'echo " + in + "'"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// What was blocked before the nested reading still is: a wrapper's
+	// command line read as env reads it (-i, then the program), the
+	// option before it, an argument that is an option.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"sh", "-c", "env -S '-i id'"}},
+		{"id", []string{"sh", "-c", "env -S '-u HOME A=1 id x'"}},
+		{"id", []string{"sh", "-c", "env --split-string='-i id'"}},
+		{"split-string=id", []string{"sh", "-c", "env --split-string=id"}},
+		{"-la", []string{"ssh", "host", "echo -- x", "-la"}},
+		{"-la", []string{"watch", "ls", "'", "-la"}},
+		{"-x", []string{"su", "bob", "-c", "-x"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+		require.Error(t, err, "%q", c.argv)
+		assertBlocked(t, err, rc, taint.Query, c.in, "shell")
+	}
+	// The attack runs when the check is skipped, and is blocked when it is
+	// made.
+	marker := filepath.Join(t.TempDir(), "pwned")
+	in2 := "x;touch " + marker
+	for _, argv := range [][]string{
+		{"sh", "-c", "sh -c 'echo " + in2 + "'"},
+		{"sh", "-c", `bash -c "echo ` + in2 + `"`},
+		{"sh", "-c", "timeout 5 sh -c 'echo " + in2 + "'"},
+		{"sh", "-c", "sh -c echo\\ " + strings.ReplaceAll(strings.ReplaceAll(in2, ";", `\;`), " ", `\ `)},
+		{"sh", "-c", "flock " + filepath.Join(t.TempDir(), "lock") + " -c 'echo " + in2 + "'"},
+	} {
+		r, _ := inputAt(t, taint.Query, in2)
+		_, err := Command(ctxOf(r), argv[0], argv[1:]...)
+		require.ErrorIs(t, err, ErrBlocked, "%q", argv)
+		cmd, err := Command(context.Background(), argv[0], argv[1:]...)
+		require.NoError(t, err)
+		require.NoError(t, cmd.Run(), "%q", argv)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "the shell ran the input in %q", argv)
+		require.NoError(t, os.Remove(marker))
+	}
+}
+
+// TestCheckCmd_NestedBenign: an input that is the literal text of one
+// word of the nested script, as the check reads it at one level, is data
+// there too: it is let through, and the command runs.
+func TestCheckCmd_NestedBenign(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"hello", []string{"sh", "-c", "sh -c 'echo hello'"}},
+		{"hello", []string{"sh", "-c", `bash -c "echo hello"`}},
+		{"my file.txt", []string{"sh", "-c", `bash -c "echo 'my file.txt'"`}},
+		{"a b; c", []string{"sh", "-c", `sh -c "printf '%s\n' 'a b; c'"`}},
+		{"hello", []string{"sh", "-c", "timeout 5 sh -c 'echo hello'"}},
+		{"hello", []string{"sh", "-c", "env -S 'echo hello'"}},
+		{"hello", []string{"sh", "-c", "flock " + filepath.Join(t.TempDir(), "lock") + " -c 'echo hello'"}},
+		{"hello", []string{"sh", "-c", "sh -c \"sh -c 'echo hello'\""}},
+		{"hello", []string{"sh", "-c", "echo sh; echo hello"}},
+		{"in.png", []string{"su", "-c", "convert in.png out.png", "bob"}},
+		{"in.png", []string{"sh", "-c", "su bob -c 'convert in.png out.png'"}},
+		{"in.png", []string{"watch", "-n", "5", "ls", "in.png"}},
+		{"in.png", []string{"ssh", "-p", "22", "host", "ls", "in.png"}},
+		{"in.png", []string{"sh", "-c", "ssh \"$HOST\" 'ls in.png'"}},
+		{"bob", []string{"su", "-c", "id", "bob"}},
+		{"host.example.com", []string{"ssh", "host.example.com", "uptime"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%v %q", src, c.argv)
+			assert.Empty(t, rc.all())
+		}
+		if c.argv[0] != "sh" || strings.ContainsAny(c.argv[2], "$") || strings.Contains(c.argv[2], "su ") || strings.Contains(c.argv[2], "ssh ") {
+			continue
+		}
+		out, err := exec.Command(c.argv[0], c.argv[1:]...).Output()
+		require.NoError(t, err, "%q", c.argv)
+		assert.Contains(t, string(out), c.in, "%q", c.argv)
+	}
+}
+
+// nestSh is script nested in depth shells: sh -c '… sh -c '"'"'echo …'.
+func nestSh(script string, depth int) string {
+	for i := 0; i < depth; i++ {
+		script = "sh -c " + sq(script)
+	}
+	return script
+}
+
+// TestCheckCmd_NestedDepth: scripts are read to maxNestDepth levels below
+// the command's own; past it, any input in the word is blocked.
+func TestCheckCmd_NestedDepth(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, "hello")
+	for d := 1; d <= maxNestDepth; d++ {
+		script := nestSh("echo hello", d)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%d: %s", d, script)
+		out, err := exec.Command("sh", "-c", script).Output()
+		require.NoError(t, err)
+		assert.Equal(t, "hello\n", string(out))
+	}
+	script := nestSh("echo hello", maxNestDepth+1)
+	err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+	require.ErrorIs(t, err, ErrBlocked, script)
+	assert.Contains(t, err.Error(), "nested")
+	r, _ = inputAt(t, taint.Query, "x;id")
+	for d := 1; d <= maxNestDepth+2; d++ {
+		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", nestSh("echo x;id", d))), ErrBlocked, d)
+	}
+	// An input not in the nested script is not blocked at any depth.
+	r, _ = inputAt(t, taint.Query, "other")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", nestSh("echo hello", maxNestDepth+3))))
+}
+
+// TestCheckCmd_NestedUnknown: a nested script whose value the check
+// cannot know (an expansion of the outer shell's in it) is not read: any
+// input in it is blocked.
+func TestCheckCmd_NestedUnknown(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, "hello")
+	for _, script := range []string{
+		`sh -c "echo $X hello"`,
+		`su -c "echo $X hello" bob`,
+		`ssh host "$CMD" hello`,
+		`env -S "echo $X hello"`,
+	} {
+		err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+		require.ErrorIs(t, err, ErrBlocked, script)
+	}
+}
+
+// TestCheckCmd_NestedBounded: a script of many nested shells, each
+// holding the input, is read within the check's budgets: past the depth,
+// and past maxNestBytes of nested text, the input is blocked.
+func TestCheckCmd_NestedBounded(t *testing.T) {
+	// Each level holds the one below twice: 2 MB of text.
+	script := "echo hello"
+	for i := 0; i < 8; i++ {
+		script = "sh -c " + sq(script) + " ; bash -c " + sq(script)
+	}
+	r, _ := inputAt(t, taint.Query, "hello")
+	err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+	require.ErrorIs(t, err, ErrBlocked)
+	assert.Contains(t, err.Error(), "nested")
+	// The same nested script many times is read once.
+	words := strings.Repeat("sh -c 'echo hello' ; ", 20000)
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", words)))
+	// Many different ones: past maxNestBytes, over budget.
+	var b strings.Builder
+	for i := 0; b.Len() < maxNestBytes+maxNestBytes/4; i++ {
+		fmt.Fprintf(&b, "sh -c 'echo hello %d %s';", i, strings.Repeat("x", 100))
+	}
+	err = CheckCmd(ctxOf(r), cmdOf("sh", "-c", b.String()))
+	require.ErrorIs(t, err, ErrBlocked)
+	assert.Contains(t, err.Error(), "too much input")
+}
