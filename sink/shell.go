@@ -259,7 +259,7 @@ func (ck *shellCheck) findPrograms() {
 				ck.progs = append(ck.progs, j)
 			}
 		},
-		script: func(j, off int, _ bool) {
+		script: func(j, off int, split bool) {
 			if j >= len(args) || off > len(args[j]) {
 				return
 			}
@@ -268,7 +268,12 @@ func (ck *shellCheck) findPrograms() {
 					return
 				}
 			}
-			ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, wrapped: true})
+			text := args[j][off:]
+			if split {
+				// env -S's string is env's arguments: env -S '-i id' runs id.
+				text = "env " + text
+			}
+			ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: text, family: posixShell, wrapped: true})
 		},
 	}
 	p.find()

@@ -672,3 +672,34 @@ func TestProgFinder_Bounded(t *testing.T) {
 	sc := lexPOSIX(script)
 	assert.True(t, sc.words[len(sc.words)-1].cmd)
 }
+
+// TestCheckCmd_EnvSplitString: env -S's string is env's own arguments,
+// options and assignments before the program (found by a review:
+// exec.Command("env", "-S", "-i "+input) read the string as a shell
+// script whose first word, -i, was the program, and let an input that
+// chose the program through).
+func TestCheckCmd_EnvSplitString(t *testing.T) {
+	const in = "id"
+	for _, argv := range [][]string{
+		{"env", "-S", "-i " + in},
+		{"env", "-S", "-u HOME " + in + " x"},
+		{"env", "-S-i " + in},
+		{"env", "--split-string=-i A=1 " + in},
+		{"env", "--split-string", "-C /tmp " + in},
+		{"sudo", "env", "-S", "-i " + in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%q", argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// An argument of the program it runs is data.
+	r, _ := inputAt(t, taint.Query, "in.png")
+	cmd, err := Command(ctxOf(r), "env", "-S", "-i echo in.png")
+	require.NoError(t, err)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, "in.png\n", string(out))
+}
