@@ -212,7 +212,7 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, typed routed, re
 // nothing ran), or the violation.
 func (g *Guard) admit(r *http.Request, typed routed, require bool) (*http.Request, *Violation) {
 	in := input{
-		method: route.UpperMethod(r.Method), rawPath: r.URL.EscapedPath(), rawQuery: r.URL.RawQuery,
+		method: route.UpperMethod(r.Method), rawPath: sentPath(r.URL), rawQuery: r.URL.RawQuery,
 		header: r.Header, r: r, typed: typed, require: require,
 	}
 	switch d := g.decide(&in); {

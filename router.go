@@ -42,6 +42,24 @@ func (t routed) routeName(r *http.Request) string {
 	return t.c.source
 }
 
+// sentPath is the path of u as the client sent it, still
+// percent-encoded: u.RawPath, which chi routes on, when it is u.Path
+// encoded, also where it holds a byte an encoded path should not (a raw
+// '{', '|', '"'), for which EscapedPath drops it and encodes u.Path
+// afresh, its %2F now a '/' (chi routes /files/a%2Fb{ to /files/{name},
+// EscapedPath reads /files/a/b%7B); else u.EscapedPath(), as ServeMux
+// reads it.
+func sentPath(u *url.URL) string {
+	p := u.EscapedPath()
+	if u.RawPath == "" || p == u.RawPath {
+		return p
+	}
+	if dec, err := url.PathUnescape(u.RawPath); err == nil && dec == u.Path {
+		return u.RawPath
+	}
+	return p
+}
+
 // routedContract asks the router behind the middleware which handler will
 // serve r; when it is a typed handler of this guard, it returns its
 // contract. Only done when the guard has typed handlers.
