@@ -23,6 +23,7 @@ const (
 	resolveDots segmentMode = iota // decoded, "." and ".." resolved: Segments
 	keepDots                       // decoded, "." and ".." segments like any other, as routers that do not resolve them (chi, Express) read them
 	asSent                         // as sent, escapes and dot segments and all, as chi reads r.URL.RawPath
+	asSentClean                    // as sent, "." and ".." segments resolved, but not %2e ones, as chi's CleanPath middleware (path.Clean) reads r.URL.RawPath
 )
 
 // segments is Segments, each segment read as mode says.
@@ -38,11 +39,11 @@ func segments(raw string, dst []string, mode segmentMode) []string {
 		if s == "" {
 			continue
 		}
-		if mode != asSent {
+		if mode != asSent && mode != asSentClean {
 			s = unescape(s)
 		}
 		switch {
-		case mode != resolveDots:
+		case mode != resolveDots && mode != asSentClean:
 			dst = append(dst, s)
 		case s == ".":
 		case s == "..":
@@ -61,6 +62,7 @@ type reading struct {
 	raw     string
 	literal bool // dot segments are segments, not resolved
 	encoded bool // segments are matched as sent, escapes and all; dot segments are segments
+	cleaned bool // with encoded: "." and ".." segments, as sent, are resolved
 	// ownQuery: raw is the path up to its first ';', and what follows is
 	// the query string (find-my-way's useSemicolonDelimiter, Fastify's
 	// router option: /users/7;debug=1 is /users/7 with query debug=1).
@@ -70,6 +72,8 @@ type reading struct {
 // segments are the segments the reading looks up.
 func (r reading) segments(dst []string) []string {
 	switch {
+	case r.encoded && r.cleaned:
+		return segments(r.raw, dst, asSentClean)
 	case r.encoded:
 		return segments(r.raw, dst, asSent)
 	case r.literal:
@@ -83,7 +87,15 @@ func (r reading) segments(dst []string) []string {
 // guard's parameters always are (Express decodes a parameter it matched
 // encoded; chi hands it over encoded, and router.go decodes it).
 func (r reading) view(dst []string) []string {
-	if r.encoded {
+	switch {
+	case r.encoded && r.cleaned:
+		start := len(dst)
+		dst = segments(r.raw, dst, asSentClean)
+		for i := start; i < len(dst); i++ {
+			dst[i] = unescape(dst[i])
+		}
+		return dst
+	case r.encoded:
 		return segments(r.raw, dst, keepDots)
 	}
 	return r.segments(dst)
@@ -106,7 +118,10 @@ func (r reading) view(dst []string) []string {
 //   - with escapes left as they were sent (chi routes on r.URL.RawPath
 //     when the path's escapes are not Go's own, and Express matches the
 //     path as sent, then decodes the parameters: both route /users/m%65
-//     to /users/:id, not to /users/me).
+//     to /users/:id, not to /users/me);
+//   - with escapes left as they were sent, and "." and ".." segments, as
+//     sent, resolved (chi behind its CleanPath middleware, which cleans
+//     r.URL.RawPath with path.Clean: /users/m%65/x/.. is /users/m%65).
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -114,7 +129,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 6
+const maxAlternates = 7
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -137,8 +152,28 @@ func appendAlternates(dst []reading, raw string) []reading {
 	}
 	if strings.IndexByte(raw, '%') >= 0 {
 		dst = append(dst, reading{raw: raw, encoded: true})
+		if hasSentDotSegment(raw) {
+			dst = append(dst, reading{raw: raw, encoded: true, cleaned: true})
+		}
 	}
 	return dst
+}
+
+// hasSentDotSegment reports a segment that is "." or "..", as sent (not
+// %2e).
+func hasSentDotSegment(raw string) bool {
+	for len(raw) > 0 {
+		s := raw
+		if i := strings.IndexByte(raw, '/'); i >= 0 {
+			s, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = ""
+		}
+		if s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // readsOneWay reports a path with none of the bytes every other reading

@@ -390,6 +390,31 @@ func TestHits_AsSent(t *testing.T) {
 	}
 }
 
+// TestHits_AsSentCleaned: the reading of the path as sent with its dot
+// segments, as sent, resolved (chi behind CleanPath, which cleans
+// r.URL.RawPath with path.Clean) matches static segments without
+// decoding them, resolves "." and ".." but not %2e, and gives its
+// contracts the segments decoded.
+func TestHits_AsSentCleaned(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "GET /users/:id/:sub")
+	for path, want := range map[string][]Hit[string]{
+		"/users/m%65/x/..": {{V: "GET /users/:id", Segs: []string{"users", "me"}}}, // Match: GET /users/me
+		"/users/x/../m%65": {{V: "GET /users/:id", Segs: []string{"users", "me"}}},
+		"/users/m%65/.": {
+			{V: "GET /users/:id/:sub", Segs: []string{"users", "me", "."}}, // dot segments kept (chi)
+			{V: "GET /users/:id", Segs: []string{"users", "me"}},
+		},
+		"/users/m%65/%2e": { // Match: GET /users/me; %2e is a segment as sent
+			{V: "GET /users/:id/:sub", Segs: []string{"users", "me", "."}},
+		},
+		"/users/4%32/x/..": nil, // 42 either way
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+}
+
 // TestMatch_AnyLetterCaseOfEveryReading: when nothing matches as written,
 // every reading is matched again in any letter case, not the main one
 // alone.
