@@ -63,6 +63,11 @@ type reading struct {
 	literal bool // dot segments are segments, not resolved
 	encoded bool // segments are matched as sent, escapes and all; dot segments are segments
 	cleaned bool // with encoded: "." and ".." segments, as sent, are resolved
+	// empties: with literal or encoded, an empty segment between two
+	// slashes is a segment (chi matches a parameter to it: /users//orders
+	// is /users/{id}/orders with id ""); a leading and a trailing slash
+	// are not.
+	empties bool
 	// ownQuery: raw is the path up to its first ';', and what follows is
 	// the query string (find-my-way's useSemicolonDelimiter, Fastify's
 	// router option: /users/7;debug=1 is /users/7 with query debug=1).
@@ -72,6 +77,8 @@ type reading struct {
 // segments are the segments the reading looks up.
 func (r reading) segments(dst []string) []string {
 	switch {
+	case r.empties:
+		return segmentsWithEmpties(r.raw, dst, !r.encoded)
 	case r.encoded && r.cleaned:
 		return segments(r.raw, dst, asSentClean)
 	case r.encoded:
@@ -88,6 +95,8 @@ func (r reading) segments(dst []string) []string {
 // encoded; chi hands it over encoded, and router.go decodes it).
 func (r reading) view(dst []string) []string {
 	switch {
+	case r.empties:
+		return segmentsWithEmpties(r.raw, dst, true)
 	case r.encoded && r.cleaned:
 		start := len(dst)
 		dst = segments(r.raw, dst, asSentClean)
@@ -121,7 +130,10 @@ func (r reading) view(dst []string) []string {
 //     to /users/:id, not to /users/me);
 //   - with escapes left as they were sent, and "." and ".." segments, as
 //     sent, resolved (chi behind its CleanPath middleware, which cleans
-//     r.URL.RawPath with path.Clean: /users/m%65/x/.. is /users/m%65).
+//     r.URL.RawPath with path.Clean: /users/m%65/x/.. is /users/m%65);
+//   - with an empty segment between two slashes kept, dot segments kept,
+//     decoded and as sent (chi routes /users//orders to
+//     /users/{id}/orders, id "").
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -129,7 +141,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 7
+const maxAlternates = 9
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -156,7 +168,43 @@ func appendAlternates(dst []reading, raw string) []reading {
 			dst = append(dst, reading{raw: raw, encoded: true, cleaned: true})
 		}
 	}
+	if hasEmptySegment(raw) {
+		dst = append(dst, reading{raw: raw, literal: true, empties: true})
+		if strings.IndexByte(raw, '%') >= 0 {
+			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
+		}
+	}
 	return dst
+}
+
+// hasEmptySegment reports an empty segment between two slashes, which
+// the other readings drop (a leading and a trailing slash do not make
+// one).
+func hasEmptySegment(raw string) bool {
+	raw = strings.TrimSuffix(strings.TrimPrefix(raw, "/"), "/")
+	return strings.HasPrefix(raw, "/") || strings.HasSuffix(raw, "/") || strings.Contains(raw, "//")
+}
+
+// segmentsWithEmpties appends raw's segments to dst as chi splits the
+// path it routes on: without its leading and a trailing slash, an empty
+// segment between two slashes kept, dot segments kept; each decoded if
+// decode.
+func segmentsWithEmpties(raw string, dst []string, decode bool) []string {
+	raw = strings.TrimSuffix(strings.TrimPrefix(raw, "/"), "/")
+	if raw == "" {
+		return dst
+	}
+	for {
+		s, rest, more := strings.Cut(raw, "/")
+		if decode {
+			s = unescape(s)
+		}
+		dst = append(dst, s)
+		if !more {
+			return dst
+		}
+		raw = rest
+	}
 }
 
 // hasSentDotSegment reports a segment that is "." or "..", as sent (not
@@ -176,14 +224,18 @@ func hasSentDotSegment(raw string) bool {
 	return false
 }
 
-// readsOneWay reports a path with none of the bytes every other reading
-// needs ('%', ';', '.'): one pass, where alternateReadings looks for each
-// reading's own sign.
+// readsOneWay reports a path with none of the signs every other reading
+// needs ('%', ';', '.', "//"): one pass, where alternateReadings looks
+// for each reading's own sign.
 func readsOneWay(raw string) bool {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '%', ';', '.':
 			return false
+		case '/':
+			if i+1 < len(raw) && raw[i+1] == '/' {
+				return false
+			}
 		}
 	}
 	return true

@@ -254,8 +254,9 @@ func FuzzMatch(f *testing.F) {
 				}
 			}
 			// A dot segment is a parameter's value only in the reading that
-			// keeps dot segments (as chi does).
-			if segs[i] == "" || (segs[i] == "." || segs[i] == "..") && !hasDotSegment(path) {
+			// keeps dot segments (as chi does), an empty one only in the
+			// reading that keeps empty segments (as chi does).
+			if segs[i] == "" && !hasEmptySegment(path) || (segs[i] == "." || segs[i] == "..") && !hasDotSegment(path) {
 				t.Fatalf("%q matched %q with segment %q", path, v, segs[i])
 			}
 		}
@@ -329,7 +330,7 @@ func TestOthers(t *testing.T) {
 // TestReadsOneWay: a path readsOneWay lets through has none of the signs
 // of another reading, so alternateReadings may stop there.
 func TestReadsOneWay(t *testing.T) {
-	alphabet := []string{"/", "a", ".", "..", "%", "%2f", "%2F", "%2e", ";", ";x=1", "b"}
+	alphabet := []string{"/", "a", ".", "..", "%", "%2f", "%2F", "%2e", ";", ";x=1", "b", "//"}
 	for seed := range 20000 {
 		x, path := seed, ""
 		for range 1 + seed%9 {
@@ -337,11 +338,11 @@ func TestReadsOneWay(t *testing.T) {
 			path += alphabet[(x>>8&0x7fffffff)%len(alphabet)]
 		}
 		if readsOneWay(path) {
-			assert.False(t, hasEncodedSlash(path) || strings.IndexByte(path, ';') >= 0 || hasDotSegment(path), path)
+			assert.False(t, hasEncodedSlash(path) || strings.IndexByte(path, ';') >= 0 || hasDotSegment(path) || hasEmptySegment(path), path)
 		}
 	}
 	assert.True(t, readsOneWay("/orders/12/lines"))
-	for _, p := range []string{"/a%2fb", "/a;v=1", "/a/../b", "/a/%2e"} {
+	for _, p := range []string{"/a%2fb", "/a;v=1", "/a/../b", "/a/%2e", "/a//b"} {
 		assert.False(t, readsOneWay(p), p)
 		assert.NotEmpty(t, alternateReadings(p), p)
 	}
@@ -413,6 +414,33 @@ func TestHits_AsSentCleaned(t *testing.T) {
 		require.True(t, ok, path)
 		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
 	}
+}
+
+// TestHits_EmptySegment: chi matches a parameter to an empty segment
+// between two slashes; the reading that keeps it (decoded, and as sent
+// where the path has escapes) gives that parameter "".
+func TestHits_EmptySegment(t *testing.T) {
+	tr := build(t, "GET /users/:id/orders", "GET /users/:id/orders/:oid", "GET /users/orders/:x", "GET /:a/:b")
+	for path, want := range map[string][]Hit[string]{
+		"/users//orders": { // Match: GET /:a/:b
+			{V: "GET /users/:id/orders", Segs: []string{"users", "", "orders"}},
+		},
+		"/users//orders/7": { // Match: GET /users/orders/:x
+			{V: "GET /users/:id/orders/:oid", Segs: []string{"users", "", "orders", "7"}},
+		},
+		"/users//%6Frders/": { // as sent: no static "orders"
+			{V: "GET /users/:id/orders", Segs: []string{"users", "", "orders"}},
+		},
+		"/users/7/orders/": nil,
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+	v, segs, ok := tr.Match("GET", "//users", nil) // only the reading with the empty segment matches
+	assert.True(t, ok)
+	assert.Equal(t, "GET /:a/:b", v)
+	assert.Equal(t, []string{"", "users"}, segs)
 }
 
 // TestMatch_AnyLetterCaseOfEveryReading: when nothing matches as written,

@@ -195,7 +195,7 @@ func (t *Tree[T]) signs(rawPath string) (oneWay, fold bool) {
 		switch c := rawPath[i]; {
 		case c == '%':
 			oneWay, fold = false, true
-		case c == ';' || c == '.':
+		case c == ';' || c == '.', c == '/' && i+1 < len(rawPath) && rawPath[i+1] == '/':
 			oneWay = false
 		case 'A' <= c && c <= 'Z':
 			fold = true
