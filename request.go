@@ -220,6 +220,12 @@ func (g *Guard) newRequest(in *input, e *routeEntry, segs []string, others []rou
 	if len(others) > 0 { // e is not nil: Hits finds nothing where nothing matched
 		q.views = append(append(q.viewBuf[:0], route.Hit[*routeEntry]{V: e, Segs: q.segs}), others...)
 	}
+	if h, ok := typedView(in, e, q.segs); ok {
+		if q.views == nil {
+			q.views = append(q.viewBuf[:0], route.Hit[*routeEntry]{V: e, Segs: q.segs})
+		}
+		q.views = append(q.views, h)
+	}
 	if prev != nil {
 		q.state = prev
 		return q
@@ -303,10 +309,33 @@ type pathParams struct {
 // matched, whose segments are segs; or, with e nil, its typed route's
 // (nil: the router's), with the path's segments read into buf.
 func patternOf(in *input, e *routeEntry, segs, buf []string) (route.Pattern, []string) {
-	if e != nil {
+	switch {
+	case e != nil:
 		return e.pattern, segs
+	case in.typed.path != "":
+		return in.typed.pattern, route.RoutedSegments(in.typed.path, in.typed.decode, buf)
 	}
 	return in.typed.pattern, route.Segments(in.rawPath, buf)
+}
+
+// typedView is the reading of the path the router behind Middleware
+// matched the typed route on, when a file contract matched the path in
+// another (another pattern, or other segments: /t/{a}/{b}/{c} is a
+// "victim", b "..", c "attacker" for chi and ServeMux on
+// /t/victim/%2e%2e/attacker, which the guard's main reading, /t/attacker,
+// matches to /t/:a): the typed contract is checked with the parameters
+// its handler gets.
+func typedView(in *input, e *routeEntry, segs []string) (route.Hit[*routeEntry], bool) {
+	t := in.typed
+	if e == nil || t.c == nil || t.pattern == nil || t.path == "" {
+		return route.Hit[*routeEntry]{}, false
+	}
+	var buf [16]string
+	ts := route.RoutedSegments(t.path, t.decode, buf[:0])
+	if slices.Equal(e.pattern, t.pattern) && slices.Equal(ts, segs) {
+		return route.Hit[*routeEntry]{}, false
+	}
+	return route.Hit[*routeEntry]{V: &routeEntry{contracts: []*contract{t.c}, pattern: t.pattern}, Segs: slices.Clone(ts)}, true
 }
 
 // routerParams reports whether the path parameters are the router's: a

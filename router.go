@@ -20,6 +20,12 @@ type routed struct {
 	c       *contract
 	pattern route.Pattern
 	route   string // the router's pattern as written ("POST /a/{id}", "/a/{id}"); "" when not known
+	// path is the path the router matched pattern on, its parameters
+	// decoded from its segments if decode (see route.RoutedSegments):
+	// they are what the handler gets, whichever reading of the path the
+	// guard's file contracts matched.
+	path   string
+	decode bool
 }
 
 // routeName names the typed contract's route in metrics: the router's
@@ -71,7 +77,9 @@ func (g *Guard) routedContract(r *http.Request, next http.Handler) routed {
 	case *http.ServeMux:
 		h, pattern := n.Handler(r)
 		if c := g.ownTyped(h); c != nil {
-			return routed{c, routerPattern(pattern), pattern}
+			// ServeMux matches the escaped path, cleaned (a path that is
+			// not is redirected), and decodes each segment.
+			return routed{c: c, pattern: routerPattern(pattern), route: pattern, path: r.URL.EscapedPath(), decode: true}
 		}
 		return routed{}
 	case chi.Routes:
@@ -127,7 +135,9 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 		c = g.chiIndexOf(routes, strings.Clone(key)).routes[key]
 	}
 	if c != nil {
-		return routed{c, routerPattern(pattern), pattern}
+		// chi's parameters are its path's segments as they are: encoded
+		// when it routed on RawPath.
+		return routed{c: c, pattern: routerPattern(pattern), route: pattern, path: path, decode: r.URL.RawPath != ""}
 	}
 	return routed{}
 }

@@ -1,7 +1,10 @@
 package contractguard
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
@@ -72,5 +75,64 @@ func TestTyped_ChiMountRoot(t *testing.T) {
 	for _, path := range []string{"/api", "/api/"} {
 		assert.Equal(t, http.StatusNoContent, send(r, "POST", path, `{"n":1}`).Code, path)
 		rejected(t, send(r, "POST", path, `{"n":0}`), 400, CodeSchemaInvalid)
+	}
+}
+
+// TestTyped_ParamsAsTheRouterReadsThem: a typed route that Middleware
+// finds in chi or ServeMux is checked with the path parameters its
+// handler gets, as the router read the path: chi and ServeMux route
+// /victim/%2e%2e/attacker to /{org}/{repo}/{action} with org "victim",
+// where the guard's own reading resolves the dot segment to /attacker
+// (found by review: org was read as "attacker" from it, and a rule that
+// the body's org is the path's passed a body for another org). With a
+// file contract that the guard's reading matches (/:org), the typed
+// contract is still checked with the router's parameters.
+func TestTyped_ParamsAsTheRouterReadsThem(t *testing.T) {
+	type In struct {
+		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+		Org string   `json:"org"`
+	}
+	var seen []string
+	fn := func(w http.ResponseWriter, r *http.Request, in In) {
+		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
+		w.WriteHeader(http.StatusCreated)
+	}
+	fileContract := `
+endpoint: /:org
+method: PUT
+`
+	for name, h := range map[string]func(g *Guard) http.Handler{
+		"chi": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			Put(r, g, "/{org}/{repo}/{action}", fn)
+			Put(r, g, "/o/{org}/x", fn)
+			return r
+		},
+		"ServeMux": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /{org}/{repo}/{action}", Handle(g, fn))
+			mux.Handle("PUT /o/{org}/x", Handle(g, fn))
+			return g.Middleware(mux)
+		},
+	} {
+		for _, files := range []string{"", fileContract} {
+			t.Run(fmt.Sprintf("%s, file contract %v", name, files != ""), func(t *testing.T) {
+				seen = nil
+				g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": files}), Logger: discard})
+				srv := httptest.NewServer(h(g))
+				defer srv.Close()
+				for _, path := range []string{"/victim/%2e%2e/attacker", "/victim/%2E%2e/attacker", "/victim/%2e/attacker"} {
+					v := rawRequest(t, srv, conformanceCase{Method: "PUT", Path: path, Body: `{"org":"attacker"}`})
+					assert.Equal(t, http.StatusUnprocessableEntity, v.status, path)
+				}
+				assert.Empty(t, seen, "a handler ran for an org the body does not name")
+				v := rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/victim/%2e%2e/attacker", Body: `{"org":"victim"}`})
+				assert.Equal(t, http.StatusCreated, v.status, "the control request")
+				v = rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/o/a%2561/x", Body: `{"org":"a%61"}`})
+				assert.Equal(t, http.StatusCreated, v.status, "the parameter decoded once, as the path has it")
+				assert.Equal(t, []string{"victim", "a%61"}, seen)
+			})
+		}
 	}
 }

@@ -185,6 +185,15 @@ func hasEmptySegment(raw string) bool {
 	return strings.HasPrefix(raw, "/") || strings.HasSuffix(raw, "/") || strings.Contains(raw, "//")
 }
 
+// RoutedSegments appends to dst the segments of raw, the path a router
+// matched a pattern on (chi's r.URL.RawPath or r.URL.Path, ServeMux's
+// cleaned escaped path), as the router reads its parameters from them:
+// split at each '/', an empty segment between two slashes kept (chi
+// matches a parameter to it), dot segments kept; each decoded if decode.
+func RoutedSegments(raw string, decode bool, dst []string) []string {
+	return segmentsWithEmpties(raw, dst, decode)
+}
+
 // segmentsWithEmpties appends raw's segments to dst as chi splits the
 // path it routes on: without its leading and a trailing slash, an empty
 // segment between two slashes kept, dot segments kept; each decoded if
