@@ -241,11 +241,7 @@ func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
 		for i, k := range rctx.URLParams.Keys {
 			if k == "*" && i < len(rctx.URLParams.Values) {
-				v, err := url.PathUnescape(rctx.URLParams.Values[i])
-				if err != nil {
-					v = rctx.URLParams.Values[i]
-				}
-				if !yield(k, v) {
+				if !yield(k, chiParam(r, rctx.URLParams.Values[i])) {
 					return
 				}
 			}
@@ -269,6 +265,20 @@ func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 	}
 }
 
+// chiParam is the value of a parameter chi extracted for r, decoded: chi
+// routes on r.URL.RawPath, and hands its segments over encoded, when the
+// path's escapes are not Go's own; else on r.URL.Path, decoded already
+// (/o/a%2561 is "a%61", not "aa").
+func chiParam(r *http.Request, v string) string {
+	if r.URL.RawPath == "" {
+		return v
+	}
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
 // routerParams are the path parameters chi or ServeMux extracted for r,
 // percent-decoded.
 func routerParams(r *http.Request) map[string]string {
@@ -276,11 +286,7 @@ func routerParams(r *http.Request) map[string]string {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
 		for i, k := range rctx.URLParams.Keys {
 			if k != "*" && i < len(rctx.URLParams.Values) {
-				v, err := url.PathUnescape(rctx.URLParams.Values[i])
-				if err != nil {
-					v = rctx.URLParams.Values[i]
-				}
-				m[k] = v
+				m[k] = chiParam(r, rctx.URLParams.Values[i])
 			}
 		}
 		if len(m) > 0 {
