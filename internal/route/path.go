@@ -13,8 +13,11 @@ import (
 // are resolved, ".." never climbing above the root. The segments are
 // appended to dst, which lets callers pass a stack buffer.
 func Segments(raw string, dst []string) []string {
-	return segments(raw, dst, resolveDots)
+	return segments(raw, dst, resolveDots, maxSegments)
 }
+
+// maxSegments is the limit of segments that reads every segment.
+const maxSegments = int(^uint(0) >> 1)
 
 // segmentMode is how segments reads each of a raw path's segments.
 type segmentMode uint8
@@ -26,9 +29,15 @@ const (
 	asSentClean                    // as sent, "." and ".." segments resolved, but not %2e ones, as chi's CleanPath middleware (path.Clean) reads r.URL.RawPath
 )
 
-// segments is Segments, each segment read as mode says.
-func segments(raw string, dst []string, mode segmentMode) []string {
-	start := len(dst)
+// segments is Segments, each segment read as mode says, keeping at most
+// limit of them: a path with more (after its dot segments are resolved)
+// gives the first limit, and no more memory or decoding is spent on the
+// rest. A tree reads a path with a limit one past its deepest pattern,
+// so that a long path costs no more than its bytes to read, and matches
+// nothing.
+func segments(raw string, dst []string, mode segmentMode, limit int) []string {
+	start, over := len(dst), 0 // over: segments past limit, counted, not kept
+	resolves := mode == resolveDots || mode == asSentClean
 	for len(raw) > 0 {
 		var s string
 		if i := strings.IndexByte(raw, '/'); i >= 0 {
@@ -39,22 +48,49 @@ func segments(raw string, dst []string, mode segmentMode) []string {
 		if s == "" {
 			continue
 		}
+		switch mode.dots(s) {
+		case 1:
+			continue
+		case 2:
+			switch {
+			case over > 0:
+				over--
+			case len(dst) > start:
+				dst = dst[:len(dst)-1]
+			}
+			continue
+		}
+		if len(dst)-start >= limit {
+			if !resolves {
+				return dst // no ".." takes one away again
+			}
+			over++
+			continue
+		}
 		if mode != asSent && mode != asSentClean {
 			s = unescape(s)
 		}
-		switch {
-		case mode != resolveDots && mode != asSentClean:
-			dst = append(dst, s)
-		case s == ".":
-		case s == "..":
-			if len(dst) > start {
-				dst = dst[:len(dst)-1]
-			}
-		default:
-			dst = append(dst, s)
-		}
+		dst = append(dst, s)
 	}
 	return dst
+}
+
+// dots is 1 for a "." segment and 2 for a ".." one, as mode resolves
+// them (resolveDots also when encoded, as decoded they are); 0 for any
+// other segment, or when mode keeps them.
+func (mode segmentMode) dots(s string) int {
+	switch mode {
+	case resolveDots:
+		return dotCount(s)
+	case asSentClean:
+		switch s {
+		case ".":
+			return 1
+		case "..":
+			return 2
+		}
+	}
+	return 0
 }
 
 // reading is one way of reading a raw path into segments.
@@ -74,40 +110,41 @@ type reading struct {
 	ownQuery bool
 }
 
-// segments are the segments the reading looks up.
-func (r reading) segments(dst []string) []string {
+// segments are the segments the reading looks up, at most limit of them
+// (see segments).
+func (r reading) segments(dst []string, limit int) []string {
 	switch {
 	case r.empties:
-		return segmentsWithEmpties(r.raw, dst, !r.encoded)
+		return segmentsWithEmpties(r.raw, dst, !r.encoded, limit)
 	case r.encoded && r.cleaned:
-		return segments(r.raw, dst, asSentClean)
+		return segments(r.raw, dst, asSentClean, limit)
 	case r.encoded:
-		return segments(r.raw, dst, asSent)
+		return segments(r.raw, dst, asSent, limit)
 	case r.literal:
-		return segments(r.raw, dst, keepDots)
+		return segments(r.raw, dst, keepDots, limit)
 	}
-	return segments(r.raw, dst, resolveDots)
+	return segments(r.raw, dst, resolveDots, limit)
 }
 
 // view are the segments a reading that matched gives its contracts:
 // those it looked up, decoded where it matched them encoded, as the
 // guard's parameters always are (Express decodes a parameter it matched
 // encoded; chi hands it over encoded, and router.go decodes it).
-func (r reading) view(dst []string) []string {
+func (r reading) view(dst []string, limit int) []string {
 	switch {
 	case r.empties:
-		return segmentsWithEmpties(r.raw, dst, true)
+		return segmentsWithEmpties(r.raw, dst, true, limit)
 	case r.encoded && r.cleaned:
 		start := len(dst)
-		dst = segments(r.raw, dst, asSentClean)
+		dst = segments(r.raw, dst, asSentClean, limit)
 		for i := start; i < len(dst); i++ {
 			dst[i] = unescape(dst[i])
 		}
 		return dst
 	case r.encoded:
-		return segments(r.raw, dst, keepDots)
+		return segments(r.raw, dst, keepDots, limit)
 	}
-	return r.segments(dst)
+	return r.segments(dst, limit)
 }
 
 // alternateReadings lists the other ways a router or handler may read raw,
@@ -191,19 +228,19 @@ func hasEmptySegment(raw string) bool {
 // split at each '/', an empty segment between two slashes kept (chi
 // matches a parameter to it), dot segments kept; each decoded if decode.
 func RoutedSegments(raw string, decode bool, dst []string) []string {
-	return segmentsWithEmpties(raw, dst, decode)
+	return segmentsWithEmpties(raw, dst, decode, maxSegments)
 }
 
 // segmentsWithEmpties appends raw's segments to dst as chi splits the
 // path it routes on: without its leading and a trailing slash, an empty
 // segment between two slashes kept, dot segments kept; each decoded if
-// decode.
-func segmentsWithEmpties(raw string, dst []string, decode bool) []string {
+// decode; at most limit of them.
+func segmentsWithEmpties(raw string, dst []string, decode bool, limit int) []string {
 	raw = strings.TrimSuffix(strings.TrimPrefix(raw, "/"), "/")
 	if raw == "" {
 		return dst
 	}
-	for {
+	for n := 0; n < limit; n++ {
 		s, rest, more := strings.Cut(raw, "/")
 		if decode {
 			s = unescape(s)
@@ -214,6 +251,7 @@ func segmentsWithEmpties(raw string, dst []string, decode bool) []string {
 		}
 		raw = rest
 	}
+	return dst
 }
 
 // hasSentDotSegment reports a segment that is "." or "..", as sent (not
@@ -281,19 +319,25 @@ func dotSegments(raw string) (plain, cut bool) {
 }
 
 // isDotSegment reports "." or "..", each dot plain or %2e.
-func isDotSegment(s string) bool {
+func isDotSegment(s string) bool { return dotCount(s) > 0 }
+
+// dotCount is 1 for "." and 2 for "..", each dot plain or %2e (what
+// decodes to "." or ".."); 0 for any other segment.
+func dotCount(s string) int {
 	dots := 0
 	for i := 0; i < len(s); dots++ {
 		switch {
+		case dots == 2:
+			return 0
 		case s[i] == '.':
 			i++
 		case s[i] == '%' && i+2 < len(s) && s[i+1] == '2' && (s[i+2] == 'e' || s[i+2] == 'E'):
 			i += 3
 		default:
-			return false
+			return 0
 		}
 	}
-	return dots == 1 || dots == 2
+	return dots
 }
 
 func hasEncodedSlash(s string) bool {
@@ -303,22 +347,27 @@ func hasEncodedSlash(s string) bool {
 // decodeSlashes turns %2F into / and leaves every other escape for
 // Segments to decode, so that nothing is decoded twice.
 func decodeSlashes(s string) string {
-	return strings.NewReplacer("%2F", "/", "%2f", "/").Replace(s)
+	return slashes.Replace(s)
 }
+
+var slashes = strings.NewReplacer("%2F", "/", "%2f", "/")
 
 // stripMatrix removes ";..." from the end of every segment.
 func stripMatrix(raw string) string {
 	var b strings.Builder
-	for i, s := range strings.Split(raw, "/") {
-		if i > 0 {
-			b.WriteByte('/')
-		}
+	b.Grow(len(raw))
+	for {
+		s, rest, more := strings.Cut(raw, "/")
 		if j := strings.IndexByte(s, ';'); j >= 0 {
 			s = s[:j]
 		}
 		b.WriteString(s)
+		if !more {
+			return b.String()
+		}
+		b.WriteByte('/')
+		raw = rest
 	}
-	return b.String()
 }
 
 // unescape decodes %XX sequences; an invalid sequence is kept as it is, as

@@ -13,7 +13,12 @@ type Tree[T comparable] struct {
 	root  node[T]
 	n     int
 	upper bool // a static segment has capitals: a path in lower case may match it folded
+	depth int  // the segments of the longest pattern
 }
+
+// limit is the most segments of a path worth reading: one past the
+// longest pattern's, which no path with more matches.
+func (t *Tree[T]) limit() int { return t.depth + 1 }
 
 type node[T comparable] struct {
 	static  map[string]*node[T]
@@ -27,6 +32,7 @@ type node[T comparable] struct {
 // false, and stores nothing.
 func (t *Tree[T]) Add(method string, p Pattern, v T) (T, bool) {
 	n := &t.root
+	t.depth = max(t.depth, len(p))
 	for _, s := range p {
 		if s.Param != "" {
 			if n.param == nil {
@@ -156,7 +162,7 @@ func lowerASCII(s string, dst []byte) []byte {
 // (decoded, for the reading that matches them as sent); segs is appended
 // to buf.
 func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []string, ok bool) {
-	segs = Segments(rawPath, buf[:0])
+	segs = segments(rawPath, buf[:0], resolveDots, t.limit())
 	if v, ok = t.Lookup(method, segs); ok {
 		return v, segs, true
 	}
@@ -288,14 +294,14 @@ func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst 
 // returns the reading's segments as its contracts see them
 // (reading.view).
 func (t *Tree[T]) readingValues(method string, rd reading, fold bool, buf []string, vals []T) ([]string, []T) {
-	segs := rd.segments(buf)
+	segs := rd.segments(buf, t.limit())
 	if fold {
 		vals = t.foldedLookup(method, segs, vals)
 	} else if v, ok := t.lookupCase(method, segs, false, nil); ok {
 		vals = append(vals, v)
 	}
 	if len(vals) > 0 && rd.encoded {
-		segs = rd.view(buf)
+		segs = rd.view(buf, t.limit())
 	}
 	return segs, vals
 }
@@ -374,10 +380,10 @@ func hasHit[T comparable](hits []Hit[T], v T, segs []string, ownQuery bool) bool
 // fold, static segments in any letter case), returning the value and the reading's segments as its contracts see
 // them (reading.view).
 func (t *Tree[T]) lookupReading(method string, rd reading, fold bool, buf []string) (T, []string, bool) {
-	segs := rd.segments(buf)
+	segs := rd.segments(buf, t.limit())
 	v, ok := t.lookupCase(method, segs, fold, nil)
 	if ok && rd.encoded {
-		segs = rd.view(buf)
+		segs = rd.view(buf, t.limit())
 	}
 	return v, segs, ok
 }
