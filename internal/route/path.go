@@ -3,6 +3,7 @@ package route
 import (
 	"strings"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/formats"
 )
 
@@ -420,10 +421,12 @@ func Join(segs []string) string {
 }
 
 // Clean is the path read the main way, for messages: the matched segments
-// when there are some, else raw read afresh.
+// when there are some, else raw read afresh, up to its first
+// failure.MaxEcho segments (the longest path a message repeats is shorter
+// than they are joined: what is left out would be clipped).
 func Clean(segs []string, raw string) string {
 	if segs == nil {
-		segs = Segments(raw, nil)
+		segs = segments(raw, nil, resolveDots, failure.MaxEcho)
 	}
 	return Join(segs)
 }
