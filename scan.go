@@ -85,10 +85,14 @@ func scanRequest(cs []*contract, in *request) *Violation {
 // them. It goes pair by pair: url.ParseQuery, which reads no pair of a
 // query of more than 10,000, would not do, and a map of them all would
 // cost a request's worth of memory many times over.
+// Each reading finds again what r.URL.Query() kept: a finding at a path
+// listed already is dropped as it is found (rescan), so that the repeats
+// take no places in the list.
 func (q *request) scanDroppedPairs() {
-	scan.Pairs(route.FastifyPairs(q.rawQuery), q)
+	again := &rescan{l: &q.detailList}
+	scan.Pairs(route.FastifyPairs(q.rawQuery), again)
 	if strings.IndexByte(q.rawQuery, ';') >= 0 {
-		scan.Pairs(goPairs(q.rawQuery, "&;"), q)
+		scan.Pairs(goPairs(q.rawQuery, "&;"), again)
 	}
 }
 
@@ -180,8 +184,9 @@ func (q *request) scanReadings() {
 }
 
 // rescan reports the findings of a body scanned again in one pass, with
-// the opt-outs of another contract, into l: what the first scan found
-// there is found again, and took places in the list (and, on a full
+// the opt-outs of another contract, or of a query read again as readers
+// that keep what url.ParseQuery drops read it, into l: what the first
+// scan found there is found again, and took places in the list (and, on a full
 // list, said that more failures were not listed) for nothing. A finding
 // at a path listed already is dropped; to tell, a full list still looks
 // at up to maxDetails findings before it notes one it does not take.

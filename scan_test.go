@@ -240,6 +240,32 @@ func TestScan_QueryPairsGoDrops(t *testing.T) {
 	}
 }
 
+// TestScan_DroppedPairsDoNotCrowdTheList: the readings of a query that
+// url.ParseQuery could not read whole find again every pair it kept.
+// Those repeats took places in the list, so that 60 findings and one
+// malformed escape ended with the note "more failures are not listed"
+// over 60 details. A repeat is dropped as it is found; more findings
+// than the list holds still end with the note.
+func TestScan_DroppedPairsDoNotCrowdTheList(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "GET"}}})
+	for _, n := range []int{60, 150} {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "q%03d=<script>alert(1)</script>&", i)
+		}
+		for _, bad := range []string{"x=%zz", "x=1;y=2"} {
+			v := g.Check("GET", "/c?"+b.String()+bad, nil)
+			require.NotNil(t, v)
+			if n < maxDetails {
+				require.Len(t, v.Details, n, "every finding once, and no note")
+				continue
+			}
+			require.Len(t, v.Details, maxDetails+1)
+			assert.Equal(t, moreNotListed, v.Details[maxDetails])
+		}
+	}
+}
+
 // TestScan_QueryParsedOnce: a rule that reads the query and the scan share
 // one parse of it, so the scan's allocations with such a rule are fewer
 // than without one (where it parses the query for itself).
