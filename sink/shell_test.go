@@ -432,6 +432,37 @@ func TestCheckCmd_RedirectionFirst(t *testing.T) {
 	}
 }
 
+// TestCheckCmd_RedirectionFdVariable: bash's {name}> opens a descriptor
+// into the variable name, and the word after its target is the program
+// (`{fd}>/dev/null cmd` runs cmd), as after 2> (found by a review: the
+// fix for 2> took {fd} for the program and let an input that chose the
+// program after it through). The attack runs in bash when the check is
+// skipped.
+func TestCheckCmd_RedirectionFdVariable(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for _, tmpl := range []string{"{fd}>/dev/null %s", "echo a; {log_2}>>/dev/null %s", "timeout 5 {fd}>/dev/null %s"} {
+		in := "touch"
+		script := fmt.Sprintf(tmpl, in) + " " + marker
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("bash", "-c", script))
+			require.Error(t, err, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+			assert.Contains(t, err.Error(), "chooses the script's program", script)
+		}
+		require.NoError(t, exec.Command("bash", "-c", script).Run(), script)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "bash ran the input in %q", script)
+		require.NoError(t, os.Remove(marker))
+	}
+	// To other shells {fd} is the program: it is one to the check too.
+	r, _ := inputAt(t, taint.Query, "fd")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "{fd}>/dev/null echo x")), ErrBlocked)
+	// Not a name: a word of the command, as before.
+	r, _ = inputAt(t, taint.Query, "a.b")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("bash", "-c", "echo {1x}>/dev/null a.b")))
+}
+
 // TestCheckCmd_EnvFamilies: input in a variable that makes git run or
 // trust what it names, a JVM load an agent, or bash define a command, is
 // blocked like LD_PRELOAD (found by a review: GIT_CONFIG_VALUE_0 with

@@ -168,17 +168,37 @@ func (l *shLexer) newCommand(f *frame) {
 // redirect reads a redirection operator (< or >) in code frame f: a
 // number just before it is the descriptor it redirects (2>), not a word
 // of the command, and the word after it is its target, which is not the
-// command either (`>/dev/null cmd` runs cmd).
+// command either (`>/dev/null cmd` runs cmd). So is bash's {name} just
+// before it (`{fd}>/dev/null cmd` runs cmd), which other shells run as
+// the program: it stays one to the check.
 func (l *shLexer) redirect(f *frame) {
 	if f.cur >= 0 {
 		w := &l.sc.words[f.cur]
-		if digitsOnly(l.sc.text[w.start:w.end]) {
+		switch text := l.sc.text[w.start:w.end]; {
+		case digitsOnly(text):
 			w.cmd, w.redir = false, true
+			f.cur = -1
+		case fdVariable(text):
+			w.redir = true
 			f.cur = -1
 		}
 	}
 	l.endWord(f)
 	f.redir = true
+}
+
+// fdVariable: s is bash's {varname} before a redirection, the variable
+// that gets the descriptor it opens.
+func fdVariable(s string) bool {
+	if len(s) < 3 || s[0] != '{' || s[len(s)-1] != '}' || isDigit(s[1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; c != '_' && !isDigit(c) && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 func digitsOnly(s string) bool {
