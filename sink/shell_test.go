@@ -610,6 +610,40 @@ func TestCheckCmd_Wrappers(t *testing.T) {
 	}
 }
 
+// TestCheckCmd_WrapperNotKnown: a script's wrapper named through an
+// expansion ($BIN/timeout, "${SUDO}"/sudo) runs the program after it as
+// the wrapper written out does (found by a review: the finder stopped at
+// a program word whose value it did not know, though the check read it
+// for a wrapper, and let an input that chose the program through).
+func TestCheckCmd_WrapperNotKnown(t *testing.T) {
+	dir := t.TempDir()
+	timeout, err := exec.LookPath("timeout")
+	if err != nil {
+		t.Skip("no timeout:", err)
+	}
+	require.NoError(t, os.Symlink(timeout, filepath.Join(dir, "timeout")))
+	marker := filepath.Join(dir, "pwned")
+	const in = "touch"
+	for _, tmpl := range []string{"$BIN/timeout 5 %s", `"$BIN"/timeout 5 %s`, "${BIN}/timeout 5 %s", "$BIN/timeout -s KILL 5 %s"} {
+		script := fmt.Sprintf(tmpl, in) + " " + marker
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Env = append(os.Environ(), "BIN="+dir)
+		require.NoError(t, cmd.Run(), script)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "the shell ran the input in %q", script)
+		require.NoError(t, os.Remove(marker))
+	}
+	// An argument of the program such a wrapper runs is data.
+	r, _ := inputAt(t, taint.Query, "in.png")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "$BIN/timeout 5 convert in.png")))
+}
+
 // TestCheckCmd_WrappersBenign: an input that is an ordinary argument of
 // the program a wrapper runs, or the value of a wrapper's option, is data:
 // it is let through, and the command runs.

@@ -142,10 +142,9 @@ func (p *progFinder) program(j int) {
 		return
 	}
 	p.prog(j)
-	t, known := p.word(j)
-	if !known {
-		return
-	}
+	// A word not known whose known text names a wrapper ($BIN/timeout)
+	// may be that wrapper: that reading is taken too.
+	t, _ := p.word(j)
 	name := programName(t)
 	w := wrapperSpecs[name]
 	if w == nil {
