@@ -88,9 +88,14 @@ func (f Files) Check(ctx context.Context, name string) error {
 	reported := false // report-only: the call is reported for each input
 	r.Inputs(func(in taint.Input) bool {
 		why, ok := pc.forms(in.Value)
-		if v := trimSpace(in.Value); ok && why == "" && len(v) < len(in.Value) {
+		v := trimSpace(in.Value)
+		if ok && why == "" && len(v) < len(in.Value) {
 			// Applications trim what they are given (` ../secret.txt`).
 			why, ok = pc.forms(v)
+		}
+		if w := trimAnySpace(v); ok && why == "" && len(w) < len(v) {
+			// Most trim more than ASCII's white space ("\u00a0../secret.txt").
+			why, ok = pc.forms(w)
 		}
 		if !ok {
 			failed = overBudgetAgain(r, sinkFile, reported)

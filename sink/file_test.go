@@ -330,3 +330,38 @@ func TestCheckPath_TrimmedInput(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, " b.txt ")
 	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/b.txt"))
 }
+
+// TestCheckPath_TrimmedInputUnicode: applications trim more than ASCII's
+// white space: Go's strings.TrimSpace and Python's strip take U+00A0,
+// U+2028 and U+3000 too, JavaScript's trim U+FEFF, Java's String.trim
+// control bytes. The input so trimmed is looked for as well (found by a
+// review: "\u00a0../secret.txt", trimmed by strings.TrimSpace and joined,
+// read the file beside uploads/).
+func TestCheckPath_TrimmedInputUnicode(t *testing.T) {
+	_, uploads := fileTree(t)
+	trims := []func(string) string{
+		strings.TrimSpace,
+		func(s string) string { return strings.Trim(s, "\ufeff \t") },                               // JavaScript's trim, as far as these go
+		func(s string) string { return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' }) }, // Java's String.trim
+	}
+	for _, in := range []string{"\u00a0../secret.txt", "../secret.txt\u3000", "\u2028../.env", " \u00a0../secret.txt ", "\ufeff../secret.txt", "\x01../secret.txt"} {
+		for _, trim := range trims {
+			trimmed := trim(in)
+			if !strings.HasPrefix(trimmed, "..") {
+				continue // not a trim of this runtime's
+			}
+			for _, name := range []string{uploads + "/" + trimmed, filepath.Join(uploads, trimmed)} {
+				for _, src := range sources {
+					if !carries(src, in) {
+						continue
+					}
+					r, rc := inputAt(t, src, in)
+					_, err := ReadFile(ctxOf(r), name)
+					assertBlocked(t, err, rc, src, in, "file")
+				}
+			}
+		}
+	}
+	r, _ := inputAt(t, taint.Query, "\u00a0b.txt\u3000")
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/b.txt"))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/contractguard/contractguard/internal/taint"
 )
@@ -331,6 +332,14 @@ func trimSpace(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// trimAnySpace is s without what the trims of common runtimes take off
+// its ends, beyond trimSpace's: Go's strings.TrimSpace and Python's strip
+// take Unicode's white space (U+00A0, U+2028, U+3000), JavaScript's trim
+// U+FEFF too, Java's String.trim every byte up to ' '.
+func trimAnySpace(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' || r == '\ufeff' || unicode.IsSpace(r) })
 }
 
 func isSpace(c byte) bool {
