@@ -348,18 +348,22 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 	var found taint.Input
 	ok := false
-	r.Inputs(func(in taint.Input) bool {
-		v := trimSpace(in.Value)
+	holds := func(in taint.Input, v string) bool {
 		if len(v) < len(host) {
 			// Nor do its otherCases hold it: case mapping goes rune for
 			// rune, so an ASCII host in one took as many bytes of v or
 			// more, and a host of other than ASCII is inputNotASCII's.
-			return true
+			return false
 		}
 		if in.Source == taint.Header && in.Name == "Host" && !samePort(v, port) {
-			return true
+			return false
 		}
-		if holdsHost(v, host) || !isASCII(v) && otherCasesHoldHost(v, host) {
+		return holdsHost(v, host) || !isASCII(v) && otherCasesHoldHost(v, host)
+	}
+	r.Inputs(func(in taint.Input) bool {
+		v := trimSpace(in.Value)
+		// Trimmed as most runtimes trim too ("\u00a0169.254.169.254").
+		if w := trimAnySpace(v); holds(in, v) || len(w) < len(v) && holds(in, w) {
 			found, ok = in, true
 			return false
 		}

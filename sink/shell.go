@@ -80,13 +80,20 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	// One byte is enough for a shell pattern: * or ? (rm -f uploads/*)
 	// and ~ expand outside quotes; the checks below tell where it lands.
 	r.InputsFrom(1, func(in taint.Input) bool {
-		v := trimSpace(in.Value)
-		if len(v) < taint.MinInputLen && !(len(v) == 1 && strings.IndexByte("*?~", v[0]) >= 0 && !protocolWildcard(in)) {
-			return true
+		check := func(v string) (why string, ok bool) {
+			if len(v) < taint.MinInputLen && !(len(v) == 1 && strings.IndexByte("*?~", v[0]) >= 0 && !protocolWildcard(in)) {
+				return "", true
+			}
+			why, ok = ck.input(v)
+			if ok && why == "" && !isASCII(v) {
+				why, ok = checkOtherCases(v, ck.input)
+			}
+			return why, ok
 		}
-		why, ok := ck.input(v)
-		if ok && why == "" && !isASCII(v) {
-			why, ok = checkOtherCases(v, ck.input)
+		v := trimSpace(in.Value)
+		why, ok := check(v)
+		if w := trimAnySpace(v); ok && why == "" && len(w) < len(v) {
+			why, ok = check(w) // trimmed as most runtimes trim ("\u00a0; id")
 		}
 		if !ok {
 			failed = overBudgetAgain(r, sinkShell, reported)

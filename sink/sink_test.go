@@ -1,10 +1,14 @@
 package sink
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/contractguard/contractguard/internal/taint"
 )
 
 // TestIsASCII: one byte of other than ASCII anywhere, in a string of any
@@ -41,4 +45,46 @@ func TestOtherCases(t *testing.T) {
 		forms, n := otherCases(in)
 		assert.Equal(t, want, append([]string(nil), forms[:n]...), "%q", in)
 	}
+}
+
+// TestCheck_InputTrimmedAsRuntimesTrim: an application that trims its
+// input with strings.TrimSpace (or JavaScript's trim, Python's strip)
+// takes U+00A0, U+2028 or U+3000 off its ends too, which the SQL, shell
+// and host checks did not when they looked for the input without its
+// white space (found by a review: "\u00a0x' OR '1'='1" trimmed into a
+// query, "\u00a0x; id" into a script and "\u00a0169.254.169.254" into a
+// URL were let through).
+func TestCheck_InputTrimmedAsRuntimesTrim(t *testing.T) {
+	for _, pad := range []string{"\u00a0", "\u2028", "\u3000", " \u00a0"} {
+		for _, tc := range []struct {
+			in, sink string
+			check    func(ctx context.Context, trimmed string) error
+		}{
+			{"x' OR '1'='1", "sql", func(ctx context.Context, v string) error {
+				return CheckSQL(ctx, "SELECT * FROM t WHERE name = '"+v+"'", PostgreSQL)
+			}},
+			{"x; id", "shell", func(ctx context.Context, v string) error {
+				return CheckCmd(ctx, exec.Command("sh", "-c", "echo "+v))
+			}},
+			{"169.254.169.254", "http", func(ctx context.Context, v string) error {
+				return CheckURL(ctx, "http://"+v+"/latest/meta-data/")
+			}},
+		} {
+			for _, in := range []string{pad + tc.in, tc.in + pad} {
+				for _, src := range sources {
+					if !carries(src, in) {
+						continue
+					}
+					r, rc := inputAt(t, src, in)
+					err := tc.check(ctxOf(r), strings.TrimSpace(in))
+					assertBlocked(t, err, rc, src, in, tc.sink)
+				}
+			}
+		}
+	}
+	// Data stays data: the trimmed input inside a string, an argument.
+	r, _ := inputAt(t, taint.Query, "\u00a0O'Brien here\u3000")
+	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT * FROM t WHERE name = $1 AND note = 'O''Brien here'", PostgreSQL))
+	r, _ = inputAt(t, taint.Query, "\u00a0in.png\u00a0")
+	assert.NoError(t, CheckCmd(ctxOf(r), exec.Command("convert", "in.png", "out.png")))
 }

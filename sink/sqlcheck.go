@@ -37,20 +37,18 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	var occBuf [16]occurrence
 	inputs, occ := inBuf[:0], occBuf[:0]
 	over, backslash := false, false
-	r.Inputs(func(in taint.Input) bool {
-		v := trimSpace(in.Value)
+	// add looks for in trimmed to v; false when the work is spent.
+	add := func(in taint.Input, v string) bool {
 		if len(v) < taint.MinInputLen || wordOnly(v) {
 			return true
 		}
 		n := len(occ)
 		var ok bool
 		if occ, ok = f.occurrences(v, len(inputs), occ); !ok {
-			over = true
 			return false
 		}
 		if !isASCII(v) {
 			if occ, ok = otherCaseOccurrences(&f, v, len(inputs), occ); !ok {
-				over = true
 				return false
 			}
 		}
@@ -62,6 +60,15 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 			backslash = backslash || strings.IndexByte(v, '\\') >= 0
 		}
 		return true
+	}
+	r.Inputs(func(in taint.Input) bool {
+		v := trimSpace(in.Value)
+		ok := add(in, v)
+		if w := trimAnySpace(v); ok && len(w) < len(v) {
+			ok = add(in, w) // trimmed as most runtimes trim ("\u00a0' OR 1=1 --")
+		}
+		over = !ok
+		return ok
 	})
 	if over {
 		return overBudget(r, sinkSQL)
