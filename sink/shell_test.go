@@ -644,6 +644,36 @@ func TestCheckCmd_WrapperNotKnown(t *testing.T) {
 	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "$BIN/timeout 5 convert in.png")))
 }
 
+// TestCheckCmd_LineContinuation: the shell removes a backslash-newline
+// in code, so the words around it are one command (and one word, when
+// nothing separates them), as the wrapper finder must count them (found
+// by a review: `timeout \<newline> 5 `+input took the line's end for the
+// command's, 5 for the program and the input for an argument, and let
+// the program timeout ran through).
+func TestCheckCmd_LineContinuation(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "pwned")
+	const in = "touch"
+	for _, tmpl := range []string{"timeout \\\n 5 %s", "timeout \\\n5 %s", "time\\\nout 5 %s", "nice -n \\\n 5 %s", "timeout 5 \\\n %s"} {
+		script := fmt.Sprintf(tmpl, in) + " " + marker
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%q", script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+		require.NoError(t, exec.Command("sh", "-c", script).Run(), "%q", script)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "the shell ran the input in %q", script)
+		require.NoError(t, os.Remove(marker))
+	}
+	// An argument on the next line is data; the continuation itself is
+	// syntax.
+	r, _ := inputAt(t, taint.Query, "in.png")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "convert \\\n in.png out.png")))
+	r, _ = inputAt(t, taint.Query, "a\\\nb")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "echo a\\\nb")), ErrBlocked)
+}
+
 // TestCheckCmd_WrappersBenign: an input that is an ordinary argument of
 // the program a wrapper runs, or the value of a wrapper's option, is data:
 // it is let through, and the command runs.

@@ -366,9 +366,14 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 		case c == '"':
 			l.inWord(i, shOther)
 			l.frames = append(l.frames, frame{kind: 'd', cur: -1})
+		case c == '\\' && i+1 < len(text) && text[i+1] == '\n':
+			// A line continuation, which the shell removes: the word and
+			// the command go on after it (`timeout \<newline> 5 cmd` runs
+			// cmd). Its bytes are syntax, of no word.
+			i++
 		case c == '\\':
 			l.inWord(i, shOther)
-			if i+1 < len(text) && text[i+1] != '\n' {
+			if i+1 < len(text) {
 				i++
 				l.inWord(i, shLit)
 			}
