@@ -250,7 +250,9 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			}
 			switch {
 			case tail != "" && tail != cv:
-				escapes = pc.startsSegment(tail)
+				if escapes, ok = pc.startsSegment(tail); !ok {
+					return "", false
+				}
 				pc.fd.work += len(pc.clean)
 			case tail == "" && pc.f.Base != "":
 				// A bare climb leaves nothing of itself: only a Base tells
@@ -288,20 +290,29 @@ func (pc *pathCheck) endsWith(tail string) bool {
 }
 
 // startsSegment: tail (clean) occurs in the clean name where a segment
-// starts, ignoring ASCII case.
-func (pc *pathCheck) startsSegment(tail string) bool {
-	for from := 0; from+len(tail) <= len(pc.clean); {
-		i := indexFold(pc.clean[from:], tail)
-		if i < 0 {
-			return false
+// starts, ignoring ASCII case; ok is false when the check's work is
+// spent. Only the places where a segment starts are compared, each
+// counting the bytes it compared: looking for every occurrence of tail
+// compared it again at each byte of a long run ("aaa…" in the name and
+// "../aaa…b" as an input: seconds for one call).
+func (pc *pathCheck) startsSegment(tail string) (found, ok bool) {
+	c := pc.clean
+	for i := 0; i+len(tail) <= len(c); i++ {
+		if i > 0 && !isSep(c[i-1]) {
+			continue
 		}
-		i += from
-		if i == 0 || isSep(pc.clean[i-1]) {
-			return true
+		n := 0
+		for n < len(tail) && (c[i+n] == tail[n] || lower(c[i+n]) == lower(tail[n])) {
+			n++
 		}
-		from = i + 1
+		if n == len(tail) {
+			return true, true
+		}
+		if pc.fd.work += n + 1; pc.fd.work > maxWork {
+			return false, false
+		}
 	}
-	return false
+	return false, true
 }
 
 // escapes: with the input at i, the cleaned name leaves the directory

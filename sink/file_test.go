@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -364,4 +365,36 @@ func TestCheckPath_TrimmedInputUnicode(t *testing.T) {
 	}
 	r, _ := inputAt(t, taint.Query, "\u00a0b.txt\u3000")
 	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/b.txt"))
+}
+
+// TestCheckPath_JoinedClimbBounded: the look for what is left of a climb
+// that filepath.Join cleaned away compares it where a segment of the name
+// starts, within the check's work. It looked for every occurrence, each
+// compared in full: a name with a long run (another input, joined) and an
+// input climbing into a slightly longer run took seconds per call, past
+// the bound the other looks keep.
+func TestCheckPath_JoinedClimbBounded(t *testing.T) {
+	_, uploads := fileTree(t)
+	const n = 300_000
+	for _, tc := range []struct{ in, name string }{
+		{"../" + strings.Repeat("a", n/2) + "b", strings.Repeat("a", n)},
+		{"../" + strings.Repeat("a.", n/4) + "b", strings.Repeat("a.", n/2)},
+		{"../" + strings.Repeat("a/", n/4) + "b", strings.Repeat("a/", n/2)},
+	} {
+		r, _ := inputAt(t, taint.Query, tc.in)
+		done := make(chan error, 1)
+		go func() { done <- CheckPath(ctxOf(r), filepath.Join(uploads, tc.name)) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				assert.ErrorIs(t, err, ErrBlocked) // too much to check: blocked
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("%q…: not done in 2s", tc.in[:8])
+		}
+	}
+	// Still found where a segment starts, with more joined after it.
+	in := "../" + strings.Repeat("a", 1000) + "/x"
+	r, _ := inputAt(t, taint.Query, in)
+	assert.ErrorIs(t, CheckPath(ctxOf(r), filepath.Join(uploads, in, "index.html")), ErrBlocked)
 }
