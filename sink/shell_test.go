@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf16"
 
 	"github.com/stretchr/testify/assert"
@@ -356,6 +357,37 @@ func TestCheckCmd_HereDocument(t *testing.T) {
 	sc := lexPOSIXAs(script, shOpts{hereDocs: true})
 	w := sc.words[sc.word[strings.Index(script, "echo")]]
 	assert.True(t, w.cmd, "echo is the next command")
+}
+
+// TestLexPOSIX_HereDocumentsLinear: the here-documents' reading of a
+// script is linear in its length. Each body's delimiter line was looked
+// for through the rest of the script, again for each body announced
+// inside another ("$(<<B" on every line, none ended: 30 s for 512 kB), and
+// the innermost body left was looked for down every $( a body had left
+// open ("$(<<B" then B on every pair of lines: seconds for 2 MB). Input in
+// the script makes both.
+func TestLexPOSIX_HereDocumentsLinear(t *testing.T) {
+	for _, tc := range []struct {
+		unit string
+		size int
+	}{{"$(<<B\n", 512 << 10}, {"$(<<B\nB\n", 2 << 20}, {"$(<<B1\n$(<<B2\n$(<<B3\n", 512 << 10}} {
+		script := "cat <<EOF\n" + strings.Repeat(tc.unit, tc.size/len(tc.unit)) + "EOF"
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lexPOSIXAs(script, shOpts{hereDocs: true})
+		}()
+		select {
+		case <-done:
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%q × %d: not read in 3s", tc.unit, tc.size/len(tc.unit))
+		}
+	}
+	// The bodies still end where their delimiters are.
+	script := "cat <<A\n$(cat <<B\nit's\nB\n)\nA\necho x"
+	sc := lexPOSIXAs(script, shOpts{hereDocs: true})
+	assert.Equal(t, shLit, sc.cls[strings.Index(script, "'")], "a quote in B's body is text")
+	assert.True(t, sc.words[sc.word[strings.Index(script, "echo")]].cmd, "echo is the command after A")
 }
 
 // TestCheckCmd_EscapedQuote: in bash's, zsh's and ksh's $'…' and in fish's

@@ -1,6 +1,9 @@
 package sink
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The shell readers: for a script given to sh -c, cmd /c or powershell
 // -Command, each byte's class (literal text of a word, a comment, or
@@ -77,6 +80,11 @@ type shLexer struct {
 	opts     shOpts
 	pending  []hereDoc
 	commands int32 // the commands numbered so far
+	// The starts of the script's lines by what they hold, as written and
+	// without leading tabs (<<-): where a here-document's delimiter line
+	// is, built on first use.
+	lines, tabLines map[string][]int32
+	bodies          []int // the frames of the here-documents' bodies being read, innermost last
 }
 
 // shOpts are the ways of reading a POSIX script where shells differ: each
@@ -441,14 +449,17 @@ word:
 }
 
 // innerBody is the index of the innermost here-document body's frame, or
-// -1.
+// -1: the last of bodies still among the frames. (Looking down the frames
+// for it went through every $( a body left open: "$(cat <<B", B on each
+// pair of lines, read 1 MB in seconds.)
 func (l *shLexer) innerBody() int {
-	for i := len(l.frames) - 1; i >= 0; i-- {
-		if k := l.frames[i].kind; k == 'h' || k == 'H' {
-			return i
-		}
+	for len(l.bodies) > 0 && l.bodies[len(l.bodies)-1] >= len(l.frames) {
+		l.bodies = l.bodies[:len(l.bodies)-1]
 	}
-	return -1
+	if len(l.bodies) == 0 {
+		return -1
+	}
+	return l.bodies[len(l.bodies)-1]
 }
 
 // hereBody starts the body of the first pending here-document at i: it
@@ -458,24 +469,39 @@ func (l *shLexer) hereBody(i int) int {
 	text := l.sc.text
 	h := l.pending[0]
 	l.pending = l.pending[1:]
+	// The first line at or after i that is the delimiter, found in an
+	// index of the lines: looking through the rest of the script for each
+	// here-document read it again for every one announced inside another's
+	// body ("$(cat <<B" on each line: a second for 100 kB).
+	if l.lines == nil {
+		l.lines, l.tabLines = map[string][]int32{}, map[string][]int32{}
+		for p := 0; p < len(text); {
+			n := strings.IndexByte(text[p:], '\n')
+			line := text[p:]
+			if n >= 0 {
+				line = text[p : p+n]
+			}
+			l.lines[line] = append(l.lines[line], int32(p))
+			if t := strings.TrimLeft(line, "\t"); len(t) < len(line) {
+				l.tabLines[t] = append(l.tabLines[t], int32(p))
+			}
+			if n < 0 {
+				break
+			}
+			p += n + 1
+		}
+	}
 	end := len(text)
-	for p := i; p < len(text); {
-		n := strings.IndexByte(text[p:], '\n')
-		line := text[p:]
-		if n >= 0 {
-			line = text[p : p+n]
+	starts := l.lines[h.delim]
+	if k, _ := slices.BinarySearch(starts, int32(i)); k < len(starts) {
+		end = int(starts[k])
+	}
+	if h.tabs {
+		// A line with leading tabs is the delimiter too.
+		tabbed := l.tabLines[h.delim]
+		if k, _ := slices.BinarySearch(tabbed, int32(i)); k < len(tabbed) {
+			end = min(end, int(tabbed[k]))
 		}
-		if h.tabs {
-			line = strings.TrimLeft(line, "\t")
-		}
-		if line == h.delim {
-			end = p
-			break
-		}
-		if n < 0 {
-			break
-		}
-		p += n + 1
 	}
 	kind := byte('h')
 	if h.quoted {
@@ -483,6 +509,7 @@ func (l *shLexer) hereBody(i int) int {
 	}
 	// One word, an operand: a body is data, never a program or an option.
 	l.frames = append(l.frames, frame{kind: kind, cur: -1, afterDD: true, end: end})
+	l.bodies = append(l.bodies, len(l.frames)-1)
 	return len(l.frames) - 1
 }
 
