@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -781,6 +782,36 @@ func TestCheckCmd_WrappersBenign(t *testing.T) {
 	r, _ = inputAt(t, taint.Query, "git")
 	assert.NoError(t, Commands{AllowPrograms: []string{"git"}}.Check(ctxOf(r), cmdOf("timeout", "5", "git", "status")))
 	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("timeout", "5", "git", "status")), ErrBlocked)
+}
+
+// TestProgFinder_TakesEachWordOnce: out of steps, the finder takes every
+// word left for a program once, however many readings unwind past the
+// limit. Each took them all again: an argv of 300,000 options the finder
+// does not know cost a second and a half, a script of them as much per
+// megabyte.
+func TestProgFinder_TakesEachWordOnce(t *testing.T) {
+	const n = 100_000
+	words := make([]string, n)
+	words[0] = "timeout"
+	for i := 1; i < n; i++ {
+		words[i] = "-Z"
+	}
+	calls := 0
+	taken := make([]bool, n)
+	p := progFinder{
+		n:      n,
+		word:   func(j int) (string, bool) { return words[j], true },
+		prog:   func(j int) { calls++; taken[j] = true },
+		script: func(int, int) {},
+	}
+	p.find()
+	assert.LessOrEqual(t, calls, n+maxWrapSteps, "words taken for a program")
+	assert.True(t, p.all)
+	first := slices.Index(taken[1:], true) + 1 // word 0 is the command's program
+	require.Positive(t, first)
+	for j := first; j < n; j++ {
+		require.True(t, taken[j], "every word from the first taken on: %d", j)
+	}
 }
 
 // TestProgFinder_Bounded: a long command of options the finder does not

@@ -124,7 +124,8 @@ type progFinder struct {
 	script func(j, off int, split bool)
 	seen   map[[4]int]bool
 	steps  int
-	all    bool // out of steps: every word left was taken for a program
+	all    bool // out of steps: every word from from on was taken for a program
+	from   int
 }
 
 // find runs the finder from the program at word 0.
@@ -158,14 +159,21 @@ func (p *progFinder) program(j int) {
 }
 
 // step counts one step of the finder's, at word j; past maxWrapSteps it
-// takes every word from j on for a program and is false.
+// takes every word from j on for a program and is false. Each word is
+// taken once: the readings left unwind through many steps past the
+// limit, and taking every word again at each made the bound's cost
+// maxWrapSteps times the command's length (a second for 300,000
+// arguments).
 func (p *progFinder) step(j int) bool {
 	if p.steps++; p.steps <= maxWrapSteps {
 		return true
 	}
-	p.all = true
-	for k := j; k < p.n; k++ {
-		p.prog(k)
+	if !p.all {
+		p.all, p.from = true, p.n
+	}
+	for p.from > j {
+		p.from--
+		p.prog(p.from)
 	}
 	return false
 }
