@@ -47,7 +47,8 @@ func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error)
 //     script or the arguments (sh -c "sh -c '…'", su -c '…', watch '…',
 //     ssh host '…', env -S '…', flock -c '…'), read the same way, four
 //     levels deep (deeper, any input in it is blocked);
-//   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env.
+//   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env,
+//     or of a wrapper's NAME=VALUE (env BASH_ENV=input bash …).
 //
 // With no input in ctx it does nothing.
 func CheckCmd(ctx context.Context, cmd *exec.Cmd) error {
@@ -116,6 +117,7 @@ type shellCheck struct {
 	env     []string
 	dd      int   // the index of the first "--" argument, or len(args)
 	progs   []int // the arguments that may be a program a wrapper runs
+	sets    []int // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
 	scripts []script
 	work    int
 	nest    nestBudget // for the scripts nested in the command's
@@ -257,6 +259,7 @@ func (ck *shellCheck) findPrograms() {
 		return
 	}
 	seen := make([]bool, len(args))
+	set := make([]bool, len(args))
 	p := progFinder{
 		n:    len(args),
 		word: func(j int) (string, bool) { return args[j], true },
@@ -264,6 +267,12 @@ func (ck *shellCheck) findPrograms() {
 			if j > 0 && !seen[j] {
 				seen[j] = true
 				ck.progs = append(ck.progs, j)
+			}
+		},
+		assign: func(j int) {
+			if !set[j] {
+				set[j] = true
+				ck.sets = append(ck.sets, j)
 			}
 		},
 		script: func(j, off int, split bool) {
@@ -459,14 +468,28 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 		}
 	}
 	for _, kv := range ck.env {
-		name, _, _ := strings.Cut(kv, "=")
-		if dangerousEnvName(name) {
-			if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
-				return "sets the environment variable " + name, true
-			}
+		if why := setsEnv(kv, v); why != "" {
+			return why, true
+		}
+	}
+	for _, j := range ck.sets {
+		if why := setsEnv(ck.args[j], v); why != "" {
+			return why, true
 		}
 	}
 	return "", true
+}
+
+// setsEnv: input v is in the value kv (NAME=VALUE) gives a variable that
+// makes a program run or load what it names.
+func setsEnv(kv, v string) string {
+	name, _, _ := strings.Cut(kv, "=")
+	if dangerousEnvName(name) {
+		if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
+			return "sets the environment variable " + name
+		}
+	}
+	return ""
 }
 
 func (ck *shellCheck) inScript(i int) bool {

@@ -521,6 +521,48 @@ func TestCheckCmd_EnvFamilies(t *testing.T) {
 	assert.NoError(t, CheckCmd(ctxOf(r), cmd))
 }
 
+// TestCheckCmd_WrapperSetsEnv: a wrapper's NAME=VALUE (env A=1 cmd, sudo
+// A=1 cmd) is the program's environment, as cmd.Env is: input in a
+// variable that makes the program run or load what it names is blocked
+// there too (found by a review: the finder read env's and sudo's
+// NAME=VALUE and passed them by, and exec.Command("env",
+// "BASH_ENV="+input, "bash", "-c", ":") ran the file the input named).
+// The attack runs when the check is skipped.
+func TestCheckCmd_WrapperSetsEnv(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "pwned")
+	in := filepath.Join(dir, "upload.sh")
+	require.NoError(t, os.WriteFile(in, []byte("touch "+marker+"\n"), 0o644))
+	for _, argv := range [][]string{
+		{"env", "BASH_ENV=" + in, "bash", "-c", ":"},
+		{"env", "-i", "A=1", "BASH_ENV=" + in, "bash", "-c", ":"},
+		{"env", "--", "BASH_ENV=" + in, "bash", "-c", ":"},
+		{"timeout", "5", "env", "BASH_ENV=" + in, "bash", "-c", ":"},
+		{"sudo", "BASH_ENV=" + in, "bash", "-c", ":"},
+		{"env", "LD_PRELOAD=" + in, "ls"},
+		{"env", "GIT_CONFIG_VALUE_0=" + in, "git", "fetch"},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%q", argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+			assert.Contains(t, err.Error(), "sets the environment variable", "%q", argv)
+		}
+		if argv[0] != "env" || argv[len(argv)-1] != ":" {
+			continue
+		}
+		require.NoError(t, exec.Command(argv[0], argv[1:]...).Run(), "%q", argv)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "bash ran the file the input named in %q", argv)
+		require.NoError(t, os.Remove(marker))
+	}
+	// Another variable is the program's business.
+	r, _ := inputAt(t, taint.Query, "en_GB.UTF-8")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("env", "LANG=en_GB.UTF-8", "ls")))
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sudo", "LC_ALL=en_GB.UTF-8", "ls")))
+}
+
 // TestCheckCmd_Wrappers: an input that a wrapper (env, sudo, timeout,
 // nice …) runs is the program, behind any of their options and nested,
 // in argv and in a script, as args[0] is (found by a review:
@@ -802,7 +844,7 @@ func TestProgFinder_TakesEachWordOnce(t *testing.T) {
 		n:      n,
 		word:   func(j int) (string, bool) { return words[j], true },
 		prog:   func(j int) { calls++; taken[j] = true },
-		script: func(int, int) {},
+		script: func(int, int, bool) {},
 	}
 	p.find()
 	assert.LessOrEqual(t, calls, n+maxWrapSteps, "words taken for a program")

@@ -122,6 +122,7 @@ type progFinder struct {
 	// shell's script (flock -c).
 	prog   func(j int)
 	script func(j, off int, split bool)
+	assign func(j int) // a wrapper's NAME=VALUE operand (env, sudo); may be nil
 	seen   map[[4]int]bool
 	steps  int
 	all    bool // out of steps: every word from from on was taken for a program
@@ -257,6 +258,9 @@ func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
 		}
 		opts = false
 		if w.assign && strings.IndexByte(t, '=') > 0 {
+			if p.assign != nil {
+				p.assign(j)
+			}
 			continue
 		}
 		p.program(j)
