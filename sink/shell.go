@@ -418,6 +418,11 @@ var dangerousEnv = map[string]bool{
 	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "PYTHONHOME": true,
 	"PERL5DB": true, "RUBYLIB": true, "NODE_PATH": true, "LESSOPEN": true, "LESSCLOSE": true, "BROWSER": true,
 	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "CURL_CA_BUNDLE": true, "GIT_SSL_NO_VERIFY": true, "NODE_TLS_REJECT_UNAUTHORIZED": true,
+	// Python imports the module a warning filter names (PYTHONWARNINGS=
+	// ignore::x.y:: imports x); PHP loads the configuration they name
+	// (auto_prepend_file runs code); glibc's tunables have been a way in
+	// to set-user-ID programs (CVE-2023-4911).
+	"PYTHONWARNINGS": true, "PHPRC": true, "PHP_INI_SCAN_DIR": true, "GLIBC_TUNABLES": true,
 }
 
 // dangerousEnvName: a variable of dangerousEnv, or of a family of them:

@@ -509,6 +509,10 @@ func TestCheckCmd_EnvFamilies(t *testing.T) {
 		{"JAVA_TOOL_OPTIONS=-javaagent:/tmp/a.jar", "-javaagent:/tmp/a.jar"},
 		{"BASH_FUNC_ls%%=() { id; }", "() { id; }"},
 		{"git_config_value_1=x y", "x y"},
+		{"PYTHONWARNINGS=ignore::evil.mod::", "ignore::evil.mod::"},
+		{"PHPRC=/tmp/uploads/php.ini", "/tmp/uploads/php.ini"},
+		{"PHP_INI_SCAN_DIR=/tmp/uploads", "/tmp/uploads"},
+		{"GLIBC_TUNABLES=glibc.malloc.mxfast=1", "glibc.malloc.mxfast=1"},
 	} {
 		r, rc := inputAt(t, taint.Query, kv.in)
 		cmd := exec.Command("git", "fetch")
