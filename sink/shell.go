@@ -652,6 +652,9 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 	if comment {
 		return ""
 	}
+	if sc.family == posixShell && sc.fed(s, e) {
+		return "reaches a script a shell reads from its input"
+	}
 	if !lit {
 		return "adds shell syntax to the script"
 	}

@@ -32,6 +32,7 @@ type shWord struct {
 	cmd               bool
 	operand           bool
 	redir             bool  // a redirection's target (>file, <file) or descriptor (2>)
+	stdin             bool  // an input redirection's target (<file, <<EOF, <<<word)
 	code              bool  // a command line a wrapper runs (env -S '…', flock f -c '…')
 	command           int32 // the command the word is in, numbered from 1
 	// A code word's command line: from byte codeOff of its value (-1 when
@@ -50,6 +51,10 @@ type shScript struct {
 	cls    []byte
 	word   []int32 // each byte's word, or -1
 	words  []shWord
+	// pipes: the script has a pipe (|, |&) or a process substitution
+	// (<(…), >(…)), through which a command may feed another's input.
+	pipes bool
+	feed  *feed // the shells that read their script from their input (stdin.go)
 }
 
 // The words after which the next word is again a command.
@@ -69,6 +74,7 @@ type frame struct {
 	cmdPos  bool
 	afterDD bool
 	redir   bool  // the next word is a redirection's target
+	redirIn bool  // … of an input redirection (<, <<, <<<)
 	command int32 // the command being read, or 0 before its first word
 }
 
@@ -129,8 +135,8 @@ func (l *shLexer) inWord(i int, c byte) {
 			f.command = l.commands
 		}
 		f.cur = len(sc.words)
-		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir, command: f.command})
-		f.redir = false
+		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir, stdin: f.redir && f.redirIn, command: f.command})
+		f.redir, f.redirIn = false, false
 	}
 	w := &sc.words[f.cur]
 	w.end = i + 1
@@ -169,7 +175,7 @@ func (l *shLexer) endWord(f *frame) {
 // newCommand ends the word and starts a command (after ; & | ( newline).
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
-	f.cmdPos, f.afterDD, f.redir = true, false, false
+	f.cmdPos, f.afterDD, f.redir, f.redirIn = true, false, false, false
 	f.command = 0
 }
 
@@ -179,7 +185,7 @@ func (l *shLexer) newCommand(f *frame) {
 // command either (`>/dev/null cmd` runs cmd). So is bash's {name} just
 // before it (`{fd}>/dev/null cmd` runs cmd), which other shells run as
 // the program: it stays one to the check.
-func (l *shLexer) redirect(f *frame) {
+func (l *shLexer) redirect(f *frame, in bool) {
 	if f.cur >= 0 {
 		w := &l.sc.words[f.cur]
 		switch text := l.sc.text[w.start:w.end]; {
@@ -193,6 +199,7 @@ func (l *shLexer) redirect(f *frame) {
 	}
 	l.endWord(f)
 	f.redir = true
+	f.redirIn = f.redirIn || in
 }
 
 // fdVariable: s is bash's {varname} before a redirection, the variable
@@ -353,12 +360,18 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 					f.depth--
 				}
 			}
+			if c == '|' && (i+1 == len(text) || text[i+1] != '|') && (i == 0 || text[i-1] != '|') {
+				sc.pipes = true // not ||
+			}
 			l.newCommand(f)
 			if c == '\n' && len(l.pending) > 0 {
 				here = l.hereBody(i + 1)
 			}
 		case c == '<' || c == '>':
-			l.redirect(f)
+			l.redirect(f, c == '<')
+			if i+1 < len(text) && text[i+1] == '(' {
+				sc.pipes = true // <(…), >(…)
+			}
 			if c == '<' && l.opts.hereDocs && i+2 < len(text) && text[i+1] == '<' && text[i+2] != '<' && (i == 0 || text[i-1] != '<') {
 				l.announce(i + 2)
 			}
@@ -576,7 +589,7 @@ func lexCmd(text string) *shScript {
 		case c == ' ' || c == '\t' || c == ',' || c == ';' || c == '=' && f.cur < 0:
 			l.endWord(f)
 		case c == '<' || c == '>':
-			l.redirect(f)
+			l.redirect(f, false)
 			sc.cls[i] = shOther
 		case c == '%' || c == '!' || c == '^' || c < ' ' || c == 0x7f:
 			l.inWord(i, shOther)

@@ -1,0 +1,315 @@
+package sink
+
+import "strings"
+
+// Shells that read their script from their input. A shell given no -c and
+// no script file (sh, bash -s, sh -, sh /dev/stdin), also behind a wrapper
+// (sudo sh), runs what it reads from its standard input: what the script
+// writes to it — an earlier stage of a pipeline (echo '…' | sh), a
+// here-document (sh <<EOF), a here-string (sh <<< '…'), a file (sh <
+// file) — is a script, whose text the check does not follow through the
+// programs that write it. So, in a reading of a POSIX script where such a
+// shell may be fed (the script has a pipe or a process substitution, or
+// the shell's command an input redirection), an input anywhere in the
+// script but the words of that shell's own command (its program, options
+// and arguments: bash -s -- <input> < job.sh is data) is blocked.
+//
+// A shell reads its script from its input too when its -c script does
+// (sh -c 'sh'), when that script is not known (sh -c "$(cat)"), or behind
+// xargs, which makes its input the shell's arguments (xargs sh -c, xargs
+// -I{} sh -c '{}'); so do . and source of /dev/stdin, and eval of an
+// expansion (eval "$(cat)").
+
+// feed is what one reading of a script feeds to its shells' input.
+type feed struct {
+	on     bool           // a shell that reads its script from its input may be fed by the script
+	exempt map[int32]bool // the commands of those shells: their own words are not fed to them
+}
+
+// fed: bytes [s, e) of the script, not all in a comment, may reach a
+// script a shell reads from its input.
+func (sc *shScript) fed(s, e int) bool {
+	if sc.feed == nil {
+		sc.feed = sc.findFeed()
+	}
+	if !sc.feed.on {
+		return false
+	}
+	for i := s; i < e; i++ {
+		if sc.cls[i] == shComment {
+			continue
+		}
+		if k := sc.word[i]; k >= 0 && !sc.words[k].redir && sc.feed.exempt[sc.words[k].command] {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// commands are the words of each command of sc but the redirections', in
+// order.
+func (sc *shScript) commands() (order []int32, cmds map[int32][]int) {
+	cmds = map[int32][]int{}
+	for k := range sc.words {
+		w := &sc.words[k]
+		if w.redir {
+			continue
+		}
+		if _, ok := cmds[w.command]; !ok {
+			order = append(order, w.command)
+		}
+		cmds[w.command] = append(cmds[w.command], k)
+	}
+	return order, cmds
+}
+
+// findFeed finds the shells of sc that read their script from their input
+// and that the script may feed.
+func (sc *shScript) findFeed() *feed {
+	f := &feed{}
+	redirected := map[int32]bool{}
+	for _, w := range sc.words {
+		if w.redir && w.stdin {
+			redirected[w.command] = true
+		}
+	}
+	if !sc.pipes && len(redirected) == 0 {
+		return f
+	}
+	order, cmds := sc.commands()
+	for _, c := range order {
+		if (sc.pipes || redirected[c]) && sc.readsInput(cmds[c], maxNestDepth) {
+			if f.exempt == nil {
+				f.exempt = map[int32]bool{}
+			}
+			f.on = true
+			f.exempt[c] = true
+		}
+	}
+	return f
+}
+
+// readsAnyInput: a command of sc reads a script from its input; past
+// depth, any script may.
+func (sc *shScript) readsAnyInput(depth int) bool {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		if sc.readsInput(cmds[c], depth) {
+			return true
+		}
+	}
+	return false
+}
+
+// readsInput: the command of words ws runs a script it reads from its
+// input: a program of it (the first, or one a wrapper runs) is a shell
+// that does, or ., source or eval of it.
+func (sc *shScript) readsInput(ws []int, depth int) bool {
+	type value struct {
+		text        string
+		known, read bool
+	}
+	values := make([]value, len(ws))
+	word := func(j int) (string, bool) {
+		if v := &values[j]; !v.read {
+			v.text, v.known = sc.value(ws[j])
+			v.read = true
+		}
+		return values[j].text, values[j].known
+	}
+	xargs, replace := false, false
+	for j := range ws {
+		if !sc.words[ws[j]].cmd {
+			continue
+		}
+		t, known := word(j)
+		if !known {
+			continue
+		}
+		switch name := programName(t); {
+		case name == "xargs":
+			xargs = true
+			replace = replace || xargsReplaces(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd })
+		case name == "." || name == "source":
+			if j+1 < len(ws) {
+				if a, ok := word(j + 1); !ok || stdinPath(a) {
+					return true
+				}
+			}
+		case name == "eval":
+			for k := j + 1; k < len(ws); k++ {
+				if _, ok := word(k); !ok {
+					return true
+				}
+			}
+		case name == "ssh" || name == "su" || name == "runuser":
+			// The remote command (the remote user's shell reads ssh's
+			// input when there is none: ssh host <<EOF), su's -c command
+			// line (the user's shell reads its input when there is none).
+			var texts []string
+			known := true
+			collect := func(k, off int, joined bool) {
+				last := k + 1
+				if joined {
+					last = len(ws)
+				}
+				var b strings.Builder
+				for m := k; m < last; m++ {
+					v, ok := word(m)
+					known = known && ok
+					if m > k {
+						b.WriteByte(' ')
+					}
+					b.WriteString(v)
+				}
+				if t := b.String(); off <= len(t) {
+					texts = append(texts, t[off:])
+				}
+			}
+			if name == "ssh" {
+				var starts []int
+				sshScript(len(ws), word, j, func(k int) {
+					if k < len(ws) {
+						starts = append(starts, k)
+					}
+				})
+				if len(starts) > maxJoined {
+					return true
+				}
+				for _, k := range starts {
+					collect(k, 0, true)
+				}
+			} else {
+				suScript(len(ws), word, j, func(k, off int) { collect(k, off, false) })
+			}
+			if len(texts) == 0 || !known || depth <= 0 {
+				return true
+			}
+			for _, t := range texts {
+				if lexPOSIX(t).readsAnyInput(depth - 1) {
+					return true
+				}
+			}
+		case posixShells[name]:
+			stdin, k := shellSource(len(ws), word, j, name)
+			if k > 0 {
+				if v, ok := word(k); !ok || depth <= 0 {
+					stdin = true
+				} else {
+					stdin = lexPOSIX(v).readsAnyInput(depth - 1)
+				}
+			}
+			if stdin || xargs && (k == 0 || replace) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shellSource reads the arguments of the shell at word i as posixScriptIn
+// does: its script is word script (its -c operand), or it reads its
+// script from its input (stdin: no operand, -s, -, /dev/stdin), or from a
+// file. A word whose value is not known may be -s or /dev/stdin before
+// the script.
+func shellSource(n int, word func(int) (string, bool), i int, name string) (stdin bool, script int) {
+	c, s := false, false
+	for j := i + 1; j < n; j++ {
+		a, known := word(j)
+		switch {
+		case !known:
+			if c {
+				return false, j
+			}
+			return true, 0
+		case a == "--" || a == "-":
+			if c {
+				if j+1 < n {
+					return false, j + 1
+				}
+				return false, 0
+			}
+			if a == "-" || j+1 == n {
+				return true, 0
+			}
+			b, ok := word(j + 1)
+			return s || !ok || stdinPath(b), 0
+		case strings.HasPrefix(a, "--"):
+			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
+				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
+					return false, j
+				}
+				c = true
+				continue
+			}
+			if a == "--init-file" || a == "--rcfile" {
+				j++
+			}
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if name == "busybox" {
+				continue
+			}
+			if a[0] == '-' {
+				c = c || strings.IndexByte(a[1:], 'c') >= 0
+				s = s || strings.IndexByte(a[1:], 's') >= 0
+			}
+			if strings.ContainsAny(a[1:], "oO") {
+				j++ // -o option, -O shopt
+			}
+		default:
+			if name == "busybox" && j == i+1 {
+				if !posixShells[a] {
+					return false, 0
+				}
+				name = a
+				continue
+			}
+			if c {
+				return false, j
+			}
+			return s || stdinPath(a), 0
+		}
+	}
+	return !c, 0
+}
+
+// stdinPath: a file that is the reader's standard input, or another
+// descriptor of it (a process substitution's /dev/fd/63).
+func stdinPath(p string) bool {
+	return p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/fd/")
+}
+
+// xargsReplaces: xargs (word i) has an option that puts its input into
+// the command's words (-I, -i, --replace, BSD -J), or one that may be
+// (a word whose value is not known), before its program (the next word
+// prog tells that is no option).
+func xargsReplaces(n int, word func(int) (string, bool), i int, prog func(int) bool) bool {
+	for j := i + 1; j < n; j++ {
+		a, known := word(j)
+		if prog(j) && known && !strings.HasPrefix(a, "-") {
+			return false
+		}
+		switch {
+		case !known:
+			return true
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "--"):
+			if name, _, _ := strings.Cut(a[2:], "="); name != "" && strings.HasPrefix("replace", name) {
+				return true
+			}
+		case len(a) > 1 && a[0] == '-':
+		cluster:
+			for k := 1; k < len(a); k++ {
+				switch c := a[k]; {
+				case c == 'I' || c == 'i' || c == 'J':
+					return true
+				case strings.IndexByte("aELnPsde", c) >= 0:
+					break cluster // its value
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package sink
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/taint"
+)
+
+// TestCheckCmd_StdinScript: a shell that reads its script from its input
+// (no -c, no script file) runs what the script feeds it — an earlier
+// stage of a pipeline, a here-document, a here-string — so input there is
+// blocked wherever it is (found by a review: with the input x;id, echo
+// 'echo x;id' | sh, sh <<'EOF' … and sh <<< 'echo x;id' were let through:
+// the input was the literal text of one word of the script, which the
+// shell at the end of the pipe then ran).
+func TestCheckCmd_StdinScript(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"echo 'echo " + in + "' | sh",
+		"printf '%s\\n' 'echo " + in + "' | bash",
+		"sh <<EOF\necho " + in + "\nEOF",
+		"sh <<'EOF'\necho '" + in + "'\nEOF",
+		"bash <<\"EOF\"\necho '" + in + "'\nEOF",
+		"sh <<< 'echo " + in + "'",
+		"cat <<EOF | sh\necho '" + in + "'\nEOF",
+		"cat <<'EOF' | sh\necho '" + in + "'\nEOF",
+		"echo 'echo " + in + "' | sudo -u bob bash",
+		"echo 'echo " + in + "' | timeout 5 sh -s",
+		"echo 'echo " + in + "' | sh -s -- arg",
+		"echo 'echo " + in + "' | sh -",
+		"echo 'echo " + in + "' | bash /dev/stdin",
+		"echo 'echo " + in + "' |& bash",
+		"echo 'echo " + in + "' |\nbash",
+		"(echo 'echo " + in + "') | sh",
+		"{ echo 'echo " + in + "'; } | sh",
+		"echo 'echo " + in + "' | { sh; }",
+		"echo 'echo " + in + "' | sh -c \"$(cat)\"",
+		"echo 'echo " + in + "' | sh -c 'sh'",
+		"echo 'echo " + in + "' | sh -c 'exec bash -s'",
+		"echo \"'echo " + in + "'\" | xargs sh -c",
+		"echo 'echo " + in + "' | xargs -I{} sh -c '{}'",
+		"echo 'echo " + in + "' | . /dev/stdin",
+		"echo 'echo " + in + "' | eval \"$(cat)\"",
+		"echo 'echo " + in + "' > /tmp/s; sh < /tmp/s",
+		"bash <(echo 'echo " + in + "')",
+		"ssh host <<'EOF'\necho '" + in + "'\nEOF",
+		"echo 'echo " + in + "' | ssh host bash -s",
+		"echo 'echo " + in + "' | su bob",
+		"echo 'echo " + in + "' | sh # " + in,
+		"sh -c \"echo 'echo " + in + "' | sh\"",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	r, _ := inputAt(t, taint.Query, in)
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sudo", "sh", "-c", "echo 'echo "+in+"' | sh")), ErrBlocked)
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("su", "-c", "sh <<< 'echo "+in+"'", "bob")), ErrBlocked)
+
+	// The attack runs when the check is skipped, and is blocked when it is
+	// made.
+	marker := filepath.Join(t.TempDir(), "pwned")
+	in2 := "x;touch " + marker
+	for _, script := range []string{
+		"echo 'echo " + in2 + "' | sh",
+		"printf '%s\\n' 'echo " + in2 + "' | sh",
+		"bash <<< 'echo " + in2 + "'",
+		"cat <<'EOF' | sh\necho " + in2 + "\nEOF",
+		"echo 'echo " + in2 + "' | sh -c 'sh'",
+	} {
+		r, _ := inputAt(t, taint.Query, in2)
+		_, err := Command(ctxOf(r), "sh", "-c", script)
+		require.ErrorIs(t, err, ErrBlocked, "%q", script)
+		cmd, err := Command(context.Background(), "bash", "-c", script)
+		require.NoError(t, err)
+		require.NoError(t, cmd.Run(), "%q", script)
+		_, statErr := os.Stat(marker)
+		require.NoError(t, statErr, "the shell ran the input in %q", script)
+		require.NoError(t, os.Remove(marker))
+	}
+}
+
+// TestCheckCmd_StdinScriptBenign: pipelines and redirections into
+// programs that are no shell, a shell's -c script that reads its input as
+// data, a script file, and the arguments of a shell that reads its script
+// from a file, are let through.
+func TestCheckCmd_StdinScriptBenign(t *testing.T) {
+	const in = "hello"
+	for _, script := range []string{
+		"echo hello | grep hello",
+		"sh -c 'echo hello | tr a b'",
+		"echo hello | tr a b | sh -c 'cat'",
+		"printf '%s' hello | sh -c 'cat > /dev/null'",
+		"echo hello | xargs sh -c 'echo \"$1\"' sh",
+		"cat <<EOF\nsay hello\nEOF",
+		"grep hello <<< 'hello world'",
+		"echo hello | sh ./script.sh",
+		"bash -s -- hello < /dev/null",
+		"echo hello | wc -c; sh -c 'echo hi'",
+		"echo hello || sh",
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%v %q", src, script)
+			assert.Empty(t, rc.all())
+		}
+		if strings.Contains(script, "script.sh") || strings.HasSuffix(script, "|| sh") {
+			continue
+		}
+		_, err := exec.Command("bash", "-c", script).Output()
+		require.NoError(t, err, "%q", script)
+	}
+}
