@@ -127,6 +127,34 @@ func (s *script) checkOpaque(v string) (string, bool) {
 	return "", true
 }
 
+// shellVars are the variables that name a shell (the user's: $SHELL,
+// which may be fish; the running one's: $BASH, $ZSH_NAME), and how it is
+// read.
+var shellVars = map[string]string{"SHELL": "sh", "BASH": "bash", "ZSH_NAME": "zsh"}
+
+// shellVar is the shell word k of sc names when it is one of shellVars'
+// expansions, alone in the word ($SHELL, ${SHELL}, "$BASH",
+// ${SHELL:-/bin/sh}), or "": any when it may be any shell, fish too.
+func (sc *shScript) shellVar(k int) (name string, any bool) {
+	w := sc.words[k]
+	t := sc.text[w.start:w.end]
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		t = t[1 : len(t)-1]
+	}
+	var v string
+	switch {
+	case strings.HasPrefix(t, "${") && strings.HasSuffix(t, "}"):
+		v = t[2 : len(t)-1]
+		if i := strings.IndexAny(v, ":-=+?#%/}"); i >= 0 {
+			v = v[:i]
+		}
+	case strings.HasPrefix(t, "$"):
+		v = t[1:]
+	}
+	name = shellVars[v]
+	return name, v == "SHELL"
+}
+
 // nested calls found for each script that words of sc hold: the words ws,
 // joined with blanks, from byte off of the first's value (-1: not known);
 // fish when the shell that reads it may be fish, split for env -S's
@@ -173,15 +201,19 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				w.nested = true
 			}
 			t, known := word(j)
+			name, anyShell := programName(t), false
 			if !known {
-				continue
+				// $SHELL -c '…': a variable that names a shell.
+				if name, anyShell = sc.shellVar(ws[j]); name == "" {
+					continue
+				}
 			}
 			var starts []int
 			fish := false
-			switch name := programName(t); {
+			switch {
 			case posixShells[name]:
 				if k := posixScriptIn(len(ws), word, j, name); k > 0 {
-					found(ws[k:k+1], 0, name == "fish", false, false)
+					found(ws[k:k+1], 0, name == "fish" || anyShell, false, false)
 				}
 				continue
 			case name == "su" || name == "runuser":

@@ -242,3 +242,57 @@ func TestCheckCmd_NestedBounded(t *testing.T) {
 	require.ErrorIs(t, err, ErrBlocked)
 	assert.Contains(t, err.Error(), "too much input")
 }
+
+// TestCheckCmd_NestedShellVariable: a shell named by a variable that
+// names one ($SHELL, $BASH, $ZSH_NAME) is a shell: its -c script is read
+// (found by a review: with the input x;id, $SHELL -c 'echo x;id' and
+// ${SHELL} -c … were let through: the program's name was an expansion,
+// not known, and its script was not read). Other variables ($CC -c
+// file.c) are not.
+func TestCheckCmd_NestedShellVariable(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"$SHELL -c 'echo " + in + "'",
+		"${SHELL} -c 'echo " + in + "'",
+		`"$SHELL" -c 'echo ` + in + `'`,
+		`"${SHELL}" -lc 'echo ` + in + `'`,
+		"${SHELL:-/bin/sh} -c 'echo " + in + "'",
+		"$BASH -c 'echo " + in + "'",
+		"${ZSH_NAME} -c 'echo " + in + "'",
+		"sudo -u bob $SHELL -c 'echo " + in + "'",
+		"exec $SHELL -c 'echo " + in + "'",
+		"x=$($SHELL -c 'echo " + in + "')",
+		"echo 'echo " + in + "' | $SHELL",
+		"$SHELL <<< 'echo " + in + "'",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// The attack runs when the check is skipped.
+	marker := filepath.Join(t.TempDir(), "pwned")
+	script := "SHELL=/bin/sh; $SHELL -c 'echo x;touch " + marker + "'"
+	r, _ := inputAt(t, taint.Query, "x;touch "+marker)
+	require.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), ErrBlocked)
+	require.NoError(t, exec.Command("sh", "-c", script).Run())
+	_, err := os.Stat(marker)
+	require.NoError(t, err)
+
+	for _, c := range [][2]string{
+		{"file.c", "$CC -c file.c -o file.o"},
+		{"x;id", "$CC -c 'x;id'"},
+		{"hello", "$SHELL -c 'echo hello'"},
+		{"hello", `"$SHELL" ./script.sh hello`},
+		{"hello", "$EDITOR -c 'hello'"},
+	} {
+		r, rc := inputAt(t, taint.Query, c[0])
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", c[1])), "%q", c[1])
+		assert.Empty(t, rc.all())
+	}
+}

@@ -124,10 +124,13 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 			continue
 		}
 		t, known := word(j)
+		name := programName(t)
 		if !known {
-			continue
+			if name, _ = sc.shellVar(ws[j]); name == "" {
+				continue
+			}
 		}
-		switch name := programName(t); {
+		switch {
 		case name == "xargs":
 			xargs = true
 			replace = replace || xargsReplaces(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd })
