@@ -220,7 +220,8 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				suScript(len(ws), word, j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				continue
 			case name == "ssh" && w.cmd:
-				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) },
+					func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				fish = true
 			case name == "watch" && w.cmd:
 				watchScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
@@ -325,13 +326,55 @@ func suScript(n int, word func(int) (string, bool), i int, found func(j, off int
 // sshValue are ssh's options that take a value.
 const sshValue = "BbcDEeFIiJLlmOoPpQRSWw"
 
+// sshCommands are ssh's configuration options whose value is a command
+// line, run with the user's shell (the remote one for RemoteCommand).
+var sshCommands = map[string]bool{"proxycommand": true, "localcommand": true, "remotecommand": true, "knownhostscommand": true}
+
+// sshCommandOption: v is an -o option of ssh's (KEY=VALUE, KEY VALUE, KEY
+// = VALUE; KEY in any case, as ssh reads it) whose value, from byte off, is
+// a command line.
+func sshCommandOption(v string) (off int, ok bool) {
+	blank := func(i int) int {
+		for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
+			i++
+		}
+		return i
+	}
+	i := blank(0)
+	k := i
+	for i < len(v) && v[i] != ' ' && v[i] != '\t' && v[i] != '=' {
+		i++
+	}
+	if !sshCommands[strings.ToLower(v[k:i])] {
+		return 0, false
+	}
+	if i = blank(i); i < len(v) && v[i] == '=' {
+		i++
+	}
+	return blank(i), true
+}
+
 // sshScript calls found with the first word of ssh's (word i) remote
 // command: its operands after the destination, which ssh joins with blanks
 // for the remote shell. ssh reads options after the destination too
 // (ssh host -l bob cmd), until "--" or its first operand. A word whose
 // value is not known may be an option, the destination or the command:
-// each reading is taken.
-func sshScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+// each reading is taken. It calls option with each word that holds an -o
+// option whose value is a command line (-o ProxyCommand=…, -oLocalCommand
+// …), and the byte of its value where the command line starts; a word
+// that may be the value of -o, whose value is not known, from byte 0.
+func sshScript(n int, word func(int) (string, bool), i int, found func(j int), option func(j, off int)) {
+	// value: word j, from byte from, is the value of -o.
+	value := func(j, from int) {
+		v, known := word(j)
+		if !known || from > len(v) {
+			option(j, 0)
+			return
+		}
+		if off, ok := sshCommandOption(v[from:]); ok {
+			option(j, from+off)
+		}
+	}
 	type state struct{ j, phase int }
 	seen := map[state]bool{}
 	steps := 0
@@ -358,7 +401,14 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int)) {
 					found(j) // it and all after it, not read
 					return
 				}
-				from(j+1, 0)      // a flag
+				from(j+1, 0) // a flag
+				if j+1 < n {
+					if v, ok := word(j + 1); ok {
+						if off, ok := sshCommandOption(v); ok {
+							option(j+1, off) // -o and its value
+						}
+					}
+				}
 				from(j+2, 0)      // an option and its value
 				j, phase = j+1, 1 // the destination
 			case a == "--":
@@ -373,6 +423,11 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int)) {
 					if strings.IndexByte(sshValue, a[k]) >= 0 {
 						if k+1 == len(a) {
 							next++
+							if a[k] == 'o' && j+1 < n {
+								value(j+1, 0)
+							}
+						} else if a[k] == 'o' {
+							value(j, k+1)
 						}
 						break
 					}

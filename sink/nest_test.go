@@ -296,3 +296,69 @@ func TestCheckCmd_NestedShellVariable(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_NestedSSHOptions: ssh's -o options whose value is a
+// command line (ProxyCommand, LocalCommand, RemoteCommand,
+// KnownHostsCommand; -o KEY=VALUE, -oKEY=VALUE, KEY VALUE, KEY in any
+// case, as ssh reads them) are read as scripts (found by a review: with
+// the input x;id, ssh -o ProxyCommand='echo x;id' host was let through:
+// the input was data of an option's value; ssh ran it with the shell).
+func TestCheckCmd_NestedSSHOptions(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"ssh", "-o", "ProxyCommand=echo " + in, "host"},
+		{"ssh", "-oProxyCommand=echo " + in, "host"},
+		{"ssh", "-oProxyCommand echo " + in, "host"},
+		{"ssh", "-o", "proxycommand = echo " + in, "host"},
+		{"ssh", "-o", "LocalCommand=echo " + in, "-o", "PermitLocalCommand=yes", "host"},
+		{"ssh", "-o", "RemoteCommand=echo " + in, "host"},
+		{"ssh", "-o", "KnownHostsCommand=echo " + in, "host"},
+		{"ssh", "-vo", "ProxyCommand=echo " + in, "host"},
+		{"ssh", "-TvoProxyCommand=echo " + in, "host"},
+		{"ssh", "host", "-o", "ProxyCommand=echo " + in, "uptime"},
+		{"timeout", "5", "ssh", "-o", "ProxyCommand=echo " + in, "host"},
+		{"sh", "-c", "ssh -o 'ProxyCommand echo " + in + "' host"},
+		{"sh", "-c", "ssh -o 'localcommand=echo " + in + "' host"},
+		{"sh", "-c", "ssh -oProxyCommand='nc " + in + " 22' host"},
+		{"sh", "-c", "sudo ssh -o \"ProxyCommand=echo " + in + "\" host uptime"},
+		{"sh", "-c", "ssh \"$OPT\" 'ProxyCommand=echo " + in + "' host"},
+		{"sh", "-c", "ssh -o \"ProxyCommand=$P " + in + "\" host"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// The attack runs when the check is skipped (ssh runs the proxy
+	// command before it fails to connect).
+	if _, err := exec.LookPath("ssh"); err == nil {
+		marker := filepath.Join(t.TempDir(), "pwned")
+		in2 := "$(touch " + marker + ")" // ssh runs "exec echo …"
+		argv := []string{"ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "ProxyCommand=echo " + in2, "host.invalid", "true"}
+		r, _ := inputAt(t, taint.Query, in2)
+		_, err := Command(ctxOf(r), argv[0], argv[1:]...)
+		require.ErrorIs(t, err, ErrBlocked)
+		_ = exec.Command(argv[0], argv[1:]...).Run()
+		_, err = os.Stat(marker)
+		require.NoError(t, err, "ssh ran the proxy command")
+	}
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"bastion.example.com", []string{"ssh", "-o", "ProxyCommand=ssh -W %h:%p bastion.example.com", "host"}},
+		{"bastion.example.com", []string{"sh", "-c", "ssh -o 'ProxyCommand ssh -W %h:%p bastion.example.com' host uptime"}},
+		{"in.png", []string{"ssh", "-o", "BatchMode=yes", "host", "ls", "in.png"}},
+		{"yes;no", []string{"ssh", "-o", "StrictHostKeyChecking=yes;no", "host"}},
+		{"hello.example.com", []string{"ssh", "-o", "ProxyJump=hello.example.com", "host"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}

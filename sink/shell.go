@@ -233,7 +233,15 @@ func (ck *shellCheck) findRemote() {
 		case "watch":
 			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
 		case "ssh":
-			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) }, func(j, off int) {
+				// -o ProxyCommand=…: a command line for the user's shell.
+				for _, s := range ck.scripts {
+					if s.wrapped && s.arg == j && s.off == off {
+						return
+					}
+				}
+				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
+			})
 			fish = true // the remote user's shell
 		default:
 			continue

@@ -176,7 +176,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					if k < len(ws) {
 						starts = append(starts, k)
 					}
-				})
+				}, func(int, int) {})
 				if len(starts) > maxJoined {
 					return true
 				}
