@@ -907,3 +907,59 @@ func TestCheckCmd_EnvSplitString(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "in.png\n", string(out))
 }
+
+// TestCheckCmd_WrappersRunuser: runuser -u USER COMMAND runs COMMAND, as
+// a wrapper does (found by a review: with the input id, runuser -u bob id
+// was let through, and so was an option after runuser's own "--"); without
+// -u, its operands are the user and the user's shell's arguments, no
+// program (runuser bob -c '…' is read as su's).
+func TestCheckCmd_WrappersRunuser(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"runuser", "-u", "bob", "id"}},
+		{"id", []string{"runuser", "-u", "bob", "--", "id", "-x"}},
+		{"id", []string{"runuser", "-ubob", "id"}},
+		{"id", []string{"runuser", "--user=bob", "id"}},
+		{"id", []string{"runuser", "--user", "bob", "id"}},
+		{"id", []string{"runuser", "--us", "bob", "id"}},
+		{"id", []string{"runuser", "-m", "-g", "wheel", "-u", "bob", "id"}},
+		{"id", []string{"runuser", "-mu", "bob", "id"}},
+		{"id", []string{"sudo", "runuser", "-u", "bob", "timeout", "5", "id"}},
+		{"id", []string{"sh", "-c", "runuser -u bob -- id"}},
+		{"id", []string{"sh", "-c", "runuser -u \"$U\" id"}},
+		{"id", []string{"sh", "-c", "runuser \"$OPT\" bob id"}},
+		{"--upload-pack=id", []string{"runuser", "-u", "bob", "--", "git", "clone", "--upload-pack=id"}},
+		{"x;id", []string{"runuser", "-u", "bob", "--", "sh", "-c", "echo x;id"}},
+		{"x;id", []string{"sh", "-c", "echo 'echo x;id' | runuser -u bob sh"}},
+		{"x;id", []string{"sh", "-c", "echo 'echo x;id' | runuser bob"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"in.png", []string{"runuser", "-u", "bob", "--", "convert", "in.png", "out.png"}},
+		{"bob", []string{"runuser", "-u", "bob", "id"}},
+		{"bob", []string{"runuser", "-l", "bob", "-c", "id"}},
+		{"bob", []string{"runuser", "bob"}},
+		{"bob", []string{"runuser", "-", "bob", "-c", "id"}},
+		{"in.png", []string{"sh", "-c", "runuser -l bob -c 'convert in.png out.png'"}},
+		{"bob", []string{"sh", "-c", "runuser -s /bin/sh bob -c id"}},
+		{"hello", []string{"sh", "-c", "echo hello | runuser -u bob -- cat"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}

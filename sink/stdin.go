@@ -119,6 +119,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 		return values[j].text, values[j].known
 	}
 	xargs, replace := false, false
+	steps := 0
 	for j := range ws {
 		if !sc.words[ws[j]].cmd {
 			continue
@@ -145,6 +146,11 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 				if _, ok := word(k); !ok {
 					return true
 				}
+			}
+		case name == "runuser" && wrapperSpecs[name].runs(len(ws), word, j, func() bool { steps++; return steps <= maxWrapSteps }):
+			// runuser -u bob cmd runs cmd, a program of the command.
+			if steps > maxWrapSteps {
+				return true
 			}
 		case name == "ssh" || name == "su" || name == "runuser":
 			// The remote command (the remote user's shell reads ssh's

@@ -31,6 +31,11 @@ type wrapper struct {
 	dash     bool   // a lone "-" is an option (env -)
 	noRun    string // short options after which the operand is not run: command -v, sudo -e (files to edit), sudo -l
 	command  bool   // flock: -c/--command and a command line after the operands, instead of a program
+	// runuser: it runs a program only when given this short option (or
+	// the long option it abbreviates), the user: without, its operands are
+	// the user and the arguments of the user's shell (nest.go: suScript).
+	needs     byte
+	needsLong string
 }
 
 var helpVersion = map[string]byte{"help": 'f', "version": 'f'}
@@ -95,6 +100,13 @@ var wrapperSpecs = map[string]*wrapper{
 		"color": 'f', "no-color": 'f', "differences": 'o', "interval": 'v', "beep": 'f', "errexit": 'f', "follow": 'f',
 		"chgexit": 'f', "equexit": 'v', "exec": 'f', "precise": 'f', "no-rerun": 'f', "shotsdir": 'v', "no-title": 'f', "no-wrap": 'f',
 	})},
+	// util-linux runuser ("c:fg:G:lmpPs:u:hVw:", options anywhere):
+	// runuser -u USER [--] COMMAND runs COMMAND; runuser USER -c '…' is
+	// su's (nest.go).
+	"runuser": {value: "cgGsuw", flags: "flmpPhV", dash: true, needs: 'u', needsLong: "user", long: longs(map[string]byte{
+		"user": 'v', "group": 'v', "supp-group": 'v', "login": 'f', "preserve-environment": 'f', "shell": 'v', "command": 'v',
+		"session-command": 'v', "fast": 'f', "pty": 'f', "whitelist-environment": 'v',
+	})},
 	// busybox and toybox: the first argument is the applet.
 	"busybox": {},
 	"toybox":  {},
@@ -154,6 +166,9 @@ func (p *progFinder) program(j int) {
 	}
 	if name == "busybox" || name == "toybox" {
 		p.program(j + 1) // the applet
+		return
+	}
+	if !w.runs(p.n, p.word, j, func() bool { return p.step(j + 1) }) {
 		return
 	}
 	p.args(w, j, j+1, w.operands, true)
@@ -326,6 +341,50 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 		}
 	}
 	return true, next, true
+}
+
+// runs: wrapper w (word i) runs a program: always, but runuser only with
+// -u (or --user, or a word whose value is not known, which may be it),
+// read among all its options before "--", as getopt permutes them. step
+// is called for each word read, and false ends the reading: it does not.
+func (w *wrapper) runs(n int, word func(int) (string, bool), i int, step func() bool) bool {
+	if w.needs == 0 {
+		return true
+	}
+	for j := i + 1; j < n; j++ {
+		if !step() {
+			return false
+		}
+		a, known := word(j)
+		switch {
+		case !known:
+			return true
+		case a == "--":
+			return false
+		case strings.HasPrefix(a, "--"):
+			name, _, eq := strings.Cut(a[2:], "=")
+			kind := w.longOption(name)
+			if name != "" && kind != 0 && strings.HasPrefix(w.needsLong, name) {
+				return true
+			}
+			if kind == 'v' && !eq {
+				j++
+			}
+		case len(a) > 1 && a[0] == '-':
+			for k := 1; k < len(a); k++ {
+				if a[k] == w.needs {
+					return true
+				}
+				if strings.IndexByte(w.value, a[k]) >= 0 {
+					if k+1 == len(a) {
+						j++
+					}
+					break
+				}
+			}
+		}
+	}
+	return false
 }
 
 // longOption is the kind of w's long option name, or 0: an exact name, or
