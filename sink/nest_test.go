@@ -362,3 +362,40 @@ func TestCheckCmd_NestedSSHOptions(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_NestedWindows: a POSIX shell's script in a cmd /c or
+// PowerShell script (bash -c, wsl bash -c) is read as a nested script
+// (found by a review: with the input x;id, cmd /c bash -c "echo x;id" was
+// let through: the input was the literal text of one word of cmd's
+// script, whose words were not read as scripts).
+func TestCheckCmd_NestedWindows(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"cmd", "/c", `bash -c "echo ` + in + `"`},
+		{"cmd.exe", "/C", `wsl bash -c "echo ` + in + `"`},
+		{"cmd", "/c", `wsl -e sh -c "echo ` + in + `"`},
+		{"powershell", "-Command", "bash -c 'echo " + in + "'"},
+		{"pwsh", "-c", `wsl bash -c "echo ` + in + `"`},
+		{"powershell", "-EncodedCommand", encodePS("wsl sh -c 'echo " + in + "'")},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	for _, argv := range [][]string{
+		{"cmd", "/c", `bash -c "ls in.png"`},
+		{"cmd", "/c", `wsl bash -c "convert 'in.png' out.png"`},
+		{"powershell", "-Command", "wsl bash -c 'ls in.png'"},
+		{"pwsh", "-c", "Get-Item in.png"},
+	} {
+		r, rc := inputAt(t, taint.Query, "in.png")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -563,11 +563,9 @@ func (s *script) check(v string, c Commands) (string, bool) {
 	if s.opaque {
 		return s.checkOpaque(v)
 	}
-	if s.family == posixShell {
-		s.lex()
-		if s.over {
-			return "", false
-		}
+	s.lex()
+	if s.over {
+		return "", false
 	}
 	if why, ok := s.occurrences(v, c); !ok || why != "" {
 		return why, ok
@@ -584,8 +582,10 @@ func (s *script) lex() {
 	switch s.family {
 	case cmdShell:
 		s.sc = lexCmd(s.text)
+		s.findKids() // cmd /c "bash -c '…'", wsl bash -c …
 	case powerShell:
 		s.sc = lexPowerShell(s.text)
+		s.findKids()
 	default:
 		s.sc = lexPOSIX(s.text)
 		s.alts = s.readings()
