@@ -119,6 +119,8 @@ type shellCheck struct {
 	progs   []int // the arguments that may be a program a wrapper runs
 	sets    []int // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
 	scripts []script
+	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
+	inScr   []bool          // the arguments in a script (inScript)
 	work    int
 	nest    nestBudget // for the scripts nested in the command's
 }
@@ -191,6 +193,7 @@ func (ck *shellCheck) findScripts() {
 				}
 				// The user's shell, which may be fish. The argument is
 				// checked as an option too, as before it was read.
+				ck.newCode(j, off)
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 			})
 		case name == "cmd":
@@ -218,6 +221,20 @@ func (ck *shellCheck) findScripts() {
 	}
 }
 
+// newCode: the wrapped script at byte off of argument j is not found yet
+// (a map: a command of many -S or -o options is read in linear time).
+func (ck *shellCheck) newCode(j, off int) bool {
+	if ck.coded == nil {
+		ck.coded = map[[2]int]bool{}
+	}
+	k := [2]int{j, off}
+	if ck.coded[k] {
+		return false
+	}
+	ck.coded[k] = true
+	return true
+}
+
 // word is argument j, for the finders that read words.
 func (ck *shellCheck) word(j int) (string, bool) { return ck.args[j], true }
 
@@ -235,12 +252,9 @@ func (ck *shellCheck) findRemote() {
 		case "ssh":
 			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) }, func(j, off int) {
 				// -o ProxyCommand=…: a command line for the user's shell.
-				for _, s := range ck.scripts {
-					if s.wrapped && s.arg == j && s.off == off {
-						return
-					}
+				if ck.newCode(j, off) {
+					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 				}
-				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 			})
 			fish = true // the remote user's shell
 		default:
@@ -284,13 +298,8 @@ func (ck *shellCheck) findPrograms() {
 			}
 		},
 		script: func(j, off int, split bool) {
-			if j >= len(args) || off > len(args[j]) {
+			if j >= len(args) || off > len(args[j]) || !ck.newCode(j, off) {
 				return
-			}
-			for _, s := range ck.scripts {
-				if s.wrapped && s.arg == j && s.off == off {
-					return
-				}
 			}
 			text := args[j][off:]
 			if split {
@@ -505,13 +514,26 @@ func setsEnv(kv, v string) string {
 	return ""
 }
 
+// inScript: argument i is in a script (not a wrapper's command line,
+// which is checked as an argument too).
 func (ck *shellCheck) inScript(i int) bool {
-	for _, s := range ck.scripts {
-		if !s.wrapped && s.arg <= i && i <= s.last {
-			return true
+	if ck.inScr == nil {
+		// Once, in linear time: a command may have many scripts.
+		ck.inScr = make([]bool, len(ck.args))
+		open := make([]int, len(ck.args)+1)
+		for _, s := range ck.scripts {
+			if !s.wrapped && s.arg <= s.last && s.last < len(ck.args) {
+				open[s.arg]++
+				open[s.last+1]--
+			}
+		}
+		n := 0
+		for j := range ck.inScr {
+			n += open[j]
+			ck.inScr[j] = n > 0
 		}
 	}
-	return false
+	return ck.inScr[i]
 }
 
 // program: the input is the program, the end of its path (the file it

@@ -963,3 +963,21 @@ func TestCheckCmd_WrappersRunuser(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_WrappedScriptsLinear: a command of many command-line
+// options (ssh -oProxyCommand=… or env -S … repeated) is read in linear
+// time: each script found was compared with every one found before it
+// (100,000 options took 18 s).
+func TestCheckCmd_WrappedScriptsLinear(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, "hello")
+	for _, opt := range [][]string{{"ssh", "-oProxyCommand=echo x"}, {"env", "-S", "x"}} {
+		argv := []string{opt[0]}
+		for i := 0; i < 100000; i++ {
+			argv = append(argv, opt[1:]...)
+		}
+		argv = append(argv, "hello")
+		start := time.Now()
+		_ = CheckCmd(ctxOf(r), cmdOf(argv...))
+		assert.Less(t, time.Since(start), 5*time.Second, opt[0])
+	}
+}
