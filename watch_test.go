@@ -355,7 +355,10 @@ func TestWatch_OneReloadForABurst(t *testing.T) {
 // back. It is reloaded once watchMaxWait has passed since the first
 // change not reloaded, while the writes go on.
 func TestWatch_ReloadsWhileWritesGoOn(t *testing.T) {
-	defer func(old time.Duration) { watchMaxWait = old }(watchMaxWait)
+	// Put back once Watch has stopped (cleanups run last first, and
+	// startWatch's stops it): a deferred write raced its reads.
+	old := watchMaxWait
+	t.Cleanup(func() { watchMaxWait = old })
 	watchMaxWait = 600 * time.Millisecond
 	dir := t.TempDir()
 	v0, _ := versionContract(0)

@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -55,6 +56,10 @@ type shScript struct {
 	// (<(…), >(…)), through which a command may feed another's input.
 	pipes bool
 	feed  *feed // the shells that read their script from their input (stdin.go)
+	// steps counts what reading the here-documents looked at (bytes of
+	// lines indexed, lines searched, frames left), for the test that holds
+	// that reading linear in the script's length.
+	steps int
 }
 
 // The words after which the next word is again a command.
@@ -468,6 +473,7 @@ word:
 func (l *shLexer) innerBody() int {
 	for len(l.bodies) > 0 && l.bodies[len(l.bodies)-1] >= len(l.frames) {
 		l.bodies = l.bodies[:len(l.bodies)-1]
+		l.sc.steps++
 	}
 	if len(l.bodies) == 0 {
 		return -1
@@ -495,6 +501,7 @@ func (l *shLexer) hereBody(i int) int {
 				line = text[p : p+n]
 			}
 			l.lines[line] = append(l.lines[line], int32(p))
+			l.sc.steps += len(line) + 1
 			if t := strings.TrimLeft(line, "\t"); len(t) < len(line) {
 				l.tabLines[t] = append(l.tabLines[t], int32(p))
 			}
@@ -506,6 +513,7 @@ func (l *shLexer) hereBody(i int) int {
 	}
 	end := len(text)
 	starts := l.lines[h.delim]
+	l.sc.steps += bits.Len(uint(len(starts))) + 1
 	if k, _ := slices.BinarySearch(starts, int32(i)); k < len(starts) {
 		end = int(starts[k])
 	}

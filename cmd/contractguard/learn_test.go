@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,15 +132,21 @@ func TestLearnMerge(t *testing.T) {
 // redirected (found by helper-39). Same host: kept.
 func TestLearnMerge_HeadersStayWithTheirHost(t *testing.T) {
 	export := exportOf(t, shopTraffic())
+	var mu sync.Mutex // the servers' goroutines and the test's
 	var gotKey, gotAuth []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	got := func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
 		gotKey, gotAuth = append(gotKey, r.Header.Get("X-Api-Key")), append(gotAuth, r.Header.Get("Authorization"))
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got(r)
 		w.Write(export)
 	}))
 	defer other.Close()
 	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1) // another host, as the client sees it
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotKey, gotAuth = append(gotKey, r.Header.Get("X-Api-Key")), append(gotAuth, r.Header.Get("Authorization"))
+		got(r)
 		switch r.URL.Path {
 		case "/away":
 			http.Redirect(w, r, otherURL+"/learned", http.StatusFound)
@@ -157,11 +164,15 @@ func TestLearnMerge_HeadersStayWithTheirHost(t *testing.T) {
 		{"/here", []string{"k", "k"}, []string{"Bearer t", "Bearer t"}},
 		{"/away", []string{"k", ""}, []string{"Bearer t", ""}},
 	} {
+		mu.Lock()
 		gotKey, gotAuth = nil, nil
+		mu.Unlock()
 		r := cli(t, "", "learn", "merge", "--out", filepath.Join(t.TempDir(), "c"), "-H", "X-Api-Key: k", "-H", "Authorization: Bearer t", srv.URL+tc.path)
 		require.Equal(t, 0, r.code, r.stdout+r.stderr)
+		mu.Lock()
 		assert.Equal(t, tc.wantKey, gotKey, tc.path)
 		assert.Equal(t, tc.wantA, gotAuth, tc.path)
+		mu.Unlock()
 	}
 }
 
