@@ -325,9 +325,23 @@ func patternOf(in *input, e *routeEntry, segs, buf []string) (route.Pattern, []s
 // /t/victim/%2e%2e/attacker, which the guard's main reading, /t/attacker,
 // matches to /t/:a): the typed contract is checked with the parameters
 // its handler gets.
+//
+// On the typed handler's own pass (no path: its router has routed the
+// request, and extracted its parameters), the view has no pattern: the
+// typed contract is checked with the router's parameters (pathParams),
+// not with those of the file contract's pattern over the guard's reading.
 func typedView(in *input, e *routeEntry, segs []string) (route.Hit[*routeEntry], bool) {
 	t := in.typed
-	if e == nil || t.c == nil || t.pattern == nil || t.path == "" {
+	if e == nil || t.c == nil {
+		return route.Hit[*routeEntry]{}, false
+	}
+	if t.path == "" {
+		if in.r == nil || t.pattern != nil {
+			return route.Hit[*routeEntry]{}, false
+		}
+		return route.Hit[*routeEntry]{V: &routeEntry{contracts: []*contract{t.c}}, Segs: segs}, true
+	}
+	if t.pattern == nil {
 		return route.Hit[*routeEntry]{}, false
 	}
 	var buf [16]string

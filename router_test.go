@@ -137,6 +137,53 @@ method: PUT
 	}
 }
 
+// TestTyped_HandlerAloneChecksTheRouterParams: a typed handler served by
+// chi or ServeMux without the guard's Middleware checks its contract on
+// its own pass with the parameters its router extracted, also when a
+// file contract matched the path in another reading: chi and ServeMux
+// route /victim/%2e%2e/attacker to /{org}/{repo}/{action} with org
+// "victim", the guard's reading /attacker matches /:org (found by
+// review: the typed rule read org "attacker" through /:org, passed a body
+// naming another org and refused the legitimate one).
+func TestTyped_HandlerAloneChecksTheRouterParams(t *testing.T) {
+	type In struct {
+		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+		Org string   `json:"org"`
+	}
+	var seen []string
+	fn := func(w http.ResponseWriter, r *http.Request, in In) {
+		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
+		w.WriteHeader(http.StatusCreated)
+	}
+	for name, h := range map[string]func(g *Guard) http.Handler{
+		"chi": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			Put(r, g, "/{org}/{repo}/{action}", fn)
+			return r
+		},
+		"ServeMux": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /{org}/{repo}/{action}", Handle(g, fn))
+			return mux
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			seen = nil
+			g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": "endpoint: /:org\nmethod: PUT\n"}), Logger: discard})
+			srv := httptest.NewServer(h(g))
+			defer srv.Close()
+			v := rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/victim/%2e%2e/attacker", Body: `{"org":"attacker"}`})
+			assert.Equal(t, http.StatusUnprocessableEntity, v.status)
+			assert.Empty(t, seen, "a handler ran for an org the body does not name")
+			v = rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/victim/%2e%2e/attacker", Body: `{"org":"victim"}`})
+			assert.Equal(t, http.StatusCreated, v.status, "the control request")
+			v = rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/victim/r/a", Body: `{"org":"victim"}`})
+			assert.Equal(t, http.StatusCreated, v.status, "a plain path")
+			assert.Equal(t, []string{"victim", "victim"}, seen)
+		})
+	}
+}
+
 // TestTyped_ChiParamsDecodedOnce: chi hands a parameter encoded when it
 // routes on r.URL.RawPath, and as r.URL.Path has it, decoded already,
 // when it routes on that (the escapes in the path are Go's own): a typed
