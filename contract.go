@@ -200,7 +200,7 @@ func pending(e *routeEntry, others []route.Hit[*routeEntry], typed routed, prev 
 			}
 		}
 	}
-	if typed.c != nil && prev.notDone(typed.c) {
+	if typed.c != nil && !typed.later && prev.notDone(typed.c) {
 		todo = append(todo, typed.c)
 	}
 	return todo

@@ -154,7 +154,10 @@ func (g *Guard) Contracts() []ContractInfo {
 // which handler will serve the request: if it is a typed handler of this
 // guard ([Handle], [Post]…), its contract is enforced here together with
 // the route's file contract, in the specified order, and the route counts
-// as covered for RequireContract.
+// as covered for RequireContract. (A route whose pattern has a wildcard,
+// chi's * or ServeMux's {name...}, has its parameters only once the
+// router routes: its typed contract is enforced by its handler, before
+// the handler's function runs.)
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	if g.opts.Disabled {
 		return next

@@ -26,6 +26,12 @@ type routed struct {
 	// guard's file contracts matched.
 	path   string
 	decode bool
+	// later: the router's pattern has a wildcard the guard's patterns
+	// cannot express (chi's *, ServeMux's {name...}), so its parameters
+	// are the router's alone, which it extracts only as it routes, after
+	// Middleware: the typed contract is checked on its handler's own pass,
+	// and counts here only as the route's contract (RequireContract).
+	later bool
 }
 
 // routeName names the typed contract's route in metrics: the router's
@@ -79,7 +85,8 @@ func (g *Guard) routedContract(r *http.Request, next http.Handler) routed {
 		if c := g.ownTyped(h); c != nil {
 			// ServeMux matches the escaped path, cleaned (a path that is
 			// not is redirected), and decodes each segment.
-			return routed{c: c, pattern: routerPattern(pattern), route: pattern, path: r.URL.EscapedPath(), decode: true}
+			p := routerPattern(pattern)
+			return routed{c: c, pattern: p, route: pattern, path: r.URL.EscapedPath(), decode: true, later: p == nil}
 		}
 		return routed{}
 	case chi.Routes:
@@ -137,7 +144,8 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	if c != nil {
 		// chi's parameters are its path's segments as they are: encoded
 		// when it routed on RawPath.
-		return routed{c: c, pattern: routerPattern(pattern), route: pattern, path: path, decode: r.URL.RawPath != ""}
+		p := routerPattern(pattern)
+		return routed{c: c, pattern: p, route: pattern, path: path, decode: r.URL.RawPath != "", later: p == nil}
 	}
 	return routed{}
 }
@@ -233,9 +241,9 @@ func routeOf(r *http.Request, e *routeEntry, typed *contract) string {
 
 // routerWildcards yields what routerParams leaves out of the path
 // parameters chi or ServeMux extracted for r, for the sinks: chi's
-// catch-all ("*", percent-decoded as the others) and every parameter of a
-// ServeMux pattern with a {name...} wildcard, which routerPattern does not
-// read. A handler reads them (chi.URLParam(r, "*"), r.PathValue("path"))
+// catch-all ("*", percent-decoded as the others) and the {name...}
+// wildcards of a ServeMux pattern, which routerPattern does not read
+// (routerParams reads its other wildcards). A handler reads them (chi.URLParam(r, "*"), r.PathValue("path"))
 // and builds file names from them.
 func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
@@ -247,7 +255,13 @@ func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 			}
 		}
 	}
-	p := r.Pattern
+	muxWildcards(r.Pattern, true, func(name string) bool { return yield(name, r.PathValue(name)) })
+}
+
+// muxWildcards yields the names of the wildcards of p, a ServeMux pattern
+// that routerPattern does not read (one with a {name...} wildcard): those
+// of its {name...} wildcards if rest, else those of its plain {name} ones.
+func muxWildcards(p string, rest bool, yield func(name string) bool) {
 	if p == "" || routerPattern(p) != nil {
 		return
 	}
@@ -258,8 +272,8 @@ func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 		if len(s) < 3 || s[0] != '{' || s[len(s)-1] != '}' || s == "{$}" {
 			continue
 		}
-		name := strings.TrimSuffix(s[1:len(s)-1], "...")
-		if !yield(name, r.PathValue(name)) {
+		name, isRest := strings.CutSuffix(s[1:len(s)-1], "...")
+		if isRest == rest && !yield(name) {
 			return
 		}
 	}
@@ -298,5 +312,11 @@ func routerParams(r *http.Request) map[string]string {
 			m[s.Param] = r.PathValue(s.Param)
 		}
 	}
+	// A pattern with a {name...} wildcard, which routerPattern does not
+	// read: its other wildcards are parameters as well.
+	muxWildcards(r.Pattern, false, func(name string) bool {
+		m[name] = r.PathValue(name)
+		return true
+	})
 	return m
 }

@@ -184,6 +184,61 @@ func TestTyped_HandlerAloneChecksTheRouterParams(t *testing.T) {
 	}
 }
 
+// TestTyped_WildcardRouteParams: a typed route whose router pattern has
+// a wildcard the guard's patterns cannot express (chi's /{org}/*,
+// ServeMux's /{org}/{rest...}) is checked with the parameters its router
+// extracts: behind Middleware too, which runs before the router extracts
+// them, and with a file contract (/:org) that the guard's reading of
+// /victim/%2e%2e/attacker, /attacker, matches (found by review: behind
+// Middleware the typed rule saw no org, or the file contract's
+// "attacker"; ServeMux's {org} was left out of request.params).
+func TestTyped_WildcardRouteParams(t *testing.T) {
+	type In struct {
+		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+		Org string   `json:"org"`
+	}
+	var seen []string
+	fn := func(w http.ResponseWriter, r *http.Request, in In) {
+		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
+		w.WriteHeader(http.StatusCreated)
+	}
+	for name, h := range map[string]func(g *Guard) http.Handler{
+		"chi": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			Put(r, g, "/{org}/*", fn)
+			return r
+		},
+		"ServeMux": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /{org}/{rest...}", Handle(g, fn))
+			return g.Middleware(mux)
+		},
+		"ServeMux alone": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("PUT /{org}/{rest...}", Handle(g, fn))
+			return mux
+		},
+	} {
+		for _, files := range []string{"", "endpoint: /:org\nmethod: PUT\n"} {
+			t.Run(fmt.Sprintf("%s, file contract %v", name, files != ""), func(t *testing.T) {
+				seen = nil
+				g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": files}), Logger: discard})
+				srv := httptest.NewServer(h(g))
+				defer srv.Close()
+				v := rawRequest(t, srv, conformanceCase{Method: "PUT", Path: "/victim/%2e%2e/attacker", Body: `{"org":"attacker"}`})
+				assert.Equal(t, http.StatusUnprocessableEntity, v.status)
+				assert.Empty(t, seen, "a handler ran for an org the body does not name")
+				for _, path := range []string{"/victim/%2e%2e/attacker", "/victim/a/b"} {
+					v = rawRequest(t, srv, conformanceCase{Method: "PUT", Path: path, Body: `{"org":"victim"}`})
+					assert.Equal(t, http.StatusCreated, v.status, path)
+				}
+				assert.Equal(t, []string{"victim", "victim"}, seen)
+			})
+		}
+	}
+}
+
 // TestTyped_ChiParamsDecodedOnce: chi hands a parameter encoded when it
 // routes on r.URL.RawPath, and as r.URL.Path has it, decoded already,
 // when it routes on that (the escapes in the path are Go's own): a typed
