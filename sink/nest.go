@@ -189,6 +189,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			}
 			return values[j].text, values[j].known
 		}
+		scan := newWordScan(len(ws), word)
 		last := -1 // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
@@ -212,12 +213,12 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			fish := false
 			switch {
 			case posixShells[name]:
-				if k := posixScriptIn(len(ws), word, j, name); k > 0 {
+				if k := scan.posix(j, name); k > 0 {
 					found(ws[k:k+1], 0, name == "fish" || anyShell, false, false)
 				}
 				continue
 			case name == "su" || name == "runuser":
-				suScript(len(ws), word, j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
+				scan.su(j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				continue
 			case name == "ssh" && w.cmd:
 				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) },
@@ -235,6 +236,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				}
 			}
 		}
+		sc.scans += scan.steps
 	}
 }
 
@@ -261,15 +263,57 @@ func joinedStarts(starts []int, last int) (keep []int, opaque bool) {
 	return keep, false
 }
 
-// suScript calls found with each word that may hold su's or runuser's
-// (word i) command line, and the byte of its value where it starts: the
-// value of -c, --command and --session-command (su reads its options
-// anywhere before "--": su bob -c '…'), and after "--" the shell's own -c
-// (su bob -- -c '…' hands -c '…' to the user's shell). A word whose value
-// is not known may be -c or --command=…: it, and the word after it, may be
-// the command line.
-func suScript(n int, word func(int) (string, bool), i int, found func(j, off int)) {
+// wordScan reads the words of one command (or the arguments), for the
+// scripts of its su, runuser and shell words. A scan goes on from each
+// position the same way, whichever word it started from: a su scan that
+// reaches a position another su scan read from stops there, whose finds
+// from there on are made already, and a shell's scan that reaches a
+// position another's read from, in the same state, takes its result. So a
+// command of many such words is read in linear time (su ×100,000, or sh
+// -o sh -o … -c, took seconds: each word's scan read to the end).
+type wordScan struct {
+	n       int
+	word    func(int) (string, bool)
+	suRead  []bool                 // the positions a su scan read from
+	shell   map[scanKey]int        // posixScriptIn's result from a position, before -c
+	sources map[scanKey]sourceScan // shellSource's, before -c and -s
+	steps   int                    // the words read
+}
+
+// scanKey is a shell's scan at a position, in a state: the shell is fish,
+// -c came, -s came (shellSource).
+type scanKey struct {
+	j          int
+	fish, c, s bool
+}
+
+type sourceScan struct {
+	stdin  bool
+	script int
+}
+
+func newWordScan(n int, word func(int) (string, bool)) *wordScan {
+	return &wordScan{n: n, word: word}
+}
+
+func (ws *wordScan) read(j int) (string, bool) {
+	ws.steps++
+	return ws.word(j)
+}
+
+// su is suScript on ws's words, each position read by one su scan: whole
+// is false when the scan stopped at a position another one read from,
+// whose finds from there on it does not make again.
+func (ws *wordScan) su(i int, found func(j, off int)) (whole bool) {
+	if ws.suRead == nil {
+		ws.suRead = make([]bool, ws.n)
+	}
+	n, word := ws.n, ws.read
 	for j := i + 1; j < n; j++ {
+		if ws.suRead[j] {
+			return false
+		}
+		ws.suRead[j] = true
 		a, known := word(j)
 		switch {
 		case !known:
@@ -280,11 +324,11 @@ func suScript(n int, word func(int) (string, bool), i int, found func(j, off int
 		case a == "--":
 			// The user, if not named yet, and the shell's arguments.
 			for _, k := range [2]int{j, j + 1} {
-				if s := posixScriptIn(n, word, k, "sh"); s > 0 {
+				if s := ws.posix(k, "sh"); s > 0 {
 					found(s, 0)
 				}
 			}
-			return
+			return true
 		case strings.HasPrefix(a, "--"):
 			name, _, eq := strings.Cut(a[2:], "=")
 			switch {
@@ -321,6 +365,18 @@ func suScript(n int, word func(int) (string, bool), i int, found func(j, off int
 			}
 		}
 	}
+	return true
+}
+
+// suScript calls found with each word that may hold su's or runuser's
+// (word i) command line, and the byte of its value where it starts: the
+// value of -c, --command and --session-command (su reads its options
+// anywhere before "--": su bob -c '…'), and after "--" the shell's own -c
+// (su bob -- -c '…' hands -c '…' to the user's shell). A word whose value
+// is not known may be -c or --command=…: it, and the word after it, may be
+// the command line.
+func suScript(n int, word func(int) (string, bool), i int, found func(j, off int)) {
+	newWordScan(n, word).su(i, found)
 }
 
 // sshValue are ssh's options that take a value.

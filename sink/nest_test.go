@@ -399,3 +399,55 @@ func TestCheckCmd_NestedWindows(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_ScansLinear: the scans of a command's su, runuser and
+// shell words read each word a bounded number of times, in the arguments,
+// in a script and where a piped shell may read its input: each word's scan
+// read on to the end (su ×100,000 as argv took 7 s; sh -c 'sh -o sh -o …
+// -c hello' 10 s; runuser ×200,000 -u x in a script 33 s). The words read
+// are counted, not the time taken.
+func TestCheckCmd_ScansLinear(t *testing.T) {
+	const n = 20000
+	rep := func(w string, k int) string { return strings.Repeat(w, k) }
+	argvs := map[string]string{
+		"su":            rep("su ", n) + "hello",
+		"runuser":       rep("runuser ", n) + "-u x hello",
+		"sh -o sh":      "sh " + rep("-o sh ", n) + "hello",
+		"sh -c -o sh":   "sh " + rep("-c -o sh ", n) + "hello",
+		"su -- -o su":   "su -- " + rep("-o su ", n) + "-c hello",
+		"runuser -c su": "runuser " + rep("-c su ", n),
+	}
+	for name, argv := range argvs {
+		words := strings.Fields(argv)
+		ck := shellCheck{args: words}
+		ck.findScripts()
+		assert.LessOrEqual(t, ck.scan.steps, 8*len(words), "argv %s", name)
+	}
+	scripts := map[string]string{
+		"su":          "su " + rep("su ", n) + "-c hello",
+		"runuser":     rep("runuser ", n) + "-u x",
+		"sh -o sh":    "sh" + rep(" -o sh", n) + " -c hello",
+		"sh -c -o sh": "sh" + rep(" -c -o sh", n) + " hello",
+		// A command of many programs (past the program finder's steps,
+		// every word is one), piped: each is asked whether it reads its
+		// input.
+		"piped su": "echo x | " + rep("sudo ", maxWrapSteps) + rep("su ", n) + "-c hello",
+		"piped sh": "echo x | " + rep("sudo ", maxWrapSteps) + "sh" + rep(" -o sh", n) + " -c hello",
+	}
+	for name, text := range scripts {
+		sc := lexPOSIX(text)
+		sc.nested(func([]int, int, bool, bool, bool) bool { return true })
+		sc.fed(0, len(text))
+		assert.LessOrEqual(t, sc.scans, 16*len(sc.words), "script %s", name)
+	}
+	// The verdicts are those of the scans one by one.
+	r, _ := inputAt(t, taint.Query, "hello")
+	for _, argv := range [][]string{
+		{"sh", "-c", "su " + rep("su ", 100) + "-c 'echo x;hello'"},
+		{"sh", "-c", "sh" + rep(" -o sh", 100) + " -c 'echo x;hello'"},
+		strings.Fields(rep("su ", 100) + "-c x;hello"),
+		strings.Fields("sh " + rep("-o sh ", 100) + "-c x;hello"),
+	} {
+		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf(argv...)), ErrBlocked, "%q", argv)
+	}
+}

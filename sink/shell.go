@@ -123,6 +123,7 @@ type shellCheck struct {
 	inScr   []bool          // the arguments in a script (inScript)
 	work    int
 	nest    nestBudget // for the scripts nested in the command's
+	scan    *wordScan  // the arguments' su and shell words (findScripts)
 }
 
 // script is a shell script in the command: args[arg] (or args[arg:]
@@ -176,24 +177,26 @@ func (ck *shellCheck) findScripts() {
 			}
 		}
 	}
+	ck.scan = newWordScan(len(args), ck.word)
+	shells := map[int]bool{} // the arguments that are a shell's script
 	for i := 0; i < len(args); i++ {
 		name := programName(args[i])
 		switch {
 		case posixShells[name]:
-			if j := posixScript(args, i, name); j > 0 {
+			if j := ck.scan.posix(i, name); j > 0 {
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell, fish: name == "fish"})
+				shells[j] = true
 				i = j
 			}
 		case name == "su" || name == "runuser":
-			suScript(len(args), ck.word, i, func(j, off int) {
-				for _, s := range ck.scripts {
-					if s.arg == j && s.off == off && s.family == posixShell {
-						return
-					}
+			ck.scan.su(i, func(j, off int) {
+				// Once (a map: a command of many su or -c is read in
+				// linear time), and not where a shell's script is.
+				if off == 0 && shells[j] || !ck.newCode(j, off) {
+					return
 				}
 				// The user's shell, which may be fish. The argument is
 				// checked as an option too, as before it was read.
-				ck.newCode(j, off)
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 			})
 		case name == "cmd":
@@ -312,34 +315,53 @@ func (ck *shellCheck) findPrograms() {
 	p.find()
 }
 
-// posixScript is the index of the script of the shell args[i] (its -c
-// option's operand: the first argument that is not an option), or 0.
-func posixScript(args []string, i int, name string) int {
-	return posixScriptIn(len(args), func(j int) (string, bool) { return args[j], true }, i, name)
+// posixScriptIn is the index of the script of the shell word i (its -c
+// option's operand: the first word that is not an option), or 0, on n
+// words as word gives them: a word whose value is not known may be any
+// option (-c too) before the script, and is the script after -c.
+func posixScriptIn(n int, word func(int) (string, bool), i int, name string) int {
+	return newWordScan(n, word).posix(i, name)
 }
 
-// posixScriptIn is posixScript on n words, as word gives them: a word
-// whose value is not known may be any option (-c too) before the script,
-// and is the script after -c.
-func posixScriptIn(n int, word func(int) (string, bool), i int, name string) int {
+// posix is posixScriptIn on ws's words: a scan that reaches a position
+// another one read from, in the same state, takes its result.
+func (ws *wordScan) posix(i int, name string) int {
+	n, word := ws.n, ws.read
+	var path []scanKey // the positions read, and the states
+	done := func(r int) int {
+		for _, k := range path {
+			ws.shell[k] = r
+		}
+		return r
+	}
 	c := false
 	for j := i + 1; j < n; j++ {
+		if name != "busybox" { // busybox reads its first word as the applet
+			k := scanKey{j: j, fish: name == "fish", c: c}
+			if r, ok := ws.shell[k]; ok {
+				return done(r)
+			}
+			if ws.shell == nil {
+				ws.shell = map[scanKey]int{}
+			}
+			path = append(path, k)
+		}
 		a, known := word(j)
 		switch {
 		case !known:
 			if c {
-				return j
+				return done(j)
 			}
 			c = true
 		case a == "--" || a == "-":
 			if c && j+1 < n {
-				return j + 1
+				return done(j + 1)
 			}
-			return 0
+			return done(0)
 		case strings.HasPrefix(a, "--"):
 			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
 				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
-					return j
+					return done(j)
 				}
 				c = true
 				continue
@@ -360,18 +382,18 @@ func posixScriptIn(n int, word func(int) (string, bool), i int, name string) int
 		default:
 			if name == "busybox" && j == i+1 {
 				if !posixShells[a] {
-					return 0
+					return done(0)
 				}
 				name = a
 				continue
 			}
 			if c {
-				return j
+				return done(j)
 			}
-			return 0 // a script file
+			return done(0) // a script file
 		}
 	}
-	return 0
+	return done(0)
 }
 
 // powerShellScript is the script of powershell args[i]: -Command (or any

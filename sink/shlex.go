@@ -60,6 +60,7 @@ type shScript struct {
 	// lines indexed, lines searched, frames left), for the test that holds
 	// that reading linear in the script's length.
 	steps int
+	scans int // the words the scans of its su and shell words read (wordScan)
 }
 
 // The words after which the next word is again a command.

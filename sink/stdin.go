@@ -120,6 +120,9 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 	}
 	xargs, replace := false, false
 	steps := 0
+	scan := newWordScan(len(ws), word)
+	defer func() { sc.scans += scan.steps }()
+	scripts := map[int]bool{} // the -c scripts read: whether they read their input
 	for j := range ws {
 		if !sc.words[ws[j]].cmd {
 			continue
@@ -189,8 +192,11 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 				for _, k := range starts {
 					collect(k, 0, true)
 				}
-			} else {
-				suScript(len(ws), word, j, func(k, off int) { collect(k, off, false) })
+			} else if !scan.su(j, func(k, off int) { collect(k, off, false) }) && len(texts) == 0 {
+				// Its scan stopped where an earlier su's read on, whose
+				// command lines are judged: without its own, it may have
+				// none (runuser ×N in a command of many programs).
+				return true
 			}
 			if len(texts) == 0 || !known || depth <= 0 {
 				return true
@@ -201,12 +207,15 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 				}
 			}
 		case posixShells[name]:
-			stdin, k := shellSource(len(ws), word, j, name)
+			stdin, k := scan.source(j, name)
 			if k > 0 {
 				if v, ok := word(k); !ok || depth <= 0 {
 					stdin = true
+				} else if r, ok := scripts[k]; ok {
+					stdin = r // read once: many shells may have the same
 				} else {
 					stdin = lexPOSIX(v).readsAnyInput(depth - 1)
+					scripts[k] = stdin
 				}
 			}
 			if stdin || xargs && (k == 0 || replace) {
@@ -223,31 +232,55 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 // file. A word whose value is not known may be -s or /dev/stdin before
 // the script.
 func shellSource(n int, word func(int) (string, bool), i int, name string) (stdin bool, script int) {
+	return newWordScan(n, word).source(i, name)
+}
+
+// source is shellSource on ws's words: a scan that reaches a position
+// another one read from, in the same state, takes its result.
+func (ws *wordScan) source(i int, name string) (stdin bool, script int) {
+	n, word := ws.n, ws.read
+	var path []scanKey // the positions read, and the states
+	done := func(stdin bool, script int) (bool, int) {
+		for _, k := range path {
+			ws.sources[k] = sourceScan{stdin, script}
+		}
+		return stdin, script
+	}
 	c, s := false, false
 	for j := i + 1; j < n; j++ {
+		if name != "busybox" { // busybox reads its first word as the applet
+			k := scanKey{j: j, fish: name == "fish", c: c, s: s}
+			if r, ok := ws.sources[k]; ok {
+				return done(r.stdin, r.script)
+			}
+			if ws.sources == nil {
+				ws.sources = map[scanKey]sourceScan{}
+			}
+			path = append(path, k)
+		}
 		a, known := word(j)
 		switch {
 		case !known:
 			if c {
-				return false, j
+				return done(false, j)
 			}
-			return true, 0
+			return done(true, 0)
 		case a == "--" || a == "-":
 			if c {
 				if j+1 < n {
-					return false, j + 1
+					return done(false, j+1)
 				}
-				return false, 0
+				return done(false, 0)
 			}
 			if a == "-" || j+1 == n {
-				return true, 0
+				return done(true, 0)
 			}
 			b, ok := word(j + 1)
-			return s || !ok || stdinPath(b), 0
+			return done(s || !ok || stdinPath(b), 0)
 		case strings.HasPrefix(a, "--"):
 			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
 				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
-					return false, j
+					return done(false, j)
 				}
 				c = true
 				continue
@@ -269,18 +302,18 @@ func shellSource(n int, word func(int) (string, bool), i int, name string) (stdi
 		default:
 			if name == "busybox" && j == i+1 {
 				if !posixShells[a] {
-					return false, 0
+					return done(false, 0)
 				}
 				name = a
 				continue
 			}
 			if c {
-				return false, j
+				return done(false, j)
 			}
-			return s || stdinPath(a), 0
+			return done(s || stdinPath(a), 0)
 		}
 	}
-	return !c, 0
+	return done(!c, 0)
 }
 
 // stdinPath: a file that is the reader's standard input, or another
