@@ -48,7 +48,9 @@ func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error)
 //     ssh host '…', env -S '…', flock -c '…'), read the same way, four
 //     levels deep (deeper, any input in it is blocked);
 //   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env,
-//     or of a wrapper's NAME=VALUE (env BASH_ENV=input bash …).
+//     or of a wrapper's NAME=VALUE (env BASH_ENV=input bash …), or one a
+//     script assigns or exports (export LD_PRELOAD=input, declare -x,
+//     readonly, PATH=input; …).
 //
 // With no input in ctx it does nothing.
 func CheckCmd(ctx context.Context, cmd *exec.Cmd) error {
@@ -711,6 +713,9 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		return "adds shell syntax to the script"
 	}
 	w := sc.words[sc.word[s]]
+	if name, ok := sc.assignment(sc.word[s]); ok && dangerousEnvName(name) {
+		return "sets the environment variable " + name
+	}
 	if w.code && (!w.nested || sc.litBefore(sc.word[s], s) < w.codeOff) {
 		// A command line not read as a nested script, or the input in
 		// the option before it (--split-string=…).

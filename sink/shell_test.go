@@ -981,3 +981,43 @@ func TestCheckCmd_WrappedScriptsLinear(t *testing.T) {
 		_ = CheckCmd(ctxOf(r), cmdOf(argv...))
 	}
 }
+
+// TestCheckCmd_ScriptExportsEnv: input in the value of a variable such as
+// LD_PRELOAD that a script exports (export, declare -x, typeset -x,
+// local -x, readonly: PATH is exported already) or assigns as a statement
+// is blocked, as in cmd.Env (found by a review: sh -c "export
+// LD_PRELOAD=/tmp/id; ls" with the input /tmp/id was let through: only
+// the program and options were judged).
+func TestCheckCmd_ScriptExportsEnv(t *testing.T) {
+	const in = "/tmp/id"
+	for _, script := range []string{
+		"export LD_PRELOAD=" + in + "; ls",
+		"export LD_PRELOAD='" + in + "'; ls",
+		`export A=1 LD_PRELOAD="` + in + `"; ls`,
+		"declare -x LD_PRELOAD=" + in + "; ls",
+		"typeset -x BASH_ENV=" + in + "; bash -c :",
+		"f() { local -x LD_PRELOAD=" + in + "; ls; }; f",
+		"readonly PATH=" + in + ":/bin; ls",
+		"readonly -x GIT_SSH=" + in + "; git fetch",
+		"builtin export LD_PRELOAD=" + in + "; ls",
+		"PATH=" + in + ":$PATH; export PATH; ls",
+		"LD_PRELOAD=" + in + ":x.so; export LD_PRELOAD; ls",
+		"LD_PRELOAD=" + in + ":x.so ls",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+		if assert.Error(t, err, script) {
+			assert.Contains(t, err.Error(), "sets the environment variable", script)
+		}
+	}
+	// Another variable is the script's business.
+	r, _ := inputAt(t, taint.Query, "en_GB.UTF-8")
+	for _, script := range []string{
+		"export LANG=en_GB.UTF-8; ls",
+		"declare -x LC_ALL=en_GB.UTF-8; ls",
+		"echo LD_PRELOAD=en_GB.UTF-8",
+	} {
+		assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), script)
+	}
+}

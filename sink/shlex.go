@@ -61,6 +61,46 @@ type shScript struct {
 	// that reading linear in the script's length.
 	steps int
 	scans int // the words the scans of its su and shell words read (wordScan)
+	// assigns: the words that assign a variable (assignment), built on
+	// first use.
+	assigns []bool
+}
+
+// declarations are the commands whose NAME=VALUE arguments assign the
+// variable: export's, and declare's, typeset's, local's and readonly's
+// with -x or without (a variable already exported, such as PATH, stays
+// exported).
+var declarations = map[string]bool{"export": true, "declare": true, "typeset": true, "local": true, "readonly": true}
+
+// assignment is the variable word k assigns, when it is NAME=VALUE in
+// command position (a statement, or before the program: LD_PRELOAD=x ls)
+// or an argument of a declaration (export LD_PRELOAD=x), whose value the
+// programs the script runs after it may get in their environment.
+func (sc *shScript) assignment(k int32) (string, bool) {
+	if sc.assigns == nil {
+		// Once, in one pass: a script may have many words.
+		sc.assigns = make([]bool, len(sc.words))
+		decl := map[int32]bool{} // the commands that are declarations
+		for j := range sc.words {
+			w := &sc.words[j]
+			if w.redir {
+				continue
+			}
+			t, _ := sc.value(j)
+			switch {
+			case w.cmd && declarations[t]:
+				decl[w.command] = true
+			case (w.cmd || decl[w.command]) && isAssignment(t):
+				sc.assigns[j] = true
+			}
+		}
+	}
+	if k < 0 || int(k) >= len(sc.assigns) || !sc.assigns[k] {
+		return "", false
+	}
+	t, _ := sc.value(int(k))
+	name, _, _ := strings.Cut(t, "=")
+	return name, true
 }
 
 // The words after which the next word is again a command.
