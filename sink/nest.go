@@ -162,19 +162,7 @@ func (sc *shScript) shellVar(k int) (name string, any bool) {
 // for which found is true is read as a script, and marked nested: judge
 // does not block it whole.
 func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque bool) bool) {
-	// The words of each command, in order.
-	var order []int32
-	cmds := map[int32][]int{}
-	for k := range sc.words {
-		w := &sc.words[k]
-		if w.redir {
-			continue
-		}
-		if _, ok := cmds[w.command]; !ok {
-			order = append(order, w.command)
-		}
-		cmds[w.command] = append(cmds[w.command], k)
-	}
+	order, cmds := sc.commands()
 	type value struct {
 		text        string
 		known, read bool
