@@ -178,6 +178,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			return values[j].text, values[j].known
 		}
 		scan := newWordScan(len(ws), word)
+		var scriptRead []bool
 		last := -1 // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
@@ -207,6 +208,12 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				continue
 			case name == "su" || name == "runuser":
 				scan.su(j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
+				continue
+			case name == "script" && w.cmd:
+				if scriptRead == nil {
+					scriptRead = make([]bool, len(ws))
+				}
+				scriptScript(len(ws), word, j, scriptRead, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				continue
 			case name == "ssh" && w.cmd:
 				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) },
@@ -503,4 +510,70 @@ func watchScript(n int, word func(int) (string, bool), i int, found func(j int))
 		script: func(int, int, bool) {},
 	}
 	p.find()
+}
+
+// scriptScript calls found with each word that may hold the command line
+// of util-linux script (word i), which it runs with the user's shell, and
+// the byte of its value where it starts: the value of -c and --command
+// (or an abbreviation), read among all its options before "--", as getopt
+// permutes them. A word whose value is not known may be -c or
+// --command=…: it, and the word after it, may be the command line. read
+// marks the positions read: a scan that reaches one an earlier scan of
+// the same words read from stops, its finds made (a command of many
+// script words is read in linear time).
+func scriptScript(n int, word func(int) (string, bool), i int, read []bool, found func(j, off int)) {
+	for j := i + 1; j < n; j++ {
+		if read[j] {
+			return
+		}
+		read[j] = true
+		a, known := word(j)
+		switch {
+		case !known:
+			found(j, 0)
+			if j+1 < n {
+				found(j+1, 0)
+			}
+		case a == "--":
+			return
+		case strings.HasPrefix(a, "--"):
+			name, _, eq := strings.Cut(a[2:], "=")
+			switch {
+			case name == "":
+			case strings.HasPrefix("command", name):
+				if eq {
+					found(j, len(name)+3)
+				} else if j+1 < n {
+					found(j+1, 0)
+					j++
+				}
+			case !eq && len(name) >= 5 && (strings.HasPrefix("log-in", name) || strings.HasPrefix("log-out", name) ||
+				strings.HasPrefix("log-io", name) || strings.HasPrefix("log-timing", name)),
+				!eq && (strings.HasPrefix("logging-format", name) && len(name) >= 5 || strings.HasPrefix("echo", name) ||
+					strings.HasPrefix("output-limit", name)):
+				j++ // its value
+			}
+		case len(a) > 1 && a[0] == '-':
+		cluster:
+			for k := 1; k < len(a); k++ {
+				switch c := a[k]; {
+				case c == 'c':
+					if k+1 < len(a) {
+						found(j, k+1)
+					} else if j+1 < n {
+						found(j+1, 0)
+						j++
+					}
+					break cluster
+				case c == 't':
+					break cluster // -t[FILE]
+				case strings.IndexByte("IOBTmEo", c) >= 0:
+					if k+1 == len(a) {
+						j++
+					}
+					break cluster
+				}
+			}
+		}
+	}
 }

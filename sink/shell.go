@@ -171,7 +171,9 @@ func programName(p string) string {
 func (ck *shellCheck) findScripts() {
 	args := ck.args
 	ck.dd = len(args)
-	if !isWrapper(args[0]) { // a wrapper's "--" ends its own options, not the program's
+	// A wrapper's "--" ends its own options, not the program's; find's
+	// ends its own.
+	if !isWrapper(args[0]) || programName(args[0]) == "find" {
 		for i := 1; i < len(args); i++ {
 			if args[i] == "--" {
 				ck.dd = i
@@ -252,6 +254,14 @@ func (ck *shellCheck) findRemote() {
 		var starts []int
 		fish := false
 		switch programName(args[p]) {
+		case "script":
+			// script -c '…': a command line for the user's shell.
+			scriptScript(len(args), ck.word, p, make([]bool, len(args)), func(j, off int) {
+				if j < len(args) && off <= len(args[j]) && ck.newCode(j, off) {
+					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
+				}
+			})
+			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
 		case "ssh":

@@ -1021,3 +1021,90 @@ func TestCheckCmd_ScriptExportsEnv(t *testing.T) {
 		assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), script)
 	}
 }
+
+// TestCheckCmd_MoreWrappers: nsenter, unshare, numactl, pkexec and
+// systemd-run run their operand as a program, find the word after -exec
+// (-execdir, -ok, -okdir), bash's coproc the word after it, and script -c
+// a command line for the user's shell (found by a review: none was read,
+// and an input that was the program they ran went through).
+func TestCheckCmd_MoreWrappers(t *testing.T) {
+	const in = "id"
+	for _, argv := range [][]string{
+		{"nsenter", "-t", "1", "-m", "-u", in},
+		{"nsenter", "--target", "1", "--mount", "--net=/run/netns/x", in},
+		{"nsenter", "-n/run/netns/x", "-S", "0", in},
+		{"unshare", "-r", "-n", in},
+		{"unshare", "--map-root-user", "--wd", "/tmp", "--mount=/tmp/ns", in},
+		{"numactl", "--cpunodebind=0", "--membind", "0", in},
+		{"numactl", "-N", "0", "-l", in},
+		{"pkexec", in},
+		{"pkexec", "--user", "bob", in},
+		{"systemd-run", "--user", "--scope", "-p", "MemoryMax=1G", in},
+		{"systemd-run", "-u", "job", "--wait", "-t", in},
+		{"systemd-run", "--frobnicate", in},
+		{"find", ".", "-name", "*.png", "-exec", in, "{}", ";"},
+		{"find", ".", "-execdir", "timeout", "5", in, "{}", "+"},
+		{"find", ".", "-ok", in, ";"},
+		{"find", ".", "-okdir", in, ";"},
+		{"script", "-c", in},
+		{"script", "-q", "/dev/null", "-c", in},
+		{"script", "-qc", in, "/dev/null"},
+		{"script", "--command=" + in, "/dev/null"},
+		{"sudo", "nsenter", "-t", "1", "-a", "unshare", "-f", in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%q", argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	for _, tmpl := range []string{
+		"nsenter -t 1 -m %s",
+		"unshare -r %s",
+		"numactl --interleave=all %s",
+		"pkexec %s",
+		"systemd-run --user -p X=1 %s",
+		"find . -exec %s {} \\;",
+		"find . -type f -execdir sudo %s {} +",
+		"coproc %s",
+		"coproc timeout 5 %s",
+		"script -qc '%s' /dev/null",
+		"script -c \"echo x; %s\"",
+	} {
+		script := fmt.Sprintf(tmpl, in)
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%q", script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A script -c command line that breaks out of quotes.
+	r, _ := inputAt(t, taint.Query, "x;id")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("script", "-qc", "echo x;id", "/dev/null")), ErrBlocked)
+	// The benign: the arguments of the program they run, an option's
+	// value, find's operands and tests.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"in.png", []string{"nsenter", "-t", "1", "-m", "convert", "in.png"}},
+		{"in.png", []string{"unshare", "-r", "convert", "in.png"}},
+		{"in.png", []string{"numactl", "-N", "0", "convert", "in.png"}},
+		{"in.png", []string{"pkexec", "--user", "bob", "convert", "in.png"}},
+		{"in.png", []string{"systemd-run", "--user", "convert", "in.png"}},
+		{"in.png", []string{"find", ".", "-name", "in.png"}},
+		{"in.png", []string{"find", "uploads", "-name", "in.png", "-exec", "convert", "{}", "in.png", ";"}},
+		{"in.png", []string{"find", "--", "in.png"}},
+		{"in.png", []string{"script", "-qc", "convert in.png out.png", "/dev/null"}},
+		{"in.png", []string{"sh", "-c", "find . -name in.png -exec rm {} \\;"}},
+		{"in.png", []string{"sh", "-c", "coproc convert in.png"}},
+		{"in.png", []string{"sh", "-c", "script -qc 'convert in.png' /dev/null"}},
+		{"bob", []string{"pkexec", "--user", "bob", "id"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}

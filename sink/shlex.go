@@ -108,6 +108,7 @@ var commandPrefixes = map[string]bool{
 	"then": true, "do": true, "else": true, "elif": true, "if": true, "while": true, "until": true,
 	"!": true, "{": true, "time": true, "exec": true, "command": true, "builtin": true, "nohup": true,
 	"sudo": true, "doas": true, "env": true, "nice": true, "xargs": true, "eval": true,
+	"coproc": true, // bash's coproc: the word after it is the program (coproc NAME is for a compound command)
 }
 
 // frame is one level of nesting of a POSIX script.

@@ -36,6 +36,9 @@ type wrapper struct {
 	// the user and the arguments of the user's shell (nest.go: suScript).
 	needs     byte
 	needsLong string
+	// find: its operands are paths and an expression, and the word after
+	// each -exec, -execdir, -ok and -okdir is a program.
+	exec bool
 }
 
 var helpVersion = map[string]byte{"help": 'f', "version": 'f'}
@@ -107,6 +110,43 @@ var wrapperSpecs = map[string]*wrapper{
 		"user": 'v', "group": 'v', "supp-group": 'v', "login": 'f', "preserve-environment": 'f', "shell": 'v', "command": 'v',
 		"session-command": 'v', "fast": 'f', "pty": 'f', "whitelist-environment": 'v',
 	})},
+	// util-linux nsenter ("+aht:m::u::i::n::p::C::U::T::S:G:r::w::W:FZ"):
+	// a namespace's file is attached (-n/run/netns/x), or --net=FILE.
+	"nsenter": {value: "tSGW", optional: "muinpCUTrw", flags: "aFZhV", long: longs(map[string]byte{
+		"all": 'f', "target": 'v', "mount": 'o', "uts": 'o', "ipc": 'o', "net": 'o', "pid": 'o', "cgroup": 'o', "user": 'o',
+		"time": 'o', "setuid": 'v', "setgid": 'v', "preserve-credentials": 'f', "root": 'o', "wd": 'o', "wdns": 'v',
+		"no-fork": 'f', "follow-context": 'f', "user-parent": 'f', "keep-caps": 'f', "env": 'f', "join-cgroup": 'f',
+	})},
+	// util-linux unshare ("+fhVmuinpCTUrR:w:S:G:c"): the namespaces' files
+	// only as --mount=FILE.
+	"unshare": {value: "RwSG", flags: "fhVmuinpCTUrc", long: longs(map[string]byte{
+		"fork": 'f', "mount": 'o', "uts": 'o', "ipc": 'o', "net": 'o', "pid": 'o', "cgroup": 'o', "user": 'o', "time": 'o',
+		"mount-proc": 'o', "kill-child": 'o', "map-root-user": 'f', "map-current-user": 'f', "map-auto": 'f',
+		"map-user": 'v', "map-group": 'v', "map-users": 'v', "map-groups": 'v', "propagation": 'v', "setgroups": 'v',
+		"keep-caps": 'f', "root": 'v', "wd": 'v', "setuid": 'v', "setgid": 'v', "monotonic": 'v', "boottime": 'v', "load-interp": 'v',
+	})},
+	// numactl ("+ai:w:p:P:m:lC:c:N:n:sS:f:L:M:o:DdtTVvbHhu").
+	"numactl": {value: "iwpPmCcNnSfLMo", flags: "alsDdtTVvbHhu", long: longs(map[string]byte{
+		"all": 'f', "interleave": 'v', "weighted-interleave": 'v', "preferred": 'v', "preferred-many": 'v', "balancing": 'f',
+		"localalloc": 'f', "physcpubind": 'v', "cpunodebind": 'v', "cpubind": 'v', "membind": 'v', "show": 'f', "hardware": 'f',
+		"shm": 'v', "file": 'v', "shmid": 'v', "length": 'v', "offset": 'v', "mode": 'v', "strict": 'f', "dump": 'f',
+		"dump-nodes": 'f', "huge": 'f', "touch": 'f', "verify": 'f',
+	})},
+	// pkexec [--user USER] [--keep-cwd] [--disable-internal-agent] PROGRAM.
+	"pkexec": {value: "u", long: longs(map[string]byte{"user": 'v', "keep-cwd": 'f', "disable-internal-agent": 'f'})},
+	// systemd-run ("+hrC:H:M:E:p:tPqGdSu:"); a long option it has that is
+	// not here is read both ways.
+	"systemd-run": {value: "CHMEpu", flags: "hrtPqGdS", long: longs(map[string]byte{
+		"no-ask-password": 'f', "user": 'f', "system": 'f', "host": 'v', "machine": 'v', "scope": 'f', "unit": 'v',
+		"property": 'v', "description": 'v', "slice": 'v', "slice-inherit": 'f', "no-block": 'f', "remain-after-exit": 'f',
+		"wait": 'f', "send-sighup": 'f', "service-type": 'v', "uid": 'v', "gid": 'v', "nice": 'v', "working-directory": 'v',
+		"same-dir": 'f', "setenv": 'v', "pty": 'f', "pipe": 'f', "quiet": 'f', "collect": 'f', "shell": 'f',
+		"path-property": 'v', "socket-property": 'v', "timer-property": 'v', "on-active": 'v', "on-boot": 'v',
+		"on-startup": 'v', "on-unit-active": 'v', "on-unit-inactive": 'v', "on-calendar": 'v', "on-timezone-change": 'f',
+		"on-clock-change": 'f', "capsule": 'v', "expand-environment": 'v', "json": 'v', "job-mode": 'v', "ignore-failure": 'f',
+		"background": 'v',
+	})},
+	"find": {exec: true},
 	// busybox and toybox: the first argument is the applet.
 	"busybox": {},
 	"toybox":  {},
@@ -168,10 +208,29 @@ func (p *progFinder) program(j int) {
 		p.program(j + 1) // the applet
 		return
 	}
+	if w.exec {
+		p.execs(j)
+		return
+	}
 	if !w.runs(p.n, p.word, j, func() bool { return p.step(j + 1) }) {
 		return
 	}
 	p.args(w, j, j+1, w.operands, true)
+}
+
+// execs finds the programs of find's (word i) -exec, -execdir, -ok and
+// -okdir: the word after each, or after a word whose value is not known,
+// which may be one.
+func (p *progFinder) execs(i int) {
+	for j := i + 1; j+1 < p.n && !p.all; j++ {
+		if !p.step(j) {
+			return
+		}
+		switch t, known := p.word(j); {
+		case !known, t == "-exec", t == "-execdir", t == "-ok", t == "-okdir":
+			p.program(j + 1)
+		}
+	}
 }
 
 // step counts one step of the finder's, at word j; past maxWrapSteps it
