@@ -117,9 +117,10 @@ type shellCheck struct {
 	args    []string
 	path    string
 	env     []string
-	dd      int   // the index of the first "--" argument, or len(args)
-	progs   []int // the arguments that may be a program a wrapper runs
-	sets    []int // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
+	dd      int      // the index of the first "--" argument, or len(args)
+	progs   []int    // the arguments that may be a program a wrapper runs
+	sets    []int    // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
+	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
 	scripts []script
 	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
 	inScr   []bool          // the arguments in a script (inScript)
@@ -222,6 +223,7 @@ func (ck *shellCheck) findScripts() {
 	}
 	ck.findPrograms()
 	ck.findRemote()
+	ck.findGitConfig()
 	for k := range ck.scripts {
 		ck.scripts[k].f = newFinder(ck.scripts[k].text)
 		ck.scripts[k].budget = &ck.nest
@@ -533,7 +535,85 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			return why, true
 		}
 	}
+	for _, c := range ck.gitConf {
+		kv := ck.args[c[0]][c[1]:]
+		name, _, _ := strings.Cut(kv, "=")
+		if dangerousGitConfig(name) && gitConfigInput(kv, len(name), v) {
+			return "sets git's configuration " + strings.ToLower(name), true
+		}
+	}
 	return "", true
+}
+
+// findGitConfig finds the configuration git (the program, or one a
+// wrapper runs) is given in its arguments: -c NAME=VALUE and
+// --config-env NAME=ENVVAR (--config-env=NAME=ENVVAR), anywhere before
+// "--" (a subcommand's -c takes a value that is no configuration, and is
+// read as one all the same).
+func (ck *shellCheck) findGitConfig() {
+	args := ck.args
+	for _, p := range append([]int{0}, ck.progs...) {
+		if programName(args[p]) != "git" {
+			continue
+		}
+		for j := p + 1; j < len(args) && args[j] != "--"; j++ {
+			switch a := args[j]; {
+			case a == "-c" || a == "--config-env":
+				if j+1 < len(args) {
+					ck.gitConf = append(ck.gitConf, [2]int{j + 1, 0})
+					j++
+				}
+			case strings.HasPrefix(a, "--config-env="):
+				ck.gitConf = append(ck.gitConf, [2]int{j, len("--config-env=")})
+			}
+		}
+	}
+}
+
+// gitConfigInput: input v is in the value of git's NAME=VALUE kv (its
+// name n bytes long), or is a part of its name a dot or the "=" ends at
+// both sides (core.sshCommand, sshCommand): it chooses the value or the
+// variable. Inside a part of the name (page in core.pager) it chooses
+// neither.
+func gitConfigInput(kv string, n int, v string) bool {
+	f := &finder{text: kv}
+	for from := 0; from <= len(kv); {
+		i, ok := f.index(v, from)
+		if !ok {
+			return true // its work spent: fail closed
+		}
+		if i < 0 {
+			return false
+		}
+		e := i + len(v)
+		if e > n || (i == 0 || kv[i-1] == '.') && (e == n || kv[e] == '.') {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// dangerousGitConfig: git's configuration variable name (section.key or
+// section.subsection.key, in any case) makes git run a command or a
+// program, load a file or trust a transport, as GIT_CONFIG_* variables do
+// (core.sshCommand, core.pager, alias.*, filter.*.smudge, …).
+func dangerousGitConfig(name string) bool {
+	name = strings.ToLower(name)
+	section, _, _ := strings.Cut(name, ".")
+	key := name[strings.LastIndexByte(name, '.')+1:]
+	switch section {
+	case "alias", "filter", "include", "includeif", "pager", "browser", "difftool", "mergetool", "man", "sendemail", "gpg":
+		return true
+	}
+	switch key {
+	case "sshcommand", "pager", "editor", "fsmonitor", "hookspath", "gitproxy", "askpass", "external", "textconv",
+		"command", "cmd", "driver", "helper", "program", "uploadpack", "receivepack", "proxy", "allow", "path",
+		"packobjectshook", "insteadof", "pushinsteadof", "variant", "worktree", "attributesfile", "excludesfile",
+		"templatedir", "exec", "tool", "clean", "smudge", "process", "sslcainfo", "sslverify", "sslcapath":
+		return true
+	}
+	return false
 }
 
 // setsEnv: input v is in the value kv (NAME=VALUE) gives a variable that

@@ -1108,3 +1108,53 @@ func TestCheckCmd_MoreWrappers(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_GitConfig: input in the value of a git configuration
+// variable that runs a command or loads a file, given as git's -c or
+// --config-env, is blocked, as it is in GIT_CONFIG_* variables (found by
+// a review: `git -c core.sshCommand=<input> fetch` let the input choose
+// the command git runs).
+func TestCheckCmd_GitConfig(t *testing.T) {
+	const in = "sh -x"
+	for _, argv := range [][]string{
+		{"git", "-c", "core.sshCommand=" + in, "fetch"},
+		{"git", "-c", "CORE.PAGER=" + in, "log"},
+		{"git", "-C", "/srv/repo", "-c", "core.fsmonitor=" + in, "status"},
+		{"git", "-c", "alias.st=!" + in, "st"},
+		{"git", "-c", "diff.external=" + in, "diff"},
+		{"git", "-c", "credential.helper=!" + in, "push"},
+		{"git", "-c", "filter.x.smudge=" + in, "checkout"},
+		{"git", "-c", "uploadpack.packObjectsHook=" + in, "upload-pack", "."},
+		{"git", "-c", "protocol.ext.allow=" + in, "fetch"},
+		{"git", "--config-env=core.editor=" + in, "commit"},
+		{"git", "--config-env", "core.hooksPath=" + in, "commit"},
+		{"/usr/bin/git", "-c", "core.editor=" + in, "commit"},
+		{"timeout", "5", "git", "-c", "core.pager=" + in, "log"},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A variable that runs nothing, and an argument after "--", are data.
+	for _, argv := range [][]string{
+		{"git", "-c", "user.name=" + in, "commit", "-m", "x"},
+		{"git", "-c", "core.pager=less", "log", "--", in},
+		{"git", "log", "--grep", in},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}
+
+// TestCheckCmd_GitConfigName: input that is a part of a dangerous git
+// variable's name chooses it; inside a part it chooses nothing.
+func TestCheckCmd_GitConfigName(t *testing.T) {
+	r, _ := inputAt(t, taint.Query, "sshCommand")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("git", "-c", "core.sshCommand=ssh -4", "fetch")), ErrBlocked)
+	r, _ = inputAt(t, taint.Query, "Comman")
+	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("git", "-c", "core.sshCommand=ssh -4", "fetch")))
+}
