@@ -121,6 +121,7 @@ type shellCheck struct {
 	progs   []int    // the arguments that may be a program a wrapper runs
 	sets    []int    // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
 	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
+	sshConf [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
 	scripts []script
 	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
 	inScr   []bool          // the arguments in a script (inScript)
@@ -267,6 +268,7 @@ func (ck *shellCheck) findRemote() {
 		case "watch":
 			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
 		case "ssh":
+			ck.sshConfigFiles(p)
 			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) }, func(j, off int) {
 				// -o ProxyCommand=…: a command line for the user's shell.
 				if ck.newCode(j, off) {
@@ -535,6 +537,11 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			return why, true
 		}
 	}
+	for _, c := range ck.sshConf {
+		if i, ok := (&finder{text: ck.args[c[0]][c[1]:]}).index(v, 0); i >= 0 || !ok {
+			return "chooses ssh's configuration file", true
+		}
+	}
 	for _, c := range ck.gitConf {
 		kv := ck.args[c[0]][c[1]:]
 		name, _, _ := strings.Cut(kv, "=")
@@ -543,6 +550,38 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+// sshConfigFiles finds the values of -F (its configuration file, which
+// may hold a ProxyCommand) of ssh at argument p, among its options: before
+// the destination and after it, up to the command or "--".
+func (ck *shellCheck) sshConfigFiles(p int) {
+	args := ck.args
+	operands := 0
+	for j := p + 1; j < len(args) && args[j] != "--" && operands < 2; j++ {
+		a := args[j]
+		if len(a) < 2 || a[0] != '-' {
+			operands++
+			continue
+		}
+		for k := 1; k < len(a); k++ {
+			if strings.IndexByte(sshValue, a[k]) < 0 {
+				continue
+			}
+			switch {
+			case k+1 < len(a):
+				if a[k] == 'F' {
+					ck.sshConf = append(ck.sshConf, [2]int{j, k + 1})
+				}
+			case j+1 < len(args):
+				if a[k] == 'F' {
+					ck.sshConf = append(ck.sshConf, [2]int{j + 1, 0})
+				}
+				j++
+			}
+			break
+		}
+	}
 }
 
 // findGitConfig finds the configuration git (the program, or one a

@@ -1158,3 +1158,28 @@ func TestCheckCmd_GitConfigName(t *testing.T) {
 	r, _ = inputAt(t, taint.Query, "Comman")
 	assert.NoError(t, CheckCmd(ctxOf(r), cmdOf("git", "-c", "core.sshCommand=ssh -4", "fetch")))
 }
+
+// TestCheckCmd_SSHConfigFile: input in ssh's -F value chooses its
+// configuration file, which may hold a ProxyCommand (found by a review:
+// `ssh -F <input> host` went through).
+func TestCheckCmd_SSHConfigFile(t *testing.T) {
+	const in = "uploads/x.conf"
+	for _, argv := range [][]string{
+		{"ssh", "-F", in, "host"},
+		{"ssh", "-F" + in, "host", "ls"},
+		{"ssh", "-qF", in, "host"},
+		{"ssh", "host", "-F", in, "ls"},
+		{"timeout", "5", "ssh", "-p", "22", "-F", "/srv/" + in, "host"},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// The remote command's own -F is its business.
+	r, rc := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("ssh", "-F", "/etc/ssh/x.conf", "host", "ls", "-F", in)))
+	assert.Empty(t, rc.all())
+}
