@@ -497,7 +497,8 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int), o
 
 // watchScript calls found with the first word of watch's (word i)
 // command: its first operand, as the program finder reads watch's
-// options.
+// options, with -x or without (the program finder takes it for a program
+// only with -x: without, it is the first word of sh -c's script).
 func watchScript(n int, word func(int) (string, bool), i int, found func(j int)) {
 	p := progFinder{
 		n:    n - i,
@@ -509,7 +510,9 @@ func watchScript(n int, word func(int) (string, bool), i int, found func(j int))
 		},
 		script: func(int, int, bool) {},
 	}
-	p.find()
+	w := *wrapperSpecs["watch"]
+	w.needs, w.needsLong = 0, ""
+	p.args(&w, 0, 1, w.operands, true)
 }
 
 // scriptScript calls found with each word that may hold the command line

@@ -451,3 +451,53 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf(argv...)), ErrBlocked, "%q", argv)
 	}
 }
+
+// TestCheckCmd_WatchScriptNotProgram: watch runs its operands, joined, as
+// sh -c's script; only with -x (--exec) is its first operand the program.
+// A quoted command line given to watch was taken for the program, so an
+// input with a slash in it, or at its end, was blocked as choosing the
+// program (watch -n 5 "ls -l 'uploads/a.png'"); its script reads it as an
+// argument. The program is still the script's first word, and with -x
+// (or an option the check cannot know) the operand itself.
+func TestCheckCmd_WatchScriptNotProgram(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"uploads/a.png", []string{"watch", "-n", "5", "ls -l 'uploads/a.png'"}},
+		{"uploads/a.png", []string{"watch", "-n", "5", "ls -l uploads/a.png"}},
+		{"a.png", []string{"watch", "-d", "--", "ls -l a.png"}},
+		{"uploads/a.png", []string{"sh", "-c", `watch -n 5 "ls -l 'uploads/a.png'"`}},
+		{"a.png", []string{"sh", "-c", "watch -n 5 'ls -l a.png'"}},
+		{"uploads/a.png", []string{"sudo", "-u", "bob", "watch", "ls -l uploads/a.png"}},
+		{"uploads/a.png", []string{"sh", "-c", "timeout 60 watch 'ls -l uploads/a.png'"}},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, c.in)
+			require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%v %q", src, c.argv)
+			assert.Empty(t, rc.all())
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"watch", "id"}},
+		{"/bin/sh", []string{"watch", "-n", "5", "/bin/sh"}},
+		{"id", []string{"watch", "-x", "id"}},
+		{"/tmp/x", []string{"watch", "-bx", "/tmp/x", "a"}},
+		{"/tmp/x", []string{"watch", "--exec", "/tmp/x"}},
+		{"/tmp/x", []string{"watch", "--ex", "/tmp/x"}},
+		{"/tmp/x", []string{"watch", "-x", "/tmp/x y"}},
+		{"/tmp/x y", []string{"watch", "-x", "/tmp/x y"}},
+		{"/tmp/x", []string{"sudo", "watch", "-x", "/tmp/x"}},
+		{"/tmp/x", []string{"sh", "-c", "watch -x /tmp/x"}},
+		{"/tmp/x", []string{"sh", "-c", "watch $OPTS '/tmp/x y'"}},
+		{"/tmp/x", []string{"sh", "-c", "watch -n 1 '/tmp/x y'"}},
+		{"id", []string{"sh", "-c", "timeout 5 watch 'id; ls'"}},
+		{"x;id", []string{"watch", "echo x;id"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), rc, taint.Query, c.in, "shell")
+	}
+}

@@ -97,9 +97,9 @@ var wrapperSpecs = map[string]*wrapper{
 	"chroot": {operands: 1, long: longs(map[string]byte{"userspec": 'v', "groups": 'v', "skip-chdir": 'f'})},
 	"strace": {value: "abeEIoOpPsSuUX", flags: "AcCdDfFhiknNqrtTvVwxyYzZ"},
 	// procps watch ("+bCced::fghq:n:prs:tvwx"): its operands, joined with
-	// blanks, are a script for sh -c (nest.go), or with
-	// -x the program and its arguments.
-	"watch": {value: "nqs", optional: "d", flags: "bCcefghprtvwx", long: longs(map[string]byte{
+	// blanks, are a script for sh -c (nest.go, watchScript), or with
+	// -x the program and its arguments: it runs a program only with -x.
+	"watch": {value: "nqs", optional: "d", flags: "bCcefghprtvwx", needs: 'x', needsLong: "exec", long: longs(map[string]byte{
 		"color": 'f', "no-color": 'f', "differences": 'o', "interval": 'v', "beep": 'f', "errexit": 'f', "follow": 'f',
 		"chgexit": 'f', "equexit": 'v', "exec": 'f', "precise": 'f', "no-rerun": 'f', "shotsdir": 'v', "no-title": 'f', "no-wrap": 'f',
 	})},
