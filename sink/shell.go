@@ -850,7 +850,7 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		// the option before it (--split-string=…).
 		return "reaches a command line in the script"
 	}
-	if w.cmd && (s == w.firstLit || e-1 == w.lastLit || strings.ContainsAny(v, `/\`)) {
+	if w.cmd && !sc.shellAssignment(sc.word[s], s) && (s == w.firstLit || e-1 == w.lastLit || strings.ContainsAny(v, `/\`)) {
 		if !c.allowed(sc.text[w.firstLit : w.lastLit+1]) {
 			return "chooses the script's program"
 		}

@@ -1183,3 +1183,51 @@ func TestCheckCmd_SSHConfigFile(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("ssh", "-F", "/etc/ssh/x.conf", "host", "ls", "-F", in)))
 	assert.Empty(t, rc.all())
 }
+
+// TestCheckCmd_AssignmentValueNotProgram: the value of NAME=VALUE before
+// a script's program is the variable's, never the program: input in it
+// (USER_NAME='hello' greet, with hello) was blocked as choosing the
+// script's program, as the word is in command position. A word that only
+// looks like one is still the program: quoted ('A=x' runs A=x), after a
+// wrapper (nohup A=x cmd runs A=x) or dash's time, or the input making
+// the name.
+func TestCheckCmd_AssignmentValueNotProgram(t *testing.T) {
+	for _, c := range []struct{ in, script string }{
+		{"hello", "USER_NAME='hello' /srv/bin/greet"},
+		{"foo bar", "USER_NAME='foo bar' /srv/bin/greet"},
+		{"uploads/a.png", "SRC=uploads/a.png convert \"$SRC\" out.png"},
+		{"hello", "A=hello"},
+		{"hello", "A=1 B=\"hello\" >/dev/null greet"},
+		{"hello", "if A=hello true; then :; fi"},
+		{"hello", "echo x; { A=hello; echo \"$A\"; }"},
+		{"hello", "! NAME=hello test -n x"},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, c.in)
+			require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", c.script)), "%v %q", src, c.script)
+			assert.Empty(t, rc.all())
+		}
+	}
+	for _, c := range []struct{ in, script string }{
+		{"hello", "'A=hello' greet"},
+		{"hello", "\"A\"=hello greet"},
+		{"hello", "A\\=hello greet"},
+		{"hello", "nohup A=hello greet"},
+		{"hello", "time A=hello greet"},
+		{"hello", "exec A=hello"},
+		{"A=hello", "A=hello greet"},
+		{"=/tmp/x", "A=/tmp/x greet"},
+		{"/tmp/x", "A=1 /tmp/x"},
+		{"/tmp/x", "A=1 greet; /tmp/x"},
+		{"/tmp/evil.so", "LD_PRELOAD=/tmp/evil.so greet"},
+		{"x;id", "A=x;id greet"},
+		{"$(id)", "A=\"$(id)\" greet"},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", c.script)), rc, taint.Query, c.in, "shell")
+	}
+	// The shell does not run the value.
+	out, err := exec.Command("sh", "-c", `A='foo bar' B=uploads/a.png; echo "$A $B"`).Output()
+	require.NoError(t, err)
+	assert.Equal(t, "foo bar uploads/a.png\n", string(out))
+}

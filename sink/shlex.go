@@ -64,6 +64,9 @@ type shScript struct {
 	// assigns: the words that assign a variable (assignment), built on
 	// first use.
 	assigns []bool
+	// shAssigns: the words the shell itself reads as NAME=VALUE
+	// (shellAssignment), built on first use.
+	shAssigns []bool
 }
 
 // declarations are the commands whose NAME=VALUE arguments assign the
@@ -101,6 +104,43 @@ func (sc *shScript) assignment(k int32) (string, bool) {
 	t, _ := sc.value(int(k))
 	name, _, _ := strings.Cut(t, "=")
 	return name, true
+}
+
+// assignKeywords are the reserved words that may come before a command's
+// assignments (if A=1 cmd). Not time, which dash runs as a program.
+var assignKeywords = map[string]bool{
+	"then": true, "do": true, "else": true, "elif": true, "if": true, "while": true, "until": true, "!": true, "{": true,
+}
+
+// shellAssignment reports whether byte i of word k is in the value of an
+// assignment the shell makes: the word is NAME=VALUE as written (its name
+// and = literal: a quoted 'A=b' is a program's name) and only
+// assignments, reserved words and redirections come before it in its
+// command (after a wrapper, nohup A=b cmd runs A=b). Such a word is never
+// the program.
+func (sc *shScript) shellAssignment(k int32, i int) bool {
+	if sc.shAssigns == nil {
+		// Once, in one pass: a script may have many words.
+		sc.shAssigns = make([]bool, len(sc.words))
+		past := map[int32]bool{} // the commands whose program has come
+		for j := range sc.words {
+			w := &sc.words[j]
+			if w.redir || past[w.command] {
+				continue
+			}
+			switch raw := sc.text[w.start:w.end]; {
+			case w.cmd && isAssignment(raw):
+				sc.shAssigns[j] = true
+			case !assignKeywords[raw]:
+				past[w.command] = true
+			}
+		}
+	}
+	if k < 0 || int(k) >= len(sc.shAssigns) || !sc.shAssigns[k] {
+		return false
+	}
+	w := sc.words[k]
+	return i > w.start+strings.IndexByte(sc.text[w.start:w.end], '=')
 }
 
 // The words after which the next word is again a command.
