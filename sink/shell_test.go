@@ -231,8 +231,33 @@ func TestCheckCmd_Rates(t *testing.T) {
 		}
 	}
 	t.Logf("shell: %d/%d attacks blocked, %d/%d benign commands blocked", blocked, len(shellAttacks), falseBlocks, len(shellBenign))
+	// The larger corpus of commands a backend runs (TestCheckCmd_BenignCorpus).
+	corpus, corpusBlocks, located := 0, 0, 0
+	for _, tm := range benignTmpls {
+		for _, set := range tm.ins {
+			for _, in := range set {
+				corpus++
+				argv := tm.argv(in)
+				if CheckCmd(ctxOf(mustInput(t, in)), cmdOf(argv...)) != nil {
+					corpusBlocks++
+				}
+				for _, src := range sources {
+					if carries(src, in) {
+						located++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("shell: %d/%d commands of the benign corpus blocked (%d with every location)", corpusBlocks, corpus, located)
 	assert.Equal(t, len(shellAttacks), blocked)
 	assert.Zero(t, falseBlocks)
+	assert.Zero(t, corpusBlocks)
+}
+
+func mustInput(t *testing.T, in string) *taint.Request {
+	r, _ := inputAt(t, taint.Query, in)
+	return r
 }
 
 func TestLexPOSIX(t *testing.T) {
