@@ -100,10 +100,14 @@ func FuzzSQL(f *testing.F) {
 		// Quoted by the application, in a neutral place: where the literal
 		// holds the input as it is (quoting did not escape it away) and
 		// nothing else in the query holds it (A' A quoted is 'A'' A', and
-		// what holds A' A is its end and the AND after it).
+		// what holds A' A is its end and the AND after it), nor the input
+		// as runtimes trim it, which the check looks for too (two quotes
+		// and a control byte: the two quotes are all over its literal).
 		lit := quote(d, input)
 		q := "SELECT a FROM t WHERE b = " + lit + " AND c = 1"
-		if len(v) >= taint.MinInputLen && occursAny(lit, v) && occursOnce(q, v) {
+		w := trimAnySpace(v)
+		if len(v) >= taint.MinInputLen && occursAny(lit, v) && occursOnce(q, v) &&
+			(len(w) < taint.MinInputLen || wordOnly(w) || w == v || !occursAny(strings.Replace(q, v, "", 1), w) && occursOnce(q, w)) {
 			if err := CheckSQL(ctxOf(r), q, d); err != nil {
 				t.Fatalf("%v %q: a quoted input blocked: %v", d, q, err)
 			}

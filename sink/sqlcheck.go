@@ -63,9 +63,18 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	}
 	r.Inputs(func(in taint.Input) bool {
 		v := trimSpace(in.Value)
+		n := len(occ)
 		ok := add(in, v)
 		if w := trimAnySpace(v); ok && len(w) < len(v) {
+			m, k := len(occ), len(inputs)
 			ok = add(in, w) // trimmed as most runtimes trim ("\u00a0' OR 1=1 --")
+			// Where the input is as it came, what it holds trimmed is its
+			// own text, not a trimmed copy of it: two quotes and a control
+			// byte, quoted, are five quotes, the byte and a quote, and the
+			// two quotes after the opening one end no literal.
+			if occ = dropInside(occ, n, m); len(occ) == m && len(inputs) > k {
+				inputs = inputs[:k]
+			}
 		}
 		over = !ok
 		return ok
@@ -365,4 +374,26 @@ func nameList(query string, s, e int, cover []token, before string) bool {
 		return false
 	}
 	return strings.EqualFold(before, "BY") || strings.EqualFold(before, "SELECT") || strings.EqualFold(before, "DISTINCT")
+}
+
+// dropInside drops the occurrences of occ[m:] that lie inside one of
+// occ[n:m].
+func dropInside(occ []occurrence, n, m int) []occurrence {
+	if n == m {
+		return occ
+	}
+	kept := occ[:m]
+	for _, o := range occ[m:] {
+		inside := false
+		for _, p := range occ[n:m] {
+			if p.start <= o.start && o.end <= p.end {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			kept = append(kept, o)
+		}
+	}
+	return kept
 }
