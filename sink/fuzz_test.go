@@ -93,8 +93,11 @@ func FuzzSQL(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrBlocked) {
 			t.Fatalf("not a block: %v", err)
 		}
+		// Blocked only for the input, or the input as runtimes trim it
+		// (which the check looks for too: "$q\x00" trimmed is "$q").
 		v := trimSpace(input)
-		if len(v) >= taint.MinInputLen && err != nil && !occursAny(raw, v) {
+		w := trimAnySpace(v)
+		if len(v) >= taint.MinInputLen && err != nil && !occursAny(raw, v) && (len(w) < taint.MinInputLen || !occursAny(raw, w)) {
 			t.Fatalf("%v %q blocked for %q, which is not in it", d, raw, input)
 		}
 		// Quoted by the application, in a neutral place: where the literal
@@ -105,7 +108,6 @@ func FuzzSQL(f *testing.F) {
 		// and a control byte: the two quotes are all over its literal).
 		lit := quote(d, input)
 		q := "SELECT a FROM t WHERE b = " + lit + " AND c = 1"
-		w := trimAnySpace(v)
 		if len(v) >= taint.MinInputLen && occursAny(lit, v) && occursOnce(q, v) &&
 			(len(w) < taint.MinInputLen || wordOnly(w) || w == v || !occursAny(strings.Replace(q, v, "", 1), w) && occursOnce(q, w)) {
 			if err := CheckSQL(ctxOf(r), q, d); err != nil {
