@@ -119,7 +119,7 @@ type shellCheck struct {
 	env     []string
 	dd      int      // the index of the first "--" argument, or len(args)
 	progs   []int    // the arguments that may be a program a wrapper runs
-	sets    []int    // the arguments that are a wrapper's NAME=VALUE (env A=1 id): cmd.Env to the program
+	sets    [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
 	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
 	sshConf [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
 	scripts []script
@@ -300,7 +300,7 @@ func (ck *shellCheck) findPrograms() {
 		return
 	}
 	seen := make([]bool, len(args))
-	set := make([]bool, len(args))
+	set := map[[2]int]bool{}
 	p := progFinder{
 		n:    len(args),
 		word: func(j int) (string, bool) { return args[j], true },
@@ -310,10 +310,10 @@ func (ck *shellCheck) findPrograms() {
 				ck.progs = append(ck.progs, j)
 			}
 		},
-		assign: func(j int) {
-			if !set[j] {
-				set[j] = true
-				ck.sets = append(ck.sets, j)
+		assign: func(j, off int) {
+			if k := [2]int{j, off}; !set[k] && off <= len(args[j]) {
+				set[k] = true
+				ck.sets = append(ck.sets, k)
 			}
 		},
 		script: func(j, off int, split bool) {
@@ -532,8 +532,8 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			return why, true
 		}
 	}
-	for _, j := range ck.sets {
-		if why := setsEnv(ck.args[j], v); why != "" {
+	for _, kv := range ck.sets {
+		if why := setsEnv(ck.args[kv[0]][kv[1]:], v); why != "" {
 			return why, true
 		}
 	}
@@ -845,6 +845,15 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 	if name, ok := sc.assignment(sc.word[s]); ok && dangerousEnvName(name) {
 		return "sets the environment variable " + name
 	}
+	if w.setenv {
+		name, ok := sc.setenvName(sc.word[s])
+		if !ok {
+			return "sets an environment variable"
+		}
+		if dangerousEnvName(name) {
+			return "sets the environment variable " + name
+		}
+	}
 	if w.code && (!w.nested || sc.litBefore(sc.word[s], s) < w.codeOff) {
 		// A command line not read as a nested script, or the input in
 		// the option before it (--split-string=…).
@@ -859,6 +868,19 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		return "becomes an option in the script"
 	}
 	return ""
+}
+
+// setenvName is the variable a wrapper's NAME=VALUE word k sets (env A=1,
+// systemd-run -E A=1); not ok when it is not known, the word's readings
+// differing on where it starts.
+func (sc *shScript) setenvName(k int32) (string, bool) {
+	w := sc.words[k]
+	t, _ := sc.value(int(k))
+	if w.envOff < 0 || w.envOff > len(t) {
+		return "", false
+	}
+	name, _, _ := strings.Cut(t[w.envOff:], "=")
+	return name, true
 }
 
 // protocolWildcard reports whether in is the "*" of a request header

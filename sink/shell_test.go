@@ -1256,3 +1256,47 @@ func TestCheckCmd_AssignmentValueNotProgram(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "foo bar uploads/a.png\n", string(out))
 }
+
+// TestCheckCmd_SystemdRunSetenv: systemd-run's -E NAME=VALUE and
+// --setenv=NAME=VALUE set the environment of the program it runs, as
+// env's NAME=VALUE does, and are checked the same way (found by a review:
+// systemd-run -E LD_PRELOAD=input ls read -E's value as an opaque value).
+func TestCheckCmd_SystemdRunSetenv(t *testing.T) {
+	const in = "/srv/uploads/x.so"
+	for _, argv := range [][]string{
+		{"systemd-run", "-E", "LD_PRELOAD=" + in, "ls"},
+		{"systemd-run", "-ELD_PRELOAD=" + in, "ls"},
+		{"systemd-run", "-qE", "LD_PRELOAD=" + in, "ls"},
+		{"systemd-run", "--setenv=LD_PRELOAD=" + in, "ls"},
+		{"systemd-run", "--setenv", "LD_PRELOAD=" + in, "ls"},
+		{"systemd-run", "--sete=BASH_ENV=" + in, "bash", "-c", ":"},
+		{"sudo", "systemd-run", "--wait", "-E", "GIT_CONFIG_VALUE_0=" + in, "git", "fetch"},
+		{"sh", "-c", "systemd-run -E LD_PRELOAD=" + in + " ls"},
+		{"sh", "-c", "systemd-run -ELD_PRELOAD=" + in + " ls"},
+		{"sh", "-c", "systemd-run --setenv=LD_PRELOAD='" + in + "' ls"},
+		{"sh", "-c", "systemd-run --setenv LD_PRELOAD=" + in + " ls"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+			assert.Contains(t, err.Error(), "sets the environment variable", "%q", argv)
+		}
+	}
+	// Another variable is the program's business, and so is an operand.
+	for _, argv := range [][]string{
+		{"systemd-run", "-E", "LANG=en_GB.UTF-8", "ls"},
+		{"systemd-run", "--setenv=LANG=en_GB.UTF-8", "ls"},
+		{"sh", "-c", "systemd-run -E LANG=en_GB.UTF-8 ls"},
+		{"sh", "-c", "systemd-run --setenv=LANG=en_GB.UTF-8 ls"},
+		{"systemd-run", "--wait", "ls", "en_GB.UTF-8"},
+	} {
+		r, rc := inputAt(t, taint.Query, "en_GB.UTF-8")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -43,6 +43,11 @@ type shWord struct {
 	codeOff   int
 	codeSplit bool
 	nested    bool
+	// setenv: NAME=VALUE for the environment of the program a wrapper
+	// runs (env A=1, systemd-run -E A=1), from byte envOff of its value
+	// (-1 when the readings differ).
+	setenv bool
+	envOff int
 }
 
 // shScript is a lexed script.
@@ -842,6 +847,13 @@ func (sc *shScript) findPrograms() {
 				return values[j].text, values[j].known
 			},
 			prog: func(j int) { sc.words[ws[j]].cmd = true },
+			assign: func(j, off int) {
+				if w := &sc.words[ws[j]]; !w.setenv {
+					w.setenv, w.envOff = true, off
+				} else if w.envOff != off {
+					w.envOff = -1
+				}
+			},
 			script: func(j, off int, split bool) {
 				if j >= len(ws) {
 					return

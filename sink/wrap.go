@@ -19,9 +19,12 @@ type wrapper struct {
 	either   string // short options read both ways: sudo -h[HOST] (-h HOST, or -h and an operand)
 	flags    string // short options without a value
 	script   string // short options whose value is a command line: env -S, flock -c
+	setenv   string // short options whose value is NAME=VALUE for the program's environment: systemd-run -E
 	// long options, each 'f' (no value), 'v' (a value: --opt=v or --opt
-	// v), 'o' (an optional value: --opt=v only), 's' (a command line) or
-	// 'l' (no value, and the operands are not run: sudo --list, --edit);
+	// v), 'o' (an optional value: --opt=v only), 's' (a command line),
+	// 'e' (a value that is NAME=VALUE for the program's environment:
+	// systemd-run --setenv) or 'l' (no value, and the operands are not
+	// run: sudo --list, --edit);
 	// an unambiguous abbreviation is the option, as getopt_long reads it.
 	long     map[string]byte
 	operands int    // operands before the program: timeout's duration, flock's file, taskset's mask, chroot's root
@@ -136,11 +139,11 @@ var wrapperSpecs = map[string]*wrapper{
 	"pkexec": {value: "u", long: longs(map[string]byte{"user": 'v', "keep-cwd": 'f', "disable-internal-agent": 'f'})},
 	// systemd-run ("+hrC:H:M:E:p:tPqGdSu:"); a long option it has that is
 	// not here is read both ways.
-	"systemd-run": {value: "CHMEpu", flags: "hrtPqGdS", long: longs(map[string]byte{
+	"systemd-run": {value: "CHMpu", setenv: "E", flags: "hrtPqGdS", long: longs(map[string]byte{
 		"no-ask-password": 'f', "user": 'f', "system": 'f', "host": 'v', "machine": 'v', "scope": 'f', "unit": 'v',
 		"property": 'v', "description": 'v', "slice": 'v', "slice-inherit": 'f', "no-block": 'f', "remain-after-exit": 'f',
 		"wait": 'f', "send-sighup": 'f', "service-type": 'v', "uid": 'v', "gid": 'v', "nice": 'v', "working-directory": 'v',
-		"same-dir": 'f', "setenv": 'v', "pty": 'f', "pipe": 'f', "quiet": 'f', "collect": 'f', "shell": 'f',
+		"same-dir": 'f', "setenv": 'e', "pty": 'f', "pipe": 'f', "quiet": 'f', "collect": 'f', "shell": 'f',
 		"path-property": 'v', "socket-property": 'v', "timer-property": 'v', "on-active": 'v', "on-boot": 'v',
 		"on-startup": 'v', "on-unit-active": 'v', "on-unit-inactive": 'v', "on-calendar": 'v', "on-timezone-change": 'f',
 		"on-clock-change": 'f', "capsule": 'v', "expand-environment": 'v', "json": 'v', "job-mode": 'v', "ignore-failure": 'f',
@@ -174,7 +177,10 @@ type progFinder struct {
 	// shell's script (flock -c).
 	prog   func(j int)
 	script func(j, off int, split bool)
-	assign func(j int) // a wrapper's NAME=VALUE operand (env, sudo); may be nil
+	// assign: word j, from its byte off, is NAME=VALUE for the program's
+	// environment: a wrapper's operand (env, sudo) or option's value
+	// (systemd-run -E, --setenv=); may be nil.
+	assign func(j, off int)
 	seen   map[[4]int]bool
 	steps  int
 	all    bool // out of steps: every word from from on was taken for a program
@@ -333,7 +339,7 @@ func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
 		opts = false
 		if w.assign && strings.IndexByte(t, '=') > 0 {
 			if p.assign != nil {
-				p.assign(j)
+				p.assign(j, 0)
 			}
 			continue
 		}
@@ -356,6 +362,13 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 				return true, false, true
 			}
 			p.script(j+1, 0, !w.command)
+			return false, true, true
+		case 'e':
+			if eq {
+				p.setenv(j, len(name)+3)
+				return true, false, true
+			}
+			p.setenv(j+1, 0)
 			return false, true, true
 		case 'v':
 			return eq, !eq, true
@@ -387,6 +400,13 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 			}
 			p.script(j+1, 0, !w.command)
 			return false, true, true
+		case strings.IndexByte(w.setenv, c) >= 0:
+			if rest {
+				p.setenv(j, k+1)
+				return true, false, true
+			}
+			p.setenv(j+1, 0)
+			return false, true, true
 		case strings.IndexByte(w.value, c) >= 0:
 			return rest, !rest, true
 		case strings.IndexByte(w.either, c) >= 0:
@@ -400,6 +420,14 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 		}
 	}
 	return true, next, true
+}
+
+// setenv: word j, from byte off, is an option's NAME=VALUE for the
+// program's environment (systemd-run -E NAME=VALUE).
+func (p *progFinder) setenv(j, off int) {
+	if p.assign != nil && j < p.n {
+		p.assign(j, off)
+	}
 }
 
 // runs: wrapper w (word i) runs a program: always, but runuser only with
