@@ -150,6 +150,12 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					return true
 				}
 			}
+		case name == "sudo" || name == "doas":
+			// sudo -s, sudo -i, doas -s with no command: the user's shell,
+			// which reads its script from its input.
+			if runsShell(len(ws), word, j, name, func() bool { steps++; return steps <= maxWrapSteps }) {
+				return true
+			}
 		case name == "runuser" && wrapperSpecs[name].runs(len(ws), word, j, func() bool { steps++; return steps <= maxWrapSteps }):
 			// runuser -u bob cmd runs cmd, a program of the command.
 			if steps > maxWrapSteps {
@@ -224,6 +230,71 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 		}
 	}
 	return false
+}
+
+// shellFlags are the short options of sudo and doas that run the user's
+// shell (sudo -s, sudo -i, doas -s), and sudo's long ones.
+var shellFlags = map[string]string{"sudo": "is", "doas": "s"}
+
+// runsShell: sudo or doas (word i) runs the target user's shell with no
+// command (sudo -s, sudo -i, sudo --shell, sudo --login, doas -s), which
+// reads its script from its input. With a command, sudo hands the shell
+// the command and its arguments with every character but letters,
+// digits, _, - and $ escaped: that is the program and its arguments, as
+// the program finder reads them. A word whose value is not known may be
+// -s; an option the check does not know is read as a flag, and one that
+// may take a value (sudo -h) as taking the next word (a command there
+// or not: the reading without one is taken). step is called for each word
+// read, and false ends the reading: it does.
+func runsShell(n int, word func(int) (string, bool), i int, name string, step func() bool) bool {
+	w := wrapperSpecs[name]
+	flags := shellFlags[name]
+	shell := false
+	dd := false
+	for j := i + 1; j < n; j++ {
+		if !step() {
+			return true
+		}
+		a, known := word(j)
+		switch {
+		case !known:
+			shell = true
+		case dd || len(a) < 2 || a[0] != '-':
+			if w.assign && strings.IndexByte(a, '=') > 0 {
+				continue // sudo NAME=VALUE
+			}
+			return false // the command
+		case a == "--":
+			dd = true
+		case strings.HasPrefix(a, "--"):
+			opt, _, eq := strings.Cut(a[2:], "=")
+			switch kind := w.longOption(opt); {
+			case kind == 'l':
+				return false
+			case kind != 0 && (strings.HasPrefix("shell", opt) || strings.HasPrefix("login", opt)):
+				shell = true
+			case kind == 'v' && !eq:
+				j++
+			}
+		default:
+		cluster:
+			for k := 1; k < len(a); k++ {
+				c := a[k]
+				switch {
+				case strings.IndexByte(w.noRun, c) >= 0:
+					return false
+				case strings.IndexByte(flags, c) >= 0:
+					shell = true
+				case strings.IndexByte(w.value, c) >= 0 || strings.IndexByte(w.either, c) >= 0:
+					if k+1 == len(a) {
+						j++
+					}
+					break cluster
+				}
+			}
+		}
+	}
+	return shell
 }
 
 // shellSource reads the arguments of the shell at word i as posixScriptIn

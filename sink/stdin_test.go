@@ -125,3 +125,69 @@ func TestCheckCmd_StdinScriptBenign(t *testing.T) {
 		require.NoError(t, err, "%q", script)
 	}
 }
+
+// TestCheckCmd_StdinScriptSudoShell: sudo -s, sudo -i (--shell, --login)
+// and doas -s with no command run the target user's shell, which reads
+// its script from its input, as sh does (found by a review: echo 'x;id' |
+// sudo -s, with the input x;id, was let through: sudo ran no program the
+// check took for a shell). With a command, sudo hands it to the shell
+// escaped: it is the program, as the wrapper's reading takes it.
+func TestCheckCmd_StdinScriptSudoShell(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"echo 'echo " + in + "' | sudo -s",
+		"echo 'echo " + in + "' | sudo -i",
+		"echo 'echo " + in + "' | sudo --shell",
+		"echo 'echo " + in + "' | sudo --login",
+		"echo 'echo " + in + "' | sudo --sh",
+		"echo 'echo " + in + "' | sudo -u bob -s",
+		"echo 'echo " + in + "' | sudo -Eiu bob",
+		"echo 'echo " + in + "' | sudo -s -u bob --",
+		"echo 'echo " + in + "' | sudo -s HOME=/tmp",
+		"echo 'echo " + in + "' | sudo \"$OPT\"",
+		"echo 'echo " + in + "' | timeout 5 sudo -i",
+		"sudo -s <<'EOF'\necho '" + in + "'\nEOF",
+		"sudo -i <<< 'echo " + in + "'",
+		"echo 'echo " + in + "' | doas -s",
+		"echo 'echo " + in + "' | doas -u bob -s",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// sudo -s COMMAND: the command is the program.
+	for _, argv := range [][]string{
+		{"sudo", "-s", "id"},
+		{"sudo", "-i", "-u", "bob", "id"},
+		{"sudo", "--login", "id"},
+		{"sh", "-c", "sudo -s id"},
+		{"sh", "-c", "sudo -iu bob id -a"},
+	} {
+		r, rc := inputAt(t, taint.Query, "id")
+		err := CheckCmd(ctxOf(r), cmdOf(argv...))
+		require.Error(t, err, "%q", argv)
+		assertBlocked(t, err, rc, taint.Query, "id", "shell")
+	}
+	// A command, a list, an edit or a shell not fed: data.
+	for _, script := range []string{
+		"echo hello | sudo -s tee /tmp/out",
+		"echo hello | sudo -i -u bob cat",
+		"echo hello | sudo -u bob tee /tmp/out",
+		"echo hello | sudo -l",
+		"echo hello | sudo -s -- cat",
+		"echo hello | doas -u bob cat",
+		"echo hello; sudo -s",
+		"sudo -s id hello",
+		"echo hello | sudo ''",
+	} {
+		r, rc := inputAt(t, taint.Query, "hello")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+}
