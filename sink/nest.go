@@ -580,3 +580,161 @@ func scriptScript(n int, word func(int) (string, bool), i int, read []bool, foun
 		}
 	}
 }
+
+// suProgram calls prog with the word su's or runuser's (word i) user's
+// shell runs as its script file: the first operand after the user (su
+// [options] [-] USER FILE …; options anywhere before "--", as getopt
+// permutes them), or after "--" the shell's first operand past its own
+// options (none with -c or -s: suScript reads -c). An option su does not
+// know may take the next word or not, and a word whose value is not known
+// may be any option or operand: each reading is taken. steps bounds the
+// work over all the calls on one command's words.
+func suProgram(n int, word func(int) (string, bool), i int, steps *int, prog func(j int)) {
+	type state struct{ j, phase int }
+	seen := map[state]bool{}
+	// phase 0: before the user; 1: after "-", before the user; 2: after
+	// the user; 3: the next operand is the script file (after the shell's
+	// "-" or "--"). +4: after su's "--".
+	var from func(j, phase int)
+	from = func(j, phase int) {
+		for ; j < n; j++ {
+			if seen[state{j, phase}] {
+				return
+			}
+			seen[state{j, phase}] = true
+			if *steps++; *steps > maxWrapSteps {
+				for ; j < n; j++ {
+					prog(j)
+				}
+				return
+			}
+			dd, p := phase >= 4, phase%4
+			a, known := word(j)
+			if !known {
+				if p >= 2 {
+					prog(j)
+				}
+				if !dd {
+					from(j+1, phase)   // a flag
+					from(j+2, phase)   // an option and its value
+					from(j+1, phase+4) // "--"
+				}
+				if p >= 2 && dd {
+					from(j+1, phase) // a shell's option
+					from(j+2, phase)
+					from(j+1, 7)
+					return
+				}
+				if p < 2 {
+					from(j+1, 4*b2i(dd)+1) // "-"
+					phase = 4*b2i(dd) + 2  // the user
+				}
+				if p >= 2 {
+					return
+				}
+				continue
+			}
+			switch {
+			case !dd && a == "--":
+				phase += 4
+			case !dd && strings.HasPrefix(a, "--"):
+				name, _, eq := strings.Cut(a[2:], "=")
+				kind := suLong(name)
+				if kind == 'v' && !eq {
+					j++
+				} else if kind == 0 && !eq {
+					from(j+2, phase) // not known: with a value, or without
+				}
+			case !dd && len(a) > 1 && a[0] == '-':
+			cluster:
+				for k := 1; k < len(a); k++ {
+					switch c := a[k]; {
+					case strings.IndexByte("cgGsuw", c) >= 0:
+						if k+1 == len(a) {
+							j++
+						}
+						break cluster
+					case strings.IndexByte("flmpPhV", c) < 0:
+						// Not known: a flag, or an option with a value.
+						if k+1 == len(a) {
+							from(j+2, phase)
+						}
+					}
+				}
+			case p == 0 && a == "-":
+				phase++
+			case p < 2:
+				phase += 2 - p
+			case p == 3 || !dd && a != "-":
+				prog(j)
+				return
+			case !dd: // su bob - FILE: the shell's "-"
+				phase++
+			case a == "-" || a == "--":
+				phase++
+			case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+				if a[0] == '-' && strings.ContainsAny(a[1:], "cs") {
+					return // a -c command line (suScript), or stdin
+				}
+				if strings.ContainsAny(a[1:], "oO") || a == "--rcfile" || a == "--init-file" {
+					j++
+				}
+			default:
+				prog(j)
+				return
+			}
+		}
+	}
+	from(i+1, 0)
+}
+
+// suRuns: word i is su, or runuser without -u (runuser -u USER COMMAND
+// runs COMMAND, a wrapper's program), whose user's shell takes its
+// operands after the user.
+func suRuns(n int, word func(int) (string, bool), i int, steps *int) bool {
+	t, known := word(i)
+	switch name := programName(t); {
+	case !known:
+		return false
+	case name == "su":
+		return true
+	case name != "runuser":
+		return false
+	}
+	known1 := func(j int) (string, bool) {
+		if v, ok := word(j); ok {
+			return v, true
+		}
+		return "x", true // not known: it may not be -u
+	}
+	return !wrapperSpecs["runuser"].runs(n, known1, i, func() bool { *steps++; return *steps <= maxWrapSteps })
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// suLong is the kind of su's or runuser's long option name ('v': it takes
+// a value, 'f': none), or 0 when it has none by that name or abbreviation.
+func suLong(name string) byte {
+	var kind byte
+	n := 0
+	for opt, k := range map[string]byte{
+		"command": 'v', "session-command": 'v', "group": 'v', "supp-group": 'v', "shell": 'v', "whitelist-environment": 'v',
+		"user": 'v', "fast": 'f', "login": 'f', "preserve-environment": 'f', "pty": 'f', "help": 'f', "version": 'f',
+	} {
+		if opt == name {
+			return k
+		}
+		if name != "" && strings.HasPrefix(opt, name) {
+			kind, n = k, n+1
+		}
+	}
+	if n == 1 {
+		return kind
+	}
+	return 0
+}

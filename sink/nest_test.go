@@ -501,3 +501,49 @@ func TestCheckCmd_WatchScriptNotProgram(t *testing.T) {
 		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), rc, taint.Query, c.in, "shell")
 	}
 }
+
+// TestCheckCmd_SuScriptFile: su USER FILE (runuser USER FILE) hands FILE
+// to the user's shell, which runs it as its script: it is the program
+// (found by a review: exec.Command("su", "bob", input) was let through).
+func TestCheckCmd_SuScriptFile(t *testing.T) {
+	const in = "x.sh"
+	for _, argv := range [][]string{
+		{"su", "bob", in},
+		{"su", "-", "bob", in},
+		{"su", "-l", "bob", in, "arg"},
+		{"su", "bob", "-s", "/bin/sh", in},
+		{"su", "bob", "-", in},
+		{"su", "--", "bob", in},
+		{"su", "bob", "--", "-x", in},
+		{"su", "-Z", "bob", in}, // an option su does not know: either reading
+		{"runuser", "bob", in},
+		{"runuser", "-l", "bob", in},
+		{"sudo", "su", "bob", in},
+		{"sh", "-c", "su bob " + in},
+		{"sh", "-c", "su - bob " + in},
+		{"sh", "-c", "sudo runuser bob " + in},
+		{"sh", "-c", "su \"$U\" " + in},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	for _, argv := range [][]string{
+		{"su", in},
+		{"su", "-", in},
+		{"su", "bob", "--", "-c", "cat " + in},
+		{"runuser", "-u", "bob", "--", "cat", in},
+		{"sh", "-c", "su bob -c 'cat " + in + "'"},
+		{"grep", "su", in},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

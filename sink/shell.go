@@ -223,6 +223,7 @@ func (ck *shellCheck) findScripts() {
 		}
 	}
 	ck.findPrograms()
+	ck.findSuPrograms()
 	ck.findRemote()
 	ck.findGitConfig()
 	for k := range ck.scripts {
@@ -329,6 +330,27 @@ func (ck *shellCheck) findPrograms() {
 		},
 	}
 	p.find()
+}
+
+// findSuPrograms finds the script files of su and runuser (the program,
+// or one a wrapper runs): su bob FILE runs FILE with the user's shell.
+func (ck *shellCheck) findSuPrograms() {
+	seen := map[int]bool{}
+	for _, j := range ck.progs {
+		seen[j] = true
+	}
+	steps := 0
+	for _, p := range append([]int{0}, ck.progs...) {
+		if !suRuns(len(ck.args), ck.word, p, &steps) {
+			continue
+		}
+		suProgram(len(ck.args), ck.word, p, &steps, func(j int) {
+			if j > 0 && !seen[j] {
+				seen[j] = true
+				ck.progs = append(ck.progs, j)
+			}
+		})
+	}
 }
 
 // posixScriptIn is the index of the script of the shell word i (its -c

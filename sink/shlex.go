@@ -829,23 +829,25 @@ func (sc *shScript) findPrograms() {
 			continue
 		}
 		ws = ws[k:]
-		if t, _ := sc.value(ws[0]); !isWrapper(t) {
-			continue
-		}
 		type value struct {
 			text        string
 			known, read bool
 		}
 		values := make([]value, len(ws))
+		word := func(j int) (string, bool) {
+			if v := &values[j]; !v.read {
+				v.text, v.known = sc.value(ws[j])
+				v.read = true
+			}
+			return values[j].text, values[j].known
+		}
+		if t, _ := word(0); !isWrapper(t) {
+			sc.suPrograms(ws, word) // su bob FILE: the user's shell runs FILE
+			continue
+		}
 		p := progFinder{
-			n: len(ws),
-			word: func(j int) (string, bool) {
-				if v := &values[j]; !v.read {
-					v.text, v.known = sc.value(ws[j])
-					v.read = true
-				}
-				return values[j].text, values[j].known
-			},
+			n:    len(ws),
+			word: word,
 			prog: func(j int) { sc.words[ws[j]].cmd = true },
 			assign: func(j, off int) {
 				if w := &sc.words[ws[j]]; !w.setenv {
@@ -866,6 +868,23 @@ func (sc *shScript) findPrograms() {
 			},
 		}
 		p.find()
+		sc.suPrograms(ws, word)
+	}
+}
+
+// suPrograms marks the script files of the su and runuser programs of
+// the command of words ws (su bob FILE) as its programs.
+func (sc *shScript) suPrograms(ws []int, word func(int) (string, bool)) {
+	steps := 0
+	for j := range ws {
+		if !sc.words[ws[j]].cmd || !suRuns(len(ws), word, j, &steps) {
+			continue
+		}
+		suProgram(len(ws), word, j, &steps, func(k int) {
+			if k < len(ws) {
+				sc.words[ws[k]].cmd = true
+			}
+		})
 	}
 }
 
