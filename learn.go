@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/go-chi/chi/v5"
 )
@@ -150,13 +151,7 @@ func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bo
 	c.codes[v.Code]++
 	for _, d := range v.failures() { // not the note that more were not listed
 		p := d.Path
-		if len(p) > reportPathBytes {
-			i := reportPathBytes
-			for i > 0 && p[i]&0xC0 == 0x80 { // not inside a character: its bytes would read as U+FFFD
-				i--
-			}
-			p = p[:i]
-		}
+		p = failure.Cut(p, reportPathBytes)
 		switch _, known := c.paths[p]; {
 		case known || len(c.paths) < reportPaths:
 			c.paths[strings.Clone(p)]++

@@ -17,11 +17,19 @@ func Clip(s string) string {
 	if len(s) <= MaxEcho {
 		return s
 	}
-	i := MaxEcho
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
+	return Cut(s, MaxEcho) + "…"
+}
+
+// Cut keeps at most n bytes of s, cut on a rune boundary: a cut inside a
+// character would leave bytes that read as U+FFFD.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s[:i] + "…"
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
 }
 
 // Reporter receives the failures of a check: the JSON pointer of the
