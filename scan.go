@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/route"
@@ -115,7 +116,9 @@ func isForm(h http.Header) bool {
 // nothing to a scan of the body's bytes as they are.
 func formFinding(body []byte) scan.Class {
 	var first firstFinding
-	text := string(body)
+	// The body's own bytes, not a copy of them: the scan keeps no part of
+	// what it reads (scan.Bytes reads them so too).
+	text := unsafe.String(unsafe.SliceData(body), len(body))
 	scan.Pairs(goPairs(text, "&"), &first)
 	if first.message == "" {
 		scan.Pairs(route.FastifyPairs(text), &first)
