@@ -1,9 +1,7 @@
 package contractguard
 
 import (
-	"iter"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -93,7 +91,7 @@ func (q *request) scanDroppedPairs() {
 	again := &rescan{l: &q.detailList}
 	scan.Pairs(route.FastifyPairs(q.rawQuery), again)
 	if strings.IndexByte(q.rawQuery, ';') >= 0 {
-		scan.Pairs(goPairs(q.rawQuery, "&;"), again)
+		scan.Pairs(route.GoPairs(q.rawQuery, "&;"), again)
 	}
 }
 
@@ -119,7 +117,7 @@ func formFinding(body []byte) scan.Class {
 	// The body's own bytes, not a copy of them: the scan keeps no part of
 	// what it reads (scan.Bytes reads them so too).
 	text := unsafe.String(unsafe.SliceData(body), len(body))
-	scan.Pairs(goPairs(text, "&"), &first)
+	scan.Pairs(route.GoPairs(text, "&"), &first)
 	if first.message == "" {
 		scan.Pairs(route.FastifyPairs(text), &first)
 	}
@@ -134,32 +132,6 @@ func (f *firstFinding) Wants() bool { return f.message == "" }
 func (f *firstFinding) Add(_, message string) {
 	if f.message == "" {
 		f.message = message
-	}
-}
-
-// goPairs are the pairs of query split at each of seps, as url.ParseQuery
-// reads them: a pair with a ';' left in it, or a malformed escape,
-// dropped; with seps "&;", as it reads them once http.AllowQuerySemicolons
-// has made every ';' a '&'.
-func goPairs(query, seps string) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for query != "" {
-			var pair string
-			if i := strings.IndexAny(query, seps); i >= 0 {
-				pair, query = query[:i], query[i+1:]
-			} else {
-				pair, query = query, ""
-			}
-			k, v, _ := strings.Cut(pair, "=")
-			k, err1 := url.QueryUnescape(k)
-			v, err2 := url.QueryUnescape(v)
-			if pair == "" || strings.IndexByte(pair, ';') >= 0 || err1 != nil || err2 != nil {
-				continue
-			}
-			if !yield(k, v) {
-				return
-			}
-		}
 	}
 }
 

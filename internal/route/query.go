@@ -41,6 +41,32 @@ func FastifyPairs(s string) iter.Seq2[string, string] {
 	}
 }
 
+// GoPairs are the pairs of query split at each of seps, as url.ParseQuery
+// reads them: a pair with a ';' left in it, or a malformed escape,
+// dropped; with seps "&;", as it reads them once http.AllowQuerySemicolons
+// has made every ';' a '&'.
+func GoPairs(query, seps string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for query != "" {
+			var pair string
+			if i := strings.IndexAny(query, seps); i >= 0 {
+				pair, query = query[:i], query[i+1:]
+			} else {
+				pair, query = query, ""
+			}
+			k, v, _ := strings.Cut(pair, "=")
+			k, err1 := url.QueryUnescape(k)
+			v, err2 := url.QueryUnescape(v)
+			if pair == "" || strings.IndexByte(pair, ';') >= 0 || err1 != nil || err2 != nil {
+				continue
+			}
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
 // decodeComponent is s with '+' read as a space and its escapes decoded,
 // or s as it is, but for the '+', when an escape is malformed or what they
 // decode to is not UTF-8 (as fast-decode-uri-component gives up).

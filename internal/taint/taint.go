@@ -16,7 +16,6 @@ import (
 	"context"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/route"
 )
 
 // MinInputLen is the shortest input, in bytes, that the sinks consider.
@@ -458,38 +458,19 @@ func (r *Request) Where(in Input) string {
 	return in.Name
 }
 
-// queryPairs reads a query string as url.ParseQuery does (pairs split on
-// '&', '+' as space, a pair with ';' or a bad escape left out, as Go's
-// server leaves it out of r.URL.Query()), keeping the order. Names and
-// values without escapes share s.
+// queryPairs reads a query string as url.ParseQuery does (route.GoPairs:
+// pairs split on '&', '+' as space, a pair with ';' or a bad escape left
+// out, as Go's server leaves it out of r.URL.Query()), keeping the order.
+// Names and values without escapes share s.
 func queryPairs(s string) []pair {
 	if s == "" {
 		return nil
 	}
 	ps := make([]pair, 0, strings.Count(s, "&")+1)
-	for s != "" {
-		var kv string
-		kv, s, _ = strings.Cut(s, "&")
-		if kv == "" || strings.Contains(kv, ";") {
-			continue
-		}
-		k, v, _ := strings.Cut(kv, "=")
-		k, ok1 := unescape(k)
-		v, ok2 := unescape(v)
-		if !ok1 || !ok2 {
-			continue
-		}
+	for k, v := range route.GoPairs(s, "&") {
 		ps = append(ps, pair{k, v})
 	}
 	return ps
-}
-
-func unescape(s string) (string, bool) {
-	if !strings.ContainsAny(s, "%+") {
-		return s, true
-	}
-	u, err := url.QueryUnescape(s)
-	return u, err == nil
 }
 
 // cookiePairs appends the cookies of one Cookie header line: name=value
