@@ -303,64 +303,16 @@ func (ws *wordScan) su(i int, found func(j, off int)) (whole bool) {
 	if ws.suRead == nil {
 		ws.suRead = make([]bool, ws.n)
 	}
-	n, word := ws.n, ws.read
-	for j := i + 1; j < n; j++ {
-		if ws.suRead[j] {
-			return false
-		}
-		ws.suRead[j] = true
-		a, known := word(j)
-		switch {
-		case !known:
-			found(j, 0)
-			if j+1 < n {
-				found(j+1, 0)
-			}
-		case a == "--":
-			// The user, if not named yet, and the shell's arguments.
-			for _, k := range [2]int{j, j + 1} {
-				if s := ws.posix(k, "sh"); s > 0 {
-					found(s, 0)
-				}
-			}
-			return true
-		case strings.HasPrefix(a, "--"):
-			name, _, eq := strings.Cut(a[2:], "=")
-			switch {
-			case name == "":
-			case strings.HasPrefix("command", name) || len(name) >= 2 && strings.HasPrefix("session-command", name):
-				if eq {
-					found(j, len(name)+3)
-				} else if j+1 < n {
-					found(j+1, 0)
-					j++
-				}
-			case !eq && (strings.HasPrefix("group", name) || strings.HasPrefix("whitelist-environment", name) || strings.HasPrefix("user", name) ||
-				len(name) >= 2 && (strings.HasPrefix("supp-group", name) || strings.HasPrefix("shell", name))):
-				j++ // its value
-			}
-		case len(a) > 1 && a[0] == '-':
-		cluster:
-			for k := 1; k < len(a); k++ {
-				switch c := a[k]; {
-				case c == 'c':
-					if k+1 < len(a) {
-						found(j, k+1)
-					} else if j+1 < n {
-						found(j+1, 0)
-						j++
-					}
-					break cluster
-				case strings.IndexByte("gGswu", c) >= 0: // -g GROUP, -s SHELL, -w VARS, runuser's -u USER
-					if k+1 == len(a) {
-						j++
-					}
-					break cluster
-				}
+	dashes, whole := getoptScript(ws.n, ws.read, i, ws.suRead, &suOptions, found)
+	if dashes >= 0 {
+		// The user, if not named yet, and the shell's arguments.
+		for _, k := range [2]int{dashes, dashes + 1} {
+			if s := ws.posix(k, "sh"); s > 0 {
+				found(s, 0)
 			}
 		}
 	}
-	return true
+	return whole
 }
 
 // suScript calls found with each word that may hold su's or runuser's
@@ -525,9 +477,72 @@ func watchScript(n int, word func(int) (string, bool), i int, found func(j int))
 // the same words read from stops, its finds made (a command of many
 // script words is read in linear time).
 func scriptScript(n int, word func(int) (string, bool), i int, read []bool, found func(j, off int)) {
+	getoptScript(n, word, i, read, &scriptOptions, found)
+}
+
+// getoptLong is a long option of a program that reads its options with
+// getopt_long: its name, the shortest abbreviation of it the program
+// takes (shorter ones are ambiguous), and whether its value is the
+// command line (else it takes a value, which is skipped).
+type getoptLong struct {
+	name    string
+	min     int
+	command bool
+}
+
+// getoptOptions are the options of a program with a -c COMMAND option
+// (su, runuser, script) that getoptScript reads.
+type getoptOptions struct {
+	long     []getoptLong
+	value    string // the short options that take a value
+	optional string // the short options whose value, if any, is attached
+}
+
+// suOptions are su's and runuser's (-u USER is runuser's).
+var suOptions = getoptOptions{
+	long: []getoptLong{
+		{"command", 1, true}, {"session-command", 2, true},
+		{"group", 1, false}, {"whitelist-environment", 1, false}, {"user", 1, false},
+		{"supp-group", 2, false}, {"shell", 2, false},
+	},
+	value: "gGswu", // -g GROUP, -G GROUP, -s SHELL, -w VARS, -u USER
+}
+
+// scriptOptions are util-linux script's.
+var scriptOptions = getoptOptions{
+	long: []getoptLong{
+		{"command", 1, true},
+		{"log-in", 5, false}, {"log-out", 5, false}, {"log-io", 5, false}, {"log-timing", 5, false},
+		{"logging-format", 5, false}, {"echo", 1, false}, {"output-limit", 1, false},
+	},
+	value:    "IOBTmEo",
+	optional: "t", // -t[FILE]
+}
+
+// lookup is the long option name (without "--" and "=…") abbreviates.
+func (o *getoptOptions) lookup(name string) (getoptLong, bool) {
+	for _, l := range o.long {
+		if len(name) >= l.min && strings.HasPrefix(l.name, name) {
+			return l, true
+		}
+	}
+	return getoptLong{}, false
+}
+
+// getoptScript calls found with each word after word i that may hold the
+// command line of the program whose options o are, and the byte of its
+// value where it starts: the value of -c and of a long option that is
+// the command, read among all the options before "--", as getopt
+// permutes them. A word whose value is not known may be -c or
+// --command=…: it, and the word after it, may be the command line. read
+// marks the positions read: a scan that reaches one an earlier scan of
+// the same words read from stops (whole is false), its finds made from
+// there on not made again. dashes is the position of the "--" the scan
+// stopped at, or -1.
+func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *getoptOptions, found func(j, off int)) (dashes int, whole bool) {
 	for j := i + 1; j < n; j++ {
 		if read[j] {
-			return
+			return -1, false
 		}
 		read[j] = true
 		a, known := word(j)
@@ -538,47 +553,52 @@ func scriptScript(n int, word func(int) (string, bool), i int, read []bool, foun
 				found(j+1, 0)
 			}
 		case a == "--":
-			return
+			return j, true
 		case strings.HasPrefix(a, "--"):
 			name, _, eq := strings.Cut(a[2:], "=")
+			l, ok := o.lookup(name)
 			switch {
-			case name == "":
-			case strings.HasPrefix("command", name):
-				if eq {
-					found(j, len(name)+3)
-				} else if j+1 < n {
+			case name == "" || !ok:
+			case l.command && eq:
+				found(j, len(name)+3)
+			case l.command || !eq: // the command line, or a value, in the next word
+				if l.command && j+1 < n {
 					found(j+1, 0)
-					j++
 				}
-			case !eq && len(name) >= 5 && (strings.HasPrefix("log-in", name) || strings.HasPrefix("log-out", name) ||
-				strings.HasPrefix("log-io", name) || strings.HasPrefix("log-timing", name)),
-				!eq && (strings.HasPrefix("logging-format", name) && len(name) >= 5 || strings.HasPrefix("echo", name) ||
-					strings.HasPrefix("output-limit", name)):
-				j++ // its value
+				j++
 			}
 		case len(a) > 1 && a[0] == '-':
-		cluster:
-			for k := 1; k < len(a); k++ {
-				switch c := a[k]; {
-				case c == 'c':
-					if k+1 < len(a) {
-						found(j, k+1)
-					} else if j+1 < n {
-						found(j+1, 0)
-						j++
-					}
-					break cluster
-				case c == 't':
-					break cluster // -t[FILE]
-				case strings.IndexByte("IOBTmEo", c) >= 0:
-					if k+1 == len(a) {
-						j++
-					}
-					break cluster
-				}
-			}
+			j = getoptCluster(n, a, j, o, found)
 		}
 	}
+	return -1, true
+}
+
+// getoptCluster reads the short options of word j, a: -c's value is the
+// command line (found), the rest of the word or the next one. It returns
+// the last position read (j, or j+1 if the next word is an option's
+// value).
+func getoptCluster(n int, a string, j int, o *getoptOptions, found func(j, off int)) int {
+	for k := 1; k < len(a); k++ {
+		switch c := a[k]; {
+		case c == 'c':
+			if k+1 < len(a) {
+				found(j, k+1)
+			} else if j+1 < n {
+				found(j+1, 0)
+				return j + 1
+			}
+			return j
+		case strings.IndexByte(o.optional, c) >= 0:
+			return j
+		case strings.IndexByte(o.value, c) >= 0:
+			if k+1 == len(a) {
+				return j + 1
+			}
+			return j
+		}
+	}
+	return j
 }
 
 // suProgram calls prog with the word su's or runuser's (word i) user's
