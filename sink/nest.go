@@ -163,20 +163,9 @@ func (sc *shScript) shellVar(k int) (name string, any bool) {
 // does not block it whole.
 func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque bool) bool) {
 	order, cmds := sc.commands()
-	type value struct {
-		text        string
-		known, read bool
-	}
 	for _, c := range order {
 		ws := cmds[c]
-		values := make([]value, len(ws))
-		word := func(j int) (string, bool) {
-			if v := &values[j]; !v.read {
-				v.text, v.known = sc.value(ws[j])
-				v.read = true
-			}
-			return values[j].text, values[j].known
-		}
+		word := sc.wordValues(ws)
 		scan := newWordScan(len(ws), word)
 		var scriptRead []bool
 		last := -1 // the last word whose value is not known

@@ -829,18 +829,7 @@ func (sc *shScript) findPrograms() {
 			continue
 		}
 		ws = ws[k:]
-		type value struct {
-			text        string
-			known, read bool
-		}
-		values := make([]value, len(ws))
-		word := func(j int) (string, bool) {
-			if v := &values[j]; !v.read {
-				v.text, v.known = sc.value(ws[j])
-				v.read = true
-			}
-			return values[j].text, values[j].known
-		}
+		word := sc.wordValues(ws)
 		if t, _ := word(0); !isWrapper(t) {
 			sc.suPrograms(ws, word) // su bob FILE: the user's shell runs FILE
 			continue
@@ -885,6 +874,22 @@ func (sc *shScript) suPrograms(ws []int, word func(int) (string, bool)) {
 				sc.words[ws[k]].cmd = true
 			}
 		})
+	}
+}
+
+// wordValues is sc.value on the words ws by position, each read once.
+func (sc *shScript) wordValues(ws []int) func(j int) (string, bool) {
+	type value struct {
+		text        string
+		known, read bool
+	}
+	values := make([]value, len(ws))
+	return func(j int) (string, bool) {
+		if v := &values[j]; !v.read {
+			v.text, v.known = sc.value(ws[j])
+			v.read = true
+		}
+		return values[j].text, values[j].known
 	}
 }
 

@@ -106,18 +106,7 @@ func (sc *shScript) readsAnyInput(depth int) bool {
 // input: a program of it (the first, or one a wrapper runs) is a shell
 // that does, or ., source or eval of it.
 func (sc *shScript) readsInput(ws []int, depth int) bool {
-	type value struct {
-		text        string
-		known, read bool
-	}
-	values := make([]value, len(ws))
-	word := func(j int) (string, bool) {
-		if v := &values[j]; !v.read {
-			v.text, v.known = sc.value(ws[j])
-			v.read = true
-		}
-		return values[j].text, values[j].known
-	}
+	word := sc.wordValues(ws)
 	xargs, replace := false, false
 	steps := 0
 	scan := newWordScan(len(ws), word)
