@@ -369,9 +369,18 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 		case 'H':
 			l.inWord(i, shLit)
 			continue
-		case 'h':
+		case 'h', 'd':
+			// A here-document's body, or "…": \ escapes $ ` \ and a
+			// newline in both, and " in "…" only.
+			escapes := "$`\\\n"
+			if top.kind == 'd' {
+				escapes = "$`\"\\\n"
+			}
 			switch {
-			case c == '\\' && i+1 < len(text) && strings.IndexByte("$`\\\n", text[i+1]) >= 0:
+			case c == '"' && top.kind == 'd':
+				l.inWord(i, shOther)
+				l.frames = l.frames[:len(l.frames)-1]
+			case c == '\\' && i+1 < len(text) && strings.IndexByte(escapes, text[i+1]) >= 0:
 				l.inWord(i, shOther)
 				i++
 				l.inWord(i, shLit)
@@ -398,21 +407,6 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 				l.inWord(i, shOther)
 				l.frames = l.frames[:len(l.frames)-1]
 			} else {
-				l.inWord(i, shLit)
-			}
-			continue
-		case 'd':
-			switch {
-			case c == '"':
-				l.inWord(i, shOther)
-				l.frames = l.frames[:len(l.frames)-1]
-			case c == '\\' && i+1 < len(text) && strings.IndexByte("$`\"\\\n", text[i+1]) >= 0:
-				l.inWord(i, shOther)
-				i++
-				l.inWord(i, shLit)
-			case c == '$' || c == '`':
-				i = l.expansion(i)
-			default:
 				l.inWord(i, shLit)
 			}
 			continue
