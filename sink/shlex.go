@@ -72,6 +72,10 @@ type shScript struct {
 	// shAssigns: the words the shell itself reads as NAME=VALUE
 	// (shellAssignment), built on first use.
 	shAssigns []bool
+	// cmdOrder and cmdWords: commands(), built on first use (once the
+	// script is lexed: its words' commands do not change after).
+	cmdOrder []int32
+	cmdWords map[int32][]int
 }
 
 // declarations are the commands whose NAME=VALUE arguments assign the
@@ -798,18 +802,9 @@ func (l *shLexer) mark(i, j int, c byte) {
 // that wrappers run (sudo -u bob id, timeout 5 id) as the command's
 // program, and the command lines in their options (env -S '…') as code.
 func (sc *shScript) findPrograms() {
-	var cmds map[int32][]int
-	for k := range sc.words {
-		w := &sc.words[k]
-		if w.redir {
-			continue
-		}
-		if cmds == nil {
-			cmds = map[int32][]int{}
-		}
-		cmds[w.command] = append(cmds[w.command], k)
-	}
-	for _, ws := range cmds {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		ws := cmds[c]
 		// Past the keywords and assignments before the program.
 		k := 0
 		for k < len(ws) && sc.words[ws[k]].cmd {

@@ -48,8 +48,12 @@ func (sc *shScript) fed(s, e int) bool {
 }
 
 // commands are the words of each command of sc but the redirections', in
-// order.
+// order, built once (findPrograms, findFeed, nested and readsAnyInput
+// read them): the callers do not change them.
 func (sc *shScript) commands() (order []int32, cmds map[int32][]int) {
+	if sc.cmdWords != nil {
+		return sc.cmdOrder, sc.cmdWords
+	}
 	cmds = map[int32][]int{}
 	for k := range sc.words {
 		w := &sc.words[k]
@@ -61,6 +65,7 @@ func (sc *shScript) commands() (order []int32, cmds map[int32][]int) {
 		}
 		cmds[w.command] = append(cmds[w.command], k)
 	}
+	sc.cmdOrder, sc.cmdWords = order, cmds
 	return order, cmds
 }
 
