@@ -648,7 +648,7 @@ func suProgram(n int, word func(int) (string, bool), i int, steps *int, prog fun
 				phase += 4
 			case !dd && strings.HasPrefix(a, "--"):
 				name, _, eq := strings.Cut(a[2:], "=")
-				kind := suLong(name)
+				kind := suLongs.longOption(name)
 				if kind == 'v' && !eq {
 					j++
 				} else if kind == 0 && !eq {
@@ -726,24 +726,10 @@ func b2i(b bool) int {
 	return 0
 }
 
-// suLong is the kind of su's or runuser's long option name ('v': it takes
-// a value, 'f': none), or 0 when it has none by that name or abbreviation.
-func suLong(name string) byte {
-	var kind byte
-	n := 0
-	for opt, k := range map[string]byte{
-		"command": 'v', "session-command": 'v', "group": 'v', "supp-group": 'v', "shell": 'v', "whitelist-environment": 'v',
-		"user": 'v', "fast": 'f', "login": 'f', "preserve-environment": 'f', "pty": 'f', "help": 'f', "version": 'f',
-	} {
-		if opt == name {
-			return k
-		}
-		if name != "" && strings.HasPrefix(opt, name) {
-			kind, n = k, n+1
-		}
-	}
-	if n == 1 {
-		return kind
-	}
-	return 0
-}
+// suLongs are su's and runuser's long options ('v': it takes a value,
+// 'f': none); suLongs.longOption is the kind of one by its name or an
+// abbreviation, or 0.
+var suLongs = &wrapper{long: map[string]byte{
+	"command": 'v', "session-command": 'v', "group": 'v', "supp-group": 'v', "shell": 'v', "whitelist-environment": 'v',
+	"user": 'v', "fast": 'f', "login": 'f', "preserve-environment": 'f', "pty": 'f', "help": 'f', "version": 'f',
+}}
