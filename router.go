@@ -3,6 +3,7 @@ package contractguard
 import (
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 
@@ -120,13 +121,7 @@ var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	idx := g.chiIndexOf(routes, "")
-	path := r.URL.RawPath
-	if path == "" {
-		path = r.URL.Path
-	}
-	if path == "" {
-		path = "/"
-	}
+	path, encoded := chiRoutePath(r)
 	rctx := chiContexts.Get().(*chi.Context)
 	rctx.Reset()
 	pattern := routes.Find(rctx, r.Method, path)
@@ -143,9 +138,9 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	}
 	if c != nil {
 		// chi's parameters are its path's segments as they are: encoded
-		// when it routed on RawPath.
+		// when it routes on RawPath.
 		p := routerPattern(pattern)
-		return routed{c: c, pattern: p, route: pattern, path: path, decode: r.URL.RawPath != "", later: p == nil}
+		return routed{c: c, pattern: p, route: pattern, path: path, decode: encoded, later: p == nil}
 	}
 	return routed{}
 }
@@ -282,15 +277,49 @@ func muxWildcards(p string, rest bool, yield func(name string) bool) {
 // chiParam is the value of a parameter chi extracted for r, decoded: chi
 // routes on r.URL.RawPath, and hands its segments over encoded, when the
 // path's escapes are not Go's own; else on r.URL.Path, decoded already
-// (/o/a%2561 is "a%61", not "aa").
+// (/o/a%2561 is "a%61", not "aa"); or on the path a middleware or a
+// Mount set (see chiRoutePath).
 func chiParam(r *http.Request, v string) string {
-	if r.URL.RawPath == "" {
+	if _, encoded := chiRoutePath(r); !encoded {
 		return v
 	}
 	if d, err := url.PathUnescape(v); err == nil {
 		return d
 	}
 	return v
+}
+
+// chiRoutePath is the path chi routes r on, and whether it is still
+// percent-encoded: the chi context's RoutePath when a middleware or a
+// Mount set it, else r.URL.RawPath when the path's escapes are not Go's
+// own, else r.URL.Path. A RoutePath is made from one of those two:
+// StripSlashes and URLFormat cut r.URL.Path (decoded), CleanPath and
+// GetHead clean or copy r.URL.RawPath when it is set, a Mount passes on
+// the rest of the path its router routed on. It is read as encoded unless
+// only r.URL.Path can have made it (/o/A%61 from StripSlashes of
+// /o/%41%2561/, whose RawPath reads /o/Aa; found by review: chi's
+// parameter, decoded already, was decoded again for the typed rules).
+func chiRoutePath(r *http.Request) (string, bool) {
+	raw := r.URL.RawPath
+	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.RoutePath != "" {
+		rp := rctx.RoutePath
+		return rp, raw != "" && (madeFrom(rp, raw) || !madeFrom(rp, r.URL.Path))
+	}
+	switch {
+	case raw != "":
+		return raw, true
+	case r.URL.Path == "":
+		return "/", false
+	}
+	return r.URL.Path, false
+}
+
+// madeFrom reports whether rp, a chi RoutePath, can have been cut from p
+// or from p cleaned: a run of p that starts at one of its slashes, as
+// rp, its own trailing slash aside, does.
+func madeFrom(rp, p string) bool {
+	rp = strings.TrimSuffix(rp, "/")
+	return strings.HasPrefix(rp, "/") && (strings.Contains(p, rp) || strings.Contains(path.Clean(p), rp))
 }
 
 // routerParams are the path parameters chi or ServeMux extracted for r,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -257,4 +258,68 @@ func TestTyped_ChiParamsDecodedOnce(t *testing.T) {
 		assert.Equal(t, http.StatusCreated, send(r, "PUT", path, `{"org":"`+org+`"}`).Code, path)
 	}
 	rejected(t, send(r, "PUT", "/o/a%2561/x", `{"org":"aa"}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
+}
+
+// TestTyped_ChiRoutePathDecodedOnce: chi routes on the path a middleware
+// or a Mount set in its context when there is one: StripSlashes and
+// URLFormat cut it from r.URL.Path, decoded already; CleanPath and a
+// Mount keep r.URL.RawPath's escapes. A typed handler's rules get the
+// parameter decoded once either way, with the guard's Middleware before
+// or after those middlewares, or without it. /o/%41%2561/x/ is org
+// "A%61" behind StripSlashes (found by review: decoded again, "Aa", for
+// the rules, where the handler got "A%61").
+func TestTyped_ChiRoutePathDecodedOnce(t *testing.T) {
+	type In struct {
+		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+		Org string   `json:"org"`
+	}
+	fn := func(w http.ResponseWriter, r *http.Request, in In) { w.WriteHeader(http.StatusCreated) }
+	mounted := func(g *Guard, mw ...func(http.Handler) http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Use(mw...)
+		sub := chi.NewRouter()
+		Put(sub, g, "/o/{org}/x", fn)
+		r.Mount("/m", sub)
+		return r
+	}
+	plain := func(g *Guard, mw ...func(http.Handler) http.Handler) http.Handler {
+		r := chi.NewRouter()
+		r.Use(mw...)
+		Put(r, g, "/o/{org}/x", fn)
+		return r
+	}
+	for _, c := range []struct {
+		name  string
+		mw    func(http.Handler) http.Handler
+		build func(*Guard, ...func(http.Handler) http.Handler) http.Handler
+		path  string
+		org   string // as the handler's rules must see it
+		other string // as they must not
+	}{
+		{"StripSlashes", middleware.StripSlashes, plain, "/o/%41%2561/x/", "A%61", "Aa"},
+		{"URLFormat", middleware.URLFormat, plain, "/o/%41%2561/x.json", "A%61", "Aa"},
+		{"CleanPath", middleware.CleanPath, plain, "/o/%41%2561/y/../x", "A%61", "A%2561"},
+		{"none", nil, plain, "/o/%41%2561/x", "A%61", "A%2561"},
+		{"Mount", nil, mounted, "/m/o/%41%2561/x", "A%61", "A%2561"},
+		{"StripSlashes, Mount", middleware.StripSlashes, mounted, "/m/o/%41%2561/x/", "A%61", "Aa"},
+	} {
+		for _, guard := range []string{"none", "before", "after"} {
+			t.Run(c.name+", Middleware "+guard, func(t *testing.T) {
+				g := mustNew(t, Options{})
+				var mw []func(http.Handler) http.Handler
+				if c.mw != nil {
+					mw = append(mw, c.mw)
+				}
+				switch guard {
+				case "before":
+					mw = append([]func(http.Handler) http.Handler{g.Middleware}, mw...)
+				case "after":
+					mw = append(mw, g.Middleware)
+				}
+				h := c.build(g, mw...)
+				assert.Equal(t, http.StatusCreated, send(h, "PUT", c.path, `{"org":"`+c.org+`"}`).Code)
+				rejected(t, send(h, "PUT", c.path, `{"org":"`+c.other+`"}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
+			})
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -405,4 +406,26 @@ func TestSinks_ServeMuxRouteNamedOnce(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, "POST /files/{name}", be.Route)
 	assert.Contains(t, logs.String(), `route="POST /files/{name}"`)
+}
+
+// TestSinks_ChiRoutePathParamsAsTheHandlerGetsThem: behind chi's
+// StripSlashes, chi routes on r.URL.Path (decoded) and hands its
+// parameters over decoded: they are input as they are, not decoded again
+// (found by review: /blobs/%41'%20OR%20'1'='1%2541/ was input
+// "A' OR '1'='1A", while the handler put "A' OR '1'='1%41" in its query,
+// which was not blocked).
+func TestSinks_ChiRoutePathParamsAsTheHandlerGetsThem(t *testing.T) {
+	g, _ := sinkGuard(t)
+	type none struct{}
+	var err error
+	router := chi.NewRouter()
+	router.Use(middleware.StripSlashes)
+	router.Method("POST", "/blobs/{name}", Handle(g, func(w http.ResponseWriter, r *http.Request, _ none) {
+		err = sink.CheckSQL(r.Context(), "SELECT * FROM blobs WHERE name = '"+chi.URLParam(r, "name")+"'", sink.SQLite)
+	}))
+	rec := send(router, "POST", "/blobs/%41'%20OR%20'1'='1%2541/", `{}`)
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	assert.ErrorIs(t, err, sink.ErrBlocked)
+	send(router, "POST", "/blobs/%41%2561/", `{}`)
+	assert.NoError(t, err)
 }
