@@ -167,8 +167,8 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 			values[p.Name] = v
 			continue
 		}
-		if raw == "" && (p.Kind == config.URL || p.Kind == config.Address) {
-			continue // unset
+		if raw == "" && where == "default" && (p.Kind == config.URL || p.Kind == config.Address) {
+			continue // unset; an empty flag (--listen=) is read, and refused, as the file's or the environment's empty value is
 		}
 		v, err := config.Parse(p.Kind, raw)
 		if err != nil {

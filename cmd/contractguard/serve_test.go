@@ -184,6 +184,11 @@ func TestLoadSettings_Errors(t *testing.T) {
 		{env: map[string]string{"CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT": "0"}, args: []string{"--upstream", "http://x"}, want: "contractguard.serve.shutdown-timeout: must be more than 0"},
 		{args: []string{"--upstream", "http://x", "--max-header-bytes", "0"}, want: "contractguard.serve.max-header-bytes: must be more than 0"},
 		{args: []string{"--upstream", "http://x", "--dial-timeout", "0"}, want: "contractguard.serve.dial-timeout: must be more than 0"},
+		// An empty address flag is refused, as an empty property or variable is: it
+		// once left the setting with no value at all, and settingsOf panicked.
+		{args: []string{"--upstream", "http://x", "--listen="}, want: `--listen: contractguard.serve.listen: want host:port`},
+		{args: []string{"--upstream", "http://x", "--admin-listen", ""}, want: `--admin-listen: contractguard.serve.admin-listen: want host:port`},
+		{env: map[string]string{"CONTRACTGUARD_SERVE_UPSTREAM": "http://x"}, args: []string{"--upstream="}, want: `--upstream: contractguard.serve.upstream: want an absolute http:// or https:// URL, not ""`},
 	} {
 		clearServeEnv(t)
 		for k, v := range tc.env {
