@@ -74,6 +74,13 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *timeout <= 0 {
+		// context.WithTimeout would end every URL's request before it
+		// starts: "context deadline exceeded", exit 1, as if the service
+		// had not answered.
+		fmt.Fprintf(stderr, "contractguard learn merge: --timeout %v: want a time more than 0, such as 30s\n", *timeout)
+		return 2
+	}
 	hdr := http.Header{}
 	for _, h := range headers {
 		name, value, ok := strings.Cut(h, ":")

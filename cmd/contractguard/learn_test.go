@@ -202,6 +202,8 @@ func TestLearnMerge_Errors(t *testing.T) {
 		{"another format", []string{"learn", "merge", "--out", out, good, bad}, 1, bad + `: learned observations: format "contractguard.learn/v0", want "contractguard.learn/v1"`},
 		{"a service that fails", []string{"learn", "merge", "--out", out, good, failing.URL}, 1, "GET: 503 Service Unavailable"},
 		{"a bad header", []string{"learn", "merge", "--out", out, "-H", "nope", good}, 2, `-H "nope"`},
+		{"a zero timeout", []string{"learn", "merge", "--out", out, "--timeout", "0", failing.URL}, 2, "--timeout 0s: want a time more than 0"},
+		{"a negative timeout", []string{"learn", "merge", "--out", out, "--timeout", "-5s", good}, 2, "--timeout -5s: want a time more than 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
