@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -243,6 +244,12 @@ func settingsOf(v config.Values) (settings, error) {
 		if z.zero {
 			errs = append(errs, fmt.Errorf("contractguard.serve.%s: must be more than 0 (0 would mean %s)", z.name, z.why))
 		}
+	}
+	// net/http reads at most MaxHeaderBytes+4096 bytes of a request's head,
+	// an int64 sum: past this it wraps negative, and every request is
+	// refused 431 while the proxy started without a word.
+	if maxHeaderBytes := int64(math.MaxInt - 4096); s.MaxHeaderBytes > maxHeaderBytes {
+		errs = append(errs, fmt.Errorf("contractguard.serve.max-header-bytes: must be at most %d, not %d", maxHeaderBytes, s.MaxHeaderBytes))
 	}
 	if s.Listen == "off" {
 		errs = append(errs, errors.New("contractguard.serve.listen: the proxy needs an address; off is only for admin-listen"))

@@ -184,6 +184,8 @@ func TestLoadSettings_Errors(t *testing.T) {
 		{env: map[string]string{"CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT": "0"}, args: []string{"--upstream", "http://x"}, want: "contractguard.serve.shutdown-timeout: must be more than 0"},
 		{args: []string{"--upstream", "http://x", "--max-header-bytes", "0"}, want: "contractguard.serve.max-header-bytes: must be more than 0"},
 		{args: []string{"--upstream", "http://x", "--dial-timeout", "0"}, want: "contractguard.serve.dial-timeout: must be more than 0"},
+		// net/http adds 4096 to the limit: the sum wrapped, and every request was refused 431.
+		{args: []string{"--upstream", "http://x", "--max-header-bytes", "9223372036854775807"}, want: "contractguard.serve.max-header-bytes: must be at most 9223372036854771711, not 9223372036854775807"},
 		// An empty address flag is refused, as an empty property or variable is: it
 		// once left the setting with no value at all, and settingsOf panicked.
 		{args: []string{"--upstream", "http://x", "--listen="}, want: `--listen: contractguard.serve.listen: want host:port`},
