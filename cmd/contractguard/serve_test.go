@@ -161,6 +161,27 @@ contractguard:
 	assert.Equal(t, "c", opts.ContractsDir)
 }
 
+// TestLoadSettings_FlatProperties: serve.listen: written flat, which
+// LoadConfig checks and takes, is read by serve as serve: {listen:} is;
+// it was skipped, and the proxy listened on :8080 with the admin
+// listener on though the file said off.
+func TestLoadSettings_FlatProperties(t *testing.T) {
+	clearServeEnv(t)
+	cfg := filepath.Join(t.TempDir(), "contractguard.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`
+contractguard:
+  serve.upstream: http://127.0.0.1:3000
+  serve.listen: ":7000"
+  serve.admin-listen: "off"
+`), 0o644))
+	var out, errb bytes.Buffer
+	s, _, code, ok := loadSettings([]string{"--config", cfg}, &out, &errb)
+	require.True(t, ok, "%d %s", code, errb.String())
+	assert.Equal(t, "http://127.0.0.1:3000", s.Upstream.String())
+	assert.Equal(t, ":7000", s.Listen)
+	assert.Equal(t, "off", s.AdminListen)
+}
+
 func TestLoadSettings_Errors(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "contractguard.yaml")

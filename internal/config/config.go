@@ -203,8 +203,8 @@ func (r *reader) tree(prefix string, n ast.Node) {
 			continue
 		}
 		name := prefix + k
-		if prefix == "" && r.scope != "" && name != r.scope {
-			continue // another table's
+		if prefix == "" && r.scope != "" && name != r.scope && !strings.HasPrefix(name, r.scope+".") {
+			continue // another table's (serve.listen: written flat is the scope's, as serve: {listen:} is)
 		}
 		under := Under(r.table, name)
 		if _, nested := yamljson.Unwrap(value).(*ast.MappingNode); nested && under != "" {

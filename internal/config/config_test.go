@@ -78,6 +78,15 @@ func TestRead_Scope(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 	assert.Equal(t, Values{"serve.listen": ":1", "serve.read-timeout": 2 * time.Second}, v)
+
+	// A property of the scope written flat (serve.listen:), which the
+	// unscoped read takes, is the scope's too: it was skipped as another
+	// table's, and serve ran on the default address with no word.
+	src = []byte("contractguard:\n  enabled: maybe\n  serve.listen: :1\n  serve:\n    read-timeout: 2s\n  serveX: 1\n")
+	v, problems, err = Read("/etc/cg/f.yaml", src, []Property{{"serve.listen", Address}, {"serve.read-timeout", Duration}}, "serve")
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, Values{"serve.listen": ":1", "serve.read-timeout": 2 * time.Second}, v)
 }
 
 func TestEnv(t *testing.T) {
