@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/contractguard/contractguard"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	cgprometheus "github.com/contractguard/contractguard/prometheus"
 )
 
@@ -566,8 +567,13 @@ func validUser(v string) bool {
 	}
 	switch v[0] {
 	case '{':
-		var m map[string]any
-		return json.Unmarshal([]byte(v), &m) == nil
+		// As strictly as the guard reads context.user: a name twice
+		// ({"limit":100,"limit":1000}, whose limit depends on who reads
+		// it), or a byte that is not UTF-8, is not a user. encoding/json
+		// took them, and every rule on context.user then failed with its
+		// own message, not this header's.
+		doc, err := jsonbody.Parse([]byte(v), jsonbody.MaxDepthLimit)
+		return err == nil && doc.Root().Kind() == jsonbody.Object
 	case '[', '"':
 		return false // JSON that is not an object: a gateway's mistake
 	}
