@@ -467,9 +467,9 @@ func TestServe_UserHeader(t *testing.T) {
 		{`{"id":"ada","limit":100}`, "50", http.StatusOK, ""},
 		{`{"id":"ada","limit":100}`, "500", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},
 		{`{"id":"blocked","limit":100}`, "5", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},
-		{"", "5", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},                             // no user: no limit, fails closed
-		{"ada", "5", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},                          // an id has no limit
-		{`{"limit":100,"limit":1000}`, "500", http.StatusBadRequest, "INVALID_USER_HEADER"}, // a name twice: not a user to the guard's strict reading
+		{"", "5", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},                        // no user: no limit, fails closed
+		{"ada", "5", http.StatusUnprocessableEntity, "INVARIANT_VIOLATED"},                     // an id has no limit
+		{`{"limit":100,"limit":1000}`, "500", http.StatusBadRequest, "INVALID_USER_HEADER"},    // a name twice: not a user to the guard's strict reading
 		{"{\"id\":\"\xff\",\"limit\":100}", "5", http.StatusBadRequest, "INVALID_USER_HEADER"}, // not UTF-8: likewise
 		{`{"limit":`, "5", http.StatusBadRequest, "INVALID_USER_HEADER"},
 		{`["ada"]`, "5", http.StatusBadRequest, "INVALID_USER_HEADER"},

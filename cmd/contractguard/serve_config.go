@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/textproto"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -259,8 +261,34 @@ func settingsOf(v config.Values) (settings, error) {
 	}
 	if h := s.UserHeader; h != "" && !validHeaderName(h) {
 		errs = append(errs, fmt.Errorf("contractguard.serve.user-header: %q is not a header name", h))
+	} else if why := unusableUserHeader(h); why != "" {
+		errs = append(errs, fmt.Errorf("contractguard.serve.user-header: %s %s, so it cannot carry the user", h, why))
 	}
 	return s, errors.Join(errs...)
+}
+
+// unusableUserHeader says why a header cannot be the trusted user header,
+// "" when it can: the proxy removes it (a hop-by-hop header, Forwarded, a
+// method override it applied), so the service never gets what the guard
+// read; or it writes it itself (X-Forwarded-For, -Host, -Proto, from
+// the connection and the client's Host), so the client, or the proxy,
+// would choose context.user; or Go keeps it out of the header map (Host).
+func unusableUserHeader(h string) string {
+	switch h = textproto.CanonicalMIMEHeaderKey(h); h {
+	case "":
+		return ""
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Http2-Settings", "Forwarded":
+		return "is not forwarded to the service"
+	case "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return "is written by the proxy"
+	case "Host":
+		return "is the request's host"
+	}
+	if slices.ContainsFunc(overrideHeaders, func(o string) bool { return strings.EqualFold(o, h) }) {
+		return "is a method override the proxy may apply and remove"
+	}
+	return ""
 }
 
 func validHeaderName(h string) bool {
