@@ -147,8 +147,10 @@ func decodeBytes(s *state, v jsonbody.Value, dst reflect.Value) {
 	case jsonbody.Null:
 		dst.SetZero()
 	case jsonbody.String:
+		// DecodeString skips "\r" and "\n", which json v2 refuses (RFC 4648,
+		// section 3.3: not of the alphabet).
 		b, err := base64.StdEncoding.DecodeString(v.Str())
-		if err != nil {
+		if err != nil || strings.ContainsAny(v.Str(), "\r\n") {
 			s.fail("must be base64")
 			return
 		}
