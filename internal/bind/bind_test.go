@@ -520,3 +520,29 @@ func TestInto_Base64AsJSONv2(t *testing.T) {
 	require.Empty(t, bindJSON(t, &in, `{"b":"aGk="}`))
 	assert.Equal(t, []byte("hi"), in.B)
 }
+
+// namedByte is a byte type of its own: a []namedByte is an array of
+// numbers to json v2, not base64.
+type namedByte byte
+
+// TestInto_NamedByteSliceIsAnArray: json v2 reads a slice of a named
+// byte type as it reads any slice, from an array of numbers; only a
+// slice of byte itself is base64. The binder read every slice of a
+// uint8 kind as base64: it refused the array json v2 and the reflected
+// schema (an array of integers) take, and bound a string json v2 refuses.
+func TestInto_NamedByteSliceIsAnArray(t *testing.T) {
+	type In struct {
+		B []namedByte `json:"b"`
+	}
+	body := `{"b":[1,255]}`
+	var ours, theirs In
+	require.Empty(t, bindJSON(t, &ours, body))
+	require.NoError(t, jsonv2.Unmarshal([]byte(body), &theirs))
+	assert.Equal(t, In{B: []namedByte{1, 255}}, ours)
+	assert.Equal(t, theirs, ours)
+
+	body = `{"b":"aGk="}`
+	assert.Equal(t, []string{"/b: must be an array, not a string"}, bindJSON(t, new(In), body))
+	require.Error(t, jsonv2.Unmarshal([]byte(body), new(In)))
+	assert.Equal(t, []string{"/b/0: is out of range for uint8"}, bindJSON(t, new(In), `{"b":[256]}`))
+}

@@ -121,7 +121,9 @@ func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.
 			elem.decode(s, v, dst.Elem())
 		}, nil
 	case reflect.Slice:
-		if e := reflect.PointerTo(t.Elem()); t.Elem().Kind() == reflect.Uint8 && !e.Implements(unmarshalerType) && !e.Implements(fromType) && !e.Implements(textType) {
+		// Bytes in base64: of byte itself only. A slice of a named byte
+		// type is a slice of numbers to json v2, methods or none.
+		if t.Elem().Kind() == reflect.Uint8 && t.Elem().PkgPath() == "" {
 			return decodeBytes, nil
 		}
 		elem, err := b.plan(t.Elem())
