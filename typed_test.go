@@ -522,3 +522,33 @@ func TestTyped_DashCommaField(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `Dash.D: rule 1 (self > 0): field "-" is not visible to rules`)
 }
+
+type auditA struct {
+	ID string `json:"a_id" jsonschema:"minLength=1"`
+}
+
+type auditB struct {
+	ID string `json:"b_id"`
+}
+
+// TestTyped_EmbeddedFieldsByJSONName: fields promoted from embedded
+// structs are members by their json names, as json v2 decodes them,
+// though Go's selector rules hide them by their Go names (two IDs at one
+// depth, or below a field ID). The binder followed Go's rules: such a
+// type was refused at registration, as if invopop's members "a_id" and
+// "b_id" went to no field, and with a cg:"schema=" file the handler got
+// "" where the schema had checked the body's value.
+func TestTyped_EmbeddedFieldsByJSONName(t *testing.T) {
+	type In struct {
+		auditA
+		auditB
+		ID string `json:"id"`
+	}
+	var got In
+	h, err := NewHandler(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	require.NoError(t, err)
+	assert.Equal(t, 200, send(h, "POST", "/", `{"a_id":"x","b_id":"y","id":"z"}`).Code)
+	assert.Equal(t, In{auditA{"x"}, auditB{"y"}, "z"}, got)
+	eb := rejected(t, send(h, "POST", "/", `{"a_id":"","b_id":"y","id":"z"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, "/a_id", eb.Details[0].Path)
+}

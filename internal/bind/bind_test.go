@@ -546,3 +546,60 @@ func TestInto_NamedByteSliceIsAnArray(t *testing.T) {
 	require.Error(t, jsonv2.Unmarshal([]byte(body), new(In)))
 	assert.Equal(t, []string{"/b/0: is out of range for uint8"}, bindJSON(t, new(In), `{"b":[256]}`))
 }
+
+// AuditA and AuditB are embedded side by side: their fields share a Go
+// name, not a json name.
+type AuditA struct {
+	ID string `json:"a_id"`
+}
+
+type AuditB struct {
+	ID string `json:"b_id"`
+}
+
+// TestInto_EmbeddedFieldsByJSONName: a promoted field is the member of
+// its json name, whatever Go's selector rules say of its Go name, as
+// json v2 (and encoding/json) read it. The binder listed fields with
+// reflect.VisibleFields, which hides a promoted field behind a
+// shallower field of the same Go name and drops two of one Go name at
+// one depth: {"a_id":"x"} was skipped, the handler got "" where the
+// schema (a cg:"schema=" file's) had checked "x".
+func TestInto_EmbeddedFieldsByJSONName(t *testing.T) {
+	type Both struct {
+		AuditA
+		AuditB
+	}
+	type Shadowed struct {
+		AuditA
+		ID string `json:"id"`
+	}
+	type Ignored struct {
+		AuditA
+		ID string `json:"-"`
+	}
+	check := func(v any, body string, want any) {
+		t.Helper()
+		assert.Empty(t, bindJSON(t, v, body), body)
+		theirs := reflect.New(reflect.TypeOf(v).Elem())
+		require.NoError(t, jsonv2.Unmarshal([]byte(body), theirs.Interface()), body)
+		assert.Equal(t, theirs.Interface(), v, body)
+		assert.Equal(t, want, v, body)
+	}
+	check(new(Both), `{"a_id":"x","b_id":"y"}`, &Both{AuditA{"x"}, AuditB{"y"}})
+	check(new(Shadowed), `{"a_id":"x","id":"y"}`, &Shadowed{AuditA{"x"}, "y"})
+	check(new(Ignored), `{"a_id":"x","ID":"y"}`, &Ignored{AuditA: AuditA{"x"}})
+
+	// A field below an unexported embedded pointer takes part in
+	// choosing the field of its name: "n" is in two fields at one
+	// depth, and so in neither.
+	type tie struct {
+		*other
+		AuditC
+	}
+	check(new(tie), `{"hiddenInner":"h"}`, &tie{})
+}
+
+// AuditC has the member hiddenInner, as other has.
+type AuditC struct {
+	C string `json:"hiddenInner"`
+}

@@ -3,6 +3,7 @@ package bind
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -15,9 +16,13 @@ type field struct {
 	plan  *plan
 }
 
-// jsonFields lists the fields encoding/json would decode into, by name,
-// with its rules for embedded structs: the shallowest field of a name wins,
-// a tagged one among equals, and a tie leaves the name to no field.
+// jsonFields lists the fields json v2 (and encoding/json) would decode
+// into, by name, with its rules for embedded structs: a breadth-first walk
+// of the struct and of the embedded structs it inlines, the fields known
+// by their json names (not by Go's selector rules, which hide a field by
+// its Go name: an embedded A's ID `json:"a_id"` is the member "a_id" even
+// beside a field ID); the shallowest field of a name wins, a tagged one
+// among equals, and a tie leaves the name to no field.
 func jsonFields(t reflect.Type) ([]field, error) {
 	type candidate struct {
 		field
@@ -25,34 +30,53 @@ func jsonFields(t reflect.Type) ([]field, error) {
 	}
 	byName := map[string][]candidate{}
 	var order []string
-	for _, sf := range reflect.VisibleFields(t) {
-		if !sf.IsExported() && !sf.Anonymous {
-			continue
-		}
-		name, skip, inline := FieldName(sf)
-		if skip || inline { // inline: its fields are promoted; VisibleFields lists them
-			continue
-		}
-		tagName, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if strings.Contains(","+opts+",", ",string,") {
-			return nil, fmt.Errorf("%s.%s: the json tag option \"string\" is not supported", t, sf.Name)
-		}
-		tagged := tagName != ""
-		if sf.Anonymous && !sf.IsExported() {
-			switch {
-			case elem(sf.Type).Kind() != reflect.Struct:
-				continue // encoding/json ignores it, tagged or not: it could not set it
-			case sf.Type.Kind() == reflect.Pointer: // tagged: a member of its own
-				return nil, fmt.Errorf("%s.%s: an unexported embedded pointer given a json name, which encoding/json cannot allocate: export its type, or embed the struct itself", t, sf.Name)
+	// json v2's walk: an embedded struct's own fields are listed each
+	// time it is met, the structs it embeds the first time only.
+	type entry struct {
+		typ   reflect.Type
+		index []int
+		visit bool
+	}
+	queue := []entry{{t, nil, true}}
+	seen := map[reflect.Type]bool{t: true}
+	for len(queue) > 0 {
+		e := queue[0]
+		queue = queue[1:]
+		for i := range e.typ.NumField() {
+			sf := e.typ.Field(i)
+			sf.Index = append(slices.Clip(e.index), i)
+			if !sf.IsExported() && !sf.Anonymous {
+				continue
 			}
+			name, skip, inline := FieldName(sf)
+			if skip {
+				continue
+			}
+			tagName, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			if strings.Contains(","+opts+",", ",string,") {
+				return nil, fmt.Errorf("%s.%s: the json tag option \"string\" is not supported", t, sf.Name)
+			}
+			if inline { // its fields are promoted
+				if st := elem(sf.Type); e.visit {
+					queue = append(queue, entry{st, sf.Index, !seen[st]})
+					seen[st] = true
+				}
+				continue
+			}
+			tagged := tagName != ""
+			if sf.Anonymous && !sf.IsExported() {
+				switch {
+				case elem(sf.Type).Kind() != reflect.Struct:
+					continue // encoding/json ignores it, tagged or not: it could not set it
+				case sf.Type.Kind() == reflect.Pointer: // tagged: a member of its own
+					return nil, fmt.Errorf("%s.%s: an unexported embedded pointer given a json name, which encoding/json cannot allocate: export its type, or embed the struct itself", t, sf.Name)
+				}
+			}
+			if _, seen := byName[name]; !seen {
+				order = append(order, name)
+			}
+			byName[name] = append(byName[name], candidate{field{name: name, index: sf.Index}, tagged})
 		}
-		if hidden(t, sf.Index) {
-			continue
-		}
-		if _, seen := byName[name]; !seen {
-			order = append(order, name)
-		}
-		byName[name] = append(byName[name], candidate{field{name: name, index: sf.Index}, tagged})
 	}
 	var out []field
 	for _, name := range order {
@@ -76,7 +100,7 @@ func jsonFields(t reflect.Type) ([]field, error) {
 			}
 			top = tagged
 		}
-		if len(top) == 1 {
+		if len(top) == 1 && !hidden(t, top[0].index) {
 			out = append(out, top[0].field)
 		}
 	}
@@ -117,16 +141,12 @@ func FieldName(sf reflect.StructField) (name string, skip, inline bool) {
 	return sf.Name, false, sf.Anonymous && ft.Kind() == reflect.Struct
 }
 
-// hidden reports whether a promoted field sits below an embedded struct
-// that encoding/json does not inline: one tagged json:"-" or given a name,
-// or an unexported pointer (which it could not allocate).
+// hidden reports whether a promoted field sits below an unexported
+// embedded pointer, which encoding/json could not allocate: it takes part
+// in choosing the field of its name, and is then decoded into by none.
 func hidden(t reflect.Type, index []int) bool {
 	for i := 1; i < len(index); i++ {
-		sf := t.FieldByIndex(index[:i])
-		if _, skip, inline := FieldName(sf); skip || !inline {
-			return true
-		}
-		if !sf.IsExported() && sf.Type.Kind() == reflect.Pointer {
+		if sf := t.FieldByIndex(index[:i]); !sf.IsExported() && sf.Type.Kind() == reflect.Pointer {
 			return true
 		}
 	}
