@@ -603,3 +603,63 @@ func TestInto_EmbeddedFieldsByJSONName(t *testing.T) {
 type AuditC struct {
 	C string `json:"hiddenInner"`
 }
+
+// jsonKey decodes itself from JSON, as a map key too: json v2 hands it
+// the quoted name.
+type jsonKey string
+
+func (k *jsonKey) UnmarshalJSON(b []byte) error { *k = jsonKey(b); return nil }
+
+// fromKey decodes itself from a decoder.
+type fromKey int
+
+func (k *fromKey) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	_, err := d.ReadValue()
+	*k = 1
+	return err
+}
+
+// TestInto_MapKeysThatDecodeThemselves: json v2 reads a map key of a
+// type with UnmarshalJSON or UnmarshalJSONFrom by that method, from the
+// name as a JSON string, and a time.Time key as RFC 3339, as a time.Time
+// value. The binder converted the name to a string-kind key and parsed
+// it as an integer for an int kind, the method never called ({"a":1}
+// gave the key "a" where json v2 gives `"a"`), and read a time key by
+// time.Parse, which takes "2026-01-02T3:04:05Z" (go.dev/issue/54580).
+// A key type with such a method is refused (the binder has the name,
+// not its text); a time key is held to RFC 3339 as a time value is.
+func TestInto_MapKeysThatDecodeThemselves(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[struct{ M map[jsonKey]int }](),
+		reflect.TypeFor[struct{ M map[fromKey]int }](),
+	} {
+		err := Check(typ)
+		require.Error(t, err, "%s", typ)
+		assert.Contains(t, err.Error(), "a map key that decodes itself from JSON (UnmarshalJSON or UnmarshalJSONFrom) is not supported")
+	}
+	type In struct {
+		M map[time.Time]int `json:"m"`
+	}
+	for key, ok := range map[string]bool{
+		"2026-01-02T3:04:05Z": false, "2026-01-02T03:04:05,5Z": false, "2026-01-02T03:04:05+24:00": false,
+		"2026-01-02T03:04:05Z": true, "2026-01-02T03:04:05.5+23:59": true,
+	} {
+		body := `{"m":{"` + key + `":1}}`
+		var ours, theirs In
+		errs := bindJSON(t, &ours, body)
+		errTheirs := jsonv2.Unmarshal([]byte(body), &theirs)
+		if ok {
+			assert.Empty(t, errs, key)
+			require.NoError(t, errTheirs, key)
+			require.Len(t, ours.M, 1, key)
+			for k := range ours.M {
+				for k2 := range theirs.M {
+					assert.True(t, k.Equal(k2), key)
+				}
+			}
+		} else {
+			assert.Equal(t, []string{"/m/" + key + ": is not a valid key for time.Time"}, errs, key)
+			require.Error(t, errTheirs, key)
+		}
+	}
+}

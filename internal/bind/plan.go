@@ -212,6 +212,21 @@ func MapKey(t reflect.Type, k string) (reflect.Value, error) {
 func mapKey(t reflect.Type) (func(string) (reflect.Value, error), error) {
 	kt := t.Key()
 	switch {
+	case kt == timeType: // RFC 3339, as a time.Time value
+		return func(k string) (reflect.Value, error) {
+			var tm time.Time
+			if err := tm.UnmarshalText([]byte(k)); err != nil {
+				return reflect.Zero(kt), err
+			}
+			if !strictRFC3339(k) {
+				return reflect.Zero(kt), strconv.ErrSyntax
+			}
+			return reflect.ValueOf(tm), nil
+		}, nil
+	case reflect.PointerTo(kt).Implements(unmarshalerType), reflect.PointerTo(kt).Implements(fromType):
+		// json v2 hands such a key its name as a JSON string, quotes
+		// and escapes as the body has them, which a name is not here.
+		return nil, fmt.Errorf("cannot decode into %s: a map key that decodes itself from JSON (UnmarshalJSON or UnmarshalJSONFrom) is not supported", t)
 	case kt.Kind() == reflect.String && !reflect.PointerTo(kt).Implements(textType):
 		return func(k string) (reflect.Value, error) { return reflect.ValueOf(k).Convert(kt), nil }, nil
 	case reflect.PointerTo(kt).Implements(textType):
