@@ -663,3 +663,48 @@ func TestInto_MapKeysThatDecodeThemselves(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck_TagsJSONv2ReadsOtherwise: json tags json v2 reads otherwise
+// than the binder are refused by Check, as "string" is. The binder took
+// the text before the first comma for the name and ignored the options:
+// json v2 matched {"X":1} to `json:"x,case:ignore"`, promoted the fields
+// of a field tagged ",embed", refused every object of a type with a
+// "format:" option, and read `json:"'x'"` as the member "x"; the binder
+// left those fields zero, or bound what json v2 refuses.
+func TestCheck_TagsJSONv2ReadsOtherwise(t *testing.T) {
+	type Ignore struct {
+		X int `json:"x,case:ignore"`
+	}
+	type Embed struct {
+		I Inner `json:",embed"`
+	}
+	type Format struct {
+		B []byte `json:"b,format:hex"`
+	}
+	type Quoted struct {
+		X int `json:"'x'"`
+	}
+	for _, tt := range []struct {
+		typ       reflect.Type
+		body, msg string
+	}{
+		{reflect.TypeFor[Ignore](), `{"X":1}`, `bind.Ignore.X: the json tag option "case:ignore" is not supported`},
+		{reflect.TypeFor[Embed](), `{"qty":1}`, `bind.Embed.I: the json tag option "embed" is not supported`},
+		{reflect.TypeFor[Format](), `{"b":"6869"}`, `bind.Format.B: the json tag option "format:hex" is not supported`},
+		{reflect.TypeFor[Quoted](), `{"x":1}`, `bind.Quoted.X: the json name "'x'", quoted or with a quote or backslash in it, is not supported`},
+	} {
+		err := Check(tt.typ)
+		require.Error(t, err, "%s", tt.typ)
+		assert.Equal(t, tt.msg, err.Error())
+		// What json v2 makes of the body is not the type's zero value.
+		v := reflect.New(tt.typ)
+		if jsonv2.Unmarshal([]byte(tt.body), v.Interface()) == nil {
+			assert.False(t, v.Elem().IsZero(), "%s", tt.typ)
+		}
+	}
+	type Fine struct {
+		X     int `json:"x,case:strict,omitzero,omitempty"`
+		Inner `json:",embed"`
+	}
+	require.NoError(t, Check(reflect.TypeFor[Fine]()))
+}

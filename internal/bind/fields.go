@@ -56,6 +56,9 @@ func jsonFields(t reflect.Type) ([]field, error) {
 			if strings.Contains(","+opts+",", ",string,") {
 				return nil, fmt.Errorf("%s.%s: the json tag option \"string\" is not supported", t, sf.Name)
 			}
+			if err := readOtherwise(tagName, opts, inline); err != "" {
+				return nil, fmt.Errorf("%s.%s: %s is not supported", t, sf.Name, err)
+			}
 			if inline { // its fields are promoted
 				if st := elem(sf.Type); e.visit {
 					queue = append(queue, entry{st, sf.Index, !seen[st]})
@@ -151,6 +154,29 @@ func hidden(t reflect.Type, index []int) bool {
 		}
 	}
 	return false
+}
+
+// readOtherwise names what of a json tag json v2 reads otherwise than
+// the binder, which reads the name before the first comma, exactly: a
+// name in single quotes or with a quote or backslash in it (json v2
+// unquotes it, or refuses the type), the options "case:ignore" (names
+// matched regardless of case, "-" and "_"), "embed" on a field the
+// binder does not inline (its fields promoted) and "format:…" (a type
+// json v2 refuses, its default format). "" if none.
+func readOtherwise(name, opts string, inline bool) string {
+	if strings.ContainsAny(name, "'\"\\`") {
+		return fmt.Sprintf("the json name %q, quoted or with a quote or backslash in it,", name)
+	}
+	if opts == "" {
+		return ""
+	}
+	for _, o := range strings.Split(opts, ",") {
+		switch {
+		case o == "embed" && !inline, strings.HasPrefix(o, "case:") && o != "case:strict", strings.HasPrefix(o, "format:"):
+			return fmt.Sprintf("the json tag option %q", o)
+		}
+	}
+	return ""
 }
 
 func elem(t reflect.Type) reflect.Type {
