@@ -2,6 +2,7 @@ package bind
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -707,4 +708,58 @@ func TestCheck_TagsJSONv2ReadsOtherwise(t *testing.T) {
 		Inner `json:",embed"`
 	}
 	require.NoError(t, Check(reflect.TypeFor[Fine]()))
+}
+
+// declines returns errors.ErrUnsupported from UnmarshalJSONFrom, having
+// read nothing: json v2 reads it by its fields instead.
+type declines struct {
+	A int `json:"a"`
+}
+
+func (*declines) UnmarshalJSONFrom(*jsontext.Decoder) error { return errors.ErrUnsupported }
+
+// declinesToJSON declines to UnmarshalJSON.
+type declinesToJSON struct{ Got string }
+
+func (*declinesToJSON) UnmarshalJSONFrom(*jsontext.Decoder) error { return errors.ErrUnsupported }
+
+func (d *declinesToJSON) UnmarshalJSON(b []byte) error {
+	d.Got = "json " + string(b)
+	return nil
+}
+
+// declinesLate reads a token, then returns errors.ErrUnsupported.
+type declinesLate struct{}
+
+func (*declinesLate) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	return errors.ErrUnsupported
+}
+
+// TestInto_UnmarshalerFromDeclines: a type whose UnmarshalJSONFrom
+// returns errors.ErrUnsupported having read nothing is read as json v2
+// reads it then: by its UnmarshalJSON, else by its Go structure. The
+// binder refused every such value ("is invalid: unsupported
+// operation"), though json v2 binds it; having read, the method still
+// fails it.
+func TestInto_UnmarshalerFromDeclines(t *testing.T) {
+	type In struct {
+		D  declines       `json:"d"`
+		DP *declines      `json:"dp"`
+		J  declinesToJSON `json:"j"`
+		L  declinesLate   `json:"l"`
+	}
+	body := `{"d":{"a":1},"dp":{"a":2},"j":[1, 2]}`
+	var ours, theirs In
+	require.Empty(t, bindJSON(t, &ours, body))
+	require.NoError(t, jsonv2.Unmarshal([]byte(body), &theirs))
+	assert.Equal(t, In{D: declines{1}, DP: &declines{2}, J: declinesToJSON{"json [1, 2]"}}, ours)
+	assert.Equal(t, theirs, ours)
+
+	assert.Equal(t, []string{"/d/a: must be a number, not a string"}, bindJSON(t, new(In), `{"d":{"a":"x"}}`))
+	require.Error(t, jsonv2.Unmarshal([]byte(`{"d":{"a":"x"}}`), new(In)))
+	assert.Len(t, bindJSON(t, new(In), `{"l":{}}`), 1)
+	require.Error(t, jsonv2.Unmarshal([]byte(`{"l":{}}`), new(In)))
 }

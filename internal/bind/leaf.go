@@ -188,10 +188,19 @@ func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
 // decodeUnmarshalerFrom hands a type implementing json v2's
 // UnmarshalerFrom a decoder over its value's text (a copy, as for
 // decodeUnmarshaler); the method must read that one value, all of it, as
-// json v2 requires.
-func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value) {
+// json v2 requires. A method that returns errors.ErrUnsupported having
+// read nothing leaves the value to next, as json v2 leaves it to the
+// type's other methods or its default reading.
+func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value, next func(*state, jsonbody.Value, reflect.Value)) {
 	dec := jsontext.NewDecoder(bytes.NewReader(bytes.Clone(v.Raw())))
 	err := dst.Addr().Interface().(jsonv2.UnmarshalerFrom).UnmarshalJSONFrom(dec)
+	if errors.Is(err, errors.ErrUnsupported) {
+		if _, n := dec.StackIndex(0); n == 0 && dec.StackDepth() == 0 {
+			next(s, v, dst)
+			return
+		}
+		err = errors.New("returned errors.ErrUnsupported having read its value")
+	}
 	if err == nil {
 		if _, end := dec.ReadToken(); end != io.EOF {
 			err = errors.New("read other than the one JSON value")

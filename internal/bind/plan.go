@@ -12,6 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/names"
 )
@@ -77,13 +78,25 @@ func (b *builder) plan(t reflect.Type) (*plan, error) {
 }
 
 func (b *builder) decoder(t reflect.Type) (func(*state, jsonbody.Value, reflect.Value), error) {
+	return b.decoderFrom(t, true)
+}
+
+// decoderFrom is decoder, taking t's UnmarshalJSONFrom if from is set,
+// and otherwise what json v2 falls back to when the method returns
+// errors.ErrUnsupported.
+func (b *builder) decoderFrom(t reflect.Type, from bool) (func(*state, jsonbody.Value, reflect.Value), error) {
 	switch {
 	case t == timeType:
 		return decodeTime, nil
 	case t == numberType:
 		return decodeNumber, nil
-	case reflect.PointerTo(t).Implements(fromType): // before UnmarshalJSON, as json v2 prefers it
-		return decodeUnmarshalerFrom, nil
+	case from && reflect.PointerTo(t).Implements(fromType): // before UnmarshalJSON, as json v2 prefers it
+		next, err := b.decoderFrom(t, false)
+		if err != nil { // json v2 takes the type, and fails where it falls back
+			msg := "is invalid: " + failure.Clip(err.Error())
+			next = func(s *state, _ jsonbody.Value, _ reflect.Value) { s.fail(msg) }
+		}
+		return func(s *state, v jsonbody.Value, dst reflect.Value) { decodeUnmarshalerFrom(s, v, dst, next) }, nil
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		return decodeUnmarshaler, nil
 	case t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && reflect.PointerTo(t).Implements(textType):
