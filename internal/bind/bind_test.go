@@ -181,6 +181,10 @@ type fuzzed struct {
 	Base
 	*Emb
 	Emb2
+	AuditA // a_id and b_id: one Go name, two members
+	AuditB
+	*other // hiddenInner, tied with AuditC's: neither field's
+	AuditC
 	Name  string            `json:"name"`
 	Count int16             `json:"count"`
 	U     uint32            `json:"u"`
@@ -205,6 +209,15 @@ type fuzzed struct {
 	SP    []*Inner          `json:"sp"`
 	R     json.RawMessage   `json:"r"`
 	RL    []json.RawMessage `json:"rl"`
+	ID    string            `json:"id"`
+	NB    []namedByte       `json:"nb"`
+	MTm   map[time.Time]int `json:"mtm"`
+	PPI   **Inner           `json:"ppi"`
+	MP    map[string]*Inner `json:"mp"`
+	V     jsontext.Value    `json:"v"`
+	Dec   declines          `json:"dec"`
+	DecJ  *declinesToJSON   `json:"decj"`
+	From  []fromValue       `json:"from"`
 }
 
 // Emb and Emb2 are embedded in fuzzed: x is at the same depth in both,
@@ -243,6 +256,10 @@ func FuzzBindVsJSONv2(f *testing.F) {
 		`{"tm":"2026-01-02T3:04:05Z"}`, `{"tm":"2026-01-02T03:04:05,5Z"}`, `{"tm":"2026-01-02T03:04:05+24:00"}`, `{"tm":"2026-01-02T03:04:05-00:60"}`,
 		`{"tm":"2026-01-02T03:04:05.123456789+23:59"}`, `{"oe":"","oz":0}`, `{"sp":[null,{"qty":1}]}`, `{"e1":"x","x":1,"y":2}`, `{"e1":null}`,
 		`{"r":{"b": 1, "a":["<&>", "\u00e9", 1.50e1 ]}}`, `{"r":null}`, `{"rl":[ "x" ,{ },[ ] , 1e1 ,true,null]}`,
+		`{"a_id":"x","b_id":"y","id":"z","hiddenInner":"h"}`, `{"ID":"x"}`, `{"nb":[0,255]}`, `{"nb":"aGk="}`, `{"nb":[256]}`,
+		`{"mtm":{"2026-01-02T03:04:05Z":1,"2026-01-02T03:04:05+00:00":2}}`, `{"mtm":{"2026-01-02T3:04:05Z":1}}`,
+		`{"ppi":{"qty":1},"mp":{"a":null,"b":{"price":-0}}}`, `{"ppi":null}`, `{"v":[ 1 , "A" ]}`, `{"v":null}`,
+		`{"dec":{"a":7},"decj":{"x": [1]},"from":[1,"a",null,{}]}`, `{"dec":null,"decj":null}`, `{"dec":{"a":1.5}}`,
 	} {
 		f.Add([]byte(s))
 	}
