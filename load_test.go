@@ -587,3 +587,17 @@ func TestLoad_HiddenFilesSkipped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), g.Metrics().ContractsLoaded)
 }
+
+// TestLoad_YAMLNumbersAreExact: a schema's number in YAML is the number
+// YAML 1.2 reads, exactly, as in JSON: minimum: .30000000000000000001 was
+// rounded to 0.3, which let 0.3 through, and enum: [+12345678901234567890123]
+// was the string "+12345678901234567890123".
+func TestLoad_YAMLNumbersAreExact(t *testing.T) {
+	g := mustNew(t, Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(
+		"endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n" +
+			"    x: {minimum: .30000000000000000001}\n    y: {enum: [+12345678901234567890123]}\n")}}})
+	v := g.Check("POST", "/a", []byte(`{"x":0.3}`))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{"/x", "must be >= 0.30000000000000000001"}}, v.Details)
+	assert.Nil(t, g.Check("POST", "/a", []byte(`{"x":0.30000000000000000001,"y":12345678901234567890123}`)))
+}

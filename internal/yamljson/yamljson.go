@@ -11,10 +11,12 @@ package yamljson
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -323,10 +325,25 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 	case *ast.BoolNode:
 		return n.Value, expansion{values: 1}, nil
 	case *ast.StringNode:
-		if n.Token.Type == token.StringType && jsonNumber.MatchString(n.Value) {
-			return c.text(n, json.Number(n.Value)) // 1e3, or an integer too big for int64
+		if n.Token.Type != token.StringType {
+			return c.text(n, n.Value) // quoted
 		}
-		return c.text(n, n.Value)
+		// A plain scalar goccy/go-yaml left as text may still be a number
+		// in YAML 1.2: 1e3, +1e3, .5e400, or one too big for 64 bits
+		// (12345678901234567890123, 0x10000000000000000).
+		num, ok, err := coreNumber(n, n.Value)
+		if err != nil {
+			return nil, none, err
+		}
+		if !ok {
+			return c.text(n, n.Value)
+		}
+		if zeros(n.Value) {
+			// 08 and 01e3 are text in YAML 1.1, which goccy/go-yaml reads,
+			// and 8 and 1000 in YAML 1.2.
+			return nil, none, errorAt(n, "%s is octal or text in YAML 1.1 but %s in YAML 1.2: write %s, or quote it for the text", n.Value, num, num)
+		}
+		return c.text(n, json.Number(num))
 	case *ast.LiteralNode:
 		return c.text(n, n.Value.Value)
 	case *ast.IntegerNode:
@@ -341,6 +358,12 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 			}
 			return nil, none, errorAt(n, "%s is %s in YAML 1.1 (octal) but %s in YAML 1.2: write %s or %s", n.Token.Value, v, d, octal, d)
 		}
+		if num, ok, err := coreNumber(n, n.Token.Value); err != nil || ok {
+			if err != nil {
+				return nil, none, err
+			}
+			return c.text(n, json.Number(num)) // +1, 0x10, 0o17
+		}
 		return c.text(n, json.Number(v))
 	case *ast.FloatNode:
 		if jsonNumber.MatchString(n.Token.Value) {
@@ -348,6 +371,12 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		}
 		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
 			return nil, none, errorAt(n, "%s is not a JSON number", n.Token.Value)
+		}
+		if num, ok, err := coreNumber(n, n.Token.Value); err != nil || ok {
+			if err != nil {
+				return nil, none, err
+			}
+			return c.text(n, json.Number(num)) // .5, +1.5, 1., exactly: not rounded to a float64
 		}
 		return c.text(n, json.Number(strconv.FormatFloat(n.Value, 'g', -1, 64)))
 	case *ast.InfinityNode, *ast.NanNode:
@@ -439,6 +468,65 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		return nil, none, errorAt(n, "YAML tag %s is not supported", n.Start.Value)
 	}
 	return nil, none, errorAt(n, "unsupported YAML node %s", n.Type())
+}
+
+// The plain scalars YAML 1.2's core schema reads as numbers (YAML 1.2.2,
+// 10.3.2); coreFloat covers the decimal integers too.
+var (
+	coreOctal = regexp.MustCompile(`^0o[0-7]+$`)
+	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
+	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+)
+
+// maxBaseDigits bounds the digits of a hexadecimal or octal number, which
+// is written out in decimal (as long as the body's number literals may be).
+const maxBaseDigits = 1000
+
+// coreNumber is the plain scalar t, at n, as YAML 1.2's core schema reads
+// it: when it is a number (ok), that number in JSON's syntax with its
+// exact value: +1.50 is 1.50, .5 is 0.5, 0x10 is 16. goccy/go-yaml reads
+// some of these as text (a sign, digits past 64 bits) and the rest as a
+// float64, rounded.
+func coreNumber(n ast.Node, t string) (num string, ok bool, err error) {
+	switch {
+	case jsonNumber.MatchString(t):
+		return t, true, nil
+	case coreHex.MatchString(t), coreOctal.MatchString(t):
+		if len(t)-2 > maxBaseDigits {
+			return "", false, errorAt(n, "%s…: a hexadecimal or octal number of more than %d digits", t[:10], maxBaseDigits)
+		}
+		base := 16
+		if t[1] == 'o' {
+			base = 8
+		}
+		i, _ := new(big.Int).SetString(t[2:], base)
+		return i.String(), true, nil
+	case coreFloat.MatchString(t):
+		neg := t[0] == '-'
+		t = strings.TrimLeft(t, "+-")
+		mantissa, exponent := t, ""
+		if i := strings.IndexAny(t, "eE"); i >= 0 {
+			mantissa, exponent = t[:i], t[i:]
+		}
+		whole, fraction, _ := strings.Cut(mantissa, ".")
+		num = cmp.Or(strings.TrimLeft(whole, "0"), "0")
+		if fraction != "" {
+			num += "." + fraction
+		}
+		if neg {
+			num = "-" + num
+		}
+		return num + exponent, true, nil
+	}
+	return "", false, nil
+}
+
+// zeros reports whether the number t has a leading zero before another
+// digit and no fraction (017, -08, 01e3), which YAML 1.1 reads as octal,
+// or as text, where YAML 1.2 reads decimal.
+func zeros(t string) bool {
+	t = strings.TrimLeft(t, "+-")
+	return len(t) > 1 && t[0] == '0' && t[1] >= '0' && t[1] <= '9' && !strings.Contains(t, ".")
 }
 
 // leadingZeros is the decimal value of t when t is digits with leading

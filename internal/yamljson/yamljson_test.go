@@ -318,3 +318,37 @@ func TestValue_LeadingZeros(t *testing.T) {
 		assert.EqualError(t, err, msg, src)
 	}
 }
+
+// TestValue_NumbersAsYAML12: a plain scalar YAML 1.2 reads as a number is
+// that number, exactly. goccy/go-yaml leaves a sign or digits past 64 bits
+// as text, and reads .5 or +1.5 as a float64: minimum:
+// .30000000000000000001 was 0.3, which 0.3 passes, and maximum:
+// +12345678901234567890123 or const: 0x10000000000000000 the string.
+func TestValue_NumbersAsYAML12(t *testing.T) {
+	v := one(t, "a: +12345678901234567890123\nb: 0x10000000000000000\nc: 0o1777777777777777777777\n"+
+		"d: .30000000000000000001\ne: +0.30000000000000000001\nf: +1e400\ng: .5e400\nh: 1.\ni: -.5\nj: +1.50\nk: '+1'\n")
+	assert.Equal(t, map[string]any{
+		"a": json.Number("12345678901234567890123"),
+		"b": json.Number("18446744073709551616"),
+		"c": json.Number("18446744073709551615"),
+		"d": json.Number("0.30000000000000000001"),
+		"e": json.Number("0.30000000000000000001"),
+		"f": json.Number("1e400"),
+		"g": json.Number("0.5e400"),
+		"h": json.Number("1"),
+		"i": json.Number("-0.5"),
+		"j": json.Number("1.50"),
+		"k": "+1",
+	}, v)
+	for src, msg := range map[string]string{
+		// Text to YAML 1.1 (and goccy/go-yaml), 8 and 1000 to YAML 1.2.
+		"a: 08\n":   "1:4: 08 is octal or text in YAML 1.1 but 8 in YAML 1.2: write 8, or quote it for the text",
+		"a: 01e3\n": "1:4: 01e3 is octal or text in YAML 1.1 but 1e3 in YAML 1.2: write 1e3, or quote it for the text",
+		"a: 0x" + strings.Repeat("f", 1001) + "\n": "1:4: 0xffffffff…: a hexadecimal or octal number of more than 1000 digits",
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		_, err = Value(docs[0].Body)
+		assert.EqualError(t, err, msg, src)
+	}
+}
