@@ -354,17 +354,18 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		if d, ok := leadingZeros(n.Token.Value); ok && d != v {
 			octal := "0o" + strings.TrimLeft(strings.TrimLeft(n.Token.Value, "+-"), "0")
 			if strings.HasPrefix(n.Token.Value, "-") {
-				octal = "-" + octal
+				octal = v // -0o10 is text in YAML 1.2: an octal number has no sign
 			}
 			return nil, none, errorAt(n, "%s is %s in YAML 1.1 (octal) but %s in YAML 1.2: write %s or %s", n.Token.Value, v, d, octal, d)
 		}
-		if num, ok, err := coreNumber(n, n.Token.Value); err != nil || ok {
-			if err != nil {
-				return nil, none, err
-			}
-			return c.text(n, json.Number(num)) // +1, 0x10, 0o17
+		num, ok, err := coreNumber(n, n.Token.Value)
+		if err != nil {
+			return nil, none, err
 		}
-		return c.text(n, json.Number(v))
+		if !ok {
+			return nil, none, notCore(n, n.Token.Value, v)
+		}
+		return c.text(n, json.Number(num)) // +1, 0x10, 0o17
 	case *ast.FloatNode:
 		if jsonNumber.MatchString(n.Token.Value) {
 			return c.text(n, json.Number(n.Token.Value))
@@ -372,13 +373,14 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
 			return nil, none, errorAt(n, "%s is not a JSON number", n.Token.Value)
 		}
-		if num, ok, err := coreNumber(n, n.Token.Value); err != nil || ok {
-			if err != nil {
-				return nil, none, err
-			}
-			return c.text(n, json.Number(num)) // .5, +1.5, 1., exactly: not rounded to a float64
+		num, ok, err := coreNumber(n, n.Token.Value)
+		if err != nil {
+			return nil, none, err
 		}
-		return c.text(n, json.Number(strconv.FormatFloat(n.Value, 'g', -1, 64)))
+		if !ok {
+			return nil, none, notCore(n, n.Token.Value, strconv.FormatFloat(n.Value, 'g', -1, 64))
+		}
+		return c.text(n, json.Number(num)) // .5, +1.5, 1., exactly: not rounded to a float64
 	case *ast.InfinityNode, *ast.NanNode:
 		return nil, none, errorAt(n, "%s is not a JSON number", n.GetToken().Value)
 	case *ast.MappingNode:
@@ -519,6 +521,13 @@ func coreNumber(n ast.Node, t string) (num string, ok bool, err error) {
 		return num + exponent, true, nil
 	}
 	return "", false, nil
+}
+
+// notCore is the error for t, which goccy/go-yaml reads as the number v,
+// as YAML 1.1 reads 1_000 and 0b101 (or as no YAML reads -0x10), but
+// YAML 1.2 as text.
+func notCore(n ast.Node, t, v string) error {
+	return errorAt(n, "%s is the number %s in YAML 1.1 but text in YAML 1.2: write %s, or quote it for the text", t, v, v)
 }
 
 // zeros reports whether the number t has a leading zero before another

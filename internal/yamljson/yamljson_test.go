@@ -310,7 +310,7 @@ func TestValue_LeadingZeros(t *testing.T) {
 	assert.Equal(t, map[string]any{"a": json.Number("15"), "b": json.Number("7"), "c": json.Number("0"), "d": "017", "e": json.Number("23")}, v)
 	for src, msg := range map[string]string{
 		"a: 017\n":  "1:4: 017 is 15 in YAML 1.1 (octal) but 17 in YAML 1.2: write 0o17 or 17",
-		"a: -010\n": "1:4: -010 is -8 in YAML 1.1 (octal) but -10 in YAML 1.2: write -0o10 or -10",
+		"a: -010\n": "1:4: -010 is -8 in YAML 1.1 (octal) but -10 in YAML 1.2: write -8 or -10",
 	} {
 		docs, err := Parse([]byte(src))
 		require.NoError(t, err, src)
@@ -351,4 +351,31 @@ func TestValue_NumbersAsYAML12(t *testing.T) {
 		_, err = Value(docs[0].Body)
 		assert.EqualError(t, err, msg, src)
 	}
+}
+
+// TestValue_YAML11NumbersAreRefused: what goccy/go-yaml reads as a number,
+// as YAML 1.1 does (1_000, 0b101) or as no YAML does (-0x10, +0o17), but
+// YAML 1.2 (and the YAML language server checking contracts in editors)
+// reads as text, is refused with both readings; it was the number. (An
+// octal number has no sign in YAML 1.2, so -010's advice is -8, not
+// -0o10.)
+func TestValue_YAML11NumbersAreRefused(t *testing.T) {
+	for src, msg := range map[string]string{
+		"a: 1_000\n":     "1:4: 1_000 is the number 1000 in YAML 1.1 but text in YAML 1.2: write 1000, or quote it for the text",
+		"a: 0b101\n":     "1:4: 0b101 is the number 5 in YAML 1.1 but text in YAML 1.2: write 5, or quote it for the text",
+		"a: -0x10\n":     "1:4: -0x10 is the number -16 in YAML 1.1 but text in YAML 1.2: write -16, or quote it for the text",
+		"a: +0o17\n":     "1:4: +0o17 is the number 15 in YAML 1.1 but text in YAML 1.2: write 15, or quote it for the text",
+		"a: 0_17\n":      "1:4: 0_17 is the number 15 in YAML 1.1 but text in YAML 1.2: write 15, or quote it for the text",
+		"a: 1.5_0\n":     "1:4: 1.5_0 is the number 1.5 in YAML 1.1 but text in YAML 1.2: write 1.5, or quote it for the text",
+		"a: [1_0]\n":     "1:5: 1_0 is the number 10 in YAML 1.1 but text in YAML 1.2: write 10, or quote it for the text",
+		"a: -0o10\n":     "1:4: -0o10 is the number -8 in YAML 1.1 but text in YAML 1.2: write -8, or quote it for the text",
+		"a: !!int 1_0\n": "1:9: 1_0 is the number 10 in YAML 1.1 but text in YAML 1.2: write 10, or quote it for the text",
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err, src)
+		_, err = Value(docs[0].Body)
+		assert.EqualError(t, err, msg, src)
+	}
+	v := one(t, "a: '1_000'\nb: !!str 0b101\nc: 1000\nd: 0x1F\ne: 0o17\n")
+	assert.Equal(t, map[string]any{"a": "1_000", "b": "0b101", "c": json.Number("1000"), "d": json.Number("31"), "e": json.Number("15")}, v)
 }
