@@ -601,3 +601,15 @@ func TestLoad_YAMLNumbersAreExact(t *testing.T) {
 	assert.Equal(t, []Detail{{"/x", "must be >= 0.30000000000000000001"}}, v.Details)
 	assert.Nil(t, g.Check("POST", "/a", []byte(`{"x":0.30000000000000000001,"y":12345678901234567890123}`)))
 }
+
+// TestLoad_CRLFFileAsLF: a contracts file saved with CR LF line breaks
+// checks requests as its LF twin does; a quoted pattern over two lines
+// was "^a\nb$" in the CR LF file and "^a b$" in the LF one.
+func TestLoad_CRLFFileAsLF(t *testing.T) {
+	lf := "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    x: {pattern: \"^a\n      b$\"}\n"
+	for _, src := range []string{lf, strings.ReplaceAll(lf, "\n", "\r\n")} {
+		g := mustNew(t, Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(src)}}})
+		assert.Nil(t, g.Check("POST", "/a", []byte(`{"x":"a b"}`)), "%q", src)
+		assert.NotNil(t, g.Check("POST", "/a", []byte(`{"x":"a\nb"}`)), "%q", src)
+	}
+}

@@ -81,8 +81,16 @@ type Document struct {
 // A byte order mark at the start of src, which YAML allows and Windows
 // editors write, is skipped: goccy/go-yaml reads it as part of the first
 // key.
+//
+// Line breaks written CR LF (a file saved on Windows) are read as LF, as
+// YAML reads every line break in a scalar: goccy/go-yaml folds a quoted
+// string's CR LF into a line feed, not the space an LF folds into
+// ("x\r\n  y" was "x\ny", and a pattern or an enum so another).
 func Parse(src []byte) ([]Document, error) {
 	src = bytes.TrimPrefix(src, []byte("\ufeff"))
+	if bytes.Contains(src, []byte("\r\n")) {
+		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	}
 	var docs []Document
 	for _, p := range splitDocuments(src) {
 		tokens := lexer.Tokenize(string(p.text))

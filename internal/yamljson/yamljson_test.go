@@ -379,3 +379,27 @@ func TestValue_YAML11NumbersAreRefused(t *testing.T) {
 	v := one(t, "a: '1_000'\nb: !!str 0b101\nc: 1000\nd: 0x1F\ne: 0o17\n")
 	assert.Equal(t, map[string]any{"a": "1_000", "b": "0b101", "c": json.Number("1000"), "d": json.Number("31"), "e": json.Number("15")}, v)
 }
+
+// TestParse_CRLFReadsAsLF: a file saved with CR LF line breaks reads as
+// its LF twin. goccy/go-yaml folded a quoted string's CR LF into a line
+// feed where an LF folds into a space: pattern: "^a\r\n  b$" was "^a\nb$",
+// not "^a b$".
+func TestParse_CRLFReadsAsLF(t *testing.T) {
+	lf := "%YAML 1.2\n---\na: \"x\n  y\"\nb: 'x\n  y'\nc: \"x\n\n  y\"\nd: \"x\\\n  y\"\ne: x\n  y\nf: |\n  x\n  y\ng: >\n  x\n  y\n\n  z\nh: [x,\n  y]\n---\ni: 1\n"
+	want := []any{map[string]any{"a": "x y", "b": "x y", "c": "x\ny", "d": "xy", "e": "x y", "f": "x\ny\n", "g": "x y\nz\n",
+		"h": []any{"x", "y"}}, map[string]any{"i": json.Number("1")}}
+	for _, src := range []string{lf, strings.ReplaceAll(lf, "\n", "\r\n")} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err)
+		var got []any
+		var lines []int
+		for _, d := range docs {
+			v, err := Value(d.Body)
+			require.NoError(t, err)
+			got = append(got, v)
+			lines = append(lines, d.Line)
+		}
+		assert.Equal(t, want, got, "%q", src)
+		assert.Equal(t, []int{3, 25}, lines, "%q", src)
+	}
+}
