@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
@@ -103,6 +104,9 @@ func Parse(src []byte) ([]Document, error) {
 			}
 			return nil, e
 		}
+		if err := escapes(p.text, tokens, p.line-1); err != nil {
+			return nil, err
+		}
 		var found []ast.Node
 		for _, d := range f.Docs {
 			if dir, ok := d.Body.(*ast.DirectiveNode); ok {
@@ -123,6 +127,123 @@ func Parse(src []byte) ([]Document, error) {
 		}
 	}
 	return docs, nil
+}
+
+// escapes checks the escapes of the double-quoted scalars among tokens,
+// lexed from text and moved down by lines. goccy/go-yaml reads any
+// character as a hexadecimal digit ("\u00g1" is "ͱ", "\x4G" is "W"), a
+// lone surrogate ("\udc00") or a code point past U+10FFFF as U+FFFD, and
+// "\x" with too few characters after it as "x": a value other than the
+// one written, where YAML has an error.
+func escapes(text []byte, tokens token.Tokens, lines int) error {
+	if bytes.IndexByte(text, '\\') < 0 {
+		return nil
+	}
+	var starts []int // where each line of text starts
+	for _, t := range tokens {
+		if t.Type != token.DoubleQuoteType || t.Position == nil {
+			continue
+		}
+		if starts == nil {
+			starts = append(starts, 0)
+			for i, c := range text {
+				if c == '\n' {
+					starts = append(starts, i+1)
+				}
+			}
+		}
+		line := t.Position.Line - lines
+		if line < 1 || line > len(starts) {
+			continue
+		}
+		// The token's column counts characters, and may stop at the blank
+		// before the quote (after a tab, a tag).
+		i := starts[line-1]
+		for c := 1; c < t.Position.Column && i < len(text) && text[i] != '\n'; c++ {
+			_, size := utf8.DecodeRune(text[i:])
+			i += size
+		}
+		for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+			i++
+		}
+		if i >= len(text) || text[i] != '"' {
+			continue
+		}
+		if msg := badEscape(text[i+1:]); msg != "" {
+			return &Error{Line: t.Position.Line, Column: t.Position.Column, Message: msg}
+		}
+	}
+	return nil
+}
+
+// badEscape reads a double-quoted scalar from after its opening quote to
+// its closing one, and says what is wrong with its first escape that is
+// not a character; "" when every one is.
+func badEscape(s []byte) string {
+	hex := func(i, n int) (rune, bool) {
+		if i+n > len(s) {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(s[i:i+n]), 16, 32)
+		return rune(v), err == nil && !bytes.ContainsAny(s[i:i+n], "+-_")
+	}
+	shown := func(i, n int) string { // the escape at i, n characters long at most, as written
+		e := s[i:min(i+n, len(s))]
+		if j := bytes.IndexFunc(e[1:], func(r rune) bool { return r < '!' || r > '~' || r == '"' }); j >= 0 {
+			e = e[:j+1]
+		}
+		return string(e)
+	}
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '"':
+			return ""
+		case '\\':
+			if i+1 >= len(s) {
+				return ""
+			}
+			switch s[i+1] {
+			case 'x':
+				if _, ok := hex(i+2, 2); !ok {
+					return "invalid escape " + shown(i, 4) + " in a quoted string: \\x takes 2 hexadecimal digits"
+				}
+				i += 4
+			case 'U':
+				v, ok := hex(i+2, 8)
+				if !ok {
+					return "invalid escape " + shown(i, 10) + " in a quoted string: \\U takes 8 hexadecimal digits"
+				}
+				if !utf8.ValidRune(v) {
+					return "invalid escape " + shown(i, 10) + " in a quoted string: not a Unicode character"
+				}
+				i += 10
+			case 'u':
+				v, ok := hex(i+2, 4)
+				if !ok {
+					return "invalid escape " + shown(i, 6) + " in a quoted string: \\u takes 4 hexadecimal digits"
+				}
+				if v >= 0xdc00 && v <= 0xdfff {
+					return "invalid escape " + shown(i, 6) + " in a quoted string: half of a UTF-16 surrogate pair"
+				}
+				i += 6
+				if v >= 0xd800 && v <= 0xdbff {
+					low, ok := rune(0), i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u'
+					if ok {
+						low, ok = hex(i+2, 4)
+					}
+					if !ok || low < 0xdc00 || low > 0xdfff {
+						return "invalid escape " + shown(i-6, 6) + " in a quoted string: half of a UTF-16 surrogate pair"
+					}
+					i += 6
+				}
+			default:
+				i += 2
+			}
+		default:
+			i++
+		}
+	}
+	return ""
 }
 
 // moveDown adds lines to the line of every token's position (tokens may

@@ -403,3 +403,27 @@ func TestParse_CRLFReadsAsLF(t *testing.T) {
 		assert.Equal(t, []int{3, 25}, lines, "%q", src)
 	}
 }
+
+// TestParse_InvalidEscapes: an escape of a double-quoted string that is no
+// character is an error, as in YAML (and JSON). goccy/go-yaml read any
+// character as a hexadecimal digit ("\u00g1" was "ͱ", "\x4G" "W"), a
+// lone surrogate or a code point past U+10FFFF as U+FFFD, and "\x" with
+// too few characters after it as "x": the contract held another value
+// than the one written.
+func TestParse_InvalidEscapes(t *testing.T) {
+	for src, want := range map[string]string{
+		"a: \"\\u00g1\"\n":               `1:4: invalid escape \u00g1 in a quoted string: \u takes 4 hexadecimal digits`,
+		"a: \"\\x4G\"\n":                 `1:4: invalid escape \x4G in a quoted string: \x takes 2 hexadecimal digits`,
+		"a: \"\\x\"":                     `1:4: invalid escape \x in a quoted string: \x takes 2 hexadecimal digits`,
+		"a: \"\\udc00\"\n":               `1:4: invalid escape \udc00 in a quoted string: half of a UTF-16 surrogate pair`,
+		"a: \"\\UFFFFFFFF\"\n":           `1:4: invalid escape \UFFFFFFFF in a quoted string: not a Unicode character`,
+		"a: \"\\U0000D800\"\n":           `1:4: invalid escape \U0000D800 in a quoted string: not a Unicode character`,
+		"a: 1\n---\nb: [1, \"\\x+1\"]\n": `3:8: invalid escape \x+1 in a quoted string: \x takes 2 hexadecimal digits`,
+		"{\"k\\u00zz\": 1}\n":            `1:2: invalid escape \u00zz in a quoted string: \u takes 4 hexadecimal digits`,
+	} {
+		_, err := Parse([]byte(src))
+		assert.EqualError(t, err, want, "%q", src)
+	}
+	v := one(t, "a: \"\\x41\\u00e9\\ud83d\\ude00\\U0001F600\\U0010FFFF\\/\\\"\\\\\"\nb: say \"\\xZZ\"\nc: 'x\\xZZ'\n")
+	assert.Equal(t, map[string]any{"a": "Aé😀😀\U0010FFFF/\"\\", "b": `say "\xZZ"`, "c": `x\xZZ`}, v)
+}
