@@ -605,7 +605,7 @@ func (l *loader) compileSchemas() {
 			l.failAtRef(j, se)
 		case errors.As(err, &se):
 			loc := append([]string{"schema"}, se.Pointer...)
-			j.fail(loc, fmt.Errorf("%s: %s", strings.Join(loc, "/"), se.Message))
+			j.fail(loc, fmt.Errorf("%s: %s", where(loc), se.Message))
 		default:
 			j.fail([]string{"schema"}, fmt.Errorf("schema: %w", err))
 		}
@@ -878,23 +878,23 @@ func formatProblems(f *schema.Schema, doc any, at []string) []formatProblem {
 	var ps []formatProblem
 	f.Explain(doc, func(loc []string, msg string) {
 		loc = append(slices.Clip(at), loc...)
-		where := strings.Join(loc, "/")
+		at := where(loc)
 		switch {
 		case len(loc) > 0 && msg == "is not allowed":
 			msg = fmt.Sprintf("unknown key %q", loc[len(loc)-1])
 			if len(loc) > 1 {
-				msg += " in " + strings.Join(loc[:len(loc)-1], "/")
+				msg += " in " + where(loc[:len(loc)-1])
 			}
 		case len(loc) > 0 && msg == "is required":
 			msg = fmt.Sprintf("missing %q", loc[len(loc)-1])
 			if len(loc) > 1 {
-				msg += " in " + strings.Join(loc[:len(loc)-1], "/")
+				msg += " in " + where(loc[:len(loc)-1])
 			}
 			loc = loc[:len(loc)-1]
-		case where == "":
+		case at == "":
 			msg = "a contract " + msg
 		default:
-			msg = where + ": " + msg
+			msg = at + ": " + msg
 		}
 		ps = append(ps, formatProblem{loc, msg})
 	})
@@ -902,6 +902,14 @@ func formatProblems(f *schema.Schema, doc any, at []string) []formatProblem {
 		return cmp.Or(slices.CompareFunc(a.loc, b.loc, compareToken), strings.Compare(a.msg, b.msg))
 	})
 	return ps
+}
+
+// where is a place in a contract, JSON pointer tokens, as a message
+// names it: schema/properties/a, quoted when a key holds a line break or
+// another character that does not print as itself, so that a message
+// stays one line.
+func where(loc []string) string {
+	return printable(strings.Join(loc, "/"))
 }
 
 // contractName is "METHOD /endpoint" from what a document has of both.

@@ -238,6 +238,7 @@ func FuzzLoadContract(f *testing.F) {
 		"endpoint: /a\nmethod: POST\nschema: {$ref: 'http://x/y'}\n",
 		"- 1\n- {endpoint: /x}\n",
 		"%YAML 1.2\n---\nendpoint: /a\nmethod: POST\n...\n# c\n%YAML 1.2\n---\nendpoint: /b\nmethod: GET\n",
+		"endpoint: /a\nmethod: POST\nschema: {properties: {\"a\\nb\": {pattern: \"(\"}}}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -247,6 +248,16 @@ func FuzzLoadContract(f *testing.F) {
 			var le *LoadError
 			if !errors.As(err, &le) {
 				t.Fatalf("error of type %T: %v", err, err)
+			}
+			// Each problem is one line (errors.Join puts one per line).
+			errs := []error{err}
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = j.Unwrap()
+			}
+			for _, e := range errs {
+				if strings.Contains(e.Error(), "\n") {
+					t.Fatalf("a problem on more than one line: %q", e.Error())
+				}
 			}
 			return
 		}
@@ -611,5 +622,23 @@ func TestLoad_CRLFFileAsLF(t *testing.T) {
 		g := mustNew(t, Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(src)}}})
 		assert.Nil(t, g.Check("POST", "/a", []byte(`{"x":"a b"}`)), "%q", src)
 		assert.NotNil(t, g.Check("POST", "/a", []byte(`{"x":"a\nb"}`)), "%q", src)
+	}
+}
+
+// TestLoad_ErrorsAreOneLine: a problem at a key holding a line break is
+// reported on one line, the place quoted; it was
+// "schema/properties/a" and "b/pattern: …" on the next line.
+func TestLoad_ErrorsAreOneLine(t *testing.T) {
+	for src, want := range map[string]string{
+		"endpoint: /a\nmethod: POST\nschema: {properties: {\"a\\nb\": {pattern: \"(\"}}}\n":                                              `c.yaml:3: POST /a: "schema/properties/a\nb/pattern": must be a valid regex`,
+		"endpoint: /a\nmethod: POST\nschema: {$schema: 'http://json-schema.org/draft-06/schema#', properties: {\"a\\nb\": {type: 5}}}\n": `c.yaml:3: POST /a: "schema/properties/a\nb/type":`,
+	} {
+		_, err := New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(src)}}})
+		errs := loadErrors(t, err)
+		require.NotEmpty(t, errs, src)
+		for _, e := range errs {
+			assert.NotContains(t, e, "\n", src)
+		}
+		assert.Contains(t, errs[0], want, src)
 	}
 }
