@@ -427,7 +427,9 @@ func (p *proxy) readyz(w http.ResponseWriter, r *http.Request) {
 	status, body := http.StatusOK, map[string]any{"status": "ready", "contracts": p.guard.Metrics().ContractsLoaded, "upstream": "reachable"}
 	if p.stopping.Load() {
 		status, body["status"], body["upstream"] = http.StatusServiceUnavailable, "stopping", "not checked"
-	} else if err := p.upstreamReachable(r.Context()); err != nil {
+	} else if err := p.upstreamReachable(context.WithoutCancel(r.Context())); err != nil {
+		// Not the request's own end: its answer is kept for a second, for
+		// every probe, and a client that went away is no upstream's fault.
 		status, body["status"], body["upstream"] = http.StatusServiceUnavailable, "not ready", "unreachable"
 	}
 	b, _ := json.Marshal(body)

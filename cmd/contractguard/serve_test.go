@@ -335,6 +335,23 @@ func TestProxy_AdminOnly(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode, "not ready once stopping")
 }
 
+// TestProxy_ReadyzClientGone: a readiness check whose client has gone
+// (a request on the main listener's /_contractguard/readyz, closed at
+// once) still dials the upstream for the answer it keeps for a second
+// (found by review: the dial took the request's context, failed as
+// canceled, and every probe got 503 "unreachable" for that second, so a
+// client could keep the pod out of service).
+func TestProxy_ReadyzClientGone(t *testing.T) {
+	up, _ := countingUpstream(t)
+	p, _ := testProxy(t, up.URL, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p.readyz(httptest.NewRecorder(), httptest.NewRequest("GET", "/_contractguard/readyz", nil).WithContext(ctx))
+	rec := httptest.NewRecorder()
+	p.readyz(rec, httptest.NewRequest("GET", "/_contractguard/readyz", nil))
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 // TestProxy_Prometheus: the admin listener's /metrics is the Prometheus
 // exposition of the guard's metrics (by contract route, outcome and code),
 // the Go runtime's and the process's; 404 unless metrics.enabled, like the
