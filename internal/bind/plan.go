@@ -176,6 +176,13 @@ func (b *builder) decoderFrom(t reflect.Type, from bool) (func(*state, jsonbody.
 				s.fail(mismatch("an array", v))
 				return
 			}
+			if v.Len() != dst.Len() {
+				// A Go array holds its length exactly (json v2 refuses
+				// another): dropping the extra items, or zero-filling the
+				// missing ones (encoding/json), gave the handler other
+				// values than the schema checked.
+				s.fail(fmt.Sprintf("must have exactly %d items for %s, not %d", dst.Len(), t, v.Len()))
+			}
 			for i := 0; i < dst.Len(); i++ {
 				if i < v.Len() {
 					s.path.Index(i)
