@@ -84,7 +84,7 @@ func TestInto(t *testing.T) {
 		"ptr":{"qty":2,"price":1.5},"items":[{"qty":1,"price":0},{"qty":2,"price":3}],"fixed":[1,2],
 		"byName":{"a":{"qty":9,"price":9}},"byId":{"42":"x"},"raw":{"k":[1,2]},"at":"2026-11-21T10:15:00.5+01:00",
 		"num":123456789012345678901234567890,"bytes":"aGk=","dur":"1m30s","Skipped":"no","NoTag":"yes",
-		"unexposed":"no","hiddenInner":"h","extra":1}`)
+		"unexposed":"no","extra":1}`)
 	require.Empty(t, errs)
 	want := Sample{
 		Base:   Base{Source: "src"},
@@ -628,6 +628,19 @@ func TestInto_EmbeddedFieldsByJSONName(t *testing.T) {
 		AuditC
 	}
 	check(new(tie), `{"hiddenInner":"h"}`, &tie{})
+}
+
+// TestInto_BelowAnUnexportedEmbeddedPointer: a member whose field is
+// below an unexported embedded pointer is refused, as encoding/json and
+// json v2 refuse it (neither can allocate the pointer); the binder
+// skipped it, and the handler lost a value the schema had checked
+// (found by review).
+func TestInto_BelowAnUnexportedEmbeddedPointer(t *testing.T) {
+	var s Sample
+	assert.Equal(t, []string{"/hiddenInner: cannot be set: its field is below an unexported embedded pointer, which no JSON decoder can allocate"},
+		bindJSON(t, &s, `{"hiddenInner":"h","name":"n"}`))
+	require.Error(t, jsonv2.Unmarshal([]byte(`{"hiddenInner":"h"}`), new(Sample)))
+	assert.Empty(t, bindJSON(t, &s, `{"name":"n"}`), "the type binds without the member")
 }
 
 // AuditC has the member hiddenInner, as other has.

@@ -14,6 +14,10 @@ type field struct {
 	name  string
 	index []int
 	plan  *plan
+	// hidden: below an unexported embedded pointer, which no JSON decoder
+	// can allocate: its member is refused, as encoding/json and json v2
+	// refuse it ("cannot set embedded pointer to unexported struct").
+	hidden bool
 }
 
 // jsonFields lists the fields json v2 (and encoding/json) would decode
@@ -103,8 +107,10 @@ func jsonFields(t reflect.Type) ([]field, error) {
 			}
 			top = tagged
 		}
-		if len(top) == 1 && !hidden(t, top[0].index) {
-			out = append(out, top[0].field)
+		if len(top) == 1 {
+			f := top[0].field
+			f.hidden = hidden(t, f.index)
+			out = append(out, f)
 		}
 	}
 	return out, nil
@@ -120,7 +126,9 @@ func Fields(t reflect.Type) (map[string][]int, error) {
 	}
 	m := make(map[string][]int, len(fs))
 	for _, f := range fs {
-		m[f.name] = f.index
+		if !f.hidden {
+			m[f.name] = f.index
+		}
 	}
 	return m, nil
 }
@@ -146,7 +154,7 @@ func FieldName(sf reflect.StructField) (name string, skip, inline bool) {
 
 // hidden reports whether a promoted field sits below an unexported
 // embedded pointer, which encoding/json could not allocate: it takes part
-// in choosing the field of its name, and is then decoded into by none.
+// in choosing the field of its name, and its member is then refused.
 func hidden(t reflect.Type, index []int) bool {
 	for i := 1; i < len(index); i++ {
 		if sf := t.FieldByIndex(index[:i]); !sf.IsExported() && sf.Type.Kind() == reflect.Pointer {

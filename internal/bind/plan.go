@@ -348,12 +348,15 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 	list := make([]string, len(fields))
 	for i := range fields {
 		f := &fields[i]
+		list[i] = f.name
+		if f.hidden {
+			continue
+		}
 		p, err := b.plan(t.FieldByIndex(f.index).Type)
 		if err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", t, t.FieldByIndex(f.index).Name, err)
 		}
 		f.plan = p
-		list[i] = f.name
 	}
 	byName := names.New(list)
 	return func(s *state, v jsonbody.Value, dst reflect.Value) {
@@ -373,7 +376,11 @@ func (b *builder) structDecoder(t reflect.Type) (func(*state, jsonbody.Value, re
 			}
 			f := &fields[fi]
 			s.path.Member(k)
-			f.plan.decode(s, e, fieldByIndexAlloc(dst, f.index))
+			if f.hidden {
+				s.fail("cannot be set: its field is below an unexported embedded pointer, which no JSON decoder can allocate")
+			} else {
+				f.plan.decode(s, e, fieldByIndexAlloc(dst, f.index))
+			}
 			s.path.Pop()
 		}
 	}, nil
