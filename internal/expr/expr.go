@@ -160,9 +160,10 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 		// Planned when an evaluation first falls back, which most
 		// programs the native path covers never do: planning was a
 		// thirtieth of loading a contract. No error moves from here to a
-		// request. cel-go's planner refuses two things in what translates:
-		// a constant pattern of matches that does not compile (which does
-		// not translate), and a conversion of a constant that fails
+		// request. cel-go's planner refuses three things of the subset:
+		// a constant pattern of matches that does not compile and an index
+		// by a constant null (neither translates), and a conversion of a
+		// constant that fails
 		// (int('a'): OptOptimize folds conversions of constants), which
 		// takes a call of constants (constantCall), planned now.
 		// FuzzNativeVsCEL plans every program it translates.

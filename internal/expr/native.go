@@ -492,6 +492,8 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 	switch k := args[1].AsLiteral().(type) {
 	case types.String:
 		return &nnode{op: opSelect, a: operand, name: string(k)}, true // a['name'] is a.name
+	case types.Null:
+		return nil, false // cel-go's planner refuses a constant null index: a load-time error, planned now
 	}
 	key, ok := t.node(args[1])
 	return &nnode{op: opIndex, a: operand, b: key, goT: operand.goElemT}, ok
