@@ -541,3 +541,40 @@ func TestTypeNames_SharedSchema(t *testing.T) {
 		assert.Contains(t, err.Error(), "'(object request.body.a, int)'")
 	}
 }
+
+// TestSizes_PatternProperties: additionalProperties bounds only the
+// members that no pattern of patternProperties matches, so a member a
+// pattern matches is not bounded by it in cost estimates: a rule
+// quadratic in such a member's string is tracked and stopped at the cost
+// limit, not run untracked because the estimate took additionalProperties'
+// maxLength for it.
+func TestSizes_PatternProperties(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object",
+		"patternProperties":{"^x":{"type":"string"}},
+		"additionalProperties":{"type":"string","maxLength":1}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for _, src := range []string{
+		"request.body.xa.split('').all(c, !request.body.xa.contains(c + 'c'))",
+		"request.body.all(k, request.body[k].split('').all(c, !request.body[k].contains(c + 'c')))",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.True(t, p.Tracked(), src)
+		ok, err := p.Eval(&Activation{Body: doc(t, `{"xa":"`+strings.Repeat("a", 20_000)+`"}`)})
+		assert.False(t, ok, src)
+		require.Error(t, err, src)
+		assert.Contains(t, err.Error(), "cost limit", src)
+	}
+	// A member no pattern matches is bounded by additionalProperties.
+	p, err := ce.Compile("request.body.ya.split('').all(c, !request.body.ya.contains(c + 'c'))")
+	require.NoError(t, err)
+	assert.False(t, p.Tracked())
+
+	// A closed object with patternProperties holds members of any size.
+	closed := compileSchema(t, `{"type":"object","properties":{"a":{"type":"boolean"}},
+		"patternProperties":{"^x":{}},"additionalProperties":false}`)
+	assert.Equal(t, uint64(math.MaxUint64), maxSize(closed.Compiled(), 0))
+}

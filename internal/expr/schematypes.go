@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/cost"
@@ -345,7 +346,8 @@ func sized(n uint64) *cost.SizeEstimate {
 }
 
 // child is the schema of a path token below s: a property, "@items" for
-// array elements, "@values" for map values.
+// array elements, "@values" for map values. A member that a pattern of
+// patternProperties matches is that pattern's, not additionalProperties'.
 func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	if s == nil {
 		return nil
@@ -358,6 +360,9 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 		}
 		return s.Items2020
 	case "@values":
+		if len(s.PatternProperties) > 0 {
+			return nil // the members a pattern matches are not additional
+		}
 		a, _ := s.AdditionalProperties.(*jsonschema.Schema)
 		return a
 	case "@keys":
@@ -365,6 +370,18 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	}
 	if p, ok := props(s)[tok]; ok {
 		return p
+	}
+	var matched *jsonschema.Schema // the first pattern in order that matches, whose schema tok's value meets
+	for _, re := range slices.SortedFunc(maps.Keys(s.PatternProperties), func(a, b jsonschema.Regexp) int {
+		return strings.Compare(a.String(), b.String())
+	}) {
+		if re.MatchString(tok) {
+			matched = s.PatternProperties[re]
+			break
+		}
+	}
+	if matched != nil {
+		return matched // additionalProperties does not apply to tok
 	}
 	a, _ := s.AdditionalProperties.(*jsonschema.Schema)
 	return a
@@ -411,9 +428,10 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 }
 
 // maxSize bounds the length of the JSON text a schema accepts: finite for
-// closed objects (additionalProperties: false) of bounded fields, strings
-// with maxLength (six bytes a character, escaped), arrays with maxItems,
-// numbers (1,000 characters at most), booleans, null and enums.
+// closed objects (additionalProperties: false, no patternProperties) of
+// bounded fields, strings with maxLength (six bytes a character,
+// escaped), arrays with maxItems, numbers (1,000 characters at most),
+// booleans, null and enums.
 func maxSize(s *jsonschema.Schema, depth int) uint64 {
 	const unbounded = math.MaxUint64
 	if s == nil || depth > 16 {
@@ -440,7 +458,7 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 	}
 	switch s.Types.ToStrings()[0] {
 	case "object":
-		if open, isBool := s.AdditionalProperties.(bool); !isBool || open {
+		if open, isBool := s.AdditionalProperties.(bool); !isBool || open || len(s.PatternProperties) > 0 {
 			return unbounded // other members, of any size, may come
 		}
 		n := uint64(2)
