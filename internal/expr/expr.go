@@ -300,26 +300,33 @@ func recheck(e *Env, again func() (*cel.Env, error), src string) error {
 // server's MaxHeaderBytes, which an application may raise). Such
 // expressions, and those estimated over the limit, are tracked at run
 // time; the others cannot exceed their estimate, which is within the limit,
-// and run without the tracker's cost.
+// and run without the tracker's cost. request is bounded only where it is
+// selected for its body or method: read any other way ([request][0],
+// a comprehension over it, an index of it), it may lead to the headers,
+// which the estimate then sizes as a body.
 func readsUnbounded(a *cel.Ast) bool {
 	found := false
+	requests, bounded := 0, 0
 	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		switch e.Kind() {
 		case celast.IdentKind:
-			if e.AsIdent() == "context" {
+			switch e.AsIdent() {
+			case "context":
 				found = true
+			case "request":
+				requests++
 			}
 		case celast.SelectKind:
 			sel := e.AsSelect()
 			if op := sel.Operand(); op.Kind() == celast.IdentKind && op.AsIdent() == "request" {
 				switch sel.FieldName() {
-				case "headers", "query", "params", "path":
-					found = true
+				case "body", "method":
+					bounded++
 				}
 			}
 		}
 	}))
-	return found
+	return found || requests > bounded
 }
 
 // readsBody reports whether a reads the request's body: request.body,

@@ -341,10 +341,38 @@ func TestCompile_TrackedOnlyWhereUnbounded(t *testing.T) {
 		"request.body.free.all(a, request.body.free.all(b, a.qty != b.qty))": true, // no maxItems: bounded only by the body size, far over the limit
 		"context.user.role == 'admin'":                                       true, // whatever the application returns
 		"request.headers['x-a'] == 'b'":                                      true, // headers are not the body
+		"[request][0].headers['x-a'] == 'b'":                                 true, // nor when request is read whole
+		"request.body.name == 'a' && request.method == 'POST'":               false,
 	} {
 		p, err := ce.Compile(expr)
 		require.NoError(t, err, expr)
 		assert.Equal(t, tracked, p.Tracked(), expr)
+	}
+}
+
+// TestCompile_TrackedWhereRequestReadWhole: request read other than by
+// selecting its body or method (in a list, by a comprehension) may lead to
+// its headers, which the estimate then sizes as a body of MaxBodyBytes:
+// such a rule is tracked, and a header far longer than MaxBodyBytes stops
+// it at the cost limit instead of running it untracked far past it.
+func TestCompile_TrackedWhereRequestReadWhole(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1000})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	long := strings.Repeat("a", 1<<20)
+	for _, expr := range []string{
+		"request.headers['x-a'].split('').all(c, c != 'b')",
+		"[request][0].headers['x-a'].split('').all(c, c != 'b')",
+		"[request].all(r, r.headers['x-a'].split('').all(c, c != 'b'))",
+	} {
+		p, err := ce.Compile(expr)
+		require.NoError(t, err, expr)
+		assert.True(t, p.Tracked(), expr)
+		ok, err := p.Eval(&Activation{Src: &src{headers: map[string]string{"x-a": long}, query: map[string]string{"x-a": long}}})
+		assert.False(t, ok, expr)
+		require.Error(t, err, expr)
+		assert.Contains(t, err.Error(), "cost limit", expr)
 	}
 }
 
