@@ -85,3 +85,47 @@ func TestLogsEvaluationErrorsWithoutValues(t *testing.T) {
 	assert.Contains(t, out, "no such key: …", "the reason stays, the value goes")
 	assert.NotContains(t, out, "hunter2")
 }
+
+// TestInvariants_PatternProperties: a member patternProperties describes
+// has the pattern's type and numbers, not additionalProperties' (which
+// JSON Schema does not apply to it), and can be named beside declared
+// properties (found by review: `request.body.rate` was "undefined field"
+// at load beside properties, an int where the pattern says number, and
+// "rate" of a string pattern was typed an int, so startsWith did not
+// compile).
+func TestInvariants_PatternProperties(t *testing.T) {
+	obj := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	typ := func(t string) map[string]any { return obj("type", t) }
+	for _, c := range []struct {
+		schema     map[string]any
+		expr, good string
+		bad        string
+	}{
+		{obj("type", "object", "properties", obj("a", typ("integer")), "patternProperties", obj("^r", typ("number")), "additionalProperties", false),
+			"request.body.rate / 4.0 == 0.5", `{"a":1,"rate":2}`, `{"a":1,"rate":3}`},
+		{obj("type", "object", "patternProperties", obj("^r", typ("number")), "additionalProperties", typ("integer")),
+			"request.body.rate / 4.0 == 0.5 && request.body.n / 2 == 1", `{"rate":2,"n":3}`, `{"rate":3,"n":3}`},
+		{obj("type", "object", "patternProperties", obj("^r", typ("string")), "additionalProperties", typ("integer")),
+			"request.body.rate.startsWith('x')", `{"rate":"xy"}`, `{"rate":"yx"}`},
+		{obj("type", "object", "properties", obj("a", typ("integer")), "patternProperties", obj("^r", typ("string"), "^ra", typ("string"))),
+			"request.body.rate.startsWith('x')", `{"rate":"xy"}`, `{"rate":"yx"}`},
+	} {
+		g, err := New(Options{Logger: discard, Contracts: []Contract{{Endpoint: "/n", Method: "POST", Schema: c.schema, Invariants: []Invariant{{Expr: c.expr, Message: "m"}}}}})
+		require.NoError(t, err, c.expr)
+		assert.Nil(t, g.Check("POST", "/n", []byte(c.good)), "%s on %s", c.expr, c.good)
+		if v := g.Check("POST", "/n", []byte(c.bad)); assert.NotNil(t, v, c.bad) {
+			assert.Equal(t, CodeInvariantViolated, v.Code)
+		}
+	}
+	// A name neither declared nor matched is still a load error.
+	_, err := New(Options{Logger: discard, Contracts: []Contract{{Endpoint: "/n", Method: "POST",
+		Schema:     obj("type", "object", "properties", obj("a", typ("integer")), "patternProperties", obj("^r", typ("number"))),
+		Invariants: []Invariant{{Expr: "request.body.amount > 0", Message: "m"}}}}})
+	assert.ErrorContains(t, err, "undefined field 'amount'")
+}

@@ -1,12 +1,12 @@
 package expr
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/cost"
@@ -128,7 +128,16 @@ func (ce *ContractEnv) Compile(src string) (*Program, error) {
 type schemaTypes struct {
 	types.Provider
 	structs map[string]map[string]*types.Type
-	named   map[*jsonschema.Schema]*types.Type
+	// patterns are the patternProperties of an object type, in order: a
+	// field its properties do not declare has the type of the patterns it
+	// matches (dyn where they disagree); none: no such field.
+	patterns map[string][]patternType
+	named    map[*jsonschema.Schema]*types.Type
+}
+
+type patternType struct {
+	re jsonschema.Regexp
+	t  *types.Type
 }
 
 const objectType = "object "
@@ -159,9 +168,43 @@ func (p *schemaTypes) FindStructFieldType(name, field string) (*types.FieldType,
 	}
 	t, ok := fields[field]
 	if !ok {
-		return nil, false
+		var matched []*types.Type
+		for _, pt := range p.patterns[name] {
+			if pt.re.MatchString(field) {
+				matched = append(matched, pt.t)
+			}
+		}
+		if t = agreed(matched); t == nil {
+			return nil, false
+		}
 	}
 	return &types.FieldType{Type: t}, true
+}
+
+// agreed is the one type of ts, dyn where they differ, nil for none.
+func agreed(ts []*types.Type) *types.Type {
+	if len(ts) == 0 {
+		return nil
+	}
+	for _, t := range ts[1:] {
+		if !t.IsExactType(ts[0]) {
+			return types.DynType
+		}
+	}
+	return ts[0]
+}
+
+// patternTypes are the types of the members the patternProperties of s
+// and of its allOf branches describe, at path.
+func (p *schemaTypes) patternTypes(s *jsonschema.Schema, path string) []patternType {
+	var out []patternType
+	for _, from := range append([]*jsonschema.Schema{s}, s.AllOf...) {
+		from = schema.Deref(from)
+		for _, re := range schema.SortedPatterns(from.PatternProperties) {
+			out = append(out, patternType{re, p.typeOf(from.PatternProperties[re], path+"[/"+re.String()+"/]")})
+		}
+	}
+	return out
 }
 
 // typeOf is the CEL type of the values s describes at path (as an
@@ -217,16 +260,35 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	case "object":
 		ps := props(s)
 		if len(ps) == 0 {
-			if a, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
-				return types.NewMapType(types.StringType, p.typeOf(a, path+"[*]"))
+			// A map: its values those of its patterns and of
+			// additionalProperties (any value where that is absent).
+			var values []*types.Type
+			for _, pt := range p.patternTypes(s, path) {
+				values = append(values, pt.t)
 			}
-			return types.NewMapType(types.StringType, types.DynType)
+			switch a := s.AdditionalProperties.(type) {
+			case *jsonschema.Schema:
+				values = append(values, p.typeOf(a, path+"[*]"))
+			case bool:
+				if a {
+					values = append(values, types.DynType)
+				}
+			default:
+				values = append(values, types.DynType)
+			}
+			return types.NewMapType(types.StringType, cmp.Or(agreed(values), types.DynType))
 		}
 		name := objectType + path // each path is met once; a schema met again is p.named's
 		t := types.NewObjectType(name)
 		p.named[s] = t // a recursive schema refers to the type being built
 		fields := make(map[string]*types.Type, len(ps))
 		p.structs[name] = fields
+		if pts := p.patternTypes(s, path); len(pts) > 0 {
+			if p.patterns == nil {
+				p.patterns = map[string][]patternType{}
+			}
+			p.patterns[name] = pts
+		}
 		for _, f := range slices.Sorted(maps.Keys(ps)) { // in order: a schema met at two paths is named by the first
 			fields[f] = p.typeOf(ps[f], path+member(f))
 		}
@@ -372,9 +434,7 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 		return p
 	}
 	var matched *jsonschema.Schema // the first pattern in order that matches, whose schema tok's value meets
-	for _, re := range slices.SortedFunc(maps.Keys(s.PatternProperties), func(a, b jsonschema.Regexp) int {
-		return strings.Compare(a.String(), b.String())
-	}) {
+	for _, re := range schema.SortedPatterns(s.PatternProperties) {
 		if re.MatchString(tok) {
 			matched = s.PatternProperties[re]
 			break

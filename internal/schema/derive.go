@@ -2,7 +2,9 @@ package schema
 
 import (
 	"errors"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -55,6 +57,9 @@ func numbersIn(s *jsonschema.Schema, seen map[*jsonschema.Schema]*shape.Numbers)
 				sh.Props[name] = numbersIn(p, seen)
 			}
 		}
+		for _, re := range SortedPatterns(from.PatternProperties) {
+			sh.Patterns = append(sh.Patterns, shape.Pattern{Re: re, N: numbersIn(from.PatternProperties[re], seen)})
+		}
 		if a, ok := from.AdditionalProperties.(*jsonschema.Schema); ok && sh.Additional == nil {
 			sh.Additional = numbersIn(a, seen)
 		}
@@ -68,6 +73,15 @@ func numbersIn(s *jsonschema.Schema, seen map[*jsonschema.Schema]*shape.Numbers)
 	}
 	sh.IndexProps()
 	return sh
+}
+
+// SortedPatterns are the patterns of patternProperties in the order of
+// their sources: the same on every load, for a member two patterns match.
+func SortedPatterns(pp map[jsonschema.Regexp]*jsonschema.Schema) []jsonschema.Regexp {
+	if len(pp) == 0 {
+		return nil
+	}
+	return slices.SortedFunc(maps.Keys(pp), func(a, b jsonschema.Regexp) int { return strings.Compare(a.String(), b.String()) })
 }
 
 // Deref follows a draft-07 $ref, whose siblings are ignored: the schema

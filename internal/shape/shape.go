@@ -22,8 +22,12 @@ const (
 // Numbers is what a schema says about the numbers in a body. A nil
 // *Numbers knows nothing: every number there is NumAuto.
 type Numbers struct {
-	Num        NumKind
-	Props      map[string]*Numbers
+	Num   NumKind
+	Props map[string]*Numbers
+	// Patterns are the places of the members patternProperties describes,
+	// in the order they are tried: a member Props does not name is the
+	// first matching pattern's, and additional only when none matches.
+	Patterns   []Pattern
 	Additional *Numbers
 	Items      *Numbers
 
@@ -31,6 +35,13 @@ type Numbers struct {
 	// member a rule reads: a Go map hashes the whole name each time.
 	propNames *names.Index
 	propList  []*Numbers // by position in propNames
+}
+
+// Pattern is a pattern of patternProperties and the place of the members
+// it matches.
+type Pattern struct {
+	Re interface{ MatchString(string) bool }
+	N  *Numbers
 }
 
 // IndexProps indexes Props for Member; call it once Props is complete.
@@ -68,10 +79,13 @@ func (s *Numbers) Member(name string) *Numbers {
 		if i := s.propNames.Find(name); i >= 0 {
 			return s.propList[i]
 		}
-		return s.Additional
-	}
-	if p, ok := s.Props[name]; ok {
+	} else if p, ok := s.Props[name]; ok {
 		return p
+	}
+	for _, p := range s.Patterns {
+		if p.Re.MatchString(name) {
+			return p.N
+		}
 	}
 	return s.Additional
 }
