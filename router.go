@@ -314,12 +314,43 @@ func chiRoutePath(r *http.Request) (string, bool) {
 	return r.URL.Path, false
 }
 
-// madeFrom reports whether rp, a chi RoutePath, can have been cut from p
-// or from p cleaned: a run of p that starts at one of its slashes, as
-// rp, its own trailing slash aside, does.
+// madeFrom reports whether rp, a chi RoutePath, can have been made from p
+// or from p cleaned (CleanPath): a Mount keeps the rest of its router's
+// path from one of its slashes on, StripSlashes and URLFormat cut a
+// trailing slash or ".format" off the end; so p ends in rp followed by
+// what such cuts take, slashes and "."s up to the next slash
+// (/o/'a%25 from /o/'a%2525/ is no such cut: StripSlashes made it from
+// /o/'a%25/, decoded; found by review).
 func madeFrom(rp, p string) bool {
-	rp = strings.TrimSuffix(rp, "/")
-	return strings.HasPrefix(rp, "/") && (strings.Contains(p, rp) || strings.Contains(path.Clean(p), rp))
+	return cutFrom(rp, p) || cutFrom(rp, path.Clean(p))
+}
+
+// maxCuts bounds the cuts cutFrom tries, one per middleware or Mount in
+// the chain (the cost is maxCuts comparisons of rp, whatever the path).
+const maxCuts = 8
+
+// cutFrom reports whether p is rp followed by what up to maxCuts cuts of
+// StripSlashes and URLFormat take: "", or a '/' or '.' after which every
+// slash is followed by '/' or '.' (/a.json/ cut to /a, /a/.json to /a).
+func cutFrom(rp, p string) bool {
+	if !strings.HasPrefix(rp, "/") {
+		return false
+	}
+	for e, cuts := len(p), 0; e >= len(rp) && cuts <= maxCuts; e-- {
+		if e < len(p) {
+			if p[e] == '/' && e+1 < len(p) && p[e+1] != '/' && p[e+1] != '.' {
+				return false // a slash followed by a segment no cut takes
+			}
+			if p[e] != '/' && p[e] != '.' {
+				continue
+			}
+			cuts++
+		}
+		if strings.HasSuffix(p[:e], rp) {
+			return true
+		}
+	}
+	return false
 }
 
 // routerParams are the path parameters chi or ServeMux extracted for r,
