@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -91,10 +92,13 @@ func (g *Guard) routedContract(r *http.Request, next http.Handler) routed {
 		}
 		return routed{}
 	case chi.Routes:
-		return g.chiTyped(n, r)
+		return g.chiTyped(n, r, nil)
 	}
 	if rctx := chi.RouteContext(r.Context()); rctx != nil && rctx.Routes != nil {
-		return g.chiTyped(rctx.Routes, r)
+		// Middleware of a chi router (Use, With): chi's context names the
+		// root router, and the patterns it has routed the request on so
+		// far, through the mounts above the router running Middleware.
+		return g.chiTyped(rctx.Routes, r, rctx.RoutePatterns)
 	}
 	return routed{}
 }
@@ -119,16 +123,38 @@ type chiIndex struct {
 
 var chiContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
-func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
+// chiTyped finds the typed contract of the route of routes that serves r.
+// routedBy are the patterns chi routed r on already, from routes down
+// (nil when routes is the router Middleware wraps): chi's RoutePath is
+// the path left for the router mounted at the last of them, which
+// Middleware runs in (sub.Use(g.Middleware) on /m/o/a routes /o/a on
+// sub, mounted at /m/*, not on routes; found by review: the root's own
+// /o/{org} was found, and its contract enforced).
+func (g *Guard) chiTyped(routes chi.Routes, r *http.Request, routedBy []string) routed {
 	idx := g.chiIndexOf(routes, "")
+	prefix, in := "", routes
+	for len(routedBy) > 0 {
+		sub := g.chiMounted(in, routedBy[0])
+		if sub == nil || len(routedBy) == 1 && !chiMountRan(r) {
+			break
+		}
+		prefix += strings.TrimSuffix(routedBy[0], "/*")
+		in, routedBy = sub, routedBy[1:]
+	}
 	path, encoded := chiRoutePath(r)
 	rctx := chiContexts.Get().(*chi.Context)
 	rctx.Reset()
-	pattern := routes.Find(rctx, r.Method, path)
+	pattern := in.Find(rctx, r.Method, path)
+	// The patterns chi routed on below the last mount (a With's route)
+	// are those Find takes: else the path is not this router's (a
+	// handler other than a router mounted), and its route unknown.
+	same := len(routedBy) <= len(rctx.RoutePatterns) && slices.Equal(rctx.RoutePatterns[:len(routedBy)], routedBy)
 	chiContexts.Put(rctx)
-	if pattern == "" {
+	if pattern == "" || !same {
 		return routed{}
 	}
+	rel := pattern // the pattern over path
+	pattern = prefix + pattern
 	key := r.Method + " " + pattern
 	c, known := idx.routes[key]
 	if !known {
@@ -139,10 +165,49 @@ func (g *Guard) chiTyped(routes chi.Routes, r *http.Request) routed {
 	if c != nil {
 		// chi's parameters are its path's segments as they are: encoded
 		// when it routes on RawPath.
-		p := routerPattern(pattern)
+		p := routerPattern(rel)
 		return routed{c: c, pattern: p, route: pattern, path: path, decode: encoded, later: p == nil}
 	}
 	return routed{}
+}
+
+// chiMountRan reports whether the last mount chi routed r through has
+// handed it on to its router: Middleware may run before, in the mount's
+// own middlewares (r.With(g.Middleware).Mount(…)), where chi's
+// RoutePath is still its router's. The mount empties its wildcard's
+// value as it hands the request on.
+func chiMountRan(r *http.Request) bool {
+	rctx := chi.RouteContext(r.Context())
+	n := len(rctx.URLParams.Keys) - 1
+	return n < 0 || n >= len(rctx.URLParams.Values) || rctx.URLParams.Keys[n] != "*" || rctx.URLParams.Values[n] == ""
+}
+
+// chiMount is a pattern a chi router routed on, for chiMounted.
+type chiMount struct {
+	routes  chi.Routes
+	pattern string
+}
+
+// chiMounted is the router mounted on routes at pattern ("/m/*"), nil
+// when pattern is not a router's mount. Remembered per pattern, which
+// comes from routes' registrations (chi mounts once on a pattern), never
+// from a client.
+func (g *Guard) chiMounted(routes chi.Routes, pattern string) chi.Routes {
+	key := chiMount{routes, pattern}
+	if sub, ok := g.typed.chiMounts.Load(key); ok {
+		return sub.(chiMount).routes
+	}
+	var sub chi.Routes
+	if strings.HasSuffix(pattern, "/*") {
+		for _, rt := range routes.Routes() {
+			if rt.Pattern == pattern && rt.SubRoutes != nil {
+				sub = rt.SubRoutes
+				break
+			}
+		}
+	}
+	g.typed.chiMounts.Store(key, chiMount{routes: sub})
+	return sub
 }
 
 // chiIndexOf is the index of routes' typed handlers, made again when the

@@ -354,3 +354,49 @@ func TestTyped_ChiRoutePathCutFromPathOnly(t *testing.T) {
 		rejected(t, send(r, "PUT", c.path, `{"org":"`+c.other+`"}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
 	}
 }
+
+// TestTyped_ChiMiddlewareInMountedRouter: Middleware used by a mounted
+// router (sub.Use(g.Middleware)) asks the root router, the one in chi's
+// context, which handler serves the request, while chi's RoutePath is
+// already the mounted router's (/o/a of /m/o/a). The guard found the root
+// router's route /o/{org} for it, and enforced that route's contract on a
+// request to /m/o/{org} (found by review: a body /m/o/{org} accepts was
+// rejected with the other route's SCHEMA_INVALID). It now follows the
+// mounts chi routed through, and checks /m/o/{org}'s contract, here as
+// well as inside a With on the mounted router.
+func TestTyped_ChiMiddlewareInMountedRouter(t *testing.T) {
+	type In struct {
+		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+		Org string   `json:"org"`
+	}
+	type Other struct {
+		N int `json:"n" jsonschema:"minimum=5"`
+	}
+	for _, how := range []string{"Use", "With", "With before Mount"} {
+		var hit string
+		g := mustNew(t, Options{RequireContract: true})
+		top := chi.NewRouter()
+		Put(top, g, "/o/{org}", func(w http.ResponseWriter, r *http.Request, in Other) { hit = "top" })
+		sub := chi.NewRouter()
+		in := func(w http.ResponseWriter, r *http.Request, in In) { hit = "sub " + in.Org }
+		switch how {
+		case "Use":
+			sub.Use(g.Middleware)
+			Put(sub, g, "/o/{org}", in)
+			top.Mount("/m", sub)
+		case "With":
+			Put(sub.With(g.Middleware), g, "/o/{org}", in)
+			top.Mount("/m", sub)
+		default: // Middleware runs before the mount hands the request on
+			Put(sub, g, "/o/{org}", in)
+			top.With(g.Middleware).Mount("/m", sub)
+		}
+		rec := send(top, "PUT", "/m/o/a", `{"org":"a"}`)
+		assert.Equal(t, 200, rec.Code, rec.Body.String())
+		assert.Equal(t, "sub a", hit)
+		rejected(t, send(top, "PUT", "/m/o/a", `{"org":"b"}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
+		hit = ""
+		assert.Equal(t, 200, send(top, "PUT", "/o/a", `{"n":5}`).Code)
+		assert.Equal(t, "top", hit)
+	}
+}

@@ -33,6 +33,8 @@ type typedRegistry struct {
 	n        int          // reflected schemas compiled, for unique names
 	handlers atomic.Int64 // typed handlers built: a new one may be mounted, so chi indexes made before it are stale
 	chi      sync.Map     // chi.Routes -> *chiIndex
+	// chiMounts: chiMount -> chiMount{routes: the router mounted there, or nil}
+	chiMounts sync.Map
 }
 
 // typedContract returns the contract of request type t, built once per
