@@ -140,6 +140,10 @@ func escapes(text []byte, tokens token.Tokens, lines int) error {
 		return nil
 	}
 	var starts []int // where each line of text starts
+	// The last token's line, column and offset in text: a token further
+	// on its line is found from there, not from the line's start (a line
+	// of many quoted strings took time quadratic in its length).
+	atLine, atColumn, at := 0, 0, 0
 	for _, t := range tokens {
 		if t.Type != token.DoubleQuoteType || t.Position == nil {
 			continue
@@ -158,11 +162,15 @@ func escapes(text []byte, tokens token.Tokens, lines int) error {
 		}
 		// The token's column counts characters, and may stop at the blank
 		// before the quote (after a tab, a tag).
-		i := starts[line-1]
-		for c := 1; c < t.Position.Column && i < len(text) && text[i] != '\n'; c++ {
+		i, c := starts[line-1], 1
+		if line == atLine && t.Position.Column >= atColumn {
+			i, c = at, atColumn
+		}
+		for ; c < t.Position.Column && i < len(text) && text[i] != '\n'; c++ {
 			_, size := utf8.DecodeRune(text[i:])
 			i += size
 		}
+		atLine, atColumn, at = line, c, i
 		for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
 			i++
 		}
