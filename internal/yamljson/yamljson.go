@@ -467,7 +467,11 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		}
 		// A plain scalar goccy/go-yaml left as text may still be a number
 		// in YAML 1.2: 1e3, +1e3, .5e400, or one too big for 64 bits
-		// (12345678901234567890123, 0x10000000000000000).
+		// (12345678901234567890123, 0x10000000000000000); or +.inf, its
+		// infinity as .inf is, which JSON has not.
+		if corePlusInf.MatchString(n.Value) {
+			return nil, none, errorAt(n, "%s is not a JSON number", n.Value)
+		}
 		num, ok, err := coreNumber(n, n.Value)
 		if err != nil {
 			return nil, none, err
@@ -615,6 +619,8 @@ var (
 	coreOctal = regexp.MustCompile(`^0o[0-7]+$`)
 	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
 	coreFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+	// goccy/go-yaml reads .inf and -.inf as infinities, +.inf as text.
+	corePlusInf = regexp.MustCompile(`^\+\.(inf|Inf|INF)$`)
 )
 
 // maxBaseDigits bounds the digits of a hexadecimal or octal number, which

@@ -451,3 +451,17 @@ func TestParse_EscapesOfALongLineInLinearTime(t *testing.T) {
 	assert.EqualError(t, err, fmt.Sprintf(`1:%d: invalid escape \xZZ in a quoted string: \x takes 2 hexadecimal digits`, 4+n*8+6))
 	assert.Less(t, escaped, 10*plain+100*time.Millisecond, "plain %v", plain)
 }
+
+// TestValue_PlusInfIsNoNumber: +.inf is infinity in YAML 1.2, as .inf and
+// -.inf are, and no JSON number; goccy/go-yaml read it as the text
+// "+.inf" (found by review: enum: [+.inf] allowed the string). +.nan is
+// text in YAML 1.2 (a NaN has no sign), and stays so.
+func TestValue_PlusInfIsNoNumber(t *testing.T) {
+	for _, v := range []string{"+.inf", "+.Inf", "+.INF", ".inf", "-.Inf"} {
+		docs, err := Parse([]byte("a: [" + v + "]\n"))
+		require.NoError(t, err, v)
+		_, err = Value(docs[0].Body)
+		assert.EqualError(t, err, "1:5: "+v+" is not a JSON number", v)
+	}
+	assert.Equal(t, map[string]any{"a": "+.nan", "b": "+.inf", "c": "+.iNf"}, one(t, "a: +.nan\nb: '+.inf'\nc: +.iNf\n"))
+}
