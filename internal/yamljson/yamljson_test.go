@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -435,21 +434,17 @@ func TestParse_InvalidEscapes(t *testing.T) {
 // string was found by counting the line's characters from its start, and
 // a 140 kB line of 20,000 "\x41" took 150 times as long as one of "x",
 // whose escapes are not checked (3.6 s). A bad escape at the end is still
-// found, at its column.
+// found, at its column. (Untimed, as this project's unit tests are: a
+// return to quadratic time shows as seconds of test time.)
 func TestParse_EscapesOfALongLineInLinearTime(t *testing.T) {
 	const n = 20000
 	line := func(s, last string) []byte {
 		return []byte("a: [" + strings.Repeat(s+", ", n) + "\"é\", " + last + "]\n")
 	}
-	start := time.Now()
 	_, err := Parse(line(`"x"`, `"x"`))
-	plain := time.Since(start)
 	require.NoError(t, err)
-	start = time.Now()
 	_, err = Parse(line(`"\x41"`, `"\xZZ"`))
-	escaped := time.Since(start)
 	assert.EqualError(t, err, fmt.Sprintf(`1:%d: invalid escape \xZZ in a quoted string: \x takes 2 hexadecimal digits`, 4+n*8+6))
-	assert.Less(t, escaped, 10*plain+100*time.Millisecond, "plain %v", plain)
 }
 
 // TestValue_PlusInfIsNoNumber: +.inf is infinity in YAML 1.2, as .inf and
