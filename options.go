@@ -49,7 +49,9 @@ type Options struct {
 
 	// User returns the user a request is made for, as context.user in
 	// invariants: a map, or a struct whose json tags name its fields. With
-	// no User, context.user is an empty map.
+	// no User, context.user is an empty map. It is called at most once a
+	// request (see [User]), and must not call User on the request it is
+	// given.
 	User func(*http.Request) any
 
 	// RequireContract rejects requests that match no contract, 403

@@ -43,8 +43,8 @@ type state struct {
 	doneBuf [2]*contract
 	valBuf  [1]boundValue
 
-	user    any
-	hasUser bool
+	user     any
+	userOnce sync.Once // Options.User is called once, whoever asks first (User may be called from a handler's goroutines)
 
 	taint *taint.Request // the input, for sink protection; nil: off
 
@@ -115,7 +115,10 @@ func Body(r *http.Request) (any, bool) {
 }
 
 // User returns what Options.User returned for a request that passed a
-// guard (calling it if no invariant has yet), and nil otherwise.
+// guard (calling it if no invariant has yet), and nil otherwise. It is
+// safe for concurrent use: Options.User is called once, and every caller
+// gets what it returned (Options.User must therefore not call User for
+// the same request).
 func User(r *http.Request) any {
 	if st := stateOf(r); st != nil {
 		return st.userOf(r)
@@ -124,12 +127,11 @@ func User(r *http.Request) any {
 }
 
 func (st *state) userOf(r *http.Request) any {
-	if !st.hasUser {
-		st.hasUser = true
+	st.userOnce.Do(func() {
 		if f := st.guard.opts.User; f != nil {
 			st.user = f(r)
 		}
-	}
+	})
 	return st.user
 }
 

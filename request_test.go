@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -168,4 +169,42 @@ func TestMiddleware_RefusedRequestsLeaveTheirState(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	perRequest := (after.TotalAlloc - before.TotalAlloc) / n
 	assert.Less(t, perRequest, uint64(unsafe.Sizeof(state{})), "bytes allocated by a refused request")
+}
+
+// TestUser_ConcurrentCallsGetTheUser: a handler may ask for User(r) from
+// goroutines of its own. One that asks while Options.User is still
+// running for another gets what it returns, not nil (and no data race).
+func TestUser_ConcurrentCallsGetTheUser(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int64
+	g := mustNew(t, Options{
+		User: func(r *http.Request) any {
+			if calls.Add(1) == 1 {
+				close(entered)
+				<-release
+			}
+			return map[string]string{"id": "ada"}
+		},
+		Contracts: []Contract{{Endpoint: "/t", Method: "POST"}},
+	})
+	var first, second any
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := make(chan struct{})
+		go func() { first = User(r); close(done) }()
+		<-entered // Options.User runs for the first goroutine
+		got := make(chan any, 1)
+		go func() { got <- User(r) }()
+		select {
+		case second = <-got: // it did not wait for Options.User
+			close(release)
+		case <-time.After(50 * time.Millisecond): // it waits: let Options.User return
+			close(release)
+			second = <-got
+		}
+		<-done
+	}))
+	send(h, "POST", "/t", `{}`)
+	assert.Equal(t, map[string]string{"id": "ada"}, first)
+	assert.Equal(t, map[string]string{"id": "ada"}, second)
+	assert.Equal(t, int64(1), calls.Load())
 }
