@@ -52,6 +52,7 @@ func (g *Guard) sinkRequest(in *input, pattern route.Pattern, segs []string, oth
 			t.RawQuery += "&" + h.Query
 		}
 	}
+	rec.params.fixRouters()
 	switch {
 	case e != nil:
 		t.Method, t.Route = e.contracts[0].method, e.contracts[0].endpoint
@@ -117,10 +118,40 @@ type sinkParams struct {
 	pathParams
 	segBuf [8]string
 	more   []pathParams
+	// fixed: the parameters, some of them the router's, were copied out
+	// into router as the request was recorded (fixRouters).
+	fixed  bool
+	router [][2]string
+}
+
+// fixRouters copies out the parameters now when any reading's are the
+// router's (pathParams.routerParams): chi keeps them in a context it
+// takes back, for another request, once the handler returns, and a sink
+// may first be called after that, from a goroutine the handler started
+// on a context.WithoutCancel of the request's. Read then, they were
+// another request's, or none.
+func (p *sinkParams) fixRouters() {
+	if !p.routerParams() && !slices.ContainsFunc(p.more, func(m pathParams) bool { return m.routerParams() }) {
+		return
+	}
+	var all [][2]string
+	p.EachParam(func(name, value string) bool {
+		all = append(all, [2]string{name, value})
+		return true
+	})
+	p.router, p.fixed = all, true
 }
 
 // EachParam yields the path parameters of every reading (taint.ParamLister).
 func (p *sinkParams) EachParam(yield func(name, value string) bool) {
+	if p.fixed {
+		for _, kv := range p.router {
+			if !yield(kv[0], kv[1]) {
+				return
+			}
+		}
+		return
+	}
 	stopped := false
 	all := func(name, value string) bool {
 		stopped = !yield(name, value)

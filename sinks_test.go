@@ -3,6 +3,7 @@ package contractguard
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -428,4 +429,28 @@ func TestSinks_ChiRoutePathParamsAsTheHandlerGetsThem(t *testing.T) {
 	assert.ErrorIs(t, err, sink.ErrBlocked)
 	send(router, "POST", "/blobs/%41%2561/", `{}`)
 	assert.NoError(t, err)
+}
+
+// TestSinks_ChiParamsOutliveTheRequest: chi keeps a route's parameters in
+// a context it takes back for the next request once the handler returns.
+// A sink called after that, from work the handler left running on a
+// context.WithoutCancel of the request's, still has this request's
+// parameters as input (they were read then, and were the next request's:
+// the injection below passed).
+func TestSinks_ChiParamsOutliveTheRequest(t *testing.T) {
+	g, _ := sinkGuard(t)
+	type none struct{}
+	later := make(chan func() error, 2)
+	router := chi.NewRouter()
+	router.Method("POST", "/blobs/{name}", Handle(g, func(w http.ResponseWriter, r *http.Request, _ none) {
+		name, _ := url.PathUnescape(chi.URLParam(r, "name"))
+		ctx := context.WithoutCancel(r.Context())
+		later <- func() error {
+			return sink.CheckSQL(ctx, "SELECT * FROM blobs WHERE name = '"+name+"'", sink.SQLite)
+		}
+	}))
+	require.Equal(t, 200, send(router, "POST", "/blobs/x'%20OR%20'1'='1", `{}`).Code)
+	require.Equal(t, 200, send(router, "POST", "/blobs/safe", `{}`).Code)
+	assert.ErrorIs(t, (<-later)(), sink.ErrBlocked)
+	assert.NoError(t, (<-later)())
 }
