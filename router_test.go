@@ -400,3 +400,33 @@ func TestTyped_ChiMiddlewareInMountedRouter(t *testing.T) {
 		assert.Equal(t, "top", hit)
 	}
 }
+
+// TestTyped_ChiHeadAsGet: a HEAD to a typed GET route that chi routes as
+// a GET (middleware.GetHead, before or after Middleware) is the GET
+// route's: its contract is checked, and RequireContract counts the
+// route as covered (found by review: 403 NO_CONTRACT, the guard looked
+// for a HEAD route).
+func TestTyped_ChiHeadAsGet(t *testing.T) {
+	type In struct {
+		_ struct{} `cg:"cel=request.params.org != 'blocked',msg=blocked org"`
+	}
+	for _, order := range []string{"GetHead first", "Middleware first"} {
+		t.Run(order, func(t *testing.T) {
+			g := mustNew(t, Options{RequireContract: true, Logger: discard})
+			r := chi.NewRouter()
+			if order == "GetHead first" {
+				r.Use(middleware.GetHead, g.Middleware)
+			} else {
+				r.Use(g.Middleware, middleware.GetHead)
+			}
+			ran := 0
+			Get(r, g, "/o/{org}", func(w http.ResponseWriter, r *http.Request, in *In) { ran++ })
+			assert.Equal(t, http.StatusOK, send(r, "HEAD", "/o/a", "").Code)
+			assert.Equal(t, http.StatusOK, send(r, "HEAD", "/o/a", "{}").Code)
+			assert.Equal(t, http.StatusOK, send(r, "GET", "/o/a", "").Code)
+			// A body, so that the typed rules run (an empty one is a nil *In).
+			rejected(t, send(r, "HEAD", "/o/blocked", "{}"), http.StatusUnprocessableEntity, CodeInvariantViolated)
+			assert.Equal(t, 3, ran)
+		})
+	}
+}
