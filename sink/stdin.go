@@ -83,8 +83,18 @@ func (sc *shScript) findFeed() *feed {
 		return f
 	}
 	order, cmds := sc.commands()
+	// An input redirection of a compound command (while …; done < f,
+	// { …; } <<< '…', ( … ) < f) feeds the commands inside it, and exec's
+	// (exec < f) every command after it: any command may be fed, as
+	// through a pipe.
+	all := sc.pipes
+	for c := range redirected {
+		if ws := cmds[c]; len(ws) == 0 || compoundEnds[sc.text[sc.words[ws[0]].start:sc.words[ws[0]].end]] {
+			all = true
+		}
+	}
 	for _, c := range order {
-		if (sc.pipes || redirected[c]) && sc.readsInput(cmds[c], maxNestDepth) {
+		if (all || redirected[c]) && sc.readsInput(cmds[c], maxNestDepth) {
 			if f.exempt == nil {
 				f.exempt = map[int32]bool{}
 			}
@@ -94,6 +104,11 @@ func (sc *shScript) findFeed() *feed {
 	}
 	return f
 }
+
+// compoundEnds are the words a command's redirections follow when they
+// redirect more than one command: a compound command's end, and exec with
+// no program (exec < file), whose redirections last to the script's end.
+var compoundEnds = map[string]bool{"done": true, "}": true, "fi": true, "esac": true, "exec": true}
 
 // readsAnyInput: a command of sc reads a script from its input; past
 // depth, any script may.

@@ -191,3 +191,42 @@ func TestCheckCmd_StdinScriptSudoShell(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_StdinScriptCompound: an input redirection of a compound
+// command feeds the commands inside it, and exec's with no program every
+// command after it (found by a review: while read l; do eval "$l"; done
+// <<< 'echo x;id', with the input x;id, was let through: the here-string
+// was taken for done's, which runs nothing).
+func TestCheckCmd_StdinScriptCompound(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"while read l; do eval \"$l\"; done <<< 'echo " + in + "'",
+		"while read -r l; do eval \"$l\"; done <<'EOF'\necho '" + in + "'\nEOF",
+		"echo 'echo " + in + "' > /tmp/s; while read -r l; do eval \"$l\"; done < /tmp/s",
+		"{ sh; } <<< 'echo " + in + "'",
+		"echo 'echo " + in + "' > /tmp/s; ( sh ) < /tmp/s",
+		"if true; then bash; fi <<< 'echo " + in + "'",
+		"case x in *) sh;; esac <<< 'echo " + in + "'",
+		"echo 'echo " + in + "' > /tmp/s; exec < /tmp/s; sh",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A compound command fed data, with no shell in it: data.
+	for _, script := range []string{
+		"while read -r l; do echo \"$l\"; done <<< 'hello'",
+		"{ grep hello; } < /srv/log",
+		"exec < /srv/log; grep -c hello",
+	} {
+		r, rc := inputAt(t, taint.Query, "hello")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+}
