@@ -319,6 +319,9 @@ func TestCheckCmd_BenignCorpusKnownBlocked(t *testing.T) {
 		{"a.png", []string{"sh", "-c", "ssh host sh <<'EOF'\nuptime\nEOF\necho 'a.png'"}},
 		// An input that is the program's name, by chance.
 		{"timeout", []string{"timeout", "10s", "bash", "-c", `wc -c <<< "$1"`, "bash", "timeout"}},
+		// An input right after an unquoted expansion in the program's
+		// place: the expansion may be empty.
+		{"photo.jpg", []string{"sh", "-c", "$VIEWER photo.jpg"}},
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), rc, taint.Query, c.in, "shell")

@@ -1300,3 +1300,50 @@ func TestCheckCmd_SystemdRunSetenv(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_VanishingExpansion: an unquoted expansion ($NICE, ${X},
+// $(…), `…`) or "$@" may expand to no word at all, and the word after it
+// is then in its place: the program, or the program a wrapper runs
+// (found by a review: timeout 5 $NICE <input> let the input through,
+// which is the program when NICE is empty).
+func TestCheckCmd_VanishingExpansion(t *testing.T) {
+	const in = "id"
+	for _, script := range []string{
+		"$PRE id",
+		"${PRE} id x",
+		"\"$@\" id",
+		"\"${args[@]}\" id -a",
+		"$(true) id",
+		"`true` id",
+		"timeout 5 $NICE id",
+		"timeout 5 ${NICE} $X id",
+		"nice -n 5 $(printf '') id",
+		"env A=1 $EMPTY id",
+		"$SUDO timeout 5 id",
+		"echo x; $PRE sudo -u bob id",
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+		// The shell runs the word after the expansion.
+		out, err := exec.Command("bash", "-c", "PRE= NICE= X= T= EMPTY= SUDO=; "+strings.ReplaceAll(strings.ReplaceAll(script, "sudo -u bob ", ""), "id", "echo ran"), "bash").Output()
+		require.NoError(t, err, "%q", script)
+		assert.Contains(t, string(out), "ran", "%q", script)
+	}
+	// A quoted expansion is one word, empty or not; a word with literal
+	// text is never empty; the input is an argument.
+	for _, script := range []string{
+		"\"$BIN\" id",
+		"timeout 5 \"$NICE\" id",
+		"timeout 5 ${BIN}x id",
+		"$TOOL --flag id",
+		"timeout 5 $NICE convert id",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -819,14 +819,16 @@ func (sc *shScript) findPrograms() {
 		}
 		ws = ws[k:]
 		word := sc.wordValues(ws)
-		if t, _ := word(0); !isWrapper(t) {
+		vanish := func(j int) bool { return sc.mayVanish(ws[j]) }
+		if t, _ := word(0); !isWrapper(t) && !vanish(0) {
 			sc.suPrograms(ws, word) // su bob FILE: the user's shell runs FILE
 			continue
 		}
 		p := progFinder{
-			n:    len(ws),
-			word: word,
-			prog: func(j int) { sc.words[ws[j]].cmd = true },
+			n:      len(ws),
+			word:   word,
+			vanish: vanish,
+			prog:   func(j int) { sc.words[ws[j]].cmd = true },
 			assign: func(j, off int) {
 				if w := &sc.words[ws[j]]; !w.setenv {
 					w.setenv, w.envOff = true, off
@@ -848,6 +850,30 @@ func (sc *shScript) findPrograms() {
 		p.find()
 		sc.suPrograms(ws, word)
 	}
+}
+
+// mayVanish: word k may expand to no word at all, so that the word after
+// it takes its place ($NICE id runs id when NICE is empty): it has no
+// literal byte and no quote of its own (an unquoted $X, ${X}, $(cmd),
+// `cmd`), or it is "$@" or "${name[@]}", which are no word when the list
+// is empty.
+func (sc *shScript) mayVanish(k int) bool {
+	w := sc.words[k]
+	if w.firstLit >= 0 {
+		return false
+	}
+	switch t := sc.text[w.start:w.end]; {
+	case t == `"$@"`, t == `"${@}"`:
+		return true
+	case strings.HasPrefix(t, `"${`) && strings.HasSuffix(t, `[@]}"`):
+		return true
+	}
+	for i := w.start; i < w.end; i++ {
+		if sc.word[i] == int32(k) && (sc.text[i] == '"' || sc.text[i] == '\'') {
+			return false
+		}
+	}
+	return true
 }
 
 // suPrograms marks the script files of the su and runuser programs of

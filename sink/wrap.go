@@ -181,6 +181,10 @@ type progFinder struct {
 	// environment: a wrapper's operand (env, sudo) or option's value
 	// (systemd-run -E, --setenv=); may be nil.
 	assign func(j, off int)
+	// vanish: word j, whose value is not known, may expand to no word at
+	// all (an unquoted $NICE that is empty): the word after it is then
+	// in its place. May be nil.
+	vanish func(j int) bool
 	seen   map[[4]int]bool
 	steps  int
 	all    bool // out of steps: every word from from on was taken for a program
@@ -202,6 +206,9 @@ func (p *progFinder) program(j int) {
 		return
 	}
 	p.prog(j)
+	if p.vanish != nil && p.vanish(j) {
+		p.program(j + 1) // $PRE id: id, when $PRE is empty
+	}
 	// A word not known whose known text names a wrapper ($BIN/timeout)
 	// may be that wrapper: that reading is taken too.
 	t, _ := p.word(j)
@@ -280,6 +287,9 @@ func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
 		t, known := p.word(j)
 		if !known {
 			// Any option, an operand or the program: every reading.
+			if p.vanish != nil && p.vanish(j) {
+				p.args(w, wj, j+1, ops, opts) // no word at all
+			}
 			if opts {
 				p.args(w, wj, j+1, ops, true)
 				p.args(w, wj, j+2, ops, true)
