@@ -1347,3 +1347,68 @@ func TestCheckCmd_VanishingExpansion(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_SandboxWrappers: sandboxes, tracers and run-time wrappers
+// run the program named in their arguments, as sudo and timeout do (found
+// by a review: firejail <input>, bwrap --ro-bind / / <input>, xvfb-run -a
+// <input> and the like let the input choose the program).
+func TestCheckCmd_SandboxWrappers(t *testing.T) {
+	const in = "id"
+	for _, argv := range [][]string{
+		{"unbuffer", in},
+		{"unbuffer", "-p", in},
+		{"catchsegv", in},
+		{"fakeroot", in},
+		{"fakeroot", "-i", "state", "--", in},
+		{"firejail", in},
+		{"firejail", "--quiet", "--net=none", in},
+		{"bwrap", "--ro-bind", "/", "/", in},
+		{"bwrap", "--unshare-all", "--dev", "/dev", "--bind", "/tmp", "/tmp", "--setenv", "A", "1", in},
+		{"proot", "-r", "/srv/root", "-b", "/proc", in},
+		{"setpriv", "--reuid=1000", "--regid", "1000", "--clear-groups", in},
+		{"dbus-run-session", in},
+		{"dbus-run-session", "--config-file=/etc/x.conf", "--", in},
+		{"xvfb-run", in},
+		{"xvfb-run", "-a", "-s", "-screen 0 1024x768x24", in},
+		{"chpst", "-u", "bob", in},
+		{"cgexec", "-g", "cpu:jobs", in},
+		{"torsocks", in},
+		{"proxychains4", "-q", "-f", "/etc/p.conf", in},
+		{"tsocks", in},
+		{"trickle", "-d", "10", in},
+		{"cpulimit", "-l", "10", "--", in},
+		{"caffeinate", "-i", in},
+		{"entr", "-r", in},
+		{"ltrace", "-o", "/tmp/t", in},
+		{"valgrind", "--leak-check=full", in},
+		{"sudo", "-u", "bob", "firejail", "--quiet", "timeout", "5", in},
+		{"sh", "-c", "firejail --quiet " + in + " -a"},
+		{"sh", "-c", "xvfb-run -a " + in},
+		{"sh", "-c", "bwrap --ro-bind / / " + in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// The program's arguments, and the wrappers' own values, are data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"in.png", []string{"firejail", "--quiet", "--net=none", "convert", "in.png", "out.png"}},
+		{"in.png", []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "convert", "in.png", "out.png"}},
+		{"in.png", []string{"bwrap", "--bind", "/srv", "in.png", "convert", "x.png"}},
+		{"https://example.com/", []string{"xvfb-run", "-a", "wkhtmltopdf", "https://example.com/", "out.pdf"}},
+		{"pkg", []string{"fakeroot", "dpkg-deb", "--build", "pkg"}},
+		{"in.png", []string{"valgrind", "--leak-check=full", "./prog", "in.png"}},
+		{"bob", []string{"chpst", "-u", "bob", "convert", "x.png"}},
+		{"in.png", []string{"sh", "-c", "firejail --quiet convert in.png out.png"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -21,12 +21,14 @@ type wrapper struct {
 	script   string // short options whose value is a command line: env -S, flock -c
 	setenv   string // short options whose value is NAME=VALUE for the program's environment: systemd-run -E
 	// long options, each 'f' (no value), 'v' (a value: --opt=v or --opt
-	// v), 'o' (an optional value: --opt=v only), 's' (a command line),
+	// v), '2' (two values, in the next words: bwrap --bind SRC DEST), 'o'
+	// (an optional value: --opt=v only), 's' (a command line),
 	// 'e' (a value that is NAME=VALUE for the program's environment:
 	// systemd-run --setenv) or 'l' (no value, and the operands are not
 	// run: sudo --list, --edit);
 	// an unambiguous abbreviation is the option, as getopt_long reads it.
 	long     map[string]byte
+	attached bool   // a long option's value is only ever attached (--opt=v): one not in long takes none (firejail, valgrind)
 	operands int    // operands before the program: timeout's duration, flock's file, taskset's mask, chroot's root
 	assign   bool   // NAME=VALUE operands before the program (env, sudo)
 	number   bool   // -N and -+N are an option (nice -5)
@@ -150,6 +152,63 @@ var wrapperSpecs = map[string]*wrapper{
 		"background": 'v',
 	})},
 	"find": {exec: true},
+	// Sandboxes, tracers and run-time wrappers, read as their getopt
+	// strings (or manuals) give their options; an option not here is read
+	// both ways.
+	"unbuffer":  {flags: "p"},
+	"catchsegv": {},
+	"fakeroot":  {value: "lisb", flags: "uhv", long: longs(map[string]byte{"lib": 'v', "faked": 'v', "unknown-is-real": 'f'})},
+	// firejail's options are --name or --name=value.
+	"firejail": {attached: true, long: longs(map[string]byte{})},
+	// bubblewrap reads its options by their whole names, some with two
+	// values (--bind SRC DEST).
+	"bwrap": {long: longs(map[string]byte{
+		"bind": '2', "bind-try": '2', "dev-bind": '2', "dev-bind-try": '2', "ro-bind": '2', "ro-bind-try": '2',
+		"bind-fd": '2', "ro-bind-fd": '2', "symlink": '2', "setenv": '2', "chmod": '2', "file": '2', "bind-data": '2',
+		"ro-bind-data": '2', "args": 'v', "argv0": 'v', "uid": 'v', "gid": 'v', "hostname": 'v', "chdir": 'v',
+		"unsetenv": 'v', "lock-file": 'v', "sync-fd": 'v', "userns": 'v', "userns2": 'v', "pidns": 'v', "remount-ro": 'v',
+		"exec-label": 'v', "file-label": 'v', "proc": 'v', "dev": 'v', "tmpfs": 'v', "mqueue": 'v', "dir": 'v',
+		"overlay-src": 'v', "tmp-overlay": 'v', "ro-overlay": 'v', "seccomp": 'v', "add-seccomp-fd": 'v',
+		"block-fd": 'v', "userns-block-fd": 'v', "info-fd": 'v', "json-status-fd": 'v', "cap-add": 'v', "cap-drop": 'v',
+		"perms": 'v', "size": 'v', "unshare-all": 'f', "share-net": 'f', "unshare-user": 'f', "unshare-user-try": 'f',
+		"unshare-ipc": 'f', "unshare-pid": 'f', "unshare-net": 'f', "unshare-uts": 'f', "unshare-cgroup": 'f',
+		"unshare-cgroup-try": 'f', "die-with-parent": 'f', "as-pid-1": 'f', "new-session": 'f', "clearenv": 'f',
+		"disable-userns": 'f', "assert-userns-disabled": 'f', "level-prefix": 'f',
+	})},
+	"proot": {value: "rbmqwkvRS", flags: "0iVhL", long: longs(map[string]byte{
+		"rootfs": 'v', "bind": 'v', "mount": 'v', "qemu": 'v', "cwd": 'v', "pwd": 'v', "kernel-release": 'v', "verbose": 'v',
+		"root-id": 'f', "link2symlink": 'f', "kill-on-exit": 'f',
+	})},
+	"setpriv": {flags: "dhV", long: longs(map[string]byte{
+		"dump": 'f', "nnp": 'f', "no-new-privs": 'f', "ambient-caps": 'v', "inh-caps": 'v', "bounding-set": 'v',
+		"ruid": 'v', "euid": 'v', "rgid": 'v', "egid": 'v', "reuid": 'v', "regid": 'v', "clear-groups": 'f',
+		"keep-groups": 'f', "init-groups": 'f', "groups": 'v', "securebits": 'v', "pdeathsig": 'v', "selinux-label": 'v',
+		"apparmor-profile": 'v', "landlock-access": 'v', "landlock-rule": 'v', "seccomp-filter": 'v', "reset-env": 'f',
+	})},
+	"dbus-run-session": {long: longs(map[string]byte{"config-file": 'v', "dbus-daemon": 'v'})},
+	// xvfb-run ("ade:f:hln:p:s:w:").
+	"xvfb-run": {value: "efnpsw", flags: "adhl", long: longs(map[string]byte{
+		"auto-servernum": 'f', "auto-display": 'f', "error-file": 'v', "auth-file": 'v', "listen-tcp": 'f',
+		"server-num": 'v', "xauth-protocol": 'v', "server-args": 'v', "wait": 'v',
+	})},
+	"chpst":  {value: "uUbe/CnlLmdopfcrt", flags: "vP012"},
+	"cgexec": {value: "g", long: longs(map[string]byte{"sticky": 'f'})},
+	"torsocks": {value: "upaP", flags: "idqh", long: longs(map[string]byte{
+		"user": 'v', "pass": 'v', "address": 'v', "port": 'v', "isolate": 'f', "debug": 'f', "quiet": 'f', "shell": 'f',
+	})},
+	"proxychains":  {value: "f", flags: "q"},
+	"proxychains4": {value: "f", flags: "q"},
+	"tsocks":       {},
+	"trickle":      {value: "wtlnduLP", flags: "hvVs"},
+	"cpulimit": {value: "lpePcs", flags: "vzikrfqh", long: longs(map[string]byte{
+		"limit": 'v', "pid": 'v', "exe": 'v', "path": 'v', "cpu": 'v', "signal": 'v', "lazy": 'f', "include-children": 'f',
+		"kill": 'f', "restore": 'f', "foreground": 'f', "quiet": 'f', "verbose": 'f',
+	})},
+	"caffeinate": {value: "tw", flags: "dimsu"},
+	"entr":       {flags: "acdnprsz"},
+	"ltrace":     {value: "aADeFlnopsuwx", flags: "bcCfhiLrStTV"},
+	// valgrind's options are --name=value.
+	"valgrind": {flags: "qvhd", attached: true, long: longs(map[string]byte{})},
 	// busybox and toybox: the first argument is the applet.
 	"busybox": {},
 	"toybox":  {},
@@ -312,6 +371,10 @@ func (p *progFinder) args(w *wrapper, wj, j, ops int, opts bool) {
 			if t == "-" && w.dash {
 				continue
 			}
+			if name, _, _ := strings.Cut(strings.TrimPrefix(t, "--"), "="); len(t) > 2 && t[:2] == "--" && w.longOption(name) == '2' {
+				j += 2 // bwrap --bind SRC DEST
+				continue
+			}
 			if len(t) > 1 && t[0] == '-' {
 				noNext, next, run := p.option(w, j, t)
 				if !run {
@@ -387,7 +450,7 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 		case 'l':
 			return false, false, false
 		}
-		return true, !eq, true // unknown: with a value or without
+		return true, !eq && !w.attached, true // unknown: with a value or without
 	}
 	if w.number {
 		if s := strings.TrimPrefix(t[1:], "+"); digitsOnly(s) {
