@@ -210,6 +210,9 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				fish = true
 			case name == "watch" && w.cmd:
 				watchScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+			case name == "wsl" && w.cmd:
+				wslScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+				fish = true // the Linux user's shell
 			default:
 				continue
 			}
@@ -453,6 +456,31 @@ func watchScript(n int, word func(int) (string, bool), i int, found func(j int))
 	}
 	w := *wrapperSpecs["watch"]
 	w.needs, w.needsLong = 0, ""
+	p.args(&w, 0, 1, w.operands, true)
+}
+
+// wslScript calls found with the first word of wsl's (word i) command
+// line: its operands, which wsl joins with blanks for the Linux user's
+// shell, unless -e or --exec (or a word whose value is not known, which
+// may be one) runs them with no shell.
+func wslScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+	p := progFinder{
+		n:    n - i,
+		word: func(j int) (string, bool) { return word(i + j) },
+		prog: func(j int) {
+			if j > 0 {
+				found(i + j)
+			}
+		},
+		script: func(int, int, bool) {},
+	}
+	w := *wrapperSpecs["wsl"]
+	w.noRun, w.flags = "e", ""
+	w.long = map[string]byte{}
+	for k, v := range wrapperSpecs["wsl"].long {
+		w.long[k] = v
+	}
+	w.long["exec"] = 'l'
 	p.args(&w, 0, 1, w.operands, true)
 }
 

@@ -547,3 +547,59 @@ func TestCheckCmd_SuScriptFile(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_WSL: Windows's wsl joins its operands with blanks into a
+// command line for the Linux user's shell, and with -e or --exec runs them
+// as a program and its arguments (found by a review: wsl echo x;id, with
+// the input x;id, and wsl -e <input> were let through).
+func TestCheckCmd_WSL(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"wsl", "echo", in},
+		{"wsl.exe", "echo " + in},
+		{"wsl", "-d", "Ubuntu", "-u", "bob", "--cd", "/srv", "echo", in},
+		{"wsl", "--", "echo", in},
+		{"wsl", "--distribution=Ubuntu", "ls", "-l", in},
+		{"timeout", "5", "wsl", "echo", in},
+		{"cmd", "/c", "wsl echo " + in},
+		{"powershell", "-Command", "wsl echo '" + in + "'"},
+		{"sh", "-c", "wsl echo '" + in + "'"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	for _, argv := range [][]string{
+		{"wsl", "id"},
+		{"wsl", "-e", "id"},
+		{"wsl", "--exec", "id", "-a"},
+		{"wsl", "-d", "Ubuntu", "--exec", "id"},
+		{"sh", "-c", "wsl -e id"},
+	} {
+		r, rc := inputAt(t, taint.Query, "id")
+		err := CheckCmd(ctxOf(r), cmdOf(argv...))
+		require.Error(t, err, "%q", argv)
+		assertBlocked(t, err, rc, taint.Query, "id", "shell")
+	}
+	// The arguments of a program run with -e take no shell; a file name
+	// as a word of the command line is data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"x;id", []string{"wsl", "-e", "echo", "x;id"}},
+		{"my file.png", []string{"wsl", "--exec", "convert", "my file.png", "out.png"}},
+		{"a.png", []string{"wsl", "-d", "Ubuntu", "convert", "a.png", "b.png"}},
+		{"a.png", []string{"cmd", "/c", "wsl convert a.png b.png"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}

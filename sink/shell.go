@@ -268,6 +268,9 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+		case "wsl":
+			wslScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+			fish = true // the Linux user's shell
 		case "ssh":
 			ck.sshConfigFiles(p)
 			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) }, func(j, off int) {

@@ -152,6 +152,12 @@ var wrapperSpecs = map[string]*wrapper{
 		"background": 'v',
 	})},
 	"find": {exec: true},
+	// Windows's wsl: its operands are a command line for the Linux user's
+	// shell (nest.go, wslScript), whose program is the first; with -e
+	// (--exec) the program itself, run with no shell.
+	"wsl": {value: "du", flags: "e", long: longs(map[string]byte{
+		"cd": 'v', "distribution": 'v', "distribution-id": 'v', "user": 'v', "exec": 'f', "shell-type": 'v', "system": 'f',
+	})},
 	// Sandboxes, tracers and run-time wrappers, read as their getopt
 	// strings (or manuals) give their options; an option not here is read
 	// both ways.
