@@ -163,6 +163,7 @@ func (sc *shScript) shellVar(k int) (name string, any bool) {
 // does not block it whole.
 func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque bool) bool) {
 	order, cmds := sc.commands()
+	remote := 0 // the words the scans of ssh, watch and wsl read (sshScript)
 	for _, c := range order {
 		ws := cmds[c]
 		word := sc.wordValues(ws)
@@ -205,13 +206,13 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				scriptScript(len(ws), word, j, scriptRead, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				continue
 			case name == "ssh" && w.cmd:
-				sshScript(len(ws), word, j, func(k int) { starts = append(starts, k) },
+				sshScript(len(ws), word, j, &remote, func(k int) { starts = append(starts, k) },
 					func(k, off int) { found(ws[k:k+1], off, true, false, false) })
 				fish = true
 			case name == "watch" && w.cmd:
-				watchScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+				watchScript(len(ws), word, j, &remote, func(k int) { starts = append(starts, k) })
 			case name == "wsl" && w.cmd:
-				wslScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
+				wslScript(len(ws), word, j, &remote, func(k int) { starts = append(starts, k) })
 				fish = true // the Linux user's shell
 			default:
 				continue
@@ -225,6 +226,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 		}
 		sc.scans += scan.steps
 	}
+	sc.scans += remote
 }
 
 // joinedStarts reduces the first words found for one joined script
@@ -358,7 +360,15 @@ func sshCommandOption(v string) (off int, ok bool) {
 // option whose value is a command line (-o ProxyCommand=…, -oLocalCommand
 // …), and the byte of its value where the command line starts; a word
 // that may be the value of -o, whose value is not known, from byte 0.
-func sshScript(n int, word func(int) (string, bool), i int, found func(j int), option func(j, off int)) {
+//
+// steps counts the words read, over all the scans of one command: past
+// maxWrapSteps the rest may be the command (found), and a scan that
+// starts past it reads nothing.
+func sshScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int), option func(j, off int)) {
+	if *steps >= maxWrapSteps {
+		found(i + 1)
+		return
+	}
 	// value: word j, from byte from, is the value of -o.
 	value := func(j, from int) {
 		v, known := word(j)
@@ -372,7 +382,6 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int), o
 	}
 	type state struct{ j, phase int }
 	seen := map[state]bool{}
-	steps := 0
 	// phase 0: before the destination; 1: after it; 2: after "--", at the
 	// destination, after which the command starts.
 	var from func(j, phase int)
@@ -382,7 +391,7 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int), o
 				return
 			}
 			seen[state{j, phase}] = true
-			if steps++; steps > maxWrapSteps {
+			if *steps++; *steps > maxWrapSteps {
 				found(j) // out of steps: the rest may be the command
 				return
 			}
@@ -443,10 +452,15 @@ func sshScript(n int, word func(int) (string, bool), i int, found func(j int), o
 // command: its first operand, as the program finder reads watch's
 // options, with -x or without (the program finder takes it for a program
 // only with -x: without, it is the first word of sh -c's script).
-func watchScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+func watchScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
+	if *steps >= maxWrapSteps {
+		found(i + 1) // sshScript's steps
+		return
+	}
 	p := progFinder{
-		n:    n - i,
-		word: func(j int) (string, bool) { return word(i + j) },
+		steps: *steps,
+		n:     n - i,
+		word:  func(j int) (string, bool) { return word(i + j) },
 		prog: func(j int) {
 			if j > 0 {
 				found(i + j)
@@ -457,16 +471,22 @@ func watchScript(n int, word func(int) (string, bool), i int, found func(j int))
 	w := *wrapperSpecs["watch"]
 	w.needs, w.needsLong = 0, ""
 	p.args(&w, 0, 1, w.operands, true)
+	*steps = p.steps
 }
 
 // wslScript calls found with the first word of wsl's (word i) command
 // line: its operands, which wsl joins with blanks for the Linux user's
 // shell, unless -e or --exec (or a word whose value is not known, which
 // may be one) runs them with no shell.
-func wslScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+func wslScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
+	if *steps >= maxWrapSteps {
+		found(i + 1) // sshScript's steps
+		return
+	}
 	p := progFinder{
-		n:    n - i,
-		word: func(j int) (string, bool) { return word(i + j) },
+		steps: *steps,
+		n:     n - i,
+		word:  func(j int) (string, bool) { return word(i + j) },
 		prog: func(j int) {
 			if j > 0 {
 				found(i + j)
@@ -482,6 +502,7 @@ func wslScript(n int, word func(int) (string, bool), i int, found func(j int)) {
 	}
 	w.long["exec"] = 'l'
 	p.args(&w, 0, 1, w.operands, true)
+	*steps = p.steps
 }
 
 // scriptScript calls found with each word that may hold the command line
@@ -625,8 +646,11 @@ func getoptCluster(n int, a string, j int, o *getoptOptions, found func(j, off i
 // options (none with -c or -s: suScript reads -c). An option su does not
 // know may take the next word or not, and a word whose value is not known
 // may be any option or operand: each reading is taken. steps bounds the
-// work over all the calls on one command's words.
-func suProgram(n int, word func(int) (string, bool), i int, steps *int, prog func(j int)) {
+// work over all the calls on one command's words: past it, every word
+// from where the reading is on may be the file; all is the first word
+// taken so, over those calls (n before any), and each is taken once
+// (find -exec su -exec su … took each word again, for each su).
+func suProgram(n int, word func(int) (string, bool), i int, steps, all *int, prog func(j int)) {
 	type state struct{ j, phase int }
 	seen := map[state]bool{}
 	// phase 0: before the user; 1: after "-", before the user; 2: after
@@ -640,9 +664,10 @@ func suProgram(n int, word func(int) (string, bool), i int, steps *int, prog fun
 			}
 			seen[state{j, phase}] = true
 			if *steps++; *steps > maxWrapSteps {
-				for ; j < n; j++ {
-					prog(j)
+				for k := j; k < *all; k++ {
+					prog(k)
 				}
+				*all = min(*all, j)
 				return
 			}
 			dd, p := phase >= 4, phase%4

@@ -603,3 +603,42 @@ func TestCheckCmd_WSL(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_ManyProgramsLinear: a command of many programs (find -exec
+// ssh -exec ssh …, or cmd cmd cmd …) is read in linear time and memory:
+// each ssh, watch and wsl made the rest of the arguments into a script of
+// its own, each script a table the length of the arguments, each su,
+// git and ssh read on to the end, and each cmd looked for its /c there
+// (40,000 programs took 7 s for git, 36 s for su, 60 s for ssh; 64,000
+// cmd 47 s). The words read, and the bytes of the scripts made, are
+// counted, not the time taken.
+func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
+	const n = 20000
+	r, _ := inputAt(t, taint.Query, "hello")
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh"} {
+		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
+		argv = append(argv, "hello")
+		size := 0
+		for _, a := range argv {
+			size += len(a) + 1
+		}
+		ck := shellCheck{args: argv}
+		ck.findScripts()
+		assert.LessOrEqual(t, ck.reads+ck.scan.steps, 16*len(argv), "argv %s", prog)
+		text := 0
+		for _, s := range ck.scripts {
+			text += len(s.text)
+		}
+		assert.LessOrEqual(t, text, maxNestBytes+2*size, "argv %s", prog)
+		_ = CheckCmd(ctxOf(r), cmdOf(argv...))
+
+		script := "find ." + strings.Repeat(" -exec "+prog, n) + " hello"
+		for _, text := range []string{script, "echo x | " + script} {
+			sc := lexPOSIX(text)
+			sc.nested(func([]int, int, bool, bool, bool) bool { return true })
+			sc.fed(0, len(text))
+			assert.LessOrEqual(t, sc.scans, 16*len(sc.words), "script %s", prog)
+			_ = CheckCmd(ctxOf(r), cmdOf("sh", "-c", text))
+		}
+	}
+}

@@ -119,6 +119,7 @@ type shellCheck struct {
 	env     []string
 	dd      int      // the index of the first "--" argument, or len(args)
 	progs   []int    // the arguments that may be a program a wrapper runs
+	progAt  []bool   // progs, by argument (isProg)
 	sets    [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
 	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
 	sshConf [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
@@ -126,8 +127,10 @@ type shellCheck struct {
 	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
 	inScr   []bool          // the arguments in a script (inScript)
 	work    int
+	over    bool       // the command's scripts are more than a check reads: every input is over budget
 	nest    nestBudget // for the scripts nested in the command's
 	scan    *wordScan  // the arguments' su and shell words (findScripts)
+	reads   int        // the arguments the finders read (word), and su's found (findSuPrograms)
 }
 
 // script is a shell script in the command: args[arg] (or args[arg:]
@@ -185,6 +188,7 @@ func (ck *shellCheck) findScripts() {
 	}
 	ck.scan = newWordScan(len(args), ck.word)
 	shells := map[int]bool{} // the arguments that are a shell's script
+	noCmdScript := false     // a cmd's scan found no /c
 	for i := 0; i < len(args); i++ {
 		name := programName(args[i])
 		switch {
@@ -205,9 +209,13 @@ func (ck *shellCheck) findScripts() {
 				// checked as an option too, as before it was read.
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 			})
-		case name == "cmd":
+		case name == "cmd" && !noCmdScript:
+			// The first /c after it, once: a cmd with none has none after
+			// it either (cmd cmd cmd … read the rest of the arguments for
+			// each).
+			noCmdScript = true
 			for j := i + 1; j < len(args); j++ {
-				if a := strings.ToLower(args[j]); a == "/c" || a == "/k" || a == "/r" {
+				if a, _ := ck.word(j); strings.EqualFold(a, "/c") || strings.EqualFold(a, "/k") || strings.EqualFold(a, "/r") {
 					if j+1 < len(args) {
 						ck.scripts = append(ck.scripts, script{arg: j + 1, last: len(args) - 1, text: strings.Join(args[j+1:], " "), family: cmdShell})
 					}
@@ -232,6 +240,17 @@ func (ck *shellCheck) findScripts() {
 	}
 }
 
+// isProg: argument j is a program a wrapper runs (findPrograms).
+func (ck *shellCheck) isProg(j int) bool {
+	if ck.progAt == nil {
+		ck.progAt = make([]bool, len(ck.args))
+		for _, p := range ck.progs {
+			ck.progAt[p] = true
+		}
+	}
+	return ck.progAt[j]
+}
+
 // newCode: the wrapped script at byte off of argument j is not found yet
 // (a map: a command of many -S or -o options is read in linear time).
 func (ck *shellCheck) newCode(j, off int) bool {
@@ -246,34 +265,44 @@ func (ck *shellCheck) newCode(j, off int) bool {
 	return true
 }
 
-// word is argument j, for the finders that read words.
-func (ck *shellCheck) word(j int) (string, bool) { return ck.args[j], true }
+// word is argument j, for the finders that read words (counted).
+func (ck *shellCheck) word(j int) (string, bool) {
+	ck.reads++
+	return ck.args[j], true
+}
 
 // findRemote finds the scripts of watch (its operands, joined) and of ssh
 // (the remote command: its operands after the destination, joined), where
 // they are the program or the program a wrapper runs.
 func (ck *shellCheck) findRemote() {
 	args := ck.args
+	steps := 0       // the words the scans of ssh, watch and wsl read (sshScript)
+	var read []bool  // the words script's scans read (scriptScript)
+	var suffix []int // suffix[j]: the bytes of args[j:] joined
+	joined := 0      // the bytes of the joined scripts made
 	for _, p := range append([]int{0}, ck.progs...) {
 		var starts []int
 		fish := false
 		switch programName(args[p]) {
 		case "script":
 			// script -c '…': a command line for the user's shell.
-			scriptScript(len(args), ck.word, p, make([]bool, len(args)), func(j, off int) {
+			if read == nil {
+				read = make([]bool, len(args))
+			}
+			scriptScript(len(args), ck.word, p, read, func(j, off int) {
 				if j < len(args) && off <= len(args[j]) && ck.newCode(j, off) {
 					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 				}
 			})
 			continue
 		case "watch":
-			watchScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+			watchScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
 		case "wsl":
-			wslScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+			wslScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
 			fish = true // the Linux user's shell
 		case "ssh":
 			ck.sshConfigFiles(p)
-			sshScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) }, func(j, off int) {
+			sshScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) }, func(j, off int) {
 				// -o ProxyCommand=…: a command line for the user's shell.
 				if ck.newCode(j, off) {
 					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
@@ -285,8 +314,22 @@ func (ck *shellCheck) findRemote() {
 		}
 		keep, opaque := joinedStarts(starts, -1)
 		for _, j := range keep {
-			if j >= len(args) {
+			// Once for each start (many programs may find it), and within
+			// the budget of the nested scripts' text: the text from each
+			// start is the rest of the command (find -exec ssh -exec ssh …
+			// made one for each).
+			if j >= len(args) || !ck.newCode(j, -1) {
 				continue
+			}
+			if suffix == nil {
+				suffix = make([]int, len(args)+1)
+				for k := len(args) - 1; k >= 0; k-- {
+					suffix[k] = suffix[k+1] + len(args[k]) + 1
+				}
+			}
+			if joined += suffix[j]; joined > maxNestBytes {
+				ck.over = true
+				return
 			}
 			// Its arguments are checked as options too, as before they
 			// were read.
@@ -342,12 +385,13 @@ func (ck *shellCheck) findSuPrograms() {
 	for _, j := range ck.progs {
 		seen[j] = true
 	}
-	steps := 0
+	steps, all := 0, len(ck.args)
 	for _, p := range append([]int{0}, ck.progs...) {
 		if !suRuns(len(ck.args), ck.word, p, &steps) {
 			continue
 		}
-		suProgram(len(ck.args), ck.word, p, &steps, func(j int) {
+		suProgram(len(ck.args), ck.word, p, &steps, &all, func(j int) {
+			ck.reads++
 			if j > 0 && !seen[j] {
 				seen[j] = true
 				ck.progs = append(ck.progs, j)
@@ -518,7 +562,7 @@ func dangerousEnvName(name string) bool {
 // input checks one input; ok is false when the check's work is spent.
 func (ck *shellCheck) input(v string) (why string, ok bool) {
 	ck.work += len(v) * (len(ck.args) + len(ck.env) + 2)
-	if ck.work > maxWork {
+	if ck.work > maxWork || ck.over {
 		return "", false
 	}
 	if !ck.c.allowed(ck.args[0]) { // an allowed program as written: its lookup in PATH too
@@ -581,11 +625,24 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 // may hold a ProxyCommand) of ssh at argument p, among its options: before
 // the destination and after it, up to the command or "--".
 func (ck *shellCheck) sshConfigFiles(p int) {
-	args := ck.args
+	sshConfigWords(len(ck.args), ck.word, p, ck.isProg, func(j, off int) {
+		ck.sshConf = append(ck.sshConf, [2]int{j, off})
+	})
+}
+
+// sshConfigWords calls found with each word, of n as word gives them,
+// that holds the value of -F of ssh at word p, and the byte of its value
+// where the file's name starts, up to the next word prog tells is a
+// program (find -exec ssh … -exec ssh). A word whose value is not known is
+// read as an operand.
+func sshConfigWords(n int, word func(int) (string, bool), p int, prog func(int) bool, found func(j, off int)) {
 	operands := 0
-	for j := p + 1; j < len(args) && args[j] != "--" && operands < 2; j++ {
-		a := args[j]
-		if len(a) < 2 || a[0] != '-' {
+	for j := p + 1; j < n && operands < 2 && !prog(j); j++ {
+		a, known := word(j)
+		if a == "--" && known {
+			break
+		}
+		if !known || len(a) < 2 || a[0] != '-' {
 			operands++
 			continue
 		}
@@ -596,11 +653,11 @@ func (ck *shellCheck) sshConfigFiles(p int) {
 			switch {
 			case k+1 < len(a):
 				if a[k] == 'F' {
-					ck.sshConf = append(ck.sshConf, [2]int{j, k + 1})
+					found(j, k+1)
 				}
-			case j+1 < len(args):
+			case j+1 < n:
 				if a[k] == 'F' {
-					ck.sshConf = append(ck.sshConf, [2]int{j + 1, 0})
+					found(j+1, 0)
 				}
 				j++
 			}
@@ -610,26 +667,36 @@ func (ck *shellCheck) sshConfigFiles(p int) {
 }
 
 // findGitConfig finds the configuration git (the program, or one a
-// wrapper runs) is given in its arguments: -c NAME=VALUE and
+// wrapper runs) is given in its arguments.
+func (ck *shellCheck) findGitConfig() {
+	for _, p := range append([]int{0}, ck.progs...) {
+		gitConfigWords(len(ck.args), ck.word, p, ck.isProg, func(j, off int) {
+			ck.gitConf = append(ck.gitConf, [2]int{j, off})
+		})
+	}
+}
+
+// gitConfigWords calls found with each word, of n as word gives them,
+// that holds a configuration given to git at word p (if it is git), and
+// the byte of its value where NAME=VALUE starts: -c NAME=VALUE and
 // --config-env NAME=ENVVAR (--config-env=NAME=ENVVAR), anywhere before
 // "--" (a subcommand's -c takes a value that is no configuration, and is
-// read as one all the same).
-func (ck *shellCheck) findGitConfig() {
-	args := ck.args
-	for _, p := range append([]int{0}, ck.progs...) {
-		if programName(args[p]) != "git" {
-			continue
-		}
-		for j := p + 1; j < len(args) && args[j] != "--"; j++ {
-			switch a := args[j]; {
-			case a == "-c" || a == "--config-env":
-				if j+1 < len(args) {
-					ck.gitConf = append(ck.gitConf, [2]int{j + 1, 0})
-					j++
-				}
-			case strings.HasPrefix(a, "--config-env="):
-				ck.gitConf = append(ck.gitConf, [2]int{j, len("--config-env=")})
+// read as one all the same) and the next word prog tells is a program.
+func gitConfigWords(n int, word func(int) (string, bool), p int, prog func(int) bool, found func(j, off int)) {
+	if t, known := word(p); !known || programName(t) != "git" {
+		return
+	}
+	for j := p + 1; j < n && !prog(j); j++ {
+		switch a, _ := word(j); {
+		case a == "--":
+			return
+		case a == "-c" || a == "--config-env":
+			if j+1 < n {
+				found(j+1, 0)
+				j++
 			}
+		case strings.HasPrefix(a, "--config-env="):
+			found(j, len("--config-env="))
 		}
 	}
 }

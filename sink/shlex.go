@@ -879,12 +879,12 @@ func (sc *shScript) mayVanish(k int) bool {
 // suPrograms marks the script files of the su and runuser programs of
 // the command of words ws (su bob FILE) as its programs.
 func (sc *shScript) suPrograms(ws []int, word func(int) (string, bool)) {
-	steps := 0
+	steps, all := 0, len(ws)
 	for j := range ws {
 		if !sc.words[ws[j]].cmd || !suRuns(len(ws), word, j, &steps) {
 			continue
 		}
-		suProgram(len(ws), word, j, &steps, func(k int) {
+		suProgram(len(ws), word, j, &steps, &all, func(k int) {
 			if k < len(ws) {
 				sc.words[ws[k]].cmd = true
 			}

@@ -130,8 +130,9 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 	xargs, replace := false, false
 	steps := 0
 	scan := newWordScan(len(ws), word)
-	defer func() { sc.scans += scan.steps }()
 	scripts := map[int]bool{} // the -c scripts read: whether they read their input
+	remote, lines := 0, 0     // the words ssh's scans read, the bytes of its command lines read
+	defer func() { sc.scans += scan.steps + remote }()
 	for j := range ws {
 		if !sc.words[ws[j]].cmd {
 			continue
@@ -192,19 +193,23 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 				}
 				if t := b.String(); off <= len(t) {
 					texts = append(texts, t[off:])
+					lines += len(t)
 				}
 			}
 			if name == "ssh" {
 				var starts []int
-				sshScript(len(ws), word, j, func(k int) {
+				sshScript(len(ws), word, j, &remote, func(k int) {
 					if k < len(ws) {
 						starts = append(starts, k)
 					}
 				}, func(int, int) {})
-				if len(starts) > maxJoined {
+				if len(starts) > maxJoined || remote > maxWrapSteps {
 					return true
 				}
 				for _, k := range starts {
+					if lines > maxNestBytes {
+						return true // past what one check reads: it may
+					}
 					collect(k, 0, true)
 				}
 			} else if !scan.su(j, func(k, off int) { collect(k, off, false) }) && len(texts) == 0 {
