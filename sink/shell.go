@@ -937,6 +937,11 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 	if name, ok := sc.assignment(sc.word[s]); ok && dangerousEnvName(name) {
 		return "sets the environment variable " + name
 	}
+	if w.conf != 0 {
+		if why := sc.confInput(sc.word[s], s, v); why != "" {
+			return why
+		}
+	}
 	if w.setenv {
 		name, ok := sc.setenvName(sc.word[s])
 		if !ok {

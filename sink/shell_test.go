@@ -1412,3 +1412,43 @@ func TestCheckCmd_SandboxWrappers(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_ConfigInScript: git's -c NAME=VALUE and ssh's -F FILE are
+// checked in a script as in the arguments (found by a review: sh -c "git
+// -c core.sshCommand='<input>' fetch" and sh -c "ssh -F <input> host" let
+// the input choose the command git runs, or ssh's configuration file).
+func TestCheckCmd_ConfigInScript(t *testing.T) {
+	for _, c := range []struct{ in, script string }{
+		{"sh -x", "git -c core.sshCommand='sh -x' fetch"},
+		{"sh -x", `git -c "core.pager=sh -x" log`},
+		{"sh -x", "cd /srv/repo && timeout 5 git -c 'alias.st=!sh -x' st"},
+		{"sh -x", "sudo -u git git -C /srv/repo -c core.hooksPath='sh -x' pull"},
+		{"sh -x", "git --config-env='core.editor=sh -x' commit"},
+		{"sshCommand", "git -c core.sshCommand=ssh fetch"},
+		{"uploads/x.conf", "ssh -F uploads/x.conf host"},
+		{"uploads/x.conf", "ssh -F 'uploads/x.conf' host ls"},
+		{"uploads/x.conf", "timeout 5 ssh -qFuploads/x.conf host"},
+		{"uploads/x.conf", "ssh host -F uploads/x.conf ls"},
+		{"uploads/x.conf", "bash -c 'ssh -F uploads/x.conf host'"},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", c.script))
+			require.Error(t, err, "%v %q", src, c.script)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	// A variable that runs nothing, an argument, the remote command's own
+	// -F: data.
+	for _, c := range []struct{ in, script string }{
+		{"sh -x", "git -c user.name='sh -x' commit -m x"},
+		{"sh -x", "git log --grep 'sh -x'"},
+		{"sh -x", "git -c core.pager=less log -- 'sh -x'"},
+		{"uploads/x.conf", "ssh -F /etc/ssh/x.conf host ls -F uploads/x.conf"},
+		{"uploads/x.conf", "scp -F /etc/ssh/x.conf uploads/x.conf host:"},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", c.script)), "%q", c.script)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -48,6 +48,11 @@ type shWord struct {
 	// (-1 when the readings differ).
 	setenv bool
 	envOff int
+	// conf: 'g' for git's -c NAME=VALUE (--config-env), 's' for ssh's -F
+	// FILE, of a git or ssh the script runs, from byte confOff of its value
+	// (-1 when the readings differ).
+	conf    byte
+	confOff int
 }
 
 // shScript is a lexed script.
@@ -850,6 +855,64 @@ func (sc *shScript) findPrograms() {
 		p.find()
 		sc.suPrograms(ws, word)
 	}
+	sc.findConfigs()
+}
+
+// findConfigs marks the configuration given to each git (-c NAME=VALUE,
+// --config-env) and ssh (-F FILE) a POSIX script runs, up to the
+// command's next program, as they are marked in the arguments.
+func (sc *shScript) findConfigs() {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		ws := cmds[c]
+		var word func(int) (string, bool)
+		isCmd := func(j int) bool { return sc.words[ws[j]].cmd }
+		for j := range ws {
+			if !isCmd(j) {
+				continue
+			}
+			if word == nil {
+				word = sc.wordValues(ws)
+			}
+			mark := func(kind byte) func(k, off int) {
+				return func(k, off int) {
+					if w := &sc.words[ws[k]]; w.conf == 0 {
+						w.conf, w.confOff = kind, off
+					} else if w.conf != kind || w.confOff != off {
+						w.confOff = -1
+					}
+				}
+			}
+			gitConfigWords(len(ws), word, j, isCmd, mark('g'))
+			if t, known := word(j); known && programName(t) == "ssh" {
+				sshConfigWords(len(ws), word, j, isCmd, mark('s'))
+			}
+		}
+	}
+}
+
+// confInput: input v, at byte s of word k, chooses the configuration of
+// git or ssh the word gives (findConfigs).
+func (sc *shScript) confInput(k int32, s int, v string) string {
+	w := sc.words[k]
+	t, _ := sc.value(int(k))
+	off := w.confOff
+	if off < 0 || off > len(t) {
+		off = 0
+	}
+	switch w.conf {
+	case 'g':
+		kv := t[off:]
+		name, _, _ := strings.Cut(kv, "=")
+		if dangerousGitConfig(name) && gitConfigInput(kv, len(name), v) {
+			return "sets git's configuration " + strings.ToLower(name)
+		}
+	case 's':
+		if sc.litBefore(k, s)+len(v) > off {
+			return "chooses ssh's configuration file"
+		}
+	}
+	return ""
 }
 
 // mayVanish: word k may expand to no word at all, so that the word after
