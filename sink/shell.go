@@ -121,6 +121,7 @@ type shellCheck struct {
 	progs   []int    // the arguments that may be a program a wrapper runs
 	progAt  []bool   // progs, by argument (isProg)
 	sets    [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
+	props   [][2]int // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
 	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
 	sshConf [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
 	scripts []script
@@ -363,6 +364,12 @@ func (ck *shellCheck) findPrograms() {
 				ck.sets = append(ck.sets, k)
 			}
 		},
+		property: func(j, off int) {
+			if k := [2]int{j, -1 - off}; !set[k] && off <= len(args[j]) {
+				set[k] = true
+				ck.props = append(ck.props, [2]int{j, off})
+			}
+		},
 		script: func(j, off int, split bool) {
 			if j >= len(args) || off > len(args[j]) || !ck.newCode(j, off) {
 				return
@@ -603,6 +610,11 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 	}
 	for _, kv := range ck.sets {
 		if why := setsEnv(ck.args[kv[0]][kv[1]:], v); why != "" {
+			return why, true
+		}
+	}
+	for _, kv := range ck.props {
+		if why := propertyInput(ck.args[kv[0]][kv[1]:], v); why != "" {
 			return why, true
 		}
 	}

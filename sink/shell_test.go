@@ -1452,3 +1452,48 @@ func TestCheckCmd_ConfigInScript(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_SystemdRunProperty: systemd-run's -p NAME=VALUE
+// (--property, --path-property, --socket-property, --timer-property) sets
+// a property of the unit it makes, and ExecStartPre= and the other Exec
+// properties run their command line (found by a review: systemd-run -p
+// ExecStartPre=<input> true let the input choose a command).
+func TestCheckCmd_SystemdRunProperty(t *testing.T) {
+	const in = "/srv/uploads/x.sh"
+	for _, argv := range [][]string{
+		{"systemd-run", "-p", "ExecStartPre=" + in, "true"},
+		{"systemd-run", "-pExecStopPost=" + in, "true"},
+		{"systemd-run", "--wait", "-qp", "ExecStartPost=/bin/sh " + in, "true"},
+		{"systemd-run", "--property=ExecCondition=" + in, "true"},
+		{"systemd-run", "--property", "EnvironmentFile=" + in, "true"},
+		{"systemd-run", "--prop=ExecStartPre=" + in, "true"},
+		{"systemd-run", "--socket-property=ExecStartPre=" + in, "true"},
+		{"systemd-run", "-p", "Environment=A=1 LD_PRELOAD=" + in, "true"},
+		{"sudo", "systemd-run", "-p", "ExecStartPre=" + in, "true"},
+		{"sh", "-c", "systemd-run -p ExecStartPre=" + in + " true"},
+		{"sh", "-c", "systemd-run -p 'ExecStartPre=/bin/sh " + in + "' true"},
+		{"sh", "-c", "systemd-run --property=Environment=LD_PRELOAD=" + in + " true"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// Another property, or a variable that runs nothing, is data.
+	for _, argv := range [][]string{
+		{"systemd-run", "-p", "Description=" + in, "true"},
+		{"systemd-run", "-p", "WorkingDirectory=" + in, "true"},
+		{"systemd-run", "-p", "Environment=DATA=" + in, "true"},
+		{"sh", "-c", "systemd-run -p Description=" + in + " true"},
+		{"systemd-run", "--wait", "convert", in},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -49,8 +49,9 @@ type shWord struct {
 	setenv bool
 	envOff int
 	// conf: 'g' for git's -c NAME=VALUE (--config-env), 's' for ssh's -F
-	// FILE, of a git or ssh the script runs, from byte confOff of its value
-	// (-1 when the readings differ).
+	// FILE, of a git or ssh the script runs, 'p' for a unit's property
+	// NAME=VALUE a wrapper sets (systemd-run -p), from byte confOff of its
+	// value (-1 when the readings differ).
 	conf    byte
 	confOff int
 }
@@ -834,6 +835,13 @@ func (sc *shScript) findPrograms() {
 			word:   word,
 			vanish: vanish,
 			prog:   func(j int) { sc.words[ws[j]].cmd = true },
+			property: func(j, off int) {
+				if w := &sc.words[ws[j]]; w.conf == 0 {
+					w.conf, w.confOff = 'p', off
+				} else if w.conf != 'p' || w.confOff != off {
+					w.confOff = -1
+				}
+			},
 			assign: func(j, off int) {
 				if w := &sc.words[ws[j]]; !w.setenv {
 					w.setenv, w.envOff = true, off
@@ -911,6 +919,8 @@ func (sc *shScript) confInput(k int32, s int, v string) string {
 		if sc.litBefore(k, s)+len(v) > off {
 			return "chooses ssh's configuration file"
 		}
+	case 'p':
+		return propertyInput(t[off:], v)
 	}
 	return ""
 }

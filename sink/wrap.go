@@ -20,12 +20,14 @@ type wrapper struct {
 	flags    string // short options without a value
 	script   string // short options whose value is a command line: env -S, flock -c
 	setenv   string // short options whose value is NAME=VALUE for the program's environment: systemd-run -E
+	property string // short options whose value is a unit's NAME=VALUE, which may run a command: systemd-run -p
 	// long options, each 'f' (no value), 'v' (a value: --opt=v or --opt
 	// v), '2' (two values, in the next words: bwrap --bind SRC DEST), 'o'
 	// (an optional value: --opt=v only), 's' (a command line),
 	// 'e' (a value that is NAME=VALUE for the program's environment:
-	// systemd-run --setenv) or 'l' (no value, and the operands are not
-	// run: sudo --list, --edit);
+	// systemd-run --setenv), 'p' (a value that is a unit's property
+	// NAME=VALUE: systemd-run --property) or 'l' (no value, and the
+	// operands are not run: sudo --list, --edit);
 	// an unambiguous abbreviation is the option, as getopt_long reads it.
 	long     map[string]byte
 	attached bool   // a long option's value is only ever attached (--opt=v): one not in long takes none (firejail, valgrind)
@@ -141,12 +143,12 @@ var wrapperSpecs = map[string]*wrapper{
 	"pkexec": {value: "u", long: longs(map[string]byte{"user": 'v', "keep-cwd": 'f', "disable-internal-agent": 'f'})},
 	// systemd-run ("+hrC:H:M:E:p:tPqGdSu:"); a long option it has that is
 	// not here is read both ways.
-	"systemd-run": {value: "CHMpu", setenv: "E", flags: "hrtPqGdS", long: longs(map[string]byte{
+	"systemd-run": {value: "CHMu", setenv: "E", property: "p", flags: "hrtPqGdS", long: longs(map[string]byte{
 		"no-ask-password": 'f', "user": 'f', "system": 'f', "host": 'v', "machine": 'v', "scope": 'f', "unit": 'v',
-		"property": 'v', "description": 'v', "slice": 'v', "slice-inherit": 'f', "no-block": 'f', "remain-after-exit": 'f',
+		"property": 'p', "description": 'v', "slice": 'v', "slice-inherit": 'f', "no-block": 'f', "remain-after-exit": 'f',
 		"wait": 'f', "send-sighup": 'f', "service-type": 'v', "uid": 'v', "gid": 'v', "nice": 'v', "working-directory": 'v',
 		"same-dir": 'f', "setenv": 'e', "pty": 'f', "pipe": 'f', "quiet": 'f', "collect": 'f', "shell": 'f',
-		"path-property": 'v', "socket-property": 'v', "timer-property": 'v', "on-active": 'v', "on-boot": 'v',
+		"path-property": 'p', "socket-property": 'p', "timer-property": 'p', "on-active": 'v', "on-boot": 'v',
 		"on-startup": 'v', "on-unit-active": 'v', "on-unit-inactive": 'v', "on-calendar": 'v', "on-timezone-change": 'f',
 		"on-clock-change": 'f', "capsule": 'v', "expand-environment": 'v', "json": 'v', "job-mode": 'v', "ignore-failure": 'f',
 		"background": 'v',
@@ -246,6 +248,9 @@ type progFinder struct {
 	// environment: a wrapper's operand (env, sudo) or option's value
 	// (systemd-run -E, --setenv=); may be nil.
 	assign func(j, off int)
+	// property: word j, from its byte off, is a unit's property NAME=VALUE
+	// (systemd-run -p ExecStartPre=…); may be nil.
+	property func(j, off int)
 	// vanish: word j, whose value is not known, may expand to no word at
 	// all (an unquoted $NICE that is empty): the word after it is then
 	// in its place. May be nil.
@@ -449,6 +454,13 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 			}
 			p.setenv(j+1, 0)
 			return false, true, true
+		case 'p':
+			if eq {
+				p.setProperty(j, len(name)+3)
+				return true, false, true
+			}
+			p.setProperty(j+1, 0)
+			return false, true, true
 		case 'v':
 			return eq, !eq, true
 		case 'f', 'o':
@@ -486,6 +498,13 @@ func (p *progFinder) option(w *wrapper, j int, t string) (noNext, next, run bool
 			}
 			p.setenv(j+1, 0)
 			return false, true, true
+		case strings.IndexByte(w.property, c) >= 0:
+			if rest {
+				p.setProperty(j, k+1)
+				return true, false, true
+			}
+			p.setProperty(j+1, 0)
+			return false, true, true
 		case strings.IndexByte(w.value, c) >= 0:
 			return rest, !rest, true
 		case strings.IndexByte(w.either, c) >= 0:
@@ -507,6 +526,35 @@ func (p *progFinder) setenv(j, off int) {
 	if p.assign != nil && j < p.n {
 		p.assign(j, off)
 	}
+}
+
+// setProperty: word j, from byte off, is an option's unit property
+// NAME=VALUE (systemd-run -p ExecStartPre=…).
+func (p *progFinder) setProperty(j, off int) {
+	if p.property != nil && j < p.n {
+		p.property(j, off)
+	}
+}
+
+// propertyInput: input v is in unit property kv (NAME=VALUE) that runs a
+// command (ExecStart=, ExecStartPre=, ExecStopPost= …), loads the
+// environment from a file (EnvironmentFile=), or sets a variable such as
+// LD_PRELOAD (Environment=): in its value, or a whole part of its name.
+func propertyInput(kv, v string) string {
+	name, value, _ := strings.Cut(kv, "=")
+	switch n := strings.ToLower(name); {
+	case strings.HasPrefix(n, "exec") || n == "environmentfile":
+		if gitConfigInput(kv, len(name), v) {
+			return "sets the unit's property " + name
+		}
+	case n == "environment":
+		for _, f := range strings.Fields(value) {
+			if why := setsEnv(strings.Trim(f, `"'`), v); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // runs: wrapper w (word i) runs a program: always, but runuser only with
