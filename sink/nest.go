@@ -169,7 +169,8 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 		word := sc.wordValues(ws)
 		scan := newWordScan(len(ws), word)
 		var scriptRead []bool
-		last := -1 // the last word whose value is not known
+		var dashes []int // nextDashes, for capsh
+		last := -1       // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
 				last = j
@@ -211,6 +212,19 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				fish = true
 			case name == "watch" && w.cmd:
 				watchScript(len(ws), word, j, &remote, func(k int) { starts = append(starts, k) })
+			case name == "capsh":
+				// capsh … -- ARGS: ARGS are bash's (capsh -- -c '…').
+				if dashes == nil {
+					dashes = nextDashes(len(ws), word)
+				}
+				if d := dashes[j]; d < len(ws) {
+					if k := scan.posix(d, "bash"); k > 0 {
+						found(ws[k:k+1], 0, false, false, false)
+					}
+				}
+				continue
+			case name == "sg" && w.cmd:
+				sgScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
 			case name == "wsl" && w.cmd:
 				wslScript(len(ws), word, j, &remote, func(k int) { starts = append(starts, k) })
 				fish = true // the Linux user's shell
@@ -503,6 +517,49 @@ func wslScript(n int, word func(int) (string, bool), i int, steps *int, found fu
 	w.long["exec"] = 'l'
 	p.args(&w, 0, 1, w.operands, true)
 	*steps = p.steps
+}
+
+// sgScript calls found with the first word of sg's (word i) command: sg
+// [-] GROUP [-c] COMMAND runs COMMAND with /bin/sh -c. A word whose value
+// is not known may be "-".
+func sgScript(n int, word func(int) (string, bool), i int, found func(j int)) {
+	from := func(g int) { // g: the group
+		k := g + 1
+		if k < n {
+			if a, ok := word(k); ok && a == "-c" {
+				k++
+			}
+		}
+		if k < n {
+			found(k)
+		}
+	}
+	j := i + 1
+	if j >= n {
+		return
+	}
+	a, known := word(j)
+	switch {
+	case !known:
+		from(j + 1)
+	case a == "-":
+		j++
+	}
+	from(j)
+}
+
+// nextDashes is, for each word j of n, the first "--" at or after it (n
+// if none), built in one pass: capsh's scans read from it.
+func nextDashes(n int, word func(int) (string, bool)) []int {
+	next := make([]int, n+1)
+	next[n] = n
+	for j := n - 1; j >= 0; j-- {
+		next[j] = next[j+1]
+		if a, ok := word(j); ok && a == "--" {
+			next[j] = j
+		}
+	}
+	return next
 }
 
 // scriptScript calls found with each word that may hold the command line

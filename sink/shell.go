@@ -190,6 +190,7 @@ func (ck *shellCheck) findScripts() {
 	ck.scan = newWordScan(len(args), ck.word)
 	shells := map[int]bool{} // the arguments that are a shell's script
 	noCmdScript := false     // a cmd's scan found no /c
+	var dashes []int         // nextDashes, for capsh
 	for i := 0; i < len(args); i++ {
 		name := programName(args[i])
 		switch {
@@ -210,6 +211,17 @@ func (ck *shellCheck) findScripts() {
 				// checked as an option too, as before it was read.
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
 			})
+		case name == "capsh":
+			// capsh … -- ARGS: ARGS are bash's (capsh -- -c '…').
+			if dashes == nil {
+				dashes = nextDashes(len(args), ck.word)
+			}
+			if d := dashes[i]; d < len(args) {
+				if j := ck.scan.posix(d, "bash"); j > 0 && !shells[j] {
+					ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell})
+					shells[j] = true
+				}
+			}
 		case name == "cmd" && !noCmdScript:
 			// The first /c after it, once: a cmd with none has none after
 			// it either (cmd cmd cmd … read the rest of the arguments for
@@ -298,6 +310,8 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
+		case "sg":
+			sgScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
 		case "wsl":
 			wslScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
 			fish = true // the Linux user's shell

@@ -160,6 +160,30 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					return true
 				}
 			}
+		case name == "newgrp":
+			return true // a shell for the group, which reads its input
+		case name == "sg":
+			// sg GROUP with no command: a shell, as newgrp's.
+			runs := false
+			sgScript(len(ws), word, j, func(int) { runs = true })
+			if !runs {
+				return true
+			}
+		case name == "capsh":
+			// capsh -- ARGS: bash's arguments; with none that is a script,
+			// bash reads its script from its input.
+			for k := j + 1; k < len(ws) && !sc.words[ws[k]].cmd; k++ {
+				if a, ok := word(k); ok && a == "--" {
+					if stdin, _ := scan.source(k, "bash"); stdin {
+						return true
+					}
+					break
+				}
+			}
+		case name == "at" || name == "batch":
+			if atReadsInput(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }) {
+				return true
+			}
 		case name == "sudo" || name == "doas":
 			// sudo -s, sudo -i, doas -s with no command: the user's shell,
 			// which reads its script from its input.
@@ -244,6 +268,37 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 		}
 	}
 	return false
+}
+
+// atReadsInput: at or batch (word i) reads the job's script from its
+// input: not given a file (-f FILE), nor listing, printing or removing
+// jobs (-l, -c, -d, -r). Its options are read up to the next word prog
+// tells is a program; a word whose value is not known may be anything,
+// and it may read its input.
+func atReadsInput(n int, word func(int) (string, bool), i int, prog func(int) bool) bool {
+	for j := i + 1; j < n && !prog(j); j++ {
+		a, known := word(j)
+		switch {
+		case !known:
+			return true
+		case a == "--":
+			return true
+		case len(a) > 1 && a[0] == '-':
+		cluster:
+			for k := 1; k < len(a); k++ {
+				switch c := a[k]; {
+				case strings.IndexByte("flcdr", c) >= 0:
+					return false
+				case c == 'q' || c == 't':
+					if k+1 == len(a) {
+						j++
+					}
+					break cluster
+				}
+			}
+		}
+	}
+	return true
 }
 
 // shellFlags are the short options of sudo and doas that run the user's

@@ -230,3 +230,52 @@ func TestCheckCmd_StdinScriptCompound(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_ShellPrograms: sg GROUP COMMAND runs COMMAND with sh -c,
+// and capsh -- ARGS hands ARGS to bash (capsh -- -c '…'); sg and newgrp
+// with no command, capsh -- with no script, and at and batch read a
+// script from their input (found by a review: sg grp 'echo x;id', capsh
+// -- -c 'echo x;id' and echo 'echo x;id' | at now, with the input x;id,
+// were let through).
+func TestCheckCmd_ShellPrograms(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"sg", "grp", "echo " + in},
+		{"sg", "-", "grp", "-c", "echo " + in},
+		{"sudo", "sg", "grp", "echo " + in},
+		{"capsh", "--", "-c", "echo " + in},
+		{"capsh", "--user=bob", "--", "-c", "echo " + in},
+		{"sh", "-c", "sg grp 'echo " + in + "'"},
+		{"sh", "-c", "capsh --drop=cap_net_raw -- -c 'echo " + in + "'"},
+		{"sh", "-c", "echo 'echo " + in + "' | at now"},
+		{"sh", "-c", "echo 'echo " + in + "' | at -m now + 1 hour"},
+		{"sh", "-c", "echo 'echo " + in + "' | batch"},
+		{"sh", "-c", "at -q b now <<< 'echo " + in + "'"},
+		{"sh", "-c", "echo 'echo " + in + "' | newgrp grp"},
+		{"sh", "-c", "echo 'echo " + in + "' | sg grp"},
+		{"sh", "-c", "echo 'echo " + in + "' | capsh --"},
+		{"sh", "-c", "echo 'echo " + in + "' | sudo capsh --user=bob --"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A word of their scripts, a job from a file, a listing: data.
+	for _, argv := range [][]string{
+		{"sg", "grp", "convert 'in.png' out.png"},
+		{"capsh", "--", "-c", "convert in.png out.png"},
+		{"sh", "-c", "echo in.png | at -f /srv/job.sh now"},
+		{"sh", "-c", "echo in.png | atq; at -l"},
+		{"sh", "-c", "echo in.png | sg grp 'tee /tmp/out'"},
+	} {
+		r, rc := inputAt(t, taint.Query, "in.png")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}
