@@ -169,8 +169,9 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 		word := sc.wordValues(ws)
 		scan := newWordScan(len(ws), word)
 		var scriptRead []bool
-		var dashes []int // nextDashes, for capsh
-		last := -1       // the last word whose value is not known
+		var dashes []int              // nextDashes, for capsh
+		var optRead map[string][]bool // the words optionScripts' scans read, by program
+		last := -1                    // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
 				last = j
@@ -222,6 +223,24 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 						found(ws[k:k+1], 0, false, false, false)
 					}
 				}
+				continue
+			case optionScripts[name] != nil && w.cmd:
+				if optRead == nil {
+					optRead = map[string][]bool{}
+				}
+				if optRead[name] == nil {
+					optRead[name] = make([]bool, len(ws))
+				}
+				getoptScript(len(ws), word, j, optRead[name], optionScripts[name], func(k, off int) {
+					if k < len(ws) {
+						found(ws[k:k+1], off, false, false, false)
+					}
+				})
+				continue
+			case name == "zip" && w.cmd:
+				zipScript(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }, func(k, off int) {
+					found(ws[k:k+1], off, false, false, false)
+				})
 				continue
 			case name == "sg" && w.cmd:
 				sgScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
@@ -583,35 +602,100 @@ type getoptLong struct {
 	name    string
 	min     int
 	command bool
+	// prefix: the command line is the value after it, and a value without
+	// it is none (tar --checkpoint-action=exec=…); attached: the value is
+	// only ever attached (man --html=BROWSER).
+	prefix   string
+	attached bool
 }
 
 // getoptOptions are the options of a program with a -c COMMAND option
-// (su, runuser, script) that getoptScript reads.
+// (su, runuser, script), or another option whose value is a command line
+// (tar -I, rsync -e), that getoptScript reads.
 type getoptOptions struct {
 	long     []getoptLong
+	commands string // the short options whose value is the command line
 	value    string // the short options that take a value
 	optional string // the short options whose value, if any, is attached
+	// knownOnly: a word whose value is not known is not read as the
+	// command's option (tar -czf "$OUT" uploads/a.png: the file is no
+	// command line).
+	knownOnly bool
 }
 
 // suOptions are su's and runuser's (-u USER is runuser's).
 var suOptions = getoptOptions{
 	long: []getoptLong{
-		{"command", 1, true}, {"session-command", 2, true},
-		{"group", 1, false}, {"whitelist-environment", 1, false}, {"user", 1, false},
-		{"supp-group", 2, false}, {"shell", 2, false},
+		{name: "command", min: 1, command: true}, {name: "session-command", min: 2, command: true},
+		{name: "group", min: 1, command: false}, {name: "whitelist-environment", min: 1, command: false}, {name: "user", min: 1, command: false},
+		{name: "supp-group", min: 2, command: false}, {name: "shell", min: 2, command: false},
 	},
-	value: "gGswu", // -g GROUP, -G GROUP, -s SHELL, -w VARS, -u USER
+	commands: "c",
+	value:    "gGswu", // -g GROUP, -G GROUP, -s SHELL, -w VARS, -u USER
 }
 
 // scriptOptions are util-linux script's.
 var scriptOptions = getoptOptions{
 	long: []getoptLong{
-		{"command", 1, true},
-		{"log-in", 5, false}, {"log-out", 5, false}, {"log-io", 5, false}, {"log-timing", 5, false},
-		{"logging-format", 5, false}, {"echo", 1, false}, {"output-limit", 1, false},
+		{name: "command", min: 1, command: true},
+		{name: "log-in", min: 5, command: false}, {name: "log-out", min: 5, command: false}, {name: "log-io", min: 5, command: false}, {name: "log-timing", min: 5, command: false},
+		{name: "logging-format", min: 5, command: false}, {name: "echo", min: 1, command: false}, {name: "output-limit", min: 1, command: false},
 	},
+	commands: "c",
 	value:    "IOBTmEo",
 	optional: "t", // -t[FILE]
+}
+
+// optionScripts are the programs with an option whose value is a command
+// line they run (with sh -c, or split as a shell would): GNU tar's -I,
+// --use-compress-program, --to-command, --checkpoint-action=exec=, -F,
+// --info-script, --new-volume-script, --rsh-command; rsync's -e, --rsh,
+// --rsync-path (the remote shell runs it); man's -P, --pager, --html=.
+var optionScripts = map[string]*getoptOptions{
+	"tar": {
+		long: []getoptLong{
+			{name: "to-command", min: 4, command: true}, {name: "use-compress-program", min: 3, command: true},
+			{name: "rsh-command", min: 3, command: true}, {name: "info-script", min: 4, command: true},
+			{name: "new-volume-script", min: 5, command: true},
+			{name: "checkpoint-action", min: 12, command: true, prefix: "exec="},
+			{name: "file", min: 4}, {name: "directory", min: 3},
+		},
+		commands: "IF", value: "bCfgHKLNTVX", knownOnly: true,
+	},
+	"rsync": {
+		long:     []getoptLong{{name: "rsh", min: 3, command: true}, {name: "rsync-path", min: 7, command: true}},
+		commands: "e", value: "BfMT", knownOnly: true,
+	},
+	"man": {
+		long: []getoptLong{
+			{name: "pager", min: 3, command: true}, {name: "html", min: 2, command: true, attached: true},
+		},
+		commands: "P", value: "CeLmMprRsSE", knownOnly: true,
+	},
+}
+
+// zipScript calls found with each word that holds zip's (word i) command
+// line for testing the archive (-TT CMD, --unzip-command CMD or =CMD,
+// which it runs with sh -c), and the byte of its value where it starts,
+// up to "--" or the next word prog tells is a program.
+func zipScript(n int, word func(int) (string, bool), i int, prog func(int) bool, found func(j, off int)) {
+	for j := i + 1; j < n && !prog(j); j++ {
+		a, known := word(j)
+		switch {
+		case !known:
+		case a == "--":
+			return
+		case a == "-TT" || a == "--unzip-command":
+			if j+1 < n {
+				found(j+1, 0)
+			}
+			j++
+		case strings.HasPrefix(a, "--unzip-command="):
+			found(j, len("--unzip-command="))
+		case strings.HasPrefix(a, "-TT"):
+			found(j, 3)
+		}
+	}
 }
 
 // lookup is the long option name (without "--" and "=…") abbreviates.
@@ -643,6 +727,9 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 		a, known := word(j)
 		switch {
 		case !known:
+			if o.knownOnly {
+				continue
+			}
 			found(j, 0)
 			if j+1 < n {
 				found(j+1, 0)
@@ -650,15 +737,20 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 		case a == "--":
 			return j, true
 		case strings.HasPrefix(a, "--"):
-			name, _, eq := strings.Cut(a[2:], "=")
+			name, value, eq := strings.Cut(a[2:], "=")
 			l, ok := o.lookup(name)
 			switch {
 			case name == "" || !ok:
 			case l.command && eq:
-				found(j, len(name)+3)
+				if strings.HasPrefix(value, l.prefix) {
+					found(j, len(name)+3+len(l.prefix))
+				}
+			case l.attached:
 			case l.command || !eq: // the command line, or a value, in the next word
 				if l.command && j+1 < n {
-					found(j+1, 0)
+					if v, known := word(j + 1); !known || strings.HasPrefix(v, l.prefix) {
+						found(j+1, len(l.prefix))
+					}
 				}
 				j++
 			}
@@ -676,7 +768,7 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 func getoptCluster(n int, a string, j int, o *getoptOptions, found func(j, off int)) int {
 	for k := 1; k < len(a); k++ {
 		switch c := a[k]; {
-		case c == 'c':
+		case strings.IndexByte(o.commands, c) >= 0:
 			if k+1 < len(a) {
 				found(j, k+1)
 			} else if j+1 < n {

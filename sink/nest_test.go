@@ -615,7 +615,7 @@ func TestCheckCmd_WSL(t *testing.T) {
 func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
-	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at"} {
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -640,5 +640,70 @@ func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 			assert.LessOrEqual(t, sc.scans, 16*len(sc.words), "script %s", prog)
 			_ = CheckCmd(ctxOf(r), cmdOf("sh", "-c", text))
 		}
+	}
+}
+
+// TestCheckCmd_OptionCommandLines: an option of tar, rsync, zip or man
+// whose value is a command line the program runs is read as a nested
+// script (found by a review: tar --to-command=<input>, tar
+// --checkpoint-action=exec=<input>, rsync -e <input>, zip -TT <input> and
+// man -P <input> let the input choose a command).
+func TestCheckCmd_OptionCommandLines(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"tar", "-xf", "a.tar", "--to-command=id"}},
+		{"id", []string{"tar", "-x", "--to-command", "id", "-f", "a.tar"}},
+		{"id", []string{"tar", "-cf", "a.tar", "--checkpoint=1", "--checkpoint-action=exec=id", "x"}},
+		{"id", []string{"tar", "-cf", "a.tar", "-I", "id", "x"}},
+		{"id", []string{"tar", "-cIid", "-f", "a.tar", "x"}},
+		{"id", []string{"tar", "--use-compress-program=id", "-cf", "a.tar", "x"}},
+		{"x;id", []string{"tar", "-cf", "a.tar", "--use-compress-program", "zstd -19 x;id", "x"}},
+		{"id", []string{"tar", "-cf", "a.tar", "-F", "id", "x"}},
+		{"id", []string{"rsync", "-e", "id", "a", "host:b"}},
+		{"id", []string{"rsync", "-avze", "id", "a", "host:b"}},
+		{"x;id", []string{"rsync", "--rsh=ssh -p 22 x;id", "a", "host:b"}},
+		{"id", []string{"rsync", "--rsync-path", "id", "a", "host:b"}},
+		{"id", []string{"zip", "-T", "-TT", "id", "a.zip", "x"}},
+		{"id", []string{"zip", "--unzip-command=id", "-T", "a.zip", "x"}},
+		{"id", []string{"man", "-P", "id", "ls"}},
+		{"id", []string{"man", "--pager=id", "ls"}},
+		{"id", []string{"man", "--html=id", "ls"}},
+		{"id", []string{"timeout", "5", "tar", "-xf", "a.tar", "--to-command=id"}},
+		{"id", []string{"sh", "-c", "tar -xf a.tar --to-command=id"}},
+		{"x;id", []string{"sh", "-c", "rsync -e 'ssh x;id' a host:b"}},
+		{"id", []string{"sh", "-c", "zip -TT id a.zip x"}},
+		{"id", []string{"sh", "-c", "man -P id ls"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	// The archive's and the files' names, a pager's argument, an option
+	// the application wrote whose value is not known: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"uploads/a.png", []string{"tar", "-czf", "out.tgz", "uploads/a.png"}},
+		{"uploads/a.png", []string{"tar", "-cf", "out.tar", "--checkpoint-action=echo=x", "uploads/a.png"}},
+		{"uploads/a.png", []string{"rsync", "-e", "ssh -p 2222", "-av", "uploads/a.png", "host:/srv/"}},
+		{"uploads/a.png", []string{"zip", "-T", "out.zip", "uploads/a.png"}},
+		{"ls", []string{"man", "--html", "ls"}},
+		{"ls", []string{"man", "-P", "cat", "ls"}},
+		{"2222", []string{"rsync", "-e", "ssh -p 2222", "a", "host:b"}},
+		{"uploads/a.png", []string{"sh", "-c", `tar -czf "$OUT" uploads/a.png`}},
+		{"uploads/a.png", []string{"sh", "-c", `rsync -e "$RSH" uploads/a.png host:/srv/`}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
 	}
 }

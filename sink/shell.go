@@ -289,10 +289,11 @@ func (ck *shellCheck) word(j int) (string, bool) {
 // they are the program or the program a wrapper runs.
 func (ck *shellCheck) findRemote() {
 	args := ck.args
-	steps := 0       // the words the scans of ssh, watch and wsl read (sshScript)
-	var read []bool  // the words script's scans read (scriptScript)
-	var suffix []int // suffix[j]: the bytes of args[j:] joined
-	joined := 0      // the bytes of the joined scripts made
+	steps := 0                    // the words the scans of ssh, watch and wsl read (sshScript)
+	var read []bool               // the words script's scans read (scriptScript)
+	var optRead map[string][]bool // the words optionScripts' scans read, by program
+	var suffix []int              // suffix[j]: the bytes of args[j:] joined
+	joined := 0                   // the bytes of the joined scripts made
 	for _, p := range append([]int{0}, ck.progs...) {
 		var starts []int
 		fish := false
@@ -310,6 +311,25 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
+		case "tar", "rsync", "man", "zip":
+			// An option's command line (tar --to-command=…, rsync -e …).
+			add := func(j, off int) {
+				if j < len(args) && off <= len(args[j]) && ck.newCode(j, off) {
+					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, wrapped: true})
+				}
+			}
+			if name := programName(args[p]); name == "zip" {
+				zipScript(len(args), ck.word, p, ck.isProg, add)
+			} else {
+				if optRead == nil {
+					optRead = map[string][]bool{}
+				}
+				if optRead[name] == nil {
+					optRead[name] = make([]bool, len(args))
+				}
+				getoptScript(len(args), ck.word, p, optRead[name], optionScripts[name], add)
+			}
+			continue
 		case "sg":
 			sgScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
 		case "wsl":
