@@ -171,6 +171,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 		var scriptRead []bool
 		var dashes []int              // nextDashes, for capsh
 		var optRead map[string][]bool // the words optionScripts' scans read, by program
+		var markers []int             // nextMarkers, for parallel
 		last := -1                    // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
@@ -241,6 +242,17 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				zipScript(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }, func(k, off int) {
 					found(ws[k:k+1], off, false, false, false)
 				})
+				continue
+			case name == "parallel" && w.cmd:
+				var ps []int
+				parallelScript(len(ws), word, j, &remote, func(k int) { ps = append(ps, k) })
+				if markers == nil {
+					markers = nextMarkers(len(ws), word)
+				}
+				pk, opaque := joinedStarts(ps, last)
+				for _, k := range pk {
+					parallelScripts(k, markers, func(k, e int) { found(ws[k:e], 0, false, false, opaque) })
+				}
 				continue
 			case name == "sg" && w.cmd:
 				sgScript(len(ws), word, j, func(k int) { starts = append(starts, k) })
@@ -536,6 +548,73 @@ func wslScript(n int, word func(int) (string, bool), i int, steps *int, found fu
 	w.long["exec"] = 'l'
 	p.args(&w, 0, 1, w.operands, true)
 	*steps = p.steps
+}
+
+// parallelScript calls found with the first word of GNU parallel's (word
+// i) command line: its first operand, as the program finder reads its
+// options (an option it does not know, either way). The command line runs
+// to the next :::-like word (parallelMarker), after which the arguments
+// are data; a first operand that is such a word means no command: each
+// argument after it is a command line of its own (parallel ::: 'cmd1'
+// 'cmd2').
+func parallelScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
+	if *steps >= maxWrapSteps {
+		found(i + 1) // sshScript's steps
+		return
+	}
+	p := progFinder{
+		n:     n - i,
+		steps: *steps,
+		word:  func(j int) (string, bool) { return word(i + j) },
+		prog: func(j int) {
+			if j > 0 {
+				found(i + j)
+			}
+		},
+		script: func(int, int, bool) {},
+	}
+	w := wrapperSpecs["parallel"]
+	p.args(w, 0, 1, w.operands, true)
+	*steps = p.steps
+}
+
+// parallelMarker: a word of GNU parallel's that starts its arguments
+// (:::, :::+) or files of them (::::, ::::+).
+func parallelMarker(a string) bool {
+	return a == ":::" || a == ":::+" || a == "::::" || a == "::::+"
+}
+
+// parallelScripts calls script with the words [j, e) of each command line
+// of parallel whose first word is j (parallelScript): up to the next
+// marker, or, when j is a marker (:::, no command), each argument after it
+// alone, up to the next. next is nextMarkers'.
+func parallelScripts(j int, next []int, script func(j, e int)) {
+	n := len(next) - 1
+	if j >= n {
+		return
+	}
+	e := next[j]
+	if e != j {
+		script(j, e)
+		return
+	}
+	for k := j + 1; k < next[j+1]; k++ {
+		script(k, k+1)
+	}
+}
+
+// nextMarkers is, for each word j of n, the first parallel marker at or
+// after it (n if none), built in one pass.
+func nextMarkers(n int, word func(int) (string, bool)) []int {
+	next := make([]int, n+1)
+	next[n] = n
+	for j := n - 1; j >= 0; j-- {
+		next[j] = next[j+1]
+		if a, ok := word(j); ok && parallelMarker(a) {
+			next[j] = j
+		}
+	}
+	return next
 }
 
 // sgScript calls found with the first word of sg's (word i) command: sg

@@ -615,7 +615,7 @@ func TestCheckCmd_WSL(t *testing.T) {
 func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
-	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync"} {
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -701,6 +701,56 @@ func TestCheckCmd_OptionCommandLines(t *testing.T) {
 		{"2222", []string{"rsync", "-e", "ssh -p 2222", "a", "host:b"}},
 		{"uploads/a.png", []string{"sh", "-c", `tar -czf "$OUT" uploads/a.png`}},
 		{"uploads/a.png", []string{"sh", "-c", `rsync -e "$RSH" uploads/a.png host:/srv/`}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}
+
+// TestCheckCmd_Parallel: GNU parallel runs its command line (its operands
+// up to :::) with the shell, and with no command each argument after :::
+// is a command line, or, with no arguments either, each line of its input
+// (found by a review: parallel 'echo x;id' ::: a, parallel ::: 'echo
+// x;id' and echo 'echo x;id' | parallel, with the input x;id, were let
+// through).
+func TestCheckCmd_Parallel(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"parallel", "echo " + in, ":::", "a"},
+		{"parallel", "-j", "4", "--tag", "echo", in, ":::", "a"},
+		{"parallel", ":::", "echo " + in},
+		{"parallel", "-k", ":::", "true", "echo " + in, ":::", "b"},
+		{"nice", "parallel", "echo " + in, ":::", "a"},
+		{"sh", "-c", "parallel 'echo " + in + "' ::: a"},
+		{"sh", "-c", "parallel ::: 'echo " + in + "'"},
+		{"sh", "-c", "echo 'echo " + in + "' | parallel"},
+		{"sh", "-c", "echo 'echo " + in + "' | parallel -j 2"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	r, rc := inputAt(t, taint.Query, "id")
+	assertBlocked(t, CheckCmd(ctxOf(r), cmdOf("parallel", "id", ":::", "a")), rc, taint.Query, "id", "shell")
+	// The arguments after ::: (parallel quotes them), and a word of the
+	// command line: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"x;id", []string{"parallel", "echo", ":::", "x;id"}},
+		{"my file.png", []string{"parallel", "convert", "{}", "{.}.jpg", ":::", "my file.png"}},
+		{"my file.png", []string{"parallel", "--tag", "-j", "2", "convert", "{}", "{.}.jpg", ":::", "my file.png"}},
+		{"in.png", []string{"parallel", "convert", "in.png", "{}", ":::", "a", "b"}},
+		{"x;id", []string{"sh", "-c", "echo 'x;id' | parallel echo"}},
+		{"my file.png", []string{"sh", "-c", "parallel convert {} {.}.jpg ::: 'my file.png'"}},
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)

@@ -294,9 +294,10 @@ func (ck *shellCheck) findRemote() {
 	var optRead map[string][]bool // the words optionScripts' scans read, by program
 	var suffix []int              // suffix[j]: the bytes of args[j:] joined
 	joined := 0                   // the bytes of the joined scripts made
+	var markers []int             // nextMarkers, for parallel
 	for _, p := range append([]int{0}, ck.progs...) {
 		var starts []int
-		fish := false
+		fish, parallel := false, false
 		switch programName(args[p]) {
 		case "script":
 			// script -c '…': a command line for the user's shell.
@@ -332,6 +333,9 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "sg":
 			sgScript(len(args), ck.word, p, func(j int) { starts = append(starts, j) })
+		case "parallel":
+			parallelScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
+			parallel = true
 		case "wsl":
 			wslScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
 			fish = true // the Linux user's shell
@@ -352,7 +356,7 @@ func (ck *shellCheck) findRemote() {
 			// Once for each start (many programs may find it), and within
 			// the budget of the nested scripts' text: the text from each
 			// start is the rest of the command (find -exec ssh -exec ssh …
-			// made one for each).
+			// made one for each), or parallel's command line.
 			if j >= len(args) || !ck.newCode(j, -1) {
 				continue
 			}
@@ -362,13 +366,26 @@ func (ck *shellCheck) findRemote() {
 					suffix[k] = suffix[k+1] + len(args[k]) + 1
 				}
 			}
-			if joined += suffix[j]; joined > maxNestBytes {
-				ck.over = true
+			add := func(j, e int) {
+				if joined += suffix[j] - suffix[e]; joined > maxNestBytes {
+					ck.over = true
+					return
+				}
+				// Its arguments are checked as options too, as before they
+				// were read.
+				ck.scripts = append(ck.scripts, script{arg: j, last: e - 1, text: strings.Join(args[j:e], " "), family: posixShell, fish: fish, opaque: opaque, wrapped: true})
+			}
+			if parallel {
+				if markers == nil {
+					markers = nextMarkers(len(args), ck.word)
+				}
+				parallelScripts(j, markers, add)
+			} else {
+				add(j, len(args))
+			}
+			if ck.over {
 				return
 			}
-			// Its arguments are checked as options too, as before they
-			// were read.
-			ck.scripts = append(ck.scripts, script{arg: j, last: len(args) - 1, text: strings.Join(args[j:], " "), family: posixShell, fish: fish, opaque: opaque, wrapped: true})
 		}
 	}
 }

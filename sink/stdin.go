@@ -160,6 +160,18 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					return true
 				}
 			}
+		case name == "parallel":
+			// No command, and no arguments: its input's lines are the
+			// command lines (echo 'cmd' | parallel).
+			none := true
+			parallelScript(len(ws), word, j, &remote, func(k int) {
+				if k < len(ws) {
+					none = false
+				}
+			})
+			if none {
+				return true
+			}
 		case name == "newgrp":
 			return true // a shell for the group, which reads its input
 		case name == "sg":

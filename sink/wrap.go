@@ -154,6 +154,17 @@ var wrapperSpecs = map[string]*wrapper{
 		"background": 'v',
 	})},
 	"find": {exec: true},
+	// GNU parallel: its operands up to ::: are a command line for the
+	// shell (nest.go, parallelScript), whose program is the first.
+	"parallel": {value: "aBCdEIjLnNPsSW", optional: "l", flags: "0kqrtuvXmpgH", long: longs(map[string]byte{
+		"arg-file": 'v', "basefile": 'v', "colsep": 'v', "delimiter": 'v', "eof": 'o', "replace": 'o', "jobs": 'v',
+		"max-lines": 'o', "max-args": 'v', "max-replace-args": 'v', "max-procs": 'v', "max-chars": 'v', "sshlogin": 'v',
+		"sshloginfile": 'v', "workdir": 'v', "env": 'v', "halt": 'v', "joblog": 'v', "results": 'v', "timeout": 'v',
+		"delay": 'v', "retries": 'v', "nice": 'v', "load": 'v', "memfree": 'v', "tagstring": 'v', "block": 'v',
+		"null": 'f', "keep-order": 'f', "quote": 'f', "tag": 'f', "ungroup": 'f', "line-buffer": 'f', "group": 'f',
+		"verbose": 'f', "dry-run": 'f', "bar": 'f', "eta": 'f', "progress": 'f', "xargs": 'f', "pipe": 'f', "shuf": 'f',
+		"will-cite": 'f', "no-notice": 'f', "silent": 'f', "plus": 'f', "interactive": 'f', "onall": 'f', "nonall": 'f',
+	})},
 	// Windows's wsl: its operands are a command line for the Linux user's
 	// shell (nest.go, wslScript), whose program is the first; with -e
 	// (--exec) the program itself, run with no shell.
