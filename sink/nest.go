@@ -172,6 +172,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 		var dashes []int              // nextDashes, for capsh
 		var optRead map[string][]bool // the words optionScripts' scans read, by program
 		var markers []int             // nextMarkers, for parallel
+		evalRead := false             // an eval's arguments were read
 		last := -1                    // the last word whose value is not known
 		for j := range ws {
 			if _, known := word(j); !known {
@@ -242,6 +243,42 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				zipScript(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }, func(k, off int) {
 					found(ws[k:k+1], off, false, false, false)
 				})
+				continue
+			case name == "eval" && w.cmd && !evalRead:
+				// eval's arguments, joined with blanks, are a script of
+				// the same shell. Once in a command: a later eval is in
+				// the first one's text, and read there.
+				evalRead = true
+				if j+1 < len(ws) {
+					found(ws[j+1:], 0, false, false, false)
+				}
+				continue
+			case name == "trap" && w.cmd:
+				// trap ACTION SIGNAL…: the action is a script (not trap
+				// SIGNAL, nor trap - SIGNAL, which reset it).
+				k := j + 1
+				if k < len(ws) {
+					if a, ok := word(k); ok && a == "--" {
+						k++
+					}
+				}
+				if k+1 < len(ws) {
+					if a, ok := word(k); !ok || !strings.HasPrefix(a, "-") {
+						found(ws[k:k+1], 0, false, false, false)
+					}
+				}
+				continue
+			case name == "alias" && w.cmd:
+				// alias NAME=VALUE: the value is a command line, where the
+				// alias is used.
+				for k := j + 1; k < len(ws) && !sc.words[ws[k]].cmd; k++ {
+					remote++ // counted with the scans' words
+					if a, ok := word(k); !ok {
+						found(ws[k:k+1], 0, false, false, false)
+					} else if e := strings.IndexByte(a, '='); e > 0 {
+						found(ws[k:k+1], e+1, false, false, false)
+					}
+				}
 				continue
 			case name == "parallel" && w.cmd:
 				var ps []int

@@ -615,7 +615,7 @@ func TestCheckCmd_WSL(t *testing.T) {
 func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
-	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel"} {
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -756,4 +756,53 @@ func TestCheckCmd_Parallel(t *testing.T) {
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
 		assert.Empty(t, rc.all())
 	}
+}
+
+// TestCheckCmd_EvalTrapAlias: eval's arguments (joined with blanks),
+// trap's action and alias's value are scripts of the shell, read as
+// nested scripts (found by a review: sh -c "eval 'echo x;id; ls'", with
+// the input x;id, was let through, blocked only where the input happened
+// to end eval's first word).
+func TestCheckCmd_EvalTrapAlias(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"eval \"echo " + in + "; ls\"",
+		"eval echo '" + in + "' ls",
+		"eval 'echo' '" + in + "'",
+		"command eval 'echo " + in + "; ls'",
+		"if true; then eval \"echo " + in + " >/dev/null\"; fi",
+		"trap 'echo " + in + "; ls' EXIT",
+		"trap -- 'echo " + in + "; ls' EXIT INT",
+		"alias x='echo " + in + "; ls'",
+		"alias a=ls x='echo " + in + "; ls'",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// A word of their scripts, quoted there, and trap's signals: data.
+	for _, script := range []string{
+		`eval "convert 'in.png' out.png"`,
+		"trap 'rm -f in.png' EXIT",
+		"alias conv='convert in.png'",
+		"trap - in.png",
+		"echo in.png; trap",
+		"echo in.png; trap --",
+		"echo in.png; eval",
+		"echo in.png; alias",
+	} {
+		r, rc := inputAt(t, taint.Query, "in.png")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+	// The shell runs them so.
+	out, err := exec.Command("bash", "-c", "eval echo 'a;echo' ran").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "a\nran\n", string(out))
 }
