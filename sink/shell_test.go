@@ -1497,3 +1497,34 @@ func TestCheckCmd_SystemdRunProperty(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_FunctionKeyword: the body of a function defined with the
+// function keyword (bash, ksh, zsh) starts with a command (found by a
+// review: sh -c 'function f { <input>; }' let the input be the program: the
+// word after the function's name was read as an argument).
+func TestCheckCmd_FunctionKeyword(t *testing.T) {
+	const in = "id"
+	for _, script := range []string{
+		"function f { id; }; f",
+		"function f {\n id -a\n}",
+		"function f { timeout 5 id; }",
+		"function f() { id; }",
+		"f() { id; }",
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("bash", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// The function's name, and its body's arguments, are no program.
+	for _, script := range []string{"function id { echo x; }", "function f { echo id; }"} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("bash", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+	out, err := exec.Command("bash", "-c", "function f { echo ran; }; f").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(out))
+}

@@ -177,6 +177,7 @@ type frame struct {
 	afterDD bool
 	redir   bool  // the next word is a redirection's target
 	redirIn bool  // … of an input redirection (<, <<, <<<)
+	fnName  bool  // the word is the name after the function keyword: a command follows it
 	command int32 // the command being read, or 0 before its first word
 }
 
@@ -268,16 +269,22 @@ func (l *shLexer) endWord(f *frame) {
 	if text == "--" {
 		f.afterDD = true
 	}
+	if f.fnName {
+		// function NAME { …; }: the body, a command, follows the name.
+		f.fnName, f.cmdPos = false, true
+		return
+	}
 	if w.cmd && (commandPrefixes[text] || isAssignment(text)) {
 		return
 	}
+	f.fnName = w.cmd && text == "function"
 	f.cmdPos = false
 }
 
 // newCommand ends the word and starts a command (after ; & | ( newline).
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
-	f.cmdPos, f.afterDD, f.redir, f.redirIn = true, false, false, false
+	f.cmdPos, f.afterDD, f.redir, f.redirIn, f.fnName = true, false, false, false, false
 	f.command = 0
 }
 
@@ -815,6 +822,10 @@ func (sc *shScript) findPrograms() {
 		k := 0
 		for k < len(ws) && sc.words[ws[k]].cmd {
 			text := sc.text[sc.words[ws[k]].start:sc.words[ws[k]].end]
+			if text == "function" && k+1 < len(ws) {
+				k += 2 // function NAME { …: the body's command after it
+				continue
+			}
 			if !isAssignment(text) && !(commandPrefixes[text] && !isWrapper(text)) {
 				break
 			}
