@@ -198,6 +198,11 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			case posixShells[name]:
 				if k := scan.posix(j, name); k > 0 {
 					found(ws[k:k+1], 0, name == "fish" || anyShell, false, false)
+					// sh -c "$1" sh '…': the script is a word after it.
+					w := sc.words[ws[k]]
+					if p, ok := positional(sc.text[w.start:w.end]); ok && k+1+p < len(ws) {
+						found(ws[k+1+p:k+2+p], 0, name == "fish" || anyShell, false, false)
+					}
 				}
 				continue
 			case name == "su" || name == "runuser":

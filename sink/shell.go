@@ -117,13 +117,14 @@ type shellCheck struct {
 	args    []string
 	path    string
 	env     []string
-	dd      int      // the index of the first "--" argument, or len(args)
-	progs   []int    // the arguments that may be a program a wrapper runs
-	progAt  []bool   // progs, by argument (isProg)
-	sets    [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
-	props   [][2]int // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
-	gitConf [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
-	sshConf [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
+	dd      int         // the index of the first "--" argument, or len(args)
+	progs   []int       // the arguments that may be a program a wrapper runs
+	progAt  []bool      // progs, by argument (isProg)
+	pf      *progFinder // the finder of progs (findPrograms, findParams)
+	sets    [][2]int    // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
+	props   [][2]int    // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
+	gitConf [][2]int    // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
+	sshConf [][2]int    // ssh's -F FILE: the argument, and the byte FILE starts at
 	scripts []script
 	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
 	inScr   []bool          // the arguments in a script (inScript)
@@ -244,6 +245,7 @@ func (ck *shellCheck) findScripts() {
 		}
 	}
 	ck.findPrograms()
+	ck.findParams()
 	ck.findSuPrograms()
 	ck.findRemote()
 	ck.findGitConfig()
@@ -395,12 +397,9 @@ func (ck *shellCheck) findRemote() {
 // (env -S, flock -c), which are read as scripts.
 func (ck *shellCheck) findPrograms() {
 	args := ck.args
-	if !isWrapper(args[0]) {
-		return
-	}
 	seen := make([]bool, len(args))
 	set := map[[2]int]bool{}
-	p := progFinder{
+	ck.pf = &progFinder{
 		n:    len(args),
 		word: func(j int) (string, bool) { return args[j], true },
 		prog: func(j int) {
@@ -433,7 +432,37 @@ func (ck *shellCheck) findPrograms() {
 			ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: text, family: posixShell, wrapped: true})
 		},
 	}
-	p.find()
+	if isWrapper(args[0]) {
+		ck.pf.find()
+	}
+}
+
+// findParams finds the arguments a shell's -c script runs as a program
+// ("$@" or "$1" in command position: sh -c 'exec "$@"' sh PROGRAM, which
+// may be a wrapper too) or as a script (eval "$1", sh -c "$1"): the
+// script's positional parameters, the arguments after it ($0 first).
+func (ck *shellCheck) findParams() {
+	for i, n := 0, len(ck.scripts); i < n; i++ {
+		s := &ck.scripts[i]
+		if s.wrapped || s.family != posixShell || s.last+1 >= len(ck.args) {
+			continue
+		}
+		s.budget = &ck.nest
+		s.lex()
+		zero, fish := s.last+1, s.fish
+		s.sc.params(func(p int, code bool) {
+			k := zero + p
+			switch {
+			case k >= len(ck.args):
+			case code:
+				if ck.newCode(k, -2) {
+					ck.scripts = append(ck.scripts, script{arg: k, last: k, text: ck.args[k], family: posixShell, fish: fish, wrapped: true})
+				}
+			default:
+				ck.pf.program(k)
+			}
+		})
+	}
 }
 
 // findSuPrograms finds the script files of su and runuser (the program,

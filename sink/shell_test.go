@@ -1528,3 +1528,58 @@ func TestCheckCmd_FunctionKeyword(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ran\n", string(out))
 }
+
+// TestCheckCmd_ScriptParameters: a shell's -c script that runs one of its
+// positional parameters ("$@", "$1" in command position: sh -c 'exec
+// "$@"' sh PROGRAM) makes that argument a program, and one that reads a
+// parameter as a script (eval "$1", sh -c "$1") makes it a script (found
+// by a review: sh -c 'exec "$@"' sh <input> and sh -c 'eval "$1"' sh
+// <input> let the input choose the program, or a script).
+func TestCheckCmd_ScriptParameters(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"sh", "-c", `exec "$@"`, "sh", "id"}},
+		{"id", []string{"sh", "-c", `"$@"`, "sh", "id", "-a"}},
+		{"id", []string{"bash", "-c", `cd /srv && "$1" x`, "bash", "id"}},
+		{"id", []string{"sh", "-c", `$0 x`, "id"}},
+		{"id", []string{"sh", "-c", `"${2}" x`, "sh", "a", "id"}},
+		{"id", []string{"sh", "-c", `exec "$@"`, "sh", "timeout", "5", "id"}},
+		{"id", []string{"sudo", "sh", "-c", `"$@"`, "sh", "id"}},
+		{"x;id", []string{"sh", "-c", `eval "$1"`, "sh", "echo x;id"}},
+		{"x;id", []string{"sh", "-c", `eval "echo $1"`, "sh", "x;id"}},
+		{"x;id", []string{"sh", "-c", `bash -c "$1"`, "sh", "echo x;id"}},
+		{"x;id", []string{"sh", "-c", `bash -c "$0" 'echo x;id'`}},
+		{"x;id", []string{"sh", "-c", `sh -c "$1" sh 'echo x;id'`}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	// A parameter the script reads as data, and an unquoted one whose
+	// first field alone is the program: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"sh", "-c", `echo "$1"`, "sh", "id"}},
+		{"x;id", []string{"sh", "-c", `$1`, "sh", "echo x;id"}},
+		{"my file.png", []string{"sh", "-c", `exec "$@"`, "sh", "convert", "my file.png", "out.png"}},
+		{"x;id", []string{"sh", "-c", `printf '%s\n' "$@"`, "sh", "x;id"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+	// The shell runs the parameter.
+	out, err := exec.Command("sh", "-c", `exec "$@"`, "sh", "echo", "ran").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(out))
+}

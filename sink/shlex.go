@@ -960,6 +960,102 @@ func (sc *shScript) mayVanish(k int) bool {
 	return true
 }
 
+// params calls found with each positional parameter of the script (0 for
+// $0, 1 for $1, "$@" and "$*") that a command runs as its program (a word
+// in command position that is the parameter alone, quoted or not), and,
+// code true, each one that a command reads as a script: in eval's
+// arguments (eval "$1", eval "echo $1"), or a shell's -c script (sh -c
+// "$1").
+func (sc *shScript) params(found func(p int, code bool)) {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		ws := cmds[c]
+		word := sc.wordValues(ws)
+		scan := newWordScan(len(ws), word)
+		eval := false
+		for j, k := range ws {
+			w := sc.words[k]
+			raw := sc.text[w.start:w.end]
+			if eval {
+				positionals(raw, func(p int) { found(p, true) })
+			}
+			if !w.cmd {
+				continue
+			}
+			if p, ok := positional(raw); ok {
+				found(p, false)
+			}
+			t, known := word(j)
+			switch name := programName(t); {
+			case !known:
+			case name == "eval":
+				eval = true
+			case posixShells[name]:
+				if s := scan.posix(j, name); s > 0 {
+					w := sc.words[ws[s]]
+					positionals(sc.text[w.start:w.end], func(p int) { found(p, true) })
+				}
+			}
+		}
+		sc.scans += scan.steps
+	}
+}
+
+// positional is the positional parameter word raw is, alone: $1, ${1},
+// "$1", "${12}", $0; 1 for $@, "$@", $* and "$*".
+func positional(raw string) (int, bool) {
+	t := raw
+	if len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"' {
+		t = t[1 : len(t)-1]
+	}
+	braced := strings.HasPrefix(t, "${") && strings.HasSuffix(t, "}")
+	switch {
+	case braced:
+		t = t[2 : len(t)-1]
+	case strings.HasPrefix(t, "$"):
+		t = t[1:]
+	default:
+		return 0, false
+	}
+	switch {
+	case t == "@" || t == "*":
+		return 1, true
+	case len(t) == 1 && isDigit(t[0]):
+		return int(t[0] - '0'), true
+	case braced && digitsOnly(t) && len(t) <= 4:
+		n := 0
+		for i := 0; i < len(t); i++ {
+			n = n*10 + int(t[i]-'0')
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// positionals calls found with each positional parameter raw expands, as
+// positional reads them, anywhere in it ("echo $1", "${2}x").
+func positionals(raw string, found func(p int)) {
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != '$' {
+			continue
+		}
+		switch c := raw[i+1]; {
+		case c == '@' || c == '*':
+			found(1)
+		case isDigit(c):
+			found(int(c - '0'))
+		case c == '{':
+			e := strings.IndexByte(raw[i:], '}')
+			if e < 0 {
+				continue
+			}
+			if p, ok := positional(raw[i : i+e+1]); ok {
+				found(p)
+			}
+		}
+	}
+}
+
 // suPrograms marks the script files of the su and runuser programs of
 // the command of words ws (su bob FILE) as its programs.
 func (sc *shScript) suPrograms(ws []int, word func(int) (string, bool)) {
