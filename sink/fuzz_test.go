@@ -131,6 +131,10 @@ func FuzzShell(f *testing.F) {
 	f.Add("timeout -Z --x 5 chrt -o busybox xargs -I{} -- command -v id", "id")
 	f.Add(`su bob -c 'sh -c "ssh -p 2 h watch -n1 x\;id"' -- -lc "env -S 'flock f -c y'"`, "x;id")
 	f.Add(`sudo -u $U bash -c "su - -c 'ssh \"$H\" -- ls'" ; runuser --comm="watch -d $x"`, "ls")
+	f.Add(`sh -c "$@" sh timeout 5 $X id; eval "echo $1"; trap 'a;b' EXIT; alias x='y;z'; function f { id; }`, "id")
+	f.Add(`parallel -j2 'echo {};id' ::: a :::+ b; wsl -d U echo x;id; sg g -c 'x;id'; capsh -- -c "x;id"`, "x;id")
+	f.Add(`tar -cIid --to-command=x --checkpoint-action=exec=y; rsync -avze 'ssh x' a b; zip -TT z; man --html=w -P v`, "id")
+	f.Add(`while read l; do eval "$l"; done <<< x; exec < f; at now; git -c core.pager=x log; ssh -F y h; systemd-run -pExecStartPre=z`, "x")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
