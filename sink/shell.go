@@ -634,6 +634,16 @@ var dangerousEnv = map[string]bool{
 	// (auto_prepend_file runs code); glibc's tunables have been a way in
 	// to set-user-ID programs (CVE-2023-4911).
 	"PYTHONWARNINGS": true, "PHPRC": true, "PHP_INI_SCAN_DIR": true, "GLIBC_TUNABLES": true,
+	// Options and commands programs read from the environment: tar's
+	// (TAR_OPTIONS=--to-command=…), rsync's remote shell and connection
+	// program, sudo -A's askpass, man's pager, go's flags (-toolexec=…),
+	// zsh's startup directory (its .zshenv runs for zsh -c), vi's and
+	// vim's startup commands, Lua's init code, Perl's library path, the
+	// JVM's class path, .NET's startup hooks, OpenSSL's configuration
+	// (which loads engines).
+	"TAR_OPTIONS": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "SUDO_ASKPASS": true, "MANPAGER": true,
+	"GOFLAGS": true, "ZDOTDIR": true, "EXINIT": true, "VIMINIT": true, "LUA_INIT": true, "PERLLIB": true,
+	"CLASSPATH": true, "DOTNET_STARTUP_HOOKS": true, "OPENSSL_CONF": true, "OPENSSL_ENGINES": true,
 }
 
 // dangerousEnvName: a variable of dangerousEnv, or of a family of them:
@@ -643,7 +653,7 @@ var dangerousEnv = map[string]bool{
 func dangerousEnvName(name string) bool {
 	name = strings.ToUpper(name)
 	return dangerousEnv[name] || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
-		strings.HasPrefix(name, "BASH_FUNC_")
+		strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "LUA_INIT_")
 }
 
 // input checks one input; ok is false when the check's work is spent.

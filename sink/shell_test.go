@@ -533,6 +533,21 @@ func TestCheckCmd_EnvFamilies(t *testing.T) {
 		{"PHPRC=/tmp/uploads/php.ini", "/tmp/uploads/php.ini"},
 		{"PHP_INI_SCAN_DIR=/tmp/uploads", "/tmp/uploads"},
 		{"GLIBC_TUNABLES=glibc.malloc.mxfast=1", "glibc.malloc.mxfast=1"},
+		{"TAR_OPTIONS=--to-command=id", "--to-command=id"},
+		{"RSYNC_RSH=sh -c id", "sh -c id"},
+		{"RSYNC_CONNECT_PROG=sh -c id", "sh -c id"},
+		{"SUDO_ASKPASS=/tmp/uploads/a.sh", "/tmp/uploads/a.sh"},
+		{"MANPAGER=sh -c id", "sh -c id"},
+		{"GOFLAGS=-toolexec=/tmp/uploads/x", "-toolexec=/tmp/uploads/x"},
+		{"ZDOTDIR=/tmp/uploads", "/tmp/uploads"},
+		{"EXINIT=!id", "!id"},
+		{"VIMINIT=!id", "!id"},
+		{"LUA_INIT=os.execute('id')", "os.execute('id')"},
+		{"LUA_INIT_5_4=@/tmp/uploads/x.lua", "@/tmp/uploads/x.lua"},
+		{"PERLLIB=/tmp/uploads", "/tmp/uploads"},
+		{"CLASSPATH=/tmp/uploads/x.jar", "/tmp/uploads/x.jar"},
+		{"DOTNET_STARTUP_HOOKS=/tmp/uploads/x.dll", "/tmp/uploads/x.dll"},
+		{"OPENSSL_CONF=/tmp/uploads/o.cnf", "/tmp/uploads/o.cnf"},
 	} {
 		r, rc := inputAt(t, taint.Query, kv.in)
 		cmd := exec.Command("git", "fetch")
