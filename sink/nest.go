@@ -244,6 +244,13 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 					}
 				})
 				continue
+			case (name == "scp" || name == "sftp") && w.cmd:
+				scpOptions(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }, func(k, off int, kind byte) {
+					if kind == 'o' {
+						found(ws[k:k+1], off, true, false, false)
+					}
+				})
+				continue
 			case name == "zip" && w.cmd:
 				zipScript(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }, func(k, off int) {
 					found(ws[k:k+1], off, false, false, false)
@@ -787,12 +794,68 @@ var optionScripts = map[string]*getoptOptions{
 		long:     []getoptLong{{name: "rsh", min: 3, command: true}, {name: "rsync-path", min: 7, command: true}},
 		commands: "e", value: "BfMT", knownOnly: true,
 	},
+	// git's commands on the other side: clone, fetch, ls-remote
+	// --upload-pack, push --receive-pack and --exec, archive --exec (not
+	// the short -u, another option in most subcommands).
+	"git": {
+		long: []getoptLong{
+			{name: "upload-pack", min: 3, command: true}, {name: "receive-pack", min: 4, command: true},
+			{name: "exec", min: 4, command: true},
+		},
+		knownOnly: true,
+	},
 	"man": {
 		long: []getoptLong{
 			{name: "pager", min: 3, command: true}, {name: "html", min: 2, command: true, attached: true},
 		},
 		commands: "P", value: "CeLmMprRsSE", knownOnly: true,
 	},
+}
+
+// scpValue are the options of scp and sftp that take a value.
+const scpValue = "BbcDFiJlLoPRsSX"
+
+// scpOptions calls found with each word that holds an option of scp or
+// sftp (word i) that chooses what they run: -o with a command line
+// (ProxyCommand, as sshCommandOption reads it: kind 'o'), -S and sftp's -D
+// (the program they run for the connection, or the server: 'S'), -F
+// (ssh's configuration file: 'F'); and the byte of its value where it
+// starts. They read their options up to their first operand or "--", or
+// the next word prog tells is a program.
+func scpOptions(n int, word func(int) (string, bool), i int, prog func(int) bool, found func(j, off int, kind byte)) {
+	for j := i + 1; j < n && !prog(j); j++ {
+		a, known := word(j)
+		if !known || a == "--" || len(a) < 2 || a[0] != '-' {
+			return
+		}
+		for k := 1; k < len(a); k++ {
+			c := a[k]
+			if strings.IndexByte(scpValue, c) < 0 {
+				continue
+			}
+			vj, off := j, k+1
+			if k+1 == len(a) {
+				vj, off = j+1, 0
+				if vj >= n || prog(vj) {
+					return // no value, or the next program's name
+				}
+				j++
+			}
+			switch c {
+			case 'o':
+				if v, ok := word(vj); !ok {
+					found(vj, 0, 'o')
+				} else if o, ok := sshCommandOption(v[off:]); ok {
+					found(vj, off+o, 'o')
+				}
+			case 'S', 'D':
+				found(vj, off, 'S')
+			case 'F':
+				found(vj, off, 'F')
+			}
+			break
+		}
+	}
 }
 
 // zipScript calls found with each word that holds zip's (word i) command

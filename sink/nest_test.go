@@ -615,7 +615,7 @@ func TestCheckCmd_WSL(t *testing.T) {
 func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
-	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias"} {
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias", "scp", "sftp"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -805,4 +805,59 @@ func TestCheckCmd_EvalTrapAlias(t *testing.T) {
 	out, err := exec.Command("bash", "-c", "eval echo 'a;echo' ran").Output()
 	require.NoError(t, err)
 	assert.Equal(t, "a\nran\n", string(out))
+}
+
+// TestCheckCmd_GitScpCommandOptions: git's --upload-pack, --receive-pack
+// and --exec are command lines git runs, scp's and sftp's -o
+// ProxyCommand=… a command line, their -S (and sftp's -D) the program
+// they run, their -F ssh's configuration file (found by a review: git
+// clone --upload-pack=<input>, scp -o ProxyCommand=<input>, scp -S
+// <input> and scp -F <input> were let through; ssh's own were read).
+func TestCheckCmd_GitScpCommandOptions(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"id", []string{"git", "clone", "--upload-pack=id", "https://example.com/r.git"}},
+		{"touch x", []string{"git", "clone", "--upload-pack", "touch x", "r"}},
+		{"touch x", []string{"git", "ls-remote", "--upl=touch x", "r"}},
+		{"touch x", []string{"git", "push", "--receive-pack=touch x", "origin"}},
+		{"touch x", []string{"git", "archive", "--exec=touch x", "--remote=r"}},
+		{"touch x", []string{"scp", "-o", "ProxyCommand=touch x", "a", "h:b"}},
+		{"touch x", []string{"scp", "-oProxyCommand touch x", "a", "h:b"}},
+		{"touch x", []string{"sftp", "-P", "22", "-o", "ProxyCommand=touch x", "h"}},
+		{"id", []string{"scp", "-S", "id", "a", "h:b"}},
+		{"id", []string{"scp", "-qSid", "a", "h:b"}},
+		{"id", []string{"sftp", "-D", "id", "h"}},
+		{"uploads/x.conf", []string{"scp", "-F", "uploads/x.conf", "a", "h:b"}},
+		{"touch x", []string{"sh", "-c", "git clone --upload-pack='touch x' r"}},
+		{"touch x", []string{"sh", "-c", "scp -o 'ProxyCommand=touch x' a h:b"}},
+		{"id", []string{"sh", "-c", "scp -S id a h:b"}},
+		{"uploads/x.conf", []string{"sh", "-c", "sftp -F uploads/x.conf h"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	// The files copied, a branch pushed, git push -u, another -o: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"uploads/a.png", []string{"scp", "-P", "2222", "-o", "BatchMode=yes", "uploads/a.png", "h:/srv/"}},
+		{"uploads/a.png", []string{"sftp", "-b", "/srv/batch", "h"}},
+		{"feature-x", []string{"git", "push", "-u", "origin", "feature-x"}},
+		{"feature-x", []string{"git", "push", "--receive-pack=git-receive-pack", "origin", "feature-x"}},
+		{"uploads/a.png", []string{"sh", "-c", "scp -o BatchMode=yes uploads/a.png h:/srv/"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
 }

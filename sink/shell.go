@@ -113,26 +113,29 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 }
 
 type shellCheck struct {
-	c       Commands
-	args    []string
-	path    string
-	env     []string
-	dd      int         // the index of the first "--" argument, or len(args)
-	progs   []int       // the arguments that may be a program a wrapper runs
-	progAt  []bool      // progs, by argument (isProg)
-	pf      *progFinder // the finder of progs (findPrograms, findParams)
-	sets    [][2]int    // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
-	props   [][2]int    // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
-	gitConf [][2]int    // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
-	sshConf [][2]int    // ssh's -F FILE: the argument, and the byte FILE starts at
-	scripts []script
-	coded   map[[2]int]bool // the wrapped scripts found: their argument and byte
-	inScr   []bool          // the arguments in a script (inScript)
-	work    int
-	over    bool       // the command's scripts are more than a check reads: every input is over budget
-	nest    nestBudget // for the scripts nested in the command's
-	scan    *wordScan  // the arguments' su and shell words (findScripts)
-	reads   int        // the arguments the finders read (word), and su's found (findSuPrograms)
+	c      Commands
+	args   []string
+	path   string
+	env    []string
+	dd     int         // the index of the first "--" argument, or len(args)
+	progs  []int       // the arguments that may be a program a wrapper runs
+	progAt []bool      // progs, by argument (isProg)
+	pf     *progFinder // the finder of progs (findPrograms, findParams)
+	// optProgs: the programs options name (scp -S PROGRAM): the
+	// argument, and the byte the program starts at.
+	optProgs [][2]int
+	sets     [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
+	props    [][2]int // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
+	gitConf  [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
+	sshConf  [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
+	scripts  []script
+	coded    map[[2]int]bool // the wrapped scripts found: their argument and byte
+	inScr    []bool          // the arguments in a script (inScript)
+	work     int
+	over     bool       // the command's scripts are more than a check reads: every input is over budget
+	nest     nestBudget // for the scripts nested in the command's
+	scan     *wordScan  // the arguments' su and shell words (findScripts)
+	reads    int        // the arguments the finders read (word), and su's found (findSuPrograms)
 }
 
 // script is a shell script in the command: args[arg] (or args[arg:]
@@ -314,7 +317,22 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
-		case "tar", "rsync", "man", "zip":
+		case "scp", "sftp":
+			scpOptions(len(args), ck.word, p, ck.isProg, func(j, off int, kind byte) {
+				switch {
+				case off > len(args[j]):
+				case kind == 'o':
+					if ck.newCode(j, off) {
+						ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
+					}
+				case kind == 'S':
+					ck.optProgs = append(ck.optProgs, [2]int{j, off})
+				case kind == 'F':
+					ck.sshConf = append(ck.sshConf, [2]int{j, off})
+				}
+			})
+			continue
+		case "tar", "rsync", "man", "zip", "git":
 			// An option's command line (tar --to-command=…, rsync -e …).
 			add := func(j, off int) {
 				if j < len(args) && off <= len(args[j]) && ck.newCode(j, off) {
@@ -674,6 +692,11 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			if why := ck.program(ck.args[j], v); why != "" {
 				return why, true
 			}
+		}
+	}
+	for _, pp := range ck.optProgs {
+		if why := ck.program(ck.args[pp[0]][pp[1]:], v); why != "" {
+			return why, true
 		}
 	}
 	for i := 1; i < len(ck.args) && i < ck.dd; i++ {

@@ -903,8 +903,23 @@ func (sc *shScript) findConfigs() {
 				}
 			}
 			gitConfigWords(len(ws), word, j, isCmd, mark('g'))
-			if t, known := word(j); known && programName(t) == "ssh" {
+			switch t, known := word(j); {
+			case !known:
+			case programName(t) == "ssh":
 				sshConfigWords(len(ws), word, j, isCmd, mark('s'))
+			case programName(t) == "scp" || programName(t) == "sftp":
+				scpOptions(len(ws), word, j, isCmd, func(k, off int, kind byte) {
+					switch kind {
+					case 'F':
+						mark('s')(k, off)
+					case 'S':
+						if off == 0 {
+							sc.words[ws[k]].cmd = true // scp -S PROGRAM
+						} else {
+							mark('S')(k, off)
+						}
+					}
+				})
 			}
 		}
 	}
@@ -932,6 +947,10 @@ func (sc *shScript) confInput(k int32, s int, v string) string {
 		}
 	case 'p':
 		return propertyInput(t[off:], v)
+	case 'S':
+		if p := sc.litBefore(k, s); p >= off && (p == off || p+len(v) == len(t) || strings.ContainsAny(v, `/\`)) {
+			return "chooses the script's program"
+		}
 	}
 	return ""
 }
