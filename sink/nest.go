@@ -47,9 +47,20 @@ func (s *script) findKids() {
 	}
 	type key struct {
 		text         string
+		family       shFamily
 		fish, opaque bool
 	}
 	seen := map[key]bool{}
+	add := func(text string, known bool, family shFamily, fish, opaque bool) bool {
+		opaque = opaque || !known || s.depth >= maxNestDepth
+		if kk := (key{text, family, fish, opaque}); !seen[kk] {
+			seen[kk] = true
+			s.budget.bytes += len(text)
+			s.kids = append(s.kids, &script{text: text, family: family, fish: fish, opaque: opaque,
+				depth: s.depth + 1, budget: s.budget, f: newFinder(text)})
+		}
+		return !opaque
+	}
 	for _, rd := range append([]*shScript{s.sc}, s.alts...) {
 		rd.nested(func(ws []int, off int, fish, split, opaque bool) bool {
 			if s.over {
@@ -83,15 +94,81 @@ func (s *script) findKids() {
 				// env -S's string is env's arguments: env -S '-i id' runs id.
 				text = "env " + text
 			}
-			opaque = opaque || !known || s.depth >= maxNestDepth
-			if kk := (key{text, fish, opaque}); !seen[kk] {
-				seen[kk] = true
-				s.budget.bytes += len(text)
-				s.kids = append(s.kids, &script{text: text, family: posixShell, fish: fish, opaque: opaque,
-					depth: s.depth + 1, budget: s.budget, f: newFinder(text)})
-			}
-			return !opaque
+			return add(text, known, posixShell, fish, opaque)
 		})
+		rd.nestedWindows(func(text string, known bool, family shFamily) {
+			if s.over {
+				return
+			}
+			if s.budget.bytes+len(text) > maxNestBytes {
+				s.over = true
+				return
+			}
+			add(text, known, family, false, false)
+		})
+	}
+}
+
+// nestedWindows calls found with each script of cmd or PowerShell that
+// words of sc hold: cmd's /c (/k, /r) and the words after it, joined;
+// powershell's -Command (and the words after it, joined) or
+// -EncodedCommand (decoded); in a PowerShell script, the arguments of
+// Invoke-Expression (iex), joined. known is false when a word of it has
+// an expansion of sc's shell.
+func (sc *shScript) nestedWindows(found func(text string, known bool, family shFamily)) {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		ws := cmds[c]
+		vals := make([]string, len(ws))
+		knowns := make([]bool, len(ws))
+		for j, k := range ws {
+			vals[j], knowns[j] = sc.value(k)
+			if !knowns[j] {
+				// An option's word (PowerShell's -c, whose dash is
+				// syntax), as written.
+				vals[j] = sc.text[sc.words[k].start:sc.words[k].end]
+			}
+		}
+		joined := func(from int) (string, bool) {
+			known := true
+			for _, ok := range knowns[from:] {
+				known = known && ok
+			}
+			return strings.Join(vals[from:], " "), known
+		}
+		noCmd := false // a cmd's scan found no /c: nor will a later one's
+		for j := range ws {
+			switch name := programName(vals[j]); {
+			case name == "cmd" && !noCmd:
+				noCmd = true
+				for m := j + 1; m+1 < len(ws); m++ {
+					if a := strings.ToLower(vals[m]); a == "/c" || a == "/k" || a == "/r" {
+						text, known := joined(m + 1)
+						found(text, known, cmdShell)
+						break
+					}
+				}
+			case name == "powershell" || name == "pwsh":
+				if m, text := powerShellScript(vals, j); m > 0 {
+					_, known := joined(m)
+					found(text, known, powerShell)
+				} else {
+					continue
+				}
+			case sc.family == powerShell && sc.words[ws[j]].cmd && (name == "iex" || name == "invoke-expression"):
+				from := j + 1
+				if from < len(ws) && strings.EqualFold(strings.TrimLeft(vals[from], "-"), "command") {
+					from++
+				}
+				if from < len(ws) {
+					text, known := joined(from)
+					found(text, known, powerShell)
+				}
+			default:
+				continue
+			}
+			break // the rest of the command is in the script found
+		}
 	}
 }
 

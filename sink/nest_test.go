@@ -861,3 +861,48 @@ func TestCheckCmd_GitScpCommandOptions(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_NestedWindowsShells: cmd's and PowerShell's own scripts in
+// a script (cmd /c "cmd /c …", powershell -c "…" in cmd or PowerShell,
+// PowerShell's Invoke-Expression of a string) are read as nested scripts
+// of their shell (found by a review: pwsh -c "iex 'echo x;whoami'" and
+// cmd /c 'cmd /c "echo x & whoami"', with the input the inner shell runs,
+// were let through: only POSIX shells were read in them).
+func TestCheckCmd_NestedWindowsShells(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"x;whoami", []string{"pwsh", "-c", "Invoke-Expression 'echo x;whoami'"}},
+		{"x;whoami", []string{"pwsh", "-c", "iex 'echo x;whoami'"}},
+		{"x;whoami", []string{"powershell", "-Command", `Write-Host a; iex "echo x;whoami"`}},
+		{"x;whoami", []string{"pwsh", "-c", "iex -Command 'echo x;whoami'"}},
+		{"x & whoami", []string{"pwsh", "-c", "cmd /c 'echo x & whoami'"}},
+		{"x;whoami", []string{"pwsh", "-c", "powershell -c 'echo x;whoami'"}},
+		{"x & whoami", []string{"cmd", "/c", `cmd /c "echo x & whoami"`}},
+		{"x;whoami", []string{"cmd", "/c", `powershell -c "echo x;whoami"`}},
+		{"x;whoami", []string{"cmd", "/c", "powershell -EncodedCommand " + encodePS("echo x;whoami")}},
+		{"x & whoami", []string{"cmd", "/c", `start cmd /c "echo x & whoami"`}},
+		{"x & whoami", []string{"sh", "-c", `cmd.exe /c 'echo x & whoami'`}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	for _, argv := range [][]string{
+		{"pwsh", "-c", "iex 'Get-Item in.png'"},
+		{"cmd", "/c", `cmd /c "type in.png"`},
+		{"cmd", "/c", `powershell -c "Get-Item in.png"`},
+		{"pwsh", "-c", "Write-Host iex in.png"},
+	} {
+		r, rc := inputAt(t, taint.Query, "in.png")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -974,16 +974,15 @@ func (s *script) lex() {
 	switch s.family {
 	case cmdShell:
 		s.sc = lexCmd(s.text)
-		s.findKids() // cmd /c "bash -c '…'", wsl bash -c …
 	case powerShell:
 		s.sc = lexPowerShell(s.text)
-		s.findKids()
 	default:
 		s.sc = lexPOSIX(s.text)
 		s.alts = s.readings()
-		s.findKids()
 	}
 	s.sc.family = s.family
+	s.findKids() // cmd /c "bash -c '…'", wsl bash -c …, iex "…"
+
 }
 
 // occurrences judges each occurrence of v in the script's text.
