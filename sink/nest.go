@@ -262,7 +262,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				w.nested = true
 			}
 			t, known := word(j)
-			name, anyShell := programName(t), false
+			name, anyShell := shellName(programName(t)), false
 			if !known {
 				// $SHELL -c '…': a variable that names a shell.
 				if name, anyShell = sc.shellVar(ws[j]); name == "" {

@@ -164,6 +164,23 @@ type script struct {
 var posixShells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
 	"rbash": true, "rksh": true, "yash": true, "busybox": true, "fish": true,
+	// Other Korn and Bourne shells, and the C shells, whose -c script is
+	// read as a POSIX one: their quotes, separators, substitutions and
+	// expansions are those, or fewer.
+	"oksh": true, "loksh": true, "pdksh": true, "lksh": true, "posh": true, "bosh": true, "csh": true, "tcsh": true,
+}
+
+// shellName is a program's name (programName) without a version after a
+// shell's name (bash5, bash-5.2, ksh93, zsh-5.9): the shell's; any other
+// name as it is.
+func shellName(name string) string {
+	if posixShells[name] {
+		return name
+	}
+	if stem := strings.TrimRight(name, "0123456789.-_"); strings.ContainsAny(name[len(stem):], "0123456789") && posixShells[stem] && stem != "busybox" {
+		return stem
+	}
+	return name
 }
 
 // programName is a program's base name, lower-case and without .exe on
@@ -196,7 +213,7 @@ func (ck *shellCheck) findScripts() {
 	noCmdScript := false     // a cmd's scan found no /c
 	var dashes []int         // nextDashes, for capsh
 	for i := 0; i < len(args); i++ {
-		name := programName(args[i])
+		name := shellName(programName(args[i]))
 		switch {
 		case posixShells[name]:
 			if j := ck.scan.posix(i, name); j > 0 {

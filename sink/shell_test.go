@@ -1598,3 +1598,45 @@ func TestCheckCmd_ScriptParameters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ran\n", string(out))
 }
+
+// TestCheckCmd_MoreShells: the C shells, other Korn and Bourne shells,
+// and a shell named with its version (bash5, bash-5.2, ksh93) run their -c
+// script, read as a POSIX one (found by a review: tcsh -c 'echo x;id' and
+// /usr/local/bin/bash-5.2 -c 'echo x;id', with the input x;id, were let
+// through).
+func TestCheckCmd_MoreShells(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"tcsh", "-c", "echo " + in},
+		{"csh", "-fc", "echo " + in},
+		{"oksh", "-c", "echo " + in},
+		{"ksh93", "-c", "echo " + in},
+		{"bash5", "-c", "echo " + in},
+		{"/usr/local/bin/bash-5.2", "-c", "echo " + in},
+		{"zsh-5.9", "-c", "echo " + in},
+		{"sudo", "tcsh", "-c", "echo " + in},
+		{"sh", "-c", "tcsh -c 'echo " + in + "'"},
+		{"sh", "-c", "echo 'echo " + in + "' | tcsh"},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// Other names that end in digits are no shell; a word of the script is
+	// data.
+	for _, argv := range [][]string{
+		{"sha256sum", "in.png"},
+		{"convert", "bash5", "in.png"},
+		{"tcsh", "-c", "ls -l 'in.png'"},
+	} {
+		r, rc := inputAt(t, taint.Query, "in.png")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}

@@ -1005,7 +1005,7 @@ func (sc *shScript) params(found func(p int, code bool)) {
 				found(p, false)
 			}
 			t, known := word(j)
-			switch name := programName(t); {
+			switch name := shellName(programName(t)); {
 			case !known:
 			case name == "eval":
 				eval = true

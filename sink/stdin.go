@@ -138,7 +138,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 			continue
 		}
 		t, known := word(j)
-		name := programName(t)
+		name := shellName(programName(t))
 		if !known {
 			if name, _ = sc.shellVar(ws[j]); name == "" {
 				continue
