@@ -227,9 +227,13 @@ func (c *Collector) add(k seriesKey) *series {
 	if s := old[k]; s != nil {
 		return s // added while this request waited for the lock
 	}
-	s := &series{count: c.requests.WithLabelValues(k.method, k.route, k.outcome.String(), k.code)}
+	// client_golang panics on a label value that is not UTF-8: a
+	// contract's endpoint in code, or a router's pattern, may hold such a
+	// byte (/caf\xe9), and this runs on a request's goroutine.
+	method, route := strings.ToValidUTF8(k.method, "\uFFFD"), strings.ToValidUTF8(k.route, "\uFFFD")
+	s := &series{count: c.requests.WithLabelValues(method, route, k.outcome.String(), strings.ToValidUTF8(k.code, "\uFFFD"))}
 	if k.outcome != contractguard.OutcomeUnmatched {
-		s.duration = c.duration.WithLabelValues(k.method, k.route)
+		s.duration = c.duration.WithLabelValues(method, route)
 	}
 	m := make(map[seriesKey]*series, len(old)+1)
 	for key, v := range old {
