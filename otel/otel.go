@@ -45,6 +45,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,13 +315,17 @@ func (x *exporter) add(k seriesKey) *series {
 	if s := old[k]; s != nil {
 		return s // added while this request waited for the lock
 	}
-	where := append(slices.Clone(x.attrs), semconv.HTTPRequestMethodKey.String(k.method))
+	// An attribute's string must be UTF-8 (OTLP's protobuf refuses to
+	// encode one that is not, and with it the whole export): a contract's
+	// endpoint in code, or a router's pattern, may hold a byte that is not
+	// (/caf\xe9).
+	where := append(slices.Clone(x.attrs), semconv.HTTPRequestMethodKey.String(strings.ToValidUTF8(k.method, "\uFFFD")))
 	if k.route != "" {
-		where = append(where, semconv.HTTPRouteKey.String(k.route))
+		where = append(where, semconv.HTTPRouteKey.String(strings.ToValidUTF8(k.route, "\uFFFD")))
 	}
 	what := append(slices.Clone(where), OutcomeKey.String(k.outcome.String()))
 	if k.code != "" {
-		what = append(what, CodeKey.String(k.code))
+		what = append(what, CodeKey.String(strings.ToValidUTF8(k.code, "\uFFFD")))
 	}
 	s := &series{add: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(what...))}}
 	if k.outcome != contractguard.OutcomeUnmatched {

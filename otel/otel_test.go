@@ -380,3 +380,28 @@ func TestRegister_Concurrent(t *testing.T) {
 		point(workers*each/2, method("GET"), outcome("unmatched")),
 	), collect(t, reader)["contractguard.requests"].Data, metricdatatest.IgnoreTimestamp())
 }
+
+// TestRegister_RouteNotUTF8: a contract in code whose endpoint holds a
+// byte that is not UTF-8 (which the loader takes, and a request's path
+// matches) is recorded under http.route with that byte replaced by
+// U+FFFD: an attribute's string must be UTF-8, and OTLP's protobuf
+// refuses to encode one that is not, failing the whole export.
+func TestRegister_RouteNotUTF8(t *testing.T) {
+	g, err := contractguard.New(contractguard.Options{Logger: discard,
+		Contracts: []contractguard.Contract{{Method: "GET", Endpoint: "/caf\xe9"}}})
+	require.NoError(t, err)
+	reader := sdkmetric.NewManualReader()
+	_, err = cgotel.Register(g, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	require.NoError(t, err)
+	srv := httptest.NewServer(app(g))
+	defer srv.Close()
+	require.Equal(t, 200, send(t, srv, "GET", "/caf%E9", ""))
+
+	got := collect(t, reader)
+	metricdatatest.AssertAggregationsEqual(t, sum(point(1, method("GET"), route("/caf\uFFFD"), outcome("passed"))),
+		got["contractguard.requests"].Data, metricdatatest.IgnoreTimestamp())
+	h := got["contractguard.check.duration"].Data.(metricdata.Histogram[float64])
+	require.Len(t, h.DataPoints, 1)
+	r, _ := h.DataPoints[0].Attributes.Value("http.route")
+	assert.Equal(t, "/caf\uFFFD", r.AsString())
+}
