@@ -44,6 +44,7 @@ package cgotel
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -188,8 +189,10 @@ func Register(g *contractguard.Guard, mp metric.MeterProvider, opts ...Option) (
 		// histogram in seconds.
 		return nil, errors.New("cgotel: WithBuckets: no buckets given")
 	}
-	for i := 1; i < len(cfg.buckets); i++ {
-		if cfg.buckets[i] <= cfg.buckets[i-1] {
+	for i, b := range cfg.buckets {
+		// !(b > prev), not b <= prev: a NaN is in no order but compares
+		// false with anything, and (0.01, 1, NaN, 0.5) passed b <= prev.
+		if math.IsNaN(b) || i > 0 && !(b > cfg.buckets[i-1]) {
 			return nil, errors.New("cgotel: WithBuckets: the buckets must be in increasing order")
 		}
 	}

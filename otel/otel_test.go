@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -333,6 +335,14 @@ func TestRegister_Options(t *testing.T) {
 
 	_, err = cgotel.Register(a, mp, cgotel.WithBuckets(0.1, 0.01))
 	assert.EqualError(t, err, "cgotel: WithBuckets: the buckets must be in increasing order")
+	// A NaN is in no order: it hid 1 > 0.5 from the check, which a
+	// provider other than the SDK (which refuses a NaN bound) relied on.
+	for _, buckets := range [][]float64{{0.01, 1, math.NaN(), 0.5}, {math.NaN()}, {math.NaN(), 1}, {0.1, math.NaN()}} {
+		for _, p := range []metric.MeterProvider{mp, noop.NewMeterProvider()} {
+			_, err = cgotel.Register(a, p, cgotel.WithBuckets(buckets...))
+			assert.EqualError(t, err, "cgotel: WithBuckets: the buckets must be in increasing order", "%v %T", buckets, p)
+		}
+	}
 	// No buckets: the SDK's defaults, in milliseconds, went in for a
 	// histogram in seconds.
 	_, err = cgotel.Register(a, mp, cgotel.WithBuckets())

@@ -41,6 +41,7 @@
 package cgprometheus
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -159,8 +160,10 @@ func NewCollector(g *contractguard.Guard, opts ...Option) *Collector {
 		// client_golang would put its own defaults in, not DefaultBuckets.
 		panic("cgprometheus: WithBuckets: no buckets given")
 	}
-	for i := 1; i < len(cfg.buckets); i++ {
-		if cfg.buckets[i] <= cfg.buckets[i-1] {
+	for i, b := range cfg.buckets {
+		// !(b > prev), not b <= prev: a NaN is in no order but compares
+		// false with anything, and (0.01, 1, NaN, 0.5) passed b <= prev.
+		if math.IsNaN(b) || i > 0 && !(b > cfg.buckets[i-1]) {
 			panic("cgprometheus: WithBuckets: the buckets must be in increasing order")
 		}
 	}

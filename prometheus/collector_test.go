@@ -365,6 +365,13 @@ func TestCollector_Buckets(t *testing.T) {
 	assert.PanicsWithValue(t, "cgprometheus: WithBuckets: the buckets must be in increasing order", func() {
 		cgprometheus.NewCollector(g, cgprometheus.WithBuckets(0.1, 0.01))
 	})
+	// A NaN is in no order: it hid 1 > 0.5, and client_golang took it,
+	// an le="NaN" bucket among the others.
+	for _, buckets := range [][]float64{{0.01, 1, math.NaN(), 0.5}, {math.NaN()}, {math.NaN(), 1}, {0.1, math.NaN()}} {
+		assert.PanicsWithValue(t, "cgprometheus: WithBuckets: the buckets must be in increasing order", func() {
+			cgprometheus.NewCollector(g, cgprometheus.WithBuckets(buckets...))
+		}, "%v", buckets)
+	}
 	// No buckets: client_golang's defaults went in, not DefaultBuckets.
 	assert.PanicsWithValue(t, "cgprometheus: WithBuckets: no buckets given", func() {
 		cgprometheus.NewCollector(g, cgprometheus.WithBuckets())
