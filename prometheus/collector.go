@@ -98,7 +98,8 @@ func WithBuckets(buckets ...float64) Option {
 
 // WithConstLabels adds labels with fixed values to every metric of the
 // Collector: what tells two guards of one process apart on one registry
-// ({"guard": "public"}, {"guard": "admin"}).
+// ({"guard": "public"}, {"guard": "admin"}). A label named le is refused
+// (contractguard_check_duration_seconds's buckets are named so).
 func WithConstLabels(labels prometheus.Labels) Option {
 	return func(c *config) {
 		c.labels = make(prometheus.Labels, len(labels))
@@ -145,9 +146,9 @@ type series struct {
 // request costs no allocation more). Register it on one registry. The
 // observing cannot be undone: a Collector unregistered from its registry
 // goes on counting, which costs a map lookup and two atomic adds per
-// request. NewCollector panics when g is nil or the buckets are not in
-// increasing order, as client_golang does for its own mistakes of
-// set-up.
+// request. NewCollector panics when g is nil, the buckets are not in
+// increasing order or a constant label is named le, as client_golang
+// does for its own mistakes of set-up.
 func NewCollector(g *contractguard.Guard, opts ...Option) *Collector {
 	if g == nil {
 		panic("cgprometheus: NewCollector: the guard is nil")
@@ -166,6 +167,12 @@ func NewCollector(g *contractguard.Guard, opts ...Option) *Collector {
 		if math.IsNaN(b) || i > 0 && !(b > cfg.buckets[i-1]) {
 			panic("cgprometheus: WithBuckets: the buckets must be in increasing order")
 		}
+	}
+	if _, ok := cfg.labels["le"]; ok {
+		// client_golang refuses it only when it makes a histogram, on the
+		// first request a contract runs on: a panic on that request's
+		// goroutine, and on every one after.
+		panic(`cgprometheus: WithConstLabels: "le" is the histogram's bucket label`)
 	}
 	c := &Collector{
 		g:   g,

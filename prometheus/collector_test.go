@@ -379,6 +379,26 @@ func TestCollector_Buckets(t *testing.T) {
 	assert.PanicsWithValue(t, "cgprometheus: NewCollector: the guard is nil", func() { cgprometheus.NewCollector(nil) })
 }
 
+// TestCollector_ConstLabelLe: a constant label named le, the histogram's
+// bucket label, is refused by NewCollector, a mistake of set-up. The
+// registry took it, and client_golang refused it only when it made the
+// histogram of the first request a contract ran on: a panic on that
+// request's goroutine, and on every one after.
+func TestCollector_ConstLabelLe(t *testing.T) {
+	g, _ := newGuard(t)
+	var c *cgprometheus.Collector
+	assert.PanicsWithValue(t, `cgprometheus: WithConstLabels: "le" is the histogram's bucket label`, func() {
+		c = cgprometheus.NewCollector(g, cgprometheus.WithConstLabels(prometheus.Labels{"le": "x"}))
+	})
+	if c != nil {
+		reg := prometheus.NewRegistry()
+		require.NoError(t, reg.Register(c))
+		srv := httptest.NewServer(app(g))
+		defer srv.Close()
+		assert.Equal(t, 200, send(t, srv, "GET", "/api/users/7", ""))
+	}
+}
+
 // TestCollector_Concurrent: requests from many goroutines while the
 // registry is scraped are each counted once (run with -race).
 func TestCollector_Concurrent(t *testing.T) {
