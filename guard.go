@@ -352,7 +352,8 @@ type decision struct {
 // early is a violation found before any contract ran (the body's size or
 // media type): sent, unless every contract of todo learns and a typed
 // handler the request goes to can still have its T (the body was not
-// refused as it was read); then it is
+// refused as it was read, and, read here when its media type was the
+// refusal, is a T; else its refusal is sent); then it is
 // reported for each, the part of the body read (raw, and decoded as far
 // as it went, plain; read says whether the body was read) is given back,
 // and the request passes as it came. On its first pass it passes with an
@@ -367,11 +368,27 @@ func (g *Guard) early(in *input, e *routeEntry, segs []string, others []route.Hi
 		return decision{v: v}
 	}
 	g.observeAll(in, todo, v)
-	if read && in.r != nil && slices.Contains(todo, in.typed.c) {
-		// A body that could not be read (too large, cut off, an encoding
-		// that does not decode) is no T either: the typed handler this
-		// request goes to cannot run, learning or not.
-		return decision{v: v}
+	if in.r != nil && slices.Contains(todo, in.typed.c) {
+		if read {
+			// A body that could not be read (too large, cut off, an encoding
+			// that does not decode) is no T either: the typed handler this
+			// request goes to cannot run, learning or not.
+			return decision{v: v}
+		}
+		// Its media type was refused, the body not read: the typed handler
+		// decodes it all the same, and refuses a body that is no T. Read it
+		// here, so that such a request counts as refused (it counted as
+		// would-block, as though it reached the handler); one that is a T
+		// is given back below, for the handler to decode.
+		var rv *Violation
+		raw, plain, rv = readBody(in, g.opts.MaxBodyBytes)
+		read = true
+		if rv == nil {
+			rv = (&state{guard: g, raw: raw, plain: plain}).bindFor(in.typed.c, g.opts.MaxDepth)
+		}
+		if rv != nil {
+			return decision{v: rv}
+		}
 	}
 	vd := decision{would: v}
 	st := prev

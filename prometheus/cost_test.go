@@ -235,3 +235,43 @@ func BenchmarkMiddlewareParallel(b *testing.B) {
 		})
 	}
 }
+
+// TestCollector_LearningTypedBodyNotT: in learning mode, a body of
+// another media type sent to a typed handler is reported, and reaches the
+// handler when it is a T (would_block); one that is no T is refused, as
+// the handler cannot run without it, and counts as rejected, with the
+// code it is refused with. It counted as would_block, as though it had
+// reached the handler, and not in requests_blocked.
+func TestCollector_LearningTypedBodyNotT(t *testing.T) {
+	g, _ := newGuard(t, func(o *contractguard.Options) { o.LearningMode = true })
+	c := cgprometheus.NewCollector(g)
+	mux := http.NewServeMux()
+	var got []signup
+	mux.Handle("POST /signup", contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, in signup) { got = append(got, in) }))
+	h := g.Middleware(mux)
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{
+		{`{"email":"ada@example.com","age":36}`, 200},
+		{`email=ada@example.com&age=36`, 400},
+	} {
+		r := httptest.NewRequest("POST", "/signup", strings.NewReader(tc.body))
+		r.Header.Set("Content-Type", "text/plain")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, tc.status, w.Code, "%s: %s", tc.body, w.Body)
+	}
+	assert.Equal(t, []signup{{Email: "ada@example.com", Age: 36}}, got)
+	expected := `
+# HELP contractguard_requests_total Requests the guard decided on, by the contract's method and route, outcome (passed, rejected, would_block, unmatched) and violation code. A request checked in two passes (Middleware, then a typed handler) counts in each.
+# TYPE contractguard_requests_total counter
+contractguard_requests_total{code="MALFORMED_JSON",method="POST",outcome="rejected",route="POST /signup"} 1
+contractguard_requests_total{code="UNSUPPORTED_MEDIA_TYPE",method="POST",outcome="would_block",route="POST /signup"} 1
+`
+	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected), "contractguard_requests_total"))
+	m := g.Metrics()
+	assert.EqualValues(t, 2, m.RequestsValidated)
+	assert.EqualValues(t, 1, m.RequestsBlocked)
+	assert.EqualValues(t, 1, m.RequestsWouldBlock)
+}
