@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -258,7 +259,7 @@ func (e *LoadError) Unwrap() error { return e.Err }
 // printable is s, or s quoted when it holds a character that would not
 // print as itself.
 func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
 		return s
 	}
 	return strconv.Quote(s)

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -153,6 +154,31 @@ func (j *job) fail(loc []string, err error) {
 	j.failAt(line, err)
 }
 
+// codeUTF8 reports whether the texts of a contract in code are UTF-8,
+// failing it at the first that is not. The format is checked on its JSON
+// form, where encoding/json writes U+FFFD for a byte that is not, but the
+// texts are kept as given: an endpoint "/caf\xe9" loaded, its bytes then
+// in metrics' route labels and in events, which exporters refuse (a
+// file's texts are UTF-8, or refused, as JSON or YAML).
+func (j *job) codeUTF8() bool {
+	type text struct {
+		loc []string
+		s   string
+	}
+	texts := []text{{[]string{"endpoint"}, j.code.Endpoint}, {[]string{"method"}, j.code.Method}, {[]string{"mode"}, j.code.Mode}}
+	for i, inv := range j.code.Invariants {
+		at := []string{"invariants", strconv.Itoa(i)}
+		texts = append(texts, text{append(at, "expr"), inv.Expr}, text{append(at, "message"), inv.Message})
+	}
+	for _, t := range texts {
+		if !utf8.ValidString(t.s) {
+			j.fail(t.loc, fmt.Errorf("%s: %q is not valid UTF-8", where(t.loc), t.s))
+			return false
+		}
+	}
+	return true
+}
+
 // nodeOf is the contract in its file, nil in code. The first step drops
 // the file and its syntax tree once its contracts are read (a folder's
 // trees at once would be many times its size); a problem found later reads
@@ -219,7 +245,7 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	for i, c := range o.Contracts {
 		file := "Options.Contracts[" + strconv.Itoa(i) + "]"
 		l.units = append(l.units, &unit{jobs: []*job{{file: file, code: c, source: file, resource: "?code=" + strconv.Itoa(i),
-			name: strings.ToUpper(c.Method) + " " + c.Endpoint, ok: true}}})
+			name: printable(strings.ToUpper(c.Method) + " " + c.Endpoint), ok: true}}})
 	}
 	inParallel(len(l.units), func(i int) { l.read(l.units[i]) })
 	for _, u := range l.units {
@@ -414,6 +440,8 @@ func (l *loader) readContract(j *job) {
 			j.failAt(line, err)
 			return
 		}
+	} else if !j.codeUTF8() {
+		return
 	} else if d, ok := codeDoc(&j.code); ok {
 		v = d // plain JSON values: what the round trip below would make (codedoc.go)
 	} else {
@@ -916,7 +944,7 @@ func where(loc []string) string {
 func contractName(doc map[string]any) string {
 	m, _ := doc["method"].(string)
 	e, _ := doc["endpoint"].(string)
-	return strings.TrimSpace(strings.ToUpper(m) + " " + e)
+	return printable(strings.TrimSpace(strings.ToUpper(m) + " " + e))
 }
 
 // decodeSchemaFile reads a JSON or YAML file holding one document.

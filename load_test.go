@@ -642,3 +642,26 @@ func TestLoad_ErrorsAreOneLine(t *testing.T) {
 		assert.Contains(t, errs[0], want, src)
 	}
 }
+
+// TestLoad_CodeTextsUTF8: a contract in code whose endpoint, method, mode
+// or invariant is not UTF-8 is a load error naming it; its format was
+// checked on its JSON form, where each such byte is U+FFFD, and the bytes
+// kept (found by review: the endpoint "/caf\xe9" loaded, and its route
+// label panicked the Prometheus collector on each request).
+func TestLoad_CodeTextsUTF8(t *testing.T) {
+	for _, c := range []struct {
+		contract Contract
+		want     string
+	}{
+		{Contract{Method: "GET", Endpoint: "/caf\xe9"}, `Options.Contracts[0]: "GET /caf\xe9": endpoint: "/caf\xe9" is not valid UTF-8`},
+		{Contract{Method: "GET", Endpoint: "/c", Invariants: []Invariant{{Expr: "true", Message: "ok"}, {Expr: "true", Message: "bad \xff"}}},
+			`invariants/1/message: "bad \xff" is not valid UTF-8`},
+		{Contract{Method: "GET", Endpoint: "/c", Invariants: []Invariant{{Expr: "'\xff' == ''", Message: "m"}}},
+			`invariants/0/expr: "'\xff' == ''" is not valid UTF-8`},
+	} {
+		_, err := New(Options{Logger: discard, Contracts: []Contract{c.contract}})
+		assert.ErrorContains(t, err, c.want)
+	}
+	_, err := New(Options{Logger: discard, Contracts: []Contract{{Method: "GET", Endpoint: "/café"}}})
+	assert.NoError(t, err)
+}
