@@ -1,6 +1,8 @@
 package contractguard
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,6 +51,9 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			}
 			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
 				k = formFinding(st.plain)
+			}
+			if k == scan.None { // JSON to json.NewDecoder, whatever the Content-Type says
+				k = jsonFinding(st.plain)
 			}
 			if k != scan.None && report.Wants() {
 				report.Add("", k.Message())
@@ -122,6 +127,71 @@ func formFinding(body []byte) scan.Class {
 		scan.Pairs(route.FastifyPairs(text), &first)
 	}
 	return scan.ClassOf(first.message)
+}
+
+// jsonFinding is the class of the first finding in the names and
+// strings of a body the guard does not parse, read as JSON the way
+// json.NewDecoder(r.Body) in a handler reads it, which does not look at
+// the Content-Type: "{\"q\":\"1\\u0027 OR …\"}" sent as text/plain is
+// "1' OR …" to that handler, and nothing to a scan of the bytes. Its
+// escapes are decoded, a repeated name and invalid UTF-8 are allowed (as
+// encoding/json allows them), and it is read up to where it stops being
+// JSON (json.Decoder.Decode reads the first value and leaves the rest). A
+// body that does not start as an object, an array or a string holds no
+// string and is not read.
+func jsonFinding(body []byte) scan.Class {
+	text := bytes.TrimLeft(body, " \t\r\n")
+	if len(text) == 0 || text[0] != '{' && text[0] != '[' && text[0] != '"' {
+		return scan.None
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	// The containers the next token is in: whether each is an object whose
+	// next string is a name, and whether it is the value of a name
+	// "constructor" (which then must not hold "prototype").
+	type open struct{ object, name, constructor bool }
+	var stack []open
+	constructor := false // the last token was the name "constructor"
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return scan.None // the end, or no more JSON
+		}
+		var top *open
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		after := constructor
+		constructor = false
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				stack = append(stack, open{object: t == '{', name: t == '{', constructor: after && t == '{'})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.object && top.name {
+				if top.constructor && t == "prototype" {
+					return scan.PrototypePollution
+				}
+				if c := scan.Key(t); c != scan.None {
+					return c
+				}
+				top.name, constructor = false, t == "constructor"
+				continue
+			}
+			if c := scan.String(t); c != scan.None {
+				return c
+			}
+		}
+		// A value ended: what holds it, if an object, has a name next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].name = true
+		}
+	}
 }
 
 // firstFinding is a failure.Reporter that takes the first finding only.

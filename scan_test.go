@@ -111,6 +111,40 @@ func TestScan_FormBodyDecoded(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/raw", "q=1%27%20or%20%271%27%3D%271", "Content-Type", "text/plain").Code)
 }
 
+// TestScan_JSONBodyOfAnotherType: a JSON body sent with another
+// Content-Type to a contract that does not parse it is scanned as
+// json.NewDecoder(r.Body) reads it, whatever the type says, as well as
+// as its bytes: its escapes decoded, duplicate names and invalid UTF-8
+// allowed. A scan of the bytes alone let "\u0027 OR …" and
+// "\u005f_proto__" through to a handler that decodes them.
+func TestScan_JSONBodyOfAnotherType(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	for _, tc := range []struct{ body, ct, want string }{
+		{`{"q":"1\u0027 OR \u00271\u0027=\u00271"}`, "text/plain", "possible SQL injection"},
+		{` [ "\u003cscript\u003ealert(1)\u003c/script\u003e" ]`, "text/plain;charset=UTF-8", "possible cross-site scripting"},
+		{`"1\u0027 OR \u00271\u0027=\u00271"`, "application/octet-stream", "possible SQL injection"},
+		{`{"\u005f_proto__":{"isAdmin":true}}`, "text/plain", "possible prototype pollution"},
+		{`{"a":{"constructo\u0072":{"prototype":{"isAdmin":true}}}}`, "text/plain", "possible prototype pollution"},
+		{`{"user":{"\u0024ne":1}}`, "text/plain", "possible NoSQL operator injection"},
+		{`{"q":"fine","q":"\u003cscript\u003ealert(1)\u003c/script\u003e"}`, "text/plain", "possible cross-site scripting"}, // the last one is Go's
+		{"{\"q\":\"1\\u0027 OR \\u00271\\u0027=\\u00271\",\"x\":\"\xff\"}", "text/plain", "possible SQL injection"},         // not UTF-8: still JSON to Go
+		{`{"q":"1\u0027 OR \u00271\u0027=\u00271"} trailing`, "text/plain", "possible SQL injection"},                       // json.Decoder reads the first value
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", tc.body, "Content-Type", tc.ct), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.body)
+	}
+	for _, body := range []string{
+		`{"name":"O\u0027Brien","note":"Please select a plan"}`,
+		`{"constructor":"x","prototype":{"a":1}}`,
+		`{"a":{"constructor":1},"prototype":{}}`,
+		`[1, 2.5, true, null, "\u00e9t\u00e9"]`,
+		`{"q":"1\u0027 OR`, // not JSON to anyone
+	} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", body, "Content-Type", "text/plain").Code, body)
+	}
+}
+
 func TestScan_MessagesNeverEchoThePayload(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "POST"}}})
 	payload := "SECRETMARKER' UNION SELECT password FROM users --"
