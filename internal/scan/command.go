@@ -153,10 +153,11 @@ func commandAt(s string, i int) bool {
 	if start < i && (command(s[start:i], s, i, before) || executable(s[start:i])) || strings.HasPrefix(s[begin:], "./") {
 		return true
 	}
-	if (i == len(s) || s[i] != '\'' && s[i] != '"') && strings.IndexByte(s[begin:i], '\\') < 0 {
+	if (i == len(s) || s[i] != '\'' && s[i] != '"' && s[i] != '^') && strings.IndexByte(s[begin:i], '\\') < 0 {
 		return false
 	}
-	// The word again, through quotes and backslashes, without them.
+	// The word again, through quotes, backslashes and carets (cmd.exe's
+	// escape: w^h^o^a^m^i), without them.
 	var buf [64]byte
 	n, quotes, doubles, dropped := 0, 0, 0, false
 	switch before { // the quote the word opened with
@@ -165,13 +166,13 @@ func commandAt(s string, i int) bool {
 	case '"':
 		doubles++
 	}
-	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"'); i++ {
+	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"' || s[i] == '^'); i++ {
 		switch c := s[i]; {
 		case c == '\'':
 			quotes++
 		case c == '"':
 			doubles++
-		case c == '\\':
+		case c == '\\', c == '^':
 			dropped = true
 		case c == '/':
 			n = 0 // the last step of a path

@@ -36,3 +36,19 @@ func TestCommandInjectionLinear(t *testing.T) {
 	assert.Equal(t, CommandInjection, String(strings.Repeat("$(", n/2)+"id"))
 	assert.Equal(t, CommandInjection, String(strings.Repeat(";$IFS", n/5)+"whoami"))
 }
+
+// TestCommandThroughCarets: cmd.exe drops a ^ (its escape) as a Unix
+// shell drops a backslash, so w^h^o^a^m^i is whoami to it; the word is
+// read again without them, as without quotes and backslashes. Text with
+// a ^ (powers, markdown footnotes) is not a command for that.
+func TestCommandThroughCarets(t *testing.T) {
+	for v, want := range map[string]Class{
+		"& w^h^o^a^m^i": CommandInjection, "| who^ami": CommandInjection, "& ^whoami": CommandInjection,
+		"& c^m^d /c dir": CommandInjection, "&& ip^config /all": CommandInjection, "| n^e^t user": CommandInjection,
+		"& p^o^w^e^r^s^h^e^l^l -c x": CommandInjection, "& x.e^x^e": CommandInjection,
+		"x & y^2": None, "E = mc^2 | Energy": None, "2^10 & 2^20": None, "Footnote[^1] & Notes": None,
+		"Caps | Shift^2": None, "a & b^c^d": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+}
