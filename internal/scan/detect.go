@@ -23,7 +23,7 @@ func check(s string, buf *[]byte) Class {
 		return None
 	}
 	f := bytesIn(s)
-	if f&(hasLT|hasEQ|hasColon) != 0 && xss(s, f) {
+	if f&(hasLT|hasEQ|hasColon|hasAmp) != 0 && xss(s, f) {
 		return XSS
 	}
 	if f&notToken != 0 && needsSQLi(s, f) && sqlInjection(s, f, buf) {

@@ -2,6 +2,9 @@ package scan
 
 import (
 	"strings"
+	"unicode/utf8"
+
+	"github.com/contractguard/contractguard/internal/formats"
 
 	libinjection "github.com/corazawaf/libinjection-go"
 )
@@ -13,17 +16,26 @@ import (
 // libinjection judges only inside an href or src attribute, while the
 // value of a "website" or "avatar" field ends up in one.
 func xss(s string, f uint32) bool {
-	return f&hasColon != 0 && scriptURL(s) || needsXSS(s, f) && libinjection.IsXSS(s)
+	return f&(hasColon|hasAmp) != 0 && scriptURL(s) || needsXSS(s, f) && libinjection.IsXSS(s)
 }
 
 // scriptURL reports a URL whose scheme runs script, ignoring leading
 // blanks and control characters and tabs or newlines within the scheme,
-// as browsers do.
+// as browsers do, and reading the character references a browser decodes
+// in an attribute value before it reads the URL (&#106;avascript:,
+// javascript&colon;, jav&#x09;ascript:).
 func scriptURL(s string) bool {
 	var scheme [16]byte
 	n := 0
 	for i := 0; i < len(s) && n < len(scheme); i++ {
 		c := s[i]
+		if c == '&' {
+			r, w := charRef(s[i:])
+			if w == 0 {
+				return false
+			}
+			c, i = r, i+w-1
+		}
 		switch {
 		case c <= ' ':
 			continue // browsers drop them
@@ -45,6 +57,50 @@ func scriptURL(s string) bool {
 		}
 	}
 	return false
+}
+
+// charRef reads the character reference at the start of s (at an &) as
+// a browser does in an attribute value: &#106; or &#x6A, with or without
+// the ;, and the named &colon;, &Tab; and &NewLine;. It gives the ASCII
+// byte it stands for and its length; w is 0 for anything else (another
+// name, a character beyond ASCII), which no scheme holds.
+func charRef(s string) (c byte, w int) {
+	for _, named := range [...]struct {
+		name string
+		c    byte
+	}{{"&colon;", ':'}, {"&Tab;", '\t'}, {"&NewLine;", '\n'}} {
+		if strings.HasPrefix(s, named.name) {
+			return named.c, len(named.name)
+		}
+	}
+	if len(s) < 3 || s[1] != '#' {
+		return 0, 0
+	}
+	i, base := 2, rune(10)
+	if s[2] == 'x' || s[2] == 'X' {
+		i, base = 3, 16
+	}
+	start, v := i, rune(0)
+	for ; i < len(s); i++ {
+		d := rune(-1)
+		switch b := s[i]; {
+		case isDigit(b):
+			d = rune(b - '0')
+		case base == 16 && formats.IsHex(b):
+			d = rune(formats.Unhex(b))
+		}
+		if d < 0 {
+			break
+		}
+		v = min(v*base+d, utf8.MaxRune+1) // no wrap to ASCII
+	}
+	if i == start || v >= utf8.RuneSelf {
+		return 0, 0
+	}
+	if i < len(s) && s[i] == ';' {
+		i++
+	}
+	return byte(v), i
 }
 
 // hasPrefixFold is strings.HasPrefix without regard to case, for a lower

@@ -34,3 +34,32 @@ func TestScriptURL(t *testing.T) {
 		assert.Equal(t, want, scriptURL(s), "%q", s)
 	}
 }
+
+// TestScriptURLCharacterReferences: a browser decodes the character
+// references of an attribute value before it reads the URL, so
+// "&#106;avascript:alert(1)" and "javascript&colon;alert(1)" in an href
+// run script as "javascript:alert(1)" does (the OWASP cheat sheet's
+// decimal, hexadecimal, unterminated and padded references, and its
+// encoded tab). Text with references is not a script URL for that.
+func TestScriptURLCharacterReferences(t *testing.T) {
+	for s, want := range map[string]Class{
+		"&#106;avascript:alert(1)":                                    XSS,
+		"&#106&#97&#118&#97&#115&#99&#114&#105&#112&#116&#58alert(1)": XSS,
+		"&#0000106&#0000097vascript:alert(1)":                         XSS,
+		"&#x6A&#x61&#X76;ascript:alert(1)":                            XSS,
+		"&#x6A&#x61&#X76ascript:alert(1)":                             None, // &#X76a is U+076A
+		"javascript&colon;alert(1)":                                   XSS,
+		"jav&#x09;ascript:alert(1)":                                   XSS,
+		"jav&Tab;ascript:alert(1)":                                    XSS,
+		"java&NewLine;script&colon;alert(1)":                          XSS,
+		"vbscript&#58;msgbox(1)":                                      XSS,
+		"data&colon;text/html,<b>":                                    XSS,
+		"Tom &amp; Jerry: the movie":                                  None,
+		"&#169; 2024: all rights reserved":                            None,
+		"javascript&amp;colon;alert(1)":                               None, // &amp; is &: no colon
+		"&#x6A;ava&#1000000000000000000000;script:alert(1)":           None,
+		"AT&T: javascript:":                                           None,
+	} {
+		assert.Equal(t, want, String(s), "%q", s)
+	}
+}
