@@ -32,7 +32,7 @@ const (
 	hasLower                  // a-z
 	hasY                      // y: "prototype" has one, and "__proto__" an _
 	hasPercent                // %
-	hasOverlong               // the lead bytes of overlong UTF-8 forms of . / \ (see undoRawOverlongs)
+	hasOverlong               // the lead bytes of overlong UTF-8 forms of . / \, and of ．／＼∕∖ (see undoRawOverlongs)
 
 	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
 	hasPath  = hasDot | hasSep | hasNUL
@@ -70,7 +70,7 @@ var byteKinds = func() (t [256]uint32) {
 	t['/'] |= hasSep
 	t['\\'] |= hasSep
 	t['%'] |= hasSep | hasPercent
-	for _, c := range []byte{0xc0, 0xc1, 0xe0} {
+	for _, c := range []byte{0xc0, 0xc1, 0xe0, 0xe2, 0xef} {
 		t[c] |= hasSep | hasOverlong
 	}
 	t[0] |= hasNUL

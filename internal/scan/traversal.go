@@ -1,7 +1,9 @@
 package scan
 
 import (
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contractguard/contractguard/internal/formats"
 )
@@ -205,22 +207,42 @@ var overlong = map[string]byte{
 	"%uff3c": '\\',
 }
 
-// undoRawOverlongs is s with the raw overlong forms of overlong replaced
-// (and itself when it has none: 0xE0 leads real UTF-8 too, in Thai or
-// Hindi).
+// undoRawOverlongs is s with the raw overlong forms of overlong replaced,
+// and the characters of its %uXXXX forms beyond ASCII (fullwidth ．／＼,
+// ∕ and ∖), which come so in a JSON string or a decoded query value (and
+// itself when it has none: 0xE0, 0xE2 and 0xEF lead real UTF-8 too, in
+// Thai or Hindi, dashes and quotes, CJK punctuation).
 func undoRawOverlongs(s string) string {
-	if strings.IndexByte(s, 0xc0) < 0 && strings.IndexByte(s, 0xc1) < 0 && !strings.Contains(s, "\xe0\x80") {
+	if strings.IndexByte(s, 0xc0) < 0 && strings.IndexByte(s, 0xc1) < 0 && !strings.Contains(s, "\xe0\x80") &&
+		!hasWide(s) {
 		return s
 	}
 	return rawOverlongs.Replace(s)
 }
 
+// hasWide reports one of the characters ．／＼∕∖ in s.
+func hasWide(s string) bool {
+	if !strings.Contains(s, "\xef\xbc") && !strings.Contains(s, "\xe2\x88") {
+		return false
+	}
+	for _, w := range [...]string{"．", "／", "＼", "∕", "∖"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // rawOverlongs replaces the overlong UTF-8 forms of overlong, decoded to
-// raw bytes, with what they stand for.
+// raw bytes, and the characters beyond ASCII of its %uXXXX forms, with
+// what they stand for.
 var rawOverlongs = func() *strings.Replacer {
 	var pairs []string
 	for form, c := range overlong {
 		if form[1] == 'u' {
+			if r, err := strconv.ParseUint(form[2:], 16, 32); err == nil && r >= utf8.RuneSelf {
+				pairs = append(pairs, string(rune(r)), string(c))
+			}
 			continue
 		}
 		var raw []byte

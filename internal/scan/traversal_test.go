@@ -1,8 +1,10 @@
 package scan
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,4 +71,38 @@ func TestPathTraversalShortWays(t *testing.T) {
 	}
 	require.Greater(t, noSeparator, 100)
 	require.Greater(t, nothingToDecode, 100)
+}
+
+// TestPathTraversalFullwidth: the characters IIS's %uff0e, %uff0f,
+// %uff3c, %u2215 and %u2216 stand for (which Windows' best-fit mapping and
+// NFKC normalisation make . / \) are read as the escapes are when they
+// come decoded: in a JSON string, or percent-encoded as UTF-8 in a query
+// value. Text that holds them (CJK punctuation, fractions) is not a path
+// for that.
+func TestPathTraversalFullwidth(t *testing.T) {
+	for v, want := range map[string]Class{
+		"．．／．．／secret":                      PathTraversal,
+		"..／..／secret":                      PathTraversal,
+		"..＼..＼secret":                      PathTraversal,
+		"..∕..∕secret":                      PathTraversal,
+		"..∖..∖secret":                      PathTraversal,
+		"%EF%BC%8E%EF%BC%8E%EF%BC%8Fsecret": PathTraversal,
+		"%25EF%25BC%258E%25EF%25BC%258E/x":  PathTraversal,
+		"価格／数量":                             None,
+		"１／２ cup":                           None,
+		"Ｑ＆Ａ．．．":                            None,
+		"A — B / C … “quoted” ‘x’ €5":       None,
+		"日本語．テキスト／資料．pdf":                   None,
+		"見出し１．．．見出し２":                       None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for form := range overlong { // hasWide knows every one
+		if r, err := strconv.ParseUint(form[2:], 16, 32); form[1] == 'u' && err == nil && r >= utf8.RuneSelf {
+			assert.True(t, hasWide("x"+string(rune(r))), form)
+		}
+	}
+	for _, v := range []string{"A — B / C … “quoted”", "日本語，テキスト（資料）"} {
+		assert.LessOrEqual(t, testing.AllocsPerRun(20, func() { decodePath(v) }), 0.0, v)
+	}
 }
