@@ -426,3 +426,32 @@ func TestScan_OptOutOfAdditional(t *testing.T) {
 		assert.Equal(t, []Detail{{"/text", "possible cross-site scripting"}}, v.Details)
 	}
 }
+
+// TestScan_OptOutOfAdditionalScansTheirNames: under an opt-out of
+// additionalProperties a member's value is not scanned, but its name,
+// which the client chose, is (found by review: {"__proto__": …} and
+// {"$where": …} passed); a declared property's opt-out leaves its name
+// out too, the schema's own.
+func TestScan_OptOutOfAdditionalScansTheirNames(t *testing.T) {
+	extra := map[string]any{"type": "object", "properties": map[string]any{"html": map[string]any{"x-contractguard-scan": false}},
+		"additionalProperties": map[string]any{"x-contractguard-scan": false}}
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/extra", Method: "POST", Schema: extra}}})
+	for body, want := range map[string]string{
+		`{"__proto__":{"isAdmin":true}}`:          "prototype pollution",
+		`{"$where":"sleep(100)"}`:                 "NoSQL",
+		`{"constructor":{"prototype":{"x":1}}}`:   "prototype pollution",
+		`{"note":{"__proto__":{"isAdmin":true}}}`: "",
+		`{"snippet":"<script>alert(1)</script>"}`: "",
+		`{"html":{"__proto__":{"isAdmin":true}}}`: "",
+	} {
+		v := g.Check("POST", "/extra", []byte(body))
+		if want == "" {
+			assert.Nil(t, v, body)
+			continue
+		}
+		if assert.NotNil(t, v, body) {
+			assert.Equal(t, CodeVulnerabilityDetected, v.Code)
+			assert.Contains(t, v.Details[0].Message, want, body)
+		}
+	}
+}

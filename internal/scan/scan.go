@@ -107,7 +107,12 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 		name, e := v.Member(i)
 		child := skip.Member(name)
 		if child != nil && child.Off {
-			continue // the key goes with its value
+			if _, declared := skip.Props[name]; declared {
+				continue // the key, the schema's own, goes with its value
+			}
+			// A member additionalProperties' opt-out takes: its value is
+			// not scanned (below), its name, which the client chose, is
+			// ({"__proto__": …} or {"$where": …} under it passed).
 		}
 		if c := w.key(name, e); c != None {
 			// The name is the payload: reported at the object that holds
@@ -121,7 +126,9 @@ func (w *walker) container(v jsonbody.Value, skip *shape.Skip) {
 			named = true
 			continue
 		}
-		w.inner(e, child, name, -1)
+		if child == nil || !child.Off {
+			w.inner(e, child, name, -1)
+		}
 	}
 }
 
