@@ -44,6 +44,11 @@ type Activation struct {
 	user                   ref.Val
 	body                   ref.Val // request.body for bodyShape, built on first use
 	bodyShape              *shape.Numbers
+	bodyMeter              *meter // the meter body's values count in: this Activation's (not a copy's)
+
+	// meter counts the comparison units of a tracked cel-go evaluation
+	// (compare.go).
+	meter meter
 }
 
 const (
@@ -119,7 +124,7 @@ func (a *Activation) userValue() ref.Val {
 		if a.Src != nil {
 			u = a.Src.User()
 		}
-		a.user = UserValue(u)
+		a.user = userValue(u, &a.meter)
 	}
 	return a.user
 }
@@ -127,7 +132,11 @@ func (a *Activation) userValue() ref.Val {
 // UserValue presents whatever Options.User returned as a CEL map: a map
 // of strings as it is, anything else (a map, a struct with json tags, a
 // pointer to one) through its JSON encoding. nil is an empty map.
-func UserValue(u any) ref.Val {
+func UserValue(u any) ref.Val { return userValue(u, nil) }
+
+// userValue is UserValue whose objects and arrays count their
+// comparisons in m.
+func userValue(u any, m *meter) ref.Val {
 	switch u := u.(type) {
 	case nil:
 		return types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{})
@@ -147,7 +156,7 @@ func UserValue(u any) ref.Val {
 	if doc.Root().Kind() != jsonbody.Object {
 		return types.NewErr("context.user: %T is not an object", u)
 	}
-	return Value(doc.Root(), nil)
+	return valueIn(doc.Root(), nil, m)
 }
 
 // requestVal is the variable request, a map with fixed keys whose values
@@ -163,8 +172,8 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 		if a.Body == nil {
 			return types.NullValue, true
 		}
-		if a.body == nil || a.bodyShape != a.Shape {
-			a.body, a.bodyShape = Value(a.Body.Root(), a.Shape), a.Shape
+		if a.body == nil || a.bodyShape != a.Shape || a.bodyMeter != &a.meter {
+			a.body, a.bodyShape, a.bodyMeter = valueIn(a.Body.Root(), a.Shape, &a.meter), a.Shape, &a.meter
 		}
 		return a.body, true
 	case "params":

@@ -18,6 +18,7 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/decls"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 )
@@ -148,8 +149,8 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	if est.Max > costLimit || readsUnbounded(ast) {
-		opts = append(opts, cel.CostLimit(costLimit))
+	if est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) {
+		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
 	p := &Program{tracked: len(opts) > 1, body: readsBody(ast)}
 	budget := uint64(unlimited)
@@ -421,7 +422,7 @@ func (p *Program) evalCEL(act interpreter.Activation) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, _, err := prg.Eval(act)
+	out, err := p.run(prg, act)
 	if err != nil {
 		return false, evalError{err}
 	}
@@ -430,6 +431,27 @@ func (p *Program) evalCEL(act interpreter.Activation) (bool, error) {
 		return false, fmt.Errorf("evaluated to %s, not a bool", out.Type().TypeName())
 	}
 	return bool(b), nil
+}
+
+// run evaluates prg on act. A tracked program on an *Activation runs in
+// a frame of its own, which its body's values reach through the
+// Activation's meter: their comparisons charge cel-go's cost tracker of
+// that frame as they go (compare.go).
+func (p *Program) run(prg cel.Program, act interpreter.Activation) (ref.Val, error) {
+	a, ok := act.(*Activation)
+	if !ok || !p.tracked {
+		out, _, err := prg.Eval(act)
+		return out, err
+	}
+	frame, err := interpreter.NewExecutionFrame(a)
+	if err != nil {
+		return nil, err
+	}
+	a.meter = meter{frame: frame}
+	out, _, err := prg.Eval(frame)
+	a.meter.frame = nil
+	frame.Close()
+	return out, err
 }
 
 // evalPhrases open the CEL evaluation errors whose reason may be logged.

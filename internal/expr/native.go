@@ -45,7 +45,9 @@ import (
 // the same estimate. Any other expression cel-go runs under the cost
 // limit's tracker; the native path then charges each node at least what
 // cel-go's tracker charges for it (frame.charge) against a budget of the
-// cost limit, and hands an evaluation that would spend it to cel-go. An
+// cost limit, and hands an evaluation that would spend it to cel-go (the
+// units of comparing objects and lists included, as cel-go's meter counts
+// them: compare.go, frame.equal). An
 // evaluation the native path finishes is one that cel-go finishes within
 // the limit, with the same verdict; and native work never passes the
 // limit either.

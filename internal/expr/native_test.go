@@ -767,6 +767,11 @@ func FuzzNativeVsCEL(f *testing.F) {
 	// body would otherwise run for ever, and the native budget is tested.
 	env, err := NewEnv(Config{CostLimit: 200_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 16})
 	require.NoError(f, err)
+	// A limit so low that comparisons of the body's objects and lists
+	// (dyn == dyn, dyn in a path) reach it: the native path charges their
+	// units (compare.go) and hands over wherever cel-go may stop.
+	low, err := NewEnv(Config{CostLimit: 40, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 16})
+	require.NoError(f, err)
 	rt := reflect.TypeFor[NativeRecord]()
 	te, err := env.ForType(rt, nil)
 	require.NoError(f, err)
@@ -783,6 +788,10 @@ func FuzzNativeVsCEL(f *testing.F) {
 	for i, s := range seeds {
 		f.Add([]byte(s.expr), []byte(s.body), uint64(i)*7919)
 	}
+	// request.body.a == request.body.b on two equal objects of 60 leaves:
+	// 64 comparison units, over the low limit.
+	leaves := `{"x":{"y":[` + strings.TrimSuffix(strings.Repeat("1,", 60), ",") + `]}}`
+	f.Add([]byte("\x00\x00\x01\x01\x02\x00\x03\x01\x01\x02\x01\x00"), []byte(`{"a":`+leaves+`,"b":`+leaves+`}`), uint64(0))
 	for _, o := range operands {
 		f.Add([]byte("\x00\x02\x01\x00\x07\x01\x02\x03"), []byte(`{"a":`+o+`,"b":[`+o+`],"x":{"a":`+o+`}}`), uint64(len(o)))
 	}
@@ -805,6 +814,12 @@ func FuzzNativeVsCEL(f *testing.F) {
 		nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: d, Shape: s, Method: "POST", Src: requestSrc()} })
 		if !bailed && nat != cel {
 			t.Fatalf("%s on %s (shape seed %d): native %s, cel-go %s", src, body, shapeSeed, nat, cel)
+		}
+		if lp, err := low.Compile(src); err == nil && lp.nat != nil {
+			nat, cel, bailed := both(lp, func() *Activation { return &Activation{Body: d, Shape: s, Method: "POST", Src: requestSrc()} })
+			if !bailed && nat != cel {
+				t.Fatalf("%s on %s (shape seed %d), cost limit 40: native %s, cel-go %s", src, body, shapeSeed, nat, cel)
+			}
 		}
 
 		// The same bytes as a struct-tag rule on NativeRecord, the body

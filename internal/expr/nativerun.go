@@ -428,7 +428,11 @@ func (f *frame) binary(n *nnode) val {
 	switch n.op {
 	case opEq, opNe:
 		f.charge(min(f.sizeFor(x), f.sizeFor(y)))
-		return boolVal(equal(x, xr, y, yr) == (n.op == opEq))
+		eq := f.equal(x, xr, y, yr)
+		if f.bail {
+			return val{}
+		}
+		return boolVal(eq == (n.op == opEq))
 	case opLt, opLe, opGt, opGe:
 		f.charge(min(f.sizeFor(x), f.sizeFor(y)))
 		return relation(n.op, x, y)
@@ -440,7 +444,11 @@ func (f *frame) binary(n *nnode) val {
 		return v
 	case opIn:
 		f.charge(f.sizeFor(y))
-		return in(x, xr, y, yr)
+		v := f.in(x, xr, y, yr)
+		if f.bail {
+			return val{}
+		}
+		return v
 	}
 	if x.k != kString || y.k != kString { // opStartsWith, opEndsWith, opContains
 		return errVal(errNoSuchOverload)
@@ -461,13 +469,17 @@ func (f *frame) binary(n *nnode) val {
 }
 
 // in is x in y for a y evaluated at run time: inAggregate over a list
-// (Equal) or an object (its member names).
-func in(x val, xr agg, y val, yr agg) val {
+// (Equal, each element the receiver, as in list.Contains) or an object
+// (its member names).
+func (f *frame) in(x val, xr agg, y val, yr agg) val {
 	switch y.k {
 	case kList:
 		for i := range yr.size() {
-			if e, er := yr.elem(i); equal(e, er, x, xr) {
+			if e, er := yr.elem(i); f.equal(e, er, x, xr) {
 				return vTrue
+			}
+			if f.bail {
+				return val{}
 			}
 		}
 		return vFalse
@@ -479,6 +491,43 @@ func in(x val, xr agg, y val, yr agg) val {
 		return boolVal(ok)
 	}
 	return errVal(errNoSuchOverload)
+}
+
+// equal is equal, charging the comparison units of two objects or two
+// lists (compare.go): a unit per pair of members, resp. elements, it
+// visits, in the order object.Equal and list.Equal visit them (x's
+// members in the body's order, looked up in y), so that it charges what
+// cel-go's meter counts. It stops, with f.bail, once the budget is spent.
+func (f *frame) equal(x val, xr agg, y val, yr agg) bool {
+	if x.k != y.k || !isComposite(x.k) {
+		return equal(x, xr, y, yr)
+	}
+	n := xr.size()
+	if n != yr.size() {
+		return false
+	}
+	for i := range n {
+		if f.charge(1); f.bail {
+			return false
+		}
+		var xe, ye val
+		var xer, yer agg
+		if x.k == kObject {
+			var name string
+			var ok bool
+			name, xe, xer = xr.memberAt(i)
+			if ye, yer, ok = yr.member(name); !ok {
+				return false
+			}
+		} else {
+			xe, xer = xr.elem(i)
+			ye, yer = yr.elem(i)
+		}
+		if !f.equal(xe, xer, ye, yer) {
+			return false
+		}
+	}
+	return true
 }
 
 // comprehension is all() and exists(): false (all), resp. true (exists),

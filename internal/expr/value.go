@@ -18,7 +18,11 @@ import (
 // Value presents a body value to CEL. Objects and arrays are wrapped, not
 // copied: their members are converted only when an expression reads them,
 // numbers as the shape says, strings without copying.
-func Value(v jsonbody.Value, s *shape.Numbers) ref.Val {
+func Value(v jsonbody.Value, s *shape.Numbers) ref.Val { return valueIn(v, s, nil) }
+
+// valueIn is Value whose objects and arrays count the units of their
+// comparisons in m (compare.go); nil: they count none.
+func valueIn(v jsonbody.Value, s *shape.Numbers, m *meter) ref.Val {
 	switch v.Kind() {
 	case jsonbody.Null:
 		return types.NullValue
@@ -31,9 +35,9 @@ func Value(v jsonbody.Value, s *shape.Numbers) ref.Val {
 	case jsonbody.Number:
 		return Number(v.Number(), s.Kind())
 	case jsonbody.Object:
-		return &object{v: v, shape: s}
+		return &object{v: v, shape: s, m: m}
 	default:
-		return &list{v: v, shape: s.Elements()}
+		return &list{v: v, shape: s.Elements(), m: m}
 	}
 }
 
@@ -86,6 +90,7 @@ func mayBeIntegral(s string) bool {
 type object struct {
 	v     jsonbody.Value
 	shape *shape.Numbers
+	m     *meter // where its comparisons count (compare.go)
 }
 
 var (
@@ -101,7 +106,7 @@ func (o *object) FindStringKey(k string) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	return Value(v, o.shape.Member(k)), true
+	return valueIn(v, o.shape.Member(k), o.m), true
 }
 
 func (o *object) Find(key ref.Val) (ref.Val, bool) {
@@ -124,11 +129,50 @@ func (o *object) Contains(key ref.Val) ref.Val     { return mapContains(o, key) 
 func (o *object) Size() ref.Val                    { return types.Int(o.v.Len()) }
 func (o *object) Type() ref.Type                   { return types.MapType }
 func (o *object) Value() any                       { return o.v.Any() }
-func (o *object) Equal(other ref.Val) ref.Val      { return mapEqual(o, other) }
 func (o *object) ConvertToType(t ref.Type) ref.Val { return convertToType(o, types.MapType, t) }
 
 func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, o.v.Any().(map[string]any)).ConvertToNative(t)
+}
+
+// Equal is CEL's equality of maps: the same size, and each member equal
+// to the other's member of its name. It visits the members in the body's
+// order, which does not change its verdict, and counts a unit per member
+// (compare.go) as frame.equal does in the same order.
+func (o *object) Equal(other ref.Val) ref.Val {
+	if o.m.counting() {
+		o.m.enter()
+		defer o.m.leave()
+	}
+	switch ov := other.(type) {
+	case *object:
+		if ov.v.Len() != o.v.Len() {
+			return types.False
+		}
+		for i := range o.v.Len() {
+			o.m.count(1)
+			name, v := o.v.Member(i)
+			w, ok := ov.v.Get(name)
+			if !ok || types.Equal(valueIn(v, o.shape.Member(name), o.m), valueIn(w, ov.shape.Member(name), ov.m)) != types.True {
+				return types.False
+			}
+		}
+		return types.True
+	case traits.Mapper:
+		if ov.Size() != o.Size() {
+			return types.False
+		}
+		for i := range o.v.Len() {
+			o.m.count(1)
+			name, v := o.v.Member(i)
+			w, ok := ov.Find(types.String(name))
+			if !ok || types.Equal(valueIn(v, o.shape.Member(name), o.m), w) != types.True {
+				return types.False
+			}
+		}
+		return types.True
+	}
+	return types.False
 }
 
 // Iterator visits the keys in sorted order, so that results never depend
@@ -142,6 +186,7 @@ func (o *object) Iterator() traits.Iterator {
 type list struct {
 	v     jsonbody.Value
 	shape *shape.Numbers // of the items
+	m     *meter         // where its comparisons count (compare.go)
 }
 
 func (l *list) Get(index ref.Val) ref.Val {
@@ -152,7 +197,7 @@ func (l *list) Get(index ref.Val) ref.Val {
 	if i < 0 || i >= int64(l.v.Len()) {
 		return types.NewErr("index out of range: %d", i)
 	}
-	return Value(l.v.Index(int(i)), l.shape)
+	return valueIn(l.v.Index(int(i)), l.shape, l.m)
 }
 
 func indexOf(v ref.Val) (int64, error) {
@@ -173,9 +218,11 @@ func (l *list) Size() ref.Val  { return types.Int(l.v.Len()) }
 func (l *list) Type() ref.Type { return types.ListType }
 func (l *list) Value() any     { return l.v.Any() }
 
+// Contains is in: an element equal to v. Each element is the receiver of
+// its comparison, as in frame's in.
 func (l *list) Contains(v ref.Val) ref.Val {
 	for i := range l.v.Len() {
-		if types.Equal(Value(l.v.Index(i), l.shape), v) == types.True {
+		if types.Equal(valueIn(l.v.Index(i), l.shape, l.m), v) == types.True {
 			return types.True
 		}
 	}
@@ -189,11 +236,13 @@ func (l *list) Add(other ref.Val) ref.Val {
 func (l *list) values() traits.Lister {
 	vals := make([]ref.Val, l.v.Len())
 	for i := range vals {
-		vals[i] = Value(l.v.Index(i), l.shape)
+		vals[i] = valueIn(l.v.Index(i), l.shape, l.m)
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, vals)
 }
 
+// Equal is CEL's equality of lists, counting a unit per pair of
+// elements (compare.go), as frame.equal does.
 func (l *list) Equal(other ref.Val) ref.Val {
 	o, ok := other.(traits.Lister)
 	if !ok {
@@ -202,8 +251,13 @@ func (l *list) Equal(other ref.Val) ref.Val {
 	if o.Size() != l.Size() {
 		return types.False
 	}
+	if l.m.counting() {
+		l.m.enter()
+		defer l.m.leave()
+	}
 	for i := range l.v.Len() {
-		if types.Equal(Value(l.v.Index(i), l.shape), o.Get(types.Int(i))) != types.True {
+		l.m.count(1)
+		if types.Equal(valueIn(l.v.Index(i), l.shape, l.m), o.Get(indexKey(i))) != types.True {
 			return types.False
 		}
 	}
@@ -249,10 +303,10 @@ func (l *list) Fold(f traits.Folder) {
 			if len(objs) == 0 {
 				objs = make([]object, min(n-i, foldChunk))
 			}
-			objs[0] = object{v: e, shape: l.shape}
+			objs[0] = object{v: e, shape: l.shape, m: l.m}
 			val, objs = &objs[0], objs[1:]
 		} else {
-			val = Value(e, l.shape)
+			val = valueIn(e, l.shape, l.m)
 		}
 		if !f.FoldEntry(indexKey(i), val) {
 			return
@@ -272,7 +326,7 @@ func (it *listIterator) Next() ref.Val {
 	if it.i >= it.l.v.Len() {
 		return nil
 	}
-	v := Value(it.l.v.Index(it.i), it.l.shape)
+	v := valueIn(it.l.v.Index(it.i), it.l.shape, it.l.m)
 	it.i++
 	return v
 }

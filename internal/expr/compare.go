@@ -1,0 +1,220 @@
+package expr
+
+import (
+	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/interpreter"
+)
+
+// The cost of comparing objects and lists.
+//
+// Equality of two objects or two lists (==, !=, in, distinct(),
+// sets.contains, hasAll, …) compares them member by member, element by
+// element, down to their leaves: work in proportion to their nested
+// sizes. cel-go's cost model charges a comparison by the top-level sizes
+// of its operands (a tenth of a unit per member), and a function such as
+// distinct() or sets.contains by the number of pairs of elements it
+// compares, however deep each pair is; and it charges a call after the
+// call has run. So a rule comparing 100 objects of 1,000 members each ran
+// for seconds under a limit meant to stop it within milliseconds.
+//
+// A comparison unit is one pair of members (or elements) visited while
+// comparing two objects (or two lists) of the same size, at any depth;
+// a comparison that stops at the top (different kinds or sizes) costs
+// none beyond the call's own charge. The body's values count their
+// units as they compare (value.go) into the evaluation's meter, which
+// charges them to cel-go's cost tracker every meterChunk units, as a call
+// of compareOverload that the program's compareCosts prices: the
+// evaluation stops at the cost limit in the middle of the comparison, as
+// any over-limit evaluation does. The native path charges the same units
+// to its budget (frame.equal), member by member in the same order, so it
+// never decides an evaluation cel-go would stop.
+//
+// Only programs cel-go tracks are metered; compile tracks every program
+// that compares values which may be objects or lists (comparesComposites).
+
+// meterChunk is the most units the meter charges the tracker at a time:
+// a boxed types.Int of less than 256 does not allocate.
+const meterChunk = 64
+
+// compareOverload is the overload the meter's charges are calls of.
+const compareOverload = "@contractguard_compare_units"
+
+// meter counts the comparison units of one cel-go evaluation. It lives
+// in the Activation; the body's values hold a pointer to it.
+type meter struct {
+	frame   *interpreter.ExecutionFrame // the tracked evaluation running; nil: none (units are not counted)
+	depth   int                         // comparisons under way, nested
+	pending uint64                      // units not yet charged
+	total   uint64                      // units counted in the evaluation
+}
+
+// counting reports whether m counts: a tracked evaluation is running.
+func (m *meter) counting() bool { return m != nil && m.frame != nil }
+
+// count adds n units, charging them to the tracker a chunk at a time.
+// The tracker panics at the cost limit, as for any call: cel-go's Eval
+// recovers that and fails the evaluation.
+func (m *meter) count(n uint64) {
+	if !m.counting() {
+		return
+	}
+	m.total += n
+	m.pending += n
+	for m.pending >= meterChunk {
+		m.charge(meterChunk)
+	}
+}
+
+// enter and leave bracket a comparison that counts; the outermost charges
+// what is left when it ends, so that an evaluation is charged every unit
+// it counted. (A panic at the limit skips leave: run resets the meter for
+// each evaluation.)
+func (m *meter) enter() { m.depth++ }
+
+func (m *meter) leave() {
+	if m.depth--; m.depth == 0 && m.pending > 0 {
+		m.charge(m.pending)
+	}
+}
+
+// charge charges n of the pending units, at most meterChunk.
+func (m *meter) charge(n uint64) {
+	m.pending -= n
+	if t := m.frame.CostTracker(); t != nil {
+		t.EvalUnary(nil, 0, compareCall{}, types.Int(n), nil)
+	}
+}
+
+// compareCall is the call the meter charges.
+type compareCall struct{}
+
+func (compareCall) Function() string   { return compareOverload }
+func (compareCall) OverloadID() string { return compareOverload }
+
+// compareCosts prices the meter's calls for cel-go's tracker: the units
+// each carries. Every other call is priced by cel-go's own model (nil).
+type compareCosts struct{}
+
+// unitCosts are the costs of charges of 0 to meterChunk units, for
+// CallCost to point at.
+var unitCosts = func() (c [meterChunk + 1]uint64) {
+	for i := range c {
+		c[i] = uint64(i)
+	}
+	return c
+}()
+
+func (compareCosts) CallCost(_, overloadID string, args []ref.Val, _ ref.Val) *uint64 {
+	if overloadID != compareOverload || len(args) != 1 {
+		return nil
+	}
+	if n, ok := args[0].(types.Int); ok && n >= 0 && n <= meterChunk {
+		return &unitCosts[n]
+	}
+	return nil
+}
+
+var _ interpreter.ActualCostEstimator = compareCosts{}
+
+// trackComparisons is the program option that prices the meter's calls.
+var trackComparisons = cel.CostTracking(compareCosts{})
+
+// comparers are the functions that compare values of their arguments
+// with CEL's equality (which recurses into objects and lists), and which
+// arguments' values they compare: both operands of == and !=; the
+// left operand of in with the elements of a list (in a map, in finds a
+// key); the elements of a list among themselves (distinct), or with the
+// elements of another list (the sets and hasX functions).
+var comparers = map[string]func(c celast.Expr, a *celast.AST) bool{
+	operators.Equals:    bothComposite,
+	operators.NotEquals: bothComposite,
+	operators.In: func(c celast.Expr, a *celast.AST) bool {
+		args := c.AsCall().Args()
+		return len(args) == 2 && mayBeComposite(a.GetType(args[0].ID())) &&
+			a.GetType(args[1].ID()).Kind() != types.MapKind && elemMayBeComposite(a.GetType(args[1].ID()))
+	},
+	"distinct":        elemsComposite,
+	"sets.contains":   elemsComposite,
+	"sets.equivalent": elemsComposite,
+	"sets.intersects": elemsComposite,
+	"hasAll":          elemsComposite,
+	"hasAny":          elemsComposite,
+	"hasOnly":         elemsComposite,
+	"hasExactly":      elemsComposite,
+}
+
+// callOperands are a call's target and arguments.
+func callOperands(c celast.Expr) []celast.Expr {
+	call := c.AsCall()
+	if call.IsMemberFunction() {
+		return append([]celast.Expr{call.Target()}, call.Args()...)
+	}
+	return call.Args()
+}
+
+func bothComposite(c celast.Expr, a *celast.AST) bool {
+	args := callOperands(c)
+	return len(args) == 2 && mayBeComposite(a.GetType(args[0].ID())) && mayBeComposite(a.GetType(args[1].ID()))
+}
+
+// elemsComposite: every list operand's elements may be composite (a
+// scalar on one side of a comparison stops it at the top).
+func elemsComposite(c celast.Expr, a *celast.AST) bool {
+	for _, arg := range callOperands(c) {
+		if !elemMayBeComposite(a.GetType(arg.ID())) {
+			return false
+		}
+	}
+	return true
+}
+
+// elemMayBeComposite reports whether the elements of a value of type t
+// may be objects or lists: t is a list of such, or not known to be a
+// list of scalars.
+func elemMayBeComposite(t *types.Type) bool {
+	if t.Kind() == types.ListKind && len(t.Parameters()) == 1 {
+		return mayBeComposite(t.Parameters()[0])
+	}
+	return mayBeComposite(t)
+}
+
+// mayBeComposite reports whether a value of type t may be an object, a
+// list or a map (or hold one: an optional): whether comparing it may
+// recurse.
+func mayBeComposite(t *types.Type) bool {
+	switch t.Kind() {
+	case types.BoolKind, types.IntKind, types.UintKind, types.DoubleKind, types.StringKind, types.BytesKind,
+		types.NullTypeKind, types.TimestampKind, types.DurationKind, types.TypeKind:
+		return false
+	case types.OpaqueKind:
+		for _, p := range t.Parameters() {
+			if mayBeComposite(p) {
+				return true
+			}
+		}
+		return t.TypeName() != "optional_type" // another opaque type: not known
+	}
+	return true
+}
+
+// comparesComposites reports whether a compares values that may be
+// objects or lists (see comparers): such a program is tracked, whatever
+// its estimate, since the estimate does not count the depth of what it
+// compares.
+func comparesComposites(a *cel.Ast) bool {
+	ast := a.NativeRep()
+	found := false
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if found || e.Kind() != celast.CallKind {
+			return
+		}
+		if f := comparers[e.AsCall().FunctionName()]; f != nil && f(e, ast) {
+			found = true
+		}
+	}))
+	return found
+}

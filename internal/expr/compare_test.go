@@ -1,0 +1,213 @@
+package expr
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+// objects is a list of n objects that differ only in their last member,
+// z, last in the body and in sorted order: a comparison of two of them
+// reads every other member first. nested: each has one other member, x,
+// an object of m members; else m members of its own.
+func objects(n, m int, nested bool) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('{')
+		if nested {
+			b.WriteString(`"x":{`)
+		}
+		for j := range m {
+			b.WriteString(`"k` + strconv.Itoa(j) + `":0,`)
+		}
+		if nested {
+			b.WriteString(`"k":0},`)
+		}
+		b.WriteString(`"z":` + strconv.Itoa(i) + `}`)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// TestEval_CostLimitBoundsComparisons: comparing objects and lists does
+// work in proportion to their nested sizes, which the cost limit must
+// bound as it bounds any other work. Each rule here would take from half
+// a second to seconds uncharged; charged, it stops at the limit and fails
+// closed, tracked whether or not its estimate is within the limit.
+func TestEval_CostLimitBoundsComparisons(t *testing.T) {
+	contract := func(maxItems int, maxEstimated uint64) *ContractEnv {
+		env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: maxEstimated, MaxBodyBytes: 1 << 20})
+		require.NoError(t, err)
+		s := compileSchema(t, `{"type":"object","properties":{
+			"objs":{"type":"array","maxItems":`+strconv.Itoa(maxItems)+`,"items":{"type":"object"}},
+			"other":{"type":"array","maxItems":`+strconv.Itoa(maxItems)+`,"items":{"type":"object"}}}}`)
+		ce, err := env.ForSchema(s)
+		require.NoError(t, err)
+		return ce
+	}
+	// The defaults refuse the comprehensions below at load; an
+	// application may allow them (CELMaxEstimatedCost).
+	ce100, ce200, anyEstimate := contract(100, 10_000_000), contract(200, 10_000_000), contract(100, math.MaxUint64)
+	// 100 objects of an object of 1,000 members; 200 of 500 members, twice.
+	nestedSrc := `{"objs":` + objects(100, 1000, true) + `}`
+	flatSrc := `{"objs":` + objects(200, 500, false) + `,"other":` + objects(200, 500, false) + `}`
+	require.Less(t, len(nestedSrc), 1<<20, "within the default MaxBodyBytes")
+	require.Less(t, len(flatSrc), 2<<20)
+	nested, flat := doc(t, nestedSrc), doc(t, flatSrc)
+	for _, c := range []struct {
+		expr string
+		body *jsonbody.Doc
+		ce   *ContractEnv
+	}{
+		{"request.body.objs.all(a, request.body.objs.exists_one(b, a == b))", nested, anyEstimate},
+		{"request.body.objs.all(a, request.body.objs.all(b, a == b || a != b))", nested, anyEstimate},
+		{"request.body.objs.all(a, request.body.objs.exists(b, a != b && a == b))", nested, anyEstimate},
+		{"request.body.objs.all(a, a in request.body.objs.map(o, o))", nested, ce100},
+		{"request.body.objs.distinct().size() == request.body.objs.size()", nested, ce100},
+		{"request.body.objs.distinct().size() == request.body.objs.size()", flat, ce200},
+		{"sets.equivalent(request.body.objs, request.body.other)", flat, ce200},
+		{"sets.contains(request.body.objs, request.body.other.reverse())", flat, ce200},
+		{"sets.intersects(request.body.objs.filter(o, o.z < 100), request.body.other.filter(o, o.z >= 100))", flat, ce200},
+		{"request.body.objs.hasAll(request.body.other.reverse())", flat, ce200},
+		{"request.body.objs.map(o, [o]).distinct() == request.body.other.map(o, [o])", flat, ce200},
+	} {
+		t.Run(c.expr, func(t *testing.T) {
+			p, err := c.ce.Compile(c.expr)
+			require.NoError(t, err)
+			assert.True(t, p.Tracked(), "compares values that may be objects or lists")
+			act := &Activation{Body: c.body}
+			ok, err := p.Eval(act)
+			assert.False(t, ok)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "cost limit")
+			assert.LessOrEqual(t, act.meter.total, uint64(100_000)+meterChunk, "comparison work counted past the limit")
+		})
+	}
+
+}
+
+// TestEval_SmallComparisonsPass: the same rules over a few small objects
+// are within the limit, natively and by cel-go, with the verdicts of
+// equality.
+func TestEval_SmallComparisonsPass(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	body := doc(t, `{"objs":`+objects(5, 3, true)+`,"other":`+objects(5, 3, true)+`}`)
+	for expr, want := range map[string]bool{
+		"request.body.objs.all(a, request.body.objs.exists_one(b, a == b))":          true,
+		"request.body.objs.all(a, request.body.objs.exists(b, a == b))":              true,
+		"request.body.objs.all(a, a in request.body.other)":                          true,
+		"request.body.objs.distinct().size() == request.body.objs.size()":            true,
+		"sets.equivalent(request.body.objs, request.body.other)":                     true,
+		"request.body.objs.hasAll(request.body.other.reverse())":                     true,
+		"request.body.objs[0] != request.body.objs[1]":                               true,
+		"request.body.objs == request.body.other":                                    true,
+		"request.body.objs[0].x == request.body.objs[1].x":                           true,
+		"request.body.objs.exists(a, request.body.objs.exists(b, a != b && a == b))": false,
+	} {
+		p, err := env.Compile(expr)
+		require.NoError(t, err, expr)
+		assert.True(t, p.Tracked(), expr)
+		act := &Activation{Body: body}
+		ok, err := p.Eval(act)
+		require.NoError(t, err, expr)
+		assert.Equal(t, want, ok, expr)
+		if !p.Native() {
+			assert.Positive(t, act.meter.total, "%s: its comparisons are counted", expr)
+		} else {
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: body} })
+			assert.False(t, bailed, expr)
+			assert.Equal(t, cel, nat, expr)
+		}
+	}
+}
+
+// TestCompile_TrackedWhereComparingComposites: a rule is tracked when it
+// compares values that may be objects or lists, whatever its estimate;
+// comparisons with a scalar on one side stop at the top, and stay
+// untracked.
+func TestCompile_TrackedWhereComparingComposites(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	s := compileSchema(t, `{
+		"type":"object",
+		"properties":{
+			"total":{"type":"number"},
+			"name":{"type":"string","maxLength":20},
+			"tags":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10}},
+			"items":{"type":"array","maxItems":10,"items":{"type":"object","properties":{"qty":{"type":"integer"}}}},
+			"a":{"type":"object","maxProperties":3},
+			"b":{"type":"object","maxProperties":3}
+		}
+	}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for expr, tracked := range map[string]bool{
+		"request.body.total > 0":                                                 false,
+		"request.body.name == 'a'":                                               false,
+		"dyn(request.body.a) == 'x'":                                             false, // an object and a string: unequal at once
+		"request.body.items.all(i, i.qty > 0 && i.qty != 3)":                     false,
+		"'x' in request.body.tags":                                               false,
+		"request.body.tags.distinct().size() == 2":                               false, // strings
+		"sets.contains(request.body.tags, ['a'])":                                false,
+		"request.body.a == request.body.b":                                       true,
+		"request.body.a != request.body.b":                                       true,
+		"request.body.items[0] in request.body.items":                            true,
+		"request.body.items.distinct().size() == 2":                              true,
+		"sets.intersects(request.body.items, request.body.items)":                true,
+		"request.body.items.hasAny([request.body.items[1]])":                     true,
+		"request.body.items.exists(i, i == request.body.items[0])":               true,
+		"optional.of(request.body.a) == optional.of(request.body.b)":             true,
+		"request.body.items.map(i, [i]).exists(l, l == [request.body.items[0]])": true,
+	} {
+		p, err := ce.Compile(expr)
+		require.NoError(t, err, expr)
+		assert.Equal(t, tracked, p.Tracked(), expr)
+	}
+}
+
+// TestNative_ChargesComparisonUnits: the native path charges the units of
+// comparing objects and lists as cel-go's meter counts them: wherever it
+// decides, cel-go decides the same within the limit, and the larger
+// comparisons it hands over, which cel-go stops at the limit.
+func TestNative_ChargesComparisonUnits(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	for _, src := range []string{
+		"request.body.a == request.body.b",
+		"request.body.a != request.body.b",
+		"request.body.a in request.body.l",
+		"request.body.l.exists(x, x == request.body.b)",
+		"request.body.l.all(x, request.body.l.all(y, x == y))",
+	} {
+		p, err := env.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Native(), src)
+		require.True(t, p.Tracked(), src)
+		decided, stopped := 0, 0
+		for n := 1; n < 3000; n = n*2 + 1 {
+			leaves := `{"x":[` + strings.TrimSuffix(strings.Repeat(`{"y":1},`, n), ",") + `]}`
+			body := doc(t, `{"a":`+leaves+`,"b":`+leaves+`,"l":[`+leaves+`,`+leaves+`]}`)
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: body} })
+			if !bailed {
+				decided++
+				assert.Equal(t, cel, nat, "%s with %d leaves", src, n)
+				assert.NotEqual(t, vdError, cel, "%s with %d leaves: within the limit for cel-go too", src, n)
+			} else if cel == vdError {
+				stopped++
+			}
+		}
+		assert.Positive(t, decided, "%s: the small bodies are decided natively", src)
+		assert.Positive(t, stopped, "%s: the large ones are handed to cel-go, which stops them", src)
+	}
+}
