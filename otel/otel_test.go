@@ -391,27 +391,29 @@ func TestRegister_Concurrent(t *testing.T) {
 	), collect(t, reader)["contractguard.requests"].Data, metricdatatest.IgnoreTimestamp())
 }
 
-// TestRegister_RouteNotUTF8: a contract in code whose endpoint holds a
-// byte that is not UTF-8 (which the loader takes, and a request's path
-// matches) is recorded under http.route with that byte replaced by
-// U+FFFD: an attribute's string must be UTF-8, and OTLP's protobuf
-// refuses to encode one that is not, failing the whole export.
+// TestRegister_RouteNotUTF8: a typed route whose router pattern holds a
+// byte that is not UTF-8 (ServeMux takes it, and a request's path
+// matches; the loader refuses such a contract endpoint) is recorded under
+// http.route with that byte replaced by U+FFFD: an attribute's string
+// must be UTF-8, and OTLP's protobuf refuses to encode one that is not,
+// failing the whole export.
 func TestRegister_RouteNotUTF8(t *testing.T) {
-	g, err := contractguard.New(contractguard.Options{Logger: discard,
-		Contracts: []contractguard.Contract{{Method: "GET", Endpoint: "/caf\xe9"}}})
+	g, err := contractguard.New(contractguard.Options{Logger: discard})
 	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("GET /caf\xe9", contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, _ *struct{}) {}))
 	reader := sdkmetric.NewManualReader()
 	_, err = cgotel.Register(g, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
 	require.NoError(t, err)
-	srv := httptest.NewServer(app(g))
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	require.Equal(t, 200, send(t, srv, "GET", "/caf%E9", ""))
 
 	got := collect(t, reader)
-	metricdatatest.AssertAggregationsEqual(t, sum(point(1, method("GET"), route("/caf\uFFFD"), outcome("passed"))),
+	metricdatatest.AssertAggregationsEqual(t, sum(point(1, method("GET"), route("GET /caf\uFFFD"), outcome("passed"))),
 		got["contractguard.requests"].Data, metricdatatest.IgnoreTimestamp())
 	h := got["contractguard.check.duration"].Data.(metricdata.Histogram[float64])
 	require.Len(t, h.DataPoints, 1)
 	r, _ := h.DataPoints[0].Attributes.Value("http.route")
-	assert.Equal(t, "/caf\uFFFD", r.AsString())
+	assert.Equal(t, "GET /caf\uFFFD", r.AsString())
 }

@@ -433,29 +433,31 @@ contractguard_requests_total{code="",method="GET",outcome="unmatched",route=""} 
 	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(expected), "contractguard_requests_total"))
 }
 
-// TestCollector_RouteNotUTF8: a contract in code whose endpoint holds a
-// byte that is not UTF-8 (which the loader takes, and a request's path
-// matches) is counted under the endpoint with that byte replaced by
-// U+FFFD: client_golang panics on such a label value, and did so on the
-// request's goroutine, for every request to the route.
+// TestCollector_RouteNotUTF8: a typed route whose router pattern holds
+// a byte that is not UTF-8 (ServeMux takes it, and a request's path
+// matches; the loader refuses such a contract endpoint) is counted under
+// the pattern with that byte replaced by U+FFFD: client_golang panics on
+// such a label value, and did so on the request's goroutine, for every
+// request to the route.
 func TestCollector_RouteNotUTF8(t *testing.T) {
-	g, err := contractguard.New(contractguard.Options{Logger: discard,
-		Contracts: []contractguard.Contract{{Method: "GET", Endpoint: "/caf\xe9"}}})
+	g, err := contractguard.New(contractguard.Options{Logger: discard})
 	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("GET /caf\xe9", contractguard.Handle(g, func(w http.ResponseWriter, r *http.Request, _ *struct{}) {}))
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(cgprometheus.NewCollector(g)))
 	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer metrics.Close()
-	srv := httptest.NewServer(app(g))
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	require.Equal(t, 200, send(t, srv, "GET", "/caf%E9", ""))
 
 	families := scrape(t, metrics.URL)
 	requests := families["contractguard_requests_total"].GetMetric()
 	require.Len(t, requests, 1)
-	assert.Equal(t, "/caf\uFFFD", label(requests[0], "route"))
+	assert.Equal(t, "GET /caf\uFFFD", label(requests[0], "route"))
 	assert.Equal(t, "passed", label(requests[0], "outcome"))
 	durations := families["contractguard_check_duration_seconds"].GetMetric()
 	require.Len(t, durations, 1)
-	assert.Equal(t, "/caf\uFFFD", label(durations[0], "route"))
+	assert.Equal(t, "GET /caf\uFFFD", label(durations[0], "route"))
 }
