@@ -46,7 +46,7 @@ func (t *templater) appendRoute(dst []byte, method, pattern, rawPath string) (ou
 		}
 	}
 	if !router {
-		dst = t.infer(dst, start, 0)
+		dst = t.infer(dst, start, 0, false)
 	}
 	if len(dst) == start {
 		dst = append(dst, '/')
@@ -73,8 +73,9 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 	if i < 0 {
 		return dst, false
 	}
-	p = p[i+1:] // after the host, if any
-	k := 0      // segments of the path consumed
+	p = p[i+1:]    // after the host, if any
+	k := 0         // segments of the path consumed
+	param := false // the last segment written is a parameter of the pattern
 	for p != "" {
 		if len(dst)-start > maxTemplate {
 			return dst, true // refused by appendRoute: no need to read on
@@ -91,7 +92,7 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 		case ps == "{$}":
 			return dst, p == "" && k == len(t.segs)
 		case ps == "*" || strings.HasPrefix(ps, "{") && strings.HasSuffix(ps, "...}"):
-			return t.infer(dst, start, k), p == "" || p == "*"
+			return t.infer(dst, start, k, param), p == "" || p == "*"
 		case k >= len(t.segs):
 			return dst, false
 		case strings.IndexByte(ps, '{') >= 0:
@@ -103,8 +104,10 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 				name = name[:j]
 			}
 			dst = t.appendParam(dst, start, sanitize(name))
+			param = true
 		case ps == t.segs[k]:
 			dst = appendStatic(dst, ps)
+			param = false
 		default:
 			return dst, false
 		}
@@ -114,16 +117,18 @@ func (t *templater) fromPattern(dst []byte, pattern string) ([]byte, bool) {
 }
 
 // infer appends segments from the k-th on, each as a parameter where it
-// looks like a value (see looksLikeData), else as it is. It stops once the
+// looks like a value (see looksLikeData), else as it is; a parameter is
+// named after the static segment before it, never after the value of a
+// pattern's parameter (afterParam: segment k-1 is one). It stops once the
 // template is over maxTemplate, which appendRoute refuses: a path may have
 // hundreds of thousands of segments, and appendParam's cost grows with the
 // template.
-func (t *templater) infer(dst []byte, start, k int) []byte {
+func (t *templater) infer(dst []byte, start, k int, afterParam bool) []byte {
 	for i := k; i < len(t.segs) && len(dst)-start <= maxTemplate; i++ {
 		s := t.segs[i]
 		if looksLikeData(s, true) {
 			prev := ""
-			if i > 0 && !looksLikeData(t.segs[i-1], true) {
+			if i > 0 && !(i == k && afterParam) && !looksLikeData(t.segs[i-1], true) {
 				prev = t.segs[i-1]
 			}
 			t.name = paramName(t.name[:0], prev)

@@ -1,11 +1,13 @@
 package learn
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRouteTemplates(t *testing.T) {
@@ -19,6 +21,8 @@ func TestRouteTemplates(t *testing.T) {
 		{"chi wildcard: the rest inferred", "GET", "/files/*", "/files/2024/report", "GET /files/{fileId}/report", true},
 		{"ServeMux pattern with method and host", "GET", "GET example.com/items/{item}", "/items/x1", "GET /items/{item}", true},
 		{"ServeMux remainder wildcard", "GET", "/static/{path...}", "/static/css/site.css", "GET /static/css/site.css", true},
+		{"chi wildcard after a parameter, whose value names nothing", "POST", "/users/{name}/*", "/users/alice/42", "POST /users/{name}/{id}", true},
+		{"ServeMux remainder after a parameter", "POST", "POST /users/{name}/{rest...}", "/users/alice/42/x", "POST /users/{name}/{id}/x", true},
 		{"ServeMux end anchor", "GET", "/{$}", "/", "GET /", true},
 		{"a segment mixing text and parameters", "GET", "/files/{name}.{ext}", "/files/a.txt", "GET /files/{name}", true},
 		{"parameter names made valid", "GET", "/a/{user-id}/{9x}", "/a/1/2", "GET /a/{userid}/{p9x}", true},
@@ -48,6 +52,26 @@ func TestRouteTemplates(t *testing.T) {
 			assert.Equal(t, tc.want, string(got))
 			assert.Equal(t, tc.router, router)
 		})
+	}
+}
+
+// TestRouteTemplates_WildcardAfterParameter: a wildcard's first segment
+// that looks like a value was named after the segment before it, the value
+// of the pattern's parameter ("/users/{name}/*" and /users/alice/42 gave
+// /users/{name}/{aliceId}): a value the router had said was one kept in
+// the template, the export and the contract file, and one route per value,
+// filling the routes cap.
+func TestRouteTemplates_WildcardAfterParameter(t *testing.T) {
+	l := New(Limits{SampleRate: 1})
+	for _, user := range []string{"alice", "bob", "carol"} {
+		l.Observe("POST", "/users/{name}/*", "/users/"+user+"/42", parse(t, `{"a":1}`), epoch)
+	}
+	o := l.Export()
+	assert.Equal(t, 1, o.Routes(), "one route for every value of {name}")
+	b, err := json.Marshal(o)
+	require.NoError(t, err)
+	for _, user := range []string{"alice", "bob", "carol"} {
+		assert.NotContains(t, string(b), user, "a parameter's value kept in the export")
 	}
 }
 
