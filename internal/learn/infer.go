@@ -110,11 +110,12 @@ func (o *Observations) Contracts() []Learned {
 	return out
 }
 
-// collapse turns into a parameter every static segment that sibling
-// routes inferred from paths vary at (see collapseMin). It reports whether
-// it changed anything.
+// collapse turns into a parameter the static segment that sibling routes
+// inferred from paths vary at (see collapseMin), at the first position
+// where some do. It reports whether it changed anything: the caller merges
+// the routes made one before the next call, so that routes collapsed at
+// one position, now alike there, count as one at the next.
 func collapse(gs []*group) bool {
-	changed := false
 	for i := 0; ; i++ {
 		buckets := map[string][]*group{}
 		longest := 0
@@ -127,8 +128,9 @@ func collapse(gs []*group) bool {
 			buckets[k] = append(buckets[k], g)
 		}
 		if i >= longest {
-			return changed
+			return false
 		}
+		changed := false
 		for _, k := range slices.Sorted(maps.Keys(buckets)) {
 			b := buckets[k]
 			samples := int64(0)
@@ -157,6 +159,9 @@ func collapse(gs []*group) bool {
 			b[0].notes = append(b[0].notes, fmt.Sprintf("path: {%s} (segment %d) stands for %d distinct values seen in %d samples, taken for identifiers",
 				unique, i+1, len(b), samples))
 			changed = true
+		}
+		if changed {
+			return true
 		}
 	}
 }

@@ -167,6 +167,22 @@ func TestInfer_SecretNote(t *testing.T) {
 	assert.Contains(t, c.Notes, "/password: its name, or an ancestor's, looks secret — no value recorded")
 }
 
+// TestInfer_CollapseOnlyWhatVaries: once the identifiers of /teams/alice/
+// settings/members were collapsed, the routes, alike now but not yet
+// merged, counted as many at the next segments, which were collapsed too:
+// /teams/{teamId}/{id}/{id2}, "12 distinct values" of one word, a contract
+// for every route of that shape.
+func TestInfer_CollapseOnlyWhatVaries(t *testing.T) {
+	var reqs []request
+	for i, n := range strings.Fields("alice bob carol dave erin frank grace heidi ivan judy mallory") {
+		reqs = append(reqs, request{method: "PUT", path: "/teams/" + n + "/settings/members", body: `{"x":1}`, at: epoch.Add(time.Duration(i))})
+	}
+	cs := learn(t, Limits{}, reqs...).Contracts()
+	require.Len(t, cs, 1)
+	assert.Equal(t, "/teams/{teamId}/settings/members", cs[0].Endpoint)
+	assert.EqualValues(t, 11, cs[0].Samples)
+}
+
 // TestInfer_CollapseIdentifiers: paths that differ in one segment at many
 // values, each seen a few times, become one route with a parameter;
 // resources seen often stay apart.
