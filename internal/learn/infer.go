@@ -57,11 +57,12 @@ func (g *group) template() string { return joinTemplate(g.segs) }
 
 // shape is the method and the template with parameter names left out: two
 // contracts of one shape conflict.
-func (g *group) shape() string {
+func (g *group) shape() string { return g.method + " " + shapeOf(g.segs) }
+
+// shapeOf is segments written as a template with parameter names left out.
+func shapeOf(segs []templateSegment) string {
 	var b strings.Builder
-	b.WriteString(g.method)
-	b.WriteByte(' ')
-	for _, s := range g.segs {
+	for _, s := range segs {
 		if s.param != "" {
 			b.WriteString("/{}")
 		} else {
@@ -124,7 +125,10 @@ func collapse(gs []*group) bool {
 			if g.router || i >= len(g.segs) || g.segs[i].param != "" {
 				continue
 			}
-			k := g.method + " " + joinTemplate(g.segs[:i]) + " * " + joinTemplate(g.segs[i+1:])
+			// The rest by its shape: a parameter right after segment i was
+			// named after it (/users/alice/{aliceId}), so its name differs
+			// as segment i does.
+			k := g.method + " " + joinTemplate(g.segs[:i]) + " * " + shapeOf(g.segs[i+1:])
 			buckets[k] = append(buckets[k], g)
 		}
 		if i >= longest {
@@ -144,17 +148,21 @@ func collapse(gs []*group) bool {
 			if i > 0 && b[0].segs[i-1].param == "" {
 				prev = b[0].segs[i-1].static
 			}
-			name := string(paramName(nil, prev))
-			taken := func(n string) bool {
-				return slices.ContainsFunc(b[0].segs, func(s templateSegment) bool { return s.param == n })
-			}
-			unique := name
-			for n := 2; taken(unique); n++ {
-				unique = fmt.Sprintf("%s%d", name, n)
+			unique := uniqueParam(b[0].segs, string(paramName(nil, prev)))
+			// A parameter after it was named after the segment, a value:
+			// it is named after nothing now, as after any parameter.
+			next := ""
+			if i+1 < len(b[0].segs) && b[0].segs[i+1].param != "" {
+				rest := slices.Clone(b[0].segs)
+				rest[i], rest[i+1] = templateSegment{param: unique}, templateSegment{}
+				next = uniqueParam(rest, string(paramName(nil, "")))
 			}
 			for _, g := range b {
 				g.segs = slices.Clone(g.segs)
 				g.segs[i] = templateSegment{param: unique}
+				if next != "" {
+					g.segs[i+1] = templateSegment{param: next}
+				}
 			}
 			b[0].notes = append(b[0].notes, fmt.Sprintf("path: {%s} (segment %d) stands for %d distinct values seen in %d samples, taken for identifiers",
 				unique, i+1, len(b), samples))
@@ -164,6 +172,19 @@ func collapse(gs []*group) bool {
 			return true
 		}
 	}
+}
+
+// uniqueParam is name, or name and a number, so that no parameter of segs
+// has it.
+func uniqueParam(segs []templateSegment, name string) string {
+	taken := func(n string) bool {
+		return slices.ContainsFunc(segs, func(s templateSegment) bool { return s.param == n })
+	}
+	unique := name
+	for n := 2; taken(unique); n++ {
+		unique = fmt.Sprintf("%s%d", name, n)
+	}
+	return unique
 }
 
 // mergeShapes merges the groups of one method and shape: their routes are

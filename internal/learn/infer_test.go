@@ -183,6 +183,29 @@ func TestInfer_CollapseOnlyWhatVaries(t *testing.T) {
 	assert.EqualValues(t, 11, cs[0].Samples)
 }
 
+// TestInfer_CollapseIdentifiersBeforeAValue: identifiers that do not look
+// like values, followed by a segment that does (/users/alice/42), were
+// never collapsed: the parameter inferred for 42 is named after the
+// segment before it ({aliceId}, {bobId}), so the routes differed in two
+// segments, and each user's name stayed in a contract of its own.
+func TestInfer_CollapseIdentifiersBeforeAValue(t *testing.T) {
+	var reqs []request
+	names := strings.Fields("alice bob carol dave erin frank grace heidi ivan judy mallory")
+	for i, n := range names {
+		reqs = append(reqs, request{method: "PUT", path: "/users/" + n + "/42", body: `{"x":1}`, at: epoch.Add(time.Duration(i))})
+		reqs = append(reqs, request{method: "PUT", path: "/teams/" + n + "/7/members/9", body: `{"x":1}`, at: epoch.Add(time.Duration(i))})
+	}
+	cs := learn(t, Limits{}, reqs...).Contracts()
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Method+" "+c.Endpoint)
+	}
+	assert.ElementsMatch(t, []string{"PUT /users/{userId}/{id}", "PUT /teams/{teamId}/{id}/members/{memberId}"}, got)
+	for _, c := range cs {
+		assert.EqualValues(t, len(names), c.Samples)
+	}
+}
+
 // TestInfer_CollapseIdentifiers: paths that differ in one segment at many
 // values, each seen a few times, become one route with a parameter;
 // resources seen often stay apart.
