@@ -163,11 +163,15 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r2, ok := g.enforce(w, r, g.routedContract(r, next), true)
+		typed := g.routedContract(r, next)
+		r2, ok := g.enforce(w, r, typed, true)
 		switch {
 		case !ok:
-		case g.learner != nil && stateOf(r) == nil && unmatched(r, r2) && g.learner.Sample():
-			g.learnFrom(w, r2, next) // no contract: sampled for learning (learn.go)
+		case g.learner != nil && typed.c == nil && stateOf(r) == nil && unmatched(r, r2) && g.learner.Sample():
+			// No contract (a typed handler's route has one, even where
+			// its handler checks it, typed.later): sampled for learning
+			// (learn.go).
+			g.learnFrom(w, r2, next)
 		default:
 			next.ServeHTTP(w, r2)
 		}

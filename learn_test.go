@@ -697,6 +697,45 @@ func TestLearn_RequireContractStillSamples(t *testing.T) {
 	assert.EqualValues(t, 1, g.Metrics().RequestsWouldBlock)
 }
 
+// TestLearn_TypedWildcardRouteIsNotLearned: a typed handler on a route
+// with a wildcard (ServeMux's {path...}, chi's *) has its contract checked
+// by the handler, after Middleware; Middleware knew the route had one, yet
+// sampled its requests for learning as if it had none: their bodies read
+// once more, and the route, contract and all, learned and written as a
+// contract of its own by contractguard learn merge.
+func TestLearn_TypedWildcardRouteIsNotLearned(t *testing.T) {
+	type upload struct {
+		Name string `json:"name"`
+	}
+	fn := func(w http.ResponseWriter, r *http.Request, in upload) {}
+	for name, build := range map[string]func(g *Guard) http.Handler{
+		"ServeMux": func(g *Guard) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /files/{path...}", Handle(g, fn))
+			return g.Middleware(mux)
+		},
+		"chi": func(g *Guard) http.Handler {
+			r := chi.NewRouter()
+			r.Use(g.Middleware)
+			Post(r, g, "/files/*", fn)
+			return r
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate = 1 })
+			h := build(g)
+			w := send(h, "POST", "/files/a/b", `{"name":"x"}`)
+			require.Equal(t, 200, w.Code, w.Body.String())
+			var obs learn.Observations
+			require.NoError(t, json.Unmarshal(g.Learned(), &obs))
+			assert.Zero(t, obs.Samples(), "a request to a typed handler's route sampled for learning")
+			assert.Zero(t, obs.Routes())
+			w = send(h, "POST", "/files/a/b", `{"name":1}`)
+			assert.Equal(t, 400, w.Code, "the handler still checks its contract")
+		})
+	}
+}
+
 // TestLearn_SampledNoContractThenTypedCountsOnce: the request of
 // TestLearn_NoContractThenTypedCountsOnce, sampled for learning: still
 // one request, and the typed pass reads the body learning read.
