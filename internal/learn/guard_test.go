@@ -222,6 +222,20 @@ func TestWriteContracts_Existing(t *testing.T) {
 	assert.Contains(t, out, "to review")
 }
 
+// TestWriteContracts_HiddenFilesAreNoContracts: the guard loads no hidden
+// file; an editor's lock file, a link to nowhere while a contract is
+// edited (Emacs's .#NAME.yaml), made the command fail, nothing written.
+func TestWriteContracts_HiddenFilesAreNoContracts(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink("user@host.1234:1700000000", filepath.Join(dir, ".#users.yaml")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".old.yaml"), []byte("endpoint: [\n"), 0o644))
+	sum, err := learn.WriteContracts(dir, []learn.Learned{{Method: "POST", Endpoint: "/users"}}, learn.WriteOptions{})
+	require.NoError(t, err)
+	require.Len(t, sum.Changes, 1)
+	assert.Equal(t, learn.Added, sum.Changes[0].Kind)
+	assert.FileExists(t, filepath.Join(dir, "post_users.yaml"))
+}
+
 func TestWriteContracts_BrokenFolder(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("endpoint: [\n"), 0o644))

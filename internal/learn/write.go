@@ -292,6 +292,12 @@ func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
 		if e.IsDir() || ext != ".yaml" && ext != ".yml" && ext != ".json" {
 			continue
 		}
+		if strings.HasPrefix(e.Name(), ".") {
+			// Hidden, as the guard's loader leaves it: an editor's lock
+			// file (Emacs's .#a.yaml, a link to nowhere while a.yaml is
+			// edited) or a hidden copy is no contract of the folder.
+			continue
+		}
 		file := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(file)
 		if err != nil {
