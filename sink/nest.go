@@ -854,15 +854,19 @@ var scriptOptions = getoptOptions{
 // optionScripts are the programs with an option whose value is a command
 // line they run (with sh -c, or split as a shell would): GNU tar's -I,
 // --use-compress-program, --to-command, --checkpoint-action=exec=, -F,
-// --info-script, --new-volume-script, --rsh-command; rsync's -e, --rsh,
-// --rsync-path (the remote shell runs it); man's -P, --pager, --html=.
+// --info-script, --new-volume-script, --rsh-command, --rmt-command;
+// rsync's -e, --rsh, --rsync-path (the remote shell runs it); man's -P,
+// --pager, --html=. A long option's min is the shortest abbreviation the
+// program takes (GNU tar 1.34's: --inf, --rs, --checkpoint-).
 var optionScripts = map[string]*getoptOptions{
 	"tar": {
 		long: []getoptLong{
 			{name: "to-command", min: 4, command: true}, {name: "use-compress-program", min: 3, command: true},
-			{name: "rsh-command", min: 3, command: true}, {name: "info-script", min: 4, command: true},
-			{name: "new-volume-script", min: 5, command: true},
-			{name: "checkpoint-action", min: 12, command: true, prefix: "exec="},
+			{name: "rsh-command", min: 2, command: true}, {name: "info-script", min: 3, command: true},
+			{name: "new-volume-script", min: 4, command: true},
+			{name: "checkpoint-action", min: 11, command: true, prefix: "exec="},
+			// The remote host's rmt, a command line for the remote shell.
+			{name: "rmt-command", min: 2, command: true},
 			{name: "file", min: 4}, {name: "directory", min: 3},
 		},
 		commands: "IF", value: "bCfgHKLNTVX", knownOnly: true,
@@ -873,11 +877,13 @@ var optionScripts = map[string]*getoptOptions{
 	},
 	// git's commands on the other side: clone, fetch, ls-remote
 	// --upload-pack, push --receive-pack and --exec, archive --exec (not
-	// the short -u, another option in most subcommands).
+	// the short -u, another option in most subcommands). The shortest
+	// abbreviation any subcommand takes: clone's --u, push's and
+	// archive's --e, send-pack's --rec.
 	"git": {
 		long: []getoptLong{
-			{name: "upload-pack", min: 3, command: true}, {name: "receive-pack", min: 4, command: true},
-			{name: "exec", min: 4, command: true},
+			{name: "upload-pack", min: 1, command: true}, {name: "receive-pack", min: 3, command: true},
+			{name: "exec", min: 1, command: true},
 		},
 		knownOnly: true,
 	},
@@ -946,17 +952,34 @@ func zipScript(n int, word func(int) (string, bool), i int, prog func(int) bool,
 		case !known:
 		case a == "--":
 			return
-		case a == "-TT" || a == "--unzip-command":
+		case strings.HasPrefix(a, "--"):
+			// --unzip-command CMD, =CMD, or an abbreviation zip takes.
+			name, _, eq := strings.Cut(a[2:], "=")
+			switch {
+			case !zipUnzipCommand(name):
+			case eq:
+				found(j, len(name)+3)
+			default:
+				if j+1 < n {
+					found(j+1, 0)
+				}
+				j++
+			}
+		case a == "-TT":
 			if j+1 < n {
 				found(j+1, 0)
 			}
 			j++
-		case strings.HasPrefix(a, "--unzip-command="):
-			found(j, len("--unzip-command="))
 		case strings.HasPrefix(a, "-TT"):
 			found(j, 3)
 		}
 	}
+}
+
+// zipUnzipCommand: name is zip's --unzip-command or an abbreviation of it
+// that zip takes (--unz: --u and --un are other options' too).
+func zipUnzipCommand(name string) bool {
+	return len(name) >= 3 && strings.HasPrefix("unzip-command", name)
 }
 
 // lookup is the long option name (without "--" and "=…") abbreviates.

@@ -906,3 +906,53 @@ func TestCheckCmd_NestedWindowsShells(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_OptionCommandLineAbbreviations: an option whose value is a
+// command line is found by every abbreviation the real program takes
+// (getopt_long, git's parse-options, zip's reader: the shortest one that
+// no other option of it starts with), not only by the longer ones (found
+// by a review: GNU tar 1.34 runs --checkpoint-=exec=<input>, --inf=,
+// --new-= and --rs=, and --rmt-command= on the remote host; git clone and
+// ls-remote run --u=<input>, git push and archive --e=<input>, git
+// send-pack --rec=<input>; zip --unz=<input>: all were let through).
+func TestCheckCmd_OptionCommandLineAbbreviations(t *testing.T) {
+	const in = "touch x"
+	for _, argv := range [][]string{
+		{"tar", "-cf", "a.tar", "--checkpoint=1", "--checkpoint-=exec=" + in, "x"},
+		{"tar", "-cf", "a.tar", "--checkpoint-", "exec=" + in, "x"},
+		{"tar", "-xf", "a.tar", "--inf=" + in},
+		{"tar", "-xf", "a.tar", "--new-=" + in},
+		{"tar", "-xf", "h:a.tar", "--rs=" + in},
+		{"tar", "-xf", "h:a.tar", "--rm=" + in},
+		{"tar", "-xf", "h:a.tar", "--rmt-command", in},
+		{"git", "clone", "--u=" + in, "https://example.com/r.git"},
+		{"git", "clone", "--up", in, "https://example.com/r.git"},
+		{"git", "ls-remote", "--u=" + in, "r"},
+		{"git", "push", "--e=" + in, "origin"},
+		{"git", "archive", "--remote=r", "--e=" + in},
+		{"git", "send-pack", "--rec=" + in, "r"},
+		{"zip", "-T", "--unz=" + in, "a.zip", "x"},
+		{"zip", "-T", "--unzip-c", in, "a.zip", "x"},
+		{"sh", "-c", "tar -xf a.tar '--inf=" + in + "'"},
+		{"sh", "-c", "git clone --u='" + in + "' r"},
+		{"sh", "-c", "zip -T --unz '" + in + "' a.zip x"},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf(argv...))
+		require.Error(t, err, "%q", argv)
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+	}
+	// Other options those abbreviations are not: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"uploads/a.png", []string{"tar", "-czf", "out.tgz", "--remove-files", "uploads/a.png"}},
+		{"feature-x", []string{"git", "push", "-u", "origin", "feature-x"}},
+		{"uploads/a.png", []string{"zip", "-u", "out.zip", "uploads/a.png"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}
