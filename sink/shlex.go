@@ -508,6 +508,11 @@ func lexPOSIXAs(text string, opts shOpts) *shScript {
 			i++
 		case c == '$' || c == '`':
 			i = l.expansion(i)
+		case c == '=' && f.cur < 0 && i+1 < len(text) && text[i+1] == '(':
+			// zsh's =(…), a process substitution (as a file's name):
+			// its command's output may feed a shell (source =(…)).
+			sc.pipes = true
+			l.inWord(i, shOther)
 		case strings.IndexByte("*?[]{}~!^", c) >= 0, c == '=' && f.cur < 0, c < ' ', c == 0x7f:
 			l.inWord(i, shOther)
 		default:

@@ -17,8 +17,8 @@ import "strings"
 // A shell reads its script from its input too when its -c script does
 // (sh -c 'sh'), when that script is not known (sh -c "$(cat)"), or behind
 // xargs, which makes its input the shell's arguments (xargs sh -c, xargs
-// -I{} sh -c '{}'); so do . and source of /dev/stdin, and eval of an
-// expansion (eval "$(cat)").
+// -I{} sh -c '{}'); so do . and source of /dev/stdin or of a process
+// substitution (. <(…)), and eval of an expansion (eval "$(cat)").
 
 // feed is what one reading of a script feeds to its shells' input.
 type feed struct {
@@ -149,6 +149,9 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 			xargs = true
 			replace = replace || xargsReplaces(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd })
 		case name == "." || name == "source":
+			if sc.procSubAfter(ws[j]) {
+				return true // . <(…): what its command writes
+			}
 			if j+1 < len(ws) {
 				if a, ok := word(j + 1); !ok || stdinPath(a) {
 					return true
@@ -280,6 +283,18 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 		}
 	}
 	return false
+}
+
+// procSubAfter: a process substitution (<(…), zsh's =(…)) comes right
+// after word k. It is no word of k's command (its command is read as a
+// subshell's): . <(…) would otherwise be read as . with no file.
+func (sc *shScript) procSubAfter(k int) bool {
+	i := sc.words[k].end
+	for i < len(sc.text) && (sc.text[i] == ' ' || sc.text[i] == '\t') {
+		i++
+	}
+	rest := sc.text[i:]
+	return strings.HasPrefix(rest, "<(") || strings.HasPrefix(rest, "=(")
 }
 
 // atReadsInput: at or batch (word i) reads the job's script from its

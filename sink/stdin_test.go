@@ -279,3 +279,37 @@ func TestCheckCmd_ShellPrograms(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_SourceProcessSubstitution: . and source of a process
+// substitution (. <(…), zsh's source =(…)) run what its command writes,
+// as bash <(…) does: input in that script is blocked (found by a review:
+// sh -c ". <(echo 'echo x;id')", with the input x;id, was let through,
+// the substitution being no word of the . command for the check to read).
+func TestCheckCmd_SourceProcessSubstitution(t *testing.T) {
+	const in = "x;id"
+	for _, argv := range [][]string{
+		{"bash", "-c", ". <(echo 'echo " + in + "')"},
+		{"bash", "-c", "source <(echo 'echo " + in + "')"},
+		{"bash", "-c", "source  <(printf '%s\\n' 'echo " + in + "') arg"},
+		{"zsh", "-c", "source =(echo 'echo " + in + "')"},
+		{"sh", "-c", "sudo -u bob bash -c \". <(echo 'echo " + in + "')\""},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf(argv...))
+		require.Error(t, err, "%q", argv)
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+	}
+	out, err := exec.Command("bash", "-c", ". <(echo 'echo a;echo ran')").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "a\nran\n", string(out))
+	// A file sourced, an array assigned: data.
+	for _, argv := range [][]string{
+		{"bash", "-c", ". /srv/env.sh; grep -F -- 'x;id' /srv/log"},
+		{"bash", "-c", "a=(1 2); echo 'x;id'"},
+		{"bash", "-c", "diff <(sort a) <(sort b); echo 'x;id'"},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}
