@@ -1640,3 +1640,36 @@ func TestCheckCmd_MoreShells(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_CoprocNameBody: bash's coproc NAME { …; } runs its body's
+// commands: the word after { is a program, as after coproc (found by a
+// review: bash -c "coproc N { id; }" with the input id, and eval's,
+// trap's and ssh's scripts in such a body, were let through: NAME was
+// taken for the program and the body for its arguments).
+func TestCheckCmd_CoprocNameBody(t *testing.T) {
+	for _, c := range []struct{ in, script string }{
+		{"id", "coproc N { id; }"},
+		{"id", "coproc N { timeout 5 id; }"},
+		{"id", "coproc N  {  id x; }"},
+		{"x;id", "coproc N { eval 'echo x;id'; }"},
+		{"x;id", "coproc N { ssh h 'echo x;id'; }"},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		err := CheckCmd(ctxOf(r), cmdOf("bash", "-c", c.script))
+		require.Error(t, err, "%q", c.script)
+		assertBlocked(t, err, rc, taint.Query, c.in, "shell")
+	}
+	out, err := exec.Command("bash", "-c", "coproc N { echo ran; }; read -r l <&\"${N[0]}\"; echo \"$l\"").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "ran\n", string(out))
+	// coproc NAME with a simple command runs NAME; the body's arguments
+	// are data.
+	for _, c := range []struct{ in, script string }{
+		{"in.png", "coproc N in.png"},
+		{"in.png", "coproc N { convert in.png out.png; }"},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("bash", "-c", c.script)), "%q", c.script)
+		assert.Empty(t, rc.all())
+	}
+}

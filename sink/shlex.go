@@ -178,6 +178,7 @@ type frame struct {
 	redir   bool  // the next word is a redirection's target
 	redirIn bool  // … of an input redirection (<, <<, <<<)
 	fnName  bool  // the word is the name after the function keyword: a command follows it
+	coproc  bool  // the word is the one after coproc: NAME when a { follows it (coproc NAME { …; })
 	command int32 // the command being read, or 0 before its first word
 }
 
@@ -274,7 +275,15 @@ func (l *shLexer) endWord(f *frame) {
 		f.fnName, f.cmdPos = false, true
 		return
 	}
+	if f.coproc {
+		// coproc NAME { …; }: the body, a command, follows the name.
+		f.coproc = false
+		if w.cmd && strings.HasPrefix(strings.TrimLeft(l.sc.text[w.end:], " \t"), "{") {
+			return
+		}
+	}
 	if w.cmd && (commandPrefixes[text] || isAssignment(text)) {
+		f.coproc = text == "coproc"
 		return
 	}
 	f.fnName = w.cmd && text == "function"
@@ -284,7 +293,7 @@ func (l *shLexer) endWord(f *frame) {
 // newCommand ends the word and starts a command (after ; & | ( newline).
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
-	f.cmdPos, f.afterDD, f.redir, f.redirIn, f.fnName = true, false, false, false, false
+	f.cmdPos, f.afterDD, f.redir, f.redirIn, f.fnName, f.coproc = true, false, false, false, false, false
 	f.command = 0
 }
 
@@ -829,6 +838,10 @@ func (sc *shScript) findPrograms() {
 			text := sc.text[sc.words[ws[k]].start:sc.words[ws[k]].end]
 			if text == "function" && k+1 < len(ws) {
 				k += 2 // function NAME { …: the body's command after it
+				continue
+			}
+			if text == "coproc" && k+2 < len(ws) && sc.words[ws[k+2]].cmd && sc.text[sc.words[ws[k+2]].start:sc.words[ws[k+2]].end] == "{" {
+				k += 2 // coproc NAME { …: the body's command after it
 				continue
 			}
 			if !isAssignment(text) && !(commandPrefixes[text] && !isWrapper(text)) {
