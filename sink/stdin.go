@@ -79,18 +79,32 @@ func (sc *shScript) findFeed() *feed {
 			redirected[w.command] = true
 		}
 	}
-	if !sc.pipes && len(redirected) == 0 {
+	coproc := sc.hasCoproc()
+	if !sc.pipes && !coproc && len(redirected) == 0 {
 		return f
 	}
 	order, cmds := sc.commands()
 	// An input redirection of a compound command (while …; done < f,
-	// { …; } <<< '…', ( … ) < f) feeds the commands inside it, and exec's
-	// (exec < f) every command after it: any command may be fed, as
-	// through a pipe.
-	all := sc.pipes
+	// { …; } <<< '…', ( … ) < f) feeds the commands inside it, exec's
+	// (exec < f) every command after it, and a call's of a function the
+	// script defines (f <<< '…') the commands of its body; a coprocess
+	// reads what the script writes to it (coproc sh; echo … >&"${COPROC[1]}"):
+	// any command may be fed, as through a pipe.
+	all := sc.pipes || coproc
+	var fns map[string]bool
 	for c := range redirected {
-		if ws := cmds[c]; len(ws) == 0 || compoundEnds[sc.text[sc.words[ws[0]].start:sc.words[ws[0]].end]] {
+		ws := cmds[c]
+		if len(ws) == 0 || compoundEnds[sc.text[sc.words[ws[0]].start:sc.words[ws[0]].end]] {
 			all = true
+			continue
+		}
+		if fns == nil {
+			fns = sc.functions()
+		}
+		for _, k := range ws {
+			if t, ok := sc.value(k); ok && sc.words[k].cmd && fns[t] {
+				all = true
+			}
 		}
 	}
 	for _, c := range order {
@@ -103,6 +117,43 @@ func (sc *shScript) findFeed() *feed {
 		}
 	}
 	return f
+}
+
+// hasCoproc: the script starts a coprocess (bash's coproc), whose input
+// is a pipe any command of the script may write to.
+func (sc *shScript) hasCoproc() bool {
+	for _, w := range sc.words {
+		if w.cmd && sc.text[w.start:w.end] == "coproc" {
+			return true
+		}
+	}
+	return false
+}
+
+// functions are the names of the functions the script defines: NAME ()
+// and function NAME.
+func (sc *shScript) functions() map[string]bool {
+	fns := map[string]bool{}
+	for k, w := range sc.words {
+		if !w.cmd {
+			continue
+		}
+		t, ok := sc.value(k)
+		if !ok {
+			continue
+		}
+		if t == "function" && k+1 < len(sc.words) && sc.words[k+1].command == w.command {
+			if name, ok := sc.value(k + 1); ok {
+				fns[strings.TrimSuffix(name, "()")] = true
+			}
+			continue
+		}
+		rest := strings.TrimLeft(sc.text[w.end:], " \t")
+		if strings.HasPrefix(rest, "(") && strings.HasPrefix(strings.TrimLeft(rest[1:], " \t"), ")") {
+			fns[t] = true
+		}
+	}
+	return fns
 }
 
 // compoundEnds are the words a command's redirections follow when they

@@ -313,3 +313,47 @@ func TestCheckCmd_SourceProcessSubstitution(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_FeedThroughCoprocAndFunctions: a coprocess's input is a
+// pipe the script writes to (coproc sh; echo … >&"${COPROC[1]}"), and an
+// input redirection of a call of a function the script defines feeds the
+// commands of its body, as a compound command's does (found by a review:
+// with the input x;id, bash -c "coproc sh; echo 'echo x;id'
+// >&\"${COPROC[1]}\"" and bash -c "f() { sh; }; f <<< 'echo x;id'" ran
+// id, and were let through).
+func TestCheckCmd_FeedThroughCoprocAndFunctions(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"coproc sh; echo 'echo " + in + "' >&\"${COPROC[1]}\"",
+		"coproc S { sh; }; echo 'echo " + in + "' >&\"${S[1]}\"",
+		"f() { sh; }; f <<< 'echo " + in + "'",
+		"f () { bash -s; }\nf < /tmp/job <<< 'echo " + in + "'",
+		"function f { sh; }; f <<< 'echo " + in + "'",
+		"function f() { sh; }; f <<< 'echo " + in + "'",
+		"f() ( sh ); x=1 f <<< 'echo " + in + "'",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf("bash", "-c", script))
+		require.Error(t, err, "%q", script)
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+	}
+	for _, script := range []string{
+		"f() { sh; }; f <<< 'echo ran'",
+		"coproc sh; echo 'echo ran' >&\"${COPROC[1]}\"; exec {COPROC[1]}>&-; read -r l <&\"${COPROC[0]}\"; echo \"$l\"",
+	} {
+		out, err := exec.Command("bash", "-c", script).Output()
+		require.NoError(t, err, "%q", script)
+		assert.Equal(t, "ran\n", string(out), "%q", script)
+	}
+	// A function that reads its input as data, a redirection of a command
+	// that is no function: data.
+	for _, script := range []string{
+		"f() { cat; }; f <<< 'x;id'",
+		"f() { sh -c 'cat > /tmp/out'; }; f <<< 'x;id'",
+		"f() { sh; }; grep -F -- 'x;id' < /srv/log",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("bash", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+}
