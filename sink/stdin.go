@@ -349,7 +349,7 @@ func (sc *shScript) procSubAfter(k int) bool {
 }
 
 // atReadsInput: at or batch (word i) reads the job's script from its
-// input: not given a file (-f FILE), nor listing, printing or removing
+// input: not given a file (-f FILE) other than its input, nor listing, printing or removing
 // jobs (-l, -c, -d, -r). Its options are read up to the next word prog
 // tells is a program; a word whose value is not known may be anything,
 // and it may read its input.
@@ -365,7 +365,18 @@ func atReadsInput(n int, word func(int) (string, bool), i int, prog func(int) bo
 		cluster:
 			for k := 1; k < len(a); k++ {
 				switch c := a[k]; {
-				case strings.IndexByte("flcdr", c) >= 0:
+				case c == 'f':
+					// -f FILE: the job's script, which may be its input
+					// (-f /dev/stdin), or a value not known.
+					if k+1 < len(a) {
+						return stdinPath(a[k+1:])
+					}
+					if j+1 < n {
+						v, ok := word(j + 1)
+						return !ok || stdinPath(v)
+					}
+					return false
+				case strings.IndexByte("lcdr", c) >= 0:
 					return false
 				case c == 'q' || c == 't':
 					if k+1 == len(a) {

@@ -357,3 +357,26 @@ func TestCheckCmd_FeedThroughCoprocAndFunctions(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_AtFileStdin: at -f /dev/stdin (or another descriptor of
+// its input) reads the job's script from its input, as at without -f
+// does (found by a review: with the input x;id, sh -c "at -f /dev/stdin
+// now <<< 'echo x;id'" was let through: -f was taken for a file).
+func TestCheckCmd_AtFileStdin(t *testing.T) {
+	const in = "x;id"
+	for _, script := range []string{
+		"at -f /dev/stdin now <<< 'echo " + in + "'",
+		"at -m -f/dev/stdin now <<< 'echo " + in + "'",
+		"echo 'echo " + in + "' | batch -f /proc/self/fd/0",
+		"echo 'echo " + in + "' | at -f \"$F\" now",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+		require.Error(t, err, "%q", script)
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+	}
+	// A job's file: data.
+	r, rc := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "at -f /srv/job.sh now; echo 'x;id' | grep -c x")))
+	assert.Empty(t, rc.all())
+}
