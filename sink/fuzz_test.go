@@ -135,6 +135,7 @@ func FuzzShell(f *testing.F) {
 	f.Add(`parallel -j2 'echo {};id' ::: a :::+ b; wsl -d U echo x;id; sg g -c 'x;id'; capsh -- -c "x;id"`, "x;id")
 	f.Add(`tar -cIid --to-command=x --checkpoint-action=exec=y; rsync -avze 'ssh x' a b; zip -TT z; man --html=w -P v`, "id")
 	f.Add(`while read l; do eval "$l"; done <<< x; exec < f; at now; git -c core.pager=x log; ssh -F y h; systemd-run -pExecStartPre=z`, "x")
+	f.Add(`. <(x id); source =(y); coproc N { id; }; f () { sh; }; f <<< z; at -mf/dev/stdin; tar --inf=id --rm x; git clone --u id; zip --unz=id`, "id")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return
