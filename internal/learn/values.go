@@ -125,8 +125,10 @@ func number(lit string) (integral, negative bool) {
 var (
 	secretParts = []string{"passw", "pwd", "secret", "token", "apikey", "api_key", "auth",
 		"cookie", "session", "credential", "card", "cvv", "cvc", "private", "signature",
-		"csrf", "xsrf", "iban", "bearer", "jwt", "passphrase", "passcode"}
-	secretWords = []string{"key", "pin", "pincode", "pass", "pw", "sig", "otp", "ssn", "sid", "salt", "nonce"}
+		"csrf", "xsrf", "iban", "bearer", "jwt", "passphrase", "passcode", "totp", "hotp", "passport",
+		"securitycode", "security_code", "verificationcode", "verification_code", "recoverycode",
+		"recovery_code", "mnemonic"}
+	secretWords = []string{"key", "pin", "pincode", "pass", "pw", "sig", "otp", "ssn", "sid", "salt", "nonce", "mfa", "2fa"}
 )
 
 // secretName reports a member name that looks secret.

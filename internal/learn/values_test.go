@@ -39,6 +39,20 @@ func TestSecretName(t *testing.T) {
 	}
 }
 
+// TestSecretName_Codes: one-time and verification codes, passports and
+// wallet phrases are secret too (found by review: "totp", one word, did
+// not match the word "otp", and a six-digit code seen three times became
+// an enum value; "passport" and "security_code" likewise).
+func TestSecretName_Codes(t *testing.T) {
+	for _, name := range []string{"totp", "totpCode", "hotp", "passport", "passportNumber", "security_code", "securityCode",
+		"verification_code", "verificationCode", "recoveryCodes", "mnemonic", "mfa_code", "mfaCode", "2fa"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"code", "country_code", "postalCode", "promoCode", "status_code", "currency"} {
+		assert.False(t, secretName(name), name)
+	}
+}
+
 func TestLooksLikeData(t *testing.T) {
 	for _, s := range []string{"42", "0", "2026-01-02", "1.2.3", "3e4666bf-d5e5-4aa7-b8ce-cefe41c7568a", "9fceb02d",
 		"abc123", "ada@example.com", "a b", "a:b", "x=1", "café", "a\x00b"} {
