@@ -895,6 +895,26 @@ var optionScripts = map[string]*getoptOptions{
 	},
 }
 
+// capshShell calls found with each word of capsh's (word i) options
+// that names the shell its "--" and "==" run instead of /bin/bash:
+// --shell=PROGRAM (capsh reads it attached only), and the byte PROGRAM
+// starts at. Its options end at "--" or "==" (the shell's arguments
+// follow), at the next word prog tells is a program, or at a word read
+// already (read: another capsh's scan, so that many are read in linear
+// time).
+func capshShell(n int, word func(int) (string, bool), i int, read []bool, prog func(int) bool, found func(j, off int)) {
+	for j := i + 1; j < n && !read[j] && !prog(j); j++ {
+		read[j] = true
+		switch a, known := word(j); {
+		case !known:
+		case a == "--" || a == "==":
+			return
+		case strings.HasPrefix(a, "--shell="):
+			found(j, len("--shell="))
+		}
+	}
+}
+
 // scpValue are the options of scp and sftp that take a value.
 const scpValue = "BbcDFiJlLoPRsSX"
 

@@ -862,6 +862,39 @@ func TestCheckCmd_GitScpCommandOptions(t *testing.T) {
 	}
 }
 
+// TestCheckCmd_CapshShell: capsh --shell=PROGRAM runs PROGRAM for its
+// "--" and "==" in place of /bin/bash: the input there is the program
+// (found by review: capsh --shell=<input> -- -c id ran the input).
+func TestCheckCmd_CapshShell(t *testing.T) {
+	for _, argv := range [][]string{
+		{"capsh", "--shell=id", "--", "-c", "true"},
+		{"capsh", "--user=bob", "--shell=id", "=="},
+		{"sudo", "capsh", "--shell=id", "--"},
+		{"sh", "-c", "capsh --shell=id -- -c true"},
+		{"sh", "-c", "sh -c 'capsh --shell=id --'"},
+	} {
+		for _, src := range sources {
+			if !carries(src, "id") {
+				continue
+			}
+			r, rc := inputAt(t, src, "id")
+			err := CheckCmd(ctxOf(r), cmdOf(argv...))
+			require.Error(t, err, "%v %q", src, argv)
+			assertBlocked(t, err, rc, src, "id", "shell")
+		}
+	}
+	// Its other options' values, and bash's arguments after "--": data.
+	for _, argv := range [][]string{
+		{"capsh", "--user=id", "--", "-c", "true"},
+		{"capsh", "--shell=/bin/bash", "--", "-c", "echo \"$1\"", "sh", "id"},
+		{"sh", "-c", "capsh --shell=/bin/sh -- -c 'echo \"$1\"' sh id"},
+	} {
+		r, rc := inputAt(t, taint.Query, "id")
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+		assert.Empty(t, rc.all())
+	}
+}
+
 // TestCheckCmd_NestedWindowsShells: cmd's and PowerShell's own scripts in
 // a script (cmd /c "cmd /c …", powershell -c "…" in cmd or PowerShell,
 // PowerShell's Invoke-Expression of a string) are read as nested scripts

@@ -317,6 +317,7 @@ func (ck *shellCheck) findRemote() {
 	var suffix []int              // suffix[j]: the bytes of args[j:] joined
 	joined := 0                   // the bytes of the joined scripts made
 	var markers []int             // nextMarkers, for parallel
+	var capRead []bool            // the words capsh's scans read (capshShell)
 	for _, p := range append([]int{0}, ck.progs...) {
 		var starts []int
 		fish, parallel := false, false
@@ -334,6 +335,15 @@ func (ck *shellCheck) findRemote() {
 			continue
 		case "watch":
 			watchScript(len(args), ck.word, p, &steps, func(j int) { starts = append(starts, j) })
+		case "capsh":
+			// capsh --shell=PROGRAM … --: PROGRAM runs the arguments.
+			if capRead == nil {
+				capRead = make([]bool, len(args))
+			}
+			capshShell(len(args), ck.word, p, capRead, ck.isProg, func(j, off int) {
+				ck.optProgs = append(ck.optProgs, [2]int{j, off})
+			})
+			continue
 		case "scp", "sftp":
 			scpOptions(len(args), ck.word, p, ck.isProg, func(j, off int, kind byte) {
 				switch {

@@ -903,6 +903,7 @@ func (sc *shScript) findConfigs() {
 	for _, c := range order {
 		ws := cmds[c]
 		var word func(int) (string, bool)
+		var capRead []bool // the words capsh's scans read (capshShell)
 		isCmd := func(j int) bool { return sc.words[ws[j]].cmd }
 		for j := range ws {
 			if !isCmd(j) {
@@ -925,6 +926,11 @@ func (sc *shScript) findConfigs() {
 			case !known:
 			case programName(t) == "ssh":
 				sshConfigWords(len(ws), word, j, isCmd, mark('s'))
+			case programName(t) == "capsh":
+				if capRead == nil {
+					capRead = make([]bool, len(ws))
+				}
+				capshShell(len(ws), word, j, capRead, isCmd, mark('S'))
 			case programName(t) == "scp" || programName(t) == "sftp":
 				scpOptions(len(ws), word, j, isCmd, func(k, off int, kind byte) {
 					switch kind {
