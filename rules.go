@@ -3,6 +3,7 @@ package contractguard
 import (
 	"context"
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -155,7 +156,7 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 				r.path.Member(f.name)
 			}
 			if len(f.rules) > 0 {
-				r.check(f.rules, data, fv.Interface())
+				r.check(f.rules, data, selfOf(fv))
 			}
 			if f.nested != nil {
 				f.nested.walk(r, fv)
@@ -164,6 +165,23 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 				r.path.Pop()
 			}
 		}
+	}
+}
+
+// selfOf is the value of a field rule's self: the field's Go value, but a
+// json.Number as its string and a json.RawMessage as its bytes, the types
+// the rule was checked with and what data.<field> reads. cel-go adapts the
+// Go values by their contents, a number and the JSON value the bytes hold:
+// self != '0' held for the number 0, size(self) <= 10 for an object of one
+// long member.
+func selfOf(fv reflect.Value) any {
+	switch x := fv.Interface().(type) {
+	case json.Number:
+		return string(x)
+	case json.RawMessage:
+		return []byte(x)
+	default:
+		return x
 	}
 }
 

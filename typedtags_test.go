@@ -836,3 +836,19 @@ func TestTyped_SchemaExtrasTheTagChecksMiss(t *testing.T) {
 	}
 	require.NoError(t, handlerErr[Fine](g))
 }
+
+// TestTyped_SelfOfNumberAndRawMessage: a rule on a json.Number or a
+// json.RawMessage field is checked with self a string and bytes (and
+// data.<field> reads them so), but cel-go adapted self by its contents, a
+// number and the JSON value the bytes hold: self != '0' held for 0, and
+// size(self) <= 10 for an object of one long member.
+func TestTyped_SelfOfNumberAndRawMessage(t *testing.T) {
+	type In struct {
+		N json.Number     `json:"n" cg:"cel=self != '0',msg=not zero"`
+		R json.RawMessage `json:"r" cg:"cel=size(self) <= 10,msg=at most 10 bytes"`
+	}
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) {})
+	require.Equal(t, 200, send(h, "POST", "/", `{"n":5,"r":[1,2]}`).Code)
+	e := rejected(t, send(h, "POST", "/", `{"n":0,"r":{"a":"a long string of many bytes"}}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/n", "not zero"}, {"/r", "at most 10 bytes"}}, e.Details)
+}
