@@ -852,3 +852,45 @@ func TestTyped_SelfOfNumberAndRawMessage(t *testing.T) {
 	e := rejected(t, send(h, "POST", "/", `{"n":0,"r":{"a":"a long string of many bytes"}}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []Detail{{"/n", "not zero"}, {"/r", "at most 10 bytes"}}, e.Details)
 }
+
+// TestTyped_RulesOnNumbersAndRawMessagesInListsAndMaps: cel-go adapts a
+// json.Number or json.RawMessage in a list or map by its contents (a
+// number, the JSON value it holds), not as the string or bytes the rule
+// is checked with: data.ns.all(n, n != '0') held for [0]. Such a rule is
+// refused when the handler is built; a json.Number read as a field, or
+// through a pointer, is the string it is checked as.
+func TestTyped_RulesOnNumbersAndRawMessagesInListsAndMaps(t *testing.T) {
+	type Nums struct {
+		NS []json.Number `json:"ns"`
+	}
+	type List struct {
+		_  struct{}      `cg:"cel=data.ns.all(n, n != '0'),msg=no zero"`
+		NS []json.Number `json:"ns"`
+	}
+	type Nested struct {
+		_  struct{} `cg:"cel=data.inner.ns.exists(n, n == '0'),msg=a zero"`
+		In Nums     `json:"inner"`
+	}
+	type Self struct {
+		M map[string]json.RawMessage `json:"m" cg:"cel=self.all(k, size(self[k]) <= 10),msg=small"`
+	}
+	type Optional struct {
+		_  struct{}        `cg:"cel=data.?ns.orValue([]).all(l, l.all(n, n != '0')),msg=no zero"`
+		NS [][]json.Number `json:"ns"`
+	}
+	g := mustNew(t, Options{})
+	for _, err := range []error{handlerErr[List](g), handlerErr[Nested](g), handlerErr[Self](g), handlerErr[Optional](g)} {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "holds json.Number or json.RawMessage values in a list or map")
+	}
+	type Fine struct {
+		_  struct{}                `cg:"cel=has(data.ns) && data.p != '0' && data.m.all(k, data.m[k] != '0'),msg=no zero"`
+		NS []json.Number           `json:"ns"`
+		P  *json.Number            `json:"p"`
+		M  map[string]*json.Number `json:"m"`
+	}
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Fine) {})
+	require.Equal(t, 200, send(h, "POST", "/", `{"ns":[0],"p":1,"m":{"a":1}}`).Code)
+	rejected(t, send(h, "POST", "/", `{"ns":[],"p":1,"m":{"a":0}}`), 422, CodeInvariantViolated)
+	rejected(t, send(h, "POST", "/", `{"ns":[],"p":0,"m":{}}`), 422, CodeInvariantViolated)
+}

@@ -135,6 +135,11 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	if err != nil {
 		return nil, err
 	}
+	if o.vars != nil {
+		if err := o.vars.readsAdapted(ast); err != nil {
+			return nil, err
+		}
+	}
 	switch t := ast.OutputType(); {
 	case t.IsExactType(types.BoolType), t.IsExactType(types.DynType):
 	default:

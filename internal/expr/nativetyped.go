@@ -22,6 +22,7 @@ type typedVars struct {
 	data     reflect.Type // the struct type the rule is declared on
 	dataName string       // its CEL name
 	self     string       // the field of a field rule, "" for a struct rule
+	structs  map[string]reflect.Type
 }
 
 // scalarKinds are the kinds of Go values read natively, and their CEL

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -20,10 +24,11 @@ import (
 // from the Go types, so that a misspelt field or a wrong comparison is an
 // error at registration.
 type TypeEnv struct {
-	e    *Env // what env extends, and its limits
-	env  *cel.Env
-	root reflect.Type
-	body *jsonschema.Schema
+	e       *Env // what env extends, and its limits
+	env     *cel.Env
+	root    reflect.Type
+	body    *jsonschema.Schema
+	structs map[string]reflect.Type // the struct types by CEL name, the first of a name (as cel-go keeps it)
 }
 
 // ForType extends e with the struct types reachable from root. body is
@@ -47,7 +52,13 @@ func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) 
 			return nil, err
 		}
 	}
-	return &TypeEnv{e: e, env: env, root: root, body: compiledOf(body)}, nil
+	byName := map[string]reflect.Type{}
+	for _, t := range structs {
+		if _, ok := byName[typeName(t)]; !ok && t.Name() != "" {
+			byName[typeName(t)] = t
+		}
+	}
+	return &TypeEnv{e: e, env: env, root: root, body: compiledOf(body), structs: byName}, nil
 }
 
 // structTypes lists the named struct types reachable from t through
@@ -117,6 +128,106 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 			sizes.self = child(te.body, field)
 		}
 	}
-	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field}
+	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field, structs: te.structs}
 	return compile(te.e, env, env, src, sizes, compileOpts{vars: vars})
+}
+
+var (
+	numberType = reflect.TypeFor[json.Number]()
+	rawType    = reflect.TypeFor[json.RawMessage]()
+)
+
+// readsAdapted reports a value a, a checked rule, reads whose elements
+// cel-go adapts by their contents, not as the types it checks them with:
+// a json.Number in a list or map (a key, or a value) is a number to it,
+// not a string; a json.RawMessage there the JSON value it holds, not its
+// bytes. So data.ns.all(n, n != '0') held for [0], and a size() of a
+// json.RawMessage counted an object's members. Read by a field of a
+// struct (data.n) or as self, they are the string and bytes.
+func (v *typedVars) readsAdapted(a *cel.Ast) error {
+	native := a.NativeRep()
+	var err error
+	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if err != nil {
+			return
+		}
+		var st reflect.Type
+		var name string
+		switch e.Kind() {
+		case celast.IdentKind:
+			if e.AsIdent() != "self" || v.self == "" {
+				return
+			}
+			st, name = v.data, v.self
+		case celast.SelectKind:
+			sel := e.AsSelect()
+			if sel.IsTestOnly() {
+				return
+			}
+			st, name = v.structs[native.GetType(sel.Operand().ID()).TypeName()], sel.FieldName()
+		case celast.CallKind:
+			call := e.AsCall()
+			if call.FunctionName() != operators.OptSelect || len(call.Args()) != 2 || call.Args()[1].Kind() != celast.LiteralKind {
+				return
+			}
+			f, ok := call.Args()[1].AsLiteral().(types.String)
+			if !ok {
+				return
+			}
+			st, name = v.structs[native.GetType(call.Args()[0].ID()).TypeName()], string(f)
+		default:
+			return
+		}
+		if st == nil {
+			return
+		}
+		if ft := celFieldType(st, name); ft != nil && adapted(ft, false) {
+			err = fmt.Errorf("%s.%s (%s) holds json.Number or json.RawMessage values in a list or map, which rules read as the number or JSON value they hold, not as the string or bytes they are checked as: give it another element type (float64, string, any)",
+				st, name, ft)
+		}
+	}))
+	return err
+}
+
+// celFieldType is the Go type of the field of struct type st that CEL
+// names name (its json name, else its Go name, as ext.NativeTypes reads
+// them with ParseStructTag("json")); nil if none.
+func celFieldType(st reflect.Type, name string) reflect.Type {
+	for _, sf := range reflect.VisibleFields(st) {
+		if !sf.IsExported() {
+			continue
+		}
+		n, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if n == "-" {
+			continue
+		}
+		if n = strings.Trim(n, "'"); n == "" {
+			n = sf.Name
+		}
+		if n == name {
+			return sf.Type
+		}
+	}
+	return nil
+}
+
+// adapted reports whether a value of type t, in a list or map when in is
+// set, holds a json.Number or json.RawMessage that cel-go adapts as an
+// element of a list or map (see readsAdapted). A struct's fields are read
+// as its type says.
+func adapted(t reflect.Type, in bool) bool {
+	switch {
+	case t == numberType || t == rawType:
+		return in
+	case t.Kind() == reflect.Pointer:
+		if e := t.Elem(); e == numberType || e == rawType {
+			return false // adapted as the string or bytes it points to
+		}
+		return adapted(t.Elem(), in)
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		return t.Elem().Kind() != reflect.Uint8 && adapted(t.Elem(), true)
+	case t.Kind() == reflect.Map:
+		return adapted(t.Key(), true) || adapted(t.Elem(), true)
+	}
+	return false
 }
