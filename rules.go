@@ -12,8 +12,10 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // ruleWalker applies the rules of a contract to a request. For a file or
@@ -125,11 +127,7 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 			r.path.Pop()
 		}
 	case reflect.Map:
-		keys := v.MapKeys()
-		names := make([]string, len(keys))
-		for i, k := range keys {
-			names[i] = mapKey(k)
-		}
+		keys, names := r.mapMembers(v)
 		order := make([]int, len(keys))
 		for i := range order {
 			order[i] = i
@@ -183,6 +181,69 @@ func selfOf(fv reflect.Value) any {
 	default:
 		return x
 	}
+}
+
+// mapMembers is the keys of map v and the names of the body's members
+// they were decoded from: for a key that reads itself from its name
+// (UnmarshalText) or an integer key, the name as the body has it, which
+// the key need not write back (netip.Addr writes "::FFFF:1.2.3.4" in
+// lower case). The names are found in the body at r.path, where the map
+// was decoded from; should they not be there, each key's own text.
+func (r *ruleRun) mapMembers(v reflect.Value) ([]reflect.Value, []string) {
+	if kt := v.Type().Key(); kt.Kind() != reflect.String || reflect.PointerTo(kt).Implements(textUnmarshaler) {
+		if obj, ok := r.bodyAt(); ok && obj.Len() == v.Len() {
+			keys, names := make([]reflect.Value, 0, v.Len()), make([]string, 0, v.Len())
+			for i := range obj.Len() {
+				name, _ := obj.Member(i)
+				k, err := bind.MapKey(v.Type(), name)
+				if err != nil || !v.MapIndex(k).IsValid() {
+					break
+				}
+				keys, names = append(keys, k), append(names, name)
+			}
+			if len(keys) == v.Len() {
+				return keys, names
+			}
+		}
+	}
+	keys := v.MapKeys()
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = mapKey(k)
+	}
+	return keys, names
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// bodyAt is the object of the request's body at r.path; ok is false when
+// there is none.
+func (r *ruleRun) bodyAt() (jsonbody.Value, bool) {
+	if r.act.Body == nil {
+		return jsonbody.Value{}, false
+	}
+	v := r.act.Body.Root()
+	for i := range r.path.Len() {
+		name, index, seg := r.path.Step(i)
+		switch {
+		case seg:
+			return jsonbody.Value{}, false
+		case index >= 0:
+			if v.Kind() != jsonbody.Array || index >= v.Len() {
+				return jsonbody.Value{}, false
+			}
+			v = v.Index(index)
+		default:
+			var ok bool
+			if v.Kind() != jsonbody.Object {
+				return jsonbody.Value{}, false
+			}
+			if v, ok = v.Get(name); !ok {
+				return jsonbody.Value{}, false
+			}
+		}
+	}
+	return v, v.Kind() == jsonbody.Object
 }
 
 // mapKey is a map key as its JSON object member name.

@@ -894,3 +894,19 @@ func TestTyped_RulesOnNumbersAndRawMessagesInListsAndMaps(t *testing.T) {
 	rejected(t, send(h, "POST", "/", `{"ns":[],"p":1,"m":{"a":0}}`), 422, CodeInvariantViolated)
 	rejected(t, send(h, "POST", "/", `{"ns":[],"p":0,"m":{}}`), 422, CodeInvariantViolated)
 }
+
+// TestTyped_RulePathsAtMapKeysThatDecodeThemselves: a rule's failure in
+// a map value was reported at the key as the Go key writes itself
+// (MarshalText), not at the member the body has: "::FFFF:1.2.3.4" was
+// /m/::ffff:1.2.3.4, a member the body does not have.
+func TestTyped_RulePathsAtMapKeysThatDecodeThemselves(t *testing.T) {
+	type Item struct {
+		Q int `json:"q" cg:"cel=self > 0,msg=must be positive"`
+	}
+	type In struct {
+		M map[netip.Addr]Item `json:"m"`
+	}
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) {})
+	e := rejected(t, send(h, "POST", "/", `{"m":{"::FFFF:1.2.3.4":{"q":0},"10.0.0.1":{"q":1},"::1":{"q":0}}}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/m/::1/q", "must be positive"}, {"/m/::FFFF:1.2.3.4/q", "must be positive"}}, e.Details)
+}

@@ -157,6 +157,16 @@ func (p *Path) Index(i int) { p.push(pathToken{index: i}) }
 // array pushes once.
 func (p *Path) SetIndex(i int) { p.at(p.n - 1).index = i }
 
+// Len is the depth of the path.
+func (p *Path) Len() int { return p.n }
+
+// Step is step i of the path (0 is the first): an array index (index
+// >= 0), or a member's name (index < 0; escaped, seg set, for a Segment).
+func (p *Path) Step(i int) (name string, index int, seg bool) {
+	t := p.at(i)
+	return t.name, t.index, t.index == segment
+}
+
 // Pop steps back out.
 func (p *Path) Pop() { p.n-- }
 
