@@ -910,3 +910,58 @@ func TestTyped_RulePathsAtMapKeysThatDecodeThemselves(t *testing.T) {
 	e := rejected(t, send(h, "POST", "/", `{"m":{"::FFFF:1.2.3.4":{"q":0},"10.0.0.1":{"q":1},"::1":{"q":0}}}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []Detail{{"/m/::1/q", "must be positive"}, {"/m/::FFFF:1.2.3.4/q", "must be positive"}}, e.Details)
 }
+
+type twoNamed struct {
+	M int `json:"m"`
+	N int `json:"n"`
+}
+
+type twoNamedAtTopOfFile = twoNamed
+
+type twoRuled struct {
+	M int `json:"m"`
+}
+
+type twoRuledAtTopOfFile = twoRuled
+
+// TestTyped_RulesOnTypesOfOneCELName: CEL names a Go struct type by the
+// last element of its package path and its name, and cel-go keeps the
+// first type of a name: a rule reading another (of a package of the same
+// last element, or declared in a function) read its fields by the first
+// one's indexes, so data.b.n read b's m and {"b":{"n":0,"m":5}} passed
+// data.b.n > 0. Such a rule is refused when the handler is built.
+func TestTyped_RulesOnTypesOfOneCELName(t *testing.T) {
+	type twoNamed struct {
+		N int `json:"n"`
+		M int `json:"m"`
+	}
+	type Read struct {
+		_ struct{}            `cg:"cel=data.b.n > 0,msg=n must be positive"`
+		A twoNamedAtTopOfFile `json:"a"`
+		B twoNamed            `json:"b"`
+	}
+	type Self struct {
+		A twoNamedAtTopOfFile `json:"a"`
+		C twoNamed            `json:"c" cg:"cel=self.n > 0,msg=n must be positive"`
+	}
+	type twoRuled struct {
+		N int `json:"n" cg:"cel=self > 0,msg=n must be positive"`
+	}
+	type Declared struct {
+		A twoRuledAtTopOfFile `json:"a"`
+		B []twoRuled          `json:"b"`
+	}
+	g := mustNew(t, Options{})
+	for _, err := range []error{handlerErr[Read](g), handlerErr[Self](g), handlerErr[Declared](g)} {
+		require.Error(t, err)
+		assert.Regexp(t, `contractguard\.two(Named|Ruled) is the name in CEL of two types`, err.Error())
+	}
+	type Apart struct { // no rule reads either: nothing to tell apart
+		_ struct{}            `cg:"cel=data.x > 0,msg=x must be positive"`
+		X int                 `json:"x"`
+		A twoNamedAtTopOfFile `json:"a"`
+		B twoNamed            `json:"b"`
+	}
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Apart) {})
+	require.Equal(t, 200, send(h, "POST", "/", `{"x":1,"a":{"m":1,"n":1},"b":{"m":1,"n":1}}`).Code)
+}

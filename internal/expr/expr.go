@@ -136,7 +136,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 		return nil, err
 	}
 	if o.vars != nil {
-		if err := o.vars.readsAdapted(ast); err != nil {
+		if err := o.vars.misreads(ast); err != nil {
 			return nil, err
 		}
 	}

@@ -23,6 +23,7 @@ type typedVars struct {
 	dataName string       // its CEL name
 	self     string       // the field of a field rule, "" for a struct rule
 	structs  map[string]reflect.Type
+	shared   map[string]string // see TypeEnv
 }
 
 // scalarKinds are the kinds of Go values read natively, and their CEL

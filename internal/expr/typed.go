@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -29,6 +30,7 @@ type TypeEnv struct {
 	root    reflect.Type
 	body    *jsonschema.Schema
 	structs map[string]reflect.Type // the struct types by CEL name, the first of a name (as cel-go keeps it)
+	shared  map[string]string       // CEL names of two struct types or more -> why rules cannot use them
 }
 
 // ForType extends e with the struct types reachable from root. body is
@@ -52,13 +54,22 @@ func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) 
 			return nil, err
 		}
 	}
-	byName := map[string]reflect.Type{}
+	byName, shared := map[string]reflect.Type{}, map[string]string{}
 	for _, t := range structs {
-		if _, ok := byName[typeName(t)]; !ok && t.Name() != "" {
+		if t.Name() == "" {
+			continue
+		}
+		first, ok := byName[typeName(t)]
+		if !ok {
 			byName[typeName(t)] = t
+			continue
+		}
+		if _, ok := shared[typeName(t)]; !ok {
+			shared[typeName(t)] = fmt.Sprintf("%s is the name in CEL of two types %s holds (%s and %s, of packages %q and %q, or declared in functions), which rules cannot tell apart: rename one of them",
+				typeName(t), root, first, t, first.PkgPath(), t.PkgPath())
 		}
 	}
-	return &TypeEnv{e: e, env: env, root: root, body: compiledOf(body), structs: byName}, nil
+	return &TypeEnv{e: e, env: env, root: root, body: compiledOf(body), structs: byName, shared: shared}, nil
 }
 
 // structTypes lists the named struct types reachable from t through
@@ -108,6 +119,9 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 		return nil, fmt.Errorf("rules need a named struct type, not %s", s)
 	}
 	name := typeName(s)
+	if why, ok := te.shared[name]; ok {
+		return nil, errors.New(why)
+	}
 	opts := []cel.EnvOption{cel.Variable("data", cel.ObjectType(name))}
 	if field != "" {
 		ft, ok := te.env.CELTypeProvider().FindStructFieldType(name, field)
@@ -128,7 +142,7 @@ func (te *TypeEnv) Rule(s reflect.Type, field, src string) (*Program, error) {
 			sizes.self = child(te.body, field)
 		}
 	}
-	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field, structs: te.structs}
+	vars := &typedVars{provider: env.CELTypeProvider(), data: s, dataName: name, self: field, structs: te.structs, shared: te.shared}
 	return compile(te.e, env, env, src, sizes, compileOpts{vars: vars})
 }
 
@@ -137,19 +151,28 @@ var (
 	rawType    = reflect.TypeFor[json.RawMessage]()
 )
 
-// readsAdapted reports a value a, a checked rule, reads whose elements
+// misreads reports a value of a struct type whose CEL name another
+// type shares, which a, a checked rule, reads (cel-go knows the first
+// type of a name only, and reads the fields of the other by its fields'
+// indexes: data.b.n read b's m); or a value a reads whose elements
 // cel-go adapts by their contents, not as the types it checks them with:
 // a json.Number in a list or map (a key, or a value) is a number to it,
 // not a string; a json.RawMessage there the JSON value it holds, not its
 // bytes. So data.ns.all(n, n != '0') held for [0], and a size() of a
 // json.RawMessage counted an object's members. Read by a field of a
 // struct (data.n) or as self, they are the string and bytes.
-func (v *typedVars) readsAdapted(a *cel.Ast) error {
+func (v *typedVars) misreads(a *cel.Ast) error {
 	native := a.NativeRep()
 	var err error
 	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if err != nil {
 			return
+		}
+		if t := native.GetType(e.ID()); t != nil && t.Kind() == types.StructKind {
+			if why, ok := v.shared[t.TypeName()]; ok {
+				err = errors.New(why)
+				return
+			}
 		}
 		var st reflect.Type
 		var name string
@@ -213,7 +236,7 @@ func celFieldType(st reflect.Type, name string) reflect.Type {
 
 // adapted reports whether a value of type t, in a list or map when in is
 // set, holds a json.Number or json.RawMessage that cel-go adapts as an
-// element of a list or map (see readsAdapted). A struct's fields are read
+// element of a list or map (see misreads). A struct's fields are read
 // as its type says.
 func adapted(t reflect.Type, in bool) bool {
 	switch {
