@@ -91,11 +91,13 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	te, err := g.env.ForType(t, s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	b := ruleBuilder{env: te, root: t, done: map[reflect.Type]*ruleWalker{}}
+	b := ruleBuilder{root: t, done: map[reflect.Type]*ruleWalker{}, newEnv: func() (*expr.TypeEnv, error) {
+		te, err := g.env.ForType(t, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return te, nil
+	}}
 	rules, err := b.walker(t)
 	if err != nil {
 		return nil, err
@@ -420,9 +422,26 @@ func (g *Guard) schemaFromFile(t reflect.Type, file string) (*schema.Schema, err
 }
 
 type ruleBuilder struct {
-	env  *expr.TypeEnv
+	env  *expr.TypeEnv // made by newEnv for the first rule: a T without rules needs none
 	root reflect.Type
 	done map[reflect.Type]*ruleWalker
+	// newEnv makes the rules' environment, which declares the struct types
+	// of T to CEL: it refuses some that encoding/json reads (a promoted
+	// field whose json name a shallower field of another Go name takes).
+	newEnv func() (*expr.TypeEnv, error)
+}
+
+// rule compiles a rule declared on struct type s (field: the json name of
+// the field of a field rule, "" for a struct rule).
+func (b *ruleBuilder) rule(s reflect.Type, field, src string) (*expr.Program, error) {
+	if b.env == nil {
+		env, err := b.newEnv()
+		if err != nil {
+			return nil, err
+		}
+		b.env = env
+	}
+	return b.env.Rule(s, field, src)
 }
 
 // walker returns the walker for t, or nil when nothing in t has rules.
@@ -468,7 +487,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 				return nil, fieldError(t, f, "cg tag: mode= belongs on the request type, not on %s", t)
 			}
 			for j, r := range p.rules {
-				prg, err := b.env.Rule(t, "", r.expr)
+				prg, err := b.rule(t, "", r.expr)
 				if err != nil {
 					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 				}
@@ -494,7 +513,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		}
 		fw := fieldWalker{index: i, name: name, inline: inline}
 		for j, r := range p.rules {
-			prg, err := b.env.Rule(t, name, r.expr)
+			prg, err := b.rule(t, name, r.expr)
 			if err != nil {
 				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Clip(r.expr), err)
 			}

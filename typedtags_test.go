@@ -965,3 +965,33 @@ func TestTyped_RulesOnTypesOfOneCELName(t *testing.T) {
 	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Apart) {})
 	require.Equal(t, 200, send(h, "POST", "/", `{"x":1,"a":{"m":1,"n":1},"b":{"m":1,"n":1}}`).Code)
 }
+
+type shadowedBase struct {
+	ID int `json:"id"`
+}
+
+// TestTyped_NoRulesNoCELTypes: a T whose promoted field's json name a
+// shallower field of another Go name takes (encoding/json decodes the
+// member into the shallower one) cannot be declared to CEL, which names
+// both fields alike; such a T was refused even with no rule at all,
+// where nothing needs CEL. It is refused only when it has rules.
+func TestTyped_NoRulesNoCELTypes(t *testing.T) {
+	type Plain struct {
+		shadowedBase
+		Ident int `json:"id" jsonschema:"minimum=1"`
+	}
+	g := mustNew(t, Options{})
+	var got int
+	h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in Plain) { got = in.Ident })
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"id":7}`).Code)
+	assert.Equal(t, 7, got)
+	rejected(t, send(h, "POST", "/", `{"id":0}`), 400, CodeSchemaInvalid)
+	type Ruled struct {
+		shadowedBase
+		Ident int `json:"id" cg:"cel=self > 0,msg=must be positive"`
+	}
+	err = handlerErr[Ruled](g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "contractguard.Ruled.Ident: rule 1 (self > 0): contractguard.Ruled: invalid field name `id`")
+}
