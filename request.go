@@ -198,6 +198,10 @@ type request struct {
 	// after its first ';' (route.Hit.OwnQuery), which is viewQuery.
 	ownQuery  bool
 	viewQuery string
+	// queryAs is how request.query reads the request's query string:
+	// as url.ParseQuery does, or, for a query it reads with pairs
+	// dropped, as the readers that keep them do (applyRules).
+	queryAs queryReading
 
 	// What one run works with, here so that it costs no allocation of its own.
 	detailList
@@ -411,10 +415,52 @@ func (q *request) inView(i int, c *contract) bool {
 }
 
 func (q *request) Query() map[string]string {
-	if q.ownQuery {
+	switch {
+	case q.ownQuery:
 		return firstValues(q.viewQueryValues())
+	case q.queryAs == queryAsNode:
+		return firstValues(route.QueryAsFastify(q.rawQuery))
+	case q.queryAs == queryAsSemicolons:
+		m := map[string]string{}
+		for k, v := range route.GoPairs(q.rawQuery, "&;") {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
 	}
 	return firstValues(q.queryValues())
+}
+
+// queryReading is a way of reading the request's query string into
+// request.query.
+type queryReading uint8
+
+const (
+	queryAsGo         queryReading = iota // url.ParseQuery, as r.URL.Query() reads it
+	queryAsNode                           // split at '&' alone, malformed escapes kept as sent: Express's and Fastify's parsers (route.QueryAsFastify)
+	queryAsSemicolons                     // ';' read as '&' too: http.AllowQuerySemicolons in front of a Go handler
+)
+
+// dropsQueryPairs reports a query string that url.ParseQuery reads with
+// pairs dropped, which other readers keep: a pair with a ';' or a
+// malformed escape (?debug=1;x and ?debug=%zz are no debug to
+// r.URL.Query(), and debug "1;x" and "%zz" to Express and Fastify), or
+// every pair of a query of more than 10,000 (its limit).
+func (q *request) dropsQueryPairs() bool {
+	if len(q.rawQuery) < 10000 && strings.IndexByte(q.rawQuery, ';') < 0 && strings.IndexByte(q.rawQuery, '%') < 0 {
+		return false // nothing url.ParseQuery refuses
+	}
+	q.queryValues()
+	return q.queryBad
+}
+
+// readQueryAs makes request.query read the query string as rd says.
+func (q *request) readQueryAs(rd queryReading) {
+	if q.queryAs != rd {
+		q.queryAs = rd
+		q.act.Reroute()
+	}
 }
 
 // viewQueryValues is the query of a view that reads it from the path

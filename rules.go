@@ -56,7 +56,27 @@ func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
 	}
 	q.act.Shape = c.numbers
 	r := ruleRun{act: &q.act, report: q, guard: g}
+	n := len(q.details)
 	c.rules.walk(&r, v)
+	// A query string that request.query, read as r.URL.Query() reads it,
+	// has pairs dropped from: the rules again with it read as the
+	// readers that keep them do (Express, Fastify: ?debug=1;x is debug
+	// "1;x"; a Go handler behind http.AllowQuerySemicolons: ?x=1;debug=1
+	// is debug "1"), until one reports a failure.
+	if len(q.details) > n || q.ownQuery || !q.dropsQueryPairs() {
+		return
+	}
+	for _, rd := range [...]queryReading{queryAsNode, queryAsSemicolons} {
+		if rd == queryAsSemicolons && strings.IndexByte(q.rawQuery, ';') < 0 {
+			continue
+		}
+		q.readQueryAs(rd)
+		c.rules.walk(&r, v)
+		if len(q.details) > n {
+			break
+		}
+	}
+	q.readQueryAs(queryAsGo)
 }
 
 // applyRulesByView is applyRules once for each reading of the path that
