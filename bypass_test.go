@@ -602,3 +602,51 @@ invariants:
 		assert.Equal(t, http.StatusOK, send(h, "GET", target, "").Code, target)
 	}
 }
+
+// TestBypass_LetterCaseBeyondASCII: find-my-way with caseSensitive: false
+// reads the decoded path and its patterns in lower case as JavaScript's
+// toLowerCase writes them, which makes the Kelvin sign (U+212A) a k and
+// Ä an ä: Fastify routes /api/%E2%84%AAeys to its /api/keys handler and
+// /API/%C3%84RZTE to /api/ärzte. The guard's reading in any letter case
+// does so too (found by review: it folded A-Z alone).
+func TestBypass_LetterCaseBeyondASCII(t *testing.T) {
+	contracts := `
+endpoint: /api/keys
+method: POST
+schema: {type: object, additionalProperties: false}
+---
+endpoint: /api/ärzte
+method: POST
+schema: {type: object, additionalProperties: false}
+---
+endpoint: /api/οδος
+method: POST
+schema: {type: object, additionalProperties: false}
+---
+endpoint: /api/:name
+method: PUT
+schema: {type: object}
+---
+endpoint: /api/%C4%B0d
+method: PUT
+schema: {type: object, additionalProperties: false}
+`
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+	bad := []byte(`{"role":"admin"}`)
+	for _, path := range []string{
+		"/api/%E2%84%AAeys", "/API/%E2%84%AAEYS", "/api/\u212aeys", "/api/%C3%84RZTE", "/Api/%C3%84rzte/",
+		"/api/%CE%9F%CE%94%CE%9F%CE%A3", "/api/%CE%BF%CE%B4%CE%BF%CF%83",
+	} {
+		if v := g.Check("POST", path, bad); assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+		}
+	}
+	// İ is i and a combining dot above to toLowerCase: /api/İd (the
+	// pattern) is /api/i̇d in any letter case, and not /api/id.
+	for _, path := range []string{"/api/%C4%B0d", "/API/%C4%B0D", "/api/i%CC%87d", "/api/I%CC%87D"} {
+		if v := g.Check("PUT", path, bad); assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+		}
+	}
+	assert.Nil(t, g.Check("POST", "/api/%E2%84%AAeys", []byte(`{}`)))
+}

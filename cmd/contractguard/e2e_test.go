@@ -238,6 +238,39 @@ schema:
 	assert.Contains(t, string(res.body), `"handler":"id"`, "the control: /api/users/:id alone lets the role through")
 }
 
+// TestServe_LetterCaseBeyondASCII: Fastify with caseSensitive: false
+// reads the decoded path in lower case as JavaScript's toLowerCase
+// writes it, which makes the Kelvin sign (U+212A) a k: it routes
+// POST /api/%E2%84%AAeys to its /api/keys handler. Through the proxy the
+// /api/keys contract is enforced on it.
+func TestServe_LetterCaseBeyondASCII(t *testing.T) {
+	app := startNodeApp(t, `
+const fastify = require('fastify');
+const app = fastify({ routerOptions: { caseSensitive: false } });
+app.post('/api/keys', async (req) => ({ handler: 'keys', body: req.body }));
+app.listen({ port: 0, host: '127.0.0.1' }).then(() => console.log('LISTENING ' + app.server.address().port));
+`)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(`
+endpoint: /api/keys
+method: POST
+schema:
+  type: object
+  additionalProperties: false
+  properties:
+    name: {type: string}
+`), 0o644))
+	_, srv := testProxy(t, app, func(_ *settings, o *contractguard.Options) { o.ContractsDir = dir })
+	const bad = `{"name":"k1","scope":"admin"}`
+	for _, target := range []string{"/api/keys", "/api/%E2%84%AAeys", "/API/%E2%84%AAEYS"} {
+		direct := rawRequest(t, app, "POST", target, nil, bad)
+		assert.Contains(t, string(direct.body), `"handler":"keys"`, "%s: Fastify routes it to /api/keys", target)
+		res := rawRequest(t, srv.URL, "POST", target, nil, bad)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s: %s", target, res.body)
+		assert.NotContains(t, string(res.body), `"handler":"keys"`, "%s reached the /api/keys handler", target)
+	}
+}
+
 func codeOf(body []byte) string {
 	var e struct{ Code string }
 	json.Unmarshal(body, &e)

@@ -2,7 +2,8 @@ package route
 
 import (
 	"slices"
-	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Tree maps (method, pattern) to values of type T. Lookups walk one node per
@@ -51,7 +52,7 @@ func (t *Tree[T]) Add(method string, p Pattern, v T) (T, bool) {
 			if n.folded == nil {
 				n.folded = map[string][]*node[T]{}
 			}
-			lower := strings.ToLower(s.Static)
+			lower := string(foldKey(s.Static, nil))
 			n.folded[lower] = append(n.folded[lower], c)
 			t.upper = t.upper || lower != s.Static
 		}
@@ -120,7 +121,7 @@ func (n *node[T]) find(method string, segs []string, fold bool, visits *int) (T,
 	}
 	if fold && n.folded != nil {
 		var buf [64]byte
-		for _, c := range n.folded[string(lowerASCII(segs[0], buf[:0]))] {
+		for _, c := range n.folded[string(foldKey(segs[0], buf[:0]))] {
 			if c == exact {
 				continue
 			}
@@ -136,17 +137,46 @@ func (n *node[T]) find(method string, segs []string, fold bool, visits *int) (T,
 	return zero, false
 }
 
-// lowerASCII appends s to dst with A-Z in lower case (as strings.ToLower
-// writes them; other letters are left as they are, which is what the
-// folded keys hold for them too only when they have no upper case: a
-// segment with non-ASCII capitals matches only in its own case).
-func lowerASCII(s string, dst []byte) []byte {
+// foldKey appends to dst the key of s in any letter case: A-Z in lower
+// case, and, in a text with other letters, each letter as the lower case
+// of the least of the letters that fold alike (unicode.SimpleFold), with
+// İ as "i̇". Two texts that JavaScript's toLowerCase makes one, as
+// find-my-way reads a path and its patterns with caseSensitive: false,
+// have one key: /api/%E2%84%AAeys (the Kelvin sign, which toLowerCase
+// makes k) is /api/keys to Fastify, /API/%C3%84RZTE /api/ärzte, and ΟΔΟΣ
+// οδος, its last letter ς. (Some that toLowerCase keeps apart share one,
+// ſ and s: stricter, never weaker.) A byte that is not UTF-8 is kept.
+func foldKey(s string, dst []byte) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			return foldRunes(s[i:], dst)
+		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		dst = append(dst, c)
+	}
+	return dst
+}
+
+// foldRunes is foldKey past its first byte that is not ASCII.
+func foldRunes(s string, dst []byte) []byte {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, s[i])
+		case r == 'İ': // toLowerCase: i and a combining dot above
+			dst = append(dst, "i\u0307"...)
+		default:
+			least := r
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				least = min(least, f)
+			}
+			dst = utf8.AppendRune(dst, unicode.ToLower(least))
+		}
+		i += n
 	}
 	return dst
 }
@@ -203,7 +233,7 @@ func (t *Tree[T]) signs(rawPath string) (oneWay, fold bool) {
 			oneWay, fold = false, true
 		case c == ';' || c == '.', c == '/' && i+1 < len(rawPath) && rawPath[i+1] == '/':
 			oneWay = false
-		case 'A' <= c && c <= 'Z':
+		case 'A' <= c && c <= 'Z', c >= utf8.RuneSelf: // a letter in upper case, or one not ASCII
 			fold = true
 		}
 	}
@@ -336,10 +366,10 @@ func foldedFind[T comparable](ns []*node[T], method string, segs []string, dst [
 	var setBuf [4]*node[T]
 	next := setBuf[:0]
 	var buf [64]byte
-	lower := lowerASCII(segs[0], buf[:0]) // indexed as m[string(lower)], which does not allocate
+	lower := foldKey(segs[0], buf[:0]) // indexed as m[string(lower)], which does not allocate
 	for _, n := range ns {
 		if c := n.static[segs[0]]; c != nil {
-			next = append(next, c) // a static segment with non-ASCII capitals matches in its own case
+			next = append(next, c) // as written (its folded key is the same)
 		}
 		for _, c := range n.folded[string(lower)] {
 			if !slices.Contains(next, c) {
