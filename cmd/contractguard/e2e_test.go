@@ -76,8 +76,10 @@ const (
 // tricks are the routing differences searched for: case, trailing and
 // repeated slashes, dot segments plain and encoded, encoded slashes and
 // letters, matrix parameters, letter case with matrix parameters and with
-// dot segments, query marks, a query after ';', HEAD for GET, method case
-// and method-override headers.
+// dot segments, query marks, a query after ';', query pairs Go's
+// url.ParseQuery drops (';' in a pair, a malformed escape), '#', '\',
+// NUL and non-ASCII escapes, absolute-form targets, HEAD for GET, method
+// case and method-override headers.
 var tricks = []trick{
 	{method: "POST", target: "/api/users", route: "POST /api/users", body: badUser},
 	{method: "POST", target: "/API/USERS", route: "POST /api/users", body: badUser},
@@ -126,6 +128,23 @@ var tricks = []trick{
 	{method: "GET", target: "/api/users/7?debug", route: "GET /api/users/:id"},
 	{method: "GET", target: "/api/users/7;debug=1", route: "GET /api/users/:id"},
 	{method: "GET", target: "/API/Users/7;x=1&debug", route: "GET /api/users/:id"},
+	{method: "GET", target: "/api/users/7?debug=1;x", route: "GET /api/users/:id"},
+	{method: "GET", target: "/api/users/7?debug=%zz", route: "GET /api/users/:id"},
+	{method: "GET", target: "/api/users/7?x=%&debug", route: "GET /api/users/:id"},
+	{method: "POST", target: "/api/users#x", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/api/users%23x", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/api\\users", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/api/users%00", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/api/%55sers", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "http://h/api/users", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "HTTP://H/API/USERS", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "http://h//api//users/", route: "POST /api/users", body: badUser},
+	{method: "Post", target: "/api/users", route: "POST /api/users", body: badUser},
+	{method: "PUT", target: "/api/users/%C0%AE", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "/api/users/%ZZ", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "/api/users/7%00", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "/api/users/%E2%84%AA", route: "PUT /api/users/:id", body: badRename},
+	{method: "PUT", target: "http://h/api/users/7", route: "PUT /api/users/:id", body: badRename},
 }
 
 func (tr trick) String() string {
