@@ -145,6 +145,8 @@ var tricks = []trick{
 	{method: "PUT", target: "/api/users/7%00", route: "PUT /api/users/:id", body: badRename},
 	{method: "PUT", target: "/api/users/%E2%84%AA", route: "PUT /api/users/:id", body: badRename},
 	{method: "PUT", target: "http://h/api/users/7", route: "PUT /api/users/:id", body: badRename},
+	{method: "POST", target: "/api/users%3Bx{", route: "POST /api/users", body: badUser},
+	{method: "POST", target: "/API/USERS%3B{", route: "POST /api/users", body: badUser},
 }
 
 func (tr trick) String() string {

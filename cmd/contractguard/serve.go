@@ -210,6 +210,15 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			p.fail(w, r, http.StatusBadRequest, codeInvalidTarget, "a path that starts with // is read as a host name by some servers: send it with one /")
 			return
 		}
+		// The upstream gets the path as EscapedPath writes it: the client's
+		// escapes when Go keeps them (RawPath), else the path encoded
+		// afresh, where an escape such as %3B is a ';' again
+		// (/api/users%3Bx{ is /api/users;x%7B upstream, which Fastify with
+		// useSemicolonDelimiter and Spring route to /api/users). The guard
+		// reads that path, not the client's.
+		if r.URL.RawPath != "" && r.URL.RawPath != r.URL.EscapedPath() {
+			r.URL.RawPath = ""
+		}
 		// Any override header counts, empty or not, whichever comes first:
 		// one the proxy neither applies nor removes reaches an upstream
 		// that may route by it a method the guard did not check.

@@ -998,3 +998,33 @@ func TestProxy_OpaqueTargetRefused(t *testing.T) {
 	assert.Equal(t, "SCHEMA_INVALID", codeOf(res.body), "absolute-form: checked as its path")
 	assert.Zero(t, n.Load(), "a refused body reached the upstream")
 }
+
+// TestProxy_GuardReadsThePathAsForwarded: a path whose escapes Go cannot
+// keep (a raw '{' beside them) is forwarded encoded afresh from its
+// decoded form, where %3B is a ';' again: /api/users%3Bx{ reaches the
+// upstream as /api/users;x%7B, which Fastify with useSemicolonDelimiter
+// (and Spring, stripping matrix parameters) routes to /api/users. The
+// guard reads the path the upstream gets (found by review: it read the
+// client's, with no ';', and passed it unchecked).
+func TestProxy_GuardReadsThePathAsForwarded(t *testing.T) {
+	for _, normalize := range []bool{true, false} {
+		var got atomic.Value
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			got.Store(r.RequestURI)
+			io.Copy(io.Discard, r.Body)
+		}))
+		t.Cleanup(up.Close)
+		_, srv := testProxy(t, up.URL, func(s *settings, o *contractguard.Options) { s.NormalizePath = normalize })
+		for _, target := range []string{"/api/users%3Bx{", "/API/USERS%3b{", "/api/users%3B|"} {
+			res := rawRequest(t, srv.URL, "POST", target, nil, badUser)
+			assert.Equal(t, "SCHEMA_INVALID", codeOf(res.body), "%s (normalize %v): %s", target, normalize, res.body)
+		}
+		res := rawRequest(t, srv.URL, "GET", "/api/users/7%3Bdebug=1{", nil, "")
+		assert.Equal(t, "INVARIANT_VIOLATED", codeOf(res.body), "normalize %v: %s", normalize, res.body)
+		assert.Nil(t, got.Load(), "a refused request reached the upstream")
+		// The control: what the upstream gets.
+		res = rawRequest(t, srv.URL, "GET", "/api/users/7%3Bv=1{", nil, "")
+		assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+		assert.Equal(t, "/api/users/7;v=1%7B", got.Load())
+	}
+}
