@@ -173,7 +173,13 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 			if !f.inline {
 				r.path.Member(f.name)
 			}
-			if len(f.rules) > 0 {
+			// A field rule is about a value: on a pointer the body left
+			// out (nil: the schema refuses a null for it), it has none and
+			// is not run, as the rules of a struct behind a nil pointer
+			// are not (self was a nil pointer, whose evaluation failed: an
+			// optional pointer field with a rule refused every body
+			// without it).
+			if len(f.rules) > 0 && !(fv.Kind() == reflect.Pointer && fv.IsNil()) {
 				r.check(f.rules, data, selfOf(fv))
 			}
 			if f.nested != nil {

@@ -837,6 +837,25 @@ func TestTyped_SchemaExtrasTheTagChecksMiss(t *testing.T) {
 	require.NoError(t, handlerErr[Fine](g))
 }
 
+// TestTyped_FieldRuleOnAnAbsentPointer: a field rule on a pointer field
+// the body leaves out is not run (the field has no value; a struct
+// behind a nil pointer is not walked either); present, it is (found by
+// review: self was the nil pointer, the evaluation failed, and every body
+// without the optional field was refused, 422 at /p).
+func TestTyped_FieldRuleOnAnAbsentPointer(t *testing.T) {
+	type In struct {
+		P *int    `json:"p,omitempty" cg:"cel=self < 10,msg=under 10"`
+		S *string `json:"s,omitempty" cg:"cel=self != '',msg=not empty"`
+	}
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) {})
+	for _, body := range []string{`{}`, `{"p":9}`, `{"s":"x"}`, `{"p":0,"s":"y"}`} {
+		assert.Equal(t, 200, send(h, "POST", "/", body).Code, body)
+	}
+	e := rejected(t, send(h, "POST", "/", `{"p":10,"s":""}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/p", "under 10"}, {"/s", "not empty"}}, e.Details)
+	rejected(t, send(h, "POST", "/", `{"p":null}`), 400, CodeSchemaInvalid)
+}
+
 // TestTyped_SelfOfNumberAndRawMessage: a rule on a json.Number or a
 // json.RawMessage field is checked with self a string and bytes (and
 // data.<field> reads them so), but cel-go adapted self by its contents, a
