@@ -102,21 +102,24 @@ func (g *Guard) Watch(ctx context.Context) error {
 			if ev.Op == fsnotify.Chmod && !failing {
 				continue // but it may fix a file the last reload could not read
 			}
-			switch up := filepath.Dir(ev.Name); {
+			// Cleaned: a watch of the folder "." names its entries
+			// ./contracts, and dir is contracts.
+			name := filepath.Clean(ev.Name)
+			switch up := filepath.Dir(name); {
 			case links[up] != "":
-				if links[up] != ev.Name {
+				if links[up] != name {
 					continue // a neighbour of the link
 				}
 				replaced = true
 			case parent != dir && up == parent, rootParent != "" && up == rootParent:
-				if ev.Name != dir && ev.Name != root {
+				if name != dir && name != root {
 					continue // a neighbour of the folder
 				}
 				replaced = true
 			case ev.Has(fsnotify.Create):
 				// A new folder is watched too; an error here (it was
 				// removed again) is for the reload to find.
-				_ = watchTree(w, ev.Name)
+				_ = watchTree(w, name)
 			}
 			arm()
 		case err, ok := <-w.Errors:

@@ -469,3 +469,25 @@ func (h logHook) Enabled(context.Context, slog.Level) bool      { return true }
 func (h logHook) Handle(_ context.Context, r slog.Record) error { h(r); return nil }
 func (h logHook) WithAttrs([]slog.Attr) slog.Handler            { return h }
 func (h logHook) WithGroup(string) slog.Handler                 { return h }
+
+// A relative folder in the working directory (contracts-dir: ./contracts
+// beside contractguard.yaml, as LoadConfig gives it) deleted and made
+// again: the parent's events name it ./contracts, not contracts.
+func TestWatch_RelativeFolderReplaced(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := "contracts"
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+
+	require.NoError(t, os.RemoveAll(dir))
+	w.awaitLog(failed)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, dir, v4) // the new folder is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+}
