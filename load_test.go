@@ -665,3 +665,22 @@ func TestLoad_CodeTextsUTF8(t *testing.T) {
 	_, err := New(Options{Logger: discard, Contracts: []Contract{{Method: "GET", Endpoint: "/café"}}})
 	assert.NoError(t, err)
 }
+
+// A schema file a $ref leads to that is no valid schema: the problem is
+// in that file, at a pointer into it, not at that pointer in the
+// contract's own schema (which has no properties/a at all): the error is
+// at the $ref and names the file.
+func TestLoad_InvalidSchemaInAFileReferredTo(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml":         {Data: []byte("endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    b: {$ref: schemas/b.json}\n")},
+		"schemas/b.json": {Data: []byte("{\"type\": \"object\",\n \"properties\": {\"a\": {\"type\": \"strin\"}}}")},
+	}
+	_, err := New(Options{ContractsFS: fsys})
+	assert.Equal(t, []string{
+		`a.yaml:6: POST /a: schema: schemas/b.json: properties/a/type: invalid schema: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`,
+	}, loadErrors(t, err))
+	// In a contract in code alike.
+	_, err = New(Options{ContractsFS: fsys, Contracts: []Contract{{Endpoint: "/c", Method: "POST", Schema: map[string]any{"$ref": "schemas/b.json"}}}})
+	assert.Contains(t, loadErrors(t, err),
+		`Options.Contracts[0]: POST /c: schema: schemas/b.json: properties/a/type: invalid schema: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`)
+}

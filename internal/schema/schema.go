@@ -192,7 +192,7 @@ func firstQueryRef(base string, doc any) (key, ref string) {
 // the schema document when it is known.
 type Error struct {
 	Pointer []string
-	Ref     string // the URL of a $ref that could not be loaded, if that is the problem
+	Ref     string // the URL of a $ref that could not be loaded, or whose file is no valid schema, if that is the problem
 	Message string
 }
 
@@ -219,12 +219,13 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	}
 	s, err := c.c.Compile(u)
 	if err != nil {
-		return nil, compileError(err)
+		return nil, compileError(err, u)
 	}
 	return newSchema(s)
 }
 
-func compileError(err error) error {
+// compileError is err, from compiling the schema at u, as an *Error.
+func compileError(err error, u string) error {
 	var sve *jsonschema.SchemaValidationError
 	if errors.As(err, &sve) {
 		var ve *jsonschema.ValidationError
@@ -236,8 +237,16 @@ func compileError(err error) error {
 				}
 			})
 			if first != nil {
-				if !strings.HasPrefix(sve.URL, Root) {
-					first.Message = "in " + strings.TrimPrefix(sve.URL, "file://") + ": " + first.Message
+				if doc, _, _ := strings.Cut(sve.URL, "#"); doc != strings.SplitN(u, "#", 2)[0] {
+					// The schema is another file's, which a $ref leads to:
+					// the pointer is into that file, not into the schema
+					// compiled. The error is the $ref's, naming the file.
+					name := strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+					msg := first.Message
+					if len(first.Pointer) > 0 {
+						msg = strings.Join(first.Pointer, "/") + ": " + msg
+					}
+					return &Error{Ref: doc, Message: name + ": " + msg}
 				}
 				return first
 			}
@@ -257,7 +266,7 @@ func compileError(err error) error {
 func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	s, err := c.c.Compile(Root + loc)
 	if err != nil {
-		return nil, compileError(err)
+		return nil, compileError(err, Root+loc)
 	}
 	return newSchema(s)
 }
