@@ -91,7 +91,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // (CONTRACTGUARD_CONTRACTS_DIR, CONTRACTGUARD_METRICS_ENABLED, …), which
 // wins over the file. Keys outside contractguard: are left alone (the file
 // may be an application's whole configuration), but a file without that
-// key is an error; an unknown key inside it,
+// key is an error, and so is a property written flat beside it
+// (contractguard.max-depth: at the top); an unknown key inside it,
 // a value of the wrong kind, or a placeholder without a value is an error,
 // a [*ConfigError] naming the file, line and property. Every problem is
 // reported, joined with errors.Join. The Options returned are ready for

@@ -241,6 +241,21 @@ func TestLoadConfig_Errors(t *testing.T) {
 			},
 		},
 		{
+			// Spring's flat form at the top of the file, beside the tree:
+			// not read, so the scan stayed off without a word.
+			name: "a property written flat at the top",
+			yaml: "contractguard:\n  enabled: true\ncontractguard.vulnerability-scan: true\n",
+			want: []string{"contractguard.yaml:3: contractguard.vulnerability-scan: not read at the top of the file; write it under contractguard: (vulnerability-scan:)"},
+		},
+		{
+			name: "only properties written flat",
+			yaml: "contractguard.enabled: false\ncontractguard.metrics.enabled: true\n",
+			want: []string{
+				"contractguard.yaml:1: contractguard.enabled: not read at the top of the file; write it under contractguard: (enabled:)",
+				"contractguard.yaml:2: contractguard.metrics.enabled: not read at the top of the file; write it under contractguard: (metrics.enabled:)",
+			},
+		},
+		{
 			name: "contractguard is not a mapping",
 			yaml: "contractguard: on\n",
 			want: []string{"contractguard.yaml:1: contractguard: want a mapping of properties"},

@@ -128,7 +128,16 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 			return nil, nil, &Error{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
 		}
 		for _, kv := range top.Values {
-			if k, _ := yamljson.Key(kv.Key); k != Root {
+			k, _ := yamljson.Key(kv.Key)
+			if rest, flat := strings.CutPrefix(k, Root+"."); flat {
+				// Spring's flat form (contractguard.vulnerability-scan:)
+				// is the guard's, but only the tree is read: an error, not
+				// a property left at its default without a word.
+				found = true
+				r.fail(kv.Key, k, fmt.Errorf("not read at the top of the file; write it under %s: (%s:)", Root, printable(rest)))
+				continue
+			}
+			if k != Root {
 				continue // another component's configuration
 			}
 			found = true
