@@ -202,16 +202,22 @@ func watchParent(w *fsnotify.Watcher, root, parent string) string {
 	return up
 }
 
-// watchTree adds dir and every folder below it to w; a file is ignored.
+// watchTree adds dir and every folder below it to w; a file is ignored,
+// and so is a folder below dir that the process may not read (lost+found
+// at the root of a volume): no contracts file is there, and a $ref into
+// it is the load's to report.
 func watchTree(w *fsnotify.Watcher, dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+		if err == nil && d.IsDir() {
+			err = w.Add(p)
 		}
-		if d.IsDir() {
-			return w.Add(p)
+		if err != nil && p != dir && errors.Is(err, fs.ErrPermission) {
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
-		return nil
+		return err
 	})
 }
 

@@ -65,6 +65,7 @@ func startWatchWith(t *testing.T, dir string, hook func(slog.Record), between fu
 	select {
 	case <-watching:
 	case err := <-done:
+		done <- err // for the cleanup, which waits for it
 		t.Fatalf("Watch: %v", err)
 	}
 	return w
@@ -490,4 +491,25 @@ func TestWatch_RelativeFolderReplaced(t *testing.T) {
 	v4, _ := versionContract(4)
 	writeVersion(t, dir, v4) // the new folder is watched
 	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+}
+
+// A folder below the contracts that the service cannot read (lost+found
+// at the root of a volume, a colleague's private folder): no contract is
+// there, and New loads without it. Watch watched the rest, not failed to
+// start. (Root reads any folder: run as another user to see it.)
+func TestWatch_UnreadableFolderBelow(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a folder whatever its permissions")
+	}
+	dir := t.TempDir()
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	private := filepath.Join(dir, "lost+found")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	require.NoError(t, os.Chmod(private, 0))
+	t.Cleanup(func() { _ = os.Chmod(private, 0o700) })
+	w := startWatch(t, dir)
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
 }
