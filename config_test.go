@@ -221,6 +221,14 @@ func TestLoadConfig_Errors(t *testing.T) {
 			want: []string{`contractguard.yaml:2: contractguard.license-key: placeholder "${CG_TEST" has no closing }`},
 		},
 		{
+			// ${A:${B}}: with A set, A's value and a stray } were the key
+			// (found by review); with A unset, the text ${B}.
+			name: "placeholder in a placeholder",
+			env:  map[string]string{"CG_TEST_A": "k"},
+			yaml: "contractguard:\n  license-key: ${CG_TEST_A:${CG_TEST_B}}\n",
+			want: []string{`contractguard.yaml:2: contractguard.license-key: placeholder "${CG_TEST_A:${CG_TEST_B}" holds another: placeholders do not nest`},
+		},
+		{
 			name: "placeholder default of the wrong kind",
 			yaml: "contractguard:\n  max-depth: ${CG_TEST_UNSET:deep}\n",
 			want: []string{`contractguard.yaml:2: contractguard.max-depth: want a whole number, 0 or more, not "deep"`},

@@ -349,6 +349,11 @@ func expandPlaceholders(s string) (string, error) {
 			return "", fmt.Errorf("placeholder %q has no closing }", s[i:])
 		}
 		b.WriteString(s[:i])
+		if k := strings.Index(s[i+2:i+j], "${"); k >= 0 {
+			// ${A:${B}}: the first } ends A's default, "${B", and a stray }
+			// followed A's value; placeholders do not nest.
+			return "", fmt.Errorf("placeholder %q holds another: placeholders do not nest", s[i:i+j+1])
+		}
 		name, def, hasDefault := strings.Cut(s[i+2:i+j], ":")
 		if name == "" {
 			return "", fmt.Errorf("placeholder %q names no variable", s[i:i+j+1])
