@@ -705,30 +705,11 @@ func newSharedFS(fsys fs.FS, keep bool) *sharedFS {
 	return f
 }
 
-// readRegular is fs.ReadFile of a regular file (or a link to one): a
-// named pipe, a socket or a device in the folder is refused, not read (a
-// FIFO x.yaml held Reload, and Watch with it, for ever, waiting for a
-// writer that never came).
-// (Asked of a file system that can say without opening the file, as a
-// folder on disk, through its os.Root, can: to open a FIFO is to wait.)
-func readRegular(fsys fs.FS, name string) ([]byte, error) {
-	if sfs, ok := fsys.(fs.StatFS); ok {
-		fi, err := sfs.Stat(name)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("not a regular file")}
-		}
-	}
-	return fs.ReadFile(fsys, name)
-}
-
 // read reads a contracts file, of which it keeps nothing but its sum.
 func (f *sharedFS) read(name string) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	data, err := readRegular(f.fsys, name)
+	data, err := fs.ReadFile(f.fsys, name)
 	f.seen.note(name, data, err)
 	return data, err
 }
@@ -742,7 +723,7 @@ func (f *sharedFS) nodes(name string) []ast.Node {
 	defer f.mu.Unlock()
 	if f.parsed != name {
 		f.parsed, f.parsedNodes = name, nil
-		if data, err := readRegular(f.fsys, name); err == nil {
+		if data, err := fs.ReadFile(f.fsys, name); err == nil {
 			if docs, err := yamljson.Parse(data); err == nil {
 				f.parsedNodes = contractNodes(docs)
 			}
@@ -769,7 +750,7 @@ func (f *sharedFS) ReadFile(name string) ([]byte, error) {
 	defer f.mu.Unlock()
 	r, ok := f.cached[name]
 	if !ok {
-		r.data, r.err = readRegular(f.fsys, name)
+		r.data, r.err = fs.ReadFile(f.fsys, name)
 		f.cached[name] = r
 		f.seen.note(name, r.data, r.err)
 	}

@@ -277,7 +277,7 @@ func (g *Guard) folderChanged() bool {
 		}
 	}
 	for name, was := range seen {
-		if readOf(readRegular(fsys, name)) != was {
+		if readOf(fs.ReadFile(fsys, name)) != was {
 			return true
 		}
 	}
