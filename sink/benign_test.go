@@ -279,6 +279,14 @@ var benignTmpls = []benignTmpl{
 	{"bash f() <<<", withParam("bash", `count() { wc -c; }; count <<< "$1"`), inAll},
 	{"bash coproc", withParam("bash", `coproc W { cat; }; printf '%s\n' "$1" >&"${W[1]}"`), inAll},
 	{"bash source file", withParam("bash", `. /srv/env.sh; grep -F -- "$1" /srv/log`), inAll},
+	// The options that name a program or a command line, with the input
+	// elsewhere.
+	{"su -s", argvOf("su", "-s", "/bin/sh", "-c", "/srv/bin/job", "IN"), [][]string{{"bob", "alice_smith"}}},
+	{"runuser -s", argvOf("runuser", "-s", "/bin/bash", "-u", "app", "--", "convert", "IN", "/tmp/o.png"), [][]string{inFiles}},
+	{"sort --compress-program", argvOf("sort", "--compress-program=gzip", "-T", "/tmp", "-o", "/tmp/out", "IN"), [][]string{inFiles}},
+	{"split --filter", argvOf("split", "-l", "1000", "--filter=gzip > $FILE.gz", "IN", "/tmp/part-"), [][]string{inFiles}},
+	{"strace -o", argvOf("strace", "-f", "-o", "/tmp/trace.log", "convert", "IN", "/tmp/o.png"), [][]string{inFiles}},
+	{"strace -o |", argvOf("strace", "-o", "|gzip -c > /tmp/t.gz", "convert", "IN", "/tmp/o.png"), [][]string{inFiles}},
 }
 
 // runBenign: the corpus's commands run through the real shell, where the

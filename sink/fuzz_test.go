@@ -136,6 +136,7 @@ func FuzzShell(f *testing.F) {
 	f.Add(`tar -cIid --to-command=x --checkpoint-action=exec=y; rsync -avze 'ssh x' a b; zip -TT z; man --html=w -P v`, "id")
 	f.Add(`while read l; do eval "$l"; done <<< x; exec < f; at now; git -c core.pager=x log; ssh -F y h; systemd-run -pExecStartPre=z`, "x")
 	f.Add(`. <(x id); source =(y); coproc N { id; }; f () { sh; }; f <<< z; at -mf/dev/stdin; tar --inf=id --rm x; git clone --u id; zip --unz=id`, "id")
+	f.Add(`su -s id bob; runuser --sh=id; sort --co=id f; strace -fo '|id' ls; split --f 'id' f`, "id")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return

@@ -283,7 +283,11 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				}
 				continue
 			case name == "su" || name == "runuser":
-				scan.su(j, func(k, off int) { found(ws[k:k+1], off, true, false, false) })
+				scan.su(j, func(k, off int) { found(ws[k:k+1], off, true, false, false) }, func(k, off int) {
+					if k < len(ws) {
+						sc.markConf(ws[k], 'S', off) // su -s SHELL: a program
+					}
+				})
 				continue
 			case name == "script" && w.cmd:
 				if scriptRead == nil {
@@ -317,7 +321,11 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 				}
 				getoptScript(len(ws), word, j, optRead[name], optionScripts[name], func(k, off int) {
 					if k < len(ws) {
-						found(ws[k:k+1], off, false, false, false)
+						found(ws[k:k+1], off, name == "split", false, false)
+					}
+				}, func(k, off int) {
+					if k < len(ws) {
+						sc.markConf(ws[k], 'S', off) // sort --compress-program=PROG
 					}
 				})
 				continue
@@ -464,11 +472,11 @@ func (ws *wordScan) read(j int) (string, bool) {
 // su is suScript on ws's words, each position read by one su scan: whole
 // is false when the scan stopped at a position another one read from,
 // whose finds from there on it does not make again.
-func (ws *wordScan) su(i int, found func(j, off int)) (whole bool) {
+func (ws *wordScan) su(i int, found, shell func(j, off int)) (whole bool) {
 	if ws.suRead == nil {
 		ws.suRead = make([]bool, ws.n)
 	}
-	dashes, whole := getoptScript(ws.n, ws.read, i, ws.suRead, &suOptions, found)
+	dashes, whole := getoptScript(ws.n, ws.read, i, ws.suRead, &suOptions, found, shell)
 	if dashes >= 0 {
 		// The user, if not named yet, and the shell's arguments.
 		for _, k := range [2]int{dashes, dashes + 1} {
@@ -488,7 +496,7 @@ func (ws *wordScan) su(i int, found func(j, off int)) (whole bool) {
 // is not known may be -c or --command=…: it, and the word after it, may be
 // the command line.
 func suScript(n int, word func(int) (string, bool), i int, found func(j, off int)) {
-	newWordScan(n, word).su(i, found)
+	newWordScan(n, word).su(i, found, nil)
 }
 
 // sshValue are ssh's options that take a value.
@@ -796,7 +804,7 @@ func nextDashes(n int, word func(int) (string, bool)) []int {
 // the same words read from stops, its finds made (a command of many
 // script words is read in linear time).
 func scriptScript(n int, word func(int) (string, bool), i int, read []bool, found func(j, off int)) {
-	getoptScript(n, word, i, read, &scriptOptions, found)
+	getoptScript(n, word, i, read, &scriptOptions, found, nil)
 }
 
 // getoptLong is a long option of a program that reads its options with
@@ -812,6 +820,9 @@ type getoptLong struct {
 	// only ever attached (man --html=BROWSER).
 	prefix   string
 	attached bool
+	// program: the value is a program the program runs (su --shell=…,
+	// sort --compress-program=…), not a command line.
+	program bool
 }
 
 // getoptOptions are the options of a program with a -c COMMAND option
@@ -822,21 +833,32 @@ type getoptOptions struct {
 	commands string // the short options whose value is the command line
 	value    string // the short options that take a value
 	optional string // the short options whose value, if any, is attached
+	programs string // the short options whose value is a program it runs (su -s SHELL)
+	// pipe: a command option's value is a command line only when it
+	// starts with "|" or "!" (strace -o '|gzip >t.gz'), else a file; the
+	// command line is read with that byte, which the input may not
+	// choose.
+	pipe bool
+	// stop: the options end at the first operand (getopt's "+": strace
+	// PROGRAM -o …, whose -o is the program's).
+	stop bool
 	// knownOnly: a word whose value is not known is not read as the
 	// command's option (tar -czf "$OUT" uploads/a.png: the file is no
 	// command line).
 	knownOnly bool
 }
 
-// suOptions are su's and runuser's (-u USER is runuser's).
+// suOptions are su's and runuser's (-u USER is runuser's): -s SHELL and
+// --shell=SHELL name the program that runs in place of the user's shell.
 var suOptions = getoptOptions{
 	long: []getoptLong{
 		{name: "command", min: 1, command: true}, {name: "session-command", min: 2, command: true},
 		{name: "group", min: 1, command: false}, {name: "whitelist-environment", min: 1, command: false}, {name: "user", min: 1, command: false},
-		{name: "supp-group", min: 2, command: false}, {name: "shell", min: 2, command: false},
+		{name: "supp-group", min: 2, command: false}, {name: "shell", min: 2, program: true},
 	},
 	commands: "c",
-	value:    "gGswu", // -g GROUP, -G GROUP, -s SHELL, -w VARS, -u USER
+	programs: "s",    // -s SHELL
+	value:    "gGwu", // -g GROUP, -G GROUP, -w VARS, -u USER
 }
 
 // scriptOptions are util-linux script's.
@@ -856,8 +878,10 @@ var scriptOptions = getoptOptions{
 // --use-compress-program, --to-command, --checkpoint-action=exec=, -F,
 // --info-script, --new-volume-script, --rsh-command, --rmt-command;
 // rsync's -e, --rsh, --rsync-path (the remote shell runs it); man's -P,
-// --pager, --html=. A long option's min is the shortest abbreviation the
-// program takes (GNU tar 1.34's: --inf, --rs, --checkpoint-).
+// --pager, --html=; GNU split's --filter; strace's -o '|…' (--output);
+// and GNU sort's --compress-program, a program (not a command line). A
+// long option's min is the shortest abbreviation the program takes (GNU
+// tar 1.34's: --inf, --rs, --checkpoint-).
 var optionScripts = map[string]*getoptOptions{
 	"tar": {
 		long: []getoptLong{
@@ -892,6 +916,25 @@ var optionScripts = map[string]*getoptOptions{
 			{name: "pager", min: 3, command: true}, {name: "html", min: 2, command: true, attached: true},
 		},
 		commands: "P", value: "CeLmMprRsSE", knownOnly: true,
+	},
+	// GNU split's --filter (run with $SHELL -c; --f: no other option
+	// starts with f).
+	"split": {
+		long:  []getoptLong{{name: "filter", min: 1, command: true}},
+		value: "abClnt", knownOnly: true,
+	},
+	// strace's -o and --output (--outp and shorter are ambiguous) whose
+	// value starts with "|" or "!": the rest is a command line for sh -c.
+	// Its options end at the program it runs.
+	"strace": {
+		long:     []getoptLong{{name: "output", min: 6, command: true}},
+		commands: "o", value: "abeEIOpPsSuUX", knownOnly: true, pipe: true, stop: true,
+	},
+	// GNU sort's --compress-program=PROG (--co: --c is ambiguous), the
+	// program it runs for its temporary files.
+	"sort": {
+		long:  []getoptLong{{name: "compress-program", min: 2, program: true}},
+		value: "koStT", knownOnly: true,
 	},
 }
 
@@ -1021,8 +1064,22 @@ func (o *getoptOptions) lookup(name string) (getoptLong, bool) {
 // marks the positions read: a scan that reaches one an earlier scan of
 // the same words read from stops (whole is false), its finds made from
 // there on not made again. dashes is the position of the "--" the scan
-// stopped at, or -1.
-func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *getoptOptions, found func(j, off int)) (dashes int, whole bool) {
+// stopped at, or -1. program, if not nil, is called the same way with
+// each value of an option that names a program (su -s SHELL).
+func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *getoptOptions, found, program func(j, off int)) (dashes int, whole bool) {
+	if o.pipe {
+		// The value is a command line only from a "|" or "!" (strace -o
+		// '|cmd'); a value not known may be one.
+		command := found
+		found = func(j, off int) {
+			if v, known := word(j); !known || off < len(v) && (v[off] == '|' || v[off] == '!') {
+				command(j, off)
+			}
+		}
+	}
+	if program == nil {
+		program = func(int, int) {}
+	}
 	for j := i + 1; j < n; j++ {
 		if read[j] {
 			return -1, false
@@ -1037,14 +1094,24 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 			found(j, 0)
 			if j+1 < n {
 				found(j+1, 0)
+				program(j+1, 0)
 			}
 		case a == "--":
 			return j, true
+		case o.stop && (len(a) < 2 || a[0] != '-'):
+			return -1, true // the program it runs, or a lone "-"
 		case strings.HasPrefix(a, "--"):
 			name, value, eq := strings.Cut(a[2:], "=")
 			l, ok := o.lookup(name)
 			switch {
 			case name == "" || !ok:
+			case l.program && eq:
+				program(j, len(name)+3)
+			case l.program:
+				if j+1 < n {
+					program(j+1, 0)
+				}
+				j++
 			case l.command && eq:
 				if strings.HasPrefix(value, l.prefix) {
 					found(j, len(name)+3+len(l.prefix))
@@ -1059,24 +1126,29 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 				j++
 			}
 		case len(a) > 1 && a[0] == '-':
-			j = getoptCluster(n, a, j, o, found)
+			j = getoptCluster(n, a, j, o, found, program)
 		}
 	}
 	return -1, true
 }
 
 // getoptCluster reads the short options of word j, a: -c's value is the
-// command line (found), the rest of the word or the next one. It returns
+// command line (found), the rest of the word or the next one, and the
+// value of an option that names a program (program) likewise. It returns
 // the last position read (j, or j+1 if the next word is an option's
 // value).
-func getoptCluster(n int, a string, j int, o *getoptOptions, found func(j, off int)) int {
+func getoptCluster(n int, a string, j int, o *getoptOptions, found, program func(j, off int)) int {
 	for k := 1; k < len(a); k++ {
 		switch c := a[k]; {
-		case strings.IndexByte(o.commands, c) >= 0:
+		case strings.IndexByte(o.commands, c) >= 0 || strings.IndexByte(o.programs, c) >= 0:
+			f := found
+			if strings.IndexByte(o.programs, c) >= 0 {
+				f = program
+			}
 			if k+1 < len(a) {
-				found(j, k+1)
+				f(j, k+1)
 			} else if j+1 < n {
-				found(j+1, 0)
+				f(j+1, 0)
 				return j + 1
 			}
 			return j

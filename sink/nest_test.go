@@ -416,18 +416,20 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		"sh -c -o sh":   "sh " + rep("-c -o sh ", n) + "hello",
 		"su -- -o su":   "su -- " + rep("-o su ", n) + "-c hello",
 		"runuser -c su": "runuser " + rep("-c su ", n),
+		"su -s su":      rep("su -s su ", n) + "hello",
 	}
 	for name, argv := range argvs {
 		words := strings.Fields(argv)
 		ck := shellCheck{args: words}
 		ck.findScripts()
-		assert.LessOrEqual(t, ck.scan.steps, 8*len(words), "argv %s", name)
+		assert.LessOrEqual(t, ck.scan.steps+ck.reads, 8*len(words), "argv %s", name)
 	}
 	scripts := map[string]string{
 		"su":          "su " + rep("su ", n) + "-c hello",
 		"runuser":     rep("runuser ", n) + "-u x",
 		"sh -o sh":    "sh" + rep(" -o sh", n) + " -c hello",
 		"sh -c -o sh": "sh" + rep(" -c -o sh", n) + " hello",
+		"su -s su":    rep("su -s su ", n) + "-c hello",
 		// A command of many programs (past the program finder's steps,
 		// every word is one), piped: each is asked whether it reads its
 		// input.
@@ -615,7 +617,8 @@ func TestCheckCmd_WSL(t *testing.T) {
 func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
-	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias", "scp", "sftp"} {
+	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias", "scp", "sftp",
+		"sort", "split", "strace"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -983,6 +986,74 @@ func TestCheckCmd_OptionCommandLineAbbreviations(t *testing.T) {
 		{"uploads/a.png", []string{"tar", "-czf", "out.tgz", "--remove-files", "uploads/a.png"}},
 		{"feature-x", []string{"git", "push", "-u", "origin", "feature-x"}},
 		{"uploads/a.png", []string{"zip", "-u", "out.zip", "uploads/a.png"}},
+	} {
+		r, rc := inputAt(t, taint.Query, c.in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}
+
+// TestCheckCmd_OptionPrograms: an option whose value is a program the
+// tool runs, or a command line it runs, is read so (found by a review: su
+// -s <input> bob and su --shell=<input> bob, runuser -s <input>, GNU sort
+// --compress-program=<input>, strace -o '|<input>' and GNU split
+// --filter=<input> let the input choose what runs, in the arguments and
+// in scripts).
+func TestCheckCmd_OptionPrograms(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"/tmp/x", []string{"su", "-s", "/tmp/x", "bob"}},
+		{"/tmp/x", []string{"su", "-s/tmp/x", "bob"}},
+		{"/tmp/x", []string{"su", "-ls", "/tmp/x", "bob"}},
+		{"/tmp/x", []string{"su", "--shell=/tmp/x", "bob"}},
+		{"/tmp/x", []string{"su", "bob", "--sh", "/tmp/x"}},
+		{"/tmp/x", []string{"sudo", "su", "-s", "/tmp/x", "-", "bob"}},
+		{"/tmp/x", []string{"runuser", "-s", "/tmp/x", "bob"}},
+		{"/tmp/x", []string{"runuser", "-u", "bob", "--shell=/tmp/x", "--", "ls"}},
+		{"/tmp/x", []string{"sort", "--compress-program=/tmp/x", "-o", "out", "f"}},
+		{"/tmp/x", []string{"sort", "-S", "1M", "--co", "/tmp/x", "f"}},
+		{"|touch x", []string{"strace", "-o", "|touch x", "ls"}},
+		{"touch x", []string{"strace", "-f", "-o|touch x", "ls"}},
+		{"touch x", []string{"strace", "--output=!touch x", "ls"}},
+		{"touch x", []string{"timeout", "5", "strace", "-o", "|touch x", "ls"}},
+		{"touch x", []string{"split", "-l", "10", "--filter=touch x", "f"}},
+		{"touch x", []string{"split", "--f", "touch x", "f"}},
+		{"/tmp/x", []string{"sh", "-c", "su -s /tmp/x bob"}},
+		{"/tmp/x", []string{"sh", "-c", "sudo su --shell='/tmp/x' - bob"}},
+		{"/tmp/x", []string{"sh", "-c", "runuser -l bob -s /tmp/x"}},
+		{"/tmp/x", []string{"sh", "-c", "sort --compress-program=/tmp/x f"}},
+		{"/tmp/x", []string{"sh", "-c", "sh -c 'sort --co /tmp/x f'"}},
+		{"touch x", []string{"sh", "-c", "strace -f -o '|touch x' ls"}},
+		{"|touch x", []string{"sh", "-c", "strace -o '|touch x' ls"}},
+		{"touch x", []string{"sh", "-c", "split -l 10 --filter 'touch x' f"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, c.in, "shell")
+		}
+	}
+	// The user, su's command line's words, an output file, a file sorted
+	// or split, another program's -o, a filter's file: data.
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"bob", []string{"su", "-s", "/bin/sh", "bob", "-c", "/srv/bin/job"}},
+		{"alice_smith", []string{"runuser", "-s", "/bin/bash", "-u", "alice_smith", "--", "/srv/bin/job"}},
+		{"uploads/a.png", []string{"sh", "-c", "su -s /bin/sh app -c 'convert uploads/a.png /tmp/o.png'"}},
+		{"report.txt", []string{"sort", "--compress-program=gzip", "-o", "/tmp/out", "report.txt"}},
+		{"trace.log", []string{"strace", "-f", "-o", "trace.log", "ls"}},
+		{"uploads/a.png", []string{"strace", "-o", "|gzip > /tmp/t.gz", "convert", "uploads/a.png", "/tmp/o.png"}},
+		{"uploads/a.png", []string{"strace", "convert", "-o", "|x", "uploads/a.png"}},
+		{"report.txt", []string{"split", "-l", "100", "--filter=gzip > $FILE.gz", "report.txt", "/tmp/part-"}},
+		{"report.txt", []string{"sh", "-c", "strace -o /tmp/t.log sort -o /tmp/out report.txt"}},
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)

@@ -231,6 +231,12 @@ func (ck *shellCheck) findScripts() {
 				// The user's shell, which may be fish. The argument is
 				// checked as an option too, as before it was read.
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: true, wrapped: true})
+			}, func(j, off int) {
+				// -s SHELL, --shell=SHELL: the program that runs in place
+				// of the user's shell.
+				if j < len(args) && off <= len(args[j]) {
+					ck.optProgs = append(ck.optProgs, [2]int{j, off})
+				}
 			})
 		case name == "capsh":
 			// capsh … -- ARGS: ARGS are bash's (capsh -- -c '…').
@@ -359,14 +365,22 @@ func (ck *shellCheck) findRemote() {
 				}
 			})
 			continue
-		case "tar", "rsync", "man", "zip", "git":
-			// An option's command line (tar --to-command=…, rsync -e …).
+		case "tar", "rsync", "man", "zip", "git", "split", "strace", "sort":
+			// An option's command line (tar --to-command=…, rsync -e …),
+			// or program (sort --compress-program=…).
+			name := programName(args[p])
 			add := func(j, off int) {
 				if j < len(args) && off <= len(args[j]) && ck.newCode(j, off) {
-					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, wrapped: true})
+					// split runs its --filter with $SHELL: it may be fish.
+					ck.scripts = append(ck.scripts, script{arg: j, last: j, off: off, text: args[j][off:], family: posixShell, fish: name == "split", wrapped: true})
 				}
 			}
-			if name := programName(args[p]); name == "zip" {
+			prog := func(j, off int) {
+				if j < len(args) && off <= len(args[j]) {
+					ck.optProgs = append(ck.optProgs, [2]int{j, off})
+				}
+			}
+			if name == "zip" {
 				zipScript(len(args), ck.word, p, ck.isProg, add)
 			} else {
 				if optRead == nil {
@@ -375,7 +389,7 @@ func (ck *shellCheck) findRemote() {
 				if optRead[name] == nil {
 					optRead[name] = make([]bool, len(args))
 				}
-				getoptScript(len(args), ck.word, p, optRead[name], optionScripts[name], add)
+				getoptScript(len(args), ck.word, p, optRead[name], optionScripts[name], add, prog)
 			}
 			continue
 		case "sg":

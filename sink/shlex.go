@@ -913,13 +913,7 @@ func (sc *shScript) findConfigs() {
 				word = sc.wordValues(ws)
 			}
 			mark := func(kind byte) func(k, off int) {
-				return func(k, off int) {
-					if w := &sc.words[ws[k]]; w.conf == 0 {
-						w.conf, w.confOff = kind, off
-					} else if w.conf != kind || w.confOff != off {
-						w.confOff = -1
-					}
-				}
+				return func(k, off int) { sc.markConf(ws[k], kind, off) }
 			}
 			gitConfigWords(len(ws), word, j, isCmd, mark('g'))
 			switch t, known := word(j); {
@@ -946,6 +940,16 @@ func (sc *shScript) findConfigs() {
 				})
 			}
 		}
+	}
+}
+
+// markConf marks word k as configuration of kind (findConfigs), from
+// byte off of its value; where marks differ, from byte 0.
+func (sc *shScript) markConf(k int, kind byte, off int) {
+	if w := &sc.words[k]; w.conf == 0 {
+		w.conf, w.confOff = kind, off
+	} else if w.conf != kind || w.confOff != off {
+		w.confOff = -1
 	}
 }
 

@@ -302,7 +302,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					}
 					collect(k, 0, true)
 				}
-			} else if !scan.su(j, func(k, off int) { collect(k, off, false) }) && len(texts) == 0 {
+			} else if !scan.su(j, func(k, off int) { collect(k, off, false) }, nil) && len(texts) == 0 {
 				// Its scan stopped where an earlier su's read on, whose
 				// command lines are judged: without its own, it may have
 				// none (runuser ×N in a command of many programs).
