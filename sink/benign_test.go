@@ -279,8 +279,23 @@ var benignTmpls = []benignTmpl{
 	{"bash f() <<<", withParam("bash", `count() { wc -c; }; count <<< "$1"`), inAll},
 	{"bash coproc", withParam("bash", `coproc W { cat; }; printf '%s\n' "$1" >&"${W[1]}"`), inAll},
 	{"bash source file", withParam("bash", `. /srv/env.sh; grep -F -- "$1" /srv/log`), inAll},
-	// The options that name a program or a command line, with the input
-	// elsewhere.
+	// Interpreters given the input as their code's arguments, awk's
+	// variables and files, and the options that name a program or a
+	// command line with the input elsewhere.
+	{"python3 -c argv", argvOf("python3", "-c", "import sys; print(sys.argv[1])", "IN"), inAll},
+	{"python3 -m", argvOf("python3", "-m", "json.tool", "IN"), [][]string{inFiles}},
+	{"perl -le ARGV", argvOf("perl", "-le", "print $ARGV[0]", "--", "IN"), inAll},
+	{"perl -pi -e", argvOf("perl", "-pi", "-e", "s/foo/bar/g", "IN"), [][]string{inFiles}},
+	{"node -e argv", argvOf("node", "-e", "console.log(process.argv[1])", "--", "IN"), inAll},
+	{"php -r argv", argvOf("php", "-r", "echo $argv[1];", "--", "IN"), inAll},
+	{"Rscript -e args", argvOf("Rscript", "-e", "cat(commandArgs(TRUE))", "IN"), [][]string{inFiles, inNames}},
+	{"awk ARGV", argvOf("awk", "--", "BEGIN { print ARGV[1] }", "IN"), inAll},
+	{"awk -v", argvOf("awk", "-F:", "-v", "name=IN", "$1 == name { print $7 }", "/etc/passwd"), [][]string{inNames, inEmails}},
+	{"awk file", argvOf("awk", "-F,", "{ print $2 }", "IN"), [][]string{inFiles}},
+	{"gawk -f file", argvOf("gawk", "-f", "/srv/report.awk", "IN"), [][]string{inFiles}},
+	{"sh python3 -c $1", withParam("sh", `python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"`), inAll},
+	{"sh awk 'IN'", spliced("sh", "awk -F: '{ print $1 }' '%s'"), [][]string{inFiles}},
+	{"sh perl -pi 'IN'", spliced("sh", "perl -pi -e 's/foo/bar/' '%s'"), [][]string{inFiles}},
 	{"su -s", argvOf("su", "-s", "/bin/sh", "-c", "/srv/bin/job", "IN"), [][]string{{"bob", "alice_smith"}}},
 	{"runuser -s", argvOf("runuser", "-s", "/bin/bash", "-u", "app", "--", "convert", "IN", "/tmp/o.png"), [][]string{inFiles}},
 	{"sort --compress-program", argvOf("sort", "--compress-program=gzip", "-T", "/tmp", "-o", "/tmp/out", "IN"), [][]string{inFiles}},
@@ -296,7 +311,7 @@ var runBenign = map[string]bool{
 	`sh printf|sort`: true, `sh echo "$1" | tr`: true, `sh for`: true, `sh heredoc $1`: true, `bash -s xargs`: true,
 	`bash while read`: true, "env -i sh -c": true, "printf": true, "echo": true, `sh "IN"`: true, "sh 'IN' pipe": true,
 	"sh -c sh -c": true, "bash $'…'": false, "sh -c heredoc IN": true, "sh -c comment": false, `sh if`: false,
-	`bash [[`: false, `sh case`: false, "timeout bash -c": false,
+	`bash [[`: false, `sh case`: false, "timeout bash -c": false, "awk ARGV": true,
 }
 
 // TestCheckCmd_BenignCorpus: commands a web backend runs with request

@@ -417,6 +417,7 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		"su -- -o su":   "su -- " + rep("-o su ", n) + "-c hello",
 		"runuser -c su": "runuser " + rep("-c su ", n),
 		"su -s su":      rep("su -s su ", n) + "hello",
+		"perl -e perl":  "perl " + rep("-w -e perl ", n) + "hello",
 	}
 	for name, argv := range argvs {
 		words := strings.Fields(argv)
@@ -430,6 +431,7 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		"sh -o sh":    "sh" + rep(" -o sh", n) + " -c hello",
 		"sh -c -o sh": "sh" + rep(" -c -o sh", n) + " hello",
 		"su -s su":    rep("su -s su ", n) + "-c hello",
+		"perl -e":     "perl" + rep(" -w -e perl", n) + " hello",
 		// A command of many programs (past the program finder's steps,
 		// every word is one), piped: each is asked whether it reads its
 		// input.
@@ -618,7 +620,7 @@ func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
 	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias", "scp", "sftp",
-		"sort", "split", "strace"} {
+		"sort", "split", "strace", "python3", "perl", "node", "awk", "deno", "php"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -1057,6 +1059,102 @@ func TestCheckCmd_OptionPrograms(t *testing.T) {
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
+		assert.Empty(t, rc.all())
+	}
+}
+
+// TestCheckCmd_InterpreterCode: an input anywhere in an interpreter's code
+// argument (python3 -c, perl -e, node -e, php -r, awk's program, …) is
+// blocked, naming the interpreter: the check does not read their
+// languages, where the input may end a string and add code (found by a
+// review: python3 -c "print('<input>')" with the input
+// ');__import__('os').system('id');(' ran id, as did perl -e, node -e,
+// ruby -e, php -r, lua -e, Rscript -e, deno eval, bun -e, osascript -e
+// and awk 'PROGRAM', in the arguments and in scripts).
+func TestCheckCmd_InterpreterCode(t *testing.T) {
+	const in = `x');system('id');('`
+	code := func(pre string) string { return pre + `('` + in + `')` }
+	for _, c := range []struct {
+		why  string
+		argv []string
+	}{
+		{"python3", []string{"python3", "-c", code("print")}},
+		{"python", []string{"python", "-I", "-c", code("print")}},
+		{"python3.12", []string{"python3.12", "-Bc", code("print")}},
+		{"python3", []string{"python3", "-c" + code("print")}},
+		{"pypy3", []string{"pypy3", "-W", "ignore", "-c", code("print")}},
+		{"python3", []string{"sudo", "-u", "bob", "python3", "-c", code("print")}},
+		{"python3", []string{"timeout", "5", "env", "-i", "python3", "-c", code("print")}},
+		{"perl", []string{"perl", "-e", code("print")}},
+		{"perl", []string{"perl", "-lne", code("print")}},
+		{"perl", []string{"perl", "-Mstrict", "-I", "lib", "-E", code("say")}},
+		{"perl", []string{"perl", "-e", "1", "-e", code("print")}},
+		{"perl", []string{"perl", "-de", code("print")}},
+		{"ruby", []string{"ruby", "-rjson", "-e", code("puts")}},
+		{"node", []string{"node", "-e", code("console.log")}},
+		{"node", []string{"node", "-r", "dotenv/config", "--eval", code("console.log")}},
+		{"node", []string{"node", "--print=" + code("String")}},
+		{"nodejs", []string{"nodejs", "-pe", code("String")}},
+		{"bun", []string{"bun", "-e", code("console.log")}},
+		{"deno", []string{"deno", "eval", "--ext=ts", code("console.log")}},
+		{"php", []string{"php", "-r", code("echo") + ";"}},
+		{"php", []string{"php", "-n", "-d", "x=1", "-R", code("echo") + ";"}},
+		{"lua", []string{"lua", "-e", code("print")}},
+		{"lua5.4", []string{"lua5.4", "-e" + code("print")}},
+		{"rscript", []string{"Rscript", "--vanilla", "-e", code("print")}},
+		{"r", []string{"R", "--no-echo", "-e", code("print")}},
+		{"osascript", []string{"osascript", "-e", code("say")}},
+		{"awk", []string{"awk", "BEGIN { print" + code("") + " }"}},
+		{"awk", []string{"awk", "-F:", "-v", "n=1", "{ print" + code("") + " }", "f"}},
+		{"awk", []string{"awk", "--", "{ print" + code("") + " }", "f"}},
+		{"gawk", []string{"gawk", "-e", "{ print" + code("") + " }", "f"}},
+		{"gawk", []string{"gawk", "--source={ print" + code("") + " }", "f"}},
+		{"mawk", []string{"mawk", "-W", "interactive", "{ print" + code("") + " }"}},
+		{"awk", []string{"busybox", "awk", "{ print" + code("") + " }"}},
+		{"awk", []string{"find", ".", "-exec", "awk", "{ print" + code("") + " }", "{}", ";"}},
+		{"python3", []string{"sh", "-c", `python3 -c "print('` + in + `')"`}},
+		{"python3", []string{"sh", "-c", `cd /srv && python3 -c "print('` + in + `')"`}},
+		{"perl", []string{"sh", "-c", `sudo -u app perl -ne "print('` + in + `')" f`}},
+		{"node", []string{"bash", "-c", `node -e "console.log('` + in + `')"`}},
+		{"awk", []string{"sh", "-c", `awk -F, "{ print('` + in + `') }" f`}},
+		{"python3", []string{"sh", "-c", `sh -c "python3 -c \"print('` + in + `')\""`}},
+		{"python3", []string{"ssh", "host", `python3 -c "print('` + in + `')"`}},
+		{"python3", []string{"su", "bob", "-c", `python3 -c "print('` + in + `')"`}},
+		{"python", []string{"cmd", "/c", `python.exe -c "print('` + in + `')"`}},
+		{"node", []string{"pwsh", "-c", `node -e "console.log('` + in + `')"`}},
+		{"perl", []string{"powershell", "-Command", `& perl -e "print('` + in + `')"`}},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf(c.argv...))
+			require.Error(t, err, "%v %q", src, c.argv)
+			assertBlocked(t, err, rc, src, in, "shell")
+			assert.Equal(t, "reaches the code "+c.why+" runs", rc.all()[0].Reason, "%q", c.argv)
+		}
+	}
+	// The input as the code's arguments, an awk variable's value, a file
+	// awk reads, an option's value before the code, a script's argument
+	// named -c: data.
+	for _, argv := range [][]string{
+		{"python3", "-c", "import sys; print(sys.argv[1])", in},
+		{"python3", "-c", "import sys; print(sys.argv[1:])", "-c", in},
+		{"python3", "/srv/report.py", "-c", in},
+		{"perl", "-le", "print $ARGV[0]", "--", in},
+		{"node", "-e", "console.log(process.argv[1])", "--", in},
+		{"node", "/srv/app.js", "-e", in},
+		{"awk", "-v", "n=" + in, "BEGIN { print n }"},
+		{"awk", "{ print }", in},
+		{"awk", "-f", "/srv/prog.awk", in},
+		{"php", "-f", "/srv/x.php", "--", in},
+		{"deno", "eval", "console.log(Deno.args)", in},
+		{"sh", "-c", `python3 -c 'import sys; print(sys.argv[1])' "$1"`, "sh", in},
+		{"sh", "-c", `awk -v n="$1" 'BEGIN { print n }'`, "sh", in},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
 		assert.Empty(t, rc.all())
 	}
 }

@@ -47,6 +47,8 @@ func Command(ctx context.Context, name string, arg ...string) (*exec.Cmd, error)
 //     script or the arguments (sh -c "sh -c '…'", su -c '…', watch '…',
 //     ssh host '…', env -S '…', flock -c '…'), read the same way, four
 //     levels deep (deeper, any input in it is blocked);
+//   - is in an interpreter's code (python3 -c, perl -e, node -e, php -r,
+//     awk's program, …), in the arguments or in a script;
 //   - is in a variable such as LD_PRELOAD, PATH or BASH_ENV of cmd.Env,
 //     or of a wrapper's NAME=VALUE (env BASH_ENV=input bash …), or one a
 //     script assigns or exports (export LD_PRELOAD=input, declare -x,
@@ -124,10 +126,11 @@ type shellCheck struct {
 	// optProgs: the programs options name (scp -S PROGRAM): the
 	// argument, and the byte the program starts at.
 	optProgs [][2]int
-	sets     [][2]int // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
-	props    [][2]int // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
-	gitConf  [][2]int // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
-	sshConf  [][2]int // ssh's -F FILE: the argument, and the byte FILE starts at
+	sets     [][2]int  // a wrapper's NAME=VALUE (env A=1 id, systemd-run -E A=1 id): the argument, and the byte NAME starts at
+	props    [][2]int  // a unit's property NAME=VALUE (systemd-run -p ExecStartPre=…): the argument, and the byte NAME starts at
+	gitConf  [][2]int  // git's -c NAME=VALUE and --config-env: the argument, and the byte NAME starts at
+	sshConf  [][2]int  // ssh's -F FILE: the argument, and the byte FILE starts at
+	codes    []codeArg // interpreters' code (python3 -c CODE, awk 'PROGRAM'): findCode
 	scripts  []script
 	coded    map[[2]int]bool // the wrapped scripts found: their argument and byte
 	inScr    []bool          // the arguments in a script (inScript)
@@ -275,6 +278,7 @@ func (ck *shellCheck) findScripts() {
 	ck.findSuPrograms()
 	ck.findRemote()
 	ck.findGitConfig()
+	ck.findCode()
 	for k := range ck.scripts {
 		ck.scripts[k].f = newFinder(ck.scripts[k].text)
 		ck.scripts[k].budget = &ck.nest
@@ -777,6 +781,14 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 			return "chooses ssh's configuration file", true
 		}
 	}
+	for _, c := range ck.codes {
+		// Any input in the code, or reaching into it from the option
+		// it is attached to (-cCODE).
+		f := &finder{text: ck.args[c.arg]}
+		if i, ok := f.index(v, max(0, c.off-len(v)+1)); i >= 0 || !ok {
+			return codeWhy(programName(ck.args[c.interp]), v), true
+		}
+	}
 	for _, c := range ck.gitConf {
 		kv := ck.args[c[0]][c[1]:]
 		name, _, _ := strings.Cut(kv, "=")
@@ -785,6 +797,29 @@ func (ck *shellCheck) input(v string) (why string, ok bool) {
 		}
 	}
 	return "", true
+}
+
+// codeArg is an interpreter's code: argument arg from byte off, which the
+// interpreter at argument interp runs.
+type codeArg struct{ arg, off, interp int }
+
+// findCode finds the code arguments of the interpreters (the program, or
+// one a wrapper runs): python3 -c CODE, perl -e CODE, awk 'PROGRAM'.
+func (ck *shellCheck) findCode() {
+	var read []bool // the words the interpreters' scans read
+	for _, p := range append([]int{0}, ck.progs...) {
+		if interpreterName(programName(ck.args[p])) == "" {
+			continue
+		}
+		if read == nil {
+			read = make([]bool, len(ck.args))
+		}
+		interpreterCode(len(ck.args), ck.word, p, read, ck.isProg, func(j, off int) {
+			if j < len(ck.args) && off <= len(ck.args[j]) {
+				ck.codes = append(ck.codes, codeArg{j, off, p})
+			}
+		})
+	}
 }
 
 // sshConfigFiles finds the values of -F (its configuration file, which
@@ -1114,6 +1149,15 @@ func (sc *shScript) judge(s, e int, v string, c Commands) string {
 		}
 		if dangerousEnvName(name) {
 			return "sets the environment variable " + name
+		}
+	}
+	if w.interp >= 0 {
+		// An interpreter's code (python3 -c 'print("…")'): any input in
+		// it, or reaching into it from the option it is attached to
+		// (-c'…').
+		if off := w.interpOff; sc.litBefore(sc.word[s], s)+len(v) > max(off, 0) {
+			name, _ := sc.value(w.interp)
+			return codeWhy(programName(name), v)
 		}
 	}
 	if w.code && (!w.nested || sc.litBefore(sc.word[s], s) < w.codeOff) {

@@ -54,6 +54,11 @@ type shWord struct {
 	// value (-1 when the readings differ).
 	conf    byte
 	confOff int
+	// interp: the word of the interpreter whose code the word is, from
+	// byte interpOff of its value (-1 when the readings differ), or -1
+	// (python3 -c CODE, awk 'PROGRAM': findCode).
+	interp    int
+	interpOff int
 }
 
 // shScript is a lexed script.
@@ -239,7 +244,7 @@ func (l *shLexer) inWord(i int, c byte) {
 			f.command = l.commands
 		}
 		f.cur = len(sc.words)
-		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir, stdin: f.redir && f.redirIn, command: f.command})
+		sc.words = append(sc.words, shWord{start: i, end: i + 1, firstLit: -1, lastLit: -1, cmd: f.cmdPos && !f.redir, operand: f.afterDD, redir: f.redir, stdin: f.redir && f.redirIn, command: f.command, interp: -1})
 		f.redir, f.redirIn = false, false
 	}
 	w := &sc.words[f.cur]
@@ -717,6 +722,7 @@ func lexCmd(text string) *shScript {
 			l.inWord(i, shLit)
 		}
 	}
+	sc.findCode()
 	return sc
 }
 
@@ -815,6 +821,7 @@ func lexPowerShell(text string) *shScript {
 			l.inWord(i, shOther)
 		}
 	}
+	sc.findCode()
 	return sc
 }
 
@@ -893,6 +900,55 @@ func (sc *shScript) findPrograms() {
 		sc.suPrograms(ws, word)
 	}
 	sc.findConfigs()
+	sc.findCode()
+}
+
+// findCode marks the code arguments of the interpreters each command of
+// the script runs (its program, or one a wrapper runs: python3 -c CODE,
+// awk 'PROGRAM'), in a POSIX, cmd or PowerShell script.
+func (sc *shScript) findCode() {
+	order, cmds := sc.commands()
+	for _, c := range order {
+		ws := cmds[c]
+		var word func(int) (string, bool)
+		var read []bool // the words the interpreters' scans read (interpreterCode)
+		isCmd := func(j int) bool { return sc.words[ws[j]].cmd }
+		for j := range ws {
+			if !isCmd(j) {
+				continue
+			}
+			// Only an interpreter's words are read (a command's values
+			// are made for it alone).
+			w := sc.words[ws[j]]
+			name := sc.text[w.start:w.end]
+			if strings.ContainsAny(name, `'"\`) {
+				if word == nil {
+					word = sc.wordValues(ws)
+				}
+				name, _ = word(j)
+			}
+			if interpreterName(programName(name)) == "" {
+				continue
+			}
+			if word == nil {
+				word = sc.wordValues(ws)
+			}
+			if read == nil {
+				read = make([]bool, len(ws))
+			}
+			counted := func(k int) (string, bool) { sc.scans++; return word(k) }
+			interpreterCode(len(ws), counted, j, read, isCmd, func(k, off int) {
+				if k >= len(ws) {
+					return
+				}
+				if w := &sc.words[ws[k]]; w.interp < 0 {
+					w.interp, w.interpOff = ws[j], off
+				} else if w.interpOff != off {
+					w.interpOff = -1
+				}
+			})
+		}
+	}
 }
 
 // findConfigs marks the configuration given to each git (-c NAME=VALUE,
