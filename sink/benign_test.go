@@ -296,6 +296,8 @@ var benignTmpls = []benignTmpl{
 	{"sh python3 -c $1", withParam("sh", `python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"`), inAll},
 	{"sh awk 'IN'", spliced("sh", "awk -F: '{ print $1 }' '%s'"), [][]string{inFiles}},
 	{"sh perl -pi 'IN'", spliced("sh", "perl -pi -e 's/foo/bar/' '%s'"), [][]string{inFiles}},
+	{"sh 'IN' | python3 script", spliced("sh", "printf '%%s\n' '%s' | python3 /srv/scripts/clean.py"), [][]string{{"hello", "foo bar", "Zoë Saldaña", "semi; colons & pipes | are text"}}},
+	{"sh 'IN' | perl -ne", spliced("sh", "printf '%%s\n' '%s' | perl -ne 'print uc'"), [][]string{{"hello", "foo bar", "Zoë Saldaña"}}},
 	{"su -s", argvOf("su", "-s", "/bin/sh", "-c", "/srv/bin/job", "IN"), [][]string{{"bob", "alice_smith"}}},
 	{"runuser -s", argvOf("runuser", "-s", "/bin/bash", "-u", "app", "--", "convert", "IN", "/tmp/o.png"), [][]string{inFiles}},
 	{"sort --compress-program", argvOf("sort", "--compress-program=gzip", "-T", "/tmp", "-o", "/tmp/out", "IN"), [][]string{inFiles}},

@@ -138,6 +138,7 @@ func FuzzShell(f *testing.F) {
 	f.Add(`. <(x id); source =(y); coproc N { id; }; f () { sh; }; f <<< z; at -mf/dev/stdin; tar --inf=id --rm x; git clone --u id; zip --unz=id`, "id")
 	f.Add(`su -s id bob; runuser --sh=id; sort --co=id f; strace -fo '|id' ls; split --f 'id' f`, "id")
 	f.Add(`python3 -Ic "id" x; perl -lne 'id' -e id; node -r m -pe id; awk -F: -- 'id' f; deno eval id; php -R id; lua -eid; busybox awk id`, "id")
+	f.Add(`echo id | python3 -u -; perl -- <<< id; node -r m < f; python3 -V | x; php -n -r id`, "id")
 	f.Fuzz(func(t *testing.T, script, input string) {
 		if len(script) > 4096 || len(input) > 512 {
 			return

@@ -26,17 +26,24 @@ type interpreter struct {
 	// long options (without "--"), and, for an interpreter that takes no
 	// clusters (node), whole words ("-pe"): 'c' (its value is code), 'v'
 	// (a value: --opt=v or --opt v), 'f' (the program's file), 's' (the
-	// rest are the program's arguments: R --args); others take no value,
-	// or an attached one (--opt=v).
+	// rest are the program's arguments: R --args), 'x' (it prints and
+	// exits: node -v); others take no value, or an attached one
+	// (--opt=v).
 	long map[string]byte
 	// words: the options are whole words, read in long (node -pe is not
 	// -p -e, and node -e1 is no option).
 	words bool
 	// abbrev: long options may be abbreviated (getopt_long: gawk --so).
 	abbrev bool
-	ends   bool   // the code option ends the options: the rest are the code's arguments (python -c)
-	first  bool   // the first operand is the code, without a code or file option (awk 'PROGRAM')
-	sub    string // the subcommand before the code (deno eval CODE)
+	ends   bool // the code option ends the options: the rest are the code's arguments (python -c)
+	// stdin: with no code and no script file, it reads its program from
+	// its input (python3, perl, node, php, lua, R, osascript); exits: the
+	// short options after which it prints and exits (python -V; long
+	// --help and --version for all), reading none.
+	stdin bool
+	exits string
+	first bool   // the first operand is the code, without a code or file option (awk 'PROGRAM')
+	sub   string // the subcommand before the code (deno eval CODE)
 }
 
 var awkOptions = &interpreter{
@@ -53,6 +60,8 @@ var awkOptions = &interpreter{
 	abbrev: true, first: true,
 }
 
+var pythonOptions = &interpreter{code: "c", value: "WX", stop: "m", exits: "hV", long: map[string]byte{"check-hash-based-pycs": 'v'}, ends: true, stdin: true}
+
 var nodeOptions = &interpreter{
 	long: map[string]byte{
 		"-e": 'c', "--eval": 'c', "-p": 'c', "--print": 'c', "-pe": 'c',
@@ -60,22 +69,24 @@ var nodeOptions = &interpreter{
 		"--conditions": 'v', "--input-type": 'v', "--title": 'v', "--env-file": 'v', "--inspect-port": 'v',
 		"--redirect-warnings": 'v', "--icu-data-dir": 'v', "--openssl-config": 'v', "--disable-warning": 'v',
 		"--watch-path": 'v', "--stack-trace-limit": 'v', "--unhandled-rejections": 'v',
+		"-v": 'x', "-h": 'x',
 	},
-	words: true,
+	words: true, stdin: true,
 }
 
 // interpreters are read by the name of the program, lower-case, without
 // a version (python3.12, perl5.36, lua5.4).
 var interpreters = map[string]*interpreter{
 	// CPython's and PyPy's -c ends the options; -m MODULE too.
-	"python": {code: "c", value: "WX", stop: "m", long: map[string]byte{"check-hash-based-pycs": 'v'}, ends: true},
-	"pypy":   {code: "c", value: "WX", stop: "m", long: map[string]byte{"check-hash-based-pycs": 'v'}, ends: true},
+	"python":  pythonOptions,
+	"pythonw": pythonOptions,
+	"pypy":    pythonOptions,
 	// perl -e and -E, any number, in clusters (-lne); -I DIR or -IDIR;
 	// -Mstrict, -i.bak, -l0, -F: …, -x, -0777, -C, -d:Mod, -D attached.
-	"perl": {code: "eE", value: "I", rest: "CDFimMxV", digits: "0l", colon: "d"},
+	"perl": {code: "eE", value: "I", rest: "CDFimMx", digits: "0l", colon: "d", exits: "hvV", stdin: true},
 	// ruby -e, any number, in clusters (-ne); -r LIB, -I DIR, -C DIR, -E
 	// ENC attached or not.
-	"ruby": {code: "e", value: "CEIr", rest: "FiKx", digits: "0TW", colon: "W", long: map[string]byte{
+	"ruby": {code: "e", value: "CEIr", rest: "FiKx", digits: "0TW", colon: "W", exits: "hv", stdin: true, long: map[string]byte{
 		"encoding": 'v', "external-encoding": 'v', "internal-encoding": 'v', "enable": 'v', "disable": 'v', "dump": 'v',
 	}},
 	"node":   nodeOptions,
@@ -91,7 +102,7 @@ var interpreters = map[string]*interpreter{
 	}, words: true, first: true, sub: "eval"},
 	// php -r CODE, and -B, -R, -E (the code run before, for each line,
 	// after); -f FILE and -F FILE name the file.
-	"php": {code: "rBRE", file: "fF", value: "cdztS", long: map[string]byte{
+	"php": {code: "rBRE", file: "fF", value: "cdztS", exits: "hvimls", stdin: true, long: map[string]byte{
 		"run": 'c', "process-begin": 'c', "process-code": 'c', "process-end": 'c', "process-file": 'f', "file": 'f',
 		"php-ini": 'v', "define": 'v', "docroot": 'v', "server": 'v', "zend-extension": 'v',
 		"rf": 'v', "rfunction": 'v', "rc": 'v', "rclass": 'v', "re": 'v', "rextension": 'v', "rz": 'v', "rzendextension": 'v',
@@ -99,13 +110,13 @@ var interpreters = map[string]*interpreter{
 	}},
 	// lua -e STAT (-eSTAT), -l MOD; LuaJIT's -j CMD, -O…, and -b, whose
 	// arguments are its own.
-	"lua":    {code: "e", value: "l"},
-	"luajit": {code: "e", value: "lj", rest: "O", stop: "b"},
+	"lua":    {code: "e", value: "l", exits: "v", stdin: true},
+	"luajit": {code: "e", value: "lj", rest: "O", stop: "b", exits: "v", stdin: true},
 	// Rscript -e EXPR and R -e EXPR; R -f FILE; R --args ends them.
 	"rscript": {long: map[string]byte{"-e": 'c', "--args": 's'}, words: true},
-	"r":       {long: map[string]byte{"-e": 'c', "-f": 'f', "--file": 'f', "-d": 'v', "-g": 'v', "--args": 's'}, words: true},
+	"r":       {long: map[string]byte{"-e": 'c', "-f": 'f', "--file": 'f', "-d": 'v', "-g": 'v', "--args": 's', "-h": 'x'}, words: true, stdin: true},
 	// osascript -e STATEMENT, any number; -l LANGUAGE, -s FLAGS.
-	"osascript": {code: "e", value: "ls"},
+	"osascript": {code: "e", value: "ls", stdin: true},
 	// awk's program, the first operand (busybox awk: its applet, a
 	// program of busybox).
 	"awk": awkOptions, "gawk": awkOptions, "mawk": awkOptions, "nawk": awkOptions, "original-awk": awkOptions,
@@ -132,15 +143,17 @@ func interpreterName(name string) string {
 // its text is not the input). read marks the positions read as an
 // option: a scan that reaches one an earlier scan of the same words read
 // from stops there, its finds made (a command of many interpreter words
-// is read in linear time).
-func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, prog func(int) bool, found func(j, off int)) {
+// is read in linear time). stdin: the interpreter reads its program from
+// its input (python3 with no -c and no script file, or "-"), as a shell
+// with no script does (stdin.go), as far as the words tell.
+func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, prog func(int) bool, found func(j, off int)) (stdin bool) {
 	t, known := word(i)
 	if !known {
-		return
+		return false
 	}
 	in := interpreters[interpreterName(programName(t))]
 	if in == nil {
-		return
+		return false
 	}
 	j := i + 1
 	if in.sub != "" {
@@ -151,14 +164,15 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 			}
 		}
 		if j >= n {
-			return
+			return false
 		}
 		if a, known := word(j); !known || a != in.sub {
-			return
+			return false
 		}
 		j++
 	}
 	code, file := false, false
+	none := func() bool { return in.stdin && !code && !file }
 	for ; j < n && !prog(j) && !read[j]; j++ {
 		read[j] = true
 		a, known := word(j)
@@ -167,12 +181,14 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 			if known && in.first && !code && !file {
 				found(j, 0) // awk 'PROGRAM'
 			}
-			return
+			return known && a == "-" && none()
 		case a == "--":
 			if in.first && !code && !file && j+1 < n {
 				found(j+1, 0)
 			}
-			return
+			return none() && (j+1 >= n || prog(j+1))
+		case a == "--help" || a == "--version":
+			return false
 		case in.words || strings.HasPrefix(a, "--"):
 			name, _, eq := strings.Cut(a, "=")
 			if !in.words {
@@ -194,15 +210,15 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 					j++
 				}
 				if in.ends {
-					return
+					return false
 				}
 			case 'f', 'v':
 				file = file || kind == 'f'
 				if !eq {
 					j++
 				}
-			case 's':
-				return
+			case 's', 'x':
+				return false
 			}
 		default:
 		cluster:
@@ -217,11 +233,11 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 						j++
 					}
 					if in.ends {
-						return
+						return false
 					}
 					break cluster
-				case strings.IndexByte(in.stop, c) >= 0:
-					return
+				case strings.IndexByte(in.stop, c) >= 0 || strings.IndexByte(in.exits, c) >= 0:
+					return false
 				case strings.IndexByte(in.file, c) >= 0 || strings.IndexByte(in.value, c) >= 0:
 					file = file || strings.IndexByte(in.file, c) >= 0
 					if k+1 == len(a) {
@@ -240,6 +256,8 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 			}
 		}
 	}
+	// The end of its words: no script file.
+	return none()
 }
 
 // codeWhy is the reason an input in the code of the interpreter name is

@@ -435,8 +435,9 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		// A command of many programs (past the program finder's steps,
 		// every word is one), piped: each is asked whether it reads its
 		// input.
-		"piped su": "echo x | " + rep("sudo ", maxWrapSteps) + rep("su ", n) + "-c hello",
-		"piped sh": "echo x | " + rep("sudo ", maxWrapSteps) + "sh" + rep(" -o sh", n) + " -c hello",
+		"piped su":      "echo x | " + rep("sudo ", maxWrapSteps) + rep("su ", n) + "-c hello",
+		"piped sh":      "echo x | " + rep("sudo ", maxWrapSteps) + "sh" + rep(" -o sh", n) + " -c hello",
+		"piped python3": "echo x | " + rep("sudo ", maxWrapSteps) + rep("python3 -B ", n),
 	}
 	for name, text := range scripts {
 		sc := lexPOSIX(text)

@@ -182,7 +182,8 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 	steps := 0
 	scan := newWordScan(len(ws), word)
 	scripts := map[int]bool{} // the -c scripts read: whether they read their input
-	remote, lines := 0, 0     // the words ssh's scans read, the bytes of its command lines read
+	remote, lines := 0, 0     // the words ssh's (and interpreters') scans read, the bytes of its command lines read
+	var codeRead []bool       // the words interpreters' scans read (interpreterCode)
 	defer func() { sc.scans += scan.steps + remote }()
 	for j := range ws {
 		if !sc.words[ws[j]].cmd {
@@ -245,6 +246,16 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 					}
 					break
 				}
+			}
+		case interpreterName(programName(t)) != "" && known:
+			// python3, perl, node … with no code and no script file:
+			// their program is their input (echo '…' | python3).
+			if codeRead == nil {
+				codeRead = make([]bool, len(ws))
+			}
+			counted := func(k int) (string, bool) { remote++; return word(k) }
+			if interpreterCode(len(ws), counted, j, codeRead, func(k int) bool { return sc.words[ws[k]].cmd }, func(int, int) {}) {
+				return true
 			}
 		case name == "at" || name == "batch":
 			if atReadsInput(len(ws), word, j, func(k int) bool { return sc.words[ws[k]].cmd }) {

@@ -380,3 +380,55 @@ func TestCheckCmd_AtFileStdin(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", "at -f /srv/job.sh now; echo 'x;id' | grep -c x")))
 	assert.Empty(t, rc.all())
 }
+
+// TestCheckCmd_InterpreterStdin: an interpreter given no code and no
+// script file (python3, perl, node, php, ruby, lua, R, osascript; or "-")
+// reads its program from its input, as a shell with no script does: any
+// input in a script that may feed it is blocked (found by a review: echo
+// '__import__(chr(111)+chr(115)).system(chr(105)+chr(100))' | python3, with
+// that input, was let through: the input was the literal text of one
+// word, and python3 ran it).
+func TestCheckCmd_InterpreterStdin(t *testing.T) {
+	const in = "__import__(chr(111)+chr(115)).system(chr(105)+chr(100))"
+	for _, script := range []string{
+		"echo '" + in + "' | python3",
+		"echo '" + in + "' | python3 -u -",
+		"echo '" + in + "' | sudo -u bob python3 -I",
+		"printf '%s\\n' '" + in + "' | perl",
+		"echo '" + in + "' | node",
+		"echo '" + in + "' | php -n",
+		"echo '" + in + "' | ruby -w",
+		"echo '" + in + "' | lua",
+		"echo '" + in + "' | R --no-save",
+		"echo '" + in + "' | perl --",
+		"python3 <<< '" + in + "'",
+		"python3 - <<'EOF'\n" + in + "\nEOF",
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+			require.Error(t, err, "%v %q", src, script)
+			assertBlocked(t, err, rc, src, in, "shell")
+		}
+	}
+	// An interpreter given its code or its script file reads its input as
+	// data; one that prints its version reads none.
+	for _, script := range []string{
+		"echo '" + in + "' | python3 /srv/calc.py",
+		"echo '" + in + "' | python3 -c 'import sys; print(sys.stdin.read())'",
+		"echo '" + in + "' | python3 -m json.tool",
+		"echo '" + in + "' | perl -ne 'print'",
+		"echo '" + in + "' | node /srv/render.js",
+		"echo '" + in + "' | awk '{ print $1 }'",
+		"echo '" + in + "' | php -r 'echo fgets(STDIN);'",
+		"python3 --version | grep -q 3 && echo '" + in + "'",
+		"echo '" + in + "' | python3 -V",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+		assert.Empty(t, rc.all())
+	}
+}
