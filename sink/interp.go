@@ -15,7 +15,11 @@ import "strings"
 type interpreter struct {
 	code  string // short options whose value is code: the rest of the word, or the next word (python -c, perl -e)
 	value string // short options that take a value: the rest of the word, or the next word
-	rest  string // short options whose value, if any, is the rest of the word (perl -i.bak, -Mstrict)
+	rest  string // short options whose value, if any, is the rest of the word (perl -i.bak, -l0)
+	// module: short options whose value, the rest of the word, is code
+	// too, though not the program (perl -MMOD is "use MOD;": -M'strict;
+	// system("id")' runs id).
+	module string
 	// digits: short options whose value, if any, is the digits after
 	// them (perl -l0, -0777: -lne is -l -n -e); colon: those whose value
 	// is the rest of the word if it starts with ":" (perl -d:Trace; -de
@@ -82,8 +86,9 @@ var interpreters = map[string]*interpreter{
 	"pythonw": pythonOptions,
 	"pypy":    pythonOptions,
 	// perl -e and -E, any number, in clusters (-lne); -I DIR or -IDIR;
-	// -Mstrict, -i.bak, -l0, -F: …, -x, -0777, -C, -d:Mod, -D attached.
-	"perl": {code: "eE", value: "I", rest: "CDFimMx", digits: "0l", colon: "d", exits: "hvV", stdin: true},
+	// -Mstrict and -mMOD (code: "use strict;"), -i.bak, -l0, -F: …, -x,
+	// -0777, -C, -d:Mod, -D attached.
+	"perl": {code: "eE", value: "I", rest: "CDFix", module: "mM", digits: "0l", colon: "d", exits: "hvV", stdin: true},
 	// ruby -e, any number, in clusters (-ne); -r LIB, -I DIR, -C DIR, -E
 	// ENC attached or not.
 	"ruby": {code: "e", value: "CEIr", rest: "FiKx", digits: "0TW", colon: "W", exits: "hv", stdin: true, long: map[string]byte{
@@ -242,6 +247,11 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 					file = file || strings.IndexByte(in.file, c) >= 0
 					if k+1 == len(a) {
 						j++
+					}
+					break cluster
+				case strings.IndexByte(in.module, c) >= 0:
+					if k+1 < len(a) {
+						found(j, k+1)
 					}
 					break cluster
 				case strings.IndexByte(in.rest, c) >= 0:

@@ -1091,6 +1091,8 @@ func TestCheckCmd_InterpreterCode(t *testing.T) {
 		{"perl", []string{"perl", "-Mstrict", "-I", "lib", "-E", code("say")}},
 		{"perl", []string{"perl", "-e", "1", "-e", code("print")}},
 		{"perl", []string{"perl", "-de", code("print")}},
+		{"perl", []string{"perl", "-M" + code("strict;print"), "-e", "1"}},
+		{"perl", []string{"sh", "-c", `perl -wM"` + code("strict;print") + `" -e 1`}},
 		{"ruby", []string{"ruby", "-rjson", "-e", code("puts")}},
 		{"node", []string{"node", "-e", code("console.log")}},
 		{"node", []string{"node", "-r", "dotenv/config", "--eval", code("console.log")}},

@@ -401,6 +401,7 @@ func TestCheckCmd_InterpreterStdin(t *testing.T) {
 		"echo '" + in + "' | lua",
 		"echo '" + in + "' | R --no-save",
 		"echo '" + in + "' | perl --",
+		"echo '" + in + "' | perl -Mstrict -w",
 		"python3 <<< '" + in + "'",
 		"python3 - <<'EOF'\n" + in + "\nEOF",
 	} {
