@@ -73,6 +73,15 @@ var nodeOptions = &interpreter{
 		"--conditions": 'v', "--input-type": 'v', "--title": 'v', "--env-file": 'v', "--inspect-port": 'v',
 		"--redirect-warnings": 'v', "--icu-data-dir": 'v', "--openssl-config": 'v', "--disable-warning": 'v',
 		"--watch-path": 'v', "--stack-trace-limit": 'v', "--unhandled-rejections": 'v',
+		"--max-http-header-size": 'v', "--tls-cipher-list": 'v', "--dns-result-order": 'v', "--report-dir": 'v',
+		"--report-directory": 'v', "--report-filename": 'v', "--report-signal": 'v', "--diagnostic-dir": 'v',
+		"--cpu-prof-dir": 'v', "--cpu-prof-name": 'v', "--cpu-prof-interval": 'v', "--heap-prof-dir": 'v',
+		"--heap-prof-name": 'v', "--heap-prof-interval": 'v', "--heapsnapshot-signal": 'v',
+		"--heapsnapshot-near-heap-limit": 'v', "--secure-heap": 'v', "--secure-heap-min": 'v', "--test-reporter": 'v',
+		"--test-reporter-destination": 'v', "--test-name-pattern": 'v', "--test-concurrency": 'v', "--test-timeout": 'v',
+		"--trace-event-categories": 'v', "--trace-event-file-pattern": 'v', "--tls-keylog": 'v', "--use-largepages": 'v',
+		"--experimental-policy": 'v', "--policy-integrity": 'v', "--experimental-sea-config": 'v',
+		"--max-old-space-size": 'v', "--max-semi-space-size": 'v', "--stack-size": 'v',
 		"-v": 'x', "-h": 'x',
 	},
 	words: true, stdin: true,
@@ -224,6 +233,19 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 				}
 			case 's', 'x':
 				return false
+			case 0:
+				if in.words && !in.first && !eq && strings.HasPrefix(a, "--") && j+1 < n && !prog(j+1) {
+					// An option not known (node's V8 flags take a value
+					// in the next word: --max-semi-space-size 64) may
+					// take the next word, or that word is the script:
+					// the options after it are read as the
+					// interpreter's, and it takes no program from its
+					// input.
+					if v, known := word(j + 1); known && (len(v) < 2 || v[0] != '-') {
+						file = true
+						j++
+					}
+				}
 			}
 		default:
 		cluster:

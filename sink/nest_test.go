@@ -1097,6 +1097,8 @@ func TestCheckCmd_InterpreterCode(t *testing.T) {
 		{"node", []string{"node", "-e", code("console.log")}},
 		{"node", []string{"node", "-r", "dotenv/config", "--eval", code("console.log")}},
 		{"node", []string{"node", "--print=" + code("String")}},
+		{"node", []string{"node", "--max-http-header-size", "80000", "-e", code("console.log")}},
+		{"node", []string{"node", "--v8-pool-size", "4", "-e", code("console.log")}},
 		{"nodejs", []string{"nodejs", "-pe", code("String")}},
 		{"bun", []string{"bun", "-e", code("console.log")}},
 		{"deno", []string{"deno", "eval", "--ext=ts", code("console.log")}},
