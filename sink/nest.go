@@ -936,6 +936,12 @@ var optionScripts = map[string]*getoptOptions{
 		long:  []getoptLong{{name: "compress-program", min: 2, program: true}},
 		value: "koStT", knownOnly: true,
 	},
+	// GNU wget's --use-askpass=PROG (--use-a: --use- is ambiguous), the
+	// program it runs for a user and password.
+	"wget": {
+		long:  []getoptLong{{name: "use-askpass", min: 5, program: true}},
+		value: "aABDeiIlnoOPQRtTUwX", knownOnly: true,
+	},
 }
 
 // capshShell calls found with each word of capsh's (word i) options

@@ -621,7 +621,7 @@ func TestCheckCmd_ManyProgramsLinear(t *testing.T) {
 	const n = 20000
 	r, _ := inputAt(t, taint.Query, "hello")
 	for _, prog := range []string{"ssh", "watch", "wsl", "script", "git", "su", "runuser", "cmd", "sh", "sg", "capsh", "at", "tar", "zip", "rsync", "parallel", "eval", "trap", "alias", "scp", "sftp",
-		"sort", "split", "strace", "python3", "perl", "node", "awk", "deno", "php"} {
+		"sort", "split", "strace", "wget", "python3", "perl", "node", "awk", "deno", "php"} {
 		argv := append([]string{"find", "."}, strings.Fields(strings.Repeat(" -exec "+prog, n))...)
 		argv = append(argv, "hello")
 		size := 0
@@ -1031,6 +1031,9 @@ func TestCheckCmd_OptionPrograms(t *testing.T) {
 		{"touch x", []string{"sh", "-c", "strace -f -o '|touch x' ls"}},
 		{"|touch x", []string{"sh", "-c", "strace -o '|touch x' ls"}},
 		{"touch x", []string{"sh", "-c", "split -l 10 --filter 'touch x' f"}},
+		{"/tmp/x", []string{"wget", "--use-askpass=/tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"wget", "-q", "-O", "out", "--use-a", "/tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"sh", "-c", "wget -nv --use-askpass=/tmp/x https://example.com/f"}},
 	} {
 		for _, src := range sources {
 			if !carries(src, c.in) {
@@ -1057,6 +1060,7 @@ func TestCheckCmd_OptionPrograms(t *testing.T) {
 		{"uploads/a.png", []string{"strace", "convert", "-o", "|x", "uploads/a.png"}},
 		{"report.txt", []string{"split", "-l", "100", "--filter=gzip > $FILE.gz", "report.txt", "/tmp/part-"}},
 		{"report.txt", []string{"sh", "-c", "strace -o /tmp/t.log sort -o /tmp/out report.txt"}},
+		{"https://example.com/f", []string{"wget", "--use-askpass=/usr/bin/ksshaskpass", "-O", "/tmp/out", "https://example.com/f"}},
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)

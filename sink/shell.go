@@ -369,7 +369,7 @@ func (ck *shellCheck) findRemote() {
 				}
 			})
 			continue
-		case "tar", "rsync", "man", "zip", "git", "split", "strace", "sort":
+		case "tar", "rsync", "man", "zip", "git", "split", "strace", "sort", "wget":
 			// An option's command line (tar --to-command=…, rsync -e …),
 			// or program (sort --compress-program=…).
 			name := programName(args[p])
