@@ -44,9 +44,9 @@ func scriptURL(s string) bool {
 			case "javascript", "vbscript", "livescript":
 				return true
 			case "data":
-				rest := strings.TrimLeft(s[i+1:], " \t")
-				return hasPrefixFold(rest, "text/html") || hasPrefixFold(rest, "image/svg") ||
-					hasPrefixFold(rest, "application/xhtml")
+				rest := s[i+1:]
+				return hasPrefixRefs(rest, "text/html") || hasPrefixRefs(rest, "image/svg") ||
+					hasPrefixRefs(rest, "application/xhtml")
 			}
 			return false
 		case isLetter(c):
@@ -61,14 +61,14 @@ func scriptURL(s string) bool {
 
 // charRef reads the character reference at the start of s (at an &) as
 // a browser does in an attribute value: &#106; or &#x6A, with or without
-// the ;, and the named &colon;, &Tab; and &NewLine;. It gives the ASCII
+// the ;, and the named &colon;, &Tab;, &NewLine; and &sol;. It gives the ASCII
 // byte it stands for and its length; w is 0 for anything else (another
 // name, a character beyond ASCII), which no scheme holds.
 func charRef(s string) (c byte, w int) {
 	for _, named := range [...]struct {
 		name string
 		c    byte
-	}{{"&colon;", ':'}, {"&Tab;", '\t'}, {"&NewLine;", '\n'}} {
+	}{{"&colon;", ':'}, {"&Tab;", '\t'}, {"&NewLine;", '\n'}, {"&sol;", '/'}} {
 		if strings.HasPrefix(s, named.name) {
 			return named.c, len(named.name)
 		}
@@ -103,8 +103,32 @@ func charRef(s string) (c byte, w int) {
 	return byte(v), i
 }
 
-// hasPrefixFold is strings.HasPrefix without regard to case, for a lower
-// case prefix, without a copy of s.
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+// hasPrefixRefs reports whether s, a data: URL's text after its scheme,
+// starts with prefix (lower case) in any case, read as a browser reads an
+// attribute value's URL: its character references decoded (text&#47;html
+// is text/html, as &#106;avascript: is javascript:), blanks before it and
+// tabs and newlines within it dropped.
+func hasPrefixRefs(s, prefix string) bool {
+	j := 0
+	for i := 0; i < len(s) && j < len(prefix); i++ {
+		c := s[i]
+		if c == '&' {
+			r, w := charRef(s[i:])
+			if w == 0 {
+				return false
+			}
+			c, i = r, i+w-1
+		}
+		switch {
+		case c == '\t' || c == '\n' || c == '\r' || c == ' ' && j == 0:
+			continue
+		case isLetter(c):
+			c |= 0x20
+		}
+		if c != prefix[j] {
+			return false
+		}
+		j++
+	}
+	return j == len(prefix)
 }

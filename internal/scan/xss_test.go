@@ -63,3 +63,25 @@ func TestScriptURLCharacterReferences(t *testing.T) {
 		assert.Equal(t, want, String(s), "%q", s)
 	}
 }
+
+// TestScriptURLDataMediaTypeReferences: the media type of a data: URL is
+// read through the character references a browser decodes in an attribute
+// value too, as its scheme is: "data:text&#47;html,…" in an iframe's src
+// is "data:text/html,…" (found by review: the scheme was read through
+// them, the media type as it is, and such a value was no script URL).
+func TestScriptURLDataMediaTypeReferences(t *testing.T) {
+	for s, want := range map[string]bool{
+		"data:text&#47;html,%3Cscript%3Ealert(1)%3C/script%3E":    true,
+		"data:&#116;ext/html,%3Cscript%3Ealert(1)%3C%2Fscript%3E": true,
+		"data&colon;text&sol;html,x":                              true,
+		"data:image&#x2F;svg+xml,%3Csvg onload%3Dalert(1)%3E":     true,
+		"data:&Tab;text/html,%3Cscript%3Ealert(1)%3C/script%3E":   true,
+		"data:&#32;application&#x2f;xhtml+xml,x":                  true,
+		"data:text/ht&NewLine;ml,x":                               true,
+		"data:text&#47;plain,hello":                               false,
+		"data:text&amp;html,x":                                    false,
+		"data:text&#47;htm":                                       false,
+	} {
+		assert.Equal(t, want, scriptURL(s), "%q", s)
+	}
+}
