@@ -28,6 +28,15 @@ var sensitivePaths = []string{
 // double- and overlong-encoded forms; see dotDotSegment), a NUL byte, or
 // a sensitive path.
 func pathTraversal(s string, f uint32) bool {
+	if f&hasOverlong != 0 && !hasRawOverlong(s) {
+		// Lead bytes of UTF-8 that holds no overlong form and none of
+		// ．／＼∕∖ (Thai, a dash, a quote, an ellipsis): no separator
+		// ("id_rsa — my key" is a bare name).
+		f &^= hasOverlong
+		if f&(hasPercent|hasBackslash) == 0 && strings.IndexByte(s, '/') < 0 {
+			f &^= hasSep
+		}
+	}
 	if f&hasPath == 0 {
 		return false // a bare name (id_rsa) is a file name, not a path
 	}
@@ -213,11 +222,17 @@ var overlong = map[string]byte{
 // itself when it has none: 0xE0, 0xE2 and 0xEF lead real UTF-8 too, in
 // Thai or Hindi, dashes and quotes, CJK punctuation).
 func undoRawOverlongs(s string) string {
-	if strings.IndexByte(s, 0xc0) < 0 && strings.IndexByte(s, 0xc1) < 0 && !strings.Contains(s, "\xe0\x80") &&
-		!hasWide(s) {
+	if !hasRawOverlong(s) {
 		return s
 	}
 	return rawOverlongs.Replace(s)
+}
+
+// hasRawOverlong reports whether s may hold what undoRawOverlongs
+// replaces.
+func hasRawOverlong(s string) bool {
+	return strings.IndexByte(s, 0xc0) >= 0 || strings.IndexByte(s, 0xc1) >= 0 || strings.Contains(s, "\xe0\x80") ||
+		hasWide(s)
 }
 
 // hasWide reports one of the characters ．／＼∕∖ in s.

@@ -106,3 +106,27 @@ func TestPathTraversalFullwidth(t *testing.T) {
 		assert.LessOrEqual(t, testing.AllocsPerRun(20, func() { decodePath(v) }), 0.0, v)
 	}
 }
+
+// TestPathTraversalBareNameBesideUTF8: the lead bytes of ．／＼∕∖ (0xE2,
+// 0xEF) lead dashes, quotes and ellipses too, and the lead byte of the
+// raw overlong forms (0xE0) Thai: a value they are in holds no separator
+// for them unless it holds those characters, and a sensitive name with
+// no ., /, \ or % beside them stays a bare name (found by review:
+// "id_rsa — my key" was a path traversal since 790d616, "id_rsa" not).
+func TestPathTraversalBareNameBesideUTF8(t *testing.T) {
+	for s, want := range map[string]Class{
+		"id_rsa — my key":      None,
+		"id_rsa…":              None,
+		"id_ed25519 “backup”":  None,
+		"id_rsa ＋ id_dsa":      None,
+		"id_rsa ภาษาไทย":       None,
+		"id_rsa／x":             PathTraversal,
+		"．．／．．／etc — x":        PathTraversal,
+		"id_rsa — /etc/passwd": PathTraversal,
+		"id_rsa — ..\\x":       PathTraversal,
+		"id_rsa.pub — key":     PathTraversal,
+		"\xc0\xae\xc0\xae/x —": PathTraversal,
+	} {
+		assert.Equal(t, want, String(s), "%q", s)
+	}
+}
