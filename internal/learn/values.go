@@ -127,7 +127,9 @@ var (
 		"cookie", "session", "credential", "card", "cvv", "cvc", "private", "signature",
 		"csrf", "xsrf", "iban", "bearer", "jwt", "passphrase", "passcode", "totp", "hotp", "passport",
 		"securitycode", "security_code", "verificationcode", "verification_code", "recoverycode",
-		"recovery_code", "mnemonic"}
+		"recovery_code", "mnemonic", "onetimecode", "one_time_code", "verifycode", "verify_code", "smscode", "sms_code",
+		"twofactor", "two_factor", "backupcode", "backup_code", "seedphrase", "seed_phrase", "recoveryphrase",
+		"recovery_phrase"}
 	secretWords = []string{"key", "pin", "pincode", "pass", "pw", "sig", "otp", "ssn", "sid", "salt", "nonce", "mfa", "2fa"}
 )
 

@@ -149,3 +149,20 @@ func TestTokenLike_OldExportNeverAnEnum(t *testing.T) {
 	assert.NotContains(t, jsonOf(t, cs[0].Schema), "4111111111111111")
 	assert.Contains(t, jsonOf(t, only(t, Limits{}, posts(bodies...)...).Schema), `"enum"`, "the values of today still make an enum")
 }
+
+// TestSecretName_CodesAndPhrasesOtherwiseNamed: the one-time codes and
+// wallet phrases TestSecretName_Codes covers, named as apps also name
+// them (found by review: one_time_code, oneTimeCode, seed_phrase,
+// seedPhrase, recovery_phrase, backup_code and two_factor_code were data,
+// a code seen three times an enum value of a learned schema).
+func TestSecretName_CodesAndPhrasesOtherwiseNamed(t *testing.T) {
+	for _, name := range []string{"one_time_code", "oneTimeCode", "verify_code", "verifyCode", "sms_code", "smsCode",
+		"two_factor_code", "twoFactorCode", "backup_code", "backupCodes", "seed_phrase", "seedPhrase",
+		"recovery_phrase", "recoveryPhrase"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"code", "country_code", "postalCode", "promoCode", "status_code", "phrase",
+		"search_phrase", "seed", "oneTimePayment", "backup", "smsEnabled"} {
+		assert.False(t, secretName(name), name)
+	}
+}
