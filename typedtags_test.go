@@ -1014,3 +1014,35 @@ func TestTyped_NoRulesNoCELTypes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "contractguard.Ruled.Ident: rule 1 (self > 0): contractguard.Ruled: invalid field name `id`")
 }
+
+// TestTyped_SizeOfNumbersAndRawMessagesInListsAndMaps: a rule that reads
+// only the size of a list or map of json.Number or json.RawMessage values
+// reads nothing cel-go adapts, and is not refused (found by review: since
+// ca14b3d, size(self) <= 2 on a []json.RawMessage, which counted its
+// elements right, made NewHandler fail); one that reads an element still is.
+func TestTyped_SizeOfNumbersAndRawMessagesInListsAndMaps(t *testing.T) {
+	type Sized struct {
+		_     struct{}                   `cg:"cel=data.ns.size() <= 3 && size(data.m) >= 1,msg=sizes"`
+		Items []json.RawMessage          `json:"items" cg:"cel=size(self) <= 2,msg=at most 2"`
+		NS    []json.Number              `json:"ns"`
+		M     map[string]json.RawMessage `json:"m"`
+	}
+	g := mustNew(t, Options{})
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Sized) {})
+	require.Equal(t, 200, send(h, "POST", "/", `{"items":[{"a":1},"x"],"ns":[1,2],"m":{"k":[]}}`).Code)
+	e := rejected(t, send(h, "POST", "/", `{"items":[1,2,3],"ns":[1,2,3,4],"m":{}}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"", "sizes"}, {"/items", "at most 2"}}, e.Details)
+
+	type Element struct {
+		_  struct{}      `cg:"cel=size(data.ns[0]) <= 3,msg=short"`
+		NS []json.Number `json:"ns"`
+	}
+	type MapValue struct {
+		_ struct{}                   `cg:"cel=size(data.m.k) <= 3,msg=short"`
+		M map[string]json.RawMessage `json:"m"`
+	}
+	for _, err := range []error{handlerErr[Element](g), handlerErr[MapValue](g)} {
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "holds json.Number or json.RawMessage values in a list or map")
+	}
+}

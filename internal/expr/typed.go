@@ -12,6 +12,7 @@ import (
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -160,9 +161,24 @@ var (
 // not a string; a json.RawMessage there the JSON value it holds, not its
 // bytes. So data.ns.all(n, n != '0') held for [0], and a size() of a
 // json.RawMessage counted an object's members. Read by a field of a
-// struct (data.n) or as self, they are the string and bytes.
+// struct (data.n) or as self, they are the string and bytes. A list or
+// map that only size() reads is not refused: its size is not adapted.
 func (v *typedVars) misreads(a *cel.Ast) error {
 	native := a.NativeRep()
+	// The operands of size(): their number of elements or members is
+	// what it reads, which adapting them does not change (size(self) <=
+	// 100 on a []json.RawMessage).
+	sized := map[int64]bool{}
+	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind || e.AsCall().FunctionName() != overloads.Size {
+			return
+		}
+		if call := e.AsCall(); call.IsMemberFunction() {
+			sized[call.Target().ID()] = true
+		} else if len(call.Args()) == 1 {
+			sized[call.Args()[0].ID()] = true
+		}
+	}))
 	var err error
 	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if err != nil {
@@ -173,6 +189,9 @@ func (v *typedVars) misreads(a *cel.Ast) error {
 				err = errors.New(why)
 				return
 			}
+		}
+		if sized[e.ID()] {
+			return
 		}
 		var st reflect.Type
 		var name string
