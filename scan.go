@@ -141,8 +141,8 @@ func formFinding(body []byte) scan.Class {
 // string and is not read.
 func jsonFinding(body []byte) scan.Class {
 	text := bytes.TrimLeft(body, " \t\r\n")
-	if len(text) == 0 || text[0] != '{' && text[0] != '[' && text[0] != '"' {
-		return scan.None
+	if len(text) == 0 || text[0] != '{' && text[0] != '[' && text[0] != '"' || bytes.IndexByte(text, '"') < 0 {
+		return scan.None // no string, no name: nothing to find, and a token walk of [0,0,…] costs
 	}
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
@@ -167,6 +167,9 @@ func jsonFinding(body []byte) scan.Class {
 		case json.Delim:
 			switch t {
 			case '{', '[':
+				if len(stack) == maxJSONNesting {
+					return scan.None // deeper than json.Decoder.Decode reads: no handler gets it
+				}
 				stack = append(stack, open{object: t == '{', name: t == '{', constructor: after && t == '{'})
 				continue
 			default:
@@ -193,6 +196,10 @@ func jsonFinding(body []byte) scan.Class {
 		}
 	}
 }
+
+// maxJSONNesting is encoding/json's limit on nesting, past which Decode
+// fails (Decoder.Token has none: a body of [[[… grew its stack with it).
+const maxJSONNesting = 10000
 
 // firstFinding is a failure.Reporter that takes the first finding only.
 type firstFinding struct{ message string }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/scan"
 	"github.com/contractguard/contractguard/internal/shape"
 )
 
@@ -454,4 +456,21 @@ func TestScan_OptOutOfAdditionalScansTheirNames(t *testing.T) {
 			assert.Contains(t, v.Details[0].Message, want, body)
 		}
 	}
+}
+
+// TestJSONFinding_Bounded: a body of another Content-Type read as JSON
+// for the scan costs nothing when it holds no string (no quote: no name,
+// no string value; [0,0,…] of 1 MiB was a token walk of 65 MB), and its
+// nesting is read no deeper than json.Decoder.Decode reads (1 MiB of [
+// grew a stack with it, 57 MB). Found by review.
+func TestJSONFinding_Bounded(t *testing.T) {
+	zeros := []byte("[" + strings.Repeat("0,", 50000) + "0]")
+	assert.Zero(t, testing.AllocsPerRun(5, func() { jsonFinding(zeros) }), "no quote, no walk")
+	deep := []byte(strings.Repeat("[", 1<<20) + `"x"`)
+	var after, before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	assert.Equal(t, scan.None, jsonFinding(deep))
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "the walk stops at the nesting json.Decoder reads (%d)", maxJSONNesting)
+	assert.Equal(t, scan.SQLInjection, jsonFinding([]byte(`{"q":"1\u0027 OR \u00271\u0027=\u00271"}`)), "a string is still read")
 }
