@@ -90,9 +90,11 @@ func (g *Guard) earlyInput(in *input, e *routeEntry, segs []string, others []rou
 		raw, plain, _ = readBody(in, g.opts.MaxBodyBytes)
 		giveBack(in.r, raw)
 	}
-	if raw == nil && in.r != nil && in.r.ContentLength > g.opts.MaxBodyBytes {
+	if raw == nil && in.r != nil && in.r.Body != nil && in.r.ContentLength > g.opts.MaxBodyBytes {
 		// Refused by its length alone, unread (also when it was its media
-		// type that was refused first): the part the limit allows.
+		// type that was refused first): the part the limit allows. (A
+		// request made in code may have no Body at all, whatever its
+		// Content-Length says: nothing to read.)
 		raw, _ = io.ReadAll(io.LimitReader(in.r.Body, g.opts.MaxBodyBytes))
 		giveBack(in.r, raw)
 	}

@@ -219,6 +219,26 @@ func TestSinks_LearningContractKeepsTheInputOfABodyOverTheLimit(t *testing.T) {
 	}
 }
 
+// TestSinks_LearningContractRequestWithoutABody: a request made in code
+// with no Body (nil, which http.Request allows: no body) and a
+// Content-Length over the limit, whose media type a learning contract
+// refuses, panicked in the read for the sinks (a nil reader): it passes
+// as it came, with no body for the sinks, through Middleware and
+// CheckRequest alike.
+func TestSinks_LearningContractRequestWithoutABody(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.SinkProtection, o.MaxBodyBytes = true, 64 })
+	calls := 0
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ }))
+	req := func() *http.Request {
+		return &http.Request{Method: "POST", URL: &url.URL{Path: "/orders"}, Header: http.Header{"Content-Type": {"text/plain"}}, ContentLength: 100}
+	}
+	w := httptest.NewRecorder()
+	require.NotPanics(t, func() { h.ServeHTTP(w, req()) })
+	assert.Equal(t, 200, w.Code)
+	assert.Equal(t, 1, calls)
+	require.NotPanics(t, func() { assert.Nil(t, g.CheckRequest(req())) })
+}
+
 // TestSinks_EveryReadingsParameters: a handler routing on r.URL.Path
 // reads /run/ls%2F$(id) as /run/:cmd/:arg, with arg $(id), where the
 // guard's first reading has one parameter, ls/$(id); the sinks know the
