@@ -135,10 +135,11 @@ func isJSONType(mt string) bool {
 //
 // A body that is not wholly its encoding is refused: bytes after the
 // compressed stream, or deflate without zlib's wrapper (which some
-// clients send, and Node and others refuse). What the guard checks must
-// be all that a host can read: a host that decodes otherwise, or not at
-// all, would read other bytes than those checked (raw deflate of stored
-// blocks can be JSON itself, and say something else decoded).
+// clients send, and Node and others refuse), or zlib that is raw deflate
+// too (rawDeflateToo). What the guard checks must be all that a host can
+// read: a host that decodes otherwise, or not at all, would read other
+// bytes than those checked (raw deflate of stored blocks can be JSON
+// itself, and say something else decoded).
 func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	vals := h["Content-Encoding"]
 	if len(vals) == 0 {
@@ -158,7 +159,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		r = zr
 	case "deflate":
 		zr, err := zlib.NewReader(src)
-		if err != nil {
+		if err != nil || rawDeflateToo(raw) {
 			return nil, undecodable(enc)
 		}
 		r = zr
@@ -173,6 +174,18 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		return plain, undecodable(enc)
 	}
 	return plain, nil
+}
+
+// rawDeflateToo reports whether a zlib body is also the start of a raw
+// DEFLATE stream, which a host that decodes deflate without zlib's wrapper
+// (flate.NewReader, a common Go idiom) reads as another document. Read so,
+// zlib's first byte (CM 8) heads a stored block (BFINAL 0, BTYPE 00), its
+// length the next two bytes and their complement the two after: when those
+// do not match, the raw reading fails before it yields a byte; when they
+// do, the body was made to be both (or is so by chance, about once in
+// 65,536).
+func rawDeflateToo(raw []byte) bool {
+	return len(raw) >= 5 && uint16(raw[1])|uint16(raw[2])<<8 == ^(uint16(raw[3])|uint16(raw[4])<<8)
 }
 
 // overLimit is limit+1, the bytes that prove a body over limit, but for

@@ -5,8 +5,10 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/adler32"
 	"io"
 	"math"
 	"net/http"
@@ -320,6 +322,59 @@ func TestBody_EncodedBodyIsAllItsEncoding(t *testing.T) {
 		eb := rejected(t, send(h, "POST", "/users", string(tc.body), "Content-Encoding", tc.enc), 400, CodeMalformedJSON)
 		assert.Equal(t, []Detail{{"", "the " + tc.enc + " body could not be decoded"}}, eb.Details, name)
 	}
+}
+
+// TestBody_DeflateThatAlsoReadsAsRawDeflate: a zlib stream read as raw
+// DEFLATE starts with a stored block (zlib's first byte, CM 8, is BFINAL 0
+// and BTYPE 00), whose length is the next two bytes and its complement
+// the two after. A body whose bytes match so is valid zlib and raw DEFLATE
+// at once, two documents: here zlib's (what the guard checked) has role
+// "adA @\u07ffmin", and raw DEFLATE's, what a host that decodes
+// Content-Encoding: deflate with flate.NewReader (a common Go idiom)
+// reads, has role "admin": the raw reading's second stored block header
+// is five bytes inside the zlib reading's string, valid UTF-8 there.
+// Found by review: such a body passed, and the handler read role admin.
+// It is refused, as raw deflate is; a zlib body whose first bytes are no
+// stored block's header, every other, still passes.
+func TestBody_DeflateThatAlsoReadsAsRawDeflate(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/users", Method: "POST",
+		Schema:     map[string]any{"type": "object"},
+		Invariants: []Invariant{{Expr: "request.body.role != 'admin'", Message: "no admins"}},
+	}}})
+	var role string
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v struct{ Role string }
+		if json.NewDecoder(flate.NewReader(r.Body)).Decode(&v) == nil {
+			role = v.Role
+		}
+	}))
+
+	// zlib: CMF 0x58, FLG 0x09, then one final stored block of 0xF6F6
+	// bytes (its header 0x09, F6 F6, 09 09), then Adler-32. Raw DEFLATE:
+	// a stored block of 0x0909 bytes (09 09, the first 2311 of the zlib
+	// block's), then at 2311 a final stored block ('A', 20 40, DF BF) of
+	// 0x4020 bytes.
+	head, tail := `{"pad":"`, `","role":"ad`
+	doc := head + strings.Repeat("p", 2311-len(head)-len(tail)) + tail + "A \x40\xDF\xBF" + `min"}`
+	doc += strings.Repeat(" ", 0xF6F6-len(doc))
+	body := append([]byte{0x58, 0x09, 0x09, 0xF6, 0xF6, 0x09, 0x09}, doc...)
+	body = binary.BigEndian.AppendUint32(body, adler32.Checksum([]byte(doc)))
+	zr, err := zlib.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	checked, err := io.ReadAll(zr)
+	require.NoError(t, err, "the body is zlib")
+	require.Equal(t, doc, string(checked))
+	asRaw, err := io.ReadAll(flate.NewReader(bytes.NewReader(body)))
+	require.NoError(t, err, "the body is raw DEFLATE too")
+	require.JSONEq(t, `{"pad":"`+strings.Repeat("p", 2311-len(head)-len(tail))+`","role":"admin"}`, string(asRaw))
+
+	eb := rejected(t, send(h, "POST", "/users", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details)
+	assert.Empty(t, role, "the handler never ran")
+
+	// The same document, deflated by a client, passes.
+	w := send(h, "POST", "/users", string(deflated(t, []byte(doc), true)), "Content-Encoding", "deflate")
+	assert.Equal(t, 200, w.Code, w.Body.String())
 }
 
 // TestBody_DecompressionBomb: the limit is on the decoded size, and
