@@ -3,6 +3,7 @@ package contractguard
 import (
 	"net/http"
 	"reflect"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -100,7 +101,7 @@ func (h *typedHandler[T]) typedContract() (*Guard, *contract) { return h.g, h.c 
 
 func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.g.opts.Disabled {
-		h.decodeOnly(w, r)
+		h.decodeOnly(w, r, nil)
 		return
 	}
 	r2, ok := h.g.enforce(w, r, routed{c: h.c}, false)
@@ -113,7 +114,7 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// before any ran (its size or media type): reported, and passed on
 		// as it came. The handler still needs its T: decoded as with the
 		// guard off, or refused as there.
-		h.decodeOnly(w, r2)
+		h.decodeOnly(w, r2, st)
 		return
 	}
 	data, v := h.value(st)
@@ -177,9 +178,19 @@ func (st *state) bindFor(c *contract, maxDepth int) *Violation {
 // decodeOnly is a typed handler of a disabled guard: the body decoded
 // into T, nothing checked, nothing counted. A body too large, not JSON, or
 // not a T is still rejected: the handler cannot run without its T.
-func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request) {
+//
+// It also serves a request whose body was refused early (prev, the early
+// state it passed the guard with: see Guard.early). The request it passes
+// on may go through the guard again (a handler behind Middleware,
+// CheckRequest): its state then says what the early one did, the
+// contracts in force and those that ran, so that a later pass neither
+// finds no contract set nor runs and reports those contracts again.
+func (h *typedHandler[T]) decodeOnly(w http.ResponseWriter, r *http.Request, prev *state) {
 	raw, plain, v := readBody(&input{r: r, header: r.Header}, h.g.opts.MaxBodyBytes)
 	st := &state{guard: h.g, raw: raw, plain: plain}
+	if prev != nil && prev.guard == h.g {
+		st.set, st.done, st.wouldBlock = prev.set, slices.Clone(prev.done), prev.wouldBlock
+	}
 	var data T
 	if v == nil {
 		data, v = decode[T](st, h.g.opts.MaxDepth)

@@ -460,6 +460,42 @@ func TestLearn_TypedHandlerBodyRefusedEarly(t *testing.T) {
 	assert.Equal(t, []string{CodeUnsupportedMediaType, CodePayloadTooLarge, CodeUnsupportedMediaType}, codes)
 }
 
+// TestLearn_TypedHandlerBodyRefusedEarlyThenTheGuardAgain: the request
+// a typed handler passes on after decoding its T from a body refused
+// early (learning) went through the guard again when the handler's
+// function handed it to a handler behind the guard's Middleware, or to
+// CheckRequest: that later pass took the request's state, which had no
+// contract set, and dereferenced nil (a panic, on any client's say, by a
+// Content-Type). It is the same request: the contracts that ran are not
+// run or reported again, and the handler behind gets the body.
+func TestLearn_TypedHandlerBodyRefusedEarlyThenTheGuardAgain(t *testing.T) {
+	type Line struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku"`
+	}
+	g, rec := learnGuard(t)
+	var inner []byte
+	behind := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { inner, _ = io.ReadAll(r.Body) }))
+	var checked *Violation
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Line) {
+		checked = g.CheckRequest(r)
+		behind.ServeHTTP(w, r)
+	})
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"sku":"A"}`)) // and the file contract of /orders, which learns
+	r.Header.Set("Content-Type", "text/plain")
+	require.NotPanics(t, func() { h.ServeHTTP(w, r) })
+	assert.Equal(t, 200, w.Code, w.Body.String())
+	assert.Nil(t, checked)
+	assert.Equal(t, `{"sku":"A"}`, string(inner))
+	require.Len(t, rec.observed, 2, "each contract reported once")
+	for _, o := range rec.observed {
+		assert.Equal(t, CodeUnsupportedMediaType, o.Violation.Code)
+	}
+	assert.EqualValues(t, 1, g.Metrics().RequestsValidated)
+	assert.EqualValues(t, 1, g.Metrics().RequestsWouldBlock)
+}
+
 // trafficRequest is one recorded request of the learning tests.
 type trafficRequest struct {
 	method, path, body string
