@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"errors"
@@ -159,7 +160,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		r = zr
 	case "deflate":
 		zr, err := zlib.NewReader(src)
-		if err != nil || rawDeflateToo(raw) {
+		if err != nil || rawDeflateToo(raw, limit) {
 			return nil, undecodable(enc)
 		}
 		r = zr
@@ -176,16 +177,24 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	return plain, nil
 }
 
-// rawDeflateToo reports whether a zlib body is also the start of a raw
-// DEFLATE stream, which a host that decodes deflate without zlib's wrapper
-// (flate.NewReader, a common Go idiom) reads as another document. Read so,
-// zlib's first byte (CM 8) heads a stored block (BFINAL 0, BTYPE 00), its
-// length the next two bytes and their complement the two after: when those
-// do not match, the raw reading fails before it yields a byte; when they
-// do, the body was made to be both (or is so by chance, about once in
-// 65,536).
-func rawDeflateToo(raw []byte) bool {
-	return len(raw) >= 5 && uint16(raw[1])|uint16(raw[2])<<8 == ^(uint16(raw[3])|uint16(raw[4])<<8)
+// rawDeflateToo reports whether a zlib body is also a raw DEFLATE
+// stream, which a host that decodes deflate without zlib's wrapper
+// (flate.NewReader, a common Go idiom) reads as another document. Read
+// so, zlib's first byte (CM 8) heads a stored block (BFINAL 0, BTYPE 00),
+// its length the next two bytes and their complement the two after: when
+// those do not match, the raw reading fails before it yields a byte. When
+// they do (a body made to be both, or one zlib body in 65,536 by chance),
+// the raw reading is tried, at most limit bytes: a body made to be both
+// reads to its end; one that is so by chance fails on what follows the
+// stored block (compressed data is no DEFLATE stream from there), and is
+// not refused.
+func rawDeflateToo(raw []byte, limit int64) bool {
+	if len(raw) < 5 || uint16(raw[1])|uint16(raw[2])<<8 != ^(uint16(raw[3])|uint16(raw[4])<<8) {
+		return false
+	}
+	fr := flate.NewReader(bytes.NewReader(raw))
+	_, err := io.Copy(io.Discard, io.LimitReader(fr, overLimit(limit)))
+	return err == nil
 }
 
 // overLimit is limit+1, the bytes that prove a body over limit, but for

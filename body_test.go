@@ -375,6 +375,19 @@ func TestBody_DeflateThatAlsoReadsAsRawDeflate(t *testing.T) {
 	// The same document, deflated by a client, passes.
 	w := send(h, "POST", "/users", string(deflated(t, []byte(doc), true)), "Content-Encoding", "deflate")
 	assert.Equal(t, 200, w.Code, w.Body.String())
+
+	// A zlib body whose first five bytes head a raw stored block by chance
+	// (here a stored zlib block of 0xFEFE bytes: raw, a block of 0x0101),
+	// whose raw reading then fails (the JSON after it is no DEFLATE), is
+	// zlib alone: it passes (found by review: refused on its five bytes,
+	// one zlib body in 65,536).
+	plain := `{"role":"user","pad":"` + strings.Repeat("p", 0xFEFE-len(`{"role":"user","pad":""}`)) + `"}`
+	chance := append([]byte{0x78, 0x01, 0x01, 0xFE, 0xFE, 0x01, 0x01}, plain...)
+	chance = binary.BigEndian.AppendUint32(chance, adler32.Checksum([]byte(plain)))
+	_, err = io.ReadAll(flate.NewReader(bytes.NewReader(chance)))
+	require.Error(t, err, "no raw DEFLATE past its first block")
+	w = send(h, "POST", "/users", string(chance), "Content-Encoding", "deflate")
+	assert.Equal(t, 200, w.Code, w.Body.String())
 }
 
 // TestBody_DecompressionBomb: the limit is on the decoded size, and
