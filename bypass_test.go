@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The bypass tests send requests as raw bytes to a real server, through
@@ -649,4 +652,99 @@ schema: {type: object, additionalProperties: false}
 		}
 	}
 	assert.Nil(t, g.Check("POST", "/api/%E2%84%AAeys", []byte(`{}`)))
+}
+
+// TestBypass_ReverseProxyForwardsThePathReencoded: a Go reverse proxy
+// (or any Go client forwarding r.URL) sends the upstream
+// r.URL.EscapedPath(), which encodes r.URL.Path afresh when r.URL.RawPath
+// holds a byte an encoded path should not ('{', '|', '"'): the client's
+// %3B is a ';' again. /api/users%3Bx{ reaches the upstream as
+// /api/users;x%7B, which Fastify with useSemicolonDelimiter (and Spring,
+// stripping matrix parameters) routes to /api/users; the guard must
+// check that route's contract, with the query that reading yields
+// (found by review: the guard read only /api/users%3Bx{, which matches
+// nothing, and the upstream's handler got the body unchecked).
+func TestBypass_ReverseProxyForwardsThePathReencoded(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		got  []string // the paths the upstream got, as sent
+		body []string // the bodies its /api/users route got
+	)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Routes as find-my-way with useSemicolonDelimiter: the path ends
+		// at its first ';'.
+		p, _, _ := strings.Cut(r.URL.EscapedPath(), ";")
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r.RequestURI)
+		if p == "/api/users" {
+			body = append(body, string(b))
+		}
+		w.Header().Set("X-Handler", "ran")
+	}))
+	defer upstream.Close()
+	target, err := url.Parse(upstream.URL)
+	require.NoError(t, err)
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{
+		Endpoint: "/api/users", Method: "POST",
+		Schema:     map[string]any{"type": "object", "required": []string{"ok"}, "properties": map[string]any{"ok": map[string]any{"const": true}}},
+		Invariants: []Invariant{{Expr: "!has(request.query.x)", Message: "no x"}},
+	}}})
+	srv := httptest.NewServer(g.Middleware(httputil.NewSingleHostReverseProxy(target)))
+	defer srv.Close()
+
+	for _, path := range []string{"/api/users%3Bx{", "/api/users%3B{", "/api/users%3b|", `/api%2Fusers%3B"`, "/api/users%3Ba=%7B{"} {
+		v := rawRequest(t, srv, post(path, invalid))
+		assert.False(t, v.ran, "%s: the upstream got a body the guard did not pass (status %d)", path, v.status)
+		assert.Equal(t, http.StatusBadRequest, v.status, path)
+	}
+	// The upstream reads x from the path (x=%7B%7B, x is "{{"): the invariant
+	// sees that query.
+	v := rawRequest(t, srv, post("/api/users%3Bx=%7B{", valid))
+	assert.Equal(t, http.StatusUnprocessableEntity, v.status, "the query the upstream reads from the path")
+	assert.Contains(t, string(v.body), "no x")
+	// A valid body passes, on the path as the proxy forwards it; a
+	// benign path with a '{' still reaches the upstream.
+	for _, path := range []string{"/api/users%3Bq{", "/api/other{", "/static/a{b}"} {
+		v := rawRequest(t, srv, post(path, valid))
+		assert.True(t, v.ran, "%s: status %d %s", path, v.status, v.body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{valid}, body, "the /api/users route got only the valid body")
+	assert.Equal(t, []string{"/api/users;q%7B", "/api/other%7B", "/static/a%7Bb%7D"}, got, "the paths as the proxy forwards them")
+}
+
+// TestCheck_PathAsAGoProxyForwardsIt: Check and CheckRequest read a path
+// as Middleware does, in the form a Go proxy forwards it too; under
+// RequireContract a request only that form's readings match has a
+// contract, and one no reading of either form matches has none.
+func TestCheck_PathAsAGoProxyForwardsIt(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, RequireContract: true, Contracts: []Contract{{
+		Endpoint: "/api/users", Method: "POST",
+		Schema: map[string]any{"type": "object", "required": []string{"ok"}, "properties": map[string]any{"ok": map[string]any{"const": true}}},
+	}}})
+	for _, path := range []string{"/api/users%3Bx{", "/api/users%3Bx|", "/api%2fusers%3B{"} {
+		v := g.Check("POST", path, []byte(invalid))
+		if assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+		}
+		assert.Nil(t, g.Check("POST", path, []byte(valid)), path)
+		v = g.CheckRequest(httptest.NewRequest("POST", path, strings.NewReader(invalid)))
+		if assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeSchemaInvalid, v.Code, path)
+		}
+		assert.Nil(t, g.CheckRequest(httptest.NewRequest("POST", path, strings.NewReader(valid))), path)
+	}
+	for _, path := range []string{"/api/other{", "/api/users{", "/api/users%3B"} {
+		v := g.Check("POST", path, []byte(valid))
+		if assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeNoContract, v.Code, path)
+		}
+		v = g.CheckRequest(httptest.NewRequest("POST", path, strings.NewReader(valid)))
+		if assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeNoContract, v.Code, path)
+		}
+	}
 }

@@ -156,9 +156,28 @@ func (s *contractSet) add(c *contract) error {
 }
 
 // match finds the route entry of a request: method upper case, rawPath
-// still percent-encoded. segs are the path's segments as matched, in buf.
-func (s *contractSet) match(method, rawPath string, buf []string) (e *routeEntry, segs []string, ok bool) {
-	return s.tree.Match(method, rawPath, buf)
+// still percent-encoded; reencoded, when not "", the path as Go encodes
+// it afresh (input.reencoded), read when rawPath matches nothing. segs
+// are the segments of the reading that matched, in buf.
+func (s *contractSet) match(method, rawPath, reencoded string, buf []string) (e *routeEntry, segs []string, ok bool) {
+	if e, segs, ok = s.tree.Match(method, rawPath, buf); ok || reencoded == "" {
+		return e, segs, ok
+	}
+	return s.tree.Match(method, reencoded, buf)
+}
+
+// hits appends to dst what the other readings of the path match
+// (route.Tree.Hits), those of both its forms when it has two (rawPath
+// and reencoded, as for match): e read as segs is what match found (ok).
+func (s *contractSet) hits(method, rawPath, reencoded string, e *routeEntry, segs []string, ok bool, dst []route.Hit[*routeEntry]) []route.Hit[*routeEntry] {
+	switch {
+	case !ok:
+		return dst
+	case reencoded == "":
+		return s.tree.Hits(method, rawPath, e, segs, true, dst)
+	}
+	dst = s.tree.HitsOf(method, rawPath, e, segs, dst)
+	return s.tree.HitsOf(method, reencoded, e, segs, dst)
 }
 
 // loaded is the number of contracts in the set.

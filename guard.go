@@ -199,7 +199,7 @@ func (g *Guard) Check(method, path string, body []byte) *Violation {
 		return nil
 	}
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
-	in := input{method: route.UpperMethod(method), rawPath: rawPath, rawQuery: rawQuery, body: body, require: true}
+	in := input{method: route.UpperMethod(method), rawPath: rawPath, reencoded: reencodedPath(rawPath), rawQuery: rawQuery, body: body, require: true}
 	return g.decide(&in).v
 }
 
@@ -218,8 +218,9 @@ func (g *Guard) enforce(w http.ResponseWriter, r *http.Request, typed routed, re
 // admit decides on r: it returns the request to pass on (r itself when
 // nothing ran), or the violation.
 func (g *Guard) admit(r *http.Request, typed routed, require bool) (*http.Request, *Violation) {
+	sent, reencoded := sentPaths(r.URL)
 	in := input{
-		method: route.UpperMethod(r.Method), rawPath: sentPath(r.URL), rawQuery: r.URL.RawQuery,
+		method: route.UpperMethod(r.Method), rawPath: sent, reencoded: reencoded, rawQuery: r.URL.RawQuery,
 		header: r.Header, r: r, typed: typed, require: require,
 	}
 	switch d := g.decide(&in); {
@@ -234,14 +235,18 @@ func (g *Guard) admit(r *http.Request, typed routed, require bool) (*http.Reques
 // input is one request as the guard takes it: from an *http.Request
 // (Middleware, CheckRequest, typed handlers), or from Check's arguments.
 type input struct {
-	method   string // upper case
-	rawPath  string // percent-encoded, without the query
-	rawQuery string
-	header   http.Header   // nil for Check: the body is JSON
-	r        *http.Request // nil for Check
-	body     []byte        // Check's body; otherwise read from r.Body
-	typed    routed        // the typed contract of the handler r is routed to
-	require  bool          // Options.RequireContract applies on this pass
+	method  string // upper case
+	rawPath string // percent-encoded, without the query
+	// reencoded is the path as Go encodes it afresh (url.URL.EscapedPath),
+	// when that is not rawPath: what a Go reverse proxy or client
+	// forwarding r.URL sends on, whose readings apply too; "" when the same.
+	reencoded string
+	rawQuery  string
+	header    http.Header   // nil for Check: the body is JSON
+	r         *http.Request // nil for Check
+	body      []byte        // Check's body; otherwise read from r.Body
+	typed     routed        // the typed contract of the handler r is routed to
+	require   bool          // Options.RequireContract applies on this pass
 }
 
 // decide is the spine of the guard: every request, from any front door,
@@ -253,7 +258,7 @@ func (g *Guard) decide(in *input) (d decision) {
 	// 1. Find the contracts of the request (contract.go, router.go).
 	set := g.set.Load()
 	var segBuf [16]string
-	e, segs, matched := set.match(in.method, in.rawPath, segBuf[:0])
+	e, segs, matched := set.match(in.method, in.rawPath, in.reencoded, segBuf[:0])
 	if !matched && in.typed.c == nil && !g.requires(in) {
 		// Not the guard's: no context lookup, no clock read, no allocation.
 		// (On a later pass of a request the guard checked, a reload may have
@@ -265,13 +270,14 @@ func (g *Guard) decide(in *input) (d decision) {
 	if prev != nil && prev.set != set {
 		// A later pass uses the set of the first, reload or not.
 		set = prev.set
-		e, segs, matched = set.match(in.method, in.rawPath, segBuf[:0])
+		e, segs, matched = set.match(in.method, in.rawPath, in.reencoded, segBuf[:0])
 	}
 	// A path routers read in more than one way (an encoded slash, ";", a
-	// dot segment) gets the contracts of every reading that matches, each
-	// checked with the path parameters of the readings that matched it.
+	// dot segment), or that a Go proxy forwards re-encoded, gets the
+	// contracts of every reading that matches, each checked with the path
+	// parameters of the readings that matched it.
 	var otherBuf [2]route.Hit[*routeEntry]
-	others := set.tree.Hits(in.method, in.rawPath, e, segs, matched, otherBuf[:0])
+	others := set.hits(in.method, in.rawPath, in.reencoded, e, segs, matched, otherBuf[:0])
 	start := monotonic()
 	var todoBuf [4]*contract
 	todo := pending(e, others, in.typed, prev, todoBuf[:0])

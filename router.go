@@ -56,22 +56,58 @@ func (t routed) routeName(r *http.Request) string {
 	return t.c.source
 }
 
-// sentPath is the path of u as the client sent it, still
-// percent-encoded: u.RawPath, which chi routes on, when it is u.Path
-// encoded, also where it holds a byte an encoded path should not (a raw
-// '{', '|', '"'), for which EscapedPath drops it and encodes u.Path
-// afresh, its %2F now a '/' (chi routes /files/a%2Fb{ to /files/{name},
-// EscapedPath reads /files/a/b%7B); else u.EscapedPath(), as ServeMux
-// reads it.
-func sentPath(u *url.URL) string {
+// sentPaths reads the path of u, still percent-encoded, in its two
+// forms. sent is the path as the client sent it: u.RawPath, which chi
+// routes on, when it is u.Path encoded, also where it holds a byte an
+// encoded path should not (a raw '{', '|', '"'), for which EscapedPath
+// drops it and encodes u.Path afresh, its %2F now a '/' (chi routes
+// /files/a%2Fb{ to /files/{name}, EscapedPath reads /files/a/b%7B); else
+// u.EscapedPath(), as ServeMux reads it. reencoded is u.EscapedPath()
+// when it is not sent: what a Go reverse proxy (httputil.ReverseProxy) or
+// client forwarding u sends on, where the client's escapes are decoded
+// (/api/users%3Bx{ is forwarded as /api/users;x%7B, which Fastify with
+// useSemicolonDelimiter and Spring route to /api/users); else "".
+func sentPaths(u *url.URL) (sent, reencoded string) {
 	p := u.EscapedPath()
 	if u.RawPath == "" || p == u.RawPath {
-		return p
+		return p, ""
 	}
 	if dec, err := url.PathUnescape(u.RawPath); err == nil && dec == u.Path {
-		return u.RawPath
+		return u.RawPath, p
 	}
-	return p
+	return p, ""
+}
+
+// reencodedPath is sentPaths' reencoded for rawPath, a path Check is
+// given, read as net/http reads a request's (u.Path decoded, u.RawPath
+// as sent): "" when EscapedPath would keep it as it is, a path of the
+// bytes an encoded path may hold (no allocation), or when its escapes do
+// not decode (a server refuses it).
+func reencodedPath(rawPath string) string {
+	if !needsEscaping(rawPath) {
+		return ""
+	}
+	p, err := url.PathUnescape(rawPath)
+	if err != nil {
+		return ""
+	}
+	_, reencoded := sentPaths(&url.URL{Path: p, RawPath: rawPath})
+	return reencoded
+}
+
+// needsEscaping reports a byte in s that EscapedPath does not keep as
+// it is in a RawPath: one other than the letters, digits, '%', '/' and
+// -._~!$&'()*+,;=:@[] (url.URL's validEncoded).
+func needsEscaping(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("%/-._~!$&'()*+,;=:@[]", c) >= 0:
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // routedContract asks the router behind the middleware which handler will

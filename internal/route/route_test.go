@@ -414,6 +414,27 @@ func TestHits(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { tr.Hits("GET", "/users/report.v2.pdf", v, segs, true, dst[:0]) }))
 }
 
+// TestHitsOf: another form of a path (the path as Go encodes it afresh)
+// counts with its main reading too, beside what the first form matched:
+// /users/7%3Bv=1{ is /users/:id with id "7;v=1{" as sent, and
+// /users/7;v=1%7B, as a Go proxy forwards it, is also /users/:id with id
+// "7", ";v=1{" cut or read as the query.
+func TestHitsOf(t *testing.T) {
+	tr := build(t, "GET /users/:id", "GET /users/:id/:sub", "GET /api/users")
+	v, segs, ok := tr.Match("GET", "/users/7%3Bv=1{", nil)
+	require.True(t, ok)
+	hits := tr.Hits("GET", "/users/7%3Bv=1{", v, segs, ok, nil)
+	assert.Equal(t, []Hit[string]{
+		{V: "GET /users/:id", Segs: []string{"users", "7"}},
+		{V: "GET /users/:id", Segs: []string{"users", "7"}, OwnQuery: true, Query: "v=1%7B"},
+	}, tr.HitsOf("GET", "/users/7;v=1%7B", v, segs, hits))
+	// Its main reading as written, where it differs.
+	assert.Equal(t, []Hit[string]{{V: "GET /users/:id/:sub", Segs: []string{"users", "a", "b{"}}},
+		tr.HitsOf("GET", "/users/a/b%7B", "GET /users/:id", []string{"users", "a/b{"}, nil))
+	// What the first form found, or dst holds, is no hit again.
+	assert.Empty(t, tr.HitsOf("GET", "/users/7%7B", v, []string{"users", "7{"}, nil))
+}
+
 // TestHits_AsSent: the reading of the path as sent (chi's of
 // r.URL.RawPath, Express's) matches static segments without decoding
 // them, and gives its contracts the segments decoded, so that it adds a

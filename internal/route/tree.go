@@ -284,19 +284,33 @@ func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst 
 	if !ok {
 		return dst
 	}
+	return t.hits(method, rawPath, v, segs, false, dst)
+}
+
+// HitsOf appends to dst what every reading of rawPath matches, its main
+// reading as written too, where it differs from v read as segs and from
+// the hits dst holds: for another form a request's path reaches a router
+// in (the path as Go encodes it afresh, url.URL.EscapedPath, which a Go
+// reverse proxy forwards), whose readings apply as the path's own do.
+func (t *Tree[T]) HitsOf(method, rawPath string, v T, segs []string, dst []Hit[T]) []Hit[T] {
+	return t.hits(method, rawPath, v, segs, true, dst)
+}
+
+// hits is Hits; with main, the main reading as written counts too.
+func (t *Tree[T]) hits(method, rawPath string, v T, segs []string, main bool, dst []Hit[T]) []Hit[T] {
 	oneWay, fold := t.signs(rawPath)
-	if oneWay && !fold {
+	if oneWay && !fold && !main {
 		return dst
 	}
 	// Every reading, each as written and in any letter case: the main
-	// reading as written is Match's own.
+	// reading as written is Match's own (unless main).
 	var rdBuf [1 + maxAlternates]reading
 	rds := appendAlternates(append(rdBuf[:0], reading{raw: rawPath}), rawPath)
 	var buf [16]string
 	var valBuf [4]T
 	for i, rd := range rds {
 		for _, folded := range [2]bool{false, true} {
-			if i == 0 && !folded || folded && !fold {
+			if i == 0 && !folded && !main || folded && !fold {
 				continue
 			}
 			ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
