@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"maps"
 	"sort"
 	"strings"
 )
@@ -632,25 +633,7 @@ func sshScript(n int, word func(int) (string, bool), i int, steps *int, found fu
 // options, with -x or without (the program finder takes it for a program
 // only with -x: without, it is the first word of sh -c's script).
 func watchScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
-	if *steps >= maxWrapSteps {
-		found(i + 1) // sshScript's steps
-		return
-	}
-	p := progFinder{
-		steps: *steps,
-		n:     n - i,
-		word:  func(j int) (string, bool) { return word(i + j) },
-		prog: func(j int) {
-			if j > 0 {
-				found(i + j)
-			}
-		},
-		script: func(int, int, bool) {},
-	}
-	w := *wrapperSpecs["watch"]
-	w.needs, w.needsLong = 0, ""
-	p.args(&w, 0, 1, w.operands, true)
-	*steps = p.steps
+	operandScript(watchOperands, n, word, i, steps, found)
 }
 
 // wslScript calls found with the first word of wsl's (word i) command
@@ -658,8 +641,33 @@ func watchScript(n int, word func(int) (string, bool), i int, steps *int, found 
 // shell, unless -e or --exec (or a word whose value is not known, which
 // may be one) runs them with no shell.
 func wslScript(n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
+	operandScript(wslOperands, n, word, i, steps, found)
+}
+
+// watchOperands is watch's options as watchScript reads them: -x not
+// needed for an operand to be found.
+var watchOperands = func() *wrapper {
+	w := *wrapperSpecs["watch"]
+	w.needs, w.needsLong = 0, ""
+	return &w
+}()
+
+// wslOperands is wsl's options as wslScript reads them: with -e or
+// --exec no operand is a command line's.
+var wslOperands = func() *wrapper {
+	w := *wrapperSpecs["wsl"]
+	w.noRun, w.flags = "e", ""
+	w.long = maps.Clone(w.long)
+	w.long["exec"] = 'l'
+	return &w
+}()
+
+// operandScript calls found with the first operand of the program at
+// word i, its options read by w as the program finder reads a wrapper's,
+// within the steps left of the command's budget (sshScript's).
+func operandScript(w *wrapper, n int, word func(int) (string, bool), i int, steps *int, found func(j int)) {
 	if *steps >= maxWrapSteps {
-		found(i + 1) // sshScript's steps
+		found(i + 1)
 		return
 	}
 	p := progFinder{
@@ -673,14 +681,7 @@ func wslScript(n int, word func(int) (string, bool), i int, steps *int, found fu
 		},
 		script: func(int, int, bool) {},
 	}
-	w := *wrapperSpecs["wsl"]
-	w.noRun, w.flags = "e", ""
-	w.long = map[string]byte{}
-	for k, v := range wrapperSpecs["wsl"].long {
-		w.long[k] = v
-	}
-	w.long["exec"] = 'l'
-	p.args(&w, 0, 1, w.operands, true)
+	p.args(w, 0, 1, w.operands, true)
 	*steps = p.steps
 }
 
