@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -185,16 +186,21 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 // those do not match, the raw reading fails before it yields a byte. When
 // they do (a body made to be both, or one zlib body in 65,536 by chance),
 // the raw reading is tried, at most limit bytes: a body made to be both
-// reads to its end; one that is so by chance fails on what follows the
-// stored block (compressed data is no DEFLATE stream from there), and is
-// not refused.
+// reads to its end, or yields a JSON value before it fails (a host that
+// decodes with json.NewDecoder stops at the value's end and never sees
+// the error); one that is so by chance fails on what follows the stored
+// block (compressed data is no DEFLATE stream from there), having yielded
+// no JSON value, and is not refused.
 func rawDeflateToo(raw []byte, limit int64) bool {
 	if len(raw) < 5 || uint16(raw[1])|uint16(raw[2])<<8 != ^(uint16(raw[3])|uint16(raw[4])<<8) {
 		return false
 	}
 	fr := flate.NewReader(bytes.NewReader(raw))
-	_, err := io.Copy(io.Discard, io.LimitReader(fr, overLimit(limit)))
-	return err == nil
+	if _, err := io.Copy(io.Discard, io.LimitReader(fr, overLimit(limit))); err == nil {
+		return true
+	}
+	dec := json.NewDecoder(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), overLimit(limit)))
+	return dec.Decode(new(json.RawMessage)) == nil
 }
 
 // overLimit is limit+1, the bytes that prove a body over limit, but for

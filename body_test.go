@@ -493,3 +493,44 @@ func TestBody_AnnouncedLengthIsNotAllocatedUpFront(t *testing.T) {
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<10), "limit %d", limit)
 	}
 }
+
+// TestBody_DeflateWhoseRawReadingFailsAfterItsDocument: a zlib body whose
+// raw DEFLATE reading yields a whole JSON document and only then fails
+// is refused too: a host that decodes with json.NewDecoder over
+// flate.NewReader (the idiom of the test above) stops at the document's
+// end and never sees the error (found by review: the raw reading was
+// refused only when it read to its end, so ending it with a block that
+// does not decode passed role "admin" to the handler as
+// "ad@ @\u07ffmin" to the guard).
+func TestBody_DeflateWhoseRawReadingFailsAfterItsDocument(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/users", Method: "POST",
+		Schema:     map[string]any{"type": "object"},
+		Invariants: []Invariant{{Expr: "request.body.role != 'admin'", Message: "no admins"}},
+	}}})
+	var role string
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v struct{ Role string }
+		if json.NewDecoder(flate.NewReader(r.Body)).Decode(&v) == nil {
+			role = v.Role
+		}
+	}))
+	// As in TestBody_DeflateThatAlsoReadsAsRawDeflate, but the raw
+	// reading's second stored block ('@', 20 40, DF BF) is not final: the
+	// spaces after it head a block whose length does not match.
+	head, tail := `{"pad":"`, `","role":"ad`
+	doc := head + strings.Repeat("p", 2311-len(head)-len(tail)) + tail + "@ \x40\xDF\xBF" + `min"}`
+	doc += strings.Repeat(" ", 0xF6F6-len(doc))
+	body := append([]byte{0x58, 0x09, 0x09, 0xF6, 0xF6, 0x09, 0x09}, doc...)
+	body = binary.BigEndian.AppendUint32(body, adler32.Checksum([]byte(doc)))
+	zr, err := zlib.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	checked, err := io.ReadAll(zr)
+	require.NoError(t, err, "the body is zlib")
+	require.Equal(t, doc, string(checked))
+	_, err = io.ReadAll(flate.NewReader(bytes.NewReader(body)))
+	require.Error(t, err, "the raw reading fails after its document")
+
+	eb := rejected(t, send(h, "POST", "/users", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details)
+	assert.Empty(t, role, "the handler never ran")
+}
