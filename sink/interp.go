@@ -39,7 +39,11 @@ type interpreter struct {
 	words bool
 	// abbrev: long options may be abbreviated (getopt_long: gawk --so).
 	abbrev bool
-	ends   bool // the code option ends the options: the rest are the code's arguments (python -c)
+	// longW: short options whose value, the rest of the word or the next
+	// word, is a long option without its "--" (getopt's "W;": gawk -W
+	// source=CODE, -Wsource=CODE and -W source CODE are --source=CODE).
+	longW string
+	ends  bool // the code option ends the options: the rest are the code's arguments (python -c)
 	// stdin: with no code and no script file, it reads its program from
 	// its input (python3, perl, node, php, lua, R, osascript); exits: the
 	// short options after which it prints and exits (python -V; long
@@ -53,7 +57,7 @@ type interpreter struct {
 var awkOptions = &interpreter{
 	// gawk's -e/--source, -f/--file, -E/--exec, -i, -l; busybox awk's -e;
 	// mawk's -W. -v NAME=VALUE is data.
-	code: "e", file: "fE", value: "Fvil" + "W", rest: "dDLop",
+	code: "e", file: "fE", value: "Fvil", longW: "W", rest: "dDLop",
 	long: map[string]byte{
 		"source": 'c', "file": 'f', "exec": 'f', "assign": 'v', "field-separator": 'v', "include": 'v', "load": 'v',
 		"lint": 'o', "dump-variables": 'o', "debug": 'o', "pretty-print": 'o', "profile": 'o',
@@ -187,6 +191,37 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 	}
 	code, file := false, false
 	none := func() bool { return in.stdin && !code && !file }
+	kindOf := func(name string) byte {
+		kind := in.long[name]
+		if kind == 0 && in.abbrev {
+			kind = (&wrapper{long: in.long}).longOption(name)
+		}
+		return kind
+	}
+	// long reads the long option of word j of this kind, whose value,
+	// with eq, starts at byte off of the word; else it is the next word,
+	// if the option takes one. stop: its options end.
+	long := func(kind byte, eq bool, off int) (stop bool) {
+		switch kind {
+		case 'c':
+			code = true
+			if eq {
+				found(j, off)
+			} else if j+1 < n {
+				found(j+1, 0)
+				j++
+			}
+			return in.ends
+		case 'f', 'v':
+			file = file || kind == 'f'
+			if !eq {
+				j++
+			}
+		case 's', 'x':
+			return true
+		}
+		return false
+	}
 	for ; j < n && !prog(j) && !read[j]; j++ {
 		read[j] = true
 		a, known := word(j)
@@ -205,35 +240,15 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 			return false
 		case in.words || strings.HasPrefix(a, "--"):
 			name, _, eq := strings.Cut(a, "=")
+			off := len(name) + 1
 			if !in.words {
 				name = name[2:]
 			}
-			kind := in.long[name]
-			if kind == 0 && in.abbrev {
-				kind = (&wrapper{long: in.long}).longOption(name)
-			}
-			switch kind {
-			case 'c':
-				code = true
-				if off := len(name) + 1; eq && in.words {
-					found(j, off)
-				} else if eq {
-					found(j, off+2)
-				} else if j+1 < n {
-					found(j+1, 0)
-					j++
-				}
-				if in.ends {
-					return false
-				}
-			case 'f', 'v':
-				file = file || kind == 'f'
-				if !eq {
-					j++
-				}
-			case 's', 'x':
+			kind := kindOf(name)
+			if long(kind, eq, off) {
 				return false
-			case 0:
+			}
+			if kind == 0 {
 				if in.words && !in.first && !eq && strings.HasPrefix(a, "--") && j+1 < n && !prog(j+1) {
 					// An option not known (node's V8 flags take a value
 					// in the next word: --max-semi-space-size 64) may
@@ -265,6 +280,23 @@ func interpreterCode(n int, word func(int) (string, bool), i int, read []bool, p
 					break cluster
 				case strings.IndexByte(in.stop, c) >= 0 || strings.IndexByte(in.exits, c) >= 0:
 					return false
+				case strings.IndexByte(in.longW, c) >= 0:
+					w, off := a, k+1
+					if off == len(a) {
+						if j+1 >= n || prog(j+1) {
+							break cluster
+						}
+						j++
+						if w, known = word(j); !known {
+							break cluster
+						}
+						off = 0
+					}
+					name, _, eq := strings.Cut(w[off:], "=")
+					if long(kindOf(name), eq, off+len(name)+1) {
+						return false
+					}
+					break cluster
 				case strings.IndexByte(in.file, c) >= 0 || strings.IndexByte(in.value, c) >= 0:
 					file = file || strings.IndexByte(in.file, c) >= 0
 					if k+1 == len(a) {
