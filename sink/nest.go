@@ -821,6 +821,9 @@ type getoptLong struct {
 	// only ever attached (man --html=BROWSER).
 	prefix   string
 	attached bool
+	// rc: the value is a line of the program's startup file (wget
+	// --execute='use_askpass = PROG'), see getoptOptions.rc.
+	rc bool
 	// program: the value is a program the program runs (su --shell=…,
 	// sort --compress-program=…), not a command line.
 	program bool
@@ -847,6 +850,29 @@ type getoptOptions struct {
 	// command's option (tar -czf "$OUT" uploads/a.png: the file is no
 	// command line).
 	knownOnly bool
+	// rc: the short options whose value is a line of the program's
+	// startup file, "NAME = VALUE" (wget -e); rcProgram: the NAME, in
+	// lower case without '-' and '_' (as wget reads it), whose VALUE is a
+	// program it runs: the line, from NAME on, is read as the program's
+	// name (an input there chooses it).
+	rc, rcProgram string
+}
+
+// rcLine calls program with word j from byte off, a line of o's startup
+// file (getoptOptions.rc), when it sets the program o.rcProgram names.
+func (o *getoptOptions) rcLine(word func(int) (string, bool), j, off int, program func(j, off int)) {
+	v, known := word(j)
+	if !known || off > len(v) {
+		return
+	}
+	name, _, ok := strings.Cut(v[off:], "=")
+	if !ok {
+		return
+	}
+	name = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(strings.TrimSpace(name)))
+	if name == o.rcProgram {
+		program(j, off)
+	}
 }
 
 // suOptions are su's and runuser's (-u USER is runuser's): -s SHELL and
@@ -938,10 +964,11 @@ var optionScripts = map[string]*getoptOptions{
 		value: "koStT", knownOnly: true,
 	},
 	// GNU wget's --use-askpass=PROG (--use-a: --use- is ambiguous), the
-	// program it runs for a user and password.
+	// program it runs for a user and password, also set by -e and
+	// --execute (--exe: --e is ambiguous) 'use_askpass = PROG'.
 	"wget": {
-		long:  []getoptLong{{name: "use-askpass", min: 5, program: true}},
-		value: "aABDeiIlnoOPQRtTUwX", knownOnly: true,
+		long:  []getoptLong{{name: "use-askpass", min: 5, program: true}, {name: "execute", min: 3, rc: true}},
+		value: "aABDiIlnoOPQRtTUwX", knownOnly: true, rc: "e", rcProgram: "useaskpass",
 	},
 }
 
@@ -1119,6 +1146,13 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 					program(j+1, 0)
 				}
 				j++
+			case l.rc && eq:
+				o.rcLine(word, j, len(name)+3, program)
+			case l.rc:
+				if j+1 < n {
+					o.rcLine(word, j+1, 0, program)
+				}
+				j++
 			case l.command && eq:
 				if strings.HasPrefix(value, l.prefix) {
 					found(j, len(name)+3+len(l.prefix))
@@ -1133,7 +1167,7 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 				j++
 			}
 		case len(a) > 1 && a[0] == '-':
-			j = getoptCluster(n, a, j, o, found, program)
+			j = getoptCluster(n, word, a, j, o, found, program)
 		}
 	}
 	return -1, true
@@ -1144,9 +1178,17 @@ func getoptScript(n int, word func(int) (string, bool), i int, read []bool, o *g
 // value of an option that names a program (program) likewise. It returns
 // the last position read (j, or j+1 if the next word is an option's
 // value).
-func getoptCluster(n int, a string, j int, o *getoptOptions, found, program func(j, off int)) int {
+func getoptCluster(n int, word func(int) (string, bool), a string, j int, o *getoptOptions, found, program func(j, off int)) int {
 	for k := 1; k < len(a); k++ {
 		switch c := a[k]; {
+		case strings.IndexByte(o.rc, c) >= 0:
+			if k+1 < len(a) {
+				o.rcLine(word, j, k+1, program)
+			} else if j+1 < n {
+				o.rcLine(word, j+1, 0, program)
+				return j + 1
+			}
+			return j
 		case strings.IndexByte(o.commands, c) >= 0 || strings.IndexByte(o.programs, c) >= 0:
 			f := found
 			if strings.IndexByte(o.programs, c) >= 0 {

@@ -1034,6 +1034,12 @@ func TestCheckCmd_OptionPrograms(t *testing.T) {
 		{"/tmp/x", []string{"wget", "--use-askpass=/tmp/x", "https://example.com/f"}},
 		{"/tmp/x", []string{"wget", "-q", "-O", "out", "--use-a", "/tmp/x", "https://example.com/f"}},
 		{"/tmp/x", []string{"sh", "-c", "wget -nv --use-askpass=/tmp/x https://example.com/f"}},
+		{"/tmp/x", []string{"wget", "-e", "use_askpass=/tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"wget", "-qe", "UseAskPass = /tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"wget", "--execute=use-askpass=/tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"wget", "--exec", "useaskpass=/tmp/x", "https://example.com/f"}},
+		{"use_askpass=/tmp/x", []string{"wget", "-e", "use_askpass=/tmp/x", "https://example.com/f"}},
+		{"/tmp/x", []string{"sh", "-c", "wget -e 'use_askpass = /tmp/x' https://example.com/f"}},
 	} {
 		for _, src := range sources {
 			if !carries(src, c.in) {
@@ -1061,6 +1067,8 @@ func TestCheckCmd_OptionPrograms(t *testing.T) {
 		{"report.txt", []string{"split", "-l", "100", "--filter=gzip > $FILE.gz", "report.txt", "/tmp/part-"}},
 		{"report.txt", []string{"sh", "-c", "strace -o /tmp/t.log sort -o /tmp/out report.txt"}},
 		{"https://example.com/f", []string{"wget", "--use-askpass=/usr/bin/ksshaskpass", "-O", "/tmp/out", "https://example.com/f"}},
+		{"https://example.com/f", []string{"wget", "-e", "robots=off", "-e", "use_askpass=/usr/bin/ksshaskpass", "https://example.com/f"}},
+		{"https://example.com/f", []string{"wget", "-e", "https_proxy=http://proxy:3128", "https://example.com/f"}},
 	} {
 		r, rc := inputAt(t, taint.Query, c.in)
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), "%q", c.argv)
