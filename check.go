@@ -45,13 +45,19 @@ func (q *request) schemaViolation() *Violation {
 	if len(q.details) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(q.details, func(a, b Detail) int {
+	sortByPath(q.details)
+	return newViolation(CodeSchemaInvalid, q.listed()...)
+}
+
+// sortByPath puts schema failures in the order a SCHEMA_INVALID lists
+// them: by path, then by message.
+func sortByPath(ds []Detail) {
+	slices.SortStableFunc(ds, func(a, b Detail) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Message, b.Message)
 	})
-	return newViolation(CodeSchemaInvalid, q.listed()...)
 }
 
 // ruleViolation is the rules found false, in contract order: nil when

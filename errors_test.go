@@ -120,3 +120,18 @@ func TestNoContract_MessageEchoesAtMost64Bytes(t *testing.T) {
 	require.NotNil(t, v)
 	assert.Equal(t, "no contract for "+strings.Repeat("M", 64)+"… /a", v.Details[0].Message)
 }
+
+// TestTypedDecode_DetailsSortedByPath: a body a typed handler's T cannot
+// hold, found by decoding it (here with the guard off, which checks no
+// schema), lists its failures by path like any SCHEMA_INVALID, not in
+// the order of T's fields.
+func TestTypedDecode_DetailsSortedByPath(t *testing.T) {
+	type T struct {
+		B int `json:"b"`
+		A int `json:"a"`
+	}
+	g := mustNew(t, Options{Disabled: true})
+	h := Handle(g, func(http.ResponseWriter, *http.Request, T) {})
+	eb := rejected(t, send(h, "POST", "/x", `{"b":"x","a":"y"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []string{"/a", "/b"}, paths(eb.Details))
+}

@@ -151,6 +151,7 @@ func (st *state) decodeInto(v reflect.Value, maxDepth int) *Violation {
 	}
 	var fails detailList
 	if !bind.Into(v, st.doc.Root(), &fails) {
+		sortByPath(fails.details) // found in field order; listed by path, as the schema's are
 		return newViolation(CodeSchemaInvalid, fails.listed()...)
 	}
 	return nil
