@@ -149,7 +149,10 @@ type routeEntry struct {
 // route shape is an error naming both.
 func (s *contractSet) add(c *contract) error {
 	if old, ok := s.tree.Add(c.method, c.pattern, &routeEntry{contracts: []*contract{c}, pattern: c.pattern}); !ok {
-		return fmt.Errorf("a contract for %s %s is already defined at %s", c.method, old.contracts[0].endpoint, old.contracts[0].source)
+		// Quoted when they would not print as themselves: a LoadError is
+		// one line, and an endpoint or a file name may hold a line break.
+		first := old.contracts[0]
+		return fmt.Errorf("a contract for %s is already defined at %s", printable(c.method+" "+first.endpoint), printable(first.source))
 	}
 	s.list = append(s.list, c)
 	return nil

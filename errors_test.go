@@ -135,3 +135,21 @@ func TestTypedDecode_DetailsSortedByPath(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/x", `{"b":"x","a":"y"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []string{"/a", "/b"}, paths(eb.Details))
 }
+
+// TestLoadError_DuplicateRouteIsOneLine: the error of two contracts for
+// one route names the first one's endpoint and file, quoted when they
+// hold a line break, so that the LoadError stays one line.
+func TestLoadError_DuplicateRouteIsOneLine(t *testing.T) {
+	c := Contract{Endpoint: "/u\n/x", Method: "POST"}
+	_, err := New(Options{Contracts: []Contract{c, c}})
+	require.Error(t, err)
+	assert.Equal(t, `Options.Contracts[1]: "POST /u\n/x": a contract for "POST /u\n/x" is already defined at Options.Contracts[0]`, err.Error())
+
+	_, err = New(Options{
+		ContractsFS: mapFS(map[string]string{"a\nb.yaml": "endpoint: /v\nmethod: GET\n"}),
+		Contracts:   []Contract{{Endpoint: "/v", Method: "GET"}},
+	})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), `already defined at "a\nb.yaml:1"`)
+}
