@@ -1046,3 +1046,24 @@ func TestTyped_SizeOfNumbersAndRawMessagesInListsAndMaps(t *testing.T) {
 		assert.Contains(t, err.Error(), "holds json.Number or json.RawMessage values in a list or map")
 	}
 }
+
+// TestTyped_TagErrorsAreOneLine: a registration error that echoes a cg
+// tag's value quotes it when it holds a line break, as load errors do
+// (found by review: cg:"mode=le\narn" and a rule with a line break were
+// two lines).
+func TestTyped_TagErrorsAreOneLine(t *testing.T) {
+	type Mode struct {
+		_ struct{} `cg:"mode=le\narn"`
+		A int      `json:"a"`
+	}
+	type Rule struct {
+		_ struct{} `cg:"cel=data.a >\nnope,msg=m"`
+		A int      `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	for _, err := range []error{handlerErr[Mode](g), handlerErr[Rule](g)} {
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "\n", "%q", err.Error())
+	}
+	assert.ErrorContains(t, handlerErr[Mode](g), `mode="le\narn": want enforce or learn`)
+}
