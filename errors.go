@@ -219,6 +219,9 @@ func writeViolation(w http.ResponseWriter, _ *http.Request, v *Violation) {
 	vals := [...]string{"application/json", "nosniff"}
 	h := w.Header()
 	h["Content-Type"], h["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
+	// A length an outer middleware set is not this body's (http.Error
+	// drops it too): net/http would cut the body there, or fail it.
+	delete(h, "Content-Length")
 	w.WriteHeader(v.Status)
 	w.Write(append(b, '\n'))
 }

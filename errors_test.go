@@ -3,6 +3,7 @@ package contractguard
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -152,4 +153,26 @@ func TestLoadError_DuplicateRouteIsOneLine(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "\n")
 	assert.Contains(t, err.Error(), `already defined at "a\nb.yaml:1"`)
+}
+
+// TestRejection_DropsAContentLengthSetBefore: a Content-Length an outer
+// middleware set on the response is dropped with the rejection, as
+// http.Error drops it (found by review: net/http cut the error body at
+// that length).
+func TestRejection_DropsAContentLengthSetBefore(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/a", Method: "POST",
+		Schema: map[string]any{"type": "object", "required": []any{"x"}}}}})
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	res, err := http.Post(srv.URL+"/a", "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	assert.Equal(t, 400, res.StatusCode)
+	assert.True(t, json.Valid(b), "%q", b)
 }
