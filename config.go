@@ -29,7 +29,7 @@ var configProperties = []configProperty{
 	{"metrics.enabled", config.Bool, func(o *Options, v any) { o.Metrics = v.(bool) }},
 	{"max-body-bytes", config.Size, func(o *Options, v any) { o.MaxBodyBytes = v.(int64) }},
 	{"require-contract", config.Bool, func(o *Options, v any) { o.RequireContract = v.(bool) }},
-	{"max-depth", config.Size, func(o *Options, v any) { o.MaxDepth = int(v.(int64)) }},
+	{"max-depth", config.Depth, func(o *Options, v any) { o.MaxDepth = int(v.(int64)) }},
 }
 
 // guardTable is configProperties as internal/config reads them.

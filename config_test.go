@@ -196,6 +196,12 @@ func TestLoadConfig_Errors(t *testing.T) {
 			want: []string{`contractguard.yaml:2: contractguard.max-depth: want a whole number, 0 or more, not "-1"`},
 		},
 		{
+			// New refused it later, with no file:line (found by review).
+			name: "a depth past the parser's",
+			yaml: "contractguard:\n  max-depth: 20000\n",
+			want: []string{`contractguard.yaml:2: contractguard.max-depth: want at most 10000, not "20000"`},
+		},
+		{
 			name: "list for a value",
 			yaml: "contractguard:\n  contracts-dir: [a, b]\n",
 			want: []string{"contractguard.yaml:2: contractguard.contracts-dir: want a single value, not a list or a mapping"},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
 
@@ -40,6 +41,7 @@ const (
 	Address              // a listen address, host:port (:8080, 127.0.0.1:9090), or "off": a string
 	URL                  // an absolute http or https URL: a *url.URL
 	Fraction             // a number from 0 to 1 (0.1, 1): a float64
+	Depth                // a nesting depth, 0 to jsonbody.MaxDepthLimit (0: the default): an int64
 )
 
 // Property is one property of a table.
@@ -386,6 +388,17 @@ func Parse(kind Kind, raw string) (any, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
+		}
+		return n, nil
+	case Depth:
+		// Bounded here, where the file's line is known: New refused
+		// 20000 later, with no file:line.
+		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+		switch {
+		case err != nil || n < 0:
+			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
+		case n > jsonbody.MaxDepthLimit:
+			return nil, fmt.Errorf("want at most %d, not %q", jsonbody.MaxDepthLimit, raw)
 		}
 		return n, nil
 	case Duration:

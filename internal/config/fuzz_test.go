@@ -16,14 +16,14 @@ import (
 // group.
 var fuzzTable = append([]Property{
 	{"enabled", Bool}, {"max-body-bytes", Size}, {"license-key", Text}, {"contracts-dir", Path},
-	{"metrics.enabled", Bool}, {"learn.sample-rate", Fraction},
+	{"metrics.enabled", Bool}, {"learn.sample-rate", Fraction}, {"max-depth", Depth},
 }, Serve...)
 
 // The Go type of each kind's values.
 var kindTypes = map[Kind]reflect.Type{
 	Bool: reflect.TypeFor[bool](), Size: reflect.TypeFor[int64](), Text: reflect.TypeFor[string](),
 	Path: reflect.TypeFor[string](), Duration: reflect.TypeFor[time.Duration](), Address: reflect.TypeFor[string](),
-	URL: reflect.TypeFor[*url.URL](), Fraction: reflect.TypeFor[float64](),
+	URL: reflect.TypeFor[*url.URL](), Fraction: reflect.TypeFor[float64](), Depth: reflect.TypeFor[int64](),
 }
 
 // FuzzRead reads arbitrary configuration files, whole and scoped to serve,
@@ -60,6 +60,8 @@ func TestFuzzRead_Seeds(t *testing.T) {
 
 var readSeeds = []string{
 	"contractguard:\n  enabled: true\n  max-body-bytes: 4096\n  contracts-dir: ./c\n  metrics: {enabled: false}\n",
+	"contractguard:\n  max-depth: 64\n",
+	"contractguard:\n  max-depth: 20000\n",
 	"contractguard:\n  serve:\n    upstream: http://127.0.0.1:3000\n    listen: :8080\n    read-timeout: 2s\n",
 	"contractguard:\n  learn:\n    sample-rate: 0.5\n  license-key: ${CG_FUZZ_UNSET:none}\n",
 	"a: &x {enabled: maybe}\ncontractguard: *x\n",
