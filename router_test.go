@@ -89,15 +89,8 @@ func TestTyped_ChiMountRoot(t *testing.T) {
 // file contract that the guard's reading matches (/:org), the typed
 // contract is still checked with the router's parameters.
 func TestTyped_ParamsAsTheRouterReadsThem(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
 	var seen []string
-	fn := func(w http.ResponseWriter, r *http.Request, in In) {
-		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
-		w.WriteHeader(http.StatusCreated)
-	}
+	fn := orgHandler(&seen)
 	fileContract := `
 endpoint: /:org
 method: PUT
@@ -147,15 +140,8 @@ method: PUT
 // review: the typed rule read org "attacker" through /:org, passed a body
 // naming another org and refused the legitimate one).
 func TestTyped_HandlerAloneChecksTheRouterParams(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
 	var seen []string
-	fn := func(w http.ResponseWriter, r *http.Request, in In) {
-		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
-		w.WriteHeader(http.StatusCreated)
-	}
+	fn := orgHandler(&seen)
 	for name, h := range map[string]func(g *Guard) http.Handler{
 		"chi": func(g *Guard) http.Handler {
 			r := chi.NewRouter()
@@ -194,15 +180,8 @@ func TestTyped_HandlerAloneChecksTheRouterParams(t *testing.T) {
 // Middleware the typed rule saw no org, or the file contract's
 // "attacker"; ServeMux's {org} was left out of request.params).
 func TestTyped_WildcardRouteParams(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
 	var seen []string
-	fn := func(w http.ResponseWriter, r *http.Request, in In) {
-		seen = append(seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
-		w.WriteHeader(http.StatusCreated)
-	}
+	fn := orgHandler(&seen)
 	for name, h := range map[string]func(g *Guard) http.Handler{
 		"chi": func(g *Guard) http.Handler {
 			r := chi.NewRouter()
@@ -246,11 +225,7 @@ func TestTyped_WildcardRouteParams(t *testing.T) {
 // handler's rules get it decoded once either way. /o/a%2561/x is org
 // "a%61" (found by review: decoded again, "aa").
 func TestTyped_ChiParamsDecodedOnce(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
-	fn := func(w http.ResponseWriter, r *http.Request, in In) { w.WriteHeader(http.StatusCreated) }
+	fn := func(w http.ResponseWriter, r *http.Request, in orgBody) { w.WriteHeader(http.StatusCreated) }
 	g := mustNew(t, Options{})
 	r := chi.NewRouter()
 	Put(r, g, "/o/{org}/x", fn)
@@ -269,11 +244,7 @@ func TestTyped_ChiParamsDecodedOnce(t *testing.T) {
 // "A%61" behind StripSlashes (found by review: decoded again, "Aa", for
 // the rules, where the handler got "A%61").
 func TestTyped_ChiRoutePathDecodedOnce(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
-	fn := func(w http.ResponseWriter, r *http.Request, in In) { w.WriteHeader(http.StatusCreated) }
+	fn := func(w http.ResponseWriter, r *http.Request, in orgBody) { w.WriteHeader(http.StatusCreated) }
 	mounted := func(g *Guard, mw ...func(http.Handler) http.Handler) http.Handler {
 		r := chi.NewRouter()
 		r.Use(mw...)
@@ -331,15 +302,11 @@ func TestTyped_ChiRoutePathDecodedOnce(t *testing.T) {
 // "'a%" (found by review: the RoutePath was read as encoded because it
 // was a run of RawPath, and a body with org "'a%" passed the rule).
 func TestTyped_ChiRoutePathCutFromPathOnly(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
 	var got string
 	g := mustNew(t, Options{})
 	r := chi.NewRouter()
 	r.Use(middleware.StripSlashes)
-	Put(r, g, "/o/{org}", func(w http.ResponseWriter, r *http.Request, in In) {
+	Put(r, g, "/o/{org}", func(w http.ResponseWriter, r *http.Request, in orgBody) {
 		got = chi.URLParam(r, "org")
 		w.WriteHeader(http.StatusCreated)
 	})
@@ -365,10 +332,6 @@ func TestTyped_ChiRoutePathCutFromPathOnly(t *testing.T) {
 // mounts chi routed through, and checks /m/o/{org}'s contract, here as
 // well as inside a With on the mounted router.
 func TestTyped_ChiMiddlewareInMountedRouter(t *testing.T) {
-	type In struct {
-		_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
-		Org string   `json:"org"`
-	}
 	type Other struct {
 		N int `json:"n" jsonschema:"minimum=5"`
 	}
@@ -378,7 +341,7 @@ func TestTyped_ChiMiddlewareInMountedRouter(t *testing.T) {
 		top := chi.NewRouter()
 		Put(top, g, "/o/{org}", func(w http.ResponseWriter, r *http.Request, in Other) { hit = "top" })
 		sub := chi.NewRouter()
-		in := func(w http.ResponseWriter, r *http.Request, in In) { hit = "sub " + in.Org }
+		in := func(w http.ResponseWriter, r *http.Request, in orgBody) { hit = "sub " + in.Org }
 		switch how {
 		case "Use":
 			sub.Use(g.Middleware)
@@ -428,5 +391,21 @@ func TestTyped_ChiHeadAsGet(t *testing.T) {
 			rejected(t, send(r, "HEAD", "/o/blocked", "{}"), http.StatusUnprocessableEntity, CodeInvariantViolated)
 			assert.Equal(t, 3, ran)
 		})
+	}
+}
+
+// orgBody is the body of the typed routes these tests guard: its rule
+// holds the body's org to the path's.
+type orgBody struct {
+	_   struct{} `cg:"cel=request.params.org == data.org,msg=org must match the path"`
+	Org string   `json:"org"`
+}
+
+// orgHandler is a typed handler of orgBody that records the org its
+// router extracted, and answers 201.
+func orgHandler(seen *[]string) HandlerFunc[orgBody] {
+	return func(w http.ResponseWriter, r *http.Request, in orgBody) {
+		*seen = append(*seen, cmp.Or(chi.URLParam(r, "org"), r.PathValue("org")))
+		w.WriteHeader(http.StatusCreated)
 	}
 }
