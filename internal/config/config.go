@@ -393,14 +393,11 @@ func Parse(kind Kind, raw string) (any, error) {
 	case Depth:
 		// Bounded here, where the file's line is known: New refused
 		// 20000 later, with no file:line.
-		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
-		switch {
-		case err != nil || n < 0:
-			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
-		case n > jsonbody.MaxDepthLimit:
+		n, err := Parse(Size, raw)
+		if err == nil && n.(int64) > jsonbody.MaxDepthLimit {
 			return nil, fmt.Errorf("want at most %d, not %q", jsonbody.MaxDepthLimit, raw)
 		}
-		return n, nil
+		return n, err
 	case Duration:
 		s := strings.TrimSpace(raw)
 		if s == "0" {
