@@ -193,7 +193,7 @@ func badEscape(s []byte) string {
 			return 0, false
 		}
 		v, err := strconv.ParseUint(string(s[i:i+n]), 16, 32)
-		return rune(v), err == nil && !bytes.ContainsAny(s[i:i+n], "+-_")
+		return rune(v), err == nil // base 16: no sign, prefix or _ is read
 	}
 	shown := func(i, n int) string { // the escape at i, n characters long at most, as written
 		e := s[i:min(i+n, len(s))]
