@@ -858,6 +858,10 @@ type getoptOptions struct {
 	rc, rcProgram string
 }
 
+// rcNameSeps drops the '-' and '_' wget ignores in a startup file's
+// NAME: built once, not for each line read.
+var rcNameSeps = strings.NewReplacer("-", "", "_", "")
+
 // rcLine calls program with word j from byte off, a line of o's startup
 // file (getoptOptions.rc), when it sets the program o.rcProgram names.
 func (o *getoptOptions) rcLine(word func(int) (string, bool), j, off int, program func(j, off int)) {
@@ -869,7 +873,7 @@ func (o *getoptOptions) rcLine(word func(int) (string, bool), j, off int, progra
 	if !ok {
 		return
 	}
-	name = strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(strings.TrimSpace(name)))
+	name = strings.ToLower(rcNameSeps.Replace(strings.TrimSpace(name)))
 	if name == o.rcProgram {
 		program(j, off)
 	}
