@@ -627,7 +627,8 @@ func dropUpgradesButWebSocket(h http.Header) {
 	h.Del("Http2-Settings")
 }
 
-var overrideHeaders = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
+// overrideHeaders, in canonical form (as http.Header keys them).
+var overrideHeaders = []string{"X-Http-Method-Override", "X-Http-Method", "X-Method-Override"}
 
 func overrideValues(h http.Header) []string {
 	var vals []string

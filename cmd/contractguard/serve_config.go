@@ -285,7 +285,7 @@ func unusableUserHeader(h string) string {
 	case "Host":
 		return "is the request's host"
 	}
-	if slices.ContainsFunc(overrideHeaders, func(o string) bool { return strings.EqualFold(o, h) }) {
+	if slices.Contains(overrideHeaders, h) { // h is canonical, as the list is
 		return "is a method override the proxy may apply and remove"
 	}
 	return ""
