@@ -358,9 +358,10 @@ func routeOf(r *http.Request, e *routeEntry, typed *contract) string {
 // and builds file names from them.
 func routerWildcards(r *http.Request, yield func(name, value string) bool) {
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		_, encoded := chiRoutePath(r)
 		for i, k := range rctx.URLParams.Keys {
 			if k == "*" && i < len(rctx.URLParams.Values) {
-				if !yield(k, chiParam(r, rctx.URLParams.Values[i])) {
+				if !yield(k, chiParam(encoded, rctx.URLParams.Values[i])) {
 					return
 				}
 			}
@@ -390,13 +391,14 @@ func muxWildcards(p string, rest bool, yield func(name string) bool) {
 	}
 }
 
-// chiParam is the value of a parameter chi extracted for r, decoded: chi
-// routes on r.URL.RawPath, and hands its segments over encoded, when the
-// path's escapes are not Go's own; else on r.URL.Path, decoded already
-// (/o/a%2561 is "a%61", not "aa"); or on the path a middleware or a
-// Mount set (see chiRoutePath).
-func chiParam(r *http.Request, v string) string {
-	if _, encoded := chiRoutePath(r); !encoded {
+// chiParam is the value of a parameter chi extracted for r, decoded when
+// encoded, chiRoutePath's verdict on r (read once per request, not per
+// parameter): chi routes on r.URL.RawPath, and hands its segments over
+// encoded, when the path's escapes are not Go's own; else on r.URL.Path,
+// decoded already (/o/a%2561 is "a%61", not "aa"); or on the path a
+// middleware or a Mount set (see chiRoutePath).
+func chiParam(encoded bool, v string) string {
+	if !encoded {
 		return v
 	}
 	if d, err := url.PathUnescape(v); err == nil {
@@ -474,9 +476,10 @@ func cutFrom(rp, p string) bool {
 func routerParams(r *http.Request) map[string]string {
 	m := map[string]string{}
 	if rctx := chi.RouteContext(r.Context()); rctx != nil {
+		_, encoded := chiRoutePath(r)
 		for i, k := range rctx.URLParams.Keys {
 			if k != "*" && i < len(rctx.URLParams.Values) {
-				m[k] = chiParam(r, rctx.URLParams.Values[i])
+				m[k] = chiParam(encoded, rctx.URLParams.Values[i])
 			}
 		}
 		if len(m) > 0 {
