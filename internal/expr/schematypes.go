@@ -433,15 +433,12 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	if p, ok := props(s)[tok]; ok {
 		return p
 	}
-	var matched *jsonschema.Schema // the first pattern in order that matches, whose schema tok's value meets
+	// The first pattern in order that matches: tok's value meets its
+	// schema, and additionalProperties does not apply to tok.
 	for _, re := range schema.SortedPatterns(s.PatternProperties) {
 		if re.MatchString(tok) {
-			matched = s.PatternProperties[re]
-			break
+			return s.PatternProperties[re]
 		}
-	}
-	if matched != nil {
-		return matched // additionalProperties does not apply to tok
 	}
 	a, _ := s.AdditionalProperties.(*jsonschema.Schema)
 	return a
