@@ -17,7 +17,7 @@ const (
 	hasNewline                // \n \r
 	hasDollar                 // $
 	hasDot                    // .
-	hasSep                    // / \ % and the lead bytes of overlong UTF-8: a path separator, or an encoding of one
+	hasSep                    // / \ %: a path separator, or an encoding of one
 	hasNUL                    // NUL
 	hasQuote                  // ' "
 	notToken                  // anything but a letter, digit or _
@@ -35,7 +35,7 @@ const (
 	hasOverlong               // the lead bytes of overlong UTF-8 forms of . / \, and of ．／＼∕∖ (see undoRawOverlongs)
 
 	hasChain = hasSemicolon | hasPipe | hasAmp | hasBacktick | hasNewline // chaining commands
-	hasPath  = hasDot | hasSep | hasNUL
+	hasPath  = hasDot | hasSep | hasNUL | hasOverlong
 )
 
 var byteKinds = func() (t [256]uint32) {
@@ -71,7 +71,7 @@ var byteKinds = func() (t [256]uint32) {
 	t['\\'] |= hasSep
 	t['%'] |= hasSep | hasPercent
 	for _, c := range []byte{0xc0, 0xc1, 0xe0, 0xe2, 0xef} {
-		t[c] |= hasSep | hasOverlong
+		t[c] |= hasOverlong // a separator only where pathTraversal finds the form itself
 	}
 	t[0] |= hasNUL
 	t['\''] |= hasQuote

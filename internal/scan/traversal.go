@@ -28,13 +28,14 @@ var sensitivePaths = []string{
 // double- and overlong-encoded forms; see dotDotSegment), a NUL byte, or
 // a sensitive path.
 func pathTraversal(s string, f uint32) bool {
-	if f&hasOverlong != 0 && !hasRawOverlong(s) {
-		// Lead bytes of UTF-8 that holds no overlong form and none of
-		// ．／＼∕∖ (Thai, a dash, a quote, an ellipsis): no separator
-		// ("id_rsa — my key" is a bare name).
-		f &^= hasOverlong
-		if f&(hasPercent|hasBackslash) == 0 && strings.IndexByte(s, '/') < 0 {
-			f &^= hasSep
+	if f&hasOverlong != 0 {
+		// The lead bytes of an overlong form or of ．／＼∕∖ are also those
+		// of Thai, a dash, a quote, an ellipsis: a separator only when the
+		// form is there ("id_rsa — my key" is a bare name).
+		if hasRawOverlong(s) {
+			f |= hasSep
+		} else {
+			f &^= hasOverlong
 		}
 	}
 	if f&hasPath == 0 {
