@@ -953,7 +953,7 @@ func dangerousGitConfig(name string) bool {
 func setsEnv(kv, v string) string {
 	name, _, _ := strings.Cut(kv, "=")
 	if dangerousEnvName(name) {
-		if i, _ := (&finder{text: kv}).index(v, 0); i >= 0 {
+		if v != "" && len(v) <= len(kv) && indexFold(kv, v) >= 0 {
 			return "sets the environment variable " + name
 		}
 	}
