@@ -277,16 +277,23 @@ func hasSentDotSegment(raw string) bool {
 // for each reading's own sign.
 func readsOneWay(raw string) bool {
 	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '%', ';', '.':
+		if otherWay(raw, i) {
 			return false
-		case '/':
-			if i+1 < len(raw) && raw[i+1] == '/' {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// otherWay reports whether byte i of raw lets routers read it another
+// way: an escape, a ';', a '.', or a "//".
+func otherWay(raw string, i int) bool {
+	switch raw[i] {
+	case '%', ';', '.':
+		return true
+	case '/':
+		return i+1 < len(raw) && raw[i+1] == '/'
+	}
+	return false
 }
 
 // hasDotSegment reports a segment that is "." or "..", also encoded

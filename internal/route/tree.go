@@ -229,10 +229,8 @@ func (t *Tree[T]) signs(rawPath string) (oneWay, fold bool) {
 	oneWay, fold = true, t.upper
 	for i := 0; i < len(rawPath); i++ {
 		switch c := rawPath[i]; {
-		case c == '%':
-			oneWay, fold = false, true
-		case c == ';' || c == '.', c == '/' && i+1 < len(rawPath) && rawPath[i+1] == '/':
-			oneWay = false
+		case otherWay(rawPath, i): // readsOneWay's signs
+			oneWay, fold = false, fold || c == '%'
 		case 'A' <= c && c <= 'Z', c >= utf8.RuneSelf: // a letter in upper case, or one not ASCII
 			fold = true
 		}
