@@ -276,8 +276,9 @@ type Hit[T comparable] struct {
 // own, is a hit of its own, so that v's contracts are checked with each
 // reading's parameters and query; two readings that match one value with
 // the same segments are one hit. It
-// costs nothing on a path that reads only one way, and allocates only
-// for a hit (its segments).
+// costs nothing on a path that reads only one way; otherwise it
+// allocates for a hit (its segments) and for each segment with a '%'
+// that a reading decodes.
 func (t *Tree[T]) Hits(method, rawPath string, v T, segs []string, ok bool, dst []Hit[T]) []Hit[T] {
 	if !ok {
 		return dst
