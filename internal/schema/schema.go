@@ -6,6 +6,7 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -230,10 +231,14 @@ func compileError(err error, u string) error {
 	if errors.As(err, &sve) {
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
+			// The library finds an object's problems in map order: the
+			// one reported is the first by place, then by message, so that
+			// a schema with several says the same every time it loads.
 			var first *Error
+			var firstMsg string
 			walk(ve, true, func(loc []string, msg string) {
-				if first == nil {
-					first = &Error{Pointer: loc, Message: "invalid schema: " + msg}
+				if first == nil || cmp.Or(slices.Compare(loc, first.Pointer), strings.Compare(msg, firstMsg)) < 0 {
+					first, firstMsg = &Error{Pointer: loc, Message: "invalid schema: " + msg}, msg
 				}
 			})
 			if first != nil {

@@ -273,3 +273,24 @@ func TestSkip_ManyMutuallyRecursiveDefinitions(t *testing.T) {
 	assert.True(t, s.Skip().Props["raw"].Off)
 	assert.True(t, s.Skip().Props["p0"].Props["p1"].Props["raw"].Off)
 }
+
+// TestCompile_ErrorsTheSameEveryLoad: a schema with several problems was
+// reported by the first the library found, which it finds in map order:
+// a file two $refs away with three bad properties gave one of three
+// messages, a different one from load to load (and from one lint to the
+// next). The first by place is reported, every time.
+func TestCompile_ErrorsTheSameEveryLoad(t *testing.T) {
+	const bad = `{"properties":{"f":{"type":1},"b":{"type":2},"h":{"minimum":"x"},"d":{"type":3},"a":{"type":4},"g":{"type":5},"c":{"maxLength":-1},"e":{"type":6}}}`
+	files := fstest.MapFS{"schemas/a.json": {Data: []byte(bad)}}
+	for src, want := range map[string]string{
+		bad:                         "/properties/a/type: invalid schema: must be one of",
+		`{"$ref":"schemas/a.json"}`: "schemas/a.json: properties/a/type: invalid schema: must be one of",
+		`{"minimum":"x","maxLength":-1,"type":"object","pattern":"(?=a)"}`: "/maxLength: invalid schema: must be >= 0",
+	} {
+		for range 50 {
+			_, err := NewCompiler(files, nil).Compile("c.yaml", decode(t, src))
+			require.Error(t, err)
+			require.True(t, strings.HasPrefix(err.Error(), want), "%s: %v", src, err)
+		}
+	}
+}
