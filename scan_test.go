@@ -474,3 +474,16 @@ func TestJSONFinding_Bounded(t *testing.T) {
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "the walk stops at the nesting json.Decoder reads (%d)", maxJSONNesting)
 	assert.Equal(t, scan.SQLInjection, jsonFinding([]byte(`{"q":"1\u0027 OR \u00271\u0027=\u00271"}`)), "a string is still read")
 }
+
+// TestScan_OptOutOfItemsBesidePrefixItems: an opt-out of 2020-12's items
+// beside prefixItems took every element out of the scan, the prefix's
+// too, which no opt-out describes.
+func TestScan_OptOutOfItemsBesidePrefixItems(t *testing.T) {
+	sch := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "array",
+		"prefixItems": []any{map[string]any{"type": "string"}}, "items": map[string]any{"$ref": "d.json"},
+		"$defs": map[string]any{"d": map[string]any{"$id": "d.json", "$schema": "http://json-schema.org/draft-07/schema#", "x-contractguard-scan": false}}}
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/x", Method: "POST", Schema: sch}}})
+	if v := g.Check("POST", "/x", []byte(`["<script>alert(1)</script>"]`)); assert.NotNil(t, v) {
+		assert.Equal(t, []Detail{{"/0", "possible cross-site scripting"}}, v.Details)
+	}
+}

@@ -94,20 +94,25 @@ func Deref(s *jsonschema.Schema) *jsonschema.Schema {
 }
 
 // itemsOf is the schema of every element of an array: items in draft-07,
-// items beside prefixItems in 2020-12; nil for none or a tuple.
+// items in 2020-12 when it has no prefixItems (beside prefixItems it
+// describes only the elements after theirs); nil for none or a tuple.
 func itemsOf(s *jsonschema.Schema) *jsonschema.Schema {
 	if it, ok := s.Items.(*jsonschema.Schema); ok {
 		return it
+	}
+	if len(s.PrefixItems) > 0 {
+		return nil
 	}
 	return s.Items2020
 }
 
 // skipOf derives what the schema takes out of the vulnerability scan: nil
 // when it has no x-contractguard-scan: false anywhere. It follows
-// properties, additionalProperties (without patternProperties), items,
-// $ref and allOf, taking the union of what each takes out. Below the first
-// level of a recursive schema, where a $ref comes back to a schema being
-// read, nothing is skipped: scanned.
+// properties, additionalProperties (without patternProperties), items
+// (a schema of every element: not beside prefixItems), $ref and allOf,
+// taking the union of what each takes out. Below the first level of a
+// recursive schema, where a $ref comes back to a schema being read,
+// nothing is skipped: scanned.
 //
 // It reads each path to an opt-out that comes back to no schema on it,
 // and no other: a schema of many definitions that refer to one another
@@ -137,10 +142,7 @@ func skipEdges(sch *jsonschema.Schema, f func(*jsonschema.Schema)) {
 	for _, p := range sch.Properties {
 		f(p)
 	}
-	if it, ok := sch.Items.(*jsonschema.Schema); ok {
-		f(it)
-	}
-	f(sch.Items2020)
+	f(itemsOf(sch))
 	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
 		f(a)
 	}
@@ -218,12 +220,7 @@ func (r *skipReader) skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Sch
 			out.Props[name] = c
 		}
 	}
-	if it, ok := sch.Items.(*jsonschema.Schema); ok {
-		if c := r.skipOf(it, visiting); c != nil {
-			add(&shape.Skip{Items: c})
-		}
-	}
-	if c := r.skipOf(sch.Items2020, visiting); c != nil {
+	if c := r.skipOf(itemsOf(sch), visiting); c != nil {
 		add(&shape.Skip{Items: c})
 	}
 	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/shape"
 )
 
 type detail struct{ Path, Message string }
@@ -293,4 +294,27 @@ func TestCompile_ErrorsTheSameEveryLoad(t *testing.T) {
 			require.True(t, strings.HasPrefix(err.Error(), want), "%s: %v", src, err)
 		}
 	}
+}
+
+// TestScanSkip_NotBesidePrefixItems: in 2020-12, items beside prefixItems
+// describes only the elements after theirs, but skipOf took an opt-out of
+// items for every element: ["<script>…"] passed the scan unread at /0,
+// which only prefixItems' {"type":"string"} describes (an opt-out counts
+// in a draft-07 resource of a 2020-12 schema). Such items are not a
+// schema of every element: not followed, scanned; nor do they say how
+// the elements' numbers read.
+func TestScanSkip_NotBesidePrefixItems(t *testing.T) {
+	const optOut = `"$defs":{"d":{"$id":"d.json","$schema":"http://json-schema.org/draft-07/schema#","x-contractguard-scan":false,"type":"integer"}}`
+	s := compile(t, nil, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array",
+		"prefixItems":[{"type":"string"}],"items":{"$ref":"d.json"},`+optOut+`}`)
+	assert.Nil(t, s.Skip(), "element 0 is no opt-out's")
+	prefixed := compile(t, nil, `{"$schema":"https://json-schema.org/draft/2020-12/schema","prefixItems":[{"type":"number"}],"items":{"type":"integer"}}`)
+	assert.Equal(t, shape.NumAuto, prefixed.Numbers().Elements().Kind(), "element 0 is no integer")
+	assert.Equal(t, []detail{{"/1", "must be an integer, not a string"}}, validate(t, s, `["<script>alert(1)</script>","x"]`))
+
+	all := compile(t, nil, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","items":{"$ref":"d.json"},`+optOut+`}`)
+	require.NotNil(t, all.Skip(), "without prefixItems, items is every element's")
+	assert.True(t, all.Skip().Items.Off)
+	numbers := compile(t, nil, `{"$schema":"https://json-schema.org/draft/2020-12/schema","items":{"type":"integer"}}`)
+	assert.Equal(t, shape.NumInt, numbers.Numbers().Elements().Kind())
 }
