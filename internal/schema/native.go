@@ -320,8 +320,8 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 		n.contains = sub(s.Contains)
 	}
 	n.uniqueItems = s.UniqueItems
-	for re, p := range s.PatternProperties {
-		n.patterns = append(n.patterns, patternProp{re: re, schema: sub(p)})
+	for _, re := range SortedPatterns(s.PatternProperties) { // one order on every load: which failures a capped list takes
+		n.patterns = append(n.patterns, patternProp{re: re, schema: sub(s.PatternProperties[re])})
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Dependencies)) {
 		d := dependency{name: name, msg: msgDependency(name)}

@@ -435,3 +435,32 @@ func TestNative_MatchStopsAtFirstFailure(t *testing.T) {
 		}
 	}
 }
+
+// firstOnly is a reporter that takes one failure.
+type firstOnly struct{ got []string }
+
+func (f *firstOnly) Wants() bool              { return len(f.got) == 0 }
+func (f *firstOnly) Add(path, message string) { f.got = append(f.got, path+" "+message) }
+
+// TestNative_PatternsInOneOrder: the fast path tried the patterns of
+// patternProperties in map order, drawn anew at each compile, so a
+// member several patterns fail made a list of capped length (a
+// violation's 100 details) take a different failure from load to load,
+// where the errors doc promises the list depends on the request only.
+// The patterns are tried in the order of their sources.
+func TestNative_PatternsInOneOrder(t *testing.T) {
+	const src = `{"patternProperties":{"^a":{"type":"string"},"a$":{"type":"boolean"},"^aa":{"minimum":5},"aa$":{"multipleOf":2},"^a.":{"maximum":0},"^.a":{"type":"null"}}}`
+	body, err := jsonbody.Parse([]byte(`{"aa":1}`), 64)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for range 40 {
+		s, err := NewCompiler(nil, nil).Compile("p.json", decode(t, src))
+		require.NoError(t, err)
+		require.True(t, s.Native())
+		var rep firstOnly
+		require.False(t, s.Validate(body, &rep))
+		require.Len(t, rep.got, 1)
+		seen[rep.got[0]] = true
+	}
+	assert.Len(t, seen, 1, "%v", seen)
+}
