@@ -117,11 +117,11 @@ func pick[T any](g *schemaGen, xs []T) T { return xs[g.n(len(xs))] }
 
 var (
 	genNames    = []string{"a", "b", "c", "", "~", "/", "a/b", "~0", "é", "ab"}
-	genStrings  = []string{"", "a", "ab", "abc", "b", "~", "/", "a/b", "1", "é", "2020-01-01", "a@b.co", "1.2.3.4", "x", "aé"}
-	genNumbers  = []string{"0", "-0", "1", "1.0", "1e0", "10e-1", "2", "2.5", "-1", "3", "0.1", "0.3", "1e2", "100", "1E+2", "-0.0", "1.5", "6", "0.001", "4.5e-1", "123456789012345678901", "9007199254740993", "1e400", "-1e400", "1e-400", "7"}
+	genStrings  = []string{"", "a", "ab", "abc", "b", "~", "/", "a/b", "1", "é", "2020-01-01", "a@b.co", "1.2.3.4", "x", "aé", "::1", "23:59:60Z", "/a~0", "١٢", "a_1"}
+	genNumbers  = []string{"0", "-0", "1", "1.0", "1e0", "10e-1", "2", "2.5", "-1", "3", "0.1", "0.3", "1e2", "100", "1E+2", "-0.0", "1.5", "6", "0.001", "4.5e-1", "123456789012345678901", "9007199254740993", "1e400", "-1e400", "1e-400", "7", "5e-324", "1e308", "0.30000000000000004", "-9007199254740993", "1.7976931348623157e308"}
 	genMultiple = []string{"1", "2", "0.5", "0.1", "3", "1e-3", "1.5", "7", "1e2", "0.3", "1e-400", "123456789012345678901"}
-	genPatterns = []string{"^a", "b$", "~", "/", "^$", "[0-9]", ".", "^(a|b)$", "é"}
-	genFormats  = []string{"email", "date", "ipv4", "uuid", "hostname", "date-time", "unknown", "uri", "regex"}
+	genPatterns = []string{"^a", "b$", "~", "/", "^$", "[0-9]", ".", "^(a|b)$", "é", `\d`, `^\w+$`, `\bé`, `\p{L}`}
+	genFormats  = []string{"email", "date", "ipv4", "uuid", "hostname", "date-time", "unknown", "uri", "regex", "ipv6", "time", "uri-reference", "json-pointer"}
 	genTypes    = []string{"null", "boolean", "number", "integer", "string", "array", "object"}
 	genDrafts   = []string{
 		"http://json-schema.org/draft-04/schema#",
