@@ -74,7 +74,7 @@ func uriCharacters(s string) error {
 				return errors.New("% not followed by two hex digits")
 			}
 		case c == '[' || c == ']':
-			if !inHost(s, i) {
+			if !hostBracket(s, i) {
 				return errors.New("[ and ] are allowed only around an IP literal host")
 			}
 		default:
@@ -84,18 +84,37 @@ func uriCharacters(s string) error {
 	return nil
 }
 
-// inHost reports whether position i of a URI is inside its authority.
-func inHost(s string, i int) bool {
-	start := strings.Index(s, "://")
-	if start < 0 {
+// hostBracket reports whether position i of a URI is a bracket of an IP
+// literal host: the "[" that starts the host of the authority that
+// follows the scheme's "://" (after any userinfo), or the first "]" after
+// it, which ends the host or comes before its port. ("foo:bar://[x]" has
+// no authority: its brackets are in its path.)
+func hostBracket(s string, i int) bool {
+	colon := strings.IndexByte(s, ':') // the scheme's end: a scheme has no colon
+	if colon <= 0 || !strings.HasPrefix(s[colon:], "://") {
 		return false
 	}
-	start += len("://")
+	start := colon + len("://")
 	end := len(s)
 	if j := strings.IndexAny(s[start:], "/?#"); j >= 0 {
 		end = start + j
 	}
-	return start <= i && i < end
+	host := start
+	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
+		host = start + at + 1
+	}
+	if host >= end || s[host] != '[' {
+		return false
+	}
+	closing := strings.IndexByte(s[host:end], ']')
+	if closing < 0 {
+		return false
+	}
+	closing += host
+	if closing+1 < end && s[closing+1] != ':' {
+		return false
+	}
+	return i == host || i == closing
 }
 
 func emailLocalPart(s string) error {

@@ -318,3 +318,18 @@ func TestScanSkip_NotBesidePrefixItems(t *testing.T) {
 	numbers := compile(t, nil, `{"$schema":"https://json-schema.org/draft/2020-12/schema","items":{"type":"integer"}}`)
 	assert.Equal(t, shape.NumInt, numbers.Numbers().Elements().Kind())
 }
+
+// TestFormatURI_BracketsOnlyAroundTheHost: the rule registered with the
+// library's uri check allows [ and ] only around an IP literal host, but
+// it took for the authority whatever followed the first "://" anywhere
+// ("foo:bar://[x]", whose brackets are in its path; a "://" in a query),
+// and a "]" anywhere in it ("http://a]/"): all passed as URIs.
+func TestFormatURI_BracketsOnlyAroundTheHost(t *testing.T) {
+	uri := FormatCheck("uri")
+	for _, s := range []string{"foo:bar://[x]", "mailto:a@b?x=http://[x]", "a:b/c://[::1]/", "http://a]/", "http://[::1]]/", "urn:[x]"} {
+		assert.False(t, uri(s), s)
+	}
+	for _, s := range []string{"http://[::1]/", "http://[::1]:80/p", "http://u@[::1]/", "https://example.com/a?b=c#d", "urn:isbn:0451450523"} {
+		assert.True(t, uri(s), s)
+	}
+}
