@@ -118,7 +118,8 @@ func number(lit string) (integral, negative bool) {
 
 // Member names that look secret: their values are never recorded (no enum
 // candidates), at that place or anywhere below it. A name is secret if,
-// lower-cased, it contains one of secretParts, or one of its words (split
+// lower-cased and with every byte but letters and digits read as _, it
+// contains one of secretParts, or one of its words (split
 // at anything but letters and digits, and at camelCase: see camelBreak
 // and acronymBreak) is one of secretWords: short words that as substrings
 // would match too much ("key" in "monkey", "pin" in "shipping").
@@ -141,8 +142,11 @@ func secretName(name string) bool {
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if 'A' <= c && c <= 'Z' {
+		switch {
+		case 'A' <= c && c <= 'Z':
 			c += 'a' - 'A'
+		case !alnum(c):
+			c = '_' // security-code and security.code are security_code
 		}
 		low[i] = c
 	}

@@ -166,3 +166,25 @@ func TestSecretName_CodesAndPhrasesOtherwiseNamed(t *testing.T) {
 		assert.False(t, secretName(name), name)
 	}
 }
+
+// TestSecretName_SeparatedOtherwise: the secret names written with _
+// (security_code, one_time_code, seed_phrase…) are as secret written with
+// another separator, as kebab-case APIs and dotted names write them (found
+// by review: "security-code", whose words are "security" and "code", was
+// not secret, and a card's security code seen three times became an enum
+// value of the learned schema; "x-api-key" was, by its word "key").
+func TestSecretName_SeparatedOtherwise(t *testing.T) {
+	for _, name := range []string{"security-code", "Security-Code", "security.code", "verification-code", "recovery-code",
+		"one-time-code", "verify-code", "sms-code", "two-factor-code", "backup-code", "seed-phrase", "recovery-phrase",
+		"card.security.code", "api-key"} {
+		assert.True(t, secretName(name), name)
+	}
+	for _, name := range []string{"country-code", "postal-code", "promo-code", "status.code", "search-phrase", "one-time-payment", "backup-enabled"} {
+		assert.False(t, secretName(name), name)
+	}
+	var bodies []string
+	for i := 0; i < 24; i++ {
+		bodies = append(bodies, `{"security-code":"`+[]string{"737", "123"}[i%2]+`"}`)
+	}
+	assert.NotContains(t, jsonOf(t, only(t, Limits{}, posts(bodies...)...).Schema), "737", "no value is kept under a secret name")
+}
