@@ -148,14 +148,26 @@ func collapse(gs []*group) bool {
 			if i > 0 && b[0].segs[i-1].param == "" {
 				prev = b[0].segs[i-1].static
 			}
-			unique := uniqueParam(b[0].segs, string(paramName(nil, prev)))
+			// The names are new to every route of the bucket, not only to
+			// the first: the parameters after segment i are alike in shape,
+			// not in name, where they are named after segment i or number
+			// an id after it (/alice/{aliceId}/{id} and /~/{id}/{id2}).
+			// The parameter after segment i is renamed below: its name is
+			// free.
+			var kept []templateSegment
+			for _, g := range b {
+				for j, s := range g.segs {
+					if j != i+1 {
+						kept = append(kept, s)
+					}
+				}
+			}
+			unique := uniqueParam(kept, string(paramName(nil, prev)))
 			// A parameter after it was named after the segment, a value:
 			// it is named after nothing now, as after any parameter.
 			next := ""
 			if i+1 < len(b[0].segs) && b[0].segs[i+1].param != "" {
-				rest := slices.Clone(b[0].segs)
-				rest[i], rest[i+1] = templateSegment{param: unique}, templateSegment{}
-				next = uniqueParam(rest, string(paramName(nil, "")))
+				next = uniqueParam(append(kept, templateSegment{param: unique}), string(paramName(nil, "")))
 			}
 			for _, g := range b {
 				g.segs = slices.Clone(g.segs)

@@ -306,3 +306,24 @@ func assertAccepts(t *testing.T, c Learned, bodies ...string) {
 		assert.True(t, s.Validate(doc, rep), "the learned schema rejects a body it was learned from: %v\nbody %s\nschema %s", problems, b, jsonOf(t, c.Schema))
 	}
 }
+
+// TestInfer_CollapsedNamesNewToEveryRoute: the parameters after a
+// collapsed segment are alike in shape, not in name: after a word they are
+// named after it, after "~" they number an id (/alice/{aliceId}/{id},
+// /~/{id}/{id2}). The names were made unique in the first route only, so
+// /~/1/1's became /{id2}/{id3}/{id2}, the contract kept for all of them: an
+// endpoint that does not load, on which learn merge failed (eleven
+// unmatched requests were enough).
+func TestInfer_CollapsedNamesNewToEveryRoute(t *testing.T) {
+	var reqs []request
+	for i, n := range append(strings.Fields("alice bob carol dave erin frank grace heidi ivan judy"), "~") {
+		reqs = append(reqs, request{method: "PUT", path: "/" + n + "/1/1", body: `{"x":1}`, at: epoch.Add(time.Duration(i))})
+	}
+	cs := learn(t, Limits{}, reqs...).Contracts()
+	require.Len(t, cs, 1)
+	assert.EqualValues(t, 11, cs[0].Samples)
+	_, ok := parseTemplate(cs[0].Endpoint)
+	assert.True(t, ok, "%s: an endpoint", cs[0].Endpoint)
+	_, err := WriteContracts(t.TempDir(), cs, WriteOptions{})
+	assert.NoError(t, err)
+}
