@@ -211,6 +211,14 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 	if _, err := paths.ParsePattern(rj.Template); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
+	// As a contract's endpoint writes it: a static segment that escapes
+	// a dot segment (/a/%2e) is one, the learner never writes, and no
+	// endpoint (/a/.).
+	if segs, ok := parseTemplate(rj.Template); !ok {
+		return nil, errors.New("template: not an endpoint")
+	} else if _, err := paths.ParsePattern(joinTemplate(segs)); err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
 	if rj.Samples < 0 || rj.Last.Before(rj.First) {
 		return nil, errors.New("samples or times out of order")
 	}

@@ -21,6 +21,8 @@ func TestUnmarshal_Rejects(t *testing.T) {
 		"counts that do not add":   strings.Replace(valid, `"seen":3,"str":3`, `"seen":4,"str":3`, 1),
 		"negative counts":          strings.Replace(valid, `"seen":3,"str":3`, `"seen":-3,"str":-3`, 1),
 		"a bad template":           strings.Replace(valid, `/a/{id}`, `a/{id`, 1),
+		"an escaped dot segment":   strings.Replace(valid, `/a/{id}`, `/a/%2e/{id}`, 1),
+		"two escaped dots":         strings.Replace(valid, `/a/{id}`, `/a/%2E%2e`, 1),
 		"a lower-case method":      strings.Replace(valid, `"POST"`, `"post"`, 1),
 		"more route samples":       strings.Replace(valid, `"samples":3,"routes"`, `"samples":2,"routes"`, 1),
 		"last before first":        strings.Replace(valid, `"last":"2026-01-01T00:00:01Z"`, `"last":"2025-01-01T00:00:00Z"`, 1),
