@@ -383,3 +383,19 @@ func TestWriteContracts_EditAboveTheChecksum(t *testing.T) {
 		})
 	}
 }
+
+// TestSummary_OneLinePerContract: an export read from a service may hold
+// any byte in a template's static segment (/%1B[2J is an endpoint): the
+// summary printed it as it was, a terminal's control sequence or a line
+// break in the command's output; the details were escaped already.
+func TestSummary_OneLinePerContract(t *testing.T) {
+	sum := learn.Summary{Changes: []learn.Change{
+		{Kind: learn.Added, Method: "POST", Endpoint: "/\x1b[2J\nnew       GET /fake", File: "contracts/post_2jnewgetfake.yaml"},
+		{Kind: learn.Review, Method: "PUT", Endpoint: "/a", File: "contracts/a\r.yaml.learned", Existing: "contracts/a\r.yaml"},
+	}}
+	out := sum.String()
+	assert.NotContains(t, out, "\x1b")
+	assert.NotContains(t, out, "\r")
+	assert.Equal(t, 3, strings.Count(out, "\n"), "%q", out)
+	assert.Contains(t, out, `new       POST /\u001b[2J\u000anew       GET /fake: contracts/post_2jnewgetfake.yaml`)
+}

@@ -88,16 +88,19 @@ func (s Summary) Count(k ChangeKind) int {
 }
 
 // String is the summary for a person: one line per contract, with its
-// details indented below, then the totals.
+// details indented below, then the totals. What an export or a file name
+// says is written as comments are (commentSafe): an endpoint of an export
+// from anywhere, or a file of the folder, cannot end a line or send a
+// terminal its control sequences.
 func (s Summary) String() string {
 	var b strings.Builder
 	for _, c := range s.Changes {
-		fmt.Fprintf(&b, "%-9s %s %s", c.Kind, c.Method, c.Endpoint)
+		fmt.Fprintf(&b, "%-9s %s", c.Kind, commentSafe(c.Method+" "+c.Endpoint))
 		switch c.Kind {
 		case Review:
-			fmt.Fprintf(&b, ": differs from %s, written to %s for review", c.Existing, c.File)
+			fmt.Fprintf(&b, ": differs from %s, written to %s for review", commentSafe(c.Existing), commentSafe(c.File))
 		default:
-			fmt.Fprintf(&b, ": %s", c.File)
+			fmt.Fprintf(&b, ": %s", commentSafe(c.File))
 		}
 		b.WriteByte('\n')
 		for _, d := range c.Details {
