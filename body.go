@@ -114,11 +114,33 @@ func mediaType(h http.Header) (isJSON bool, bad string) {
 	case !isJSON:
 		bad = "Content-Type must be application/json"
 	default:
-		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		// A charset in RFC 2231's form (charset*=utf-8''utf-8, charset*0=…)
+		// is refused whatever it says: mime reads it over a plain charset=
+		// beside it, which Express and Spring read instead (and decode the
+		// body as: "charset=utf-7; charset*=utf-8''utf-8" is utf-8 here,
+		// UTF-7 to express.json()).
+		if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") || rfc2231Charset(vals[0]) {
 			bad = "charset must be utf-8"
 		}
 	}
 	return isJSON, bad
+}
+
+// rfc2231Charset reports whether a Content-Type has a charset parameter
+// in RFC 2231's form: "charset*", in any letter case.
+func rfc2231Charset(ct string) bool {
+	const name = "charset"
+	for i := 0; i < len(ct); i++ {
+		j := strings.IndexByte(ct[i:], '*')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i >= len(name) && strings.EqualFold(ct[i-len(name):i], name) {
+			return true
+		}
+	}
+	return false
 }
 
 func isJSONType(mt string) bool {

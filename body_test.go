@@ -177,6 +177,31 @@ func TestBody_MediaTypes(t *testing.T) {
 	rejected(t, w, 415, CodeUnsupportedMediaType)
 }
 
+// TestBody_CharsetInRFC2231Form: mime.ParseMediaType reads RFC 2231
+// parameters (charset*=…, charset*0=…) over a plain charset= beside them,
+// which Express (the content-type package) and Spring do not read at all:
+// with "charset=utf-7; charset*=utf-8'en'utf-8" the guard read utf-8 and
+// checked the bytes as they are, while express.json() decodes them as
+// UTF-7, where "+ACI-" is a quote: {"name":"x+ACI-,+ACI-role+ACI-:+ACI-admin"}
+// is {"name":"x","role":"admin"} to the handler. A charset in that form is
+// refused, whatever it says.
+func TestBody_CharsetInRFC2231Form(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: map[string]any{
+		"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "additionalProperties": false}}}})
+	h := g.Middleware(&echo{})
+	body := `{"name":"x+ACI-,+ACI-role+ACI-:+ACI-admin"}`
+	for _, ct := range []string{
+		"application/json; charset=utf-7; charset*=utf-8''utf-8",
+		"application/json; charset*=utf-8''utf-8; charset=utf-7",
+		"application/json; charset=utf-7; charset*0=utf-8",
+		"application/json; charset=utf-7; CHARSET*0*=utf-8''utf-8",
+		"application/json; charset*=utf-8''utf-8",
+	} {
+		rejected(t, send(h, "POST", "/t", body, "Content-Type", ct), 415, CodeUnsupportedMediaType)
+	}
+	assert.Equal(t, 200, send(h, "POST", "/t", body, "Content-Type", "application/json; charset=utf-8").Code)
+}
+
 // gzipped and deflated compress b as a client would.
 func gzipped(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer

@@ -627,6 +627,31 @@ func TestServe_Gzip(t *testing.T) {
 	assert.Equal(t, before, h.counts(t).Total)
 }
 
+// TestServe_CharsetInRFC2231Form: express.json() decodes a body in the
+// charset its Content-Type names, UTF-7 included, where "+ACI-" is a
+// quote; Go's mime reads "charset*=utf-8'en'utf-8" over the plain charset
+// beside it. Sent to Express itself, the body below names the user
+// "root", which the contract forbids; the guard, which read it as UTF-8,
+// saw "Ada+ACI-,…". It is refused, and never reaches the host.
+func TestServe_CharsetInRFC2231Form(t *testing.T) {
+	h := startHost(t, "express")
+	p := startProxy(t, h.url, e2eContracts(t))
+	body := `{"email":"ada@example.com","name":"Ada+ACI-,+ACI-name+ACI-:+ACI-root"}`
+	ct := map[string]string{"Content-Type": "application/json; charset=utf-7; charset*=utf-8'en'utf-8"}
+
+	res := post(t, h.url+"/api/users", body, ct)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(res.body, &v))
+	assert.Equal(t, map[string]any{"email": "ada@example.com", "name": "root"}, v["body"], "what Express reads")
+
+	before := h.counts(t).Total
+	res = post(t, p.url+"/api/users", body, ct)
+	assert.Equal(t, http.StatusUnsupportedMediaType, res.status, "%s", res.body)
+	assert.Equal(t, "UNSUPPORTED_MEDIA_TYPE", codeOf(res.body))
+	assert.Equal(t, before, h.counts(t).Total, "Express got a body it reads otherwise than the guard")
+}
+
 // TestServe_DeflateThatIsJSON: Fastify does not decode a request's
 // Content-Encoding and parses the bytes as they came. A raw deflate body
 // of stored blocks can be JSON as it is: decoded, it is the document the
