@@ -58,7 +58,8 @@ type Options struct {
 	// NO_CONTRACT, instead of passing them through.
 	RequireContract bool
 	// MaxBodyBytes is the largest body accepted (413 above); 0 means
-	// DefaultMaxBodyBytes.
+	// DefaultMaxBodyBytes. A body of more than 4 GiB - 1 bytes that it
+	// allows is not parsed: 400 MALFORMED_JSON.
 	MaxBodyBytes int64
 	// MaxDepth is the deepest nesting of arrays and objects accepted (400
 	// MALFORMED_JSON deeper); 0 means DefaultMaxDepth, at most 10000.

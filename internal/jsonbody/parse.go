@@ -20,6 +20,8 @@ package jsonbody
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -34,6 +36,11 @@ const MaxNumberLen = 1000
 // minimum, maximum and integer checks) takes tens of milliseconds and
 // hundreds of kilobytes. 1000 is far beyond float64's range (1e308).
 const MaxExponent = 1000
+
+// MaxLen is the longest body Parse reads, in bytes: the tape holds
+// offsets into the body (and into the text of its unescaped strings) in
+// 32 bits.
+const MaxLen = math.MaxUint32
 
 // MaxDepthLimit is the largest maxDepth Parse honours: jsontext refuses to
 // nest deeper than this whatever it is asked.
@@ -137,6 +144,11 @@ func (p *parser) parse(data []byte, maxDepth int) (*Doc, error) {
 			}
 		}
 	}()
+	if uint64(len(data)) > MaxLen {
+		// Its offsets would wrap: names and strings read from elsewhere in
+		// the body than where they are.
+		return nil, &Error{Message: fmt.Sprintf("a body of more than %d bytes cannot be parsed", uint64(MaxLen))}
+	}
 	if d, ok := p.build(data, maxDepth); ok {
 		return d, nil
 	}

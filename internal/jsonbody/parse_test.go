@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -324,4 +326,29 @@ func TestRaw_EveryValue(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, strings.TrimSpace(scalar), string(doc.Root().Raw()))
 	}
+}
+
+// TestParse_BodyOver4GiB: the tape's offsets are 32 bits; a body longer
+// than that (a guard with MaxBodyBytes above 4 GiB) was read with its
+// offsets wrapped: in {"a":"x…x","b":"admin"} with 4 GiB of x, the name
+// "b" read as the byte 4 GiB before it, an "x", and its value as x's. It
+// is refused. It needs 4 GiB of memory and about 10 s, so it runs only
+// with CONTRACTGUARD_HUGE=1.
+func TestParse_BodyOver4GiB(t *testing.T) {
+	if os.Getenv("CONTRACTGUARD_HUGE") != "1" {
+		t.Skip("needs 4 GiB of memory: set CONTRACTGUARD_HUGE=1 to run it")
+	}
+	want := uint64(MaxLen) + 64
+	if want > math.MaxInt {
+		t.Skip("a 32-bit platform: no slice is that long")
+	}
+	n := int(want)
+	b := make([]byte, 0, n+64)
+	b = append(b, `{"a":"`...)
+	b = append(b, bytes.Repeat([]byte("x"), n-len(b))...)
+	b = append(b, `","b":"admin"}`...)
+	_, err := Parse(b, 64)
+	var pe *Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "a body of more than 4294967295 bytes cannot be parsed", pe.Message)
 }
