@@ -202,6 +202,27 @@ func TestBody_CharsetInRFC2231Form(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/t", body, "Content-Type", "application/json; charset=utf-8").Code)
 }
 
+// TestBody_NoBodyStaysNoBody: a request without a body reaches the
+// handler with http.NoBody, as Go's server gives it, on the guard's first
+// pass and on a later one (a guard inside another of its own); it got a
+// reader of no bytes, which a handler testing r.Body == http.NoBody reads
+// as a body sent, and which a request made from it sends chunked.
+func TestBody_NoBodyStaysNoBody(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "GET"}, {Endpoint: "/t", Method: "POST"}}})
+	for _, method := range []string{"GET", "POST"} {
+		for name, wrap := range map[string]func(http.Handler) http.Handler{
+			"first pass": g.Middleware,
+			"later pass": func(h http.Handler) http.Handler { return g.Middleware(g.Middleware(h)) },
+		} {
+			e := &echo{}
+			assert.Equal(t, 200, send(wrap(e), method, "/t", "").Code)
+			require.Equal(t, 1, e.calls)
+			assert.Equal(t, http.NoBody, e.r.Body, "%s, %s", method, name)
+			assert.Zero(t, e.r.ContentLength)
+		}
+	}
+}
+
 // gzipped and deflated compress b as a client would.
 func gzipped(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer

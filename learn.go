@@ -258,10 +258,8 @@ func (g *Guard) learnFrom(w http.ResponseWriter, r *http.Request, next http.Hand
 	}
 	st := &state{guard: g, raw: raw, plain: plain}
 	parsed := st.parse(g.opts.MaxDepth) == nil
-	b := &bodyReader{}
-	b.Reset(raw)
 	r2 := r.WithContext(r.Context())
-	r2.Body, r2.ContentLength = b, int64(len(raw))
+	r2.Body, r2.ContentLength = checkedBody(raw, nil), int64(len(raw))
 	next.ServeHTTP(w, r2)
 	if parsed {
 		g.learner.Observe(r.Method, routerPatternOf(r2), r.URL.EscapedPath(), st.doc.Root(), time.Now())

@@ -3,6 +3,7 @@ package contractguard
 import (
 	"bytes"
 	"context"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -161,16 +162,28 @@ func (st *state) pass(r *http.Request, first bool) *http.Request {
 		if st.early { // the body was given back as it came (Guard.early)
 			return r.WithContext(&st.ctx)
 		}
-		st.body.Reset(st.raw)
 		st.req = *r.WithContext(&st.ctx) // inlined: its copy stays on the stack
-		st.req.Body, st.req.ContentLength = &st.body, int64(len(st.raw))
+		st.req.Body, st.req.ContentLength = checkedBody(st.raw, &st.body), int64(len(st.raw))
 		return &st.req
 	}
-	b := new(bodyReader)
-	b.Reset(st.raw)
 	r2 := r.WithContext(r.Context())
-	r2.Body, r2.ContentLength = b, int64(len(st.raw))
+	r2.Body, r2.ContentLength = checkedBody(st.raw, nil), int64(len(st.raw))
 	return r2
+}
+
+// checkedBody is the body a request passes on with: raw in b (nil: a new
+// one), or http.NoBody for no bytes, as Go's server gives a request
+// without a body (a handler may test for it; a request made from one
+// with another empty body is sent chunked).
+func checkedBody(raw []byte, b *bodyReader) io.ReadCloser {
+	if len(raw) == 0 {
+		return http.NoBody
+	}
+	if b == nil {
+		b = new(bodyReader)
+	}
+	b.Reset(raw)
+	return b
 }
 
 // request is one request as invariants see it, and what one run works
