@@ -259,15 +259,17 @@ func fetch(url string, hdr http.Header, timeout time.Duration) ([]byte, error) {
 }
 
 // sameHostHeaders is a CheckRedirect that sends the -H headers (a token,
-// an API key) only to the host they were given for: Go's client drops
-// Authorization and Cookie on a redirect to another host, and copies every
-// other header, X-Api-Key with them.
+// an API key) only to the host they were given for, and never in clear
+// when they were given for https: Go's client drops Authorization and
+// Cookie on a redirect to another host, copies every other header,
+// X-Api-Key with them, and copies them all to the same host over http.
 func sameHostHeaders(hdr http.Header) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("stopped after 10 redirects")
 		}
-		if req.URL.Host != via[0].URL.Host {
+		first := via[0].URL
+		if req.URL.Host != first.Host || req.URL.Scheme != first.Scheme && req.URL.Scheme != "https" {
 			for name := range hdr {
 				req.Header.Del(name)
 			}

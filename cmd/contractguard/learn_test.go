@@ -176,6 +176,33 @@ func TestLearnMerge_HeadersStayWithTheirHost(t *testing.T) {
 	}
 }
 
+// TestLearnMerge_HeadersNotSentInClear: a redirect from https to http on
+// the same host (a server's http listener, a downgrade in between) gets
+// none of the -H headers, which Go's client would copy (Authorization
+// too: it compares hosts only); one from http to https keeps them.
+func TestLearnMerge_HeadersNotSentInClear(t *testing.T) {
+	hdr := http.Header{"Authorization": {"Bearer t"}, "X-Api-Key": {"k"}}
+	for _, tc := range []struct {
+		from, to string
+		kept     bool
+	}{
+		{"https://example.com/learned", "http://example.com/export", false},
+		{"https://example.com:8443/learned", "http://example.com:8443/export", false},
+		{"http://example.com/learned", "https://example.com/export", true},
+		{"https://example.com/learned", "https://example.com/export", true},
+		{"http://example.com/learned", "http://example.com/export", true},
+	} {
+		first, err := http.NewRequest("GET", tc.from, nil)
+		require.NoError(t, err)
+		next, err := http.NewRequest("GET", tc.to, nil)
+		require.NoError(t, err)
+		next.Header = hdr.Clone()
+		require.NoError(t, sameHostHeaders(hdr)(next, []*http.Request{first}))
+		assert.Equal(t, tc.kept, next.Header.Get("Authorization") != "", "%s -> %s: Authorization", tc.from, tc.to)
+		assert.Equal(t, tc.kept, next.Header.Get("X-Api-Key") != "", "%s -> %s: X-Api-Key", tc.from, tc.to)
+	}
+}
+
 func TestLearnMerge_Errors(t *testing.T) {
 	in := t.TempDir()
 	good := filepath.Join(in, "good.json")
