@@ -39,7 +39,7 @@ func ReadFile(ctx context.Context, name string) ([]byte, error) { return Files{}
 // before it is opened. It returns an error wrapping ErrBlocked when an
 // input
 //   - makes the path absolute (`/etc/passwd` as the whole name, or as its
-//     start);
+//     start, also as filepath.Clean writes it: `/etc//passwd`);
 //   - climbs out of the directory the application put it in with ..
 //     (`"uploads/" + input`, or filepath.Join's cleaned result, or after a
 //     percent-decoding the application did itself);
@@ -149,6 +149,24 @@ func segments(p string, each func(seg string) bool) {
 	}
 }
 
+// cleanShortens: filepath.Clean takes something off v other than a climb
+// (which the caller looks for): an empty or "." segment ("a//b", "a/./b",
+// "./a") or a separator at its end ("a/").
+func cleanShortens(v string) bool {
+	if v[0] == '.' && (len(v) == 1 || isSep(v[1])) {
+		return true
+	}
+	for i := 0; i < len(v); i++ {
+		if !isSep(v[i]) {
+			continue
+		}
+		if i+1 == len(v) || isSep(v[i+1]) || v[i+1] == '.' && (i+2 == len(v) || isSep(v[i+2])) {
+			return true
+		}
+	}
+	return false
+}
+
 func isAbsInput(v string) bool {
 	if isSep(v[0]) {
 		return true
@@ -180,7 +198,9 @@ func (pc *pathCheck) inputDecoded(v string) (why string, ok bool) {
 
 // input checks one input; ok is false when the check's work is spent.
 func (pc *pathCheck) input(v string) (why string, ok bool) {
-	if len(v) < taint.MinInputLen || len(v) > len(pc.name) && !strings.Contains(v, "..") {
+	if len(v) < taint.MinInputLen || len(v) > len(pc.name) && !strings.Contains(v, "..") && !cleanShortens(v) {
+		// Longer than the name, it is not there, nor cleaned (filepath.Clean
+		// of "/etc//passwd" is "/etc/passwd", shorter than the input).
 		return "", true
 	}
 	// What the input could do to a path, told from the input alone: most
