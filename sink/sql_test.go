@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -499,4 +500,26 @@ func TestCheckSQL_MariaDBCodeComment(t *testing.T) {
 	// An ordinary comment stays one.
 	r, _ := inputAt(t, taint.Query, "a note, M! x")
 	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT 1 /* a note, M! x */", MySQL))
+}
+
+// TestCheckSQL_FormNames: a form body's names are input, as a JSON body's
+// member names and the query's names are: handlers range over
+// r.PostForm's keys (found by a review: the form's values were inputs,
+// its names were not, so a name that ends the application's literal and
+// sets another column went through).
+func TestCheckSQL_FormNames(t *testing.T) {
+	for _, ct := range []string{"application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=utf-8"} {
+		rc := &recorder{}
+		r := &taint.Request{Method: "POST", Route: "/users/:id", Reporter: rc, Raw: []byte("name%3D%27x%27%2C+admin=1&note=hello"),
+			Header: http.Header{"Content-Type": {ct}}}
+		err := CheckSQL(ctxOf(r), "UPDATE users SET name='x', admin = ? WHERE id = 7", SQLite)
+		require.ErrorIs(t, err, ErrBlocked)
+		var be *BlockedError
+		require.ErrorAs(t, err, &be)
+		assert.Equal(t, "body key", be.Source)
+		assert.Equal(t, "", be.Input)
+		require.Len(t, rc.all(), 1)
+		// Its names as columns, one word each, are what they were.
+		assert.NoError(t, CheckSQL(ctxOf(r), "UPDATE users SET note = ? WHERE id = 7", SQLite))
+	}
 }

@@ -166,6 +166,7 @@ type Request struct {
 	params  []pair
 	cookies []pair
 	form    []pair
+	fnames  []string // the form's names, each once, in order
 	rawDoc  *jsonbody.Doc
 	rawOne  bool     // Raw is one input
 	cut     []Input  // the whole strings of a JSON text cut short (cutStrings)
@@ -203,6 +204,7 @@ func (r *Request) parseRaw() {
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		r.form = queryPairs(unsafe.String(&r.Raw[0], len(r.Raw)))
+		r.fnames = uniqueNames(r.form)
 		return
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || looksJSON(r.Raw):
 		if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
@@ -253,7 +255,8 @@ func looksJSON(b []byte) bool {
 
 // Inputs yields every input of the request at least MinInputLen bytes
 // long: the body's string values and member names (numbers, booleans and
-// null cannot carry syntax, and are left out), or a form body's fields, or
+// null cannot carry syntax, and are left out), or a form body's fields'
+// values and names, or
 // an unparsed body as one input; each query parameter's name and values;
 // the path parameters; every header's values, Host included; and each
 // cookie's value.
@@ -301,6 +304,13 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 	}
 	for _, p := range r.form {
 		if len(p.value) >= minLen && !yield(Input{Source: BodyValue, Name: p.name, Value: p.value, node: -1}) {
+			return
+		}
+	}
+	for _, name := range r.fnames {
+		// A form's names are the client's as a JSON body's member names are
+		// (r.PostForm's keys, which handlers range over).
+		if len(name) >= minLen && !yield(Input{Source: BodyKey, Value: name, node: -1}) {
 			return
 		}
 	}

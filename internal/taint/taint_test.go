@@ -116,7 +116,8 @@ func TestInputs_RawBodies(t *testing.T) {
 	}{
 		{"json by media type", "application/json", `{"a":"xyz"}`, []seen{{BodyValue, "", "xyz", "/a"}}},
 		{"json without type", "", ` ["one","two"]`, []seen{{BodyValue, "", "one", "/0"}, {BodyValue, "", "two", "/1"}}},
-		{"form", "application/x-www-form-urlencoded; charset=utf-8", "user=x%27+OR+1&pw=secret", []seen{{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "pw", "secret", "/pw"}}},
+		{"form", "application/x-www-form-urlencoded; charset=utf-8", "user=x%27+OR+1&pw=secret", []seen{{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "pw", "secret", "/pw"}, {BodyKey, "", "user", ""}, {BodyKey, "", "pw", ""}}},
+		{"form names", "application/x-www-form-urlencoded", "name%3D%27x%27%2C+admin=1&a=b&name%3D%27x%27%2C+admin=2", []seen{{BodyKey, "", "name='x', admin", ""}}},
 		{"text", "text/plain", "hello; id", []seen{{BodyValue, "", "hello; id", ""}}},
 		{"json as text", "text/plain", `{"sku":"x' OR '1'='1"}`, []seen{{BodyValue, "", "x' OR '1'='1", "/sku"}, {BodyKey, "", "sku", ""}}},
 		{"text that only starts as json", "text/plain", `{ not json`, []seen{{BodyValue, "", "{ not json", ""}}},
@@ -298,13 +299,13 @@ func TestInputsFrom_OneByte(t *testing.T) {
 	// one input.
 	for _, c := range []struct {
 		ct, body string
-		short    seen
+		short    []seen
 	}{
-		{"application/x-www-form-urlencoded", "a=*&bb=long", seen{BodyValue, "a", "*", "/a"}},
-		{"text/plain", "*", seen{BodyValue, "", "*", ""}},
+		{"application/x-www-form-urlencoded", "a=*&bb=long", []seen{{BodyValue, "a", "*", "/a"}, {BodyKey, "", "a", ""}}},
+		{"text/plain", "*", []seen{{BodyValue, "", "*", ""}}},
 	} {
 		r := &Request{Method: "POST", Route: "/r", Raw: []byte(c.body), Header: http.Header{"Content-Type": {c.ct}}}
-		want := append(collect(r), c.short)
+		want := append(collect(r), c.short...)
 		for _, minLen := range []int{1, 0, -1} {
 			var got []seen
 			r.InputsFrom(minLen, func(in Input) bool {
