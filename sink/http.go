@@ -336,9 +336,10 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 
 // inputWithHost is an input that is host, or holds it where a URL holds
 // a host: after "//", "@" or "[" (or at the start), before ":", "/", "?",
-// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end). The dots that end a
-// fully qualified name ("localhost.", which resolves as localhost) are the
-// host's, which comes without them. A host named in prose ("ask
+// "#", "]", "%" (an IPv6 zone) or "\\" (or at the end), and after "//"
+// before any byte no host holds (a URL in text: "see http://HOST now").
+// The dots that end a fully qualified name ("localhost.", which resolves
+// as localhost) are the host's, which comes without them. A host named in prose ("ask
 // localhost's admin") or inside a longer name (db in feedback, in
 // db.example) is not the input's doing. The request's own Host header
 // counts only with the port too (port is the URL's, or its scheme's
@@ -397,12 +398,44 @@ func holdsHost(v, host string) bool {
 			j++ // the root of a fully qualified name: "localhost." is localhost
 		}
 		before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
-		after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0
+		after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0 ||
+			!hostByte(v[j]) && inAuthority(v, i)
 		if before && after {
 			return true
 		}
 		from = i + 1
 	}
+}
+
+// inAuthority: the host at v[i] follows "//", or the userinfo of "//…@":
+// it is a URL's, wherever the URL ends. An application that finds a URL
+// in text ends it at the first byte that no URL's host holds ("see
+// http://HOST now", "(http://HOST)", "<a href="http://HOST">").
+func inAuthority(v string, i int) bool {
+	if i >= 2 && v[i-2:i] == "//" {
+		return true
+	}
+	if i == 0 || v[i-1] != '@' {
+		return false
+	}
+	// Back over the userinfo, which holds no '/', '@', '?', '#' or blank:
+	// each look stops at the '@' before, so a long run of them is read
+	// once, not once per '@'.
+	for k := i - 2; k >= 0; k-- {
+		switch c := v[k]; {
+		case c == '/':
+			return k >= 1 && v[k-1] == '/'
+		case c == '@' || c == '?' || c == '#' || c <= ' ':
+			return false
+		}
+	}
+	return false
+}
+
+// hostByte: c may go on with a host name (a byte of other than ASCII
+// too: net/http maps such a name by IDNA).
+func hostByte(c byte) bool {
+	return c == '-' || c == '_' || c == '~' || isDigit(c) || ('a' <= c|0x20 && c|0x20 <= 'z') || c >= 0x80
 }
 
 // inputNotASCII is the first input that holds a byte of other than ASCII

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -547,4 +548,57 @@ func TestTransport_CaseMappedInput(t *testing.T) {
 		assertBlocked(t, err, rc, taint.Query, c.in, "http")
 	}
 	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+}
+
+// TestTransport_URLInText: a host after "//" is a URL's wherever the URL
+// ends: an application that finds links in text (a link preview) ends
+// the URL at a blank, a comma, a parenthesis or a quote, none of which
+// counted as the end of a host (found by a review: "see
+// http://169.254.169.254 thanks", its link fetched, reached the metadata
+// service).
+func TestTransport_URLInText(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	link := regexp.MustCompile(`https?://[^\s,()<>"']+`)
+	p := n.internalPort
+	for _, in := range []string{
+		"look: http://127.0.0.1:" + p + " thanks",
+		"see http://localhost:" + p + ", it is up",
+		"(see http://evil.example:" + p + ")",
+		`<a href="http://127.0.0.1:` + p + `">x</a>`,
+		"http://user@localhost:" + p + "\nmore",
+		"look: http://169.254.169.254 thanks",
+		"see http://10.0.0.1, please",
+		"(http://user@10.0.0.1)",
+	} {
+		u := link.FindString(in)
+		require.NotEmpty(t, u, in)
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			_, err := fetch(ctxOf(r), c, u)
+			assertBlocked(t, err, rc, src, in, "http")
+		}
+	}
+	assert.Zero(t, n.internalHits.Load())
+	// A public link in text goes; the application's own call to an
+	// internal service is not the input's doing when the text names
+	// another host, or the same one in prose.
+	r, rc := inputAt(t, taint.BodyValue, "see http://api.example.com, thanks")
+	body, err := fetch(ctxOf(r), c, "http://api.example.com/")
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	assert.Empty(t, rc.all())
+	// The look back over a userinfo stops at the '@' before it: a long run
+	// of them is read once (with a look back to "//" for each, this input
+	// took minutes).
+	assert.False(t, holdsHost(strings.Repeat("a@localhost ", 200_000), "localhost"))
+	for _, in := range []string{"see http://127.0.0.10 now", "http://127.0.0.1x.example now", "127.0.0.1 is home", "mail bob@127.0.0.1 now", "http://x/bob@127.0.0.1 now"} {
+		r, _ := inputAt(t, taint.Query, in)
+		body, err := fetch(ctxOf(r), c, n.internal.URL+"/health")
+		require.NoError(t, err, in)
+		assert.Equal(t, "internal secret", body)
+	}
 }
