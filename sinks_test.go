@@ -474,3 +474,33 @@ func TestSinks_ChiParamsOutliveTheRequest(t *testing.T) {
 	assert.ErrorIs(t, (<-later)(), sink.ErrBlocked)
 	assert.NoError(t, (<-later)())
 }
+
+// TestSinks_FormFieldsReachTheSinks: a form's fields reach the sinks as
+// r.FormValue reads them, urlencoded or multipart, names and values (found
+// by a review: a multipart body was one input, whole, so a field r.FormValue
+// read went into a query unchecked, and of a urlencoded form only the
+// values counted).
+func TestSinks_FormFieldsReachTheSinks(t *testing.T) {
+	g, _ := sinkGuard(t, func(o *Options) {
+		o.Contracts = []Contract{{Endpoint: "/search", Method: "POST"}} // no schema: any media type
+	})
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.FormValue("name") // either form
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM users WHERE name = '"+name+"'", sink.SQLite))
+		for k := range r.PostForm {
+			if k != "name" {
+				errs = append(errs, sink.CheckSQL(r.Context(), "UPDATE users SET "+k+" = 1 WHERE id = 7", sink.SQLite))
+			}
+		}
+	}))
+	multi := "--XX\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx' OR '1'='1\r\n--XX--\r\n"
+	require.Equal(t, 200, send(h, "POST", "/search", multi, "Content-Type", "multipart/form-data; boundary=XX").Code)
+	require.Equal(t, 200, send(h, "POST", "/search", "name=x%27+OR+%271%27%3D%271", "Content-Type", "application/x-www-form-urlencoded").Code)
+	require.Equal(t, 200, send(h, "POST", "/search", "name=ada&admin%3D1%2C+role=1", "Content-Type", "application/x-www-form-urlencoded").Code)
+	require.Len(t, errs, 4)
+	assert.ErrorIs(t, errs[0], sink.ErrBlocked, "a multipart field")
+	assert.ErrorIs(t, errs[1], sink.ErrBlocked, "a urlencoded field")
+	assert.NoError(t, errs[2])
+	assert.ErrorIs(t, errs[3], sink.ErrBlocked, "a urlencoded field's name")
+}

@@ -14,7 +14,9 @@ package taint
 import (
 	"bytes"
 	"context"
+	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -196,15 +198,22 @@ func (r *Request) prepare() {
 }
 
 // parseRaw reads a body the guard left unparsed: a form (by its media
-// type), JSON (by its media type, or by its first byte whatever the media
-// type says: a handler may decode JSON sent as text/plain), or else one
-// input.
+// type: urlencoded, or multipart, whose fields r.FormValue reads as it
+// reads a urlencoded form's), JSON (by its media type, or by its first
+// byte whatever the media type says: a handler may decode JSON sent as
+// text/plain), or else one input.
 func (r *Request) parseRaw() {
-	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
 		r.form = queryPairs(unsafe.String(&r.Raw[0], len(r.Raw)))
 		r.fnames = uniqueNames(r.form)
+		return
+	case mt == "multipart/form-data" || mt == "multipart/mixed":
+		// Its parts, and the body whole as before.
+		r.form = multipartPairs(r.Raw, params["boundary"])
+		r.fnames = uniqueNames(r.form)
+		r.rawOne = true
 		return
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || looksJSON(r.Raw):
 		if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
@@ -214,6 +223,39 @@ func (r *Request) parseRaw() {
 		r.cut, r.cutPtrs = cutStrings(r.Raw)
 	}
 	r.rawOne = true
+}
+
+// multipartPairs are the fields of a multipart body as a handler reads
+// them (r.FormValue, r.MultipartForm, r.MultipartReader): each part's form
+// name and content, decoded as the multipart reader decodes it
+// (quoted-printable), and a file part's name as FileName gives it; as far
+// as the body reads as multipart. A body cut short (read up to the size
+// limit) is read as if a closing delimiter followed it: the reader holds
+// back a part's last bytes until it sees what follows them, and they are
+// the part's. The contents are copies: at most the body's size.
+func multipartPairs(b []byte, boundary string) []pair {
+	if boundary == "" {
+		return nil
+	}
+	mr := multipart.NewReader(io.MultiReader(bytes.NewReader(b), strings.NewReader("\r\n--"+boundary+"--\r\n")), boundary)
+	var ps []pair
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			return ps
+		}
+		name := p.FormName()
+		v, err := io.ReadAll(p)
+		if len(v) > 0 {
+			ps = append(ps, pair{name, unsafe.String(&v[0], len(v))})
+		}
+		if fn := p.FileName(); fn != "" {
+			ps = append(ps, pair{name, fn})
+		}
+		if err != nil {
+			return ps
+		}
+	}
 }
 
 // cutStrings are the whole strings, names and values, of a JSON text up
@@ -256,7 +298,7 @@ func looksJSON(b []byte) bool {
 // Inputs yields every input of the request at least MinInputLen bytes
 // long: the body's string values and member names (numbers, booleans and
 // null cannot carry syntax, and are left out), or a form body's fields'
-// values and names, or
+// values and names (urlencoded or multipart), or
 // an unparsed body as one input; each query parameter's name and values;
 // the path parameters; every header's values, Host included; and each
 // cookie's value.

@@ -109,6 +109,14 @@ func TestInputs_QueryAsURLParseQuery(t *testing.T) {
 	}
 }
 
+// mpBody is a multipart form: a field, a quoted-printable one (the
+// multipart reader decodes it), a file with a path for its name (the
+// reader keeps its base).
+const mpBody = "--XX\r\nContent-Disposition: form-data; name=\"user\"\r\n\r\nx' OR 1\r\n" +
+	"--XX\r\nContent-Disposition: form-data; name=\"note\"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\na=3Db\r\n" +
+	"--XX\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"../../.env\"\r\nContent-Type: text/csv\r\n\r\nid,name\n1,x\r\n" +
+	"--XX--\r\n"
+
 func TestInputs_RawBodies(t *testing.T) {
 	cases := []struct {
 		name, ct, body string
@@ -118,6 +126,14 @@ func TestInputs_RawBodies(t *testing.T) {
 		{"json without type", "", ` ["one","two"]`, []seen{{BodyValue, "", "one", "/0"}, {BodyValue, "", "two", "/1"}}},
 		{"form", "application/x-www-form-urlencoded; charset=utf-8", "user=x%27+OR+1&pw=secret", []seen{{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "pw", "secret", "/pw"}, {BodyKey, "", "user", ""}, {BodyKey, "", "pw", ""}}},
 		{"form names", "application/x-www-form-urlencoded", "name%3D%27x%27%2C+admin=1&a=b&name%3D%27x%27%2C+admin=2", []seen{{BodyKey, "", "name='x', admin", ""}}},
+		{"multipart", "multipart/form-data; boundary=XX", mpBody, []seen{
+			{BodyValue, "", mpBody, ""},
+			{BodyValue, "user", "x' OR 1", "/user"}, {BodyValue, "note", "a=b", "/note"},
+			{BodyValue, "doc", "id,name\n1,x", "/doc"}, {BodyValue, "doc", ".env", "/doc"},
+			{BodyKey, "", "user", ""}, {BodyKey, "", "note", ""}, {BodyKey, "", "doc", ""}}},
+		{"multipart cut short", "multipart/form-data; boundary=XX", mpBody[:60], []seen{
+			{BodyValue, "", mpBody[:60], ""}, {BodyValue, "user", "x' OR 1", "/user"}, {BodyKey, "", "user", ""}}},
+		{"multipart without a boundary", "multipart/form-data", mpBody, []seen{{BodyValue, "", mpBody, ""}}},
 		{"text", "text/plain", "hello; id", []seen{{BodyValue, "", "hello; id", ""}}},
 		{"json as text", "text/plain", `{"sku":"x' OR '1'='1"}`, []seen{{BodyValue, "", "x' OR '1'='1", "/sku"}, {BodyKey, "", "sku", ""}}},
 		{"text that only starts as json", "text/plain", `{ not json`, []seen{{BodyValue, "", "{ not json", ""}}},
