@@ -236,9 +236,6 @@ func (t *transport) checkedDial(ctx context.Context, network, addr string) (net.
 			first = err
 		}
 	}
-	if first == nil {
-		first = &net.AddrError{Err: "no addresses", Addr: addr}
-	}
 	return nil, first
 }
 
@@ -266,6 +263,12 @@ func (t *transport) resolveChecked(ctx context.Context, di *dialInfo, network, a
 		ips, err = t.resolver.LookupNetIP(ctx, ipnet, host)
 		if err != nil {
 			return nil, err
+		}
+		if len(ips) == 0 {
+			// A Resolver of the application's that finds nothing and says
+			// nothing wrong: no address was checked, and a dial by the name
+			// (the base RoundTripper's) would look it up again.
+			return nil, &net.AddrError{Err: "no addresses", Addr: addr}
 		}
 	}
 	reported := false // report-only: the call is reported for each address

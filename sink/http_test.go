@@ -302,6 +302,40 @@ func TestTransport_OtherRoundTripper(t *testing.T) {
 	assert.Zero(t, n.internalHits.Load())
 }
 
+// A Resolver that finds no address and says nothing wrong: the host is
+// not sent on unchecked to a dial that looks it up again (the base
+// RoundTripper's, or the dial of *http.Transport's clone): the call fails.
+func TestTransport_ResolverWithoutAddresses(t *testing.T) {
+	var dialled atomic.Int64
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialled.Add(1)
+		return nil, errors.New("dialled " + addr)
+	}
+	var sent atomic.Int64
+	other := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return nil, errors.New("sent to " + r.URL.Host)
+	})
+	for name, rt := range map[string]http.RoundTripper{
+		"other":     Transport(other, WithResolver(noAddresses{})),
+		"transport": Transport(&http.Transport{DisableKeepAlives: true}, WithResolver(noAddresses{}), WithDialer(dial)),
+	} {
+		u := "http://evil.example/"
+		r, _ := inputAt(t, taint.Header, u)
+		_, err := fetch(ctxOf(r), &http.Client{Transport: rt}, u)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "no address", name)
+	}
+	assert.Zero(t, sent.Load(), "requests sent to the other RoundTripper")
+	assert.Zero(t, dialled.Load(), "dials")
+}
+
+type noAddresses struct{}
+
+func (noAddresses) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	return nil, nil
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
