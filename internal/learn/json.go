@@ -168,8 +168,8 @@ func (o *Observations) UnmarshalJSON(data []byte) error {
 	lj := doc.Limits
 	lim := Limits{lj.Routes, lj.Properties, lj.Depth, lj.EnumValues, lj.EnumMinSamples, lj.StableSamples, lj.MaxBytes, lj.SampleRate}.withDefaults()
 	n := newObservations(lim)
-	if doc.Samples < 0 {
-		return errors.New("learned observations: negative samples")
+	if doc.Samples < 0 || doc.Samples > maxCount {
+		return errors.New("learned observations: samples out of range")
 	}
 	n.samples = doc.Samples
 	if doc.RouteCut != nil {
@@ -186,10 +186,10 @@ func (o *Observations) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("learned observations: route %s listed twice", r.key.name)
 		}
 		n.routes[r.key.name] = r
+		if r.samples > n.samples-kept { // kept <= n.samples: this cannot wrap
+			return errors.New("learned observations: routes have more samples than the document")
+		}
 		kept += r.samples
-	}
-	if kept > n.samples {
-		return errors.New("learned observations: routes have more samples than the document")
 	}
 	n.normalize()
 	*o = *n
@@ -219,7 +219,7 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 	} else if _, err := paths.ParsePattern(joinTemplate(segs)); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
-	if rj.Samples < 0 || rj.Last.Before(rj.First) {
+	if rj.Samples < 0 || rj.Samples > maxCount || rj.Last.Before(rj.First) {
 		return nil, errors.New("samples or times out of order")
 	}
 	name := rj.Method + " " + rj.Template
@@ -243,6 +243,11 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 	return r, nil
 }
 
+// maxCount is the most of anything an export may say was seen: far more
+// than any learner counts, and small enough that the sums merges make
+// cannot wrap.
+const maxCount = 1 << 53
+
 // into reads a node's observations into n, checking them.
 func (j *nodeJSON) into(n *node, lim Limits) error {
 	where := func(err string) error {
@@ -252,7 +257,7 @@ func (j *nodeJSON) into(n *node, lim Limits) error {
 		return where("deeper than the limits allow")
 	}
 	for _, c := range []int64{j.Seen, j.Null, j.Bool, j.Int, j.Frac, j.Neg, j.Str, j.Arr, j.Obj, j.Deep, j.Skipped} {
-		if c < 0 || c > 1<<53 {
+		if c < 0 || c > maxCount {
 			return where("count out of range")
 		}
 	}

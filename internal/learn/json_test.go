@@ -31,6 +31,13 @@ func TestUnmarshal_Rejects(t *testing.T) {
 		"an over enum with values": strings.Replace(valid, `"enum":{"values"`, `"enum":{"over":true,"values"`, 1),
 		"a bad share":              strings.Replace(valid, `"enum":{"values":{"x":3}}`, `"enum":{"pending":[{"fingerprint":"00","n":1,"shares":[]}]}`, 1),
 		"not JSON":                 `{"format":`,
+		// Two routes of 2^62 samples add up to a negative total, under the
+		// document's 2^62: sums of them wrapped.
+		"samples that wrap": `{"format":"contractguard.learn/v1","limits":{},"samples":4611686018427387904,"routes":[` +
+			`{"method":"POST","template":"/a","samples":4611686018427387904,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"},` +
+			`{"method":"POST","template":"/b","samples":4611686018427387904,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"}]}`,
+		"samples out of range": strings.Replace(strings.Replace(valid, `"samples":3,"routes"`, `"samples":9007199254740993,"routes"`, 1),
+			`"samples":3,"first"`, `"samples":9007199254740993,"first"`, 1),
 	}
 	for name, doc := range tests {
 		t.Run(name, func(t *testing.T) {
