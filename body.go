@@ -178,7 +178,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(src)
 		if err != nil {
-			return nil, undecodable("gzip")
+			return nil, undecodable(enc)
 		}
 		r = zr
 	case "deflate":

@@ -293,6 +293,12 @@ func TestBody_ContentEncoding(t *testing.T) {
 	truncated := gzipped(t, good)
 	eb = rejected(t, send(h, "POST", "/api/users", string(truncated[:len(truncated)-6]), "Content-Encoding", "gzip"), 400, CodeMalformedJSON)
 	assert.Equal(t, []Detail{{"", "the gzip body could not be decoded"}}, eb.Details)
+	// x-gzip is named as the client sent it, whether its header or its
+	// end is what fails.
+	for _, body := range [][]byte{good, truncated[:len(truncated)-6]} {
+		eb = rejected(t, send(h, "POST", "/api/users", string(body), "Content-Encoding", "x-gzip"), 400, CodeMalformedJSON)
+		assert.Equal(t, []Detail{{"", "the x-gzip body could not be decoded"}}, eb.Details)
+	}
 }
 
 // TestBody_RulesThatReadTheBodyTakeJSON: a contract without a schema
