@@ -96,7 +96,8 @@ func (compareCall) Function() string   { return compareOverload }
 func (compareCall) OverloadID() string { return compareOverload }
 
 // compareCosts prices the meter's calls for cel-go's tracker: the units
-// each carries. Every other call is priced by cel-go's own model (nil).
+// each carries; and the calls that read a string whole (lengths.go).
+// Every other call is priced by cel-go's own model (nil).
 type compareCosts struct{}
 
 // unitCosts are the costs of charges of 0 to meterChunk units, for
@@ -108,9 +109,9 @@ var unitCosts = func() (c [meterChunk + 1]uint64) {
 	return c
 }()
 
-func (compareCosts) CallCost(_, overloadID string, args []ref.Val, _ ref.Val) *uint64 {
+func (compareCosts) CallCost(function, overloadID string, args []ref.Val, _ ref.Val) *uint64 {
 	if overloadID != compareOverload || len(args) != 1 {
-		return nil
+		return scanCost(function, args) // lengths.go
 	}
 	if n, ok := args[0].(types.Int); ok && n >= 0 && n <= meterChunk {
 		return &unitCosts[n]

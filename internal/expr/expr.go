@@ -154,7 +154,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	if est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) {
+	if est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
 	p := &Program{tracked: len(opts) > 1, body: readsBody(ast)}

@@ -370,6 +370,11 @@ func (f *frame) unary(n *nnode) val {
 	case opNeg:
 		return negate(x)
 	case opConvert:
+		if x.k == kString { // parsed whole: charged as cel-go's tracker is, guard or not (lengths.go)
+			if f.charge(scanUnits(len(x.s))); f.bail {
+				return val{}
+			}
+		}
 		if n.guard != kErr && x.k != n.guard {
 			return errVal(errNoSuchOverload)
 		}
@@ -377,6 +382,11 @@ func (f *frame) unary(n *nnode) val {
 	case opSize:
 		if x.k == kGoList {
 			return intVal(int64(f.goRegs[x.r].Len()))
+		}
+		if x.k == kString { // its code points counted: charged as cel-go's tracker is (lengths.go)
+			if f.charge(scanUnits(len(x.s))); f.bail {
+				return val{}
+			}
 		}
 		return sizeOf(x, f.regs[x.r])
 	case opInSet:

@@ -1,0 +1,63 @@
+package expr
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEval_CostLimitBoundsStringScans: size() of a string and the
+// conversions that parse one read it whole. A rule that does so for every
+// element of a list, on a long string of the body, is stopped at the cost
+// limit (it ran 2,000 × 1 MiB of parsing, seconds, charged a unit a
+// call), on both paths; on short strings the same rules hold.
+func TestEval_CostLimitBoundsStringScans(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":2000,"items":{"type":"integer"}},"s":{"type":"string"},"d":{}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	items := strings.TrimSuffix(strings.Repeat("7,", 200), ",")
+	long := doc(t, `{"items":[`+items+`],"s":"`+strings.Repeat("0", 1_000_000)+`7","d":"`+strings.Repeat("0", 1_000_000)+`7"}`)
+	short := doc(t, `{"items":[`+items+`],"s":"7","d":"7"}`)
+	for _, src := range []string{
+		"request.body.items.all(i, size(request.body.s) > 0)",
+		"request.body.items.all(i, request.body.s.size() > 0)",
+		"request.body.items.all(i, size(request.body.d) > 0)",
+		"request.body.items.all(i, i <= int(request.body.s))",
+		"request.body.items.all(i, i <= int(request.body.d))",
+		"request.body.items.all(i, uint(i) <= uint(request.body.s))",
+		"request.body.items.all(i, double(i) <= double(request.body.s))",
+		"request.body.items.all(i, bool(request.body.s) || i > 0)",
+		"request.body.items.all(i, duration(request.body.s) != duration('1s') || i > 0)",
+		"request.body.items.all(i, timestamp(request.body.s) != timestamp('2020-01-01T00:00:00Z') || i > 0)",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.True(t, p.Tracked(), "%s: may read a string whole", src)
+		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+		if p.Native() {
+			_, _, done := p.nat.eval(&Activation{Body: long, Shape: s.Numbers()})
+			assert.False(t, done, "%s: the native path hands over at the budget", src)
+		}
+		if !strings.Contains(src, "bool(") && !strings.Contains(src, "duration(") && !strings.Contains(src, "timestamp(") {
+			ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+			require.NoError(t, err, src)
+			assert.True(t, ok, src)
+		}
+	}
+	// A conversion of a number, or size() of a list, reads no string: not
+	// tracked for it.
+	for _, src := range []string{"request.body.items.all(i, double(i) > 0.0)", "size(request.body.items) <= 10"} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.False(t, p.Tracked(), src)
+	}
+}
