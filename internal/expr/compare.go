@@ -109,9 +109,9 @@ var unitCosts = func() (c [meterChunk + 1]uint64) {
 	return c
 }()
 
-func (compareCosts) CallCost(function, overloadID string, args []ref.Val, _ ref.Val) *uint64 {
+func (compareCosts) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	if overloadID != compareOverload || len(args) != 1 {
-		return scanCost(function, args) // lengths.go
+		return scanCost(function, overloadID, args, result) // lengths.go
 	}
 	if n, ok := args[0].(types.Int); ok && n >= 0 && n <= meterChunk {
 		return &unitCosts[n]

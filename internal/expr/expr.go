@@ -74,6 +74,9 @@ func NewEnv(c Config) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env, err = boundFormat(env, c.CostLimit); err != nil { // lengths.go
+		return nil, err
+	}
 	checking, err := checkingEnv(env, false)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/jsonbody"
 )
 
 // TestEval_CostLimitBoundsStringScans: size() of a string and the
@@ -59,5 +61,51 @@ func TestEval_CostLimitBoundsStringScans(t *testing.T) {
 		p, err := ce.Compile(src)
 		require.NoError(t, err, src)
 		assert.False(t, p.Tracked(), src)
+	}
+}
+
+// TestEval_CostLimitBoundsFormat: format() writes its arguments whole,
+// and cel-go charged it by its format string alone. A rule formatting a
+// long value once per element of a list, whether the call succeeds or
+// fails, is stopped at the cost limit (it formatted 200 × 200 KB); so is
+// a single call on a list map() made of one list N times (2,000² values
+// written, where a 5,000-element list allocated 519 MiB); small calls
+// still hold.
+func TestEval_CostLimitBoundsFormat(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":2000,"items":{"type":"integer"}},"pad":{},"s":{"type":"string"},"n":{}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	items := strings.TrimSuffix(strings.Repeat("7,", 200), ",")
+	pad := `["` + strings.Repeat("a", 200_000) + `"]`
+	body := doc(t, `{"items":[`+items+`],"pad":`+pad+`,"s":"a","n":1}`)
+	square := doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 2000), ",")+`]}`)
+	for src, d := range map[string]*jsonbody.Doc{
+		"request.body.items.all(i, '%s'.format([request.body.pad]) != '')":                            body,
+		"request.body.items.all(i, '%s%d'.format([request.body.pad, request.body.s]) == '' || i > 0)": body,
+		"'%s'.format([request.body.items.map(i, request.body.items)]) != ''":                          square,
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.True(t, p.Tracked(), src)
+		ok, err := p.Eval(&Activation{Body: d, Shape: s.Numbers()})
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+	}
+	for _, src := range []string{
+		"'%s-%d'.format([request.body.s, request.body.n]) == 'a-1'",
+		"'%s'.format([request.body.items]).size() > 10 && '%s %s'.format(['x', 1]) == 'x 1'",
+		"'%d%%'.format([request.body.n, request.body.pad]) == '1%'", // an argument no clause uses is not written
+		"request.body.items.all(i, '%s'.format([request.body.s]) == 'a')",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		ok, err := p.Eval(&Activation{Body: body, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
 	}
 }
