@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"slices"
 	"strings"
@@ -499,14 +500,44 @@ func (q *request) queryValues() url.Values {
 	return q.query
 }
 
+// Headers are the headers by lower-case name. Where two keys of the
+// header map give one name (a middleware wrote r.Header["x-role"] beside
+// the client's X-Role), the value is the one Header.Get reads, what the
+// handler reads: the canonical key's, else (Get reads none) the smallest
+// key's, not whichever the map's iteration met last.
 func (q *request) Headers() map[string]string {
 	m := make(map[string]string, len(q.header))
 	for k, v := range q.header {
-		if len(v) > 0 {
-			m[strings.ToLower(k)] = v[0]
+		if len(v) == 0 {
+			continue
 		}
+		name := strings.ToLower(k)
+		if _, dup := m[name]; dup {
+			m[name] = q.headerNamed(name)
+			continue
+		}
+		m[name] = v[0]
 	}
 	return m
+}
+
+// headerNamed is the first value of the key of the header map whose
+// lower-case form is name that Headers prefers: the canonical one, else
+// the smallest.
+func (q *request) headerNamed(name string) string {
+	if v := q.header[textproto.CanonicalMIMEHeaderKey(name)]; len(v) > 0 {
+		return v[0] // what Get(name) reads
+	}
+	best := ""
+	for k, v := range q.header {
+		if len(v) == 0 || strings.ToLower(k) != name {
+			continue
+		}
+		if best == "" || k < best {
+			best = k
+		}
+	}
+	return q.header[best][0]
 }
 
 func (q *request) User() any {

@@ -227,3 +227,27 @@ func TestUser_ConcurrentCallsGetTheUser(t *testing.T) {
 	assert.Equal(t, map[string]string{"id": "ada"}, second)
 	assert.Equal(t, int64(1), calls.Load())
 }
+
+// TestInvariants_HeadersAsHeaderGet: a header map with two keys of one
+// name in different cases (a middleware that wrote r.Header["x-role"]
+// beside the client's X-Role) gives request.headers the value
+// Header.Get, what the handler reads, gives: the canonical key's, every
+// time (it was either, by the order of a map's iteration).
+func TestInvariants_HeadersAsHeaderGet(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/h", Method: "GET",
+		Invariants: []Invariant{{Expr: "request.headers['x-role'] != 'admin'", Message: "no admins"}}}}})
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	for range 64 {
+		r := httptest.NewRequest("GET", "/h", nil)
+		r.Header = http.Header{"X-Role": {"admin"}, "x-role": {"user"}, "X-ROLE": {"user"}}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 422, w.Code, "Header.Get reads admin")
+
+		r = httptest.NewRequest("GET", "/h", nil)
+		r.Header = http.Header{"X-Role": {"user"}, "x-role": {"admin"}}
+		w = httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code, "Header.Get reads user")
+	}
+}
