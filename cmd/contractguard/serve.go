@@ -65,6 +65,7 @@ type proxy struct {
 	upstreamHP   string // host:port of the upstream, for readiness
 	contractsDir string // watched, when on disk
 	maxBody      int64  // the guard's MaxBodyBytes: no body it read whole is longer
+	basePath     bool   // the upstream URL has a path, put before every request's
 }
 
 // newProxy builds the guard and the handlers. opts are the guard's
@@ -116,6 +117,7 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		host = net.JoinHostPort(s.Upstream.Hostname(), port)
 	}
 	p.upstreamHP = host
+	p.basePath = strings.Trim(s.Upstream.EscapedPath(), "/") != ""
 
 	rp := &httputil.ReverseProxy{
 		Rewrite:        p.rewrite,
@@ -218,6 +220,16 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		// reads that path, not the client's.
 		if r.URL.RawPath != "" && r.URL.RawPath != r.URL.EscapedPath() {
 			r.URL.RawPath = ""
+		}
+		// Under a base path, / is not the upstream's root: a path that
+		// climbs above it leaves the base path on an upstream that
+		// resolves dot segments (Tomcat does after cutting ;parameters:
+		// /base/..;/base/api/users is /base/api/users), where the guard
+		// read a path of no contract (/base/api/users; the contracts are
+		// the client's paths).
+		if p.basePath && climbsAboveRoot(r.URL.EscapedPath()) {
+			p.fail(w, r, http.StatusBadRequest, codeInvalidTarget, "a path must not climb above / with .. segments: the service is under a base path")
+			return
 		}
 		// Any override header counts, empty or not, whichever comes first:
 		// one the proxy neither applies nor removes reaches an upstream
@@ -650,6 +662,43 @@ func validMethod(m string) bool {
 		// answer has a Content-Length and no body, CONNECT opens a tunnel,
 		// TRACE echoes the request back
 		m != http.MethodHead && m != http.MethodConnect && m != http.MethodTrace
+}
+
+// climbsAboveRoot reports whether a path, read as any server may read
+// it, has more ".." segments at some point than segments before them:
+// with its ;parameters cut from each segment (Tomcat), percent-decoded
+// (%2e%2e), and with %2F as a separator too.
+func climbsAboveRoot(escaped string) bool {
+	if !strings.Contains(escaped, "..") && !strings.Contains(escaped, "%2e") && !strings.Contains(escaped, "%2E") {
+		return false // no dot segment in any reading
+	}
+	depth := 0
+	for _, s := range strings.Split(escaped, "/") {
+		for _, s := range splitEncodedSlash(s) {
+			s, _, _ = strings.Cut(s, ";")
+			if d, err := url.PathUnescape(s); err == nil {
+				s = d
+			}
+			switch s {
+			case "", ".":
+			case "..":
+				if depth--; depth < 0 {
+					return true
+				}
+			default:
+				depth++
+			}
+		}
+	}
+	return false
+}
+
+// splitEncodedSlash splits a segment at each %2F (or %2f).
+func splitEncodedSlash(s string) []string {
+	if !strings.Contains(s, "%2") {
+		return []string{s}
+	}
+	return strings.Split(strings.ReplaceAll(s, "%2f", "%2F"), "%2F")
 }
 
 // normalizePath removes "." and ".." segments (also percent-encoded) and

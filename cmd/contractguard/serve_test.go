@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -1027,4 +1028,52 @@ func TestProxy_GuardReadsThePathAsForwarded(t *testing.T) {
 		assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
 		assert.Equal(t, "/api/users/7;v=1%7B", got.Load())
 	}
+}
+
+// TestProxy_BasePathNotLeft: with a base path on the upstream, a path
+// that climbs above / in any reading is refused. Forwarded, it climbs out
+// of the base path on an upstream that resolves dot segments after
+// cutting ;parameters (Tomcat, so Spring Boot: /v1/..;/v1/api/users is
+// /v1/api/users), or that resolves plain ones (--normalize-path=false),
+// where the guard had read /v1/api/users, a path of no contract (the
+// contracts are the client's paths, /api/users): the invalid body reached
+// the guarded handler. The upstream here reads paths as Tomcat does.
+func TestProxy_BasePathNotLeft(t *testing.T) {
+	var reached atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		segs := strings.Split(r.URL.EscapedPath(), "/")
+		for i, s := range segs {
+			s, _, _ = strings.Cut(s, ";") // Tomcat cuts path parameters, then decodes, then resolves
+			segs[i], _ = url.PathUnescape(s)
+		}
+		if path.Clean(strings.Join(segs, "/")) == "/v1/api/users" {
+			reached.Add(1)
+		}
+	}))
+	t.Cleanup(up.Close)
+	for _, normalize := range []bool{true, false} {
+		_, srv := testProxy(t, up.URL+"/v1", func(s *settings, _ *contractguard.Options) { s.NormalizePath = normalize })
+		targets := []string{"/..;/v1/api/users", "/.;/..;/v1/api/users", "/x/..;/..;/v1/api/users", "/%2e%2E;x/v1/api/users", "/..;/..;/v1/api/users"}
+		if !normalize {
+			targets = append(targets, "/../v1/api/users", "/x/../../v1/api/users", "/%2e%2e/v1/api/users")
+		}
+		for _, target := range targets {
+			res := rawRequest(t, srv.URL, "POST", target, nil, `{"email":1}`)
+			assert.Equal(t, http.StatusBadRequest, res.status, "normalize %v, %s: %s", normalize, target, res.body)
+			assert.Equal(t, codeInvalidTarget, codeOf(res.body), "normalize %v, %s", normalize, target)
+		}
+		assert.Zero(t, reached.Load(), "normalize %v: the guarded handler got an unchecked body", normalize)
+		// A path that stays under / is forwarded: checked as the client's
+		// /api/users, or passed.
+		res := rawRequest(t, srv.URL, "POST", "/x/..;/api/users", nil, `{"email":1}`)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+		assert.Equal(t, contractguard.CodeSchemaInvalid, codeOf(res.body))
+		res = rawRequest(t, srv.URL, "POST", "/x/..;y/z", nil, `{}`)
+		assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	}
+	// Without a base path, / is the upstream's own root: nothing to leave.
+	_, srv := testProxy(t, up.URL, nil)
+	res := rawRequest(t, srv.URL, "POST", "/..;/unguarded", nil, `{}`)
+	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
 }
