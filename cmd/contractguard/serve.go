@@ -481,8 +481,11 @@ func (p *proxy) upstreamReachable(ctx context.Context) error {
 func (p *proxy) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// net/http runs a handler with an Expect only when it reads
+		// 100-continue among its tokens (any other is 417 first), as
+		// "100-continue, x" too: it answers that itself (expects100).
 		rw := &recorder{ResponseWriter: w, http10: !r.ProtoAtLeast(1, 1),
-			expects100: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
+			expects100: r.Header.Get("Expect") != ""}
 		x := &exchange{rc: http.NewResponseController(w)}
 		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
 		path := r.URL.EscapedPath()

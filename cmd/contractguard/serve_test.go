@@ -1077,3 +1077,37 @@ func TestProxy_BasePathNotLeft(t *testing.T) {
 	res := rawRequest(t, srv.URL, "POST", "/..;/unguarded", nil, `{}`)
 	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
 }
+
+// informationalRecorder notes the statuses written through it.
+type informationalRecorder struct {
+	http.ResponseWriter
+	codes []int
+}
+
+func (w *informationalRecorder) WriteHeader(code int) {
+	w.codes = append(w.codes, code)
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// TestProxy_ExpectContinueAsNetHTTPReadsIt: net/http answers an Expect
+// that has 100-continue among its tokens, in any letter case (its
+// hasToken; any other expectation is 417 before a handler runs), with its
+// own 100 Continue when the body is read; the upstream's 100, passed on
+// by ReverseProxy, would be a second one. The recorder compared the
+// whole value with 100-continue, and passed the upstream's 100 for
+// "100-continue, x" or "foo 100-continue".
+func TestProxy_ExpectContinueAsNetHTTPReadsIt(t *testing.T) {
+	up, _ := countingUpstream(t)
+	p, _ := testProxy(t, up.URL, nil)
+	h := p.accessLog(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusContinue) // the upstream's, as ReverseProxy writes it
+		w.WriteHeader(http.StatusOK)
+	}))
+	for _, expect := range []string{"100-continue", "100-Continue", "100-continue, x", "x 100-continue", "100-continue,"} {
+		w := &informationalRecorder{ResponseWriter: httptest.NewRecorder()}
+		r := httptest.NewRequest("POST", "/unguarded", strings.NewReader("{}"))
+		r.Header.Set("Expect", expect)
+		h.ServeHTTP(w, r)
+		assert.Equal(t, []int{http.StatusOK}, w.codes, "Expect: %s", expect)
+	}
+}
