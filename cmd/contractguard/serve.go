@@ -616,7 +616,10 @@ func validUser(v string) bool {
 func dropConnectionOptions(h http.Header) {
 	for _, v := range h["Connection"] {
 		for f := range strings.SplitSeq(v, ",") {
-			switch f = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(f)); f {
+			// Trimmed as ReverseProxy trims it, of ASCII space alone: a
+			// name after a Unicode space (U+00A0) names no header to it,
+			// and the header goes upstream.
+			switch f = textproto.CanonicalMIMEHeaderKey(textproto.TrimString(f)); f {
 			case "", "Connection", "Upgrade", "Te":
 			default:
 				delete(h, f)

@@ -1111,3 +1111,48 @@ func TestProxy_ExpectContinueAsNetHTTPReadsIt(t *testing.T) {
 		assert.Equal(t, []int{http.StatusOK}, w.codes, "Expect: %s", expect)
 	}
 }
+
+// TestProxy_ConnectionOptionsAsReverseProxyReadsThem: a name in
+// Connection is removed before the guard reads the request exactly when
+// ReverseProxy removes it on the way upstream. A name followed by a
+// Unicode space (U+00A0, U+0085, U+3000: obs-text to net/http) was
+// trimmed with strings.TrimSpace, so the guard no longer saw the header,
+// while ReverseProxy, which trims ASCII space alone, found no header of
+// that name and sent it on: a header a rule refuses (X-Debug here), or the
+// trusted user a rule refuses, reached the upstream unchecked.
+func TestProxy_ConnectionOptionsAsReverseProxyReadsThem(t *testing.T) {
+	var reached atomic.Int64
+	var seen atomic.Value
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		reached.Add(1)
+		seen.Store(r.Header.Clone())
+	}))
+	t.Cleanup(up.Close)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "payments.yaml"), []byte(`
+endpoint: /payments
+method: POST
+invariants:
+  - expr: "!('x-debug' in request.headers)"
+    message: no debugging in production
+  - expr: "!has(context.user.id) || context.user.id != 'blocked'"
+    message: this user may not pay
+`), 0o644))
+	_, srv := testProxy(t, up.URL, func(s *settings, o *contractguard.Options) { o.ContractsDir = dir; s.UserHeader = "X-User" })
+	for _, space := range []string{"\u00a0", "\u0085", "\u3000", "\u2028"} {
+		for _, h := range []map[string]string{
+			{"X-Debug": "1", "Connection": "X-Debug" + space},
+			{"X-User": "blocked", "Connection": "keep-alive, " + space + "X-User"},
+		} {
+			reached.Store(0)
+			res := rawRequest(t, srv.URL, "POST", "/payments", h, `{}`)
+			assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%q: %s", h, res.body)
+			assert.Zero(t, reached.Load(), "%q: reached the upstream", h)
+		}
+	}
+	// A name the two read alike goes before the guard and upstream alike.
+	res := rawRequest(t, srv.URL, "POST", "/payments", map[string]string{"X-Debug": "1", "Connection": " X-Debug\t"}, `{}`)
+	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	assert.NotContains(t, seen.Load().(http.Header), "X-Debug")
+}
