@@ -638,7 +638,10 @@ func dropUpgradesButWebSocket(h http.Header) {
 	if len(up) == 0 {
 		return
 	}
-	if len(up) == 1 && strings.EqualFold(strings.TrimSpace(up[0]), "websocket") {
+	// As sent (net/http trimmed the ASCII space around it): "websocket"
+	// with a Unicode space is no token to ReverseProxy, which refuses the
+	// request as if the upstream had failed (502).
+	if len(up) == 1 && strings.EqualFold(up[0], "websocket") {
 		return
 	}
 	h.Del("Upgrade")

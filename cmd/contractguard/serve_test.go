@@ -730,6 +730,9 @@ func TestProxy_UpgradeOnlyWebSocket(t *testing.T) {
 		{"H2C", ""},
 		{"websocket, h2c", ""},
 		{"tls/1.2", ""},
+		// Not a token to ReverseProxy, which answered 502 for it, the
+		// upstream blamed: removed, as any Upgrade but websocket is.
+		{"websocket\u00a0", ""},
 		{"websocket", "websocket"},
 	} {
 		upgrade.Store("-")
@@ -742,6 +745,7 @@ func TestProxy_UpgradeOnlyWebSocket(t *testing.T) {
 		require.NoError(t, err)
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, "Upgrade: %s", tc.upgrade)
 		assert.Equal(t, tc.upstream, upgrade.Load(), "Upgrade: %s", tc.upgrade)
 		if tc.upstream == "" {
 			assert.Empty(t, settings.Load(), "Upgrade: %s", tc.upgrade)
