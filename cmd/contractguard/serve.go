@@ -182,6 +182,21 @@ func exchangeOf(r *http.Request) *exchange {
 func (p *proxy) prepare(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		x := exchangeOf(r)
+		// The request, body included, must arrive within read-timeout; once
+		// it has, the deadline goes, so that a slow upstream or a long
+		// response does not cancel the request (net/http cancels a request
+		// whose connection's read deadline passes). Set first, for every
+		// answer: net/http reads what is left of an unread body before it
+		// writes one (up to 256 KiB), and with no deadline a client that
+		// sends none holds the connection for ever.
+		if p.s.ReadTimeout > 0 {
+			x.rc.SetReadDeadline(time.Now().Add(p.s.ReadTimeout))
+			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+				x.rc.SetReadDeadline(time.Time{})
+			} else {
+				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
 		if strings.HasPrefix(r.URL.Path, healthPrefix) {
 			switch r.URL.Path[len(healthPrefix):] {
 			case "healthz":
@@ -254,18 +269,6 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			} else if len(vals) == 1 && !validUser(vals[0]) {
 				p.fail(w, r, http.StatusBadRequest, codeInvalidUserHeader, "the user header "+h+" must be a JSON object or an id")
 				return
-			}
-		}
-		// The request, body included, must arrive within read-timeout; once
-		// it has, the deadline goes, so that a slow upstream or a long
-		// response does not cancel the request (net/http cancels a request
-		// whose connection's read deadline passes).
-		if p.s.ReadTimeout > 0 {
-			x.rc.SetReadDeadline(time.Now().Add(p.s.ReadTimeout))
-			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-				x.rc.SetReadDeadline(time.Time{})
-			} else {
-				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
 			}
 		}
 		x.body = r.Body

@@ -1160,3 +1160,51 @@ invariants:
 	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	assert.NotContains(t, seen.Load().(http.Header), "X-Debug")
 }
+
+// TestProxy_ReadTimeoutOnEveryAnswer: read-timeout bounds the whole
+// request, body included, also one the proxy answers itself before the
+// guard (a probe, a refused target, override or user header). Before its
+// answer goes out, net/http reads what is left of a body the handler did
+// not read (up to 256 KiB); with no deadline on the connection, a client
+// that announced a body and sent none got no answer, and held the
+// connection and its goroutine as long as it liked.
+func TestProxy_ReadTimeoutOnEveryAnswer(t *testing.T) {
+	up, n := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) {
+		s.ReadTimeout = 200 * time.Millisecond
+		s.MethodOverride = true
+		s.UserHeader = "X-User"
+		s.NormalizePath = false
+	})
+	for _, tc := range []struct{ method, target, header string }{
+		{"GET", "/_contractguard/healthz", ""},
+		{"GET", "/_contractguard/readyz", ""},
+		{"POST", "http:x://h/api/users", ""},
+		{"POST", "//h/api/users", ""},
+		{"POST", "/unguarded", "X-HTTP-Method-Override: HEAD\r\n"},
+		{"POST", "/unguarded", "X-User: [1]\r\n"},
+	} {
+		func() {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(3 * time.Second))
+			fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\n%sContent-Type: application/json\r\nContent-Length: 10\r\n\r\n", tc.method, tc.target, tc.header)
+			// The body never comes: the answer comes at the read
+			// timeout, and the connection closes after it.
+			start := time.Now()
+			br := bufio.NewReader(c)
+			res, err := http.ReadResponse(br, nil)
+			if !assert.NoError(t, err, "%s %s %s: no answer", tc.method, tc.target, tc.header) {
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			assert.True(t, res.Close, "%s %s: the connection is kept for a body that never came", tc.method, tc.target)
+			_, err = br.ReadByte()
+			assert.ErrorIs(t, err, io.EOF, "%s %s", tc.method, tc.target)
+			assert.Less(t, time.Since(start), 2*time.Second, "%s %s", tc.method, tc.target)
+		}()
+	}
+	assert.Zero(t, n.Load())
+}
