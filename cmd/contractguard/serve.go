@@ -39,6 +39,7 @@ const (
 	codeInvalidUserHeader   = "INVALID_USER_HEADER"     // 400: the trusted user header is not usable
 	codeInvalidOverride     = "INVALID_METHOD_OVERRIDE" // 400: a method override that is not a method
 	codeInvalidTarget       = "INVALID_REQUEST_TARGET"  // 400: a request target with no path the guard can read
+	codeInvalidHost         = "INVALID_HOST"            // 400: a Host that forwards as a list of hosts
 )
 
 // healthPrefix is where the main listener answers health and readiness
@@ -213,6 +214,16 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		// x://h/p, which Node, the JDK and Go route as /p.
 		if r.URL.Opaque != "" {
 			p.fail(w, r, http.StatusBadRequest, codeInvalidTarget, "the request target must be a path or an absolute URL with a host")
+			return
+		}
+		// Go takes a comma in a host name (RFC 3986 allows one), and the
+		// Host goes upstream whole as X-Forwarded-Host, which the guard
+		// reads whole; Express with trust proxy (docs/proxy.md) reads
+		// req.hostname up to the first comma, as a list of hosts:
+		// admin.example.com,x is admin.example.com to it, and a rule on
+		// that host was passed by.
+		if strings.Contains(r.Host, ",") {
+			p.fail(w, r, http.StatusBadRequest, codeInvalidHost, "the Host must be one host name, without a comma")
 			return
 		}
 		dropConnectionOptions(r.Header)

@@ -1161,6 +1161,35 @@ invariants:
 	assert.NotContains(t, seen.Load().(http.Header), "X-Debug")
 }
 
+// TestProxy_HostWithAComma: Go takes Host: admin.example.com,x, and
+// the upstream got it whole as X-Forwarded-Host, which the guard read
+// whole: a rule refusing the host admin.example.com passed, where
+// Express with trust proxy reads the host up to the first comma. Such a
+// Host is refused before the guard.
+func TestProxy_HostWithAComma(t *testing.T) {
+	up, n := countingUpstream(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "admin.yaml"), []byte(`
+endpoint: /payments
+method: POST
+invariants:
+  - expr: "request.headers['x-forwarded-host'] != 'admin.example.com'"
+    message: not through the admin host
+`), 0o644))
+	_, srv := testProxy(t, up.URL, func(s *settings, o *contractguard.Options) { o.ContractsDir = dir })
+	for _, target := range []string{"http://admin.example.com,x/payments", "http://x,admin.example.com/payments"} {
+		res := rawRequest(t, srv.URL, "POST", target, nil, `{}`)
+		assert.Equal(t, http.StatusBadRequest, res.status, "%s: %s", target, res.body)
+		assert.Contains(t, string(res.body), "INVALID_HOST", target)
+	}
+	assert.Zero(t, n.Load(), "requests that reached the upstream")
+	res := rawRequest(t, srv.URL, "POST", "http://admin.example.com/payments", nil, `{}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, res.status, "%s", res.body)
+	res = rawRequest(t, srv.URL, "POST", "http://shop.example.com/payments", nil, `{}`)
+	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	assert.Equal(t, int64(1), n.Load())
+}
+
 // TestProxy_ReadTimeoutOnEveryAnswer: read-timeout bounds the whole
 // request, body included, also one the proxy answers itself before the
 // guard (a probe, a refused target, override or user header). Before its
