@@ -28,8 +28,11 @@ import (
 // value T got (floatNode.check), wherever the body holds a number for a
 // float of T (fields, pointers, slices, arrays, map values) and its
 // schema puts such a bound on it: on the place itself, through $ref and
-// allOf, and, for a member, through properties, patternProperties and
-// additionalProperties as JSON Schema applies them. (anyOf and oneOf name
+// allOf, for a member, through properties, patternProperties and
+// additionalProperties, and, for an element, through items (one schema of
+// every element, or draft-07's array of one per position, the rest under
+// additionalItems) and 2020-12's prefixItems and items, as JSON Schema
+// applies them. (anyOf and oneOf name
 // no one branch that must hold, and are left to the schema.) Types that
 // decode themselves (json.Unmarshaler and the like) are not looked into.
 
@@ -43,7 +46,8 @@ type floatNode struct {
 	lo, hi   *big.Rat     // a float's exclusive bounds, as the schema says them (nil: none)
 	loF, hiF float64      // and rounded to the float's size
 	fields   []floatField
-	elem     *floatNode   // a slice's or array's elements
+	prefix   []*floatNode // a slice's or array's first elements, by position
+	elem     *floatNode   // and the elements after them
 	members  []floatObj   // a map's values: what each schema of the map says of a key
 	keyOf    reflect.Type // a map's type, for its keys
 	useful   bool         // there is a bound here or below
@@ -103,7 +107,7 @@ func floatChecks(t reflect.Type, s *jsonschema.Schema) (*floatNode, error) {
 
 // below reports whether n has a bound, or a useful node under it.
 func (n *floatNode) below() bool {
-	if n.lo != nil || n.hi != nil || n.elem.isUseful() {
+	if n.lo != nil || n.hi != nil || n.elem.isUseful() || slices.ContainsFunc(n.prefix, (*floatNode).isUseful) {
 		return true
 	}
 	for _, f := range n.fields {
@@ -170,14 +174,31 @@ func (b *floatBuilder) node(t reflect.Type, ss []*jsonschema.Schema) (*floatNode
 			n.fields = append(n.fields, f)
 		}
 	case reflect.Slice, reflect.Array:
-		var sub []*jsonschema.Schema
+		positions := 0
 		for _, s := range ss {
-			if e, ok := s.Items.(*jsonschema.Schema); ok {
-				sub = subschemas(sub, e)
-			}
-			sub = subschemas(sub, s.Items2020)
+			prefix, _ := elemSchemas(s)
+			positions = max(positions, len(prefix))
 		}
-		n.elem, err = b.node(t.Elem(), sub)
+		for i := range positions + 1 { // the positions of the longest prefix, then the rest
+			var sub []*jsonschema.Schema
+			for _, s := range ss {
+				prefix, rest := elemSchemas(s)
+				if i < len(prefix) {
+					sub = subschemas(sub, prefix[i])
+				} else {
+					sub = subschemas(sub, rest)
+				}
+			}
+			e, err := b.node(t.Elem(), sub)
+			if err != nil {
+				return nil, err
+			}
+			if i < positions {
+				n.prefix = append(n.prefix, e)
+			} else {
+				n.elem = e
+			}
+		}
 	case reflect.Map:
 		n.keyOf = t
 		for _, s := range ss {
@@ -213,6 +234,21 @@ func floatKey(t reflect.Type, ss []*jsonschema.Schema) string {
 	}
 	slices.Sort(ptrs)
 	return t.String() + fmt.Sprintf("%p", t) + " " + strings.Join(slices.Compact(ptrs), " ")
+}
+
+// elemSchemas are the schemas s applies to the elements of an array: one
+// for each of its first len(prefix) elements (draft-07's items array,
+// 2020-12's prefixItems) and rest for each after them (additionalItems
+// beside an items array, items otherwise); rest nil for none.
+func elemSchemas(s *jsonschema.Schema) (prefix []*jsonschema.Schema, rest *jsonschema.Schema) {
+	switch items := s.Items.(type) {
+	case *jsonschema.Schema:
+		return nil, items
+	case []*jsonschema.Schema:
+		rest, _ = s.AdditionalItems.(*jsonschema.Schema)
+		return items, rest
+	}
+	return s.PrefixItems, s.Items2020
 }
 
 // memberSchemas appends to dst the schemas that s applies to its member
@@ -307,11 +343,17 @@ func (n *floatNode) check(v reflect.Value, d jsonbody.Value, path *failure.Path,
 			ok = fd.node.check(fv, m, path, rep) && ok
 			path.Pop()
 		}
-	case (n.kind == reflect.Slice || n.kind == reflect.Array) && d.Kind() == jsonbody.Array && n.elem.isUseful():
+	case (n.kind == reflect.Slice || n.kind == reflect.Array) && d.Kind() == jsonbody.Array:
 		path.Index(0)
 		for i := range min(v.Len(), d.Len()) {
-			path.SetIndex(i)
-			ok = n.elem.check(v.Index(i), d.Index(i), path, rep) && ok
+			e := n.elem
+			if i < len(n.prefix) {
+				e = n.prefix[i]
+			}
+			if e.isUseful() {
+				path.SetIndex(i)
+				ok = e.check(v.Index(i), d.Index(i), path, rep) && ok
+			}
 		}
 		path.Pop()
 	case n.kind == reflect.Map && d.Kind() == jsonbody.Object:

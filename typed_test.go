@@ -493,6 +493,43 @@ func TestTyped_FloatsKeepTheirExclusiveBoundsFromAFile(t *testing.T) {
 	require.Equal(t, 200, send(h, "POST", "/rates", `{"rates":{"a":1e-45},"floor":1e-320}`).Code)
 }
 
+// TestTyped_FloatsOfTupleItems: an array's elements take their schemas
+// by position where the schema says so (draft-07's items array, the rest
+// under additionalItems; 2020-12's prefixItems, the rest under items).
+// The check read a draft-07 items array as no schema (1e-400 reached the
+// handler as 0 under exclusiveMinimum 0) and 2020-12's items as the
+// schema of every element, the prefix included (-5 refused where the
+// schema takes any number).
+func TestTyped_FloatsOfTupleItems(t *testing.T) {
+	type Tuples struct {
+		_ struct{}   `cg:"schema=tuples.json"`
+		P []float64  `json:"p"`
+		Q [2]float32 `json:"q"`
+		R []float64  `json:"r"`
+	}
+	schemaFile := `{"type": "object", "properties": {
+		"p": {"type": "array", "items": [{"exclusiveMinimum": 0}, {"exclusiveMaximum": 1}]},
+		"q": {"type": "array", "items": [{"type": "number"}], "additionalItems": {"exclusiveMinimum": 0}},
+		"r": {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "r.json", "type": "array",
+			"prefixItems": [{"type": "number"}, {"exclusiveMaximum": 1}], "items": {"exclusiveMinimum": 0}}}}`
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{"tuples.json": {Data: []byte(schemaFile)}}})
+	var got []Tuples
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Tuples) { got = append(got, in) })
+	for body, want := range map[string][]Detail{
+		`{"p":[1e-400,0.99999999999999999]}`: {{"/p/0", "must be > 0: as a float64 it is 0"}, {"/p/1", "must be < 1: as a float64 it is 1"}},
+		`{"q":[-1,1e-50]}`:                   {{"/q/1", "must be > 0: as a float32 it is 0"}},
+		`{"r":[-5,0.99999999999999999,1]}`:   {{"/r/1", "must be < 1: as a float64 it is 1"}},
+		`{"r":[-5,-5,1e-400]}`:               {{"/r/2", "must be > 0: as a float64 it is 0"}},
+	} {
+		eb := rejected(t, send(h, "POST", "/t", body), 400, CodeSchemaInvalid)
+		assert.Equal(t, want, eb.Details, body)
+	}
+	assert.Empty(t, got)
+	require.Equal(t, 200, send(h, "POST", "/t", `{"p":[1e-300,0.5,1e-400],"q":[1e-50,1e-45],"r":[-5,-5,1e-300]}`).Code)
+	require.Len(t, got, 1)
+	assert.Equal(t, []float64{-5, -5, 1e-300}, got[0].R)
+}
+
 func handlerErr[T any](g *Guard) error {
 	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, T) {})
 	return err
