@@ -589,3 +589,59 @@ func TestTyped_EmbeddedFieldsByJSONName(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"a_id":"","b_id":"y","id":"z"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, "/a_id", eb.Details[0].Path)
 }
+
+type selectorInner struct {
+	Name int `json:"x"`
+}
+
+type selectorLower struct {
+	X int `json:"x"`
+}
+
+type selectorMid struct{ selectorLower }
+
+// selectorShadow: the member "x" is decoded into selectorInner.Name (the
+// shallowest field of that json name), which Go's selector rules hide
+// behind the field Name ("h"); they leave selectorMid.selectorLower.X
+// visible, which is "x" to cel-go.
+type selectorShadow struct {
+	Name int `json:"h"`
+	selectorInner
+	selectorMid
+}
+
+// TestTyped_RulesReadTheFieldOfTheMember: data.<json name> is the field
+// the member is decoded into. cel-go finds fields by Go's selector rules,
+// encoding/json by json names: data.x read selectorMid.selectorLower.X,
+// never filled, so data.x <= 100 held for {"x":1000} and the handler got
+// 1000. Such a rule (a has() or a read through a nested struct too) is
+// refused at registration, naming both fields; a rule reading a member
+// both find alike still builds.
+func TestTyped_RulesReadTheFieldOfTheMember(t *testing.T) {
+	type Flat struct {
+		_ struct{} `cg:"cel=data.x <= 100,msg=x at most 100"`
+		selectorShadow
+	}
+	type Has struct {
+		_ struct{} `cg:"cel=!has(data.x),msg=no x"`
+		selectorShadow
+	}
+	type Nested struct {
+		_     struct{}       `cg:"cel=data.inner.x <= 100,msg=x at most 100"`
+		Inner selectorShadow `json:"inner"`
+	}
+	type Fine struct {
+		_ struct{} `cg:"cel=data.h <= 100,msg=h at most 100"`
+		selectorShadow
+	}
+	g := mustNew(t, Options{Logger: discard})
+	for _, err := range []error{handlerErr[Flat](g), handlerErr[Has](g), handlerErr[Nested](g)} {
+		require.Error(t, err)
+		assert.Regexp(t, `"x" of contractguard\.(Flat|Has|selectorShadow) is the field (selectorShadow\.)?selectorMid\.selectorLower\.X to rules \(by Go's selector rules\), but encoding/json decodes the member into (selectorShadow\.)?selectorInner\.Name`, err.Error())
+	}
+	ran := 0
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Fine) { ran++ })
+	rejected(t, send(h, "POST", "/", `{"h":1000,"x":1}`), 422, CodeInvariantViolated)
+	assert.Equal(t, 200, send(h, "POST", "/", `{"h":1,"x":1000}`).Code)
+	assert.Equal(t, 1, ran)
+}

@@ -17,6 +17,7 @@ import (
 	"cel.dev/cel-go/ext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/contractguard/contractguard/internal/bind"
 	"github.com/contractguard/contractguard/internal/schema"
 )
 
@@ -190,11 +191,9 @@ func (v *typedVars) misreads(a *cel.Ast) error {
 				return
 			}
 		}
-		if sized[e.ID()] {
-			return
-		}
 		var st reflect.Type
 		var name string
+		test := false
 		switch e.Kind() {
 		case celast.IdentKind:
 			if e.AsIdent() != "self" || v.self == "" {
@@ -203,9 +202,7 @@ func (v *typedVars) misreads(a *cel.Ast) error {
 			st, name = v.data, v.self
 		case celast.SelectKind:
 			sel := e.AsSelect()
-			if sel.IsTestOnly() {
-				return
-			}
+			test = sel.IsTestOnly()
 			st, name = v.structs[native.GetType(sel.Operand().ID()).TypeName()], sel.FieldName()
 		case celast.CallKind:
 			call := e.AsCall()
@@ -223,12 +220,85 @@ func (v *typedVars) misreads(a *cel.Ast) error {
 		if st == nil {
 			return
 		}
+		if err = readsMember(st, name); err != nil || test || sized[e.ID()] {
+			return
+		}
 		if ft := celFieldType(st, name); ft != nil && adapted(ft, false) {
 			err = fmt.Errorf("%s.%s (%s) holds json.Number or json.RawMessage values in a list or map, which rules read as the number or JSON value they hold, not as the string or bytes they are checked as: give it another element type (float64, string, any)",
 				st, name, ft)
 		}
 	}))
 	return err
+}
+
+// readsMember reports a field name of struct type st that cel-go reads
+// from another Go field than the one encoding/json (and so the binder)
+// decodes the member name into. cel-go finds a field by Go's selector
+// rules, which hide a promoted field behind a shallower one of the same
+// Go name whatever their json names; encoding/json by json names. So
+// with T{Name `json:"h"`; Inner{Name `json:"x"`}; Mid{Lower{X `json:"x"`}}}
+// the member "x" is decoded into T.Inner.Name, and data.x read
+// T.Mid.Lower.X, always 0: data.x <= 100 held for {"x":1000}.
+func readsMember(st reflect.Type, name string) error {
+	cf, ok := celField(st, name)
+	if !ok {
+		return nil
+	}
+	winners, err := bind.Fields(st)
+	if err != nil {
+		return nil // a type the binder refuses, which bind.Check reports first
+	}
+	if index, ok := winners[name]; ok && !slices.Equal(index, cf.Index) {
+		return fmt.Errorf("%q of %s is the field %s to rules (by Go's selector rules), but encoding/json decodes the member into %s: give one of them another json name, or tag %s json:\"-\"",
+			name, st, fieldPath(st, cf.Index), fieldPath(st, index), fieldPath(st, cf.Index))
+	}
+	return nil
+}
+
+// celField is the field of struct type st that CEL names name, as
+// ext.NativeTypes finds it with ParseStructTag("json"): among the
+// exported fields Go's selector rules leave visible, by json name (quotes
+// trimmed) else Go name, none of them (or of the embedded structs it is
+// promoted through) named "-".
+func celField(st reflect.Type, name string) (reflect.StructField, bool) {
+	celName := func(sf reflect.StructField) string {
+		tag, ok := sf.Tag.Lookup("json")
+		if !ok {
+			return sf.Name
+		}
+		n, _, _ := strings.Cut(tag, ",")
+		if n == "-" {
+			return "-"
+		}
+		if n = strings.Trim(n, "'"); n == "" {
+			n = sf.Name
+		}
+		return n
+	}
+	for _, sf := range reflect.VisibleFields(st) {
+		if !sf.IsExported() || celName(sf) != name {
+			continue
+		}
+		skipped := false
+		for i := 1; i < len(sf.Index); i++ {
+			if celName(st.FieldByIndex(sf.Index[:i])) == "-" {
+				skipped = true
+			}
+		}
+		if !skipped {
+			return sf, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// fieldPath names the field at index in t: Base.Role.
+func fieldPath(t reflect.Type, index []int) string {
+	names := make([]string, len(index))
+	for i := range index {
+		names[i] = t.FieldByIndex(index[:i+1]).Name
+	}
+	return strings.Join(names, ".")
 }
 
 // celFieldType is the Go type of the field of struct type st that CEL
