@@ -105,10 +105,11 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	return newContract(contractSpec{endpoint: name, source: "type " + name, schema: s, body: t, rules: rules, learn: learn, floats: floats}), nil
 }
 
-// typeTags finds what blank fields of t say of the whole contract:
-// cg:"schema=…" (its schema file) and cg:"mode=…".
+// typeTags finds what blank fields of t (a pointer request type's
+// struct) say of the whole contract: cg:"schema=…" (its schema file) and
+// cg:"mode=…".
 func typeTags(t reflect.Type) (file, mode string, err error) {
-	if t.Kind() != reflect.Struct {
+	if t = elem(t); t.Kind() != reflect.Struct {
 		return "", "", nil
 	}
 	for i := 0; i < t.NumField(); i++ {
@@ -480,10 +481,10 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			return nil, fieldError(t, f, "cg tag: %v", err)
 		}
 		if f.Name == "_" {
-			if p.schema != "" && t != b.root {
+			if p.schema != "" && t != elem(b.root) {
 				return nil, fieldError(t, f, "cg tag: schema= belongs on the request type, not on %s", t)
 			}
-			if p.mode != "" && t != b.root {
+			if p.mode != "" && t != elem(b.root) {
 				return nil, fieldError(t, f, "cg tag: mode= belongs on the request type, not on %s", t)
 			}
 			for j, r := range p.rules {

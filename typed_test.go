@@ -530,6 +530,47 @@ func TestTyped_FloatsOfTupleItems(t *testing.T) {
 	assert.Equal(t, []float64{-5, -5, 1e-300}, got[0].R)
 }
 
+// TestTyped_PointerRequestTypeTakesTypeTags: a pointer request type
+// (Handle[*T]) reads the blank fields of T that speak of the whole
+// contract, cg:"schema=…" and cg:"mode=…", as Handle[T] does. They were
+// looked for on the pointer only, and then refused on T itself: "schema=
+// belongs on the request type, not on T", of the request type's own
+// struct.
+func TestTyped_PointerRequestTypeTakesTypeTags(t *testing.T) {
+	type Refund struct {
+		_      struct{} `cg:"schema=refund.json"`
+		Amount float64  `json:"amount" cg:"cel=self <= 100,msg=at most 100"`
+	}
+	refund := `{"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number", "exclusiveMinimum": 0}}}`
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{"refund.json": {Data: []byte(refund)}}})
+	var got []*Refund
+	h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in *Refund) { got = append(got, in) })
+	require.NoError(t, err)
+	eb := rejected(t, send(h, "POST", "/refunds", `{"amount":-1}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, "/amount", eb.Details[0].Path, "the file's schema")
+	eb = rejected(t, send(h, "POST", "/refunds", `{"amount":1e-400}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/amount", "must be > 0: as a float64 it is 0"}}, eb.Details)
+	eb = rejected(t, send(h, "POST", "/refunds", `{"amount":500}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/amount", "at most 100"}}, eb.Details)
+	require.Equal(t, 200, send(h, "POST", "/refunds", `{"amount":5}`).Code)
+	require.Len(t, got, 1)
+	assert.Equal(t, 5.0, got[0].Amount)
+
+	type Line struct {
+		_   struct{} `cg:"mode=learn"`
+		SKU string   `json:"sku" jsonschema:"minLength=3"`
+	}
+	lg, rec := learnGuard(t)
+	var lines []*Line
+	lh, err := NewHandler(lg, func(w http.ResponseWriter, r *http.Request, in *Line) { lines = append(lines, in) })
+	require.NoError(t, err)
+	assert.Equal(t, 200, send(lh, "POST", "/lines", `{"sku":"A"}`).Code, "learning: passed, and reported")
+	require.Len(t, lines, 1)
+	assert.Equal(t, "A", lines[0].SKU)
+	require.Len(t, rec.observed, 1)
+	assert.Equal(t, []Detail{{"/sku", rec.observed[0].Violation.Details[0].Message}}, rec.observed[0].Violation.Details)
+}
+
 func handlerErr[T any](g *Guard) error {
 	_, err := NewHandler(g, func(http.ResponseWriter, *http.Request, T) {})
 	return err
