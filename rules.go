@@ -57,7 +57,7 @@ func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
 	q.act.Shape = c.numbers
 	r := ruleRun{act: &q.act, report: q, guard: g}
 	n := len(q.details)
-	c.rules.walk(&r, v)
+	c.rules.walkRequest(&r, v)
 	// A query string that request.query, read as r.URL.Query() reads it,
 	// has pairs dropped from: the rules again with it read as the
 	// readers that keep them do (Express, Fastify: ?debug=1;x is debug
@@ -71,7 +71,7 @@ func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
 			continue
 		}
 		q.readQueryAs(rd)
-		c.rules.walk(&r, v)
+		c.rules.walkRequest(&r, v)
 		if len(q.details) > n {
 			break
 		}
@@ -130,6 +130,35 @@ func (w *ruleWalker) readsBody() bool {
 		return true
 	}
 	return slices.ContainsFunc(w.fields, func(f fieldWalker) bool { return reads(f.rules) || f.nested.readsBody() })
+}
+
+// walkRequest walks v, the value of the request's body (invalid for a
+// contract without a Go type), with w, its type's walker. A pointer
+// request type (Handle[*T]) given an empty body holds nil: there is no
+// value for T's rules to be about, but the rules of T's blank fields
+// that read nothing of the body (context.user, request.params) are
+// about the request, and run: they ran for {} and not for an empty
+// body, which passed cg:"cel=context.user.role == 'admin'" for anyone.
+func (w *ruleWalker) walkRequest(r *ruleRun, v reflect.Value) {
+	e := w
+	for e.kind == reflect.Pointer && v.IsValid() && !v.IsNil() {
+		e, v = e.elem, v.Elem()
+	}
+	if e.kind != reflect.Pointer || !v.IsValid() {
+		e.walk(r, v)
+		return
+	}
+	for e.kind == reflect.Pointer {
+		e = e.elem
+	}
+	if e.kind != reflect.Struct {
+		return
+	}
+	for i, ru := range e.own {
+		if !ru.prg.ReadsBody() {
+			r.check(e.own[i:i+1], nil, nil)
+		}
+	}
 }
 
 func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
