@@ -531,7 +531,76 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		b.done[t] = nil
 		return nil, nil
 	}
+	if err := shadowedData(t, w); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// shadowedData reports a rule of a struct embedded in t (its fields
+// promoted into t, at any depth), of a blank field or of a field, that
+// reads a member of its data which encoding/json decodes into another
+// field of t (one that shadows it) or into none: the rule reads a field
+// that is always zero.
+// (Base{_ `cg:"cel=data.role != 'admin'"`; Role} embedded beside a Role
+// of t's own passed {"role":"admin"}.) w is t's walker.
+func shadowedData(t reflect.Type, w *ruleWalker) error {
+	winners, err := bind.Fields(t)
+	if err != nil {
+		return nil // a type the binder refuses, which bind.Check reports first
+	}
+	var walk func(w *ruleWalker, at []int, in []*ruleWalker) error
+	walk = func(w *ruleWalker, at []int, in []*ruleWalker) error {
+		for w != nil && w.kind == reflect.Pointer {
+			w = w.elem
+		}
+		if w == nil || w.kind != reflect.Struct || slices.Contains(in, w) {
+			return nil
+		}
+		in = append(in, w)
+		rules := slices.Clone(w.own) // the rules whose data is this struct: its blank fields', and its fields'
+		for _, f := range w.fields {
+			rules = append(rules, f.rules...)
+		}
+		if len(at) > 0 && len(rules) > 0 {
+			st := elem(t.FieldByIndex(at).Type)
+			members, err := bind.Fields(st)
+			if err != nil {
+				return nil
+			}
+			for _, ru := range rules {
+				names, whole := ru.prg.DataFields()
+				if whole {
+					names = slices.Sorted(maps.Keys(members))
+				}
+				for _, name := range names {
+					index, ok := members[name]
+					if !ok {
+						continue
+					}
+					full := append(slices.Clone(at), index...)
+					into := "no field of " + t.String()
+					if got, ok := winners[name]; ok {
+						if slices.Equal(got, full) {
+							continue
+						}
+						into = t.String() + "." + fieldPath(t, got)
+					}
+					return fmt.Errorf("%s.%s: the rule of %s %q reads the member %q of its data, which encoding/json decodes into %s: it would only see the zero value of %s.%s: check it on %s, or give the fields different json names",
+						t, fieldPath(t, at), st, ru.msg, name, into, t, fieldPath(t, full), t)
+				}
+			}
+		}
+		for _, f := range w.fields {
+			if f.inline {
+				if err := walk(f.nested, append(slices.Clone(at), f.index), in); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(w, nil, nil)
 }
 
 // shadowedRules reports a field with rules, promoted into struct type t

@@ -587,6 +587,71 @@ func TestTyped_RulesOfShadowedFields(t *testing.T) {
 	assert.Equal(t, []Detail{{"/role", "no admin"}}, eb.Details)
 }
 
+// roleChecked checks its role by a rule of a blank field.
+type roleChecked struct {
+	_    struct{} `cg:"cel=data.role != 'admin',msg=no admin"`
+	Role string   `json:"role"`
+	Team string   `json:"team"`
+}
+
+// TestTyped_BlankRulesOfShadowedFields: a blank-field rule of an
+// embedded struct (or a field rule's data) that reads a member its
+// struct loses to a field of the outer type (or to none) read a field
+// that is always zero:
+// {"role":"admin"} passed "no admin", the handler got Role "admin".
+// Refused at registration, whatever reads it (data.x, has(), data
+// whole), as a field rule is (TestTyped_RulesOfShadowedFields); a rule
+// that reads only members its struct keeps is not.
+func TestTyped_BlankRulesOfShadowedFields(t *testing.T) {
+	type Shadow struct {
+		roleChecked
+		Role string `json:"role"`
+	}
+	type Deeper struct {
+		Shadow
+		X int `json:"x"`
+	}
+	type Whole struct {
+		_ struct{} `cg:"cel=has(data.role) || data.team != '',msg=a role or a team"`
+		roleChecked
+	}
+	type WholeShadow struct {
+		*Whole
+		Role string `json:"role"`
+	}
+	type FieldRule struct {
+		Role string `json:"role" cg:"cel=self != 'admin' || data.team == 'ops',msg=admins are ops"`
+		Team string `json:"team"`
+	}
+	type FieldRuleShadow struct {
+		FieldRule
+		Team string `json:"team"`
+	}
+	type Kept struct {
+		roleChecked
+		Team string `json:"team"` // shadows team, which the rule does not read
+	}
+	g := mustNew(t, Options{})
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{handlerErr[Shadow](g), `contractguard: contractguard.Shadow.roleChecked: the rule of contractguard.roleChecked "no admin" reads the member "role" of its data, which encoding/json decodes into contractguard.Shadow.Role`},
+		{handlerErr[Deeper](g), `contractguard: contractguard.Shadow.roleChecked: the rule of contractguard.roleChecked "no admin" reads the member "role"`},
+		{handlerErr[FieldRuleShadow](g), `contractguard: contractguard.FieldRuleShadow.FieldRule: the rule of contractguard.FieldRule "admins are ops" reads the member "team" of its data, which encoding/json decodes into contractguard.FieldRuleShadow.Team`},
+		{handlerErr[WholeShadow](g), `contractguard: contractguard.WholeShadow.Whole: the rule of contractguard.Whole "a role or a team" reads the member "role" of its data, which encoding/json decodes into contractguard.WholeShadow.Role`},
+	} {
+		require.Error(t, tt.err, tt.want)
+		assert.Contains(t, tt.err.Error(), tt.want)
+	}
+	ran := 0
+	h := Handle(g, func(w http.ResponseWriter, r *http.Request, in Kept) { ran++ })
+	eb := rejected(t, send(h, "POST", "/", `{"role":"admin","team":"a"}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"", "no admin"}}, eb.Details)
+	assert.Equal(t, 200, send(h, "POST", "/", `{"role":"user","team":"a"}`).Code)
+	assert.Equal(t, 1, ran)
+}
+
 type ruledHidden struct {
 	_    struct{} `cg:"cel=data.role != 'root',msg=no root"`
 	Role string   `json:"role" cg:"cel=self != 'admin',msg=no admin"`

@@ -17,6 +17,7 @@ import (
 	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/decls"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
@@ -110,9 +111,13 @@ func (e *Env) Compile(src string) (*Program, error) {
 
 // Program is a compiled invariant.
 type Program struct {
-	tracked bool    // evaluated under the cost limit's tracker
-	body    bool    // reads the request's body (readsBody)
-	nat     *native // the native fast path (native.go); nil: cel-go alone
+	tracked bool // evaluated under the cost limit's tracker
+	body    bool // reads the request's body (readsBody)
+	// data: the fields of data it reads by name (dataFields); dataWhole:
+	// it reads data otherwise too
+	data      []string
+	dataWhole bool
+	nat       *native // the native fast path (native.go); nil: cel-go alone
 
 	// cel-go's program. Planned when the expression compiles if the
 	// native path does not cover it; else on the first evaluation that
@@ -161,6 +166,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
 	p := &Program{tracked: len(opts) > 1, body: readsBody(ast)}
+	p.data, p.dataWhole = dataFields(ast)
 	budget := uint64(unlimited)
 	if p.tracked {
 		budget = costLimit
@@ -378,6 +384,49 @@ func readsBody(a *cel.Ast) bool {
 
 // ReadsBody reports whether the expression reads the request's body.
 func (p *Program) ReadsBody() bool { return p.body }
+
+// DataFields is the names of the fields of data (a struct-tag rule's
+// struct) the expression reads, tests or selects optionally (data.x,
+// has(data.x), data.?x); whole reports that it reads data otherwise too
+// (as a value, or a comprehension's variable of that name hides it), so
+// that any field may be read.
+func (p *Program) DataFields() (names []string, whole bool) { return p.data, p.dataWhole }
+
+// dataFields finds what DataFields reports.
+func dataFields(a *cel.Ast) (names []string, whole bool) {
+	root := a.NativeRep().Expr()
+	isData := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == "data" }
+	selected := map[int64]bool{} // the data idents that are the operand of a select by name
+	celast.PostOrderVisit(root, celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.SelectKind:
+			if sel := e.AsSelect(); isData(sel.Operand()) {
+				names = append(names, sel.FieldName())
+				selected[sel.Operand().ID()] = true
+			}
+		case celast.CallKind:
+			call := e.AsCall()
+			if call.FunctionName() != operators.OptSelect || len(call.Args()) != 2 || !isData(call.Args()[0]) || call.Args()[1].Kind() != celast.LiteralKind {
+				return
+			}
+			if f, ok := call.Args()[1].AsLiteral().(types.String); ok {
+				names = append(names, string(f))
+				selected[call.Args()[0].ID()] = true
+			}
+		case celast.ComprehensionKind:
+			c := e.AsComprehension()
+			if c.IterVar() == "data" || c.AccuVar() == "data" || c.HasIterVar2() && c.IterVar2() == "data" {
+				whole = true
+			}
+		}
+	}))
+	celast.PostOrderVisit(root, celast.NewExprVisitor(func(e celast.Expr) {
+		if isData(e) && !selected[e.ID()] {
+			whole = true
+		}
+	}))
+	return names, whole
+}
 
 // Tracked reports whether cel-go's evaluations run under the cost
 // limit's tracker.
