@@ -192,6 +192,7 @@ var (
 
 // selfDecoding is the schema of a type that T decodes otherwise than by
 // its Go structure, for invopop's Mapper: json.Number is a number; a
+// uintptr an integer (invopop panics on one: "unsupported type"); a
 // json.Unmarshaler (or json v2 UnmarshalerFrom) takes any JSON value (it
 // says which, when T decodes it); an encoding.TextUnmarshaler takes a
 // string. invopop would describe
@@ -202,6 +203,8 @@ func selfDecoding(t reflect.Type) *jsonschema.Schema {
 	switch {
 	case t == reflect.TypeFor[json.Number]():
 		return &jsonschema.Schema{Type: "number"} // a string kind holding a JSON number, not a string
+	case t.Kind() == reflect.Uintptr && !bind.Opaque(t):
+		return &jsonschema.Schema{Type: "integer"} // an unsigned integer to T; invopop panics on the kind
 	case t == reflect.TypeFor[time.Time](), !bind.Opaque(t):
 		return nil
 	}

@@ -65,6 +65,28 @@ func TestTyped_GenericTypesOfOtherPackages(t *testing.T) {
 	assert.Equal(t, []Detail{{"/box/v/city", "must be at least 3 characters long"}}, eb.Details)
 }
 
+// TestTyped_UintptrField: invopop/jsonschema panics on a uintptr
+// ("unsupported type uintptr"), which T decodes as an unsigned integer
+// (as encoding/json and json v2 do): NewHandler panicked instead of
+// returning, whatever the field's tags. Such a field is an integer to the
+// schema, its tags applied.
+func TestTyped_UintptrField(t *testing.T) {
+	type In struct {
+		U uintptr `json:"u" jsonschema:"maximum=5"`
+	}
+	var got []uintptr
+	h, err := NewHandler(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = append(got, in.U) })
+	require.NoError(t, err)
+	require.Equal(t, 200, send(h, "POST", "/", `{"u":3}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"u":9}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, "/u", eb.Details[0].Path)
+	eb = rejected(t, send(h, "POST", "/", `{"u":"3"}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, "/u", eb.Details[0].Path)
+	eb = rejected(t, send(h, "POST", "/", `{"u":-1}`), 400, CodeSchemaInvalid)
+	assert.Equal(t, []Detail{{"/u", "is out of range for uintptr"}}, eb.Details)
+	assert.Equal(t, []uintptr{3}, got)
+}
+
 type treeNode struct {
 	Name string      `json:"name" jsonschema:"minLength=1"`
 	Kids []*treeNode `json:"kids,omitempty"`
