@@ -3,6 +3,10 @@ package contractguard
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"iter"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -51,6 +55,9 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			}
 			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
 				k = formFinding(st.plain)
+			}
+			if k == scan.None { // a multipart form's fields, as r.FormValue reads them
+				k = multipartFinding(st.plain, in.header)
 			}
 			if k == scan.None { // JSON to json.NewDecoder, whatever the Content-Type says
 				k = jsonFinding(st.plain)
@@ -127,6 +134,50 @@ func formFinding(body []byte) scan.Class {
 		scan.Pairs(route.FastifyPairs(text), &first)
 	}
 	return scan.ClassOf(first.message)
+}
+
+// multipartFinding is the class of the first finding in the fields of a
+// multipart body (multipart/form-data; multipart/mixed, which
+// r.MultipartReader reads) as the handler reads them (r.FormValue,
+// r.MultipartForm): each part's form name, its file name as FileName
+// gives it, and its content, decoded as the multipart reader decodes it
+// (quoted-printable), when that is UTF-8 text (a file that is not, an
+// image, is no text a class reads, as a body that is not). A scan of the
+// body's bytes does not see "1=27 OR =271=27=3D=271", which is
+// "1' OR '1'='1" to the handler, nor anything of a form with an image in
+// it, whose bytes are not UTF-8.
+func multipartFinding(body []byte, h http.Header) scan.Class {
+	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" && mt != "multipart/mixed" || params["boundary"] == "" {
+		return scan.None
+	}
+	var first firstFinding
+	scan.Pairs(multipartFields(body, params["boundary"]), &first)
+	return scan.ClassOf(first.message)
+}
+
+// multipartFields yields the fields of a multipart body (multipartFinding)
+// as names and values, as far as the body reads as multipart. A part's
+// content is read whole (at most the body's size) and kept only while it
+// is scanned.
+func multipartFields(body []byte, boundary string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		mr := multipart.NewReader(bytes.NewReader(body), boundary)
+		for {
+			p, err := mr.NextPart()
+			if err != nil {
+				return
+			}
+			name := p.FormName()
+			if fn := p.FileName(); fn != "" && !yield(name, fn) {
+				return
+			}
+			v, err := io.ReadAll(p) // a copy of its own, not kept
+			if utf8.Valid(v) && !yield(name, unsafe.String(unsafe.SliceData(v), len(v))) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // jsonFinding is the class of the first finding in the names and

@@ -113,6 +113,44 @@ func TestScan_FormBodyDecoded(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/raw", "q=1%27%20or%20%271%27%3D%271", "Content-Type", "text/plain").Code)
 }
 
+// TestScan_MultipartFormFieldsDecoded: a multipart form is scanned as the
+// handler reads its fields (r.FormValue, r.MultipartForm): each part's
+// name, file name and text, decoded as the multipart reader decodes it.
+// A scan of the body's bytes alone let through a field encoded
+// quoted-printable ("1=27 OR =271=27=3D=271" is "1' OR '1'='1" to the
+// handler), and every field of a form with a binary file in it, a body
+// that is not UTF-8 and so was not scanned at all; the same field
+// urlencoded was refused.
+func TestScan_MultipartFormFieldsDecoded(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition, header, content string) string {
+		return "--XyZ\r\nContent-Disposition: form-data; " + disposition + "\r\n" + header + "\r\n" + content + "\r\n"
+	}
+	const end = "--XyZ--\r\n"
+	png := part(`name="f"; filename="a.png"`, "Content-Type: image/png\r\n", "\x89PNG\r\n\x1a\n\x00\xff")
+	for _, tc := range []struct{ body, ct, want string }{
+		{part(`name="q"`, "Content-Transfer-Encoding: quoted-printable\r\n", "1=27 OR =271=27=3D=271") + end, "multipart/form-data; boundary=XyZ", "possible SQL injection"},
+		{png + part(`name="q"`, "", "1' OR '1'='1") + end, "multipart/form-data; boundary=XyZ", "possible SQL injection"},
+		{png + part(`name="q"`, "", "<script>alert(1)</script>") + end, "multipart/form-data; boundary=\"XyZ\"", "possible cross-site scripting"},
+		{png + part(`name="user[$ne]"`, "", "1") + end, "multipart/form-data; boundary=XyZ", "possible NoSQL operator injection"},
+		{png + part(`name="q"; filename="<svg onload=alert(1)>"`, "", "x") + end, "multipart/form-data; boundary=XyZ", "possible cross-site scripting"},
+		{png + part(`name="q"`, "", "; cat /etc/passwd") + end, "multipart/mixed; boundary=XyZ", "possible command injection"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", tc.body, "Content-Type", tc.ct), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.body)
+	}
+	// An image among text fields that are text; a file whose bytes are
+	// not UTF-8 is no text, as a body that is not.
+	for _, body := range []string{
+		png + part(`name="title"`, "", "Shoes & More") + part(`name="note"`, "", "O'Brien's photo, 30% off") + end,
+		png + part(`name="q"`, "Content-Transfer-Encoding: quoted-printable\r\n", "caf=C3=A9 au lait") + end,
+		part(`name="f"; filename="x.bin"`, "", "\x00\x00../../etc/passwd\xff") + end,
+	} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", body, "Content-Type", "multipart/form-data; boundary=XyZ").Code, body)
+	}
+}
+
 // TestScan_JSONBodyOfAnotherType: a JSON body sent with another
 // Content-Type to a contract that does not parse it is scanned as
 // json.NewDecoder(r.Body) reads it, whatever the type says, as well as
