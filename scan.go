@@ -266,7 +266,10 @@ func (f *firstFinding) Add(_, message string) {
 // scanReadings scans the path parameters: the router's, or the pattern's
 // without building Params' map; those of every reading of the path that
 // matched (request.views), and the query of one that reads it from the
-// path.
+// path. The readings find again what another found (a parameter of one
+// name; the request's query string, which a reading with a query of its
+// own reads after that): a finding at a path listed already is dropped as
+// it is found (rescan), so that the repeats take no places in the list.
 func (q *request) scanReadings() {
 	if len(q.views) == 0 {
 		for name, v := range q.EachParam {
@@ -274,13 +277,14 @@ func (q *request) scanReadings() {
 		}
 		return
 	}
+	again := &rescan{l: &q.detailList}
 	for i := range q.views {
 		q.useView(i)
 		for name, v := range q.EachParam {
-			scan.Param(name, v, q)
+			scan.Param(name, v, again)
 		}
 		if q.ownQuery {
-			scan.Query(q.viewQueryValues(), q)
+			scan.Query(q.viewQueryValues(), again)
 		}
 	}
 	q.useView(0)

@@ -340,6 +340,30 @@ func TestScan_DroppedPairsDoNotCrowdTheList(t *testing.T) {
 	}
 }
 
+// TestScan_ReadingsDoNotCrowdTheList: a path that reads another way too
+// (Fastify's, which ends it at its first ';' and reads the rest as the
+// query, the request's query string after it) is scanned in each reading,
+// and each finds again what the first found in the query: the repeats took
+// places in the list, said that more failures were not listed when there
+// were none, and pushed out the findings of the reading's own query.
+func TestScan_ReadingsDoNotCrowdTheList(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/users/{id}", Method: "GET"}}})
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "q%03d=<script>alert(1)</script>&", i)
+	}
+	// Fastify's x is "1?q000=<script>…": a finding of that reading alone.
+	v := g.Check("GET", "/users/a;x=1?"+b.String(), nil)
+	require.NotNil(t, v)
+	require.Len(t, v.Details, 61, "every finding once, and no note")
+	assert.Equal(t, Detail{"query:x", "possible cross-site scripting"}, v.Details[60])
+	v = g.Check("GET", "/users/..%2f..%2fetc%2fpasswd;x=1?"+b.String(), nil)
+	require.NotNil(t, v)
+	require.Len(t, v.Details, 62, "every finding once, and no note")
+	assert.Equal(t, Detail{"param:id", "possible path traversal"}, v.Details[0])
+	assert.Equal(t, Detail{"query:x", "possible cross-site scripting"}, v.Details[61])
+}
+
 // TestScan_QueryParsedOnce: a rule that reads the query and the scan share
 // one parse of it, so the scan's allocations with such a rule are fewer
 // than without one (where it parses the query for itself).
