@@ -89,8 +89,10 @@ func scanRequest(cs []*contract, in *request) *Violation {
 
 // scanDroppedPairs scans the query again as readers keep what
 // r.URL.Query() drops, a pair with a ';' or a malformed escape: split at
-// '&' alone with such escapes kept as sent (Express, Fastify; a handler
-// reading r.URL.RawQuery), and with ';' read as '&' as well
+// '&' alone with such escapes kept as sent (Express 4's qs, Fastify; a handler
+// reading r.URL.RawQuery), or with the well-formed escapes around a
+// malformed one decoded (Node's querystring: Express 5; "%3Cscript%3E%zz"
+// is "<script>%zz" to it), and with ';' read as '&' as well
 // (http.AllowQuerySemicolons in front of the handler, inside the guard).
 // "?file=../../etc/passwd;x=1" is nothing to r.URL.Query(), and a file to
 // them. It goes pair by pair: url.ParseQuery, which reads no pair of a
@@ -102,6 +104,7 @@ func scanRequest(cs []*contract, in *request) *Violation {
 func (q *request) scanDroppedPairs() {
 	again := &rescan{l: &q.detailList}
 	scan.Pairs(route.FastifyPairs(q.rawQuery), again)
+	scan.Pairs(route.NodeOnlyPairs(q.rawQuery), again)
 	if strings.IndexByte(q.rawQuery, ';') >= 0 {
 		scan.Pairs(route.GoPairs(q.rawQuery, "&;"), again)
 	}
@@ -121,7 +124,7 @@ func isForm(h http.Header) bool {
 
 // formFinding is the class of the first finding in the names and values
 // of a form body, read as r.ParseForm reads them and, pair by pair, as
-// Express's parser keeps what that one drops (see scanDroppedPairs):
+// Express's parsers keep what that one drops (see scanDroppedPairs):
 // "q=1%27%20or%20%271%27%3D%271" is "1' or '1'='1" to the handler, and
 // nothing to a scan of the body's bytes as they are.
 func formFinding(body []byte) scan.Class {
@@ -132,6 +135,9 @@ func formFinding(body []byte) scan.Class {
 	scan.Pairs(route.GoPairs(text, "&"), &first)
 	if first.message == "" {
 		scan.Pairs(route.FastifyPairs(text), &first)
+	}
+	if first.message == "" {
+		scan.Pairs(route.NodeOnlyPairs(text), &first)
 	}
 	return scan.ClassOf(first.message)
 }

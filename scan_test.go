@@ -314,6 +314,36 @@ func TestScan_QueryPairsGoDrops(t *testing.T) {
 	}
 }
 
+// TestScan_QueryAndFormAsNodeReadsThem: Node's querystring (Express 5's
+// query parser; body-parser's urlencoded with extended: false) decodes
+// every escape of two hex digits in a name or value with a malformed one
+// and keeps the malformed one as sent: "%3Cscript%3E…%zz" is
+// "<script>…%zz" to it. url.ParseQuery drops that pair and fast-querystring
+// keeps it all as sent, encoded: no reading the scan had saw the script.
+func TestScan_QueryAndFormAsNodeReadsThem(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/c", Method: "GET"}, {Endpoint: "/f", Method: "POST"}}})
+	for _, tc := range []struct {
+		target string
+		want   []Detail
+	}{
+		{"/c?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E%zz", []Detail{{"query:q", "possible cross-site scripting"}}},
+		{"/c?page=2&q=1%27%20OR%20%271%27%3D%271%", []Detail{{"query:q", "possible SQL injection"}}},
+		{"/c?%3Cscript%3Ealert(1)%3C%2Fscript%3E%zz=1", []Detail{{"query", "possible cross-site scripting"}}},
+	} {
+		v := g.Check("GET", tc.target, nil)
+		if assert.NotNil(t, v, tc.target) {
+			assert.Equal(t, tc.want, v.Details, tc.target)
+		}
+	}
+	for _, target := range []string{"/c?q=100%&page=2", "/c?x=%zz", "/c?q=50%25%20off%zz"} {
+		assert.Nil(t, g.Check("GET", target, nil), target)
+	}
+	h := g.Middleware(&echo{})
+	eb := rejected(t, send(h, "POST", "/f", "q=%3Cscript%3Ealert(1)%3C%2Fscript%3E%zz", "Content-Type", "application/x-www-form-urlencoded"), 403, CodeVulnerabilityDetected)
+	assert.Equal(t, []Detail{{"", "possible cross-site scripting"}}, eb.Details)
+	assert.Equal(t, 200, send(h, "POST", "/f", "q=50%25%20off%zz&name=O%27Brien", "Content-Type", "application/x-www-form-urlencoded").Code)
+}
+
 // TestScan_DroppedPairsDoNotCrowdTheList: the readings of a query that
 // url.ParseQuery could not read whole find again every pair it kept.
 // Those repeats took places in the list, so that 60 findings and one

@@ -41,6 +41,75 @@ func FastifyPairs(s string) iter.Seq2[string, string] {
 	}
 }
 
+// NodePairs are the names and values of a query string as Node's
+// querystring reads them (Express 5's query parser, and body-parser's
+// urlencoded parser with extended: false), in the order of s: pairs split
+// at '&' alone, a pair at its first '=', '+' a space, and, where an escape
+// is malformed (decodeURIComponent fails, and unescapeBuffer decodes what
+// it can), every escape of two hex digits decoded and the malformed ones
+// kept as sent: "%3Cscript%3E%zz" is "<script>%zz" to it, dropped by
+// url.ParseQuery and kept whole, encoded, by FastifyPairs. (Node makes
+// bytes that are not UTF-8 U+FFFD; they are kept here, as url.ParseQuery
+// keeps them.)
+func NodePairs(s string) iter.Seq2[string, string] { return nodePairs(s, false) }
+
+// NodeOnlyPairs are the pairs of NodePairs that FastifyPairs reads
+// otherwise, or may: those with a malformed escape, or an escape of a
+// byte beyond ASCII (which fast-querystring keeps as sent where it is not
+// UTF-8). Node reads every other pair as fast-querystring does.
+func NodeOnlyPairs(s string) iter.Seq2[string, string] { return nodePairs(s, true) }
+
+func nodePairs(s string, only bool) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for s != "" {
+			var pair string
+			pair, s, _ = strings.Cut(s, "&")
+			if pair == "" || only && !unlikeFastify(pair) {
+				continue
+			}
+			k, v, _ := strings.Cut(pair, "=")
+			if !yield(unescapeLenient(k), unescapeLenient(v)) {
+				return
+			}
+		}
+	}
+}
+
+// unlikeFastify reports a pair with a malformed escape or an escape of a
+// byte beyond ASCII (NodeOnlyPairs).
+func unlikeFastify(pair string) bool {
+	for i := strings.IndexByte(pair, '%'); i >= 0; {
+		if i+2 >= len(pair) || !formats.IsHex(pair[i+1]) || !formats.IsHex(pair[i+2]) || formats.Unhex(pair[i+1]) >= 8 {
+			return true
+		}
+		j := strings.IndexByte(pair[i+3:], '%')
+		if j < 0 {
+			break
+		}
+		i += 3 + j
+	}
+	return false
+}
+
+// unescapeLenient is s with '+' read as a space and every escape of two
+// hex digits decoded, a malformed escape kept as it is (NodePairs).
+func unescapeLenient(s string) string {
+	s = strings.ReplaceAll(s, "+", " ")
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {
+			b = append(b, formats.Unhex(s[i+1])<<4|formats.Unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
 // GoPairs are the pairs of query split at each of seps, as url.ParseQuery
 // reads them: a pair with a ';' left in it, or a malformed escape,
 // dropped; with seps "&;", as it reads them once http.AllowQuerySemicolons

@@ -631,6 +631,23 @@ func TestQueryAsFastify(t *testing.T) {
 	}
 }
 
+// TestNodePairs: the query as Node's querystring reads it: a malformed
+// escape kept, every other escape decoded; NodeOnlyPairs, the pairs it
+// reads otherwise than fast-querystring may.
+func TestNodePairs(t *testing.T) {
+	type pair struct{ k, v string }
+	read := func(seq func(func(string, string) bool)) []pair {
+		var out []pair
+		for k, v := range seq {
+			out = append(out, pair{k, v})
+		}
+		return out
+	}
+	const s = "q=%3Cb%3E%zz&a+b=c+d%2B&x=1;y=%41&t=100%&u=%ff%3C&%3C%z=1&&n=M%C3%BCnchen"
+	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"a b", "c d+"}, {"x", "1;y=A"}, {"t", "100%"}, {"u", "\xff<"}, {"<%z", "1"}, {"n", "München"}}, read(NodePairs(s)))
+	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"t", "100%"}, {"u", "\xff<"}, {"<%z", "1"}, {"n", "München"}}, read(NodeOnlyPairs(s)))
+}
+
 // TestClean_LongPath: the path a message names is read no further than
 // the message repeats of it (failure.MaxEcho bytes): a request of a
 // megabyte of segments that matches no contract, under RequireContract,
