@@ -3,10 +3,8 @@ package contractguard
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"iter"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
@@ -162,24 +160,13 @@ func multipartFinding(body []byte, h http.Header) scan.Class {
 	return scan.ClassOf(first.message)
 }
 
-// multipartFields yields the fields of a multipart body (multipartFinding)
-// as names and values, as far as the body reads as multipart. A part's
-// content is read whole (at most the body's size) and kept only while it
-// is scanned.
+// multipartFields yields the fields of a multipart body
+// (route.MultipartFields) whose text is UTF-8: a file that is not, an
+// image, is no text a class reads.
 func multipartFields(body []byte, boundary string) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		mr := multipart.NewReader(bytes.NewReader(body), boundary)
-		for {
-			p, err := mr.NextPart()
-			if err != nil {
-				return
-			}
-			name := p.FormName()
-			if fn := p.FileName(); fn != "" && !yield(name, fn) {
-				return
-			}
-			v, err := io.ReadAll(p) // a copy of its own, not kept
-			if utf8.Valid(v) && !yield(name, unsafe.String(unsafe.SliceData(v), len(v))) || err != nil {
+		for name, v := range route.MultipartFields(body, boundary) {
+			if utf8.ValidString(v) && !yield(name, v) {
 				return
 			}
 		}

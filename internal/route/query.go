@@ -1,10 +1,14 @@
 package route
 
 import (
+	"bytes"
+	"io"
 	"iter"
+	"mime/multipart"
 	"net/url"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/contractguard/contractguard/internal/formats"
 )
@@ -160,4 +164,37 @@ func decodeComponent(s string) string {
 		return s
 	}
 	return string(b)
+}
+
+// MultipartFields are the fields of a multipart body as a handler reads
+// them (r.FormValue, r.MultipartForm, r.MultipartReader), in order: for
+// each part, its form name with the file name FileName gives (a file
+// part), then with its content, decoded as the multipart reader decodes
+// it (quoted-printable); as far as the body reads as multipart. A body cut
+// short (read up to a size limit) is read as if a closing delimiter
+// followed it: the reader holds back a part's last bytes until it sees
+// what follows them, and they are the part's (after a whole body's own
+// closing delimiter, the one added is not read). Each content is a copy:
+// at most the body's size.
+func MultipartFields(body []byte, boundary string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		if boundary == "" {
+			return
+		}
+		mr := multipart.NewReader(io.MultiReader(bytes.NewReader(body), strings.NewReader("\r\n--"+boundary+"--\r\n")), boundary)
+		for {
+			p, err := mr.NextPart()
+			if err != nil {
+				return
+			}
+			name := p.FormName()
+			if fn := p.FileName(); fn != "" && !yield(name, fn) {
+				return
+			}
+			v, err := io.ReadAll(p) // a copy of its own: the string may share it
+			if !yield(name, unsafe.String(unsafe.SliceData(v), len(v))) || err != nil {
+				return
+			}
+		}
+	}
 }

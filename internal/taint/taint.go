@@ -14,9 +14,7 @@ package taint
 import (
 	"bytes"
 	"context"
-	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -225,37 +223,16 @@ func (r *Request) parseRaw() {
 	r.rawOne = true
 }
 
-// multipartPairs are the fields of a multipart body as a handler reads
-// them (r.FormValue, r.MultipartForm, r.MultipartReader): each part's form
-// name and content, decoded as the multipart reader decodes it
-// (quoted-printable), and a file part's name as FileName gives it; as far
-// as the body reads as multipart. A body cut short (read up to the size
-// limit) is read as if a closing delimiter followed it: the reader holds
-// back a part's last bytes until it sees what follows them, and they are
-// the part's. The contents are copies: at most the body's size.
+// multipartPairs are the fields of a multipart body with something in
+// them (route.MultipartFields).
 func multipartPairs(b []byte, boundary string) []pair {
-	if boundary == "" {
-		return nil
-	}
-	mr := multipart.NewReader(io.MultiReader(bytes.NewReader(b), strings.NewReader("\r\n--"+boundary+"--\r\n")), boundary)
 	var ps []pair
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			return ps
-		}
-		name := p.FormName()
-		v, err := io.ReadAll(p)
-		if len(v) > 0 {
-			ps = append(ps, pair{name, unsafe.String(&v[0], len(v))})
-		}
-		if fn := p.FileName(); fn != "" {
-			ps = append(ps, pair{name, fn})
-		}
-		if err != nil {
-			return ps
+	for name, v := range route.MultipartFields(b, boundary) {
+		if v != "" {
+			ps = append(ps, pair{name, v})
 		}
 	}
+	return ps
 }
 
 // cutStrings are the whole strings, names and values, of a JSON text up
