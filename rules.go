@@ -132,6 +132,50 @@ func (w *ruleWalker) readsBody() bool {
 	return slices.ContainsFunc(w.fields, func(f fieldWalker) bool { return reads(f.rules) || f.nested.readsBody() })
 }
 
+// pruned is w without the walkers that lead to no rule, nil when none of
+// it does. The builder keeps a walker that has fields to walk, and in a
+// recursive type a field leads back to a walker being built: a T whose
+// fields nest T, with no rule anywhere, walked every value of T on every
+// request for nothing.
+func (w *ruleWalker) pruned() *ruleWalker {
+	var all []*ruleWalker
+	seen := map[*ruleWalker]bool{}
+	var collect func(w *ruleWalker)
+	collect = func(w *ruleWalker) {
+		if w == nil || seen[w] {
+			return
+		}
+		seen[w] = true
+		all = append(all, w)
+		collect(w.elem)
+		for _, f := range w.fields {
+			collect(f.nested)
+		}
+	}
+	collect(w)
+	live := map[*ruleWalker]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, x := range all {
+			if !live[x] && (len(x.own) > 0 || live[x.elem] || slices.ContainsFunc(x.fields, func(f fieldWalker) bool { return len(f.rules) > 0 || live[f.nested] })) {
+				live[x], changed = true, true
+			}
+		}
+	}
+	for _, x := range all {
+		x.fields = slices.DeleteFunc(x.fields, func(f fieldWalker) bool { return len(f.rules) == 0 && !live[f.nested] })
+		for i := range x.fields {
+			if !live[x.fields[i].nested] {
+				x.fields[i].nested = nil
+			}
+		}
+	}
+	if !live[w] {
+		return nil
+	}
+	return w
+}
+
 // walkRequest walks v, the value of the request's body (invalid for a
 // contract without a Go type), with w, its type's walker. A pointer
 // request type (Handle[*T]) given an empty body holds nil: there is no

@@ -102,6 +102,7 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	if err != nil {
 		return nil, err
 	}
+	rules = rules.pruned()
 	return newContract(contractSpec{endpoint: name, source: "type " + name, schema: s, body: t, rules: rules, learn: learn, floats: floats}), nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,6 +112,24 @@ func TestTyped_RecursiveRequestType(t *testing.T) {
 	require.Equal(t, 200, send(p, "POST", "/", "").Code)
 	eb = rejected(t, send(p, "POST", "/", `{"name":"a","kids":[null],"next":null}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []Detail{{"/kids/0", "must be an object, not null"}, {"/next", "must be an object, not null"}}, eb.Details)
+}
+
+// TestTyped_RecursiveTypeWithoutRulesHasNoWalker: a recursive T with no
+// rule anywhere in it gets no rule walker, which would walk every value
+// of T on every request for nothing (the cycle kept its walker alive);
+// one with a rule below the cycle keeps it.
+func TestTyped_RecursiveTypeWithoutRulesHasNoWalker(t *testing.T) {
+	g := mustNew(t, Options{})
+	c, err := g.buildTyped(reflect.TypeFor[treeNode]())
+	require.NoError(t, err)
+	assert.Nil(t, c.rules)
+	type ruledTree struct {
+		Name string       `json:"name" cg:"cel=self != 'root',msg=not root"`
+		Kids []*ruledTree `json:"kids,omitempty"`
+	}
+	c, err = g.buildTyped(reflect.TypeFor[ruledTree]())
+	require.NoError(t, err)
+	assert.NotNil(t, c.rules)
 }
 
 // cents decodes itself from a JSON number of euros.
