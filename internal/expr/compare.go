@@ -1,6 +1,8 @@
 package expr
 
 import (
+	"math/bits"
+
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
@@ -24,7 +26,13 @@ import (
 // A comparison unit is one pair of members (or elements) visited while
 // comparing two objects (or two lists) of the same size, at any depth;
 // a comparison that stops at the top (different kinds or sizes) costs
-// none beyond the call's own charge. The body's values count their
+// none beyond the call's own charge. Two strings of the same length met
+// there, or by in over a list, are read to compare them: they cost
+// scanUnits of their length besides (strUnits), as cel-go charges == of
+// two strings by their length; strings of different lengths are unequal
+// at once, and cost none. (Two strings of 500 KB compared for each of
+// 16,000 items ran 110 to 270 ms, charged a unit a pair or none, under a
+// limit meant to stop a rule within 8 ms.) The body's values count their
 // units as they compare (value.go) into the evaluation's meter, which
 // charges them to cel-go's cost tracker every meterChunk units, as a call
 // of compareOverload that the program's compareCosts prices: the
@@ -36,8 +44,10 @@ import (
 // Only programs cel-go tracks are metered; compile tracks every program
 // that compares values which may be objects or lists (comparesComposites).
 
-// meterChunk is the most units the meter charges the tracker at a time:
-// a boxed types.Int of less than 256 does not allocate.
+// meterChunk is the units the meter lets pend before it charges the
+// tracker: a boxed types.Int of less than 256 does not allocate. More
+// pending at once (a long string's units, strUnits) are charged in
+// powers of two (bigUnits), boxed once.
 const meterChunk = 64
 
 // compareOverload is the overload the meter's charges are calls of.
@@ -65,8 +75,20 @@ func (m *meter) count(n uint64) {
 	m.total += n
 	m.pending += n
 	for m.pending >= meterChunk {
-		m.charge(meterChunk)
+		m.charge(uint64(1) << min(bits.Len64(m.pending)-1, len(bigUnits)-1)) // the largest power of two pending
 	}
+}
+
+// strUnits are the units of comparing x with y: scanUnits of their
+// length when both are strings of the same length, which equality reads
+// (strings of different lengths are unequal at once); none otherwise.
+func strUnits(x, y ref.Val) uint64 {
+	if xs, ok := x.(types.String); ok {
+		if ys, ok := y.(types.String); ok && len(xs) == len(ys) {
+			return scanUnits(len(xs))
+		}
+	}
+	return 0
 }
 
 // enter and leave bracket a comparison that counts; the outermost charges
@@ -81,11 +103,16 @@ func (m *meter) leave() {
 	}
 }
 
-// charge charges n of the pending units, at most meterChunk.
+// charge charges n of the pending units: at most meterChunk, or a power
+// of two.
 func (m *meter) charge(n uint64) {
 	m.pending -= n
 	if t := m.frame.CostTracker(); t != nil {
-		t.EvalUnary(nil, 0, compareCall{}, types.Int(n), nil)
+		var units ref.Val = types.Int(n)
+		if n > meterChunk {
+			units = bigUnits[bits.Len64(n)-1]
+		}
+		t.EvalUnary(nil, 0, compareCall{}, units, nil)
 	}
 }
 
@@ -109,12 +136,26 @@ var unitCosts = func() (c [meterChunk + 1]uint64) {
 	return c
 }()
 
+// bigUnits are the powers of two boxed, and bigCosts their costs: the
+// charges of more than meterChunk units.
+var bigUnits, bigCosts = func() (v [63]ref.Val, c [63]uint64) {
+	for i := range v {
+		v[i], c[i] = types.Int(int64(1)<<i), uint64(1)<<i
+	}
+	return v, c
+}()
+
 func (compareCosts) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	if overloadID != compareOverload || len(args) != 1 {
 		return scanCost(function, overloadID, args, result) // lengths.go
 	}
-	if n, ok := args[0].(types.Int); ok && n >= 0 && n <= meterChunk {
+	n, ok := args[0].(types.Int)
+	switch {
+	case !ok || n < 0:
+	case n <= meterChunk:
 		return &unitCosts[n]
+	case n&(n-1) == 0:
+		return &bigCosts[bits.Len64(uint64(n))-1]
 	}
 	return nil
 }

@@ -211,3 +211,122 @@ func TestNative_ChargesComparisonUnits(t *testing.T) {
 		assert.Positive(t, stopped, "%s: the large ones are handed to cel-go, which stops them", src)
 	}
 }
+
+// TestEval_CostLimitBoundsStringComparisons: comparing two strings of the
+// same length reads both. Inside in over a list of the body, and inside
+// the equality of its lists and objects, that read was charged nothing
+// (one unit for the pair, none for in): a rule comparing two strings of
+// 500 KB, which differ in their last byte, for each of 16,000 items read
+// them 16,000 times before the rule's other costs reached the limit. Now
+// the strings' units (scanUnits) are what stop it, after a few reads; on
+// short strings the same rules hold, natively and by cel-go.
+func TestEval_CostLimitBoundsStringComparisons(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},
+		"strs":{"type":"array","items":{"type":"string"}},
+		"a":{"type":"array","items":{"type":"string"}},
+		"b":{"type":"array","items":{"type":"string"}},
+		"o":{"type":"object"},"p":{"type":"object"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	body := func(n int, x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","strs":["`+x+`b"],`+
+			`"a":["`+x+`a"],"b":["`+x+`b"],"o":{"k":"`+x+`a"},"p":{"k":"`+x+`b"}}`)
+	}
+	long, short := body(16000, strings.Repeat("x", 500_000)), body(100, "x")
+	for _, src := range []string{
+		"request.body.items.all(i, !(request.body.s in request.body.strs))",
+		"request.body.items.all(i, request.body.a != request.body.b)",
+		"request.body.items.all(i, request.body.o != request.body.p)",
+		"request.body.items.all(i, !sets.contains(request.body.strs, [request.body.s]))",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		act := &Activation{Body: long, Shape: s.Numbers()}
+		ok, err := p.Eval(act)
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+		// The strings' units reached the limit: it stopped after a few reads.
+		assert.Greater(t, act.meter.total, uint64(100_000-meterChunk), "%s: the strings read are counted", src)
+		assert.LessOrEqual(t, act.meter.total, uint64(100_000)+scanUnits(500_001)+meterChunk, src)
+		if p.Native() {
+			_, _, done := p.nat.eval(&Activation{Body: long, Shape: s.Numbers()})
+			assert.False(t, done, "%s: the native path hands over at the budget", src)
+		}
+		ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+		if p.Native() {
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: short, Shape: s.Numbers()} })
+			assert.False(t, bailed, src)
+			assert.Equal(t, vdTrue, nat, src)
+			assert.Equal(t, vdTrue, cel, src)
+		}
+	}
+}
+
+// TestNative_ChargesStringComparisonUnits: two strings of the same length
+// compared inside in, or inside the equality of lists and objects, count
+// scanUnits of their length (strings of different lengths, none), in
+// cel-go's meter and in the native budget alike: the native path hands
+// over where cel-go stops at the limit, and decides the same elsewhere.
+func TestNative_ChargesStringComparisonUnits(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	for src, want := range map[string]uint64{ // the units of 100-byte strings (10 each)
+		"request.body.s in request.body.l":             10 + 0 + 10, // l: s's length, longer, equal to s
+		"request.body.a == request.body.b":             1 + 10,
+		"request.body.a != request.body.b":             1 + 10,
+		"request.body.o == request.body.p":             1 + 10,
+		"[request.body.a] == [request.body.b]":         1 + 10,
+		"request.body.o in [request.body.p]":           1 + 10,
+		"request.body.a in request.body.l.map(x, [x])": (1 + 10) + 1 + (1 + 10), // a is the receiver
+	} {
+		p, err := env.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		n := 100
+		x := strings.Repeat("x", n-1)
+		b := doc(t, `{"s":"`+x+`a","l":["`+x+`b","`+x+`xa","`+x+`a"],"a":["`+x+`a"],"b":["`+x+`a"],"o":{"k":"`+x+`a"},"p":{"k":"`+x+`a"}}`)
+		act := &Activation{Body: b}
+		_, err = p.evalCEL(act)
+		require.NoError(t, err, src)
+		assert.Equal(t, want, act.meter.total, src)
+
+		// Long strings: 2,000 units a comparison, over the limit.
+		for _, n := range []int{100, 20_000} {
+			for _, differ := range []bool{false, true} {
+				x := strings.Repeat("x", n-1)
+				y := x + "b"
+				if differ {
+					y = x + "ab" // one byte longer: unequal at once
+				}
+				b := doc(t, `{"s":"`+x+`a","l":["`+y+`"],"a":["`+x+`a"],"b":["`+y+`"],"o":{"k":"`+x+`a"},"p":{"k":"`+y+`"}}`)
+				newAct := func() *Activation { return &Activation{Body: b} }
+				cel := verdictOf(p.evalCEL(newAct()))
+				nat, bailed := cel, false
+				if p.Native() {
+					ok, err, done := p.nat.eval(newAct())
+					nat, bailed = verdictOf(ok, err), !done
+				} else if cel == vdError {
+					bailed = true
+				}
+				if n > 10_000 && !differ {
+					assert.Equal(t, vdError, cel, "%s, %d bytes: stopped at the limit", src, n)
+					assert.True(t, bailed, "%s, %d bytes: handed over", src, n)
+				} else {
+					assert.NotEqual(t, vdError, cel, "%s, %d bytes (differ %v)", src, n, differ)
+				}
+				if !bailed {
+					assert.Equal(t, cel, nat, "%s, %d bytes (differ %v)", src, n, differ)
+				}
+			}
+		}
+	}
+}

@@ -792,6 +792,10 @@ func FuzzNativeVsCEL(f *testing.F) {
 	// 64 comparison units, over the low limit.
 	leaves := `{"x":{"y":[` + strings.TrimSuffix(strings.Repeat("1,", 60), ",") + `]}}`
 	f.Add([]byte("\x00\x00\x01\x01\x02\x00\x03\x01\x01\x02\x01\x00"), []byte(`{"a":`+leaves+`,"b":`+leaves+`}`), uint64(0))
+	// The same on two lists of one string of 400 bytes: one unit for the
+	// pair, 40 for reading the strings (strUnits), over the low limit.
+	long := `["` + strings.Repeat("x", 400) + `"]`
+	f.Add([]byte("\x00\x00\x01\x01\x02\x00\x03\x01\x01\x02\x01\x00"), []byte(`{"a":`+long+`,"b":`+long+`}`), uint64(0))
 	for _, o := range operands {
 		f.Add([]byte("\x00\x02\x01\x00\x07\x01\x02\x03"), []byte(`{"a":`+o+`,"b":[`+o+`],"x":{"a":`+o+`}}`), uint64(len(o)))
 	}

@@ -485,7 +485,11 @@ func (f *frame) in(x val, xr agg, y val, yr agg) val {
 	switch y.k {
 	case kList:
 		for i := range yr.size() {
-			if e, er := yr.elem(i); f.equal(e, er, x, xr) {
+			e, er := yr.elem(i)
+			if f.charge(strValUnits(e, x)); f.bail {
+				return val{}
+			}
+			if f.equal(e, er, x, xr) {
 				return vTrue
 			}
 			if f.bail {
@@ -503,9 +507,19 @@ func (f *frame) in(x val, xr agg, y val, yr agg) val {
 	return errVal(errNoSuchOverload)
 }
 
+// strValUnits is strUnits (compare.go) of two values: the units of
+// reading two strings of the same length, which object.Equal, list.Equal
+// and list.Contains count before they compare them.
+func strValUnits(x, y val) uint64 {
+	if x.k == kString && y.k == kString && len(x.s) == len(y.s) {
+		return scanUnits(len(x.s))
+	}
+	return 0
+}
+
 // equal is equal, charging the comparison units of two objects or two
 // lists (compare.go): a unit per pair of members, resp. elements, it
-// visits, in the order object.Equal and list.Equal visit them (x's
+// visits, and the units of two strings it reads (strValUnits), in the order object.Equal and list.Equal visit them (x's
 // members in the body's order, looked up in y), so that it charges what
 // cel-go's meter counts. It stops, with f.bail, once the budget is spent.
 func (f *frame) equal(x val, xr agg, y val, yr agg) bool {
@@ -532,6 +546,9 @@ func (f *frame) equal(x val, xr agg, y val, yr agg) bool {
 		} else {
 			xe, xer = xr.elem(i)
 			ye, yer = yr.elem(i)
+		}
+		if f.charge(strValUnits(xe, ye)); f.bail {
+			return false
 		}
 		if !f.equal(xe, xer, ye, yer) {
 			return false

@@ -137,8 +137,9 @@ func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 
 // Equal is CEL's equality of maps: the same size, and each member equal
 // to the other's member of its name. It visits the members in the body's
-// order, which does not change its verdict, and counts a unit per member
-// (compare.go) as frame.equal does in the same order.
+// order, which does not change its verdict, and counts a unit per member,
+// and the units of two strings it reads (strUnits, compare.go), as
+// frame.equal does in the same order.
 func (o *object) Equal(other ref.Val) ref.Val {
 	if o.m.counting() {
 		o.m.enter()
@@ -153,7 +154,11 @@ func (o *object) Equal(other ref.Val) ref.Val {
 			o.m.count(1)
 			name, v := o.v.Member(i)
 			w, ok := ov.v.Get(name)
-			if !ok || types.Equal(valueIn(v, o.shape.Member(name), o.m), valueIn(w, ov.shape.Member(name), ov.m)) != types.True {
+			if !ok {
+				return types.False
+			}
+			x, y := valueIn(v, o.shape.Member(name), o.m), valueIn(w, ov.shape.Member(name), ov.m)
+			if o.m.count(strUnits(x, y)); types.Equal(x, y) != types.True {
 				return types.False
 			}
 		}
@@ -166,7 +171,11 @@ func (o *object) Equal(other ref.Val) ref.Val {
 			o.m.count(1)
 			name, v := o.v.Member(i)
 			w, ok := ov.Find(types.String(name))
-			if !ok || types.Equal(valueIn(v, o.shape.Member(name), o.m), w) != types.True {
+			if !ok {
+				return types.False
+			}
+			x := valueIn(v, o.shape.Member(name), o.m)
+			if o.m.count(strUnits(x, w)); types.Equal(x, w) != types.True {
 				return types.False
 			}
 		}
@@ -219,10 +228,18 @@ func (l *list) Type() ref.Type { return types.ListType }
 func (l *list) Value() any     { return l.v.Any() }
 
 // Contains is in: an element equal to v. Each element is the receiver of
-// its comparison, as in frame's in.
+// its comparison, as in frame's in; one that is a string of v's length
+// counts the units of reading them (strUnits), as frame.in charges them.
 func (l *list) Contains(v ref.Val) ref.Val {
+	if l.m.counting() {
+		if _, ok := v.(types.String); ok {
+			l.m.enter()
+			defer l.m.leave()
+		}
+	}
 	for i := range l.v.Len() {
-		if types.Equal(valueIn(l.v.Index(i), l.shape, l.m), v) == types.True {
+		e := valueIn(l.v.Index(i), l.shape, l.m)
+		if l.m.count(strUnits(e, v)); types.Equal(e, v) == types.True {
 			return types.True
 		}
 	}
@@ -242,7 +259,8 @@ func (l *list) values() traits.Lister {
 }
 
 // Equal is CEL's equality of lists, counting a unit per pair of
-// elements (compare.go), as frame.equal does.
+// elements, and the units of two strings it reads (strUnits, compare.go),
+// as frame.equal does.
 func (l *list) Equal(other ref.Val) ref.Val {
 	o, ok := other.(traits.Lister)
 	if !ok {
@@ -257,7 +275,8 @@ func (l *list) Equal(other ref.Val) ref.Val {
 	}
 	for i := range l.v.Len() {
 		l.m.count(1)
-		if types.Equal(valueIn(l.v.Index(i), l.shape, l.m), o.Get(indexKey(i))) != types.True {
+		x, y := valueIn(l.v.Index(i), l.shape, l.m), o.Get(indexKey(i))
+		if l.m.count(strUnits(x, y)); types.Equal(x, y) != types.True {
 			return types.False
 		}
 	}
