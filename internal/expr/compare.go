@@ -42,7 +42,8 @@ import (
 // never decides an evaluation cel-go would stop.
 //
 // Only programs cel-go tracks are metered; compile tracks every program
-// that compares values which may be objects or lists (comparesComposites).
+// that compares values which may be objects or lists, or looks for a
+// string of the data in a list (comparesComposites).
 
 // meterChunk is the units the meter lets pend before it charges the
 // tracker: a boxed types.Int of less than 256 does not allocate. More
@@ -176,8 +177,11 @@ var comparers = map[string]func(c celast.Expr, a *celast.AST) bool{
 	operators.NotEquals: bothComposite,
 	operators.In: func(c celast.Expr, a *celast.AST) bool {
 		args := c.AsCall().Args()
-		return len(args) == 2 && mayBeComposite(a.GetType(args[0].ID())) &&
-			a.GetType(args[1].ID()).Kind() != types.MapKind && elemMayBeComposite(a.GetType(args[1].ID()))
+		if len(args) != 2 || a.GetType(args[1].ID()).Kind() == types.MapKind {
+			return false
+		}
+		x, l := a.GetType(args[0].ID()), a.GetType(args[1].ID())
+		return mayBeComposite(x) && elemMayBeComposite(l) || comparesStrings(args[0], x, args[1], l)
 	},
 	"distinct":        elemsComposite,
 	"sets.contains":   elemsComposite,
@@ -187,6 +191,39 @@ var comparers = map[string]func(c celast.Expr, a *celast.AST) bool{
 	"hasAny":          elemsComposite,
 	"hasOnly":         elemsComposite,
 	"hasExactly":      elemsComposite,
+}
+
+// comparesStrings reports whether x in l (of types xt and lt) may compare
+// two strings of the data, which reads both (strUnits): x may be a string
+// and is not a literal, and l is not a list of literals (whose strings
+// are as short as the expression). cel-go charges in by the list's size
+// alone; a rule that reads a long string of the body that way once per
+// element of another list is stopped by the limit only if tracked.
+func comparesStrings(x celast.Expr, xt *types.Type, l celast.Expr, lt *types.Type) bool {
+	if x.Kind() == celast.LiteralKind || !mayBeString(xt) {
+		return false
+	}
+	if lt.Kind() == types.ListKind && len(lt.Parameters()) == 1 && !mayBeString(lt.Parameters()[0]) {
+		return false
+	}
+	if l.Kind() == celast.ListKind {
+		for _, e := range l.AsList().Elements() {
+			if e.Kind() != celast.LiteralKind {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// mayBeString reports whether a value of type t may be a string.
+func mayBeString(t *types.Type) bool {
+	switch t.Kind() {
+	case types.StringKind, types.DynKind, types.AnyKind, types.TypeParamKind:
+		return true
+	}
+	return false
 }
 
 // callOperands are a call's target and arguments.

@@ -330,3 +330,60 @@ func TestNative_ChargesStringComparisonUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestCompile_TrackedWhereInComparesStrings: x in a list, with x a string
+// of the data (not a literal) and a list whose elements may be strings
+// (not a list of literals), reads both strings of each pair of the same
+// length, which cel-go's estimate does not count (in costs the list's
+// size): such a rule is tracked whatever its estimate, so that its
+// strings' units (strUnits) stop it. Untracked, a rule estimated within
+// the limit read a 500 KB string once per item of 3,000, unlimited.
+func TestCompile_TrackedWhereInComparesStrings(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":3000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"d":{},
+		"strs":{"type":"array","maxItems":1,"items":{"type":"string"}},
+		"nums":{"type":"array","maxItems":1,"items":{"type":"integer"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for src, tracked := range map[string]bool{
+		"request.body.s in request.body.strs":                       true,
+		"request.body.d in request.body.strs":                       true,
+		"request.body.s + 'x' in request.body.strs":                 true,
+		"request.body.s in [request.body.strs[0], 'a']":             true,
+		"'abc' in request.body.strs":                                false, // a literal: as short as the expression
+		"request.body.s in ['a', 'b']":                              false,
+		"request.body.s in request.body.nums.map(n, string(n))":     true,
+		"request.body.items[0] in request.body.nums":                false, // numbers
+		"request.body.s in {'a': 1}":                                false, // a map's keys: a lookup
+		"request.body.items.all(i, i in request.body.nums)":         false,
+		"request.body.items.all(i, string(i) in request.body.strs)": true,
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.Equal(t, tracked, p.Tracked(), src)
+	}
+
+	x := strings.Repeat("x", 500_000)
+	body := func(x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 3000), ",")+`],"s":"`+x+`a","strs":["`+x+`b"]}`)
+	}
+	src := "request.body.items.all(i, !(request.body.s in request.body.strs))"
+	p, err := ce.Compile(src)
+	require.NoError(t, err)
+	assert.True(t, p.Tracked())
+	act := &Activation{Body: body(x), Shape: s.Numbers()}
+	ok, err := p.Eval(act)
+	assert.False(t, ok)
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "cost limit")
+	}
+	assert.Greater(t, act.meter.total, uint64(100_000-meterChunk), "the strings read are counted")
+	_, _, done := p.nat.eval(&Activation{Body: body(x), Shape: s.Numbers()})
+	assert.False(t, done, "the native path hands over at the budget")
+	ok, err = p.Eval(&Activation{Body: body("x"), Shape: s.Numbers()})
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
