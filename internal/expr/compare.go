@@ -6,8 +6,10 @@ import (
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -225,6 +227,67 @@ func mayBeString(t *types.Type) bool {
 	}
 	return false
 }
+
+// Set membership.
+//
+// cel-go makes x in [constants] (a list of primitives) a lookup in a hash
+// set, which hashes x whole, and charges nothing for it, not even the
+// list's size that its estimate counts. A rule that looks up a long string
+// of the body so once per element of a list (items.all(i, request.body.s
+// in ['a', 'b'])) hashed 300 KB 20,000 times, 70 to 80 ms, under the
+// default limits. A program with such an in (x may be a string and is not
+// a literal: looksUpStrings) keeps it a call (keepInCalls), which compares
+// x with each constant, a string of another length at once, and is
+// charged the list's size, as its estimate counts it; the native path
+// charges the same (opInSet).
+
+// looksUpStrings reports whether a has an in whose list is a list of
+// literals (a set, to cel-go) and whose x may be a string of the data.
+func looksUpStrings(a *cel.Ast) bool {
+	ast := a.NativeRep()
+	found := false
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if found || e.Kind() != celast.CallKind || e.AsCall().FunctionName() != operators.In {
+			return
+		}
+		args := e.AsCall().Args()
+		if len(args) != 2 || args[1].Kind() != celast.ListKind || args[0].Kind() == celast.LiteralKind ||
+			!mayBeString(ast.GetType(args[0].ID())) {
+			return
+		}
+		for _, el := range args[1].AsList().Elements() {
+			if el.Kind() != celast.LiteralKind {
+				return
+			}
+		}
+		found = true
+	}))
+	return found
+}
+
+// keepInCalls is the program option that keeps a program's calls of in
+// over a constant list, not empty, with an operand that is not constant,
+// calls: cel-go's optimizer makes a set of one it sees as a call.
+var keepInCalls = cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	call, ok := i.(interpreter.InterpretableCall)
+	if !ok || call.OverloadID() != overloads.InList || len(call.Args()) != 2 {
+		return i, nil
+	}
+	if _, ok := call.Args()[0].(interpreter.InterpretableConst); ok {
+		return i, nil
+	}
+	l, ok := call.Args()[1].(interpreter.InterpretableConst)
+	if !ok {
+		return i, nil
+	}
+	if list, ok := l.Value().(traits.Lister); !ok || list.Size() == types.IntZero {
+		return i, nil // an empty list is false, x unevaluated: left to the optimizer
+	}
+	return inCall{i}, nil
+})
+
+// inCall is a call of in, hidden from cel-go's optimizer.
+type inCall struct{ interpreter.InterpretableV2 }
 
 // callOperands are a call's target and arguments.
 func callOperands(c celast.Expr) []celast.Expr {

@@ -387,3 +387,60 @@ func TestCompile_TrackedWhereInComparesStrings(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok)
 }
+
+// TestEval_SetMembershipReadsNoLongString: cel-go makes x in [constants]
+// a lookup in a hash set, which hashes x whole and was charged nothing: a
+// rule looking up a 300 KB string of the body once for each of 20,000
+// items hashed it at each (70 to 80 ms) before its other costs reached
+// the limit. Such an in stays a call, which compares x with the constants
+// (a string of another length at once), charged the list's size, as the
+// native path charges it, with the verdicts of the set.
+func TestEval_SetMembershipReadsNoLongString(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":20000,"items":{"type":"integer"}},"s":{"type":"string"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	src := "request.body.items.all(i, request.body.s in ['a', 'b'] || i > 0)"
+	p, err := ce.Compile(src)
+	require.NoError(t, err)
+	require.True(t, p.Tracked())
+	body := doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 20000), ",")+`],"s":"`+strings.Repeat("x", 300_000)+`"}`)
+	_, cel, bailed := both(p, func() *Activation { return &Activation{Body: body, Shape: s.Numbers()} })
+	assert.True(t, bailed, "the native path finds it over the limit")
+	assert.Equal(t, vdError, cel, "so does cel-go")
+
+	// The call is charged the list's size.
+	cost := func(src string) uint64 {
+		p, err := ce.Compile("size(request.body.s) > 0 && " + src) // tracked: size() of a string
+		require.NoError(t, err, src)
+		prg, err := p.program()
+		require.NoError(t, err)
+		_, det, err := prg.Eval(&Activation{Body: doc(t, `{"s":"xyz"}`), Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		return *det.ActualCost()
+	}
+	assert.Equal(t, uint64(3), cost("request.body.s in ['a', 'b', 'c', 'd']")-cost("request.body.s in ['a']"))
+
+	// The verdicts of the set: numbers by their value, an error operand,
+	// an empty list false without its operand.
+	ne := nativeEnv(t)
+	for src, b := range map[string]string{
+		"request.body.d in [1, 2.0, 'c']":   `{"d":1.0}`,
+		"request.body.d in [1, 2.0, 'c'] ":  `{"d":2}`,
+		"request.body.d in [1, 2.0, 'c']  ": `{"d":"c"}`,
+		"request.body.d in [0u, 'x']":       `{"d":-0.0}`,
+		"request.body.d in [1.5, 'x']":      `{"d":"1.5"}`,
+		"request.body.d in ['a', 'b']":      `{}`,
+		"request.body.d in []":              `{}`,
+		"request.body.d in [true]":          `{"d":true}`,
+	} {
+		p, err := ne.Compile(src)
+		require.NoError(t, err, src)
+		body := doc(t, b)
+		nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: body} })
+		require.False(t, bailed, src)
+		assert.Equal(t, nat, cel, "%s on %s", src, b)
+	}
+}

@@ -162,10 +162,14 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	if est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) {
+	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast)
+	if tracked {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
-	p := &Program{tracked: len(opts) > 1, body: readsBody(ast)}
+	if looksUpStrings(ast) {
+		opts = append(opts, keepInCalls) // compare.go
+	}
+	p := &Program{tracked: tracked, body: readsBody(ast)}
 	p.data, p.dataWhole = dataFields(ast)
 	budget := uint64(unlimited)
 	if p.tracked {
