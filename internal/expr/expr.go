@@ -78,6 +78,9 @@ func NewEnv(c Config) (*Env, error) {
 	if env, err = boundFormat(env, c.CostLimit); err != nil { // lengths.go
 		return nil, err
 	}
+	if env, err = meterDistinct(env); err != nil { // compare.go
+		return nil, err
+	}
 	checking, err := checkingEnv(env, false)
 	if err != nil {
 		return nil, err
