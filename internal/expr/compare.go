@@ -49,7 +49,8 @@ import (
 //
 // Only programs cel-go tracks are metered; compile tracks every program
 // that compares values which may be objects or lists, or looks for a
-// string of the data in a list (comparesComposites).
+// string of the data in a list or in the body's object, whose member
+// names a lookup reads (object.Contains) (comparesComposites).
 
 // meterChunk is the units the meter lets pend before it charges the
 // tracker: a boxed types.Int of less than 256 does not allocate. More
@@ -183,10 +184,13 @@ var comparers = map[string]func(c celast.Expr, a *celast.AST) bool{
 	operators.NotEquals: bothComposite,
 	operators.In: func(c celast.Expr, a *celast.AST) bool {
 		args := c.AsCall().Args()
-		if len(args) != 2 || a.GetType(args[1].ID()).Kind() == types.MapKind {
+		if len(args) != 2 {
 			return false
 		}
 		x, l := a.GetType(args[0].ID()), a.GetType(args[1].ID())
+		if l.Kind() == types.MapKind { // a lookup, which reads a key of the data (object.Contains)
+			return args[0].Kind() != celast.LiteralKind && mayBeString(x) && args[1].Kind() != celast.MapKind
+		}
 		return mayBeComposite(x) && elemMayBeComposite(l) || comparesStrings(args[0], x, args[1], l)
 	},
 	"distinct":        elemsComposite,

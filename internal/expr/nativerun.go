@@ -501,6 +501,9 @@ func (f *frame) in(x val, xr agg, y val, yr agg) val {
 		if x.k != kString {
 			return vFalse
 		}
+		if f.charge(yr.j.GetReads(x.s, scanUnits)); f.bail { // as object.Contains counts them
+			return val{}
+		}
 		_, ok := yr.j.Get(x.s)
 		return boolVal(ok)
 	}

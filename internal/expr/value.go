@@ -125,7 +125,6 @@ func (o *object) Find(key ref.Val) (ref.Val, bool) {
 }
 
 func (o *object) Get(key ref.Val) ref.Val          { return mapGet(o, key) }
-func (o *object) Contains(key ref.Val) ref.Val     { return mapContains(o, key) }
 func (o *object) Size() ref.Val                    { return types.Int(o.v.Len()) }
 func (o *object) Type() ref.Type                   { return types.MapType }
 func (o *object) Value() any                       { return o.v.Any() }
@@ -133,6 +132,19 @@ func (o *object) ConvertToType(t ref.Type) ref.Val { return convertToType(o, typ
 
 func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 	return types.NewStringInterfaceMap(types.DefaultTypeAdapter, o.v.Any().(map[string]any)).ConvertToNative(t)
+}
+
+// Contains is in: a member of name key. It counts the units of the
+// names of key's length the lookup reads (GetReads), as frame.in charges
+// them: a long key looked up once per element of a list read the names
+// each time.
+func (o *object) Contains(key ref.Val) ref.Val {
+	if k, ok := key.(types.String); ok && o.m.counting() {
+		o.m.enter()
+		o.m.count(o.v.GetReads(string(k), scanUnits))
+		o.m.leave()
+	}
+	return mapContains(o, key)
 }
 
 // Equal is CEL's equality of maps: the same size, and each member equal

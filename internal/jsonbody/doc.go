@@ -190,6 +190,32 @@ func (v Value) Get(name string) (Value, bool) {
 	return Value{v.d, i}, ok
 }
 
+// GetReads is the sum of units(n) over the strings Get(name) reads whole,
+// n their length: on an object of at most bigObject members, the names
+// of name's length it compares with name, up to the one equal to it; on
+// a larger one, name, which it hashes, and the name it finds, compared
+// with name. (A rule's cost counts them: internal/expr.)
+func (v Value) GetReads(name string, units func(n int) uint64) uint64 {
+	n := v.d.nodes[v.i]
+	kids := v.d.kids[n.start : n.start+n.end]
+	if n.end/2 > bigObject {
+		u := units(len(name))
+		if _, ok := v.Get(name); ok {
+			u += units(len(name))
+		}
+		return u
+	}
+	var u uint64
+	for j := 0; j < len(kids); j += 2 {
+		if k := v.d.str(kids[j]); len(k) == len(name) {
+			if u += units(len(name)); k == name {
+				break
+			}
+		}
+	}
+	return u
+}
+
 // SortedNames is the member names of an object in sorted order: the
 // order CEL visits a map's keys in. On an object of more than bigObject
 // members it is built once and kept in the Doc, as Get's index is: a
