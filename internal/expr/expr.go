@@ -165,9 +165,13 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast)
+	sorts := sortKeys(ast) // compare.go
+	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil
 	if tracked {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
+	}
+	if sorts != nil {
+		opts = append(opts, meterSortKeys(sorts))
 	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go
