@@ -8,7 +8,6 @@ import (
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
-	"cel.dev/cel-go/common/functions"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
@@ -310,20 +309,14 @@ type inCall struct{ interpreter.InterpretableV2 }
 // meterDistinct is env with its distinct() counting, first, the units of
 // the strings it will compare in a body's list (see above).
 func meterDistinct(env *cel.Env) (*cel.Env, error) {
-	fn, ok := env.Functions()["distinct"]
-	if !ok {
-		return env, nil
-	}
-	bindings, err := fn.Bindings()
+	b, err := binding(env, "distinct", "list_distinct")
 	if err != nil {
 		return nil, err
 	}
-	var distinct functions.UnaryOp
-	for _, b := range bindings {
-		if b.Operator == "list_distinct" {
-			distinct = b.Unary
-		}
+	if b == nil {
+		return env, nil
 	}
+	distinct := b.Unary
 	if distinct == nil {
 		return nil, errors.New("distinct() has no binding to meter")
 	}

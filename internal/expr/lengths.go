@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"cel.dev/cel-go/cel"
@@ -133,20 +134,14 @@ func scansStrings(a *cel.Ast) bool {
 // counts is at most what scanCost charges the call (formatUnits), so it
 // stops no call cel-go's tracker would let finish.
 func boundFormat(env *cel.Env, limit uint64) (*cel.Env, error) {
-	fn, ok := env.Functions()["format"]
-	if !ok {
-		return env, nil
-	}
-	bindings, err := fn.Bindings()
+	b, err := binding(env, "format", overloads.ExtFormatString)
 	if err != nil {
 		return nil, err
 	}
-	var format functions.FunctionOp
-	for _, b := range bindings {
-		if b.Operator == overloads.ExtFormatString {
-			format = b.Function
-		}
+	if b == nil {
+		return env, nil
 	}
+	format := b.Function
 	if format == nil {
 		return nil, errors.New("format() has no binding to bound")
 	}
@@ -226,4 +221,24 @@ func (w *formatWalk) walk(v ref.Val) {
 	default:
 		w.n++
 	}
+}
+
+// binding is the binding of overload of env's function fn, to wrap: nil
+// when env has no such function; an error when it has one without that
+// overload's binding.
+func binding(env *cel.Env, fn, overload string) (*functions.Overload, error) {
+	decl, ok := env.Functions()[fn]
+	if !ok {
+		return nil, nil
+	}
+	bindings, err := decl.Bindings()
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bindings {
+		if b.Operator == overload {
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("%s() has no binding of %s to wrap", fn, overload)
 }
