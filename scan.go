@@ -24,11 +24,13 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	st := in.state
 	in.resetDetails()
 	// A contract without opt-outs scans all that the others would: it alone
-	// is run, and nothing is scanned after it, on this pass or the next.
+	// is run, and nothing is scanned after it, on this pass or the next
+	// (unless it found something: see below).
 	if i := slices.IndexFunc(cs, func(c *contract) bool { return c.skip == nil }); i >= 0 {
 		cs = cs[i : i+1]
 	}
 	scans := 0 // of the body, in this pass
+	before := len(st.scanned)
 	for _, c := range cs {
 		skip := c.skip
 		if skip != nil && skip.Off || slices.Contains(st.scanned, skip) || slices.Contains(st.scanned, nil) {
@@ -77,6 +79,11 @@ func scanRequest(cs []*contract, in *request) *Violation {
 	if len(in.details) == 0 {
 		return nil
 	}
+	// A scan that found something covers no contract after it: those of
+	// cs refuse the request, unless they learn, and then it goes on to
+	// another contract that may enforce (a typed handler's, on its own
+	// pass), which must find the same.
+	st.scanned = st.scanned[:before]
 	// One detail per path, the first reported: a body may hold thousands
 	// of findings, and contracts with different opt-outs scan it more than
 	// once.

@@ -579,3 +579,33 @@ func TestScan_OptOutOfItemsBesidePrefixItems(t *testing.T) {
 		assert.Equal(t, []Detail{{"/0", "possible cross-site scripting"}}, v.Details)
 	}
 }
+
+// TestScan_LearningContractsFindingCoversNoLaterContract: a contract in
+// mode learn that scans a body and finds an injection reports it and lets
+// the request on; the typed handler it goes to, which enforces, scans it
+// on its own pass and refuses it. Its scan was skipped (the body counted
+// as scanned), and the injection reached the handler: adding a learning
+// contract in front of a typed handler turned its scan off.
+func TestScan_LearningContractsFindingCoversNoLaterContract(t *testing.T) {
+	g, rec := learnGuard(t, func(o *Options) {
+		o.VulnerabilityScan = true
+		o.ContractsFS = mapFS(map[string]string{"c.yaml": "endpoint: /notes\nmethod: POST\nmode: learn\n"})
+	})
+	type note struct {
+		Text string `json:"text"`
+	}
+	reached := 0
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", Handle(g, func(w http.ResponseWriter, r *http.Request, n note) { reached++ }))
+	// A handler between (a logger, say): Middleware does not see the
+	// router, and the typed contract is checked on the handler's pass.
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mux.ServeHTTP(w, r) }))
+	body := `{"text":"x' OR '1'='1' --"}`
+	rejected(t, send(mux, "POST", "/notes", body), http.StatusForbidden, CodeVulnerabilityDetected)
+	rejected(t, send(h, "POST", "/notes", body), http.StatusForbidden, CodeVulnerabilityDetected)
+	assert.Zero(t, reached)
+	require.Len(t, rec.observed, 1, "the learning contract reports what it found")
+	assert.Equal(t, CodeVulnerabilityDetected, rec.observed[0].Violation.Code)
+	assert.EqualValues(t, 2, g.Stats().ScanFindings["sql_injection"], "one value a request, counted once over both passes of the second")
+	assert.Equal(t, 200, send(h, "POST", "/notes", `{"text":"hello"}`).Code)
+}
