@@ -352,7 +352,11 @@ func (s *Schema) Validate(doc *jsonbody.Doc, rep failure.Reporter) bool {
 		runs.Put(r)
 		return valid
 	}
-	return s.Reference(doc.Any(), rep)
+	// A value of its own, not the Doc's (doc.Any): that one is what
+	// contractguard.Body hands a handler, which may change it, and a later
+	// pass of the guard over the request (a typed handler's) checked
+	// those changes, not the body its T is decoded from.
+	return s.Reference(doc.Root().Any(), rep)
 }
 
 // Reference validates a generic value (map[string]any, json.Number…) with
