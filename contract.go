@@ -192,15 +192,12 @@ func (s *contractSet) loaded() int { return len(s.list) }
 func (s *contractSet) fromFolder(o *Options) int { return s.loaded() - len(o.Contracts) }
 
 // earlierPass is the state of an earlier pass of g over the request (a
-// typed handler behind Middleware), or nil: none, or another guard's.
+// typed handler behind Middleware), or nil: none, or only other guards'.
 func (g *Guard) earlierPass(in *input) *state {
 	if in.r == nil {
 		return nil
 	}
-	if prev := stateOf(in.r); prev != nil && prev.guard == g {
-		return prev
-	}
-	return nil
+	return g.stateIn(in.r)
 }
 
 // pending appends to todo the contracts of the request that have not run

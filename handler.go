@@ -108,7 +108,7 @@ func (h *typedHandler[T]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st := stateOf(r2)
+	st := h.g.stateIn(r2)
 	if st == nil || st.early {
 		// Every contract of the request learns, and its body was refused
 		// before any ran (its size or media type): reported, and passed on

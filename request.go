@@ -93,9 +93,24 @@ type bodyReader struct{ bytes.Reader }
 
 func (*bodyReader) Close() error { return nil }
 
+// stateOf is the state of the last guard r passed (nil: none).
 func stateOf(r *http.Request) *state {
 	st, _ := r.Context().Value(stateKey{}).(*state)
 	return st
+}
+
+// stateIn is the state of g's pass over r, also beneath another guard's
+// (g's Middleware, then another guard's, then g's typed handler: read
+// as the last, g's pass was done again, the request counted twice and a
+// learning contract's would-be rejection reported twice); nil when g has
+// not passed r. Each state's context is the one its pass was given.
+func (g *Guard) stateIn(r *http.Request) *state {
+	for st := stateOf(r); st != nil; st, _ = st.ctx.Context.Value(stateKey{}).(*state) {
+		if st.guard == g {
+			return st
+		}
+	}
+	return nil
 }
 
 // contextOf is r's context; the background for Check, which has no r.

@@ -282,3 +282,32 @@ func TestBody_ChangesDoNotReachALaterPassesSchema(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/notes", `{"name":"ada"}`).Code)
 	assert.True(t, reached)
 }
+
+// TestMiddleware_AnotherGuardBetweenPasses: a guard's typed handler
+// behind its Middleware finds the state of its first pass beneath that of
+// another guard's Middleware between them. It looked at the last guard's
+// state only, and took its own pass for the first: the request was
+// counted twice as validated, and a learning contract's would-be
+// rejection reported and counted twice.
+func TestMiddleware_AnotherGuardBetweenPasses(t *testing.T) {
+	a, rec := learnGuard(t)
+	b := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/orders", Method: "POST"}}})
+	type order struct {
+		SKU string `json:"sku"`
+		Qty int    `json:"qty"`
+	}
+	var got order
+	mux := http.NewServeMux()
+	mux.Handle("POST /orders", Handle(a, func(w http.ResponseWriter, r *http.Request, o order) { got = o }))
+	h := a.Middleware(b.Middleware(mux))
+	require.Equal(t, 200, send(h, "POST", "/orders", `{"sku":"A","qty":500}`).Code)
+	assert.Equal(t, order{"A", 500}, got)
+	m := a.Metrics()
+	assert.EqualValues(t, 1, m.RequestsValidated, "one request")
+	assert.EqualValues(t, 1, m.RequestsWouldBlock)
+	assert.Len(t, rec.observed, 1, "reported once")
+	assert.EqualValues(t, 1, b.Metrics().RequestsValidated)
+
+	rejected(t, send(h, "POST", "/orders", `{"sku":"A","qty":"2"}`), http.StatusBadRequest, CodeSchemaInvalid) // no order: the typed contract enforces
+	assert.EqualValues(t, 2, a.Metrics().RequestsValidated)
+}
