@@ -167,10 +167,11 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 		r2, ok := g.enforce(w, r, typed, true)
 		switch {
 		case !ok:
-		case g.learner != nil && typed.c == nil && stateOf(r) == nil && unmatched(r, r2) && g.learner.Sample():
+		case g.learner != nil && typed.c == nil && g.stateIn(r) == nil && unmatched(r, r2) && g.learner.Sample():
 			// No contract (a typed handler's route has one, even where
-			// its handler checks it, typed.later): sampled for learning
-			// (learn.go).
+			// its handler checks it, typed.later), on no pass of this
+			// guard (another guard's in front may have checked it):
+			// sampled for learning (learn.go).
 			g.learnFrom(w, r2, next)
 		default:
 			next.ServeHTTP(w, r2)

@@ -837,3 +837,31 @@ func TestLearn_ReportCutsLongPathsBetweenCharacters(t *testing.T) {
 	assert.True(t, utf8.ValidString(p), "%q", p)
 	assert.Equal(t, "/"+long, p, "cut before the é that did not fit")
 }
+
+// TestLearn_SampledBehindAnotherGuard: a request that matches no contract
+// of a guard learning from traffic is sampled, also when another guard
+// in front checked it against a contract of its own. The sampler skipped
+// any request that carried a guard's state, not only one this guard had
+// checked on an earlier pass: behind another guard, it learnt nothing of
+// the routes that guard covers.
+func TestLearn_SampledBehindAnotherGuard(t *testing.T) {
+	a, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate = 1 })
+	b := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/widgets", Method: "POST"}}})
+	var got []byte
+	h := b.Middleware(a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) })))
+	require.Equal(t, 200, send(h, "POST", "/widgets", `{"name":"x"}`).Code)
+	assert.Equal(t, `{"name":"x"}`, string(got))
+	var ex struct {
+		Samples int64 `json:"samples"`
+	}
+	require.NoError(t, json.Unmarshal(a.Learned(), &ex))
+	assert.EqualValues(t, 1, ex.Samples, "sampled behind b")
+
+	// A later pass of the same guard, on a path no contract matches, is
+	// not sampled: the request was checked.
+	inner := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	h = a.Middleware(http.StripPrefix("/orders", inner))
+	require.Equal(t, 200, send(h, "POST", "/orders", `{"sku":"A","qty":2}`).Code)
+	require.NoError(t, json.Unmarshal(a.Learned(), &ex))
+	assert.EqualValues(t, 1, ex.Samples)
+}
