@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -104,13 +105,29 @@ func stateOf(r *http.Request) *state {
 // as the last, g's pass was done again, the request counted twice and a
 // learning contract's would-be rejection reported twice); nil when g has
 // not passed r. Each state's context is the one its pass was given.
+//
+// A pass over r is one over the request the guard passed on, which
+// reaches a later pass with its header map, whatever the handlers
+// between did to its context, URL or body (WithContext, StripPrefix,
+// chi share the map): a request a handler made with its request's
+// context (a batch endpoint dispatching its parts through the guarded
+// mux) is a request of its own, checked as any, not a later pass of the
+// one whose context it carries.
 func (g *Guard) stateIn(r *http.Request) *state {
 	for st := stateOf(r); st != nil; st, _ = st.ctx.Context.Value(stateKey{}).(*state) {
 		if st.guard == g {
+			if !sameHeader(st.req.Header, r.Header) {
+				return nil
+			}
 			return st
 		}
 	}
 	return nil
+}
+
+// sameHeader reports whether a and b are one header map.
+func sameHeader(a, b http.Header) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // contextOf is r's context; the background for Check, which has no r.
@@ -176,6 +193,7 @@ func (st *state) pass(r *http.Request, first bool) *http.Request {
 	if first {
 		st.ctx = stateContext{r.Context(), st}
 		if st.early { // the body was given back as it came (Guard.early)
+			st.req.Header = r.Header // what a later pass is known by (stateIn)
 			return r.WithContext(&st.ctx)
 		}
 		st.req = *r.WithContext(&st.ctx) // inlined: its copy stays on the stack

@@ -283,6 +283,63 @@ func TestBody_ChangesDoNotReachALaterPassesSchema(t *testing.T) {
 	assert.True(t, reached)
 }
 
+// TestMiddleware_SubRequestIsNoLaterPass: a handler that dispatches
+// requests of its own through the guarded mux with its request's context
+// (a batch endpoint) made them look like later passes of its request:
+// one to another route was checked against the batch's body (and its
+// handler would get those bytes), one to the batch's own route, whose
+// contracts had run, passed unchecked. A later pass is the request the
+// guard passed on (its header map), not any request in its context.
+func TestMiddleware_SubRequestIsNoLaterPass(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{
+		{Endpoint: "/items", Method: "POST", Schema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"maximum": 10}}}},
+		{Endpoint: "/batch", Method: "POST", Schema: map[string]any{"type": "array"}},
+	}})
+	mux := http.NewServeMux()
+	var h http.Handler
+	var got []string
+	mux.HandleFunc("POST /items", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = append(got, string(b))
+	})
+	codes := map[string]int{}
+	mux.HandleFunc("POST /batch", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Nested") != "" {
+			b, _ := io.ReadAll(r.Body)
+			got = append(got, "nested batch "+string(b))
+			return
+		}
+		for _, sub := range []struct{ path, body string }{{"/items", `{"n":5}`}, {"/items", `{"n":500}`}, {"/batch", `{"not":"an array"}`}} {
+			req, err := http.NewRequestWithContext(r.Context(), "POST", sub.path, strings.NewReader(sub.body))
+			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Nested", "1")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			codes[sub.body] = w.Code
+		}
+		req, err := http.NewRequestWithContext(r.Context(), "POST", "/items", strings.NewReader(`{"n":500}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		assert.NotNil(t, g.CheckRequest(req), "CheckRequest of a request made with the context of one that passed")
+	})
+	h = g.Middleware(mux)
+	require.Equal(t, 200, send(h, "POST", "/batch", `[]`).Code)
+	assert.Equal(t, map[string]int{`{"n":5}`: 200, `{"n":500}`: 400, `{"not":"an array"}`: 400}, codes)
+	assert.Equal(t, []string{`{"n":5}`}, got)
+
+	// A middleware between the two passes that replaces the body (and
+	// passes r on with another context) is still the same request.
+	h2 := g.Middleware(http.StripPrefix("/v", Handle(g, func(w http.ResponseWriter, r *http.Request, in struct {
+		N int `json:"n" jsonschema:"maximum=10"`
+	}) {
+		got = append(got, "typed")
+	})))
+	got = nil
+	require.Equal(t, 200, send(h2, "POST", "/v/x", `{"n":1}`).Code)
+	assert.Equal(t, []string{"typed"}, got)
+}
+
 // TestMiddleware_AnotherGuardBetweenPasses: a guard's typed handler
 // behind its Middleware finds the state of its first pass beneath that of
 // another guard's Middleware between them. It looked at the last guard's
