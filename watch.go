@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -56,6 +58,12 @@ func (g *Guard) Watch(ctx context.Context) error {
 	}
 	defer w.Close()
 	dir := filepath.Clean(g.opts.ContractsDir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		// An event names a folder as it was first watched: absolute, as
+		// the folders of the links on the way (watchLinks) are, so that
+		// one folder watched as two names is seen as one.
+		dir = abs
+	}
 	parent := filepath.Dir(dir)
 	if parent != dir {
 		// The folder may be deleted and made again, renamed, or be a link
@@ -72,7 +80,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	if err := watchTree(w, root); err != nil {
 		return fmt.Errorf("contractguard: Watch %s: %w", g.opts.ContractsDir, err)
 	}
-	links := watchLinks(w, dir)
+	links := watchLinks(w, dir, root)
 	g.log.Info("contractguard: watching the contracts folder", slog.String("contracts_dir", g.opts.ContractsDir))
 
 	timer := time.NewTimer(time.Hour)
@@ -106,9 +114,9 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// ./contracts, and dir is contracts.
 			name := filepath.Clean(ev.Name)
 			switch up := filepath.Dir(name); {
-			case links[up] != "":
-				if links[up] != name {
-					continue // a neighbour of the link
+			case links[up] != nil:
+				if name != dir && name != root && !slices.Contains(links[up], name) {
+					continue // a neighbour of the links
 				}
 				replaced = true
 			case parent != dir && up == parent, rootParent != "" && up == rootParent:
@@ -144,8 +152,8 @@ func (g *Guard) Watch(ctx context.Context) error {
 				if parent != dir {
 					_ = w.Add(parent) // a link may lead it elsewhere now
 				}
-				links = watchLinks(w, dir)
 				root, replaced = r, false
+				links = watchLinks(w, dir, root)
 				rootParent = watchParent(w, root, parent)
 				if err := watchTree(w, root); err != nil {
 					g.log.Warn("contractguard: the contracts folder is gone; waiting for it to come back", slog.Any("error", err))
@@ -171,22 +179,70 @@ func resolved(dir string) string {
 	return r
 }
 
-// watchLinks adds to w the folder of each symbolic link on the way to
-// dir (/srv/app for /srv/app/current in /srv/app/current/contracts,
-// which a deployment swaps to the next release), and returns the links
-// by their folders. A link swapped there leads dir to another folder
-// with no event in any folder watched but the link's own. (A link at dir
-// itself is seen from dir's parent.)
-func watchLinks(w *fsnotify.Watcher, dir string) map[string]string {
-	links := map[string]string{}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return links
-	}
-	for p := filepath.Dir(abs); filepath.Dir(p) != p; p = filepath.Dir(p) {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 && w.Add(filepath.Dir(p)) == nil {
-			links[filepath.Dir(p)] = p
+// watchLinks adds to w the folder of each symbolic link met on the way
+// to dir, as the system resolves it (/srv/app for /srv/app/current in
+// /srv/app/current/contracts, which a deployment swaps to the next
+// release; and so on along the paths the links lead to: /srv/app too
+// for /etc/app/contracts, a link to /srv/app/current/contracts), and
+// returns the links by their folders. A link swapped there leads dir to
+// another folder with no event in any folder watched but the link's
+// own. A folder in root's tree is watched already, where every change
+// reloads: it is left out.
+func watchLinks(w *fsnotify.Watcher, dir, root string) map[string][]string {
+	links := map[string][]string{}
+	for _, p := range linksOnTheWay(dir) {
+		up := filepath.Dir(p)
+		if up == root || strings.HasPrefix(up, root+string(filepath.Separator)) {
+			continue
 		}
+		if _, ok := links[up]; !ok && w.Add(up) != nil {
+			continue
+		}
+		links[up] = append(links[up], p)
+	}
+	return links
+}
+
+// linksOnTheWay lists the symbolic links met in resolving the absolute
+// path dir, component by component as filepath.EvalSymlinks does: those
+// on dir's own path, then those on the paths the links lead to. A
+// component that cannot be read ends the list.
+func linksOnTheWay(dir string) []string {
+	const maxHops = 255 // the system's limit is lower: a loop ends here
+	var links []string
+	sep := string(filepath.Separator)
+	vol := filepath.VolumeName(dir)
+	done, rest := vol+sep, dir[len(vol):]
+	for rest != "" {
+		var name string
+		name, rest, _ = strings.Cut(strings.TrimLeft(rest, sep), sep)
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			done = filepath.Dir(done)
+			continue
+		}
+		p := filepath.Join(done, name)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return links
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done = p
+			continue
+		}
+		target, err := os.Readlink(p)
+		if err != nil || len(links) == maxHops {
+			return links
+		}
+		links = append(links, p)
+		target = filepath.FromSlash(target)
+		if filepath.IsAbs(target) {
+			vol = filepath.VolumeName(target)
+			done, target = vol+sep, target[len(vol):]
+		}
+		rest = target + sep + rest
 	}
 	return links
 }

@@ -217,6 +217,47 @@ func TestWatch_LinkAboveSwapped(t *testing.T) {
 	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
 }
 
+// The folder is a link whose way to the contracts goes through another
+// link that a deployment swaps: /etc/app/contracts, a link to
+// /srv/app/current/contracts or to /srv/app/current, with current swapped
+// to the next release and the old one left in place (a rollback needs
+// it). No folder Watch watched saw the swap, and the old release's
+// contracts stayed in force until a restart.
+func TestWatch_LinkThroughALinkSwapped(t *testing.T) {
+	for _, tc := range []struct{ name, release, link string }{
+		{"a link to a path through it", "releases/%s", "../current/contracts"},
+		{"a link to it", "releases/%s/contracts", "../current"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			for i, k := range []int{0, 2, 4} {
+				d := filepath.Join(base, "releases", fmt.Sprintf("r%d", i+1), "contracts")
+				require.NoError(t, os.MkdirAll(d, 0o755))
+				v, _ := versionContract(k)
+				writeVersion(t, d, v)
+			}
+			current := filepath.Join(base, "current")
+			swap := func(release string) {
+				require.NoError(t, os.Symlink(fmt.Sprintf(tc.release, release), current+".new"))
+				require.NoError(t, os.Rename(current+".new", current)) // atomic, as deployments swap
+			}
+			swap("r1")
+			require.NoError(t, os.Mkdir(filepath.Join(base, "etc"), 0o755))
+			dir := filepath.Join(base, "etc", "contracts")
+			require.NoError(t, os.Symlink(tc.link, dir))
+			w := startWatch(t, dir)
+
+			swap("r2")
+			w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+			v6, _ := versionContract(6)
+			writeVersion(t, filepath.Join(base, "releases", "r2", "contracts"), v6) // the release now linked is watched
+			w.await("/v", `{"n":6}`, Detail{"", "version 6"})
+			swap("r3")
+			w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+		})
+	}
+}
+
 // The folder is a link, as a deployment makes it, and the folder it leads
 // to is replaced with the link left as it is: renamed over by a new one,
 // then deleted and made again a while later. Watch follows each time:
