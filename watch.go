@@ -86,6 +86,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	replaced := false   // the folder was created, removed, renamed or relinked, or events were lost
+	above := ""         // the folder watched for the way to dir to be made again, its parent being gone: "" when it is there
 	failing := false    // the last reload failed
 	var since time.Time // the first change the next reload is for
 	arm := func() {
@@ -114,6 +115,11 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// ./contracts, and dir is contracts.
 			name := filepath.Clean(ev.Name)
 			switch up := filepath.Dir(name); {
+			case above != "" && (up == above || name == above):
+				if name != above && name != dir && !strings.HasPrefix(dir, name+string(filepath.Separator)) {
+					continue // a neighbour of the way to the folder
+				}
+				replaced = true // made again, or the folder watched is gone too
 			case links[up] != nil:
 				if name != dir && name != root && !slices.Contains(links[up], name) {
 					continue // a neighbour of the links
@@ -149,8 +155,13 @@ func (g *Guard) Watch(ctx context.Context) error {
 				for _, p := range w.WatchList() {
 					_ = w.Remove(p)
 				}
-				if parent != dir {
-					_ = w.Add(parent) // a link may lead it elsewhere now
+				if above = ""; parent != dir {
+					// A link may lead it elsewhere now. A parent that is
+					// gone too (deleted with the folder, to be made again)
+					// is waited for from the nearest folder above it.
+					if p := watchNearest(w, parent); p != parent {
+						above = p
+					}
 				}
 				root, replaced = r, false
 				links = watchLinks(w, dir, root)
@@ -245,6 +256,20 @@ func linksOnTheWay(dir string) []string {
 		rest = target + sep + rest
 	}
 	return links
+}
+
+// watchNearest adds to w the folder p or, when it cannot be watched (it
+// is gone), the nearest folder above it that can, and returns the folder
+// watched: "" when none could be.
+func watchNearest(w *fsnotify.Watcher, p string) string {
+	for w.Add(p) != nil {
+		up := filepath.Dir(p)
+		if up == p {
+			return ""
+		}
+		p = up
+	}
+	return p
 }
 
 // watchParent adds to w the folder above root, the folder the link dir

@@ -258,6 +258,35 @@ func TestWatch_LinkThroughALinkSwapped(t *testing.T) {
 	}
 }
 
+// The folder is deleted with its parent, and both are made again a while
+// later (a deployment that replaces /srv/app whole): the parent's watch
+// went with it, Watch logged that it was waiting for the folder to come
+// back but watched nothing, and the old contracts stayed in force until
+// a restart. It waits from the nearest folder above that is there, and
+// the grandparent going too is seen from further up.
+func TestWatch_ParentReplaced(t *testing.T) {
+	base := t.TempDir()
+	app := filepath.Join(base, "srv", "app")
+	dir := filepath.Join(app, "contracts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	w := startWatch(t, dir)
+
+	for i, gone := range []string{app, filepath.Dir(app)} {
+		require.NoError(t, os.RemoveAll(gone))
+		w.awaitLog(failed)
+		time.Sleep(2 * watchDebounce) // the reload for the removal has run: watched anew
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		v, _ := versionContract(2 * (i + 1))
+		writeVersion(t, dir, v)
+		w.await("/v", fmt.Sprintf(`{"n":%d}`, 2*(i+1)), Detail{"", fmt.Sprintf("version %d", 2*(i+1))})
+	}
+	v6, _ := versionContract(6)
+	writeVersion(t, dir, v6) // the folder made again is watched
+	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
+}
+
 // The folder is a link, as a deployment makes it, and the folder it leads
 // to is replaced with the link left as it is: renamed over by a new one,
 // then deleted and made again a while later. Watch follows each time:
