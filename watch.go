@@ -115,11 +115,16 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// ./contracts, and dir is contracts.
 			name := filepath.Clean(ev.Name)
 			switch up := filepath.Dir(name); {
-			case above != "" && (up == above || name == above):
-				if name != above && name != dir && !strings.HasPrefix(dir, name+string(filepath.Separator)) {
+			case parent != dir && name == parent, rootParent != "" && name == rootParent, name == above, links[name] != nil:
+				// A folder watched for the way to the contracts was itself
+				// renamed (over by a new one, as a deployment replaces
+				// /srv/app) or deleted: its watch sees that way no more.
+				replaced = true
+			case up == above:
+				if name != dir && !strings.HasPrefix(dir, name+string(filepath.Separator)) {
 					continue // a neighbour of the way to the folder
 				}
-				replaced = true // made again, or the folder watched is gone too
+				replaced = true // made again
 			case links[up] != nil:
 				if name != dir && name != root && !slices.Contains(links[up], name) {
 					continue // a neighbour of the links

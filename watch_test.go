@@ -287,6 +287,35 @@ func TestWatch_ParentReplaced(t *testing.T) {
 	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
 }
 
+// The folder's parent is renamed away and a new one renamed into its
+// place (a deployment that swaps /srv/app whole): the reload for it ran,
+// but the watches stayed on the folders renamed away, and no change made
+// in the new folder afterwards was loaded until a restart.
+func TestWatch_ParentRenamedOver(t *testing.T) {
+	base := t.TempDir()
+	app := filepath.Join(base, "app")
+	dir := filepath.Join(app, "contracts")
+	var w *watched
+	for i := range 3 {
+		next := filepath.Join(base, "app.new", "contracts")
+		require.NoError(t, os.MkdirAll(next, 0o755))
+		v, _ := versionContract(2 * i)
+		writeVersion(t, next, v)
+		if i > 0 {
+			require.NoError(t, os.Rename(app, filepath.Join(base, fmt.Sprintf("app.%d", i))))
+		}
+		require.NoError(t, os.Rename(filepath.Join(base, "app.new"), app))
+		if w == nil {
+			w = startWatch(t, dir)
+			continue
+		}
+		w.await("/v", fmt.Sprintf(`{"n":%d}`, 2*i), Detail{"", fmt.Sprintf("version %d", 2*i)})
+		v8, _ := versionContract(8)
+		writeVersion(t, dir, v8) // the new folder is watched
+		w.await("/v", `{"n":8}`, Detail{"", "version 8"})
+	}
+}
+
 // The folder is a link, as a deployment makes it, and the folder it leads
 // to is replaced with the link left as it is: renamed over by a new one,
 // then deleted and made again a while later. Watch follows each time:
