@@ -57,13 +57,10 @@ func (g *Guard) Watch(ctx context.Context) error {
 		return fmt.Errorf("contractguard: Watch: %w", err)
 	}
 	defer w.Close()
-	dir := filepath.Clean(g.opts.ContractsDir)
-	if abs, err := filepath.Abs(dir); err == nil {
-		// An event names a folder as it was first watched: absolute, as
-		// the folders of the links on the way (watchLinks) are, so that
-		// one folder watched as two names is seen as one.
-		dir = abs
-	}
+	// An event names a folder as it was first watched: absolute, as the
+	// folders of the links on the way (watchLinks) are, so that one
+	// folder watched as two names is seen as one.
+	dir := absolute(g.opts.ContractsDir)
 	parent := filepath.Dir(dir)
 	if parent != dir {
 		// The folder may be deleted and made again, renamed, or be a link
@@ -180,6 +177,26 @@ func (g *Guard) Watch(ctx context.Context) error {
 	}
 }
 
+// absolute is dir made absolute against the working directory as the
+// system has it, which a reload reads a relative dir from, not as $PWD may
+// spell it through a link (/srv/app/current for /srv/app/releases/3): a
+// swap of that link leaves the working directory where it was. It is
+// dir, cleaned, when the working directory cannot be read.
+func absolute(dir string) string {
+	dir = filepath.Clean(dir)
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	wd, err := os.Getwd()
+	if err == nil {
+		wd, err = filepath.EvalSymlinks(wd)
+	}
+	if err != nil {
+		return dir
+	}
+	return filepath.Join(wd, dir)
+}
+
 // resolve is dir with symbolic links resolved (the folder may be a link,
 // as a mounted volume is), or dir when it cannot be resolved.
 func resolve(dir string) string {
@@ -226,6 +243,9 @@ func watchLinks(w *fsnotify.Watcher, dir, root string) map[string][]string {
 func linksOnTheWay(dir string) []string {
 	const maxHops = 255 // the system's limit is lower: a loop ends here
 	var links []string
+	if !filepath.IsAbs(dir) {
+		return nil // the working directory could not be read (absolute)
+	}
 	sep := string(filepath.Separator)
 	vol := filepath.VolumeName(dir)
 	done, rest := vol+sep, dir[len(vol):]

@@ -287,6 +287,32 @@ func TestWatch_ParentReplaced(t *testing.T) {
 	w.await("/v", `{"n":6}`, Detail{"", "version 6"})
 }
 
+// A relative folder is read against the working directory as the system
+// has it: with $PWD spelling it through a link (the service started in
+// /srv/app/current), a swap of that link leaves it where it was, and a
+// change there is what a reload reads. Watch made the folder absolute as
+// $PWD spells it, followed the swap, and watched the other release.
+func TestWatch_RelativeFolderUnderALinkedWorkingDirectory(t *testing.T) {
+	base := t.TempDir()
+	for i, k := range []int{0, 2} {
+		d := filepath.Join(base, "releases", fmt.Sprintf("r%d", i+1), "contracts")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		v, _ := versionContract(k)
+		writeVersion(t, d, v)
+	}
+	current := filepath.Join(base, "current")
+	require.NoError(t, os.Symlink("releases/r1", current))
+	t.Chdir(current) // $PWD is current, the link
+	w := startWatch(t, "contracts")
+
+	require.NoError(t, os.Symlink("releases/r2", current+".new"))
+	require.NoError(t, os.Rename(current+".new", current))
+	time.Sleep(3 * watchDebounce)
+	v4, _ := versionContract(4)
+	writeVersion(t, filepath.Join(base, "releases", "r1", "contracts"), v4) // the working directory
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+}
+
 // The folder's parent is renamed away and a new one renamed into its
 // place (a deployment that swaps /srv/app whole): the reload for it ran,
 // but the watches stayed on the folders renamed away, and no change made
