@@ -73,7 +73,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 	// over, or deleted and made again, with the link left as it is: the
 	// parent of that folder sees it.
 	root := resolve(dir)
-	rootParent := watchParent(w, root, parent)
+	rootParent, aboveRoot := watchParent(w, root, parent) // aboveRoot: what above (below) is for dir, for root
 	if err := watchTree(w, root); err != nil {
 		return fmt.Errorf("contractguard: Watch %s: %w", g.opts.ContractsDir, err)
 	}
@@ -112,13 +112,13 @@ func (g *Guard) Watch(ctx context.Context) error {
 			// ./contracts, and dir is contracts.
 			name := filepath.Clean(ev.Name)
 			switch up := filepath.Dir(name); {
-			case parent != dir && name == parent, rootParent != "" && name == rootParent, name == above, links[name] != nil:
+			case parent != dir && name == parent, rootParent != "" && name == rootParent, name == above, name == aboveRoot, links[name] != nil:
 				// A folder watched for the way to the contracts was itself
 				// renamed (over by a new one, as a deployment replaces
 				// /srv/app) or deleted: its watch sees that way no more.
 				replaced = true
-			case up == above:
-				if name != dir && !strings.HasPrefix(dir, name+string(filepath.Separator)) {
+			case up == above, up == aboveRoot:
+				if !onTheWay(name, dir) && !onTheWay(name, root) {
 					continue // a neighbour of the way to the folder
 				}
 				replaced = true // made again
@@ -167,7 +167,7 @@ func (g *Guard) Watch(ctx context.Context) error {
 				}
 				root, replaced = r, false
 				links = watchLinks(w, dir, root)
-				rootParent = watchParent(w, root, parent)
+				rootParent, aboveRoot = watchParent(w, root, parent)
 				if err := watchTree(w, root); err != nil {
 					g.log.Warn("contractguard: the contracts folder is gone; waiting for it to come back", slog.Any("error", err))
 				}
@@ -299,13 +299,24 @@ func watchNearest(w *fsnotify.Watcher, p string) string {
 
 // watchParent adds to w the folder above root, the folder the link dir
 // leads to, and returns it; it returns "" when that is parent (dir is no
-// link, or a link beside its folder), or when it cannot be watched.
-func watchParent(w *fsnotify.Watcher, root, parent string) string {
-	up := filepath.Dir(root)
-	if up == root || up == parent || w.Add(up) != nil {
-		return ""
+// link, or a link beside its folder), or when it cannot be watched. When
+// it is gone too (deleted with root, to be made again), the nearest
+// folder above it that is there is watched instead, and returned as
+// above.
+func watchParent(w *fsnotify.Watcher, root, parent string) (up, above string) {
+	up = filepath.Dir(root)
+	if up == root || up == parent {
+		return "", ""
 	}
-	return up
+	if p := watchNearest(w, up); p != up {
+		return "", p
+	}
+	return up, ""
+}
+
+// onTheWay reports whether name is p or a folder above it.
+func onTheWay(name, p string) bool {
+	return name == p || strings.HasPrefix(p, name+string(filepath.Separator))
 }
 
 // watchTree adds dir and every folder below it to w; a file is ignored,

@@ -313,6 +313,34 @@ func TestWatch_RelativeFolderUnderALinkedWorkingDirectory(t *testing.T) {
 	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
 }
 
+// The folder is a link, and the folder it leads to is deleted with its
+// parent, both made again a while later: as for the folder's own parent
+// (TestWatch_ParentReplaced), nothing was watched where they came back.
+func TestWatch_LinkedFolderParentReplaced(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data", "v")
+	target := filepath.Join(data, "contracts")
+	require.NoError(t, os.MkdirAll(target, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, target, v0)
+	etc := filepath.Join(base, "etc")
+	require.NoError(t, os.Mkdir(etc, 0o755))
+	dir := filepath.Join(etc, "contracts")
+	require.NoError(t, os.Symlink(target, dir))
+	w := startWatch(t, dir)
+
+	require.NoError(t, os.RemoveAll(data))
+	w.awaitLog(failed)
+	time.Sleep(2 * watchDebounce) // the reload for the removal has run: watched anew
+	require.NoError(t, os.MkdirAll(target, 0o755))
+	v2, _ := versionContract(2)
+	writeVersion(t, target, v2)
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+	v4, _ := versionContract(4)
+	writeVersion(t, target, v4) // the folder made again is watched
+	w.await("/v", `{"n":4}`, Detail{"", "version 4"})
+}
+
 // The folder's parent is renamed away and a new one renamed into its
 // place (a deployment that swaps /srv/app whole): the reload for it ran,
 // but the watches stayed on the folders renamed away, and no change made
