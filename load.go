@@ -359,23 +359,40 @@ func contractFiles(fsys fs.FS) ([]string, error) {
 	var names []string
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
-			// Hidden, as the glob *.yaml leaves it: an editor's lock file
-			// (Emacs's .#a.yaml, a link to nowhere while a.yaml is edited)
-			// or a hidden copy is not a contract file.
-			continue
-		}
-		switch path.Ext(name) {
-		case ".yaml", ".yml", ".json":
-		default:
-			continue
-		}
-		if e.IsDir() {
+		if !isContractsFile(name) || e.IsDir() {
 			continue
 		}
 		names = append(names, name)
 	}
 	return names, nil
+}
+
+// isContractsFile reports whether name, a path in the contracts folder,
+// is one that a load reads as a contracts file: a *.yaml, *.yml or
+// *.json at the top of the folder. Not a hidden one, as the glob *.yaml
+// leaves it: an editor's lock file (Emacs's .#a.yaml, a link to nowhere
+// while a.yaml is edited) or a hidden copy is not a contract file.
+func isContractsFile(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.ContainsRune(name, '/') {
+		return false
+	}
+	switch path.Ext(name) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// decodeFolderSchema is decodeSchemaFile for a $ref in the contracts
+// folder, which may not read a contracts file: read whole, a contract
+// is no schema (its endpoint, method and schema are no keywords, so it
+// accepts any body), and a $ref into one (a.yaml#/schema) is refused as
+// one naming a contract's schema (a.yaml?contract=0) is.
+func decodeFolderSchema(name string, data []byte) (any, error) {
+	if isContractsFile(name) {
+		return nil, fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", name)
+	}
+	return decodeSchemaFile(name, data)
 }
 
 func (l *loader) display(name string) string {
@@ -599,7 +616,7 @@ func (l *loader) compileSchemas() {
 		return c.Compile(resource, doc)
 	}
 	inParallelWith(len(todo), func() func(int) {
-		c := schema.NewCompiler(files, decodeSchemaFile)
+		c := schema.NewCompiler(files, decodeFolderSchema)
 		return func(i int) {
 			d := todo[i]
 			d.s, d.err = compile(c, d.resource, d.doc, d.key)
@@ -617,7 +634,7 @@ func (l *loader) compileSchemas() {
 			continue
 		}
 		if again == nil {
-			again = schema.NewCompiler(files, decodeSchemaFile)
+			again = schema.NewCompiler(files, decodeFolderSchema)
 		}
 		s, err := compile(again, j.resource, j.raw.schema, j.key)
 		if err == nil { // a schema whose content could not be written as a key

@@ -444,6 +444,48 @@ func TestLoad_RefIntoAContract(t *testing.T) {
 	require.Nil(t, g.Check("POST", "/c", []byte(`{"own":1}`)))
 }
 
+// TestLoad_RefToAContractsFile: a $ref to a contracts file (a *.yaml,
+// *.yml or *.json at the top of the folder), with no query, read that
+// file whole as a schema: a contract document, whose endpoint, method and
+// schema are no keywords, so a contract that meant to share another's
+// schema accepted any body. It points into a contract, and is refused
+// like the $refs with a query; a schema file in a subfolder, or a hidden
+// one beside the contracts, is still a schema to refer to.
+func TestLoad_RefToAContractsFile(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml":          {Data: []byte("endpoint: /a\nmethod: POST\nschema: {type: object, required: [x]}\n")},
+		"b.yaml":          {Data: []byte("endpoint: /b\nmethod: POST\nschema:\n  $ref: a.yaml\n")},
+		"c.json":          {Data: []byte(`{"endpoint": "/c", "method": "POST", "schema": {"$ref": "a.yaml#/schema"}}`)},
+		"d.yml":           {Data: []byte("endpoint: /d\nmethod: POST\nschema:\n  properties:\n    x: {$ref: schemas/s.yaml}\n")},
+		"schemas/s.yaml":  {Data: []byte("$ref: '../c.json'\n")},
+		"e.yaml":          {Data: []byte("endpoint: /e\nmethod: POST\nschema:\n  properties:\n    x: {$ref: .shared.json}\n    y: {$ref: schemas/t.json}\n")},
+		".shared.json":    {Data: []byte(`{"type":"integer"}`)},
+		"schemas/t.json":  {Data: []byte(`{"type":"string"}`)},
+		"schemas/u.yaml":  {Data: []byte("type: object\n")},
+		"f.yaml":          {Data: []byte("endpoint: /f\nmethod: POST\nschema: {$ref: ./schemas/../d.yml}\n")},
+		"g.yaml":          {Data: []byte("endpoint: /g\nmethod: POST\nschema: {$ref: schemas/u.yaml}\n")},
+		"schemas/x.json/": {Mode: fs.ModeDir},
+	}
+	_, err := New(Options{ContractsFS: fsys})
+	const why = ": a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that"
+	assert.Equal(t, []string{
+		"b.yaml:4: POST /b: schema: $ref to a.yaml" + why,
+		"c.json:1: POST /c: schema: $ref to a.yaml" + why,
+		"d.yml:3: POST /d: schema: $ref to c.json" + why, // the $ref is in schemas/s.yaml
+		"f.yaml:3: POST /f: schema: $ref to d.yml" + why,
+	}, loadErrors(t, err))
+
+	delete(fsys, "b.yaml")
+	delete(fsys, "c.json")
+	delete(fsys, "d.yml")
+	delete(fsys, "f.yaml")
+	g, err := New(Options{ContractsFS: fsys})
+	require.NoError(t, err)
+	assert.Nil(t, g.Check("POST", "/e", []byte(`{"x":1,"y":"s"}`)))
+	assert.NotNil(t, g.Check("POST", "/e", []byte(`{"x":"s"}`)))
+	assert.NotNil(t, g.Check("POST", "/g", []byte(`"not an object"`)))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.
