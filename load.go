@@ -387,12 +387,22 @@ func isContractsFile(name string) bool {
 // folder, which may not read a contracts file: read whole, a contract
 // is no schema (its endpoint, method and schema are no keywords, so it
 // accepts any body), and a $ref into one (a.yaml#/schema) is refused as
-// one naming a contract's schema (a.yaml?contract=0) is.
-func decodeFolderSchema(name string, data []byte) (any, error) {
-	if isContractsFile(name) {
-		return nil, fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", name)
+// one naming a contract's schema (a.yaml?contract=0) is. The contracts
+// files of the load are compared in any letter case too: on a file
+// system that ignores it (macOS, Windows), A.YAML is a.yaml.
+func (l *loader) decodeFolderSchema() schema.DecodeFunc {
+	files := map[string]bool{}
+	for _, u := range l.units {
+		if u.name != "" {
+			files[strings.ToLower(u.name)] = true
+		}
 	}
-	return decodeSchemaFile(name, data)
+	return func(name string, data []byte) (any, error) {
+		if isContractsFile(name) || files[strings.ToLower(name)] {
+			return nil, fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", name)
+		}
+		return decodeSchemaFile(name, data)
+	}
 }
 
 func (l *loader) display(name string) string {
@@ -615,8 +625,9 @@ func (l *loader) compileSchemas() {
 		}
 		return c.Compile(resource, doc)
 	}
+	decode := l.decodeFolderSchema()
 	inParallelWith(len(todo), func() func(int) {
-		c := schema.NewCompiler(files, decodeFolderSchema)
+		c := schema.NewCompiler(files, decode)
 		return func(i int) {
 			d := todo[i]
 			d.s, d.err = compile(c, d.resource, d.doc, d.key)
@@ -634,7 +645,7 @@ func (l *loader) compileSchemas() {
 			continue
 		}
 		if again == nil {
-			again = schema.NewCompiler(files, decodeFolderSchema)
+			again = schema.NewCompiler(files, decode)
 		}
 		s, err := compile(again, j.resource, j.raw.schema, j.key)
 		if err == nil { // a schema whose content could not be written as a key

@@ -486,6 +486,28 @@ func TestLoad_RefToAContractsFile(t *testing.T) {
 	assert.NotNil(t, g.Check("POST", "/g", []byte(`"not an object"`)))
 }
 
+// foldFS is a file system that ignores letter case, as macOS's and
+// Windows' do: every name is opened in lower case.
+type foldFS struct{ fstest.MapFS }
+
+func (f foldFS) Open(name string) (fs.File, error)     { return f.MapFS.Open(strings.ToLower(name)) }
+func (f foldFS) ReadFile(name string) ([]byte, error)  { return f.MapFS.ReadFile(strings.ToLower(name)) }
+func (f foldFS) Stat(name string) (fs.FileInfo, error) { return f.MapFS.Stat(strings.ToLower(name)) }
+
+// TestLoad_RefToAContractsFileInAnyCase: on a file system that ignores
+// letter case, $ref: A.YAML reads the contract a.yaml; it is refused as
+// $ref: a.yaml is.
+func TestLoad_RefToAContractsFileInAnyCase(t *testing.T) {
+	fsys := foldFS{fstest.MapFS{
+		"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\nschema: {type: object, required: [x]}\n")},
+		"b.yaml": {Data: []byte("endpoint: /b\nmethod: POST\nschema:\n  $ref: A.YAML\n")},
+	}}
+	_, err := New(Options{ContractsFS: fsys})
+	assert.Equal(t, []string{
+		"b.yaml:4: POST /b: schema: $ref to A.YAML: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that",
+	}, loadErrors(t, err))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.
