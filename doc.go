@@ -87,7 +87,8 @@
 //     fails to evaluate; details in contract order.
 //   - [CodePayloadTooLarge], 413: the body is over Options.MaxBodyBytes.
 //   - [CodeUnsupportedMediaType], 415: a Content-Type that is not JSON on
-//     a contract with a schema.
+//     a contract with a schema or whose rules read the body, or a
+//     Content-Encoding other than gzip, deflate or identity.
 //   - [CodeVulnerabilityDetected], 403: Options.VulnerabilityScan flags a
 //     value.
 //   - [CodeNoContract], 403: Options.RequireContract is on and no
@@ -114,8 +115,9 @@
 // rewrites the method or path (X-HTTP-Method-Override, say) must run before
 // it. The body is read once, at most Options.MaxBodyBytes, and parsed
 // strictly: invalid UTF-8, lone surrogates, trailing data, duplicate keys,
-// keys equal but for letter case, nesting deeper than Options.MaxDepth and
-// number literals over 1,000 characters are rejected, so that no JSON parser
+// keys equal but for letter case, nesting deeper than Options.MaxDepth,
+// number literals over 1,000 characters and exponents beyond ±1000 are
+// rejected, so that no JSON parser
 // behind the guard can read a body differently from the guard. Schemas are
 // never fetched over the network.
 package contractguard
