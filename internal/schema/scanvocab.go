@@ -1,9 +1,12 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractguard/contractguard/internal/failure"
 )
 
 // ScanKeyword is the annotation that takes a value out of the
@@ -24,7 +27,9 @@ var scanVocab = &jsonschema.Vocabulary{
 		}
 		on, ok := v.(bool)
 		if !ok {
-			return nil, fmt.Errorf("%s must be true or false, not %v", ScanKeyword, v)
+			// As JSON: the string "false" is not the boolean, nor null <nil>.
+			b, _ := json.Marshal(v)
+			return nil, fmt.Errorf("%s must be true or false, not %s", ScanKeyword, failure.Clip(string(b)))
 		}
 		return scanAnnotation{on: on}, nil
 	},

@@ -224,6 +224,21 @@ func TestScanKeyword_MustBeBoolean(t *testing.T) {
 	assert.Contains(t, err.Error(), "x-contractguard-scan must be true or false")
 }
 
+// TestScanKeyword_ValueAsWritten: the value refused is named as JSON: the
+// string "false" read "not false", as if the boolean were refused, and
+// null "not <nil>".
+func TestScanKeyword_ValueAsWritten(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"x-contractguard-scan":"false"}`: `x-contractguard-scan must be true or false, not "false"`,
+		`{"x-contractguard-scan":null}`:    `x-contractguard-scan must be true or false, not null`,
+		`{"x-contractguard-scan":0}`:       `x-contractguard-scan must be true or false, not 0`,
+	} {
+		_, err := NewCompiler(nil, nil).Compile("bad.json", decode(t, doc))
+		require.Error(t, err, doc)
+		assert.Contains(t, err.Error(), want, doc)
+	}
+}
+
 // TestSkip_ManyMutuallyRecursiveDefinitions: skipOf followed every path
 // of a recursive schema that does not come back to a schema on it, which
 // in a schema of many definitions that refer to one another are
