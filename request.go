@@ -467,6 +467,14 @@ func (q *request) Query() map[string]string {
 		return firstValues(q.viewQueryValues())
 	case q.queryAs == queryAsNode:
 		return firstValues(route.QueryAsFastify(q.rawQuery))
+	case q.queryAs == queryAsExpress:
+		m := map[string]string{}
+		for k, v := range route.NodePairs(q.rawQuery) {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+		return m
 	case q.queryAs == queryAsSemicolons:
 		m := map[string]string{}
 		for k, v := range route.GoPairs(q.rawQuery, "&;") {
@@ -485,8 +493,9 @@ type queryReading uint8
 
 const (
 	queryAsGo         queryReading = iota // url.ParseQuery, as r.URL.Query() reads it
-	queryAsNode                           // split at '&' alone, malformed escapes kept as sent: Express's and Fastify's parsers (route.QueryAsFastify)
+	queryAsNode                           // split at '&' alone, malformed escapes kept as sent: Fastify's and Express 4's parsers (route.QueryAsFastify)
 	queryAsSemicolons                     // ';' read as '&' too: http.AllowQuerySemicolons in front of a Go handler
+	queryAsExpress                        // split at '&' alone, the well-formed escapes of a value with malformed ones decoded: Express 5's node:querystring (route.NodePairs)
 )
 
 // dropsQueryPairs reports a query string that url.ParseQuery reads with

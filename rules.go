@@ -61,13 +61,14 @@ func (g *Guard) applyRules(c *contract, q *request, v reflect.Value) {
 	// A query string that request.query, read as r.URL.Query() reads it,
 	// has pairs dropped from: the rules again with it read as the
 	// readers that keep them do (Express, Fastify: ?debug=1;x is debug
-	// "1;x"; a Go handler behind http.AllowQuerySemicolons: ?x=1;debug=1
-	// is debug "1"), until one reports a failure.
+	// "1;x"; Express 5: ?debug=%zz%31 is debug "%zz1"; a Go handler behind
+	// http.AllowQuerySemicolons: ?x=1;debug=1 is debug "1"), until one
+	// reports a failure.
 	if len(q.details) > n || q.ownQuery || !q.dropsQueryPairs() {
 		return
 	}
-	for _, rd := range [...]queryReading{queryAsNode, queryAsSemicolons} {
-		if rd == queryAsSemicolons && strings.IndexByte(q.rawQuery, ';') < 0 {
+	for _, rd := range [...]queryReading{queryAsNode, queryAsExpress, queryAsSemicolons} {
+		if rd == queryAsSemicolons && strings.IndexByte(q.rawQuery, ';') < 0 || rd == queryAsExpress && strings.IndexByte(q.rawQuery, '%') < 0 {
 			continue
 		}
 		q.readQueryAs(rd)

@@ -52,9 +52,9 @@ func FastifyPairs(s string) iter.Seq2[string, string] {
 // is malformed (decodeURIComponent fails, and unescapeBuffer decodes what
 // it can), every escape of two hex digits decoded and the malformed ones
 // kept as sent: "%3Cscript%3E%zz" is "<script>%zz" to it, dropped by
-// url.ParseQuery and kept whole, encoded, by FastifyPairs. (Node makes
-// bytes that are not UTF-8 U+FFFD; they are kept here, as url.ParseQuery
-// keeps them.)
+// url.ParseQuery and kept whole, encoded, by FastifyPairs; what is then
+// not UTF-8 is read as Node's Buffer reads it, each maximal invalid
+// sequence one U+FFFD (toValidUTF8).
 func NodePairs(s string) iter.Seq2[string, string] { return nodePairs(s, false) }
 
 // NodeOnlyPairs are the pairs of NodePairs that FastifyPairs reads
@@ -111,7 +111,60 @@ func unescapeLenient(s string) string {
 		}
 		b = append(b, s[i])
 	}
-	return string(b)
+	return toValidUTF8(b)
+}
+
+// toValidUTF8 is b as a string, each maximal invalid subsequence (as the
+// WHATWG decoder, and so Node's Buffer, reads it) replaced by U+FFFD.
+func toValidUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var out strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r != utf8.RuneError || n > 1 {
+			out.Write(b[:n])
+			b = b[n:]
+			continue
+		}
+		out.WriteRune(utf8.RuneError)
+		b = b[invalidPrefix(b):]
+	}
+	return out.String()
+}
+
+// invalidPrefix is the length of the maximal subpart of b's first
+// sequence, which does not decode: a lead byte and the continuation
+// bytes that could follow it, at least 1.
+func invalidPrefix(b []byte) int {
+	lo, hi, need := byte(0x80), byte(0xBF), 0
+	switch c := b[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		lo, need = 0xA0, 2
+	case c == 0xED:
+		hi, need = 0x9F, 2
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		lo, need = 0x90, 3
+	case c == 0xF4:
+		hi, need = 0x8F, 3
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	default:
+		return 1
+	}
+	n := 1
+	for ; n <= need && n < len(b); n++ {
+		if b[n] < lo || b[n] > hi {
+			break
+		}
+		lo, hi = 0x80, 0xBF
+	}
+	return n
 }
 
 // GoPairs are the pairs of query split at each of seps, as url.ParseQuery

@@ -644,8 +644,8 @@ func TestNodePairs(t *testing.T) {
 		return out
 	}
 	const s = "q=%3Cb%3E%zz&a+b=c+d%2B&x=1;y=%41&t=100%&u=%ff%3C&%3C%z=1&&n=M%C3%BCnchen"
-	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"a b", "c d+"}, {"x", "1;y=A"}, {"t", "100%"}, {"u", "\xff<"}, {"<%z", "1"}, {"n", "München"}}, read(NodePairs(s)))
-	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"t", "100%"}, {"u", "\xff<"}, {"<%z", "1"}, {"n", "München"}}, read(NodeOnlyPairs(s)))
+	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"a b", "c d+"}, {"x", "1;y=A"}, {"t", "100%"}, {"u", "\ufffd<"}, {"<%z", "1"}, {"n", "München"}}, read(NodePairs(s)))
+	assert.Equal(t, []pair{{"q", "<b>%zz"}, {"t", "100%"}, {"u", "\ufffd<"}, {"<%z", "1"}, {"n", "München"}}, read(NodeOnlyPairs(s)))
 }
 
 // TestClean_LongPath: the path a message names is read no further than
@@ -662,4 +662,37 @@ func TestClean_LongPath(t *testing.T) {
 		assert.Less(t, testing.AllocsPerRun(5, func() { Clean(nil, path) }), 100.0) // a string for each of the segments it keeps
 	}
 	assert.Equal(t, "/a/b", Clean(nil, "/a/x/../b"))
+}
+
+// TestNodePairs_AsBuffer: the query (or form) as node:querystring reads it
+// (Express 5's default query parser): where an escape is malformed or the
+// bytes are not UTF-8, the well-formed escapes are still decoded, the
+// others kept, and each maximal invalid sequence is one U+FFFD, as Node
+// gives them (querystring.parse, then Buffer's toString).
+func TestNodePairs_AsBuffer(t *testing.T) {
+	for s, want := range map[string][][2]string{
+		"debug=1;x=2":              {{"debug", "1;x=2"}},
+		"a=1&a=2&&b":               {{"a", "1"}, {"a", "2"}, {"b", ""}},
+		"a+b=c+d%2B":               {{"a b", "c d+"}},
+		"q=%zz1%27%20OR%201%3D1--": {{"q", "%zz1' OR 1=1--"}},
+		"q=1%27%20OR%201%3D1--%":   {{"q", "1' OR 1=1--%"}},
+		"q=%2":                     {{"q", "%2"}},
+		"%zz%71=%27":               {{"%zzq", "'"}},
+		"y=%ff%27":                 {{"y", "\ufffd'"}},
+		"z=%C3":                    {{"z", "\ufffd"}},
+		"z=%E1%80%41":              {{"z", "\ufffdA"}},
+		"z=%F0%90%80":              {{"z", "\ufffd"}},
+		"z=%ED%A0%80":              {{"z", "\ufffd\ufffd\ufffd"}},
+		"z=%C0%AF":                 {{"z", "\ufffd\ufffd"}},
+		"z=%EF%BF%BD%zz":           {{"z", "\ufffd%zz"}},
+		"n=M%C3%BCnchen":           {{"n", "München"}},
+		"n=M%C3%BCnchen%":          {{"n", "München%"}},
+		"":                         nil,
+	} {
+		var got [][2]string
+		for k, v := range NodePairs(s) {
+			got = append(got, [2]string{k, v})
+		}
+		assert.Equal(t, want, got, s)
+	}
 }
