@@ -157,12 +157,12 @@ func (t *templater) appendParam(dst []byte, start int, name string) []byte {
 }
 
 // appendStatic appends "/" and a static segment, escaping what a contract
-// endpoint would read otherwise: %, /, { and }, and a leading :.
+// endpoint would read otherwise: %, /, {, }, ? and #, and a leading : or *.
 func appendStatic(dst []byte, s string) []byte {
 	dst = append(dst, '/')
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case c == '%' || c == '/' || c == '{' || c == '}' || c == ':' && i == 0:
+		case c == '%' || c == '/' || c == '{' || c == '}' || c == '?' || c == '#' || (c == ':' || c == '*') && i == 0:
 			dst = append(dst, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
 		default:
 			dst = append(dst, c)

@@ -90,7 +90,7 @@ func TestRouteTemplates_Refused(t *testing.T) {
 // TestRouteTemplates_Parse: every template the learner writes is a valid
 // contract endpoint that reads back to itself.
 func TestRouteTemplates_Parse(t *testing.T) {
-	for _, p := range []string{"/a%2Fb/c", "/%3Ax", "/a/{b}/%7Bc%7D", "/", "/100%25"} {
+	for _, p := range []string{"/a%2Fb/c", "/%3Ax", "/a/{b}/%7Bc%7D", "/", "/100%25", "/files/%2A", "/a%3Fb%23c", "/a*"} {
 		segs, ok := parseTemplate(p)
 		assert.True(t, ok, p)
 		assert.Equal(t, p, joinTemplate(segs))
@@ -106,6 +106,7 @@ func FuzzRouteTemplate(f *testing.F) {
 	f.Add("PUT", "/{x:[0-9]+}/{x}/*", "//x/./../1/2/3")
 	f.Add("GET", "{", "/{/}/:a/%zz")
 	f.Add("DELETE", "/{$}", "/")
+	f.Add("GET", "", "/files/*/a%3Fb%23c")
 	f.Fuzz(func(t *testing.T, method, pattern, path string) {
 		var tp templater
 		name, _, ok := tp.appendRoute(nil, method, pattern, path)

@@ -26,6 +26,11 @@ func ParsePattern(p string) (Pattern, error) {
 	if !strings.HasPrefix(p, "/") {
 		return nil, errors.New("endpoint must start with /")
 	}
+	// No request path holds a raw ? or # (they end it), so an endpoint
+	// with one was a contract never enforced: a path, without its query.
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return nil, fmt.Errorf("%q starts a query or a fragment: an endpoint is a path alone (escape it as %%%02X to mean the character)", string(p[i]), p[i])
+	}
 	var pat Pattern
 	seen := map[string]bool{}
 	for _, s := range strings.Split(p[1:], "/") {
@@ -40,6 +45,10 @@ func ParsePattern(p string) (Pattern, error) {
 			name = s[1 : len(s)-1]
 		case strings.ContainsAny(s, "{}"):
 			return nil, fmt.Errorf("segment %q: a parameter must be a whole segment, :name or {name}", s)
+		case s[0] == '*':
+			// chi's /files/*, Express's /files/*splat: read as the static
+			// text *, the contract covered no path the router sends there.
+			return nil, fmt.Errorf("segment %q: wildcards are not supported: a contract covers one route shape, its parameters :name or {name} (escape it as %%2A to mean the character)", s)
 		}
 		if name == "" && (s[0] == ':' || s[0] == '{') {
 			return nil, fmt.Errorf("segment %q: parameter without a name", s)

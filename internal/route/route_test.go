@@ -57,9 +57,19 @@ func TestParsePattern(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/", root.Shape())
 
-	for _, bad := range []string{"", "a/b", "/a/:", "/a/{}", "/a/{x", "/a/x{y}", "/a/:x/:x", "/a/:1x", "/a/:x-y", "/a/../b", "/a/./b"} {
+	for _, bad := range []string{"", "a/b", "/a/:", "/a/{}", "/a/{x", "/a/x{y}", "/a/:x/:x", "/a/:1x", "/a/:x-y", "/a/../b", "/a/./b",
+		// A wildcard (chi's /files/*, Express's /files/*splat), a query or
+		// a fragment: no request path holds them as such, so the contract
+		// was never enforced (/files/b passed a /files/* contract).
+		"/files/*", "/files/*splat", "/a?x=1", "/a/b#top"} {
 		_, err := ParsePattern(bad)
 		assert.Error(t, err, bad)
+	}
+	// As path text they are static: escaped, or not a whole segment's
+	// start.
+	for _, good := range []string{"/a%3Fx=1", "/files/%2A", "/a/b*c"} {
+		_, err := ParsePattern(good)
+		assert.NoError(t, err, good)
 	}
 }
 
