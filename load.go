@@ -359,7 +359,16 @@ func contractFiles(fsys fs.FS) ([]string, error) {
 	var names []string
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
-		if !isContractsFile(name) || e.IsDir() {
+		if e.IsDir() {
+			continue
+		}
+		if !isContractsFile(name) {
+			if isContractsFile(strings.ToLower(name)) {
+				// orders.YAML: a contract, by any reading but the glob's,
+				// that would be left out without a word, its route
+				// unguarded.
+				return nil, fmt.Errorf("%s: a contracts file's name ends in .yaml, .yml or .json, in lower case: rename it, or move it out of the folder", printable(name))
+			}
 			continue
 		}
 		names = append(names, name)

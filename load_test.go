@@ -667,6 +667,29 @@ func TestLoad_HiddenFilesSkipped(t *testing.T) {
 	assert.Equal(t, int64(1), g.Metrics().ContractsLoaded)
 }
 
+// TestLoad_ContractsFileNamedInUpperCase: orders.YAML was left out as
+// README.md is, without a word, and its route ran unguarded. A name that
+// is a contracts file's but for the letter case of its extension is a
+// load error; a hidden one, or a subfolder, is still none.
+func TestLoad_ContractsFileNamedInUpperCase(t *testing.T) {
+	for _, name := range []string{"orders.YAML", "orders.Json", "orders.YML"} {
+		_, err := New(Options{ContractsFS: fstest.MapFS{
+			"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\n")},
+			name:     {Data: []byte("endpoint: /orders\nmethod: POST\n")},
+		}})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), name+": a contracts file's name ends in .yaml, .yml or .json, in lower case", name)
+	}
+	g, err := New(Options{ContractsFS: fstest.MapFS{
+		"a.yaml":         {Data: []byte("endpoint: /a\nmethod: POST\n")},
+		".b.YAML":        {Data: []byte("x")},
+		"README.md":      {Data: []byte("x")},
+		"schemas/c.JSON": {Data: []byte("{}")},
+	}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), g.Metrics().ContractsLoaded)
+}
+
 // TestLoad_YAMLNumbersAreExact: a schema's number in YAML is the number
 // YAML 1.2 reads, exactly, as in JSON: minimum: .30000000000000000001 was
 // rounded to 0.3, which let 0.3 through, and enum: [+12345678901234567890123]
