@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/contractguard/contractguard/internal/formats"
 )
@@ -235,6 +234,7 @@ func MultipartFields(body []byte, boundary string) iter.Seq2[string, string] {
 			return
 		}
 		mr := multipart.NewReader(io.MultiReader(bytes.NewReader(body), strings.NewReader("\r\n--"+boundary+"--\r\n")), boundary)
+		var buf bytes.Buffer // read into, for all parts: a copy of its length is yielded
 		for {
 			p, err := mr.NextPart()
 			if err != nil {
@@ -244,8 +244,12 @@ func MultipartFields(body []byte, boundary string) iter.Seq2[string, string] {
 			if fn := p.FileName(); fn != "" && !yield(name, fn) {
 				return
 			}
-			v, err := io.ReadAll(p) // a copy of its own: the string may share it
-			if !yield(name, unsafe.String(unsafe.SliceData(v), len(v))) || err != nil {
+			// Not io.ReadAll's buffer, which is 512 bytes at least: a
+			// caller keeps the strings (the sink's inputs), and a body of
+			// one-byte parts held 50 times its size.
+			buf.Reset()
+			_, err = buf.ReadFrom(p)
+			if !yield(name, string(buf.Bytes())) || err != nil {
 				return
 			}
 		}
