@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -127,7 +128,9 @@ func mediaType(h http.Header) (isJSON bool, bad string) {
 }
 
 // rfc2231Charset reports whether a Content-Type has a charset parameter
-// in RFC 2231's form: "charset*", in any letter case.
+// in RFC 2231's form: "charset*", in any letter case, after a ';' and
+// the spaces mime skips (Unicode's too); not a parameter whose name only
+// ends in charset (x-charset*=…, which is x-charset to mime).
 func rfc2231Charset(ct string) bool {
 	const name = "charset"
 	for i := 0; i < len(ct); i++ {
@@ -136,7 +139,8 @@ func rfc2231Charset(ct string) bool {
 			return false
 		}
 		i += j
-		if i >= len(name) && strings.EqualFold(ct[i-len(name):i], name) {
+		if i >= len(name) && strings.EqualFold(ct[i-len(name):i], name) &&
+			strings.HasSuffix(strings.TrimRightFunc(ct[:i-len(name)], unicode.IsSpace), ";") {
 			return true
 		}
 	}

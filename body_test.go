@@ -196,10 +196,21 @@ func TestBody_CharsetInRFC2231Form(t *testing.T) {
 		"application/json; charset=utf-7; charset*0=utf-8",
 		"application/json; charset=utf-7; CHARSET*0*=utf-8''utf-8",
 		"application/json; charset*=utf-8''utf-8",
+		"application/json; charset=utf-7;charset*=utf-8''utf-8",
+		"application/json; charset=utf-7;\tcharset* =utf-8''utf-8",
+		"application/json; charset=utf-7;\u00a0charset*=utf-8''utf-8", // mime trims Unicode spaces
 	} {
 		rejected(t, send(h, "POST", "/t", body, "Content-Type", ct), 415, CodeUnsupportedMediaType)
 	}
 	assert.Equal(t, 200, send(h, "POST", "/t", body, "Content-Type", "application/json; charset=utf-8").Code)
+	// A parameter whose name only ends in charset is no charset, to mime
+	// or Express: x-charset*=utf-8''a is x-charset.
+	for _, ct := range []string{
+		"application/json; x-charset*=utf-8''a",
+		"application/json; charset=utf-8; mycharset*=utf-8''a",
+	} {
+		assert.Equal(t, 200, send(h, "POST", "/t", `{"name":"x"}`, "Content-Type", ct).Code, ct)
+	}
 }
 
 // TestBody_NoBodyStaysNoBody: a request without a body reaches the
