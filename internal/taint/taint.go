@@ -223,14 +223,14 @@ func (r *Request) parseRaw() {
 	r.rawOne = true
 }
 
-// multipartPairs are the fields of a multipart body with something in
-// them (route.MultipartFields).
+// multipartPairs are the fields of a multipart body
+// (route.MultipartFields), the empty ones too: a field sent empty has a
+// name all the same (r.MultipartForm.Value's keys), which is input;
+// Inputs leaves out the values too short to be one.
 func multipartPairs(b []byte, boundary string) []pair {
 	var ps []pair
 	for name, v := range route.MultipartFields(b, boundary) {
-		if v != "" {
-			ps = append(ps, pair{name, v})
-		}
+		ps = append(ps, pair{name, v})
 	}
 	return ps
 }

@@ -117,6 +117,9 @@ const mpBody = "--XX\r\nContent-Disposition: form-data; name=\"user\"\r\n\r\nx' 
 	"--XX\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"../../.env\"\r\nContent-Type: text/csv\r\n\r\nid,name\n1,x\r\n" +
 	"--XX--\r\n"
 
+// mpEmpty is a multipart form of one field, empty, named for SQL.
+const mpEmpty = "--XX\r\nContent-Disposition: form-data; name=\"name='x', admin\"\r\n\r\n\r\n--XX--\r\n"
+
 func TestInputs_RawBodies(t *testing.T) {
 	cases := []struct {
 		name, ct, body string
@@ -134,6 +137,9 @@ func TestInputs_RawBodies(t *testing.T) {
 		{"multipart cut short", "multipart/form-data; boundary=XX", mpBody[:60], []seen{
 			{BodyValue, "", mpBody[:60], ""}, {BodyValue, "user", "x' OR 1", "/user"}, {BodyKey, "", "user", ""}}},
 		{"multipart without a boundary", "multipart/form-data", mpBody, []seen{{BodyValue, "", mpBody, ""}}},
+		// A field sent empty has a name all the same (r.MultipartForm.Value's keys).
+		{"multipart names of empty fields", "multipart/form-data; boundary=XX", mpEmpty, []seen{
+			{BodyValue, "", mpEmpty, ""}, {BodyKey, "", "name='x', admin", ""}}},
 		{"text", "text/plain", "hello; id", []seen{{BodyValue, "", "hello; id", ""}}},
 		{"json as text", "text/plain", `{"sku":"x' OR '1'='1"}`, []seen{{BodyValue, "", "x' OR '1'='1", "/sku"}, {BodyKey, "", "sku", ""}}},
 		{"text that only starts as json", "text/plain", `{ not json`, []seen{{BodyValue, "", "{ not json", ""}}},
