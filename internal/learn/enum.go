@@ -315,7 +315,7 @@ func mergeEnums(a, b *enum) *enum {
 		if m.values == nil {
 			m.values = map[string]int64{}
 		}
-		m.values[v] += n
+		m.values[v] = addCounts(m.values[v], n)
 	}
 	for f, p := range b.pending {
 		q := m.pending[f]
@@ -326,7 +326,7 @@ func mergeEnums(a, b *enum) *enum {
 			m.pending[f] = &pending{n: p.n, shares: slices.Clone(p.shares)}
 			continue
 		}
-		q.n += p.n
+		q.n = addCounts(q.n, p.n)
 		for _, s := range p.shares {
 			if len(q.shares) < revealAt && !slices.ContainsFunc(q.shares, func(o share) bool { return o.x == s.x }) {
 				q.shares = append(q.shares, s)

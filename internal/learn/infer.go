@@ -139,7 +139,7 @@ func collapse(gs []*group) bool {
 			b := buckets[k]
 			samples := int64(0)
 			for _, g := range b {
-				samples += g.samples
+				samples = addCounts(samples, g.samples)
 			}
 			if len(b) < collapseMin || samples > collapseMaxMean*int64(len(b)) {
 				continue
@@ -221,7 +221,7 @@ func mergeShapes(gs []*group) []*group {
 			out = append(out, g)
 			continue
 		}
-		into.samples += g.samples
+		into.samples = addCounts(into.samples, g.samples)
 		into.routes += g.routes
 		if g.first.Before(into.first) {
 			into.first = g.first

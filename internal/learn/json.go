@@ -245,7 +245,7 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 
 // maxCount is the most of anything an export may say was seen: far more
 // than any learner counts, and small enough that the sums merges make
-// cannot wrap.
+// cannot wrap (and merges hold their sums: addCounts).
 const maxCount = 1 << 53
 
 // into reads a node's observations into n, checking them.

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -194,4 +195,23 @@ func TestLearner_Concurrent(t *testing.T) {
 	o := l.Export()
 	assert.EqualValues(t, len(reqs), o.Samples())
 	assert.Equal(t, learn(t, Limits{}, reqs...).Contracts(), o.Contracts())
+}
+
+// TestMerge_CountsDoNotWrap: an export may say 2^53 of anything, and
+// learn merge adds any number of exports: 1,025 of them wrapped the
+// counts negative (a summary of negative requests, a route learned from
+// "fewer than" its minimum). The sums hold at the largest count.
+func TestMerge_CountsDoNotWrap(t *testing.T) {
+	const doc = `{"format":"contractguard.learn/v1","limits":{},"samples":9007199254740992,"routes":[{"method":"POST","template":"/a","samples":9007199254740992,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z","body":{"seen":9007199254740992,"str":9007199254740992,"formats":[]}}]}`
+	var one Observations
+	require.NoError(t, json.Unmarshal([]byte(doc), &one))
+	merged := &one
+	for range 1100 {
+		merged = Merge(merged, &one)
+	}
+	assert.Equal(t, int64(math.MaxInt64), merged.Samples())
+	assert.Zero(t, merged.Dropped())
+	b, err := json.Marshal(merged)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `":-`, "a negative count")
 }

@@ -35,7 +35,7 @@ func (o *Observations) Samples() int64 { return o.samples }
 func (o *Observations) Dropped() int64 {
 	kept := int64(0)
 	for _, r := range o.routes {
-		kept += r.samples
+		kept = addCounts(kept, r.samples)
 	}
 	return o.samples - kept
 }
@@ -79,7 +79,7 @@ func (r *route) clone() *route {
 // as they are.
 func Merge(a, b *Observations) *Observations {
 	o := newObservations(meet(a.limits, b.limits))
-	o.samples = a.samples + b.samples
+	o.samples = addCounts(a.samples, b.samples)
 	o.routeCut = minRoute(a.routeCut, b.routeCut)
 	for _, src := range []*Observations{a, b} {
 		for name, r := range src.routes {
@@ -96,7 +96,7 @@ func Merge(a, b *Observations) *Observations {
 
 // add adds what another observation of the same route saw.
 func (r *route) add(src *route) {
-	r.samples += src.samples
+	r.samples = addCounts(r.samples, src.samples)
 	r.router = r.router || src.router
 	if r.first.IsZero() || !src.first.IsZero() && src.first.Before(r.first) {
 		r.first = src.first

@@ -3,6 +3,7 @@ package learn
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -179,19 +180,29 @@ func (n *node) children(f func(*node)) {
 	}
 }
 
+// addCounts is a+b, two counts (never negative), held at math.MaxInt64:
+// an export says at most maxCount of each, but learn merge adds any
+// number of exports, and 1,025 of 2^53 wrapped to a negative count.
+func addCounts(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
 // add adds what src observed to n, which has the same path.
 func (n *node) add(src *node) {
-	n.seen += src.seen
-	n.nulls += src.nulls
-	n.bools += src.bools
-	n.ints += src.ints
-	n.fracs += src.fracs
-	n.negs += src.negs
-	n.strs += src.strs
-	n.arrs += src.arrs
-	n.objs += src.objs
-	n.deep += src.deep
-	n.skipped += src.skipped
+	n.seen = addCounts(n.seen, src.seen)
+	n.nulls = addCounts(n.nulls, src.nulls)
+	n.bools = addCounts(n.bools, src.bools)
+	n.ints = addCounts(n.ints, src.ints)
+	n.fracs = addCounts(n.fracs, src.fracs)
+	n.negs = addCounts(n.negs, src.negs)
+	n.strs = addCounts(n.strs, src.strs)
+	n.arrs = addCounts(n.arrs, src.arrs)
+	n.objs = addCounts(n.objs, src.objs)
+	n.deep = addCounts(n.deep, src.deep)
+	n.skipped = addCounts(n.skipped, src.skipped)
 	n.formats &= src.formats
 	n.enum = mergeEnums(n.enum, src.enum)
 	for name, c := range src.members {
