@@ -439,13 +439,23 @@ func (n sortKeysNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	if !ok || size < 2 {
 		return v
 	}
-	keys := make([]string, size)
-	for i := range keys {
+	longest := 0
+	for i := range int(size) {
 		s, ok := l.Get(indexKey(i)).(types.String)
 		if !ok {
 			return v // not all strings: compared in constant time, or refused
 		}
-		keys[i] = string(s)
+		longest = max(longest, len(s))
+	}
+	if scanUnits(longest) <= 1 {
+		// Each comparison reads at most a unit's bytes, which cel-go's
+		// charge of the sort (by its size, squared) pays for: no dry run,
+		// which costs allocations of its own.
+		return v
+	}
+	keys := make([]string, size)
+	for i := range keys {
+		keys[i] = string(l.Get(indexKey(i)).(types.String))
 	}
 	m := meter{frame: frame}
 	m.enter()
