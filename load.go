@@ -124,12 +124,13 @@ type job struct {
 	file     string    // as in messages
 	folder   *sharedFS // the folder it is in, and its name there; nil in code
 	fileName string
-	index    int      // its place among the file's contracts
-	node     ast.Node // the contract in its file while the file is read, or again for a message; nil in code
-	code     Contract // in code
-	source   string   // the compiled contract's Source
-	resource string   // the name its schema is compiled under
-	name     string   // "METHOD /endpoint" as far as known, for messages
+	index    int               // its place among the file's contracts
+	node     ast.Node          // the contract in its file while the file is read, or again for a message; nil in code
+	anchors  *yamljson.Anchors // of its document, while the file is read
+	code     Contract          // in code
+	source   string            // the compiled contract's Source
+	resource string            // the name its schema is compiled under
+	name     string            // "METHOD /endpoint" as far as known, for messages
 	errs     []error
 
 	raw     rawContract
@@ -441,12 +442,20 @@ func (l *loader) read(u *unit) {
 		u.errs = append(u.errs, &LoadError{File: file, Line: line, Err: err})
 		return
 	}
-	for n, node := range contractNodes(docs) {
-		j := &job{file: file, folder: l.folder, fileName: u.name, index: n, node: node, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
-			resource: u.name + "?contract=" + strconv.Itoa(n), ok: true}
-		l.readContract(j)
-		j.node = nil
-		u.jobs = append(u.jobs, j)
+	n := 0
+	for _, d := range docs {
+		// The contracts of a list are read one by one, with the anchors
+		// of the items before them: an alias stands for one anchored in
+		// an earlier item, as in the document.
+		anchors := yamljson.NewAnchors()
+		for _, node := range documentContracts(d) {
+			j := &job{file: file, folder: l.folder, fileName: u.name, index: n, node: node, anchors: anchors, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
+				resource: u.name + "?contract=" + strconv.Itoa(n), ok: true}
+			l.readContract(j)
+			j.node, j.anchors = nil, nil
+			u.jobs = append(u.jobs, j)
+			n++
+		}
 	}
 }
 
@@ -455,13 +464,18 @@ func (l *loader) read(u *unit) {
 func contractNodes(docs []yamljson.Document) []ast.Node {
 	var nodes []ast.Node
 	for _, d := range docs {
-		if seq, ok := d.Body.(*ast.SequenceNode); ok {
-			nodes = append(nodes, seq.Values...)
-		} else {
-			nodes = append(nodes, d.Body)
-		}
+		nodes = append(nodes, documentContracts(d)...)
 	}
 	return nodes
+}
+
+// documentContracts are the contracts of one document: the document, or
+// each item of a document that is a list.
+func documentContracts(d yamljson.Document) []ast.Node {
+	if seq, ok := d.Body.(*ast.SequenceNode); ok {
+		return seq.Values
+	}
+	return []ast.Node{d.Body}
 }
 
 // readContract is the first step for one contract: its document, checked
@@ -470,7 +484,11 @@ func (l *loader) readContract(j *job) {
 	var v any
 	if j.node != nil {
 		var err error
-		if v, err = yamljson.Value(j.node); err != nil {
+		anchors := j.anchors
+		if anchors == nil {
+			anchors = yamljson.NewAnchors()
+		}
+		if v, err = yamljson.ValueWith(j.node, anchors); err != nil {
 			line, err := yamljson.Split(err, yamljson.Line(j.node))
 			j.name = ""
 			j.failAt(line, err)

@@ -512,6 +512,25 @@ func TestLoad_RefToAContractsFileInAnyCase(t *testing.T) {
 	}, loadErrors(t, err))
 }
 
+// TestLoad_AnchorsAcrossListItems: the contracts of a YAML list are read
+// one by one, and an alias in one of them stood for no anchor at all when
+// the anchor was in an item before it: a valid file was refused with
+// "alias *s refers to no anchor before it", which is not so. An alias
+// still stands for no anchor of another document.
+func TestLoad_AnchorsAcrossListItems(t *testing.T) {
+	list := "- endpoint: /a\n  method: POST\n  schema: &s\n    type: object\n    required: [x]\n" +
+		"- endpoint: /b\n  method: POST\n  schema: *s\n"
+	g, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte(list)}}})
+	require.NoError(t, err)
+	for _, p := range []string{"/a", "/b"} {
+		assert.NotNil(t, g.Check("POST", p, []byte(`{}`)), p)
+		assert.Nil(t, g.Check("POST", p, []byte(`{"x":1}`)), p)
+	}
+	docs := "endpoint: /a\nmethod: POST\nschema: &s {type: object}\n---\nendpoint: /b\nmethod: POST\nschema: *s\n"
+	_, err = New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte(docs)}}})
+	assert.Equal(t, []string{"a.yaml:7: alias *s refers to no anchor before it"}, loadErrors(t, err))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.

@@ -409,7 +409,27 @@ func errorAt(n ast.Node, format string, args ...any) *Error {
 // Value converts a node to map[string]any, []any, string, json.Number,
 // bool or nil. Anchors and aliases are resolved within the node.
 func Value(n ast.Node) (any, error) {
-	c := converter{anchors: map[string]anchored{}}
+	return ValueWith(n, NewAnchors())
+}
+
+// Anchors are the anchors (&name) of the nodes converted with them, for
+// the nodes of one document converted one after the other: the items of
+// a list of contracts, each read on its own, where an alias (*name) in
+// one item may stand for an anchor in an item before it, as it does in
+// the document.
+type Anchors struct {
+	m map[string]anchored
+}
+
+// NewAnchors returns an empty set of anchors.
+func NewAnchors() *Anchors { return &Anchors{m: map[string]anchored{}} }
+
+// ValueWith is Value for a node whose aliases may also stand for anchors
+// of the nodes converted before it with a (which gets n's anchors). The
+// bounds on a document's size (MaxNodes, MaxText) apply to n, with
+// aliases counted at their full size.
+func ValueWith(n ast.Node, a *Anchors) (any, error) {
+	c := converter{anchors: a.m}
 	v, _, err := c.value(n)
 	return v, err
 }
