@@ -470,12 +470,26 @@ func contractNodes(docs []yamljson.Document) []ast.Node {
 }
 
 // documentContracts are the contracts of one document: the document, or
-// each item of a document that is a list.
+// each item of a document that is a list, also an anchored one or one
+// tagged !!seq (&all or --- !!seq before it), which YAML reads as the
+// same list.
 func documentContracts(d yamljson.Document) []ast.Node {
-	if seq, ok := d.Body.(*ast.SequenceNode); ok {
-		return seq.Values
+	n := d.Body
+	for {
+		switch b := n.(type) {
+		case *ast.SequenceNode:
+			return b.Values
+		case *ast.AnchorNode:
+			n = b.Value
+			continue
+		case *ast.TagNode:
+			if b.Start.Value == "!!seq" {
+				n = b.Value
+				continue
+			}
+		}
+		return []ast.Node{d.Body}
 	}
-	return []ast.Node{d.Body}
 }
 
 // readContract is the first step for one contract: its document, checked

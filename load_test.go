@@ -531,6 +531,21 @@ func TestLoad_AnchorsAcrossListItems(t *testing.T) {
 	assert.Equal(t, []string{"a.yaml:7: alias *s refers to no anchor before it"}, loadErrors(t, err))
 }
 
+// TestLoad_TaggedOrAnchoredList: a list of contracts with an anchor or a
+// !!seq tag before it is the same list in YAML, and was refused as one
+// contract: "a contract must be an object, not an array".
+func TestLoad_TaggedOrAnchoredList(t *testing.T) {
+	const items = "- endpoint: /a\n  method: POST\n- endpoint: /b\n  method: POST\n"
+	for _, head := range []string{"--- !!seq\n", "&all\n", "--- &all !!seq\n"} {
+		g, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte(head + items)}}})
+		require.NoError(t, err, head)
+		assert.Len(t, g.Contracts(), 2, head)
+	}
+	// A tag of another type is still an error.
+	_, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte("--- !!map\n" + items)}}})
+	assert.Error(t, err)
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.
