@@ -1020,14 +1020,14 @@ func contractName(doc map[string]any) string {
 func decodeSchemaFile(name string, data []byte) (any, error) {
 	docs, err := yamljson.Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", printable(name), err)
 	}
 	if len(docs) != 1 {
-		return nil, fmt.Errorf("%s: holds %d documents, want 1", name, len(docs))
+		return nil, fmt.Errorf("%s: holds %d documents, want 1", printable(name), len(docs))
 	}
 	v, err := yamljson.Value(docs[0].Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", printable(name), err)
 	}
 	return v, nil
 }

@@ -546,6 +546,22 @@ func TestLoad_TaggedOrAnchoredList(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestLoad_RefToANameWithALineBreak: a $ref names its file
+// percent-encoded (a%0Ab.json), and the file's name, decoded, went into the
+// message as it is: a load error of three lines where each is one.
+func TestLoad_RefToANameWithALineBreak(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a.yaml":      {Data: []byte("endpoint: /a\nmethod: POST\nschema:\n  $ref: 'a%0Ab.json'\n")},
+		"b.yaml":      {Data: []byte("endpoint: /b\nmethod: POST\nschema:\n  $ref: 's/a%0Ab.yaml'\n")},
+		"s/a\nb.yaml": {Data: []byte("type: [\n")},
+	}
+	_, err := New(Options{ContractsFS: fsys})
+	assert.Equal(t, []string{
+		`a.yaml:4: POST /a: schema: $ref to "a\nb.json": open "a\nb.json": file does not exist`,
+		`b.yaml:4: POST /b: schema: "s/a\nb.yaml": 1:7: sequence end token ']' not found`,
+	}, loadErrors(t, err))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.

@@ -14,9 +14,11 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -72,11 +74,14 @@ func (l loader) Load(u string) (any, error) {
 		return nil, fmt.Errorf("$ref to %s leaves the contracts folder", strings.TrimPrefix(u, "file://"))
 	}
 	if l.files == nil {
-		return nil, fmt.Errorf("$ref to %s: relative references need Options.ContractsDir", name)
+		return nil, fmt.Errorf("$ref to %s: relative references need Options.ContractsDir", shown(name))
 	}
 	data, err := fs.ReadFile(l.files, name)
 	if err != nil {
-		return nil, fmt.Errorf("$ref to %s: %w", name, err)
+		if pe, ok := err.(*fs.PathError); ok && shown(pe.Path) != pe.Path {
+			err = &fs.PathError{Op: pe.Op, Path: shown(pe.Path), Err: pe.Err}
+		}
+		return nil, fmt.Errorf("$ref to %s: %w", shown(name), err)
 	}
 	var doc any
 	if l.decode != nil {
@@ -91,6 +96,17 @@ func (l loader) Load(u string) (any, error) {
 		return nil, fmt.Errorf("%s: %w", name, intoContract(key, ref))
 	}
 	return doc, nil
+}
+
+// shown is a file's name as a message names it: quoted when it holds a
+// line break or another character that does not print as itself (a $ref
+// to a%0Ab.json names the file "a\nb.json"), so that the message stays
+// one line.
+func shown(name string) string {
+	if utf8.ValidString(name) && strings.IndexFunc(name, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return name
+	}
+	return strconv.Quote(name)
 }
 
 // A contract's schema is compiled as file?contract=n (?code=n in code),
