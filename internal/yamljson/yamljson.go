@@ -97,6 +97,9 @@ type Document struct {
 // ("x\r\n  y" was "x\ny", and a pattern or an enum so another).
 func Parse(src []byte) ([]Document, error) {
 	src = bytes.TrimPrefix(src, []byte("\ufeff"))
+	if err := notUTF8(src); err != nil {
+		return nil, err
+	}
 	if bytes.Contains(src, []byte("\r\n")) {
 		src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
 	}
@@ -172,6 +175,33 @@ func nesting(tokens token.Tokens) error {
 			}
 			return e
 		}
+	}
+	return nil
+}
+
+// notUTF8 is the error for src when it is not UTF-8, at its first byte
+// that is not: goccy/go-yaml takes any bytes, and a file written in
+// Latin-1 (endpoint: /caf\xe9) loaded with its bytes as they were, where
+// YAML and JSON read UTF-8 (or, from a byte order mark, UTF-16 or 32,
+// which are not read here).
+func notUTF8(src []byte) error {
+	if utf8.Valid(src) {
+		return nil
+	}
+	if bytes.HasPrefix(src, []byte{0xff, 0xfe}) || bytes.HasPrefix(src, []byte{0xfe, 0xff}) {
+		return &Error{Line: 1, Column: 1, Message: "the file is UTF-16 (its byte order mark says so): save it as UTF-8"}
+	}
+	line, column := 1, 1
+	for len(src) > 0 {
+		r, size := utf8.DecodeRune(src)
+		if r == utf8.RuneError && size == 1 {
+			return &Error{Line: line, Column: column, Message: fmt.Sprintf("byte %#x is not UTF-8: save the file as UTF-8", src[0])}
+		}
+		column++
+		if r == '\n' {
+			line, column = line+1, 1
+		}
+		src = src[size:]
 	}
 	return nil
 }

@@ -498,3 +498,21 @@ func TestParse_NestingIsBounded(t *testing.T) {
 		assert.NoError(t, err, src[:20])
 	}
 }
+
+// TestParse_NotUTF8: a file that is not UTF-8 (Latin-1, UTF-16) was read
+// with its bytes as they were, and a contract in Latin-1 loaded with an
+// endpoint and texts that are not UTF-8. It is an error at the first byte
+// that is not.
+func TestParse_NotUTF8(t *testing.T) {
+	for src, want := range map[string]string{
+		"endpoint: /a\nmethod: POST\nschema: {description: \"caf\xe9\"}\n": "3:27: byte 0xe9 is not UTF-8: save the file as UTF-8",
+		"\ufeffendpoint: /caf\xe9\n":                                       "1:15: byte 0xe9 is not UTF-8: save the file as UTF-8",
+		"\xff\xfee\x00n\x00d\x00:\x00 \x00/\x00\n\x00":                     "1:1: the file is UTF-16 (its byte order mark says so): save it as UTF-8",
+	} {
+		_, err := Parse([]byte(src))
+		require.Error(t, err, "%q", src)
+		assert.Equal(t, want, err.Error(), "%q", src)
+	}
+	_, err := Parse([]byte("endpoint: /café\nmethod: POST\n"))
+	assert.NoError(t, err)
+}
