@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -129,7 +130,7 @@ type job struct {
 	anchors  *yamljson.Anchors // of its document, while the file is read
 	code     Contract          // in code
 	source   string            // the compiled contract's Source
-	resource string            // the name its schema is compiled under
+	resource string            // the name its schema is compiled under: a URL relative to schema.Root, the file's name escaped
 	name     string            // "METHOD /endpoint" as far as known, for messages
 	errs     []error
 
@@ -450,7 +451,7 @@ func (l *loader) read(u *unit) {
 		anchors := yamljson.NewAnchors()
 		for _, node := range documentContracts(d) {
 			j := &job{file: file, folder: l.folder, fileName: u.name, index: n, node: node, anchors: anchors, source: file + ":" + strconv.Itoa(yamljson.Line(node)),
-				resource: u.name + "?contract=" + strconv.Itoa(n), ok: true}
+				resource: url.PathEscape(u.name) + "?contract=" + strconv.Itoa(n), ok: true}
 			l.readContract(j)
 			j.node, j.anchors = nil, nil
 			u.jobs = append(u.jobs, j)

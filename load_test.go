@@ -562,6 +562,44 @@ func TestLoad_RefToANameWithALineBreak(t *testing.T) {
 	}, loadErrors(t, err))
 }
 
+// TestLoad_FileNamesOfURLCharacters: a contract's schema is compiled under
+// its file's name as a URL, and a name with a # or a % in it was read as
+// one: x#a.yaml and x#b.yaml were both the resource /contracts/x, and
+// failed with "anchor in … not found" and "resource … already exists",
+// %zz.yaml with "invalid URL escape". A name with a space or a letter
+// that is not ASCII (a b.yaml, été.yaml), which the schema library
+// escapes when it resolves a $ref, failed at its first '#/definitions/x':
+// "$ref to a%20b.yaml?contract=0: a $ref cannot point into a contract".
+// The name is escaped: each file's contracts load with their own schemas,
+// and their $refs resolve and fail at their lines as any file's do.
+func TestLoad_FileNamesOfURLCharacters(t *testing.T) {
+	fsys := fstest.MapFS{
+		"x#a.yaml":       {Data: []byte("endpoint: /a\nmethod: POST\nschema: {type: integer}\n")},
+		"x#b.yaml":       {Data: []byte("endpoint: /b\nmethod: POST\nschema: {type: string}\n")},
+		"%zz.yaml":       {Data: []byte("endpoint: /c\nmethod: POST\nschema:\n  $ref: '#/definitions/x'\n  definitions:\n    x: {$ref: schemas/s.json}\n")},
+		"a?b.yaml":       {Data: []byte("endpoint: /d\nmethod: POST\nschema: {type: boolean}\n")},
+		"a b.yaml":       {Data: []byte("endpoint: /e\nmethod: POST\nschema: {$ref: '#/definitions/x', definitions: {x: {type: object, maxProperties: 0}}}\n")},
+		"été.yaml":       {Data: []byte("endpoint: /f\nmethod: POST\nschema: {type: object, required: [x], properties: {x: {$ref: '#/definitions/x'}}, definitions: {x: {type: object}}}\n")},
+		"schemas/s.json": {Data: []byte(`{"type": "null"}`)},
+	}
+	for _, procs := range []int{1, 4} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			g, err := New(Options{ContractsFS: fsys})
+			require.NoError(t, err)
+			for path, valid := range map[string]string{"/a": `1`, "/b": `"s"`, "/c": `null`, "/d": `true`, "/e": `{}`, "/f": `{"x":{}}`} {
+				for _, body := range []string{`1`, `"s"`, `null`, `true`, `{}`, `{"x":{}}`} {
+					assert.Equal(t, body == valid, g.Check("POST", path, []byte(body)) == nil, "GOMAXPROCS=%d POST %s %s", procs, path, body)
+				}
+			}
+		}()
+	}
+	_, err := New(Options{ContractsFS: fstest.MapFS{
+		"x#a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    a: {$ref: none.json}\n")},
+	}})
+	assert.Equal(t, []string{"x#a.yaml:6: POST /a: schema: $ref to none.json: open none.json: file does not exist"}, loadErrors(t, err))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.
