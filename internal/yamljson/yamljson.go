@@ -512,8 +512,9 @@ func ValueWith(n ast.Node, a *Anchors) (any, error) {
 }
 
 type anchored struct {
-	v    any
-	size expansion
+	v       any
+	size    expansion
+	pending bool // the anchor's own node is being converted
 }
 
 // expansion is the size of a value with its aliases expanded.
@@ -662,17 +663,31 @@ func (c *converter) value(n ast.Node) (any, expansion, error) {
 		}
 		return a, size, nil
 	case *ast.AnchorNode:
+		// An alias inside the node stands for the node itself, whose
+		// anchor comes before it (YAML: the last anchor of the name before
+		// the alias), not for an earlier anchor of the same name.
+		name := n.Name.GetToken().Value
+		prev, had := c.anchors[name]
+		c.anchors[name] = anchored{pending: true}
 		v, s, err := c.value(n.Value)
 		if err != nil {
+			if had { // as before the node, for the nodes converted after it (ValueWith)
+				c.anchors[name] = prev
+			} else {
+				delete(c.anchors, name)
+			}
 			return nil, none, err
 		}
-		c.anchors[n.Name.GetToken().Value] = anchored{v, s}
+		c.anchors[name] = anchored{v: v, size: s}
 		return v, s, nil
 	case *ast.AliasNode:
 		name := n.Value.GetToken().Value
 		a, ok := c.anchors[name]
 		if !ok {
 			return nil, none, errorAt(n, "alias *%s refers to no anchor before it", name)
+		}
+		if a.pending {
+			return nil, none, errorAt(n, "alias *%s is inside the node it names", name)
 		}
 		if err := c.grow(n, a.size); err != nil {
 			return nil, none, err

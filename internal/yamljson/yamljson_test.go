@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml/ast"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -515,4 +516,43 @@ func TestParse_NotUTF8(t *testing.T) {
 	}
 	_, err := Parse([]byte("endpoint: /café\nmethod: POST\n"))
 	assert.NoError(t, err)
+}
+
+// TestValue_AliasInsideItsOwnAnchor: an alias inside the node its anchor
+// names stands for that node (the last anchor of the name before it), a
+// recursion JSON has no value for; Value read it as an earlier anchor of
+// the same name (b: [1]), where Aliases, which says where a configuration
+// value comes from, reads it as YAML does.
+func TestValue_AliasInsideItsOwnAnchor(t *testing.T) {
+	for src, want := range map[string]string{
+		"a: &x 1\nb: &x [*x]\n":      "2:8: alias *x is inside the node it names",
+		"b: &x {c: *x}\n":            "1:11: alias *x is inside the node it names",
+		"a: &x 1\nb: &x {c: [*x]}\n": "2:12: alias *x is inside the node it names",
+	} {
+		docs, err := Parse([]byte(src))
+		require.NoError(t, err)
+		_, err = Value(docs[0].Body)
+		require.Error(t, err, src)
+		assert.Equal(t, want, err.Error(), src)
+	}
+	// An anchor whose node fails leaves the one before it to the nodes
+	// converted after it.
+	docs, err := Parse([]byte("- &x 1\n- &x [*x, .nan]\n- *x\n"))
+	require.NoError(t, err)
+	a := NewAnchors()
+	items := docs[0].Body.(*ast.SequenceNode).Values
+	v, err := ValueWith(items[0], a)
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("1"), v)
+	_, err = ValueWith(items[1], a)
+	assert.ErrorContains(t, err, "alias *x is inside the node it names")
+	v, err = ValueWith(items[2], a)
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("1"), v)
+	// A later anchor of the name is the one that counts after its node.
+	docs, err = Parse([]byte("a: &x 1\nb: &x 2\nc: *x\n"))
+	require.NoError(t, err)
+	v, err = Value(docs[0].Body)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"a": json.Number("1"), "b": json.Number("2"), "c": json.Number("2")}, v)
 }
