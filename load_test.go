@@ -600,6 +600,31 @@ func TestLoad_FileNamesOfURLCharacters(t *testing.T) {
 	assert.Equal(t, []string{"x#a.yaml:6: POST /a: schema: $ref to none.json: open none.json: file does not exist"}, loadErrors(t, err))
 }
 
+// TestLoad_RefToNoPlace: a $ref to a place its schema does not have (a
+// misspelt definition, an anchor, a pointer into a schema file) was
+// reported at the line of the contract's schema, not of the $ref, with
+// the name the loader gives the schema: json-pointer in
+// "/contracts/a.yaml?contract=0#/definitions/adress" not found.
+func TestLoad_RefToNoPlace(t *testing.T) {
+	const head = "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    a: {$ref: '#/definitions/address'}\n"
+	const tail = "  definitions:\n    address: {type: object}\n"
+	for ref, want := range map[string]string{
+		"'#/definitions/adress'":          "a.yaml:7: POST /a: schema: $ref to #/definitions/adress: not found",
+		"'#/definitions/a%20b'":           "a.yaml:7: POST /a: schema: $ref to #/definitions/a b: not found",
+		"'#address'":                      "a.yaml:7: POST /a: schema: $ref to #address: not found",
+		"'schemas/s.json#/definitions/x'": "a.yaml:7: POST /a: schema: $ref to schemas/s.json#/definitions/x: not found",
+	} {
+		fsys := fstest.MapFS{
+			"a.yaml":         {Data: []byte(head + "    b: {$ref: " + ref + "}\n" + tail)},
+			"schemas/s.json": {Data: []byte(`{"definitions": {}}`)},
+		}
+		_, err := New(Options{ContractsFS: fsys})
+		assert.Equal(t, []string{want}, loadErrors(t, err), ref)
+	}
+	_, err := New(Options{Contracts: []Contract{{Endpoint: "/a", Method: "POST", Schema: map[string]any{"$ref": "#/definitions/x"}}}})
+	assert.Equal(t, []string{"Options.Contracts[0]: POST /a: schema: $ref to #/definitions/x: not found"}, loadErrors(t, err))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.

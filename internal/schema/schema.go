@@ -277,9 +277,37 @@ func compileError(err error, u string) error {
 	if errors.As(err, &le) {
 		return &Error{Ref: le.URL, Message: le.Err.Error()}
 	}
+	// A $ref to a place its schema does not have ('#/definitions/adress'):
+	// the $ref's, as the reference names it, not the schema's under the
+	// name the loader gave it (a.yaml?contract=0).
+	var pe *jsonschema.JSONPointerNotFoundError
+	if errors.As(err, &pe) {
+		return &Error{Ref: pe.URL, Message: "$ref to " + refShown(pe.URL, u) + ": not found"}
+	}
+	var ae *jsonschema.AnchorNotFoundError
+	if errors.As(err, &ae) {
+		return &Error{Ref: ae.Reference, Message: "$ref to " + refShown(ae.Reference, u) + ": not found"}
+	}
 	msg := err.Error()
 	msg = strings.ReplaceAll(msg, "file://", "")
 	return &Error{Message: msg}
+}
+
+// refShown is the URL ref, which a $ref of the schema compiled at u
+// names, as a message names it: #fragment inside that schema, else
+// relative to Root.
+func refShown(ref, u string) string {
+	doc, frag, _ := strings.Cut(ref, "#")
+	self, _, _ := strings.Cut(u, "#")
+	if doc == self {
+		doc = ""
+	} else {
+		doc = strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+	}
+	if f, err := url.PathUnescape(frag); err == nil {
+		frag = f
+	}
+	return shown(doc + "#" + frag)
 }
 
 // CompileRef compiles a location inside a schema already compiled, such as

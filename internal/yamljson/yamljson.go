@@ -930,22 +930,28 @@ func KeyLine(n ast.Node, tokens []string) int {
 }
 
 // FindRef returns the line of the first "$ref" below n whose value, resolved
-// against base, is target (fragments ignored); 0 when there is none.
+// against base, is target: fragments ignored when target has none, else
+// compared unescaped; 0 when there is none.
 func FindRef(n ast.Node, base, target string) int {
 	b, err := url.Parse(base)
 	if err != nil {
 		return 0
 	}
-	target, _, _ = strings.Cut(target, "#")
-	v := &refFinder{base: b, target: target}
+	target, fragment, hasFragment := strings.Cut(target, "#")
+	if f, err := url.PathUnescape(fragment); err == nil {
+		fragment = f
+	}
+	v := &refFinder{base: b, target: target, fragment: fragment, hasFragment: hasFragment}
 	ast.Walk(v, n)
 	return v.line
 }
 
 type refFinder struct {
-	base   *url.URL
-	target string
-	line   int
+	base        *url.URL
+	target      string
+	fragment    string // unescaped
+	hasFragment bool   // the fragment must match too
+	line        int
 }
 
 func (v *refFinder) Visit(n ast.Node) ast.Visitor {
@@ -960,8 +966,9 @@ func (v *refFinder) Visit(n ast.Node) ast.Visitor {
 		if s, ok := Unwrap(mv.Value).(*ast.StringNode); ok {
 			if u, err := url.Parse(s.Value); err == nil {
 				abs := v.base.ResolveReference(u)
-				abs.Fragment = ""
-				if abs.String() == v.target {
+				fragment := abs.Fragment
+				abs.Fragment, abs.RawFragment = "", ""
+				if abs.String() == v.target && (!v.hasFragment || fragment == v.fragment) {
 					v.line = Line(mv.Key)
 					return nil
 				}
