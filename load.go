@@ -665,7 +665,13 @@ func (l *loader) compileSchemas() {
 			}
 			doc = parsed.Any()
 		}
-		return c.Compile(resource, doc)
+		s, err := c.Compile(resource, doc)
+		if err == nil {
+			if err = s.Loop(resource); err != nil {
+				s = nil
+			}
+		}
+		return s, err
 	}
 	decode := l.decodeFolderSchema()
 	inParallelWith(len(todo), func() func(int) {

@@ -625,6 +625,43 @@ func TestLoad_RefToNoPlace(t *testing.T) {
 	assert.Equal(t, []string{"Options.Contracts[0]: POST /a: schema: $ref to #/definitions/x: not found"}, loadErrors(t, err))
 }
 
+// TestLoad_RefLoop: a schema that applies itself to the value it checks
+// ({$ref: '#'}, definitions whose $refs lead back to themselves) loaded,
+// and the library failed every value reaching it at request time with
+// " is invalid" and no reason, which under not or if passed every value:
+// {not: {$ref: '#'}} accepted any body. It is a load error at its place.
+// A schema that refers to itself for a value inside the one it checks
+// (a tree) loads as before.
+func TestLoad_RefLoop(t *testing.T) {
+	const head = "endpoint: /a\nmethod: POST\nschema:\n"
+	const loop = ": $ref loop: the schema applies itself to the value it checks, and never ends"
+	for sch, want := range map[string]string{
+		"  $ref: '#'\n":                      "a.yaml:3: POST /a: schema" + loop,
+		"  not: {$ref: '#'}\n":               "a.yaml:3: POST /a: schema" + loop,
+		"  if: {allOf: [{$ref: '#'}]}\n":     "a.yaml:3: POST /a: schema" + loop,
+		"  dependencies: {x: {$ref: '#'}}\n": "a.yaml:3: POST /a: schema" + loop,
+		"  type: object\n  properties:\n    a:\n      not: {$ref: '#/definitions/b'}\n  definitions:\n    b: {anyOf: [{type: string}, {$ref: '#/definitions/c'}]}\n    c: {oneOf: [{$ref: '#/definitions/b'}]}\n": "a.yaml:9: POST /a: schema/definitions/b" + loop,
+		"  properties:\n    a: {$ref: 'schemas/a.json'}\n": "a.yaml:5: POST /a: schema: schemas/a.json" + loop,
+	} {
+		fsys := fstest.MapFS{
+			"a.yaml":         {Data: []byte(head + sch)},
+			"schemas/a.json": {Data: []byte(`{"$ref": "b.json"}`)},
+			"schemas/b.json": {Data: []byte(`{"allOf": [{"$ref": "a.json"}]}`)},
+		}
+		_, err := New(Options{ContractsFS: fsys})
+		assert.Equal(t, []string{want}, loadErrors(t, err), sch)
+	}
+	_, err := New(Options{Contracts: []Contract{{Endpoint: "/a", Method: "POST", Schema: map[string]any{"not": map[string]any{"$ref": "#"}}}}})
+	assert.Equal(t, []string{"Options.Contracts[0]: POST /a: schema" + loop}, loadErrors(t, err))
+
+	tree := head + "  type: object\n  properties:\n    children: {type: array, items: {$ref: '#'}}\n    not: {not: {$ref: '#'}}\n"
+	g, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte(tree)}}})
+	require.NoError(t, err)
+	assert.Nil(t, g.Check("POST", "/a", []byte(`{"children":[{"children":[]}]}`)))
+	assert.NotNil(t, g.Check("POST", "/a", []byte(`{"children":[{"children":1}]}`)))
+	assert.NotNil(t, g.Check("POST", "/a", []byte(`{"not":{}}`)))
+}
+
 // TestLoad_SyntaxTreesDropped: the first step lets a file's syntax tree go
 // once its contracts are read (a folder's trees at once were 40 times its
 // size), and a problem found later reads the file again for its line.

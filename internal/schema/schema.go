@@ -241,6 +241,145 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	return newSchema(s)
 }
 
+// Loop is the error of a schema of s, compiled as name, that applies
+// itself to the value it checks ({$ref: '#'}, or definitions whose $refs
+// lead back to themselves), at its place in the schema or, in a file a
+// $ref reads, naming that file (Error.Ref); nil when there is none. Such
+// a schema compiles, and the library fails every value that reaches it,
+// saying only " is invalid" (which under not or if passes every value):
+// an error of the schema found at request time, which a loader refuses
+// at load.
+func (s *Schema) Loop(name string) error {
+	if loc := sameValueLoop(s.s); loc != "" {
+		return loopError(loc, Root+name)
+	}
+	return nil
+}
+
+// sameValueLoop is the location of a schema of s that applies itself to
+// the very value it checks, through $ref and the keywords that apply a
+// schema to the same value (allOf, anyOf, oneOf, not, if, then, else,
+// dependencies): {$ref: '#'}, or a definition whose $ref leads back to it.
+// Validating a value there never ends (the library stops it, failing
+// that schema). "" when there is none.
+func sameValueLoop(root *jsonschema.Schema) string {
+	const (
+		unseen = iota
+		open   // on the path being followed
+		done
+	)
+	state := map[*jsonschema.Schema]int{}
+	var loop string
+	// same follows the same-value edges from s, reporting a schema met
+	// again while it is open; all follows every subschema, so that each
+	// schema is the start of a walk.
+	var same func(s *jsonschema.Schema) bool
+	same = func(s *jsonschema.Schema) bool {
+		if s == nil || state[s] == done {
+			return false
+		}
+		if state[s] == open {
+			loop = s.Location
+			return true
+		}
+		state[s] = open
+		for _, n := range sameValue(s) {
+			if same(n) {
+				return true
+			}
+		}
+		state[s] = done
+		return false
+	}
+	seen := map[*jsonschema.Schema]bool{}
+	stack := []*jsonschema.Schema{root}
+	for len(stack) > 0 {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s == nil || seen[s] {
+			continue
+		}
+		seen[s] = true
+		if same(s) {
+			return loop
+		}
+		stack = append(stack, sameValue(s)...)
+		stack = append(stack, children(s)...)
+	}
+	return ""
+}
+
+// sameValue are the schemas s applies to the value it checks.
+func sameValue(s *jsonschema.Schema) []*jsonschema.Schema {
+	out := []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else}
+	if s.DynamicRef != nil {
+		out = append(out, s.DynamicRef.Ref)
+	}
+	out = append(out, s.AllOf...)
+	out = append(out, s.AnyOf...)
+	out = append(out, s.OneOf...)
+	for _, k := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if d, ok := s.Dependencies[k].(*jsonschema.Schema); ok {
+			out = append(out, d)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
+		out = append(out, s.DependentSchemas[k])
+	}
+	return slices.DeleteFunc(out, func(s *jsonschema.Schema) bool { return s == nil })
+}
+
+// children are the schemas s applies to the values inside the value it
+// checks: members, member names, elements.
+func children(s *jsonschema.Schema) []*jsonschema.Schema {
+	out := []*jsonschema.Schema{s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema}
+	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+		out = append(out, s.Properties[k])
+	}
+	for _, re := range SortedPatterns(s.PatternProperties) {
+		out = append(out, s.PatternProperties[re])
+	}
+	if a, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+		out = append(out, a)
+	}
+	switch it := s.Items.(type) {
+	case *jsonschema.Schema:
+		out = append(out, it)
+	case []*jsonschema.Schema:
+		out = append(out, it...)
+	}
+	if a, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+		out = append(out, a)
+	}
+	out = append(out, s.PrefixItems...)
+	return slices.DeleteFunc(out, func(s *jsonschema.Schema) bool { return s == nil })
+}
+
+// loopError is the error of a schema at loc, in the schema compiled at u
+// or a file it refers to, that applies itself to the value it checks.
+func loopError(loc, u string) *Error {
+	const msg = "$ref loop: the schema applies itself to the value it checks, and never ends"
+	doc, frag, _ := strings.Cut(loc, "#")
+	self, _, _ := strings.Cut(u, "#")
+	var ptr []string
+	if f, err := url.PathUnescape(frag); err == nil {
+		frag = f
+	}
+	if frag = strings.TrimPrefix(frag, "/"); frag != "" {
+		for _, t := range strings.Split(frag, "/") {
+			ptr = append(ptr, strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~"))
+		}
+	}
+	if doc == self {
+		return &Error{Pointer: ptr, Message: msg}
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+	if len(ptr) > 0 {
+		name += ": " + strings.Join(ptr, "/")
+	}
+	return &Error{Ref: doc, Message: shown(name) + ": " + msg}
+}
+
 // compileError is err, from compiling the schema at u, as an *Error.
 func compileError(err error, u string) error {
 	var sve *jsonschema.SchemaValidationError
