@@ -112,17 +112,28 @@ func stateOf(r *http.Request) *state {
 // chi share the map): a request a handler made with its request's
 // context (a batch endpoint dispatching its parts through the guarded
 // mux) is a request of its own, checked as any, not a later pass of the
-// one whose context it carries.
+// one whose context it carries. A copy of the passed request with headers
+// of its own (r.Clone, to set one) still carries the body the guard
+// passed on, read or not, with its method and query: it is a later pass
+// too, not a request counted and checked again (whose body something
+// between may have read).
 func (g *Guard) stateIn(r *http.Request) *state {
 	for st := stateOf(r); st != nil; st, _ = st.ctx.Context.Value(stateKey{}).(*state) {
 		if st.guard == g {
-			if !sameHeader(st.req.Header, r.Header) {
+			if !sameHeader(st.req.Header, r.Header) && !st.copied(r) {
 				return nil
 			}
 			return st
 		}
 	}
 	return nil
+}
+
+// copied reports whether r is a copy of the request st passed on with
+// headers of its own: its body is the one the guard passed on (an early
+// pass passes none of its own), its method and query string the same.
+func (st *state) copied(r *http.Request) bool {
+	return r.Body == io.ReadCloser(&st.body) && r.Method == st.req.Method && r.URL != nil && st.req.URL != nil && r.URL.RawQuery == st.req.URL.RawQuery
 }
 
 // sameHeader reports whether a and b are one header map.

@@ -340,6 +340,62 @@ func TestMiddleware_SubRequestIsNoLaterPass(t *testing.T) {
 	assert.Equal(t, []string{"typed"}, got)
 }
 
+// TestMiddleware_ClonedRequestIsALaterPass: a middleware between the
+// guard's Middleware and its typed handler that passes r.Clone on (to set
+// a header of its own) gives the handler a header map of its own: read as
+// a new request, it was checked and counted again (a learning contract's
+// would-be rejection reported twice), and when that middleware had read
+// the body, the typed handler refused the empty rest (400). It carries the
+// body the guard passed on: a later pass.
+func TestMiddleware_ClonedRequestIsALaterPass(t *testing.T) {
+	a, rec := learnGuard(t)
+	type order struct {
+		SKU string `json:"sku"`
+		Qty int    `json:"qty"`
+	}
+	var got order
+	mux := http.NewServeMux()
+	mux.Handle("POST /orders", Handle(a, func(w http.ResponseWriter, r *http.Request, o order) { got = o }))
+	clone := func(read bool) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if read {
+				_, _ = io.ReadAll(r.Body) // logged, say
+			}
+			r2 := r.Clone(r.Context())
+			r2.Header.Set("X-Request-Id", "1")
+			mux.ServeHTTP(w, r2)
+		})
+	}
+	require.Equal(t, 200, send(a.Middleware(clone(false)), "POST", "/orders", `{"sku":"A","qty":500}`).Code)
+	assert.Equal(t, order{"A", 500}, got)
+	assert.EqualValues(t, 1, a.Metrics().RequestsValidated, "one request")
+	assert.EqualValues(t, 1, a.Metrics().RequestsWouldBlock)
+	assert.Len(t, rec.observed, 1, "reported once")
+
+	require.Equal(t, 200, send(a.Middleware(clone(true)), "POST", "/orders", `{"sku":"B","qty":5}`).Code)
+	assert.Equal(t, order{"B", 5}, got)
+	assert.EqualValues(t, 2, a.Metrics().RequestsValidated)
+
+	// A request a handler makes with the body it was passed, but a query
+	// of its own, is still a request of its own.
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/items", Method: "POST", Invariants: []Invariant{{Expr: "!('admin' in request.query)", Message: "no admin"}}}}})
+	var h http.Handler
+	code := 0
+	h = g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			return
+		}
+		req, err := http.NewRequestWithContext(r.Context(), "POST", "/items?admin=1", r.Body)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		code = rec.Code
+	}))
+	require.Equal(t, 200, send(h, "POST", "/items", `{}`).Code)
+	assert.Equal(t, http.StatusUnprocessableEntity, code, "checked")
+}
+
 // TestMiddleware_AnotherGuardBetweenPasses: a guard's typed handler
 // behind its Middleware finds the state of its first pass beneath that of
 // another guard's Middleware between them. It looked at the last guard's
