@@ -26,11 +26,6 @@ func ParsePattern(p string) (Pattern, error) {
 	if !strings.HasPrefix(p, "/") {
 		return nil, errors.New("endpoint must start with /")
 	}
-	// No request path holds a raw ? or # (they end it), so an endpoint
-	// with one was a contract never enforced: a path, without its query.
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		return nil, fmt.Errorf("%q starts a query or a fragment: an endpoint is a path alone (escape it as %%%02X to mean the character)", string(p[i]), p[i])
-	}
 	var pat Pattern
 	seen := map[string]bool{}
 	for _, s := range strings.Split(p[1:], "/") {
@@ -66,6 +61,13 @@ func ParsePattern(p string) (Pattern, error) {
 		}
 		if s == "." || s == ".." {
 			return nil, fmt.Errorf("segment %q: dot segments are not allowed in an endpoint", s)
+		}
+		// No request path holds a raw ? or # (they end it), so an endpoint
+		// with one was a contract never enforced: a path, without its
+		// query. (In a parameter, Express's optional :id?, it is the
+		// name's error: escaping it would not make a parameter.)
+		if i := strings.IndexAny(s, "?#"); i >= 0 {
+			return nil, fmt.Errorf("%q starts a query or a fragment: an endpoint is a path alone (escape it as %%%02X to mean the character)", string(s[i]), s[i])
 		}
 		pat = append(pat, Segment{Static: unescape(s)})
 	}

@@ -71,6 +71,14 @@ func TestParsePattern(t *testing.T) {
 		_, err := ParsePattern(good)
 		assert.NoError(t, err, good)
 	}
+	// Express's optional parameter is a parameter's error: the query's
+	// advice (escape it as %3F) would give :id%3F, no parameter either.
+	for _, p := range []string{"/users/:id?", "/users/:id?/orders", "/a/:x#"} {
+		_, err := ParsePattern(p)
+		require.Error(t, err, p)
+		assert.Contains(t, err.Error(), "parameter names are letters, digits and _", p)
+		assert.NotContains(t, err.Error(), "escape it", p)
+	}
 }
 
 func build(t *testing.T, routes ...string) *Tree[string] {
