@@ -387,7 +387,7 @@ func (b *inferrer) strings(s map[string]any, n *node, ptr string, secret, onlySt
 	}
 	sum := int64(0)
 	for _, c := range e.values {
-		sum += c
+		sum = addCounts(sum, c)
 	}
 	if sum != n.strs {
 		return

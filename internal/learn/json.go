@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	paths "github.com/contractguard/contractguard/internal/route"
@@ -208,6 +209,7 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 	if len(rj.Template) > maxTemplate {
 		return nil, fmt.Errorf("template over %d bytes", maxTemplate)
 	}
+	rj.Template = escapeOldTemplate(rj.Template)
 	if _, err := paths.ParsePattern(rj.Template); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}
@@ -241,6 +243,29 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 		r.body = root
 	}
 	return r, nil
+}
+
+// escapeOldTemplate is a template as learners write it since de75ea6:
+// before, a static segment was written with a raw ?, # or leading * (a
+// request to /files/%2A was the template /files/*), which endpoints now
+// refuse as a query or a wildcard; an export of such a learner is read
+// with them escaped, as the same request is written now.
+func escapeOldTemplate(t string) string {
+	if !strings.ContainsAny(t, "?#*") {
+		return t
+	}
+	segs := strings.Split(t, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			continue // a parameter
+		}
+		s = strings.NewReplacer("?", "%3F", "#", "%23").Replace(s)
+		if strings.HasPrefix(s, "*") {
+			s = "%2A" + s[1:]
+		}
+		segs[i] = s
+	}
+	return strings.Join(segs, "/")
 }
 
 // maxCount is the most of anything an export may say was seen: far more

@@ -47,6 +47,22 @@ func TestUnmarshal_Rejects(t *testing.T) {
 	}
 }
 
+// TestUnmarshal_OldTemplatesEscaped: learners before de75ea6 wrote a
+// request to /files/%2A as the template /files/*, and %3F, %23 raw;
+// endpoints now refuse those as a wildcard, a query and a fragment. Such
+// an export is read with them escaped, as a learner writes them now, not
+// refused whole.
+func TestUnmarshal_OldTemplatesEscaped(t *testing.T) {
+	for old, now := range map[string]string{"/files/*": "/files/%2A", "/a?b/{id}": "/a%3Fb/{id}", "/x#y/*z*": "/x%23y/%2Az*"} {
+		doc := `{"format":"contractguard.learn/v1","limits":{},"samples":1,"routes":[{"method":"GET","template":"` + old + `","samples":1,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"}]}`
+		var o Observations
+		require.NoError(t, json.Unmarshal([]byte(doc), &o), old)
+		b, err := json.Marshal(&o)
+		require.NoError(t, err)
+		assert.Contains(t, string(b), `"template":"`+now+`"`, old)
+	}
+}
+
 // TestUnmarshal_AppliesLimits: a document that holds more than its limits
 // allow is cut down to them as it is read, as a learner would have.
 func TestUnmarshal_AppliesLimits(t *testing.T) {
