@@ -115,7 +115,8 @@ contractguard.New would, and prints each problem on a line:
 
 A folder without contracts is a problem too (the wrong folder, or the
 files not where they should be). It exits 1 if there is any problem, 0
-otherwise.
+otherwise. A contract in mode learn needs a licence key, read from
+CONTRACTGUARD_LICENSE_KEY as the service reads it.
 
 Examples:
   contractguard lint contracts
@@ -123,6 +124,14 @@ Examples:
 
 Options:
 `
+
+// contractsOptions are the Options lint and check load dir with: the
+// licence key from CONTRACTGUARD_LICENSE_KEY too, which a contract in mode
+// learn needs (the error without one tells the user to set it: a lint
+// that did not read it failed every such contract, whatever was set).
+func contractsOptions(dir string) contractguard.Options {
+	return contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler), LicenseKey: os.Getenv("CONTRACTGUARD_LICENSE_KEY")}
+}
 
 // problem is one line of lint's output.
 type problem struct {
@@ -148,7 +157,7 @@ func lint(args []string, stdout, stderr io.Writer) int {
 	}
 	problems := []problem{}
 	for _, dir := range dirs {
-		g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+		g, err := contractguard.New(contractsOptions(dir))
 		if err == nil && len(g.Contracts()) == 0 {
 			// New only warns (a service may start before its contracts
 			// exist); to a check in CI it is the wrong folder, or the
@@ -210,7 +219,8 @@ not load or the body file is missing (exit status 2).
 
 PATH may carry a query string. BODY is the body itself, @FILE a file to
 read it from, - standard input. With a body the method defaults to POST and
-the Content-Type to application/json; without one, to GET.
+the Content-Type to application/json; without one, to GET. A contract in
+mode learn needs a licence key, read from CONTRACTGUARD_LICENSE_KEY.
 
 Examples:
   contractguard check --contracts contracts /api/users '{"email":"ada@example.com","age":36}'
@@ -273,7 +283,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			*method = http.MethodPost
 		}
 	}
-	g, err := contractguard.New(contractguard.Options{ContractsDir: *dir, Logger: slog.New(slog.DiscardHandler)})
+	g, err := contractguard.New(contractsOptions(*dir))
 	if err != nil {
 		for _, e := range flatten(err) {
 			fmt.Fprintln(stderr, e)

@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/licence"
 )
 
 var binary string
@@ -100,6 +105,48 @@ func TestLint_BrokenContracts(t *testing.T) {
 	r = cli(t, "", "lint", "--format", "json", "../../testdata/contracts")
 	assert.Equal(t, 0, r.code)
 	assert.Equal(t, "[]\n", r.stdout)
+}
+
+// TestLint_LearningContractReadsTheLicenceKey: a contract in mode learn
+// needs a licence key, and the error without one says to set
+// CONTRACTGUARD_LICENSE_KEY, which lint and check did not read: every such
+// contract failed them whatever was set.
+func TestLint_LearningContractReadsTheLicenceKey(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	licence.BuiltIn["test-lint"] = pub
+	t.Cleanup(func() { delete(licence.BuiltIn, "test-lint") })
+	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-lint", Licensee: "Acme Ltd",
+		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		Features: []string{licence.FeatureLearningMode}})
+	require.NoError(t, err)
+	dir := writeFiles(t, map[string]string{"a.yaml": "endpoint: /a\nmethod: POST\nmode: learn\nschema: {type: object}\n"})
+
+	// In process: the key is trusted in this process alone (its binary
+	// trusts the built-in keys only).
+	run := func(cmd string, args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := 0
+		switch cmd {
+		case "lint":
+			code = lint(args, &out, &errb)
+		case "check":
+			code = check(args, strings.NewReader(""), &out, &errb)
+		}
+		return code, out.String() + errb.String()
+	}
+	t.Setenv("CONTRACTGUARD_LICENSE_KEY", "")
+	code, out := run("lint", dir)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "CONTRACTGUARD_LICENSE_KEY")
+	code, out = run("check", "--contracts", dir, "/a", `[]`)
+	assert.Equal(t, 2, code, out)
+
+	t.Setenv("CONTRACTGUARD_LICENSE_KEY", key)
+	code, out = run("lint", dir)
+	assert.Equal(t, 0, code, out)
+	code, out = run("check", "--contracts", dir, "/a", `[]`)
+	assert.Equal(t, 0, code, out) // learning: reported, passed
 }
 
 func TestLint_MissingDirectory(t *testing.T) {
