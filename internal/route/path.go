@@ -171,7 +171,9 @@ func (r reading) view(dst []string, limit int) []string {
 //     r.URL.RawPath with path.Clean: /users/m%65/x/.. is /users/m%65);
 //   - with an empty segment between two slashes kept, dot segments kept,
 //     decoded and as sent (chi routes /users//orders to
-//     /users/{id}/orders, id "").
+//     /users/{id}/orders, id ""), and with encoded slashes decoded
+//     (chi routes r.URL.Path behind StripSlashes: /users/%2Forders/ is
+//     /users/{id}/orders too).
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -179,7 +181,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 9
+const maxAlternates = 10
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -192,6 +194,14 @@ func appendAlternates(dst []reading, raw string) []reading {
 		dst = append(dst, reading{raw: decoded})
 		if plain, _ := dotSegments(decoded); plain {
 			dst = append(dst, reading{raw: decoded, literal: true})
+		}
+		if hasEmptySegment(decoded) {
+			// chi routing on r.URL.Path (after StripSlashes or URLFormat
+			// made its RoutePath of it) matches a parameter to the empty
+			// segment a %2F beside a '/' leaves: /users/%2Forders/ is
+			// /users/{id}/orders with id "" (found by review: no
+			// reading kept it, and the handler ran unchecked).
+			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
