@@ -105,6 +105,10 @@ type reading struct {
 	// is /users/{id}/orders with id ""); a leading and a trailing slash
 	// are not.
 	empties bool
+	// trailing: with empties, a trailing slash ends the path in an empty
+	// segment too (find-my-way, Fastify's router, matches a parameter to
+	// it: /users/ is /users/:id with id "").
+	trailing bool
 	// ownQuery: raw is the path up to its first ';', and what follows is
 	// the query string (find-my-way's useSemicolonDelimiter, Fastify's
 	// router option: /users/7;debug=1 is /users/7 with query debug=1).
@@ -116,7 +120,7 @@ type reading struct {
 func (r reading) segments(dst []string, limit int) []string {
 	switch {
 	case r.empties:
-		return segmentsWithEmpties(r.raw, dst, !r.encoded, limit)
+		return segmentsWithEmpties(r.raw, dst, !r.encoded, r.trailing, limit)
 	case r.encoded && r.cleaned:
 		return segments(r.raw, dst, asSentClean, limit)
 	case r.encoded:
@@ -134,7 +138,7 @@ func (r reading) segments(dst []string, limit int) []string {
 func (r reading) view(dst []string, limit int) []string {
 	switch {
 	case r.empties:
-		return segmentsWithEmpties(r.raw, dst, true, limit)
+		return segmentsWithEmpties(r.raw, dst, true, r.trailing, limit)
 	case r.encoded && r.cleaned:
 		start := len(dst)
 		dst = segments(r.raw, dst, asSentClean, limit)
@@ -181,7 +185,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 10
+const maxAlternates = 12
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -206,6 +210,12 @@ func appendAlternates(dst []reading, raw string) []reading {
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
 		dst = append(dst, reading{raw: stripMatrix(raw)}, reading{raw: raw[:i], literal: true, ownQuery: true})
+		if hasEmptySegment(raw[:i]) || hasTrailingSlash(raw[:i]) {
+			// find-my-way ends the path there, then matches a parameter
+			// to an empty segment: /users/;x=1 is /users/:id with id ""
+			// and the query x=1.
+			dst = append(dst, reading{raw: raw[:i], literal: true, empties: true, trailing: true, ownQuery: true})
+		}
 	}
 	if plain, _ := dotSegments(raw); plain {
 		dst = append(dst, reading{raw: raw, literal: true})
@@ -222,7 +232,21 @@ func appendAlternates(dst []reading, raw string) []reading {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
 		}
 	}
+	if hasTrailingSlash(raw) {
+		// find-my-way (Fastify, without ignoreTrailingSlash) matches a
+		// parameter to the empty segment a trailing slash ends the path
+		// in: /users/ is /users/:id with id "" (found by review: every
+		// reading dropped it, and Fastify ran the /users/:id handler on a
+		// body its contract refuses).
+		dst = append(dst, reading{raw: raw, literal: true, empties: true, trailing: true})
+	}
 	return dst
+}
+
+// hasTrailingSlash reports a path that ends in a '/' after a segment,
+// which find-my-way reads as an empty last segment.
+func hasTrailingSlash(raw string) bool {
+	return len(raw) > 1 && raw[len(raw)-1] == '/'
 }
 
 // hasEmptySegment reports an empty segment between two slashes, which
@@ -239,15 +263,19 @@ func hasEmptySegment(raw string) bool {
 // split at each '/', an empty segment between two slashes kept (chi
 // matches a parameter to it), dot segments kept; each decoded if decode.
 func RoutedSegments(raw string, decode bool, dst []string) []string {
-	return segmentsWithEmpties(raw, dst, decode, maxSegments)
+	return segmentsWithEmpties(raw, dst, decode, false, maxSegments)
 }
 
 // segmentsWithEmpties appends raw's segments to dst as chi splits the
 // path it routes on: without its leading and a trailing slash, an empty
 // segment between two slashes kept, dot segments kept; each decoded if
-// decode; at most limit of them.
-func segmentsWithEmpties(raw string, dst []string, decode bool, limit int) []string {
-	raw = strings.TrimSuffix(strings.TrimPrefix(raw, "/"), "/")
+// decode; at most limit of them. With trailing, a trailing slash ends
+// them in an empty segment, as find-my-way splits a path.
+func segmentsWithEmpties(raw string, dst []string, decode, trailing bool, limit int) []string {
+	raw = strings.TrimPrefix(raw, "/")
+	if !trailing {
+		raw = strings.TrimSuffix(raw, "/")
+	}
 	if raw == "" {
 		return dst
 	}
@@ -283,7 +311,7 @@ func hasSentDotSegment(raw string) bool {
 }
 
 // readsOneWay reports a path with none of the signs every other reading
-// needs ('%', ';', '.', "//"): one pass, where alternateReadings looks
+// needs ('%', ';', '.', "//", a trailing '/'): one pass, where alternateReadings looks
 // for each reading's own sign.
 func readsOneWay(raw string) bool {
 	for i := 0; i < len(raw); i++ {
@@ -295,13 +323,13 @@ func readsOneWay(raw string) bool {
 }
 
 // otherWay reports whether byte i of raw lets routers read it another
-// way: an escape, a ';', a '.', or a "//".
+// way: an escape, a ';', a '.', a "//", or a trailing slash.
 func otherWay(raw string, i int) bool {
 	switch raw[i] {
 	case '%', ';', '.':
 		return true
 	case '/':
-		return i+1 < len(raw) && raw[i+1] == '/'
+		return i+1 < len(raw) && raw[i+1] == '/' || i > 0 && i+1 == len(raw)
 	}
 	return false
 }

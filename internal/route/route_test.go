@@ -314,8 +314,10 @@ func FuzzMatch(f *testing.F) {
 			// A dot segment is a parameter's value only in the reading that
 			// keeps dot segments (as chi does), an empty one only in the
 			// readings that keep empty segments (as chi does, also of the
-			// path with its %2F decoded).
-			if segs[i] == "" && !hasEmptySegment(path) && !hasEmptySegment(decodeSlashes(path)) || (segs[i] == "." || segs[i] == "..") && !hasDotSegment(path) {
+			// path with its %2F decoded; and a trailing one, up to the
+			// first ';' too, as find-my-way does).
+			cut, _, _ := strings.Cut(path, ";")
+			if segs[i] == "" && !hasEmptySegment(path) && !hasEmptySegment(decodeSlashes(path)) && !hasTrailingSlash(path) && !hasTrailingSlash(cut) && !hasEmptySegment(cut) || (segs[i] == "." || segs[i] == "..") && !hasDotSegment(path) {
 				t.Fatalf("%q matched %q with segment %q", path, v, segs[i])
 			}
 		}
@@ -510,8 +512,10 @@ func TestHits_EmptySegment(t *testing.T) {
 		},
 		"/users//%6Frders/": { // as sent: no static "orders"
 			{V: "GET /users/:id/orders", Segs: []string{"users", "", "orders"}},
+			{V: "GET /users/:id/orders/:oid", Segs: []string{"users", "", "orders", ""}}, // the trailing slash too, as find-my-way reads it
 		},
-		"/users/7/orders/": nil,
+		// The trailing slash is an empty segment to find-my-way: oid "".
+		"/users/7/orders/": {{V: "GET /users/:id/orders/:oid", Segs: []string{"users", "7", "orders", ""}}},
 	} {
 		v, segs, ok := tr.Match("GET", path, nil)
 		require.True(t, ok, path)
@@ -521,6 +525,31 @@ func TestHits_EmptySegment(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "GET /:a/:b", v)
 	assert.Equal(t, []string{"", "users"}, segs)
+}
+
+// TestHits_TrailingSlashAsEmptySegment: find-my-way (Fastify's router,
+// without ignoreTrailingSlash) reads a trailing slash as an empty last
+// segment and matches a parameter to it, /files/ as /files/:name with
+// name "" (also where useSemicolonDelimiter ends the path at a ';'):
+// those readings are hits too, as find-my-way 9 routes them.
+func TestHits_TrailingSlashAsEmptySegment(t *testing.T) {
+	tr := build(t, "PUT /files/:name", "PUT /files", "PUT /users/:id/orders/:oid")
+	for path, want := range map[string]Hit[string]{
+		"/files/":            {V: "PUT /files/:name", Segs: []string{"files", ""}},
+		"/files/;x=1":        {V: "PUT /files/:name", Segs: []string{"files", ""}, OwnQuery: true, Query: "x=1"},
+		"/users//orders/":    {V: "PUT /users/:id/orders/:oid", Segs: []string{"users", "", "orders", ""}},
+		"/users//orders/;x=": {V: "PUT /users/:id/orders/:oid", Segs: []string{"users", "", "orders", ""}, OwnQuery: true, Query: "x="},
+	} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		all := append([]Hit[string]{{V: v, Segs: segs}}, tr.Hits("PUT", path, v, segs, ok, nil)...)
+		assert.Contains(t, all, want, path)
+	}
+	tr = build(t, "PUT /files/:name")
+	v, segs, ok := tr.Match("PUT", "/files/", nil)
+	assert.True(t, ok, "only the trailing slash's empty segment matches")
+	assert.Equal(t, "PUT /files/:name", v)
+	assert.Equal(t, []string{"files", ""}, segs)
 }
 
 // TestMatch_AnyLetterCaseOfEveryReading: when nothing matches as written,
