@@ -157,7 +157,10 @@ func (g *Guard) Contracts() []ContractInfo {
 // as covered for RequireContract. (A route whose pattern has a wildcard,
 // chi's * or ServeMux's {name...}, has its parameters only once the
 // router routes: its typed contract is enforced by its handler, before
-// the handler's function runs.)
+// the handler's function runs; so is that of a route whose parameters a chi
+// path middleware after Middleware, StripSlashes, URLFormat or
+// CleanPath, would change: /items/a.json is /items/{id} with id "a" behind
+// URLFormat.)
 func (g *Guard) Middleware(next http.Handler) http.Handler {
 	if g.opts.Disabled {
 		return next
