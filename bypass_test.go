@@ -828,3 +828,27 @@ invariants:
 	}
 	assert.Nil(t, g.Check("PUT", "/users/7/", []byte(valid)), "the control: a trailing slash after an id")
 }
+
+// TestBypass_HeadToAMoreSpecificGetRoute: Express and Fastify send a
+// HEAD to the GET route of its path when no HEAD route is as specific:
+// HEAD /users/me reaches the GET /users/me handler beside a HEAD
+// /users/:id route. The guard checks the GET /users/me contract on it as
+// well as the HEAD /users/:id one (found by review: only the HEAD one
+// was, and a query the GET contract refuses passed;
+// TestServe_HeadToAMoreSpecificGetRoute sends it to Express and
+// Fastify).
+func TestBypass_HeadToAMoreSpecificGetRoute(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{
+		{Endpoint: "/users/me", Method: "GET", Invariants: []Invariant{{Expr: "!('debug' in request.query)", Message: "no debug"}}},
+		{Endpoint: "/users/:id", Method: "HEAD", Invariants: []Invariant{{Expr: "request.params.id != 'x'", Message: "not x"}}},
+	}})
+	for _, path := range []string{"/users/me?debug=1", "/users/m%65?debug=1", "/users/me/?debug=1", "/USERS/ME?debug=1"} {
+		if v := g.Check("HEAD", path, nil); assert.NotNil(t, v, path) {
+			assert.Equal(t, CodeInvariantViolated, v.Code, path)
+			assert.Equal(t, "no debug", v.Details[0].Message, path)
+		}
+	}
+	assert.Nil(t, g.Check("HEAD", "/users/me", nil), "the control")
+	assert.Nil(t, g.Check("HEAD", "/users/7?debug=1", nil), "the control: /users/7 is the HEAD route's alone")
+	assert.NotNil(t, g.Check("HEAD", "/users/x", nil), "the HEAD contract")
+}

@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"fmt"
+	"net/http"
 	"reflect"
 	"slices"
 
@@ -176,11 +177,34 @@ func (s *contractSet) hits(method, rawPath, reencoded string, e *routeEntry, seg
 	switch {
 	case !ok:
 		return dst
-	case reencoded == "":
+	case method == http.MethodHead:
+		dst = s.getHits(rawPath, reencoded, e, dst)
+	}
+	if reencoded == "" {
 		return s.tree.Hits(method, rawPath, e, segs, true, dst)
 	}
 	dst = s.tree.HitsOf(method, rawPath, e, segs, dst)
 	return s.tree.HitsOf(method, reencoded, e, segs, dst)
+}
+
+// getHits appends to dst the GET contracts of a HEAD request's path when
+// the most specific GET pattern it matches is not that of e, the HEAD
+// contract it matched: Express and Fastify send a HEAD to the GET route
+// of the path when no HEAD route is as specific (HEAD /users/me goes to
+// GET /users/me beside HEAD /users/:id; found by review: only the HEAD
+// /users/:id contract was checked).
+func (s *contractSet) getHits(rawPath, reencoded string, e *routeEntry, dst []route.Hit[*routeEntry]) []route.Hit[*routeEntry] {
+	var buf [16]string
+	g, gsegs, ok := s.match(http.MethodGet, rawPath, reencoded, buf[:0])
+	if !ok || g == e || g.pattern.Shape() == e.pattern.Shape() {
+		return dst
+	}
+	dst = append(dst, route.Hit[*routeEntry]{V: g, Segs: slices.Clone(gsegs)})
+	if reencoded == "" {
+		return s.tree.Hits(http.MethodGet, rawPath, g, gsegs, true, dst)
+	}
+	dst = s.tree.HitsOf(http.MethodGet, rawPath, g, gsegs, dst)
+	return s.tree.HitsOf(http.MethodGet, reencoded, g, gsegs, dst)
 }
 
 // loaded is the number of contracts in the set.

@@ -688,3 +688,50 @@ func TestServe_DeflateThatIsJSON(t *testing.T) {
 	assert.Equal(t, "MALFORMED_JSON", codeOf(res.body))
 	assert.Equal(t, before, h.counts(t).Total, "Fastify got a body whose bytes say something else than their decoding")
 }
+
+// TestServe_HeadToAMoreSpecificGetRoute: Express and Fastify send
+// HEAD /api/users/me to their GET /api/users/me handler (Fastify's HEAD
+// route made from it, Express's GET route) beside a HEAD
+// /api/users/:id route: through the proxy, the GET /api/users/me
+// contract is enforced on it as well as the HEAD one.
+func TestServe_HeadToAMoreSpecificGetRoute(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "users.yaml"), []byte(`
+endpoint: /api/users/me
+method: GET
+invariants:
+  - expr: "!('debug' in request.query)"
+    message: debug is not for clients
+---
+endpoint: /api/users/:id
+method: HEAD
+`), 0o644))
+	for name, src := range map[string]string{
+		"express": `
+const express = require('express');
+const app = express();
+app.get('/api/users/me', (req, res) => res.set('X-Handler', 'get me').json({}));
+app.head('/api/users/:id', (req, res) => res.set('X-Handler', 'head id').end());
+const s = app.listen(0, '127.0.0.1', () => console.log('LISTENING ' + s.address().port));
+`,
+		"fastify": `
+const fastify = require('fastify');
+const app = fastify();
+app.get('/api/users/me', async (req, reply) => { reply.header('X-Handler', 'get me'); return {}; });
+app.head('/api/users/:id', async (req, reply) => { reply.header('X-Handler', 'head id'); return ''; });
+app.listen({ port: 0, host: '127.0.0.1' }).then(() => console.log('LISTENING ' + app.server.address().port));
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			app := startNodeApp(t, src)
+			direct := rawRequest(t, app, "HEAD", "/api/users/me?debug=1", nil, "")
+			assert.Equal(t, "get me", direct.header.Get("X-Handler"), "%s sends it to the GET /api/users/me handler", name)
+			_, srv := testProxy(t, app, func(_ *settings, o *contractguard.Options) { o.ContractsDir = dir })
+			res := rawRequest(t, srv.URL, "HEAD", "/api/users/me?debug=1", nil, "")
+			assert.Equal(t, http.StatusUnprocessableEntity, res.status)
+			assert.Empty(t, res.header.Get("X-Handler"), "it reached a handler")
+			res = rawRequest(t, srv.URL, "HEAD", "/api/users/me", nil, "")
+			assert.Equal(t, "get me", res.header.Get("X-Handler"), "the control")
+		})
+	}
+}
