@@ -420,6 +420,9 @@ func (g *Guard) schemaFromFile(t reflect.Type, file string) (*schema.Schema, err
 		return nil, fmt.Errorf("%s: schema=%s: %w", t, file, err)
 	}
 	s, err := schema.NewCompiler(g.opts.SchemaFS, decodeSchemaFile).Compile(name, doc)
+	if err == nil {
+		err = s.Loop(name) // as the loader refuses it: it would fail, or under not pass, every body
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: schema=%s: %w", t, file, err)
 	}

@@ -404,6 +404,31 @@ func TestTyped_FloatsKeepTheirExclusiveBounds(t *testing.T) {
 	assert.True(t, got[0].Amount > 0 && got[0].Ratio < 1 && *got[0].Tip > 0 && got[0].Parts[0].Weight > 0, "%+v", got[0])
 }
 
+// TestTyped_SchemaFileRefLoop: a cg:"schema=" file that applies itself to
+// the value it checks is refused when the handler is made, as the loader
+// refuses it in a contract: it loaded, and a definition {not: {$ref: to
+// itself}} passed every value, so an anyOf beside it let {"a":500} past
+// maximum 5.
+func TestTyped_SchemaFileRefLoop(t *testing.T) {
+	type Loop struct {
+		_ struct{} `cg:"schema=loop.json"`
+		A int      `json:"a"`
+	}
+	type Tree struct {
+		_ struct{} `cg:"schema=tree.json"`
+		A int      `json:"a"`
+	}
+	g := mustNew(t, Options{Logger: discard, SchemaFS: fstest.MapFS{
+		"loop.json": {Data: []byte(`{"definitions": {"l": {"not": {"$ref": "#/definitions/l"}}},
+			"anyOf": [{"properties": {"a": {"maximum": 5}}}, {"$ref": "#/definitions/l"}]}`)},
+		"tree.json": {Data: []byte(`{"properties": {"a": {"maximum": 5}, "kids": {"items": {"$ref": "#"}}}}`)},
+	}})
+	err := handlerErr[Loop](g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `contractguard.Loop: schema=loop.json: /definitions/l: $ref loop`)
+	require.NoError(t, handlerErr[Tree](g)) // a schema for the values inside the one it checks is no loop
+}
+
 // TestTyped_FloatsOfRecursiveTypes: a recursive type and schema make a
 // graph, built once per type and schema: a tree's registration is quick,
 // and a float at any depth the body reaches is held (a review found a
