@@ -600,6 +600,29 @@ func TestLoad_FileNamesOfURLCharacters(t *testing.T) {
 	assert.Equal(t, []string{"x#a.yaml:6: POST /a: schema: $ref to none.json: open none.json: file does not exist"}, loadErrors(t, err))
 }
 
+// TestLoad_SchemaFileNamesUnescaped: an error in a schema file a $ref
+// reads names the file as it is named, not as the URL the library holds
+// (schemas/%C3%A9t%C3%A9.json, schemas/l%20oop.json).
+func TestLoad_SchemaFileNamesUnescaped(t *testing.T) {
+	const contract = "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    q: {$ref: '%s'}\n"
+	for _, tt := range []struct{ file, schema, ref, want string }{
+		{"schemas/été.json", `{"type": 5}`, "schemas/été.json",
+			`a.yaml:6: POST /a: schema: schemas/été.json: type: invalid schema: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+		{"schemas/l oop.json", `{"not": {"$ref": "#"}}`, "schemas/l oop.json",
+			"a.yaml:6: POST /a: schema: schemas/l oop.json: $ref loop: the schema applies itself to the value it checks, and never ends"},
+		{"schemas/été.json", `{}`, "schemas/%C3%A9t%C3%A9.json#/nope",
+			"a.yaml:6: POST /a: schema: $ref to schemas/été.json#/nope: not found"},
+		{"schemas/a\nb.json", `{"type": 5}`, "schemas/a%0Ab.json",
+			`a.yaml:6: POST /a: schema: "schemas/a\nb.json": type: invalid schema: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+	} {
+		_, err := New(Options{ContractsFS: fstest.MapFS{
+			tt.file:  {Data: []byte(tt.schema)},
+			"a.yaml": {Data: []byte(fmt.Sprintf(contract, tt.ref))},
+		}})
+		assert.Equal(t, []string{tt.want}, loadErrors(t, err), tt.file)
+	}
+}
+
 // TestLoad_RefToNoPlace: a $ref to a place its schema does not have (a
 // misspelt definition, an anchor, a pointer into a schema file) was
 // reported at the line of the contract's schema, not of the $ref, with

@@ -373,11 +373,23 @@ func loopError(loc, u string) *Error {
 	if doc == self {
 		return &Error{Pointer: ptr, Message: msg}
 	}
-	name := strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+	name := docName(doc)
 	if len(ptr) > 0 {
 		name += ": " + strings.Join(ptr, "/")
 	}
 	return &Error{Ref: doc, Message: shown(name) + ": " + msg}
+}
+
+// docName is the name of the schema file at the URL doc as a message
+// names it: relative to Root, unescaped (the loader escapes a contracts
+// file's name, the library a $ref's: schemas/été.json, not
+// schemas/%C3%A9t%C3%A9.json).
+func docName(doc string) string {
+	name := strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+	if n, err := url.PathUnescape(name); err == nil {
+		name = n
+	}
+	return name
 }
 
 // compileError is err, from compiling the schema at u, as an *Error.
@@ -401,12 +413,11 @@ func compileError(err error, u string) error {
 					// The schema is another file's, which a $ref leads to:
 					// the pointer is into that file, not into the schema
 					// compiled. The error is the $ref's, naming the file.
-					name := strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
 					msg := first.Message
 					if len(first.Pointer) > 0 {
 						msg = strings.Join(first.Pointer, "/") + ": " + msg
 					}
-					return &Error{Ref: doc, Message: name + ": " + msg}
+					return &Error{Ref: doc, Message: shown(docName(doc)) + ": " + msg}
 				}
 				return first
 			}
@@ -441,7 +452,7 @@ func refShown(ref, u string) string {
 	if doc == self {
 		doc = ""
 	} else {
-		doc = strings.TrimPrefix(strings.TrimPrefix(doc, Root), "file://")
+		doc = docName(doc)
 	}
 	if f, err := url.PathUnescape(frag); err == nil {
 		frag = f
