@@ -667,7 +667,7 @@ func (l *loader) compileSchemas() {
 		}
 		s, err := c.Compile(resource, doc)
 		if err == nil {
-			if err = s.Loop(resource); err != nil {
+			if err = c.Loop(s, resource); err != nil {
 				s = nil
 			}
 		}

@@ -35,6 +35,11 @@ const Root = "file:///contracts/"
 // concurrent use; the schemas it returns are.
 type Compiler struct {
 	c *jsonschema.Compiler
+	// clean are the compiled schemas Loop has walked with all they lead
+	// to, and found no loop in: a schema file many contracts refer to is
+	// walked once, not once for each (300 contracts with a $ref into a
+	// file of 5,000 definitions loaded in 19 s, not 8 s).
+	clean map[*jsonschema.Schema]bool
 }
 
 // DecodeFunc decodes a referenced schema file (JSON or YAML) into a JSON value.
@@ -250,7 +255,20 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 // an error of the schema found at request time, which a loader refuses
 // at load.
 func (s *Schema) Loop(name string) error {
-	if loc := sameValueLoop(s.s); loc != "" {
+	if loc := sameValueLoop(s.s, nil); loc != "" {
+		return loopError(loc, Root+name)
+	}
+	return nil
+}
+
+// Loop is s.Loop for s, compiled by c as name, skipping the schemas an
+// earlier Loop of c has walked (the schema files the schemas of a
+// contract set share).
+func (c *Compiler) Loop(s *Schema, name string) error {
+	if c.clean == nil {
+		c.clean = map[*jsonschema.Schema]bool{}
+	}
+	if loc := sameValueLoop(s.s, c.clean); loc != "" {
 		return loopError(loc, Root+name)
 	}
 	return nil
@@ -261,8 +279,10 @@ func (s *Schema) Loop(name string) error {
 // schema to the same value (allOf, anyOf, oneOf, not, if, then, else,
 // dependencies): {$ref: '#'}, or a definition whose $ref leads back to it.
 // Validating a value there never ends (the library stops it, failing
-// that schema). "" when there is none.
-func sameValueLoop(root *jsonschema.Schema) string {
+// that schema). "" when there is none. clean (nil: none) are schemas
+// known to lead to no loop, walked with all they lead to: skipped, and
+// given the schemas of this walk when it finds no loop.
+func sameValueLoop(root *jsonschema.Schema, clean map[*jsonschema.Schema]bool) string {
 	const (
 		unseen = iota
 		open   // on the path being followed
@@ -275,7 +295,7 @@ func sameValueLoop(root *jsonschema.Schema) string {
 	// schema is the start of a walk.
 	var same func(s *jsonschema.Schema) bool
 	same = func(s *jsonschema.Schema) bool {
-		if s == nil || state[s] == done {
+		if s == nil || state[s] == done || clean[s] {
 			return false
 		}
 		if state[s] == open {
@@ -296,7 +316,7 @@ func sameValueLoop(root *jsonschema.Schema) string {
 	for len(stack) > 0 {
 		s := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if s == nil || seen[s] {
+		if s == nil || seen[s] || clean[s] {
 			continue
 		}
 		seen[s] = true
@@ -305,6 +325,11 @@ func sameValueLoop(root *jsonschema.Schema) string {
 		}
 		stack = append(stack, sameValue(s)...)
 		stack = append(stack, children(s)...)
+	}
+	if clean != nil {
+		for s := range seen {
+			clean[s] = true
+		}
 	}
 	return ""
 }

@@ -348,3 +348,47 @@ func TestFormatURI_BracketsOnlyAroundTheHost(t *testing.T) {
 		assert.True(t, uri(s), s)
 	}
 }
+
+// TestCompilerLoop_SharedFileWalkedOnce: the schemas of a contract set
+// that refer to one schema file walk it once, not once each (300
+// contracts with a $ref into a file of 5,000 definitions loaded in 19 s,
+// 8 s without the walk); a loop is still found in each schema that has
+// one, in the shared file too.
+func TestCompilerLoop_SharedFileWalkedOnce(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"definitions":{`)
+	const n = 2000
+	for i := range n {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"d%d":{"type":"object","properties":{"a":{"$ref":"#/definitions/d%d"},"b":{"anyOf":[{"type":"string"},{"type":"number"}]}}}`, i, (i+1)%n)
+	}
+	b.WriteString(`}}`)
+	looping := strings.Replace(b.String(), `"d0":`, `"loop":{"properties":{"z":{"$ref":"#/definitions/d0"}},"allOf":[{"$ref":"#/definitions/loop"}]},"d0":`, 1)
+	c := NewCompiler(fstest.MapFS{"shared.json": {Data: []byte(b.String())}, "looping.json": {Data: []byte(looping)}}, nil)
+	schemas := make([]*Schema, 3)
+	for i := range schemas {
+		s, err := c.Compile(fmt.Sprintf("c%d.yaml", i), decode(t, fmt.Sprintf(`{"maxProperties":%d,"properties":{"x":{"$ref":"shared.json#/definitions/d0"}}}`, i+1)))
+		require.NoError(t, err)
+		schemas[i] = s
+	}
+	require.NoError(t, c.Loop(schemas[0], "c0.yaml"))
+	allocs := testing.AllocsPerRun(5, func() {
+		if err := c.Loop(schemas[1], "c1.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Less(t, allocs, 50.0, "the shared file is walked again")
+
+	// A schema of its own that loops beside the shared file, and two that
+	// reach a loop in a file: each is refused.
+	s, err := c.Compile("own.yaml", decode(t, `{"properties":{"x":{"$ref":"shared.json#/definitions/d0"}},"not":{"$ref":"#"}}`))
+	require.NoError(t, err)
+	assert.EqualError(t, c.Loop(s, "own.yaml"), "$ref loop: the schema applies itself to the value it checks, and never ends")
+	for i := range 2 {
+		s, err := c.Compile(fmt.Sprintf("l%d.yaml", i), decode(t, fmt.Sprintf(`{"maxProperties":%d,"properties":{"y":{"$ref":"looping.json#/definitions/loop"}}}`, i+1)))
+		require.NoError(t, err)
+		assert.EqualError(t, c.Loop(s, fmt.Sprintf("l%d.yaml", i)), "looping.json: definitions/loop: $ref loop: the schema applies itself to the value it checks, and never ends")
+	}
+}
