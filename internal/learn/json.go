@@ -206,10 +206,13 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 			return nil, errors.New("method must be an upper-case token")
 		}
 	}
+	// Escaped first: the template kept is the one written out again,
+	// which a later read holds to maxTemplate (an older learner's
+	// /??…? of 200 bytes is 600 escaped).
+	rj.Template = escapeOldTemplate(rj.Template)
 	if len(rj.Template) > maxTemplate {
 		return nil, fmt.Errorf("template over %d bytes", maxTemplate)
 	}
-	rj.Template = escapeOldTemplate(rj.Template)
 	if _, err := paths.ParsePattern(rj.Template); err != nil {
 		return nil, fmt.Errorf("template: %w", err)
 	}

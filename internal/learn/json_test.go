@@ -63,6 +63,26 @@ func TestUnmarshal_OldTemplatesEscaped(t *testing.T) {
 	}
 }
 
+// TestUnmarshal_OldTemplateEscapedOverLimit: an older learner's template
+// that is over maxTemplate once escaped (a request to /%3F%3F…, written
+// /??…) was read, and written out as an export that no read accepts
+// ("template over 256 bytes"): learn merge made a file it cannot merge
+// again. It is refused as it is read, as a learner now keeps no such route.
+func TestUnmarshal_OldTemplateEscapedOverLimit(t *testing.T) {
+	old := "/" + strings.Repeat("?", 200)
+	doc := `{"format":"contractguard.learn/v1","limits":{},"samples":1,"routes":[{"method":"GET","template":"` + old + `","samples":1,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"}]}`
+	var o Observations
+	err := json.Unmarshal([]byte(doc), &o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "template over 256 bytes")
+	short := "/" + strings.Repeat("?", 85) // 256 bytes escaped
+	doc = strings.Replace(doc, old, short, 1)
+	require.NoError(t, json.Unmarshal([]byte(doc), &o))
+	b, err := json.Marshal(&o)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &o), "an export read is one that is read again")
+}
+
 // TestUnmarshal_AppliesLimits: a document that holds more than its limits
 // allow is cut down to them as it is read, as a learner would have.
 func TestUnmarshal_AppliesLimits(t *testing.T) {
