@@ -131,9 +131,13 @@ func (g *Guard) stateIn(r *http.Request) *state {
 
 // copied reports whether r is a copy of the request st passed on with
 // headers of its own: its body is the one the guard passed on (an early
-// pass passes none of its own), its method and query string the same.
+// pass passes none of its own), its method, path and query string the
+// same. (A copy sent to another path, /users/2 from /users/1, is a request
+// of its own: read as a later pass, its contract, done for /users/1, was
+// not run for the other parameters.)
 func (st *state) copied(r *http.Request) bool {
-	return r.Body == io.ReadCloser(&st.body) && r.Method == st.req.Method && r.URL != nil && st.req.URL != nil && r.URL.RawQuery == st.req.URL.RawQuery
+	return r.Body == io.ReadCloser(&st.body) && r.Method == st.req.Method && r.URL != nil && st.req.URL != nil &&
+		r.URL.RawQuery == st.req.URL.RawQuery && r.URL.Path == st.req.URL.Path && r.URL.RawPath == st.req.URL.RawPath
 }
 
 // sameHeader reports whether a and b are one header map.
