@@ -176,7 +176,14 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		}
 	}
 	g.typed.n++
-	s, err := schema.NewCompiler(nil, nil).Compile("types/"+strconv.Itoa(g.typed.n)+".json", doc)
+	name := "types/" + strconv.Itoa(g.typed.n) + ".json"
+	s, err := schema.NewCompiler(nil, nil).Compile(name, doc)
+	if err == nil {
+		// A type's own JSONSchema or JSONSchemaExtend may say anything: a
+		// schema that applies itself to the value it checks is refused, as
+		// in a contracts file or a schema= file.
+		err = s.Loop(name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}

@@ -1173,3 +1173,23 @@ func TestTyped_TagErrorsAreOneLine(t *testing.T) {
 	}
 	assert.ErrorContains(t, handlerErr[Mode](g), `mode="le\narn": want enforce or learn`)
 }
+
+// loopingExtend's schema, from JSONSchemaExtend, refers to itself for
+// the value it checks: {not: {$ref: '#'}} passes every body.
+type loopingExtend struct {
+	A int `json:"a" jsonschema:"maximum=5"`
+}
+
+func (loopingExtend) JSONSchemaExtend(s *jsonschema.Schema) {
+	s.Not = &jsonschema.Schema{Ref: "#"}
+}
+
+// TestTyped_ReflectedSchemaLoopRefused: a schema reflected from T, which
+// T's JSONSchemaExtend may shape, is held to the loop check the contracts
+// loader and schema= files are.
+func TestTyped_ReflectedSchemaLoopRefused(t *testing.T) {
+	g := mustNew(t, Options{})
+	_, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in loopingExtend) {})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "$ref loop")
+}
