@@ -412,14 +412,34 @@ func elemMayBeString(t *types.Type) bool {
 }
 
 // meterSortKeys is the program option that wraps the nodes of ids (the
-// keys of sorts: sortKeys) in sortKeysNode.
+// keys of sorts: sortKeys) in sortKeysNode. An attribute stays one
+// (sortKeysAttr): cel-go's planner also decorates, with the id of an
+// index whose key is computed (m[k + 'x']), the attribute of that key,
+// which it requires to remain an attribute ("invalid attribute
+// decoration"): the sort of such an index was refused at load.
 func meterSortKeys(ids map[int64]bool) cel.ProgramOption {
 	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
-		if ids[i.ID()] {
-			return sortKeysNode{i}, nil
+		if !ids[i.ID()] {
+			return i, nil
 		}
-		return i, nil
+		if attr, ok := i.(interpreter.InterpretableAttribute); ok {
+			return sortKeysAttr{attr}, nil
+		}
+		return sortKeysNode{i}, nil
 	})
+}
+
+// sortKeysAttr is sortKeysNode of an attribute, still an attribute.
+type sortKeysAttr struct {
+	interpreter.InterpretableAttribute
+}
+
+func (n sortKeysAttr) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	return sortKeysNode{n.InterpretableAttribute}.Exec(frame)
+}
+
+func (n sortKeysAttr) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, n.Exec)
 }
 
 // sortKeysNode is the keys of a sort: when the evaluation is tracked,

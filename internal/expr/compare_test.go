@@ -632,3 +632,42 @@ func TestEval_CostLimitBoundsSorts(t *testing.T) {
 	}
 	assert.Equal(t, uint64(100), cost(1000)-cost(1))
 }
+
+// TestCompile_SortOfAComputedIndex: cel-go's planner decorates, with the
+// id of an index whose key is computed (m[k + 'x']), the attribute of
+// that key, and refuses a decoration that is no longer an attribute: the
+// sort of such an index, whose keys are wrapped to count its comparisons,
+// was refused at load with "invalid attribute decoration: {0x…}
+// (expr.sortKeysNode)". It compiles, sorts, and its comparisons of long
+// strings still stop at the limit.
+func TestCompile_SortOfAComputedIndex(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"k":{"type":"string","maxLength":10},
+		"m":{"type":"object","additionalProperties":{"type":"array","maxItems":2,"items":{"type":"string"}}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	items := strings.TrimSuffix(strings.Repeat("7,", 1000), ",") // within the limit but for the sorts' comparisons
+	for _, src := range []string{
+		"request.body.items.all(i, request.body.m[request.body.k + 'x'].sort()[0] != 'a')",
+		"request.body.items.all(i, request.body.m[request.body.k].sort()[0] != 'a')",
+		"request.body.items.all(i, request.body.m[?(request.body.k + 'x')].orValue([]).sort()[0] != 'a')",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		short := doc(t, `{"items":[1,2],"k":"a","m":{"ax":["c","b"],"a":["c","b"]}}`)
+		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+		x := strings.Repeat("x", 500_000)
+		long := doc(t, `{"items":[`+items+`],"k":"a","m":{"ax":["`+x+`c","`+x+`b"],"a":["`+x+`c","`+x+`b"]}}`)
+		ok, err = p.Eval(&Activation{Body: long, Shape: s.Numbers()})
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+	}
+}
