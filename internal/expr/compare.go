@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -69,6 +70,7 @@ type meter struct {
 	depth   int                         // comparisons under way, nested
 	pending uint64                      // units not yet charged
 	total   uint64                      // units counted in the evaluation
+	key     string                      // the key of a lookup about to be made (keyNode)
 }
 
 // counting reports whether m counts: a tracked evaluation is running.
@@ -494,6 +496,142 @@ func (n sortKeysNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 
 func (n sortKeysNode) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, n.Exec)
+}
+
+// Lookups by a key of the data.
+//
+// obj[k] and obj[?k], with a key k that is not a literal, look k up among
+// the member names of the body's object, as in does (object.Contains):
+// reading the names of k's length, up to the one equal to it, or hashing
+// k in an object of more than 16 members (GetReads); cel-go charges the
+// index a unit or two. A rule looking up a 490 KB key, which differs from
+// the one member name in its last byte, once per element of 16,000 read
+// it 16,000 times (265 ms) before its other costs met the limit. cel-go
+// looks a key up through FindStringKey, which every selection of a member
+// by its name (request.body.total) takes too, and which cannot tell them
+// apart; so a program with such a lookup (lookupKeys) is tracked, and its
+// keys are wrapped (meterLookupKeys): a key that is a string is left in
+// the evaluation's meter (meter.key), and the body's object looked up by
+// that very string next counts the units of the reads (object.FindStringKey),
+// as the native path charges them (frame.index). A key that is itself an
+// index by a key neither constant nor an attribute (obj[m[k + 'x']],
+// obj[m[k]] whose k is wrapped) is not wrapped, nor tracked for it:
+// cel-go's planner decorates its id twice, once for an attribute it
+// requires to stay one.
+
+// lookupKeys are the ids of a's keys of lookups by a key of the data: the
+// key of an index or optional index that is not a literal and may be a
+// string, into an operand that may be an object; nil: none.
+func lookupKeys(a *cel.Ast) map[int64]bool {
+	ast := a.NativeRep()
+	var ids map[int64]bool
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind {
+			return
+		}
+		call := e.AsCall()
+		if fn := call.FunctionName(); fn != operators.Index && fn != operators.OptIndex || len(call.Args()) != 2 {
+			return
+		}
+		obj, key := call.Args()[0], call.Args()[1]
+		if key.Kind() == celast.LiteralKind || !mayBeString(ast.GetType(key.ID())) || !mayBeMap(ast.GetType(obj.ID())) {
+			return
+		}
+		if isIndex(key) {
+			// cel-go decorates the id of an index whose key is neither a
+			// constant nor an attribute twice, the first time for an
+			// attribute it requires to stay one (see above).
+			switch k := key.AsCall().Args()[len(key.AsCall().Args())-1]; k.Kind() {
+			case celast.LiteralKind:
+			case celast.IdentKind, celast.SelectKind:
+				if ids[k.ID()] {
+					return
+				}
+			default:
+				return
+			}
+		}
+		if ids == nil {
+			ids = map[int64]bool{}
+		}
+		ids[key.ID()] = true
+	}))
+	return ids
+}
+
+// isIndex reports whether e is an index, optional index or optional
+// selection.
+func isIndex(e celast.Expr) bool {
+	if e.Kind() != celast.CallKind {
+		return false
+	}
+	switch e.AsCall().FunctionName() {
+	case operators.Index, operators.OptIndex, operators.OptSelect:
+		return true
+	}
+	return false
+}
+
+// mayBeMap reports whether a value of type t may be a map (the body's
+// object).
+func mayBeMap(t *types.Type) bool {
+	switch t.Kind() {
+	case types.MapKind, types.DynKind, types.AnyKind, types.TypeParamKind:
+		return true
+	}
+	return false
+}
+
+// meterLookupKeys is the program option that wraps the nodes of ids (the
+// keys of lookups: lookupKeys) in keyNode.
+func meterLookupKeys(ids map[int64]bool) cel.ProgramOption {
+	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		if ids[i.ID()] {
+			return keyNode{i}, nil
+		}
+		return i, nil
+	})
+}
+
+// keyNode is the key of a lookup: when the evaluation is tracked, a
+// string key is left in the meter for the lookup that follows.
+type keyNode struct{ interpreter.InterpretableV2 }
+
+func (n keyNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	v := n.InterpretableV2.Exec(frame)
+	if frame.CostTracker() == nil {
+		return v
+	}
+	if k, ok := v.(types.String); ok && k != "" {
+		if m := meterOf(frame); m.counting() {
+			m.key = string(k)
+		}
+	}
+	return v
+}
+
+func (n keyNode) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, n.Exec)
+}
+
+// meterOf is the meter of the Activation frame evaluates; nil: none.
+func meterOf(frame *interpreter.ExecutionFrame) *meter {
+	if r, ok := frame.ResolveName("request"); ok {
+		if rv, ok := r.(*requestVal); ok {
+			return &(*Activation)(rv).meter
+		}
+	}
+	return nil
+}
+
+// lookedUp reports whether k is the key left in m (keyNode), the very
+// string, and forgets it.
+func (m *meter) lookedUp(k string) bool {
+	if m == nil || m.key == "" || len(m.key) != len(k) || unsafe.StringData(m.key) != unsafe.StringData(k) {
+		return false
+	}
+	m.key = ""
+	return true
 }
 
 // callOperands are a call's target and arguments.

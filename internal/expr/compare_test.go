@@ -671,3 +671,113 @@ func TestCompile_SortOfAComputedIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestEval_CostLimitBoundsKeyLookups: obj[k] and obj[?k] with a key of
+// the data look it up among the object's member names, as in does (the
+// names of k's length, or k hashed in a large object), and cel-go charged
+// the index a unit or two: a rule looking up a 500 KB key, which differs
+// from the one member name in its last byte, once per element of 16,000
+// read it 16,000 times (265 ms). The reads now count their units
+// (GetReads), in cel-go's meter and the native budget; a selection by a
+// literal name counts none.
+func TestEval_CostLimitBoundsKeyLookups(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"n":{"type":"integer"},"obj":{"type":"object","maxProperties":30},
+		"strs":{"type":"array","maxItems":3,"items":{"type":"string"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	items := strings.TrimSuffix(strings.Repeat("7,", 16000), ",")
+	x := strings.Repeat("x", 500_000)
+	body := doc(t, `{"items":[`+items+`],"obj":{"`+x+`b":1},"s":"`+x+`a"}`)
+	for _, src := range []string{
+		"request.body.items.all(i, request.body.obj[request.body.s] == 1 || true)",
+		"request.body.items.all(i, !request.body.obj[?request.body.s].hasValue())",
+		"request.body.items.all(i, request.body.obj[?request.body.s].orValue(0) == 0)",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		act := &Activation{Body: body, Shape: s.Numbers()}
+		ok, err := p.Eval(act)
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+		assert.Greater(t, act.meter.total, uint64(100_000-meterChunk), "%s: the names read are counted", src)
+		if p.Native() {
+			_, _, done := p.nat.eval(&Activation{Body: body, Shape: s.Numbers()})
+			assert.False(t, done, "%s: the native path hands over at the budget", src)
+		}
+	}
+
+	// Tracked where the key may be a string of the data.
+	for src, tracked := range map[string]bool{
+		"request.body.obj[request.body.s] == 1":                                true,
+		"request.body.obj[?request.body.s].hasValue()":                         true,
+		"request.body.obj[request.body.strs[0]] == 1":                          true,
+		"request.body.obj['k'] == 1":                                           false,
+		"request.body.obj.k == 1":                                              false,
+		"request.body.obj[request.body.obj[request.body.s]] == 1":              true,
+		"request.body.obj[request.body.obj[request.body.s + '']] == 1":         true,
+		"request.body.obj[request.body.obj[?request.body.s].orValue('')] == 1": true,
+		"request.body.strs[request.body.n] == 'a'":                             false,
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.Equal(t, tracked, p.Tracked(), src)
+		_, err = p.program() // planned: cel-go's planner takes the wrapped keys
+		require.NoError(t, err, src)
+		_, err = p.Eval(&Activation{Body: doc(t, `{"obj":{"k":"k"},"s":"k","strs":["k"],"n":0}`), Shape: s.Numbers()})
+		require.NoError(t, err, src)
+	}
+
+	// The units: the names of the key's length, up to the one equal to
+	// it; in an object of more than 16 members, the key hashed, and
+	// compared with the name found. Once a lookup, hit or miss.
+	y := strings.Repeat("y", 99)
+	small := `{"` + y + `a":1,"` + y + `b":1,"` + y + `c":1,"` + y + `ab":1,"z":1}`
+	var big strings.Builder
+	big.WriteString(`{"` + y + `b":1`)
+	for i := range 20 {
+		big.WriteString(`,"k` + strconv.Itoa(i) + `":1`)
+	}
+	big.WriteString(`}`)
+	for _, src := range []string{
+		"request.body.obj[request.body.s] == 1",
+		"request.body.obj[?request.body.s].hasValue()",
+		"request.body.obj[?request.body.s].orValue(0) == 1",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		for _, c := range []struct {
+			obj, key string
+			units    uint64
+			found    bool
+		}{
+			{small, y + "b", 10 + 10, true},
+			{small, y + "d", 10 + 10 + 10, false},
+			{small, y + "ab", 11, true},
+			{small, "q", 1, false},
+			{small, "", 0, false},
+			{big.String(), y + "b", 10 + 10, true},
+			{big.String(), y + "d", 10, false},
+		} {
+			b := doc(t, `{"obj":`+c.obj+`,"s":"`+c.key+`"}`)
+			act := &Activation{Body: b, Shape: s.Numbers()}
+			ok, err := p.evalCEL(act)
+			if c.found || src != "request.body.obj[request.body.s] == 1" {
+				require.NoError(t, err, src)
+				assert.Equal(t, c.found, ok, "%s: %s", src, c.key)
+			}
+			assert.Equal(t, c.units, act.meter.total, "%s: %s", src, c.key)
+			if p.Native() {
+				nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: b, Shape: s.Numbers()} })
+				assert.False(t, bailed)
+				assert.Equal(t, cel, nat)
+			}
+		}
+	}
+}

@@ -165,13 +165,16 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	sorts := sortKeys(ast) // compare.go
-	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil
+	sorts, keys := sortKeys(ast), lookupKeys(ast) // compare.go
+	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil
 	if tracked {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
 	if sorts != nil {
 		opts = append(opts, meterSortKeys(sorts))
+	}
+	if keys != nil {
+		opts = append(opts, meterLookupKeys(keys))
 	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go

@@ -285,6 +285,9 @@ func (f *frame) index(n *nnode) val {
 	switch x.k {
 	case kObject:
 		if k.k == kString {
+			if f.charge(f.regs[x.r].j.GetReads(k.s, scanUnits)); f.bail { // as object.FindStringKey counts them
+				return val{}
+			}
 			if m, mr, ok := f.regs[x.r].member(k.s); ok {
 				return f.put(n, m, mr)
 			}

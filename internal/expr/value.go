@@ -100,8 +100,15 @@ var (
 )
 
 // FindStringKey is the fast path cel-go's interpreter takes for field
-// selection (request.body.total) on values that offer it.
+// selection (request.body.total) on values that offer it, and for an
+// index. A lookup by the key a keyNode left in the meter counts the units
+// of the names it reads (GetReads), as frame.index charges them.
 func (o *object) FindStringKey(k string) (any, bool) {
+	if o.m.lookedUp(k) && o.m.counting() {
+		o.m.enter()
+		o.m.count(o.v.GetReads(k, scanUnits))
+		o.m.leave()
+	}
 	v, ok := o.v.Get(k)
 	if !ok {
 		return nil, false
@@ -140,6 +147,7 @@ func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 // each time.
 func (o *object) Contains(key ref.Val) ref.Val {
 	if k, ok := key.(types.String); ok && o.m.counting() {
+		o.m.key = "" // counted here, not again by the lookup
 		o.m.enter()
 		o.m.count(o.v.GetReads(string(k), scanUnits))
 		o.m.leave()
