@@ -534,19 +534,7 @@ func TestEval_CostLimitBoundsObjectLookups(t *testing.T) {
 	p, err = ce.Compile("request.body.s in request.body.obj")
 	require.NoError(t, err)
 	require.True(t, p.Tracked())
-	for _, c := range []struct {
-		obj, key string
-		units    uint64
-		found    bool
-	}{
-		{small, y + "b", 10 + 10, true},
-		{small, y + "d", 10 + 10 + 10, false},
-		{small, y + "ab", 11, true},
-		{small, "q", 1, false},
-		{small, "", 0, false},
-		{big.String(), y + "b", 10 + 10, true},
-		{big.String(), y + "d", 10, false},
-	} {
+	for _, c := range lookupCases(small, big.String(), y) {
 		b := doc(t, `{"obj":`+c.obj+`,"s":"`+c.key+`"}`)
 		act := &Activation{Body: b, Shape: s.Numbers()}
 		ok, err := p.evalCEL(act)
@@ -752,19 +740,7 @@ func TestEval_CostLimitBoundsKeyLookups(t *testing.T) {
 	} {
 		p, err := ce.Compile(src)
 		require.NoError(t, err, src)
-		for _, c := range []struct {
-			obj, key string
-			units    uint64
-			found    bool
-		}{
-			{small, y + "b", 10 + 10, true},
-			{small, y + "d", 10 + 10 + 10, false},
-			{small, y + "ab", 11, true},
-			{small, "q", 1, false},
-			{small, "", 0, false},
-			{big.String(), y + "b", 10 + 10, true},
-			{big.String(), y + "d", 10, false},
-		} {
+		for _, c := range lookupCases(small, big.String(), y) {
 			b := doc(t, `{"obj":`+c.obj+`,"s":"`+c.key+`"}`)
 			act := &Activation{Body: b, Shape: s.Numbers()}
 			ok, err := p.evalCEL(act)
@@ -779,5 +755,29 @@ func TestEval_CostLimitBoundsKeyLookups(t *testing.T) {
 				assert.Equal(t, cel, nat)
 			}
 		}
+	}
+}
+
+// lookupCase is a key looked up in an object of the body: the units the
+// lookup counts (the names of the key's length it reads, up to the one
+// equal to it; in an object of more than 16 members the key hashed and
+// the name found), and whether it finds a member.
+type lookupCase struct {
+	obj, key string
+	units    uint64
+	found    bool
+}
+
+// lookupCases are the lookups of keys of 100 bytes (y and a byte) in
+// small, an object of a few such names, and big, one of more than 16.
+func lookupCases(small, big, y string) []lookupCase {
+	return []lookupCase{
+		{small, y + "b", 10 + 10, true},
+		{small, y + "d", 10 + 10 + 10, false},
+		{small, y + "ab", 11, true},
+		{small, "q", 1, false},
+		{small, "", 0, false},
+		{big, y + "b", 10 + 10, true},
+		{big, y + "d", 10, false},
 	}
 }
