@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
@@ -705,3 +706,90 @@ func comparesComposites(a *cel.Ast) bool {
 	}))
 	return found
 }
+
+// A program whose estimate is within the cost limit runs untracked, and
+// cel-go's estimate of distinct(), the sets functions and hasAll and its
+// kin counts the pairs of elements they compare, not the strings they
+// read: distinct() of two strings of 490 KB once per element of a list of
+// items ran for 27 ms without a limit. A program that calls them on
+// lists whose strings the schema does not bound to shortString bytes
+// (comparesLongStrings) is tracked; one whose strings are bounded
+// (request.body.tags.distinct(), tags of maxLength 10) reads at most a
+// few units a pair more than its estimate, and stays untracked.
+
+// shortString is the longest string, in bytes, that a rule's set
+// functions may compare untracked.
+const shortString = 64
+
+// comparesLongStrings reports whether a calls distinct(), a sets function
+// or hasAll and its kin on a list whose elements may be strings longer
+// than shortString bytes: a list of the data whose items the schema
+// (sizes) does not bound so, or a list the rule builds of such values.
+func comparesLongStrings(a *cel.Ast, sizes cost.Estimator) bool {
+	ast := a.NativeRep()
+	long := func(e celast.Expr, items bool) bool {
+		if e.Kind() == celast.LiteralKind {
+			return false
+		}
+		path, ok := pathOf(e)
+		if !ok || sizes == nil {
+			return true
+		}
+		if items {
+			path = append(path, "@items")
+		}
+		est := sizes.EstimateSize(pathNode{path: path})
+		return est == nil || est.Max > shortString
+	}
+	found := false
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if found || e.Kind() != celast.CallKind {
+			return
+		}
+		switch e.AsCall().FunctionName() {
+		case "distinct", "sets.contains", "sets.equivalent", "sets.intersects", "hasAll", "hasAny", "hasOnly", "hasExactly":
+		default:
+			return
+		}
+		for _, arg := range callOperands(e) {
+			if !elemMayBeString(ast.GetType(arg.ID())) {
+				continue
+			}
+			if arg.Kind() != celast.ListKind {
+				found = found || long(arg, true)
+				continue
+			}
+			for _, el := range arg.AsList().Elements() {
+				found = found || long(el, false)
+			}
+		}
+	}))
+	return found
+}
+
+// pathOf is the path of e, a variable and the names selected from it, as
+// cel-go's estimator names the values it sizes; ok false when e is not
+// such a path.
+func pathOf(e celast.Expr) (path []string, ok bool) {
+	switch e.Kind() {
+	case celast.IdentKind:
+		return []string{e.AsIdent()}, true
+	case celast.SelectKind:
+		sel := e.AsSelect()
+		if sel.IsTestOnly() {
+			return nil, false
+		}
+		if path, ok = pathOf(sel.Operand()); ok {
+			return append(path, sel.FieldName()), true
+		}
+	}
+	return nil, false
+}
+
+// pathNode is a string at a path, for the estimator's EstimateSize.
+type pathNode struct{ path []string }
+
+func (n pathNode) Path() []string                 { return n.path }
+func (pathNode) Type() *types.Type                { return types.StringType }
+func (pathNode) Expr() celast.Expr                { return nil }
+func (pathNode) ComputedSize() *cost.SizeEstimate { return nil }

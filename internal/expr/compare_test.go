@@ -781,3 +781,55 @@ func lookupCases(small, big, y string) []lookupCase {
 		{big, y + "d", 10, false},
 	}
 }
+
+// TestCompile_TrackedWhereSetsCompareLongStrings: cel-go's estimate of
+// distinct(), the sets functions and hasAll and its kin counts the pairs
+// they compare, not the strings they read: a rule estimated within the
+// limit, distinct() of two strings of 500 KB once per item of 3,000, ran
+// untracked, unlimited. A rule whose strings the schema does not bound to
+// shortString bytes is now tracked, and stops at the limit; one on short
+// strings (maxLength 10) stays untracked.
+func TestCompile_TrackedWhereSetsCompareLongStrings(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":3000,"items":{"type":"integer"}},
+		"tags":{"type":"array","maxItems":10,"items":{"type":"string","maxLength":10}},
+		"names":{"type":"array","maxItems":2,"items":{"type":"string"}},
+		"nums":{"type":"array","maxItems":10,"items":{"type":"integer"}},
+		"s":{"type":"string"},"short":{"type":"string","maxLength":20}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for src, tracked := range map[string]bool{
+		"request.body.tags.distinct().size() == 2":                      false,
+		"sets.contains(request.body.tags, ['a'])":                       false,
+		"sets.contains(request.body.tags, [request.body.short])":        false,
+		"request.body.tags.hasAny(['a', request.body.short])":           false,
+		"request.body.nums.distinct().size() == 2":                      false,
+		"request.body.names.distinct().size() == 2":                     true,
+		"sets.contains(request.body.tags, [request.body.s])":            true,
+		"request.body.names.hasAny(['a'])":                              true,
+		"sets.intersects(request.body.tags, request.body.names)":        true,
+		"request.body.tags.map(t, t + request.body.s).distinct() == []": true,
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.Equal(t, tracked, p.Tracked(), src)
+	}
+
+	items := strings.TrimSuffix(strings.Repeat("7,", 3000), ",")
+	x := strings.Repeat("x", 500_000)
+	src := "request.body.items.all(i, request.body.names.distinct().size() == 2)"
+	p, err := ce.Compile(src)
+	require.NoError(t, err)
+	require.True(t, p.Tracked())
+	act := &Activation{Body: doc(t, `{"items":[`+items+`],"names":["`+x+`b","`+x+`c"]}`), Shape: s.Numbers()}
+	ok, err := p.Eval(act)
+	assert.False(t, ok)
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), "cost limit")
+	}
+	ok, err = p.Eval(&Activation{Body: doc(t, `{"items":[`+items+`],"names":["b","c"]}`), Shape: s.Numbers()})
+	require.NoError(t, err)
+	assert.True(t, ok)
+}

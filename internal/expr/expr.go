@@ -166,7 +166,8 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	sorts, keys := sortKeys(ast), lookupKeys(ast) // compare.go
-	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil
+	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil ||
+		comparesLongStrings(ast, sizes)
 	if tracked {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
