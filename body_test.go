@@ -400,40 +400,17 @@ func TestBody_EncodedBodyIsAllItsEncoding(t *testing.T) {
 // It is refused, as raw deflate is; a zlib body whose first bytes are no
 // stored block's header, every other, still passes.
 func TestBody_DeflateThatAlsoReadsAsRawDeflate(t *testing.T) {
-	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/users", Method: "POST",
-		Schema:     map[string]any{"type": "object"},
-		Invariants: []Invariant{{Expr: "request.body.role != 'admin'", Message: "no admins"}},
-	}}})
-	var role string
-	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var v struct{ Role string }
-		if json.NewDecoder(flate.NewReader(r.Body)).Decode(&v) == nil {
-			role = v.Role
-		}
-	}))
-
-	// zlib: CMF 0x58, FLG 0x09, then one final stored block of 0xF6F6
-	// bytes (its header 0x09, F6 F6, 09 09), then Adler-32. Raw DEFLATE:
-	// a stored block of 0x0909 bytes (09 09, the first 2311 of the zlib
-	// block's), then at 2311 a final stored block ('A', 20 40, DF BF) of
-	// 0x4020 bytes.
-	head, tail := `{"pad":"`, `","role":"ad`
-	doc := head + strings.Repeat("p", 2311-len(head)-len(tail)) + tail + "A \x40\xDF\xBF" + `min"}`
-	doc += strings.Repeat(" ", 0xF6F6-len(doc))
-	body := append([]byte{0x58, 0x09, 0x09, 0xF6, 0xF6, 0x09, 0x09}, doc...)
-	body = binary.BigEndian.AppendUint32(body, adler32.Checksum([]byte(doc)))
-	zr, err := zlib.NewReader(bytes.NewReader(body))
-	require.NoError(t, err)
-	checked, err := io.ReadAll(zr)
-	require.NoError(t, err, "the body is zlib")
-	require.Equal(t, doc, string(checked))
+	h, role := roleGuard(t)
+	// Raw DEFLATE reads a stored block of 0x0909 bytes, then at 2311 a
+	// final stored block ('A', 20 40, DF BF) of 0x4020 bytes.
+	head, tail, doc, body := zlibAlsoRaw(t, 'A')
 	asRaw, err := io.ReadAll(flate.NewReader(bytes.NewReader(body)))
 	require.NoError(t, err, "the body is raw DEFLATE too")
 	require.JSONEq(t, `{"pad":"`+strings.Repeat("p", 2311-len(head)-len(tail))+`","role":"admin"}`, string(asRaw))
 
 	eb := rejected(t, send(h, "POST", "/users", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
 	assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details)
-	assert.Empty(t, role, "the handler never ran")
+	assert.Empty(t, *role, "the handler never ran")
 
 	// The same document, deflated by a client, passes.
 	w := send(h, "POST", "/users", string(deflated(t, []byte(doc), true)), "Content-Encoding", "deflate")
@@ -566,34 +543,52 @@ func TestBody_AnnouncedLengthIsNotAllocatedUpFront(t *testing.T) {
 // does not decode passed role "admin" to the handler as
 // "ad@ @\u07ffmin" to the guard).
 func TestBody_DeflateWhoseRawReadingFailsAfterItsDocument(t *testing.T) {
+	h, role := roleGuard(t)
+	// As in TestBody_DeflateThatAlsoReadsAsRawDeflate, but the raw
+	// reading's second stored block ('@', 20 40, DF BF) is not final: the
+	// spaces after it head a block whose length does not match.
+	_, _, _, body := zlibAlsoRaw(t, '@')
+	_, err := io.ReadAll(flate.NewReader(bytes.NewReader(body)))
+	require.Error(t, err, "the raw reading fails after its document")
+
+	eb := rejected(t, send(h, "POST", "/users", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
+	assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details)
+	assert.Empty(t, *role, "the handler never ran")
+}
+
+// roleGuard is a guard whose contract refuses role admin, around a
+// handler that decodes the body as raw DEFLATE (flate.NewReader, a
+// common Go idiom for Content-Encoding: deflate), and the role it read.
+func roleGuard(t *testing.T) (http.Handler, *string) {
 	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/users", Method: "POST",
 		Schema:     map[string]any{"type": "object"},
 		Invariants: []Invariant{{Expr: "request.body.role != 'admin'", Message: "no admins"}},
 	}}})
 	var role string
-	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var v struct{ Role string }
 		if json.NewDecoder(flate.NewReader(r.Body)).Decode(&v) == nil {
 			role = v.Role
 		}
-	}))
-	// As in TestBody_DeflateThatAlsoReadsAsRawDeflate, but the raw
-	// reading's second stored block ('@', 20 40, DF BF) is not final: the
-	// spaces after it head a block whose length does not match.
-	head, tail := `{"pad":"`, `","role":"ad`
-	doc := head + strings.Repeat("p", 2311-len(head)-len(tail)) + tail + "@ \x40\xDF\xBF" + `min"}`
+	})), &role
+}
+
+// zlibAlsoRaw is a zlib body (CMF 0x58, FLG 0x09, one final stored block
+// of 0xF6F6 bytes, its header 0x09, F6 F6, 09 09, then Adler-32) whose
+// document doc has role "ad…min" where, read as raw DEFLATE (a stored
+// block of 0x0909 bytes, the first 2311 of the zlib block's), the five
+// bytes marker, 20 40, DF BF head a second stored block of 0x4020 bytes
+// inside the string. It checks the body reads as zlib to doc.
+func zlibAlsoRaw(t *testing.T, marker byte) (head, tail, doc string, body []byte) {
+	head, tail = `{"pad":"`, `","role":"ad`
+	doc = head + strings.Repeat("p", 2311-len(head)-len(tail)) + tail + string(marker) + " \x40\xDF\xBF" + `min"}`
 	doc += strings.Repeat(" ", 0xF6F6-len(doc))
-	body := append([]byte{0x58, 0x09, 0x09, 0xF6, 0xF6, 0x09, 0x09}, doc...)
+	body = append([]byte{0x58, 0x09, 0x09, 0xF6, 0xF6, 0x09, 0x09}, doc...)
 	body = binary.BigEndian.AppendUint32(body, adler32.Checksum([]byte(doc)))
 	zr, err := zlib.NewReader(bytes.NewReader(body))
 	require.NoError(t, err)
 	checked, err := io.ReadAll(zr)
 	require.NoError(t, err, "the body is zlib")
 	require.Equal(t, doc, string(checked))
-	_, err = io.ReadAll(flate.NewReader(bytes.NewReader(body)))
-	require.Error(t, err, "the raw reading fails after its document")
-
-	eb := rejected(t, send(h, "POST", "/users", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
-	assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details)
-	assert.Empty(t, role, "the handler never ran")
+	return head, tail, doc, body
 }
