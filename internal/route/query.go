@@ -101,16 +101,24 @@ func unescapeLenient(s string) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
 	}
-	b := make([]byte, 0, len(s))
+	b, _ := unescapeBytes(s)
+	return toValidUTF8(b)
+}
+
+// unescapeBytes is s with every escape of two hex digits decoded, and
+// whether all its escapes were: a malformed one is kept as it is.
+func unescapeBytes(s string) (b []byte, whole bool) {
+	b, whole = make([]byte, 0, len(s)), true
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) && formats.IsHex(s[i+1]) && formats.IsHex(s[i+2]) {
 			b = append(b, formats.Unhex(s[i+1])<<4|formats.Unhex(s[i+2]))
 			i += 2
 			continue
 		}
+		whole = whole && s[i] != '%'
 		b = append(b, s[i])
 	}
-	return toValidUTF8(b)
+	return b, whole
 }
 
 // toValidUTF8 is b as a string, each maximal invalid subsequence (as the
@@ -200,22 +208,10 @@ func decodeComponent(s string) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
 	}
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
-			b = append(b, s[i])
-			continue
-		}
-		if i+2 >= len(s) || !formats.IsHex(s[i+1]) || !formats.IsHex(s[i+2]) {
-			return s
-		}
-		b = append(b, formats.Unhex(s[i+1])<<4|formats.Unhex(s[i+2]))
-		i += 2
+	if b, whole := unescapeBytes(s); whole && utf8.Valid(b) {
+		return string(b)
 	}
-	if !utf8.Valid(b) {
-		return s
-	}
-	return string(b)
+	return s
 }
 
 // MultipartFields are the fields of a multipart body as a handler reads
