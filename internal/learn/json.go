@@ -248,6 +248,10 @@ func (rj routeJSON) route(lim Limits) (*route, error) {
 	return r, nil
 }
 
+// oldTemplateEscapes escapes what a static segment of an older learner's
+// template held raw (escapeOldTemplate).
+var oldTemplateEscapes = strings.NewReplacer("?", "%3F", "#", "%23")
+
 // escapeOldTemplate is a template as learners write it since de75ea6:
 // before, a static segment was written with a raw ?, # or leading * (a
 // request to /files/%2A was the template /files/*), which endpoints now
@@ -262,7 +266,7 @@ func escapeOldTemplate(t string) string {
 		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
 			continue // a parameter
 		}
-		s = strings.NewReplacer("?", "%3F", "#", "%23").Replace(s)
+		s = oldTemplateEscapes.Replace(s)
 		if strings.HasPrefix(s, "*") {
 			s = "%2A" + s[1:]
 		}
