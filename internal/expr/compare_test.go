@@ -243,15 +243,8 @@ func TestEval_CostLimitBoundsStringComparisons(t *testing.T) {
 		"request.body.items.all(i, request.body.o != request.body.p)",
 		"request.body.items.all(i, !sets.contains(request.body.strs, [request.body.s]))",
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		require.True(t, p.Tracked(), src)
 		act := &Activation{Body: long, Shape: s.Numbers()}
-		ok, err := p.Eval(act)
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
+		p := stopsAtLimit(t, ce, src, act)
 		// The strings' units reached the limit: it stopped after a few reads.
 		assert.Greater(t, act.meter.total, uint64(100_000-meterChunk), "%s: the strings read are counted", src)
 		assert.LessOrEqual(t, act.meter.total, uint64(100_000)+scanUnits(500_001)+meterChunk, src)
@@ -259,7 +252,7 @@ func TestEval_CostLimitBoundsStringComparisons(t *testing.T) {
 			_, _, done := p.nat.eval(&Activation{Body: long, Shape: s.Numbers()})
 			assert.False(t, done, "%s: the native path hands over at the budget", src)
 		}
-		ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
 		require.NoError(t, err, src)
 		assert.True(t, ok, src)
 		if p.Native() {
@@ -574,14 +567,7 @@ func TestEval_CostLimitBoundsSorts(t *testing.T) {
 		"request.body.items.all(i, request.body.strs.sortBy(x, x)[0] != 'a')",
 		"request.body.items.all(i, request.body.strs.map(x, x).sort()[0] != 'a')",
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		require.True(t, p.Tracked(), src)
-		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
+		stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
 	}
 	// Short strings sort (under a limit for 16,000 items).
 	env2, err := NewEnv(Config{CostLimit: 1_000_000, MaxEstimatedCost: 100_000_000, MaxBodyBytes: 1 << 20})
@@ -685,15 +671,8 @@ func TestEval_CostLimitBoundsKeyLookups(t *testing.T) {
 		"request.body.items.all(i, !request.body.obj[?request.body.s].hasValue())",
 		"request.body.items.all(i, request.body.obj[?request.body.s].orValue(0) == 0)",
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		require.True(t, p.Tracked(), src)
 		act := &Activation{Body: body, Shape: s.Numbers()}
-		ok, err := p.Eval(act)
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
+		p := stopsAtLimit(t, ce, src, act)
 		assert.Greater(t, act.meter.total, uint64(100_000-meterChunk), "%s: the names read are counted", src)
 		if p.Native() {
 			_, _, done := p.nat.eval(&Activation{Body: body, Shape: s.Numbers()})
@@ -832,4 +811,20 @@ func TestCompile_TrackedWhereSetsCompareLongStrings(t *testing.T) {
 	ok, err = p.Eval(&Activation{Body: doc(t, `{"items":[`+items+`],"names":["b","c"]}`), Shape: s.Numbers()})
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// stopsAtLimit compiles src in ce, which must track it, and evaluates it
+// with act: it must stop at the cost limit, false. It returns the
+// program.
+func stopsAtLimit(t *testing.T, ce *ContractEnv, src string, act *Activation) *Program {
+	t.Helper()
+	p, err := ce.Compile(src)
+	require.NoError(t, err, src)
+	require.True(t, p.Tracked(), src)
+	ok, err := p.Eval(act)
+	assert.False(t, ok, src)
+	if assert.Error(t, err, src) {
+		assert.Contains(t, err.Error(), "cost limit", src)
+	}
+	return p
 }

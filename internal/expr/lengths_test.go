@@ -40,20 +40,13 @@ func TestEval_CostLimitBoundsStringScans(t *testing.T) {
 		"request.body.items.all(i, timestamp('2020-01-01T00:00:00Z').getHours(request.body.s) >= 0 || i > 0)",
 		"request.body.items.all(i, timestamp('2020-01-01T00:00:00Z').getDayOfWeek(request.body.d) >= 0 || i > 0)",
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		assert.True(t, p.Tracked(), "%s: may read a string whole", src)
-		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
+		p := stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()}) // tracked: it may read a string whole
 		if p.Native() {
 			_, _, done := p.nat.eval(&Activation{Body: long, Shape: s.Numbers()})
 			assert.False(t, done, "%s: the native path hands over at the budget", src)
 		}
 		if !strings.Contains(src, "bool(") && !strings.Contains(src, "duration(") && !strings.Contains(src, "timestamp(") || strings.Contains(src, "|| i > 0") {
-			ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+			ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
 			require.NoError(t, err, src)
 			assert.True(t, ok, src)
 		}
@@ -90,14 +83,7 @@ func TestEval_CostLimitBoundsFormat(t *testing.T) {
 		"request.body.items.all(i, '%s%d'.format([request.body.pad, request.body.s]) == '' || i > 0)": body,
 		"'%s'.format([request.body.items.map(i, request.body.items)]) != ''":                          square,
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		assert.True(t, p.Tracked(), src)
-		ok, err := p.Eval(&Activation{Body: d, Shape: s.Numbers()})
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
+		stopsAtLimit(t, ce, src, &Activation{Body: d, Shape: s.Numbers()})
 	}
 	for _, src := range []string{
 		"'%s-%d'.format([request.body.s, request.body.n]) == 'a-1'",
