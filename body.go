@@ -246,27 +246,28 @@ func undecodable(enc string) *Violation {
 // parseFor parses the body for cs, unless an earlier pass did: always when
 // it is empty or JSON, or when any of cs reads it; a body that is not
 // JSON on contracts that do not read it is left as bytes.
-func (st *state) parseFor(cs []*contract, isJSON bool, maxDepth int) *Violation {
-	if st.doc != nil || len(st.plain) > 0 && !isJSON && !anyReadsBody(cs) {
+func (st *state) parseFor(cs []*contract, isJSON bool, maxDepth int, into *jsonbody.Small) *Violation {
+	if st.parsed() != nil || len(st.plain) > 0 && !isJSON && !anyReadsBody(cs) {
 		return nil
 	}
-	return st.parse(maxDepth)
+	return st.parse(maxDepth, into)
 }
 
-// parse reads the body as JSON, once; an empty body is null.
-func (st *state) parse(maxDepth int) *Violation {
-	if st.doc != nil {
+// parse reads the body as JSON, once; an empty body is null. A small
+// body's doc goes into into, when there is one (nil: its own memory).
+func (st *state) parse(maxDepth int, into *jsonbody.Small) *Violation {
+	if st.parsed() != nil {
 		return nil
 	}
 	if len(st.plain) == 0 {
-		st.doc = jsonbody.NullDoc()
+		st.doc.Store(jsonbody.NullDoc())
 		return nil
 	}
-	d, err := jsonbody.ParseInto(st.plain, maxDepth, &st.small)
+	d, err := jsonbody.ParseInto(st.plain, maxDepth, into)
 	if err != nil {
 		return malformed(err)
 	}
-	st.doc = d
+	st.doc.Store(d)
 	return nil
 }
 

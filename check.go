@@ -15,12 +15,13 @@ import (
 // cannot hold fails here). Each failure is reported to q, at its path.
 func (c *contract) checkBody(q *request) {
 	st := q.state
-	if c.schema != nil && !c.schema.Validate(st.doc, q) {
+	doc := st.doc.Load()
+	if c.schema != nil && !c.schema.Validate(doc, q) {
 		return
 	}
 	if c.body != nil {
 		v := reflect.New(c.body)
-		if bind.Into(v.Elem(), st.doc.Root(), q) && c.floatsHold(v.Elem(), st.doc.Root(), q) {
+		if bind.Into(v.Elem(), doc.Root(), q) && c.floatsHold(v.Elem(), doc.Root(), q) {
 			if st.values == nil {
 				st.values = st.valBuf[:0]
 			}

@@ -485,7 +485,7 @@ func (g *Guard) decided(in *input, e *routeEntry, prev *state, start time.Durati
 // contract, whatever it came from.
 func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	st := q.state
-	if v := st.parseFor(cs, isJSON, g.opts.MaxDepth); v != nil { // body.go
+	if v := st.parseFor(cs, isJSON, g.opts.MaxDepth, q.tape()); v != nil { // body.go
 		return v
 	}
 	if g.opts.VulnerabilityScan {
@@ -501,7 +501,7 @@ func (g *Guard) run(cs []*contract, q *request, isJSON bool) *Violation {
 	if v := q.schemaViolation(); v != nil {
 		return v
 	}
-	q.act = expr.Activation{Body: st.doc, Method: q.method, Src: q}
+	q.act = expr.Activation{Body: st.doc.Load(), Method: q.method, Src: q}
 	for _, c := range cs {
 		if len(q.views) == 0 {
 			g.applyRules(c, q, st.valueOf(c)) // rules.go

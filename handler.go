@@ -146,11 +146,11 @@ func decode[T any](st *state, maxDepth int) (T, *Violation) {
 // decodeInto decodes the body of st into v, parsing it if no pass has,
 // as decode does.
 func (st *state) decodeInto(v reflect.Value, maxDepth int) *Violation {
-	if v := st.parse(maxDepth); v != nil {
+	if v := st.parse(maxDepth, nil); v != nil {
 		return v
 	}
 	var fails detailList
-	if !bind.Into(v, st.doc.Root(), &fails) {
+	if !bind.Into(v, st.parsed().Root(), &fails) {
 		sortByPath(fails.details) // found in field order; listed by path, as the schema's are
 		return newViolation(CodeSchemaInvalid, fails.listed()...)
 	}

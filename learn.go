@@ -257,12 +257,12 @@ func (g *Guard) learnFrom(w http.ResponseWriter, r *http.Request, next http.Hand
 		return
 	}
 	st := &state{guard: g, raw: raw, plain: plain}
-	parsed := st.parse(g.opts.MaxDepth) == nil
+	parsed := st.parse(g.opts.MaxDepth, nil) == nil
 	r2 := r.WithContext(r.Context())
 	r2.Body, r2.ContentLength = checkedBody(raw, nil), int64(len(raw))
 	next.ServeHTTP(w, r2)
 	if parsed {
-		g.learner.Observe(r.Method, routerPatternOf(r2), r.URL.EscapedPath(), st.doc.Root(), time.Now())
+		g.learner.Observe(r.Method, routerPatternOf(r2), r.URL.EscapedPath(), st.parsed().Root(), time.Now())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/contractguard/contractguard/internal/expr"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -26,13 +27,17 @@ type stateKey struct{}
 // state is what the guard knows of a request that passed it.
 type state struct {
 	guard  *Guard
-	set    *contractSet   // the contracts in force when the request reached the guard
-	raw    []byte         // the body as it came: what the handler gets
-	plain  []byte         // the body decoded (Content-Encoding): what is checked; raw when not encoded
-	doc    *jsonbody.Doc  // the parsed body; nil until parsed
-	small  jsonbody.Small // where doc is, for a small body
-	done   []*contract    // contracts already enforced on this request
-	values []boundValue   // the typed values decoded for them
+	set    *contractSet // the contracts in force when the request reached the guard
+	raw    []byte       // the body as it came: what the handler gets
+	plain  []byte       // the body decoded (Content-Encoding): what is checked; raw when not encoded
+	done   []*contract  // contracts already enforced on this request
+	values []boundValue // the typed values decoded for them
+
+	// doc is the parsed body; nil until parsed, or after a pass that
+	// dropped it (dropped, see request.release): read it with parsed.
+	// Atomic: a dropped doc is parsed again by whoever asks first, Body(r)
+	// from any of the handler's goroutines included.
+	doc atomic.Pointer[jsonbody.Doc]
 
 	scanned    []*shape.Skip  // the opt-outs the body was scanned with (nil: none)
 	scannedBuf [1]*shape.Skip // a second set of opt-outs (rare) allocates: the state stays in its size class
@@ -49,9 +54,9 @@ type state struct {
 	user  any
 	taint *taint.Request // the input, for sink protection; nil: off
 	// userOnce: Options.User is called once, whoever asks first (User may
-	// be called from a handler's goroutines). Here, beside the two flags,
-	// in what would be padding: the state stays in the 1,024-byte size
-	// class, which holds 1,016 bytes of it (TestState_SizeClass).
+	// be called from a handler's goroutines). Here, beside the flags, in
+	// what would be padding: the state stays in the 640-byte size class,
+	// which holds 632 bytes of it (TestState_SizeClass).
 	userOnce sync.Once
 
 	// early: every contract that ran learns and refused the body before
@@ -61,6 +66,12 @@ type state struct {
 	// wouldBlock: a pass counted the request as one a contract in mode
 	// learn would have rejected (counters.record).
 	wouldBlock bool
+	// dropped: the first pass parsed a small body into its pooled
+	// request's tape, which stays with the pool (request.release): the
+	// doc is parsed again, from plain, when something after the pass
+	// asks for it (parsed). Set before the request is passed on, never
+	// after.
+	dropped bool
 }
 
 // boundValue is the decoded request value of a typed contract: a pointer
@@ -155,15 +166,38 @@ func contextOf(r *http.Request) context.Context {
 
 // Body returns the body of a request that passed a guard, as the guard
 // decoded it: map[string]any, []any, string, json.Number, bool or nil. It
-// is built on the first call, from the parse the guard already made, and
-// its strings share the body's memory. It reports false when no guard
+// is built on the first call, from the parse the guard already made (a
+// small body's parse, which the guard does not keep past its checks, is
+// made again from the checked bytes), and its strings share the body's
+// memory. It reports false when no guard
 // parsed the body (no contract matched, or the body was not JSON on a
 // contract without a schema).
 func Body(r *http.Request) (any, bool) {
-	if st := stateOf(r); st != nil && st.doc != nil {
-		return st.doc.Any(), true
+	if st := stateOf(r); st != nil {
+		if d := st.parsed(); d != nil {
+			return d.Any(), true
+		}
 	}
 	return nil, false
+}
+
+// parsed is the parsed body, nil when no pass parsed it. A small body's
+// doc, which its first pass dropped, is parsed again from the same bytes
+// on the first call (the parse cannot fail: it did not before); calls
+// racing on it get one doc.
+func (st *state) parsed() *jsonbody.Doc {
+	d := st.doc.Load()
+	if d != nil || !st.dropped {
+		return d
+	}
+	d, err := jsonbody.Parse(st.plain, st.guard.opts.MaxDepth)
+	if err != nil {
+		return nil
+	}
+	if st.doc.CompareAndSwap(nil, d) {
+		return d
+	}
+	return st.doc.Load()
 }
 
 // User returns what Options.User returned for a request that passed a
@@ -268,6 +302,21 @@ type request struct {
 	// What one run works with, here so that it costs no allocation of its own.
 	detailList
 	act expr.Activation
+	// small is where the first pass puts a small body's doc (tape): with
+	// the pool, not in the state a passing request takes along, which
+	// stays small (release drops the doc from it; parsed parses again
+	// the rare times it is asked for after the pass).
+	small jsonbody.Small
+}
+
+// tape is where q's pass parses a small body: its own state's (the
+// first pass) is q.small; a later pass's state is another request's and
+// parses into its own memory.
+func (q *request) tape() *jsonbody.Small {
+	if q.state == q.own {
+		return &q.small
+	}
+	return nil
 }
 
 // newRequest is a request as invariants will see it, with its own copy of
@@ -275,7 +324,7 @@ type request struct {
 // gives it back (release). Its state is the pooled request's own, or
 // prev, the state of an earlier pass. A request that passes takes its
 // state along to the handler, which may keep it, and the next request
-// allocates one (1 KiB, with the body's bytes the one allocation of a
+// allocates one (640 bytes, with the body's bytes the one allocation of a
 // request the guard passes); a refused request, and a Check, leave it,
 // emptied, to the next. e is the route
 // entry its path matched, nil for a typed route the guard has no pattern
@@ -345,6 +394,10 @@ func (q *request) release(v *Violation, passed *state) *Violation {
 	switch {
 	case passed != nil && passed == own:
 		own = nil
+		if q.small.Holds(passed.doc.Load()) { // the tape stays with q
+			passed.doc.Store(nil)
+			passed.dropped = true
+		}
 	case own != nil && q.state == own:
 		*own = state{}
 	}

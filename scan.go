@@ -46,8 +46,8 @@ func scanRequest(cs []*contract, in *request) *Violation {
 			report = &rescan{l: &in.detailList} // the body again, with other opt-outs
 		}
 		switch {
-		case st.doc != nil:
-			scan.Doc(st.doc, skip, report)
+		case st.doc.Load() != nil:
+			scan.Doc(st.doc.Load(), skip, report)
 		default: // a body the guard does not parse: one string, if it is text
 			k := scan.None
 			if utf8.Valid(st.plain) {

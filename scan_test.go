@@ -466,7 +466,8 @@ func TestScan_OnceWhenOneContractScansAll(t *testing.T) {
 	// The one scan is the full one.
 	doc, err := jsonbody.Parse([]byte(`{"html":"<script>alert(1)</script>"}`), 64)
 	require.NoError(t, err)
-	in.state.raw, in.state.plain, in.state.doc, in.state.scanned = nil, nil, doc, nil
+	in.state.raw, in.state.plain, in.state.scanned = nil, nil, nil
+	in.state.doc.Store(doc)
 	v := scanRequest([]*contract{optOut, all}, in)
 	require.NotNil(t, v)
 	assert.Equal(t, []Detail{{"/html", "possible cross-site scripting"}}, v.Details)
@@ -495,7 +496,8 @@ func TestScan_SecondScanDoesNotCrowdTheList(t *testing.T) {
 		b.WriteString("}")
 		doc, err := jsonbody.Parse([]byte(b.String()), 64)
 		require.NoError(t, err)
-		in := &request{method: "POST", state: &state{doc: doc}}
+		in := &request{method: "POST", state: &state{}}
+		in.state.doc.Store(doc)
 		v := scanRequest([]*contract{off("m000"), off("m001")}, in)
 		require.NotNil(t, v)
 		if n < maxDetails {

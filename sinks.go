@@ -28,7 +28,12 @@ func (g *Guard) recordInput(in *input, q *request, e *routeEntry) {
 	if len(q.views) > 1 {
 		others = q.views[1:]
 	}
-	st.taint = g.sinkRequest(in, q.pattern, q.segs, others, e, st.doc, st.plain)
+	doc := st.doc.Load()
+	if q.small.Holds(doc) { // the input outlives the pooled request's tape
+		doc = q.small.Copy()
+		st.doc.Store(doc)
+	}
+	st.taint = g.sinkRequest(in, q.pattern, q.segs, others, e, doc, st.plain)
 }
 
 // sinkRequest is the input of a request the guard passes, as the sinks

@@ -64,6 +64,28 @@ func TestSinks_InputReachesTheSinks(t *testing.T) {
 	assert.NotContains(t, logs.String(), "OR '1'")
 }
 
+// TestSinks_SmallBodyOutlivesThePooledTape: a small body's parse is the
+// pooled request's (request.release), which the next request parses into;
+// the sinks keep the input of a request for its handler's calls, which may
+// come after other requests went through: theirs is a copy. Here the
+// calls are made once both requests are done.
+func TestSinks_SmallBodyOutlivesThePooledTape(t *testing.T) {
+	g, _ := sinkGuard(t)
+	var kept []*http.Request
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { kept = append(kept, r) }))
+	send(h, "POST", "/users/7", `{"name":"x' OR '1'='1"}`)
+	send(h, "POST", "/users/7", `{"name":"O'Brien"}`)
+	require.Len(t, kept, 2)
+	err := sink.CheckSQL(kept[0].Context(), "SELECT * FROM users WHERE name = '"+"x' OR '1'='1"+"'", sink.SQLite)
+	assert.True(t, errors.Is(err, sink.ErrBlocked), "%v", err)
+	assert.NoError(t, sink.CheckSQL(kept[0].Context(), "SELECT * FROM users WHERE name = 'O''Brien'", sink.SQLite), "the other request's input")
+	err = sink.CheckSQL(kept[1].Context(), "SELECT * FROM users WHERE name = 'O'Brien'", sink.SQLite)
+	assert.True(t, errors.Is(err, sink.ErrBlocked), "%v", err)
+	b, ok := Body(kept[0])
+	require.True(t, ok)
+	assert.Equal(t, map[string]any{"name": "x' OR '1'='1"}, b)
+}
+
 // TestSinks_PathParameterReachesTheSinks: the path parameters reach the
 // sinks as the handler reads them, after the guard is done with the
 // request it checked (which goes back to a pool: the sinks have a copy of

@@ -106,6 +106,22 @@ func Parse(data []byte, maxDepth int) (*Doc, error) {
 // such a Doc there instead of allocating it.
 type Small struct{ sd smallDoc }
 
+// Holds reports whether d is the Doc ParseInto put in s.
+func (s *Small) Holds(d *Doc) bool { return d != nil && d == &s.sd.Doc }
+
+// Copy is a Doc of its own with the tape of the Doc ParseInto put in s,
+// for a caller that keeps it past s's next use: the same body, the same
+// unescaped strings (what was built on first use is built again).
+func (s *Small) Copy() *Doc {
+	c := new(smallDoc)
+	src := &s.sd.Doc
+	d := &c.Doc
+	d.nodes = c.nodes[:copy(c.nodes[:], src.nodes)]
+	d.kids = c.kids[:copy(c.kids[:], src.kids)]
+	d.raw, d.text, d.root = src.raw, src.text, src.root
+	return d
+}
+
 // ParseInto is Parse, with the Doc of a small body in into (which must
 // outlive it, and not be used for another body while it is in use).
 func ParseInto(data []byte, maxDepth int, into *Small) (*Doc, error) {

@@ -260,6 +260,32 @@ func TestParseInto(t *testing.T) {
 	assert.Len(t, d.Any(), 41)
 }
 
+// TestSmall_HoldsAndCopy: Holds tells the Doc ParseInto put in a Small
+// from any other; a Copy reads as that Doc did after the Small has been
+// parsed into again (its unescaped strings included).
+func TestSmall_HoldsAndCopy(t *testing.T) {
+	var small Small
+	body := []byte(`{"a":"x\u0041\n","b":[1,true]}`)
+	d, err := ParseInto(body, 64, &small)
+	require.NoError(t, err)
+	assert.True(t, small.Holds(d))
+	assert.False(t, small.Holds(nil))
+	c := small.Copy()
+	assert.False(t, small.Holds(c))
+	want := d.Any()
+
+	other, err := ParseInto([]byte(`{"z":"\u0042"}`), 64, &small)
+	require.NoError(t, err)
+	assert.True(t, small.Holds(other))
+	assert.Equal(t, want, c.Any())
+	a, ok := c.Root().Get("a")
+	require.True(t, ok)
+	assert.Equal(t, "xA\n", a.Str())
+	big, err := Parse([]byte(`[`+strings.Repeat(`1,`, 40)+`1]`), 64)
+	require.NoError(t, err)
+	assert.False(t, small.Holds(big))
+}
+
 // TestParse_PooledParserKeepsNothing: once a body is read, the parser that
 // goes back to the pool holds nothing of it: not the bytes, not its
 // unescaped strings, not the names of its large objects (which point into
