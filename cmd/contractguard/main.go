@@ -209,13 +209,17 @@ const checkHelp = `Usage: contractguard check --contracts DIR [-X METHOD] [-H 'N
 
 Runs one request through a guard built from the contracts in DIR, exactly
 as its middleware would, and prints "pass", or the status and the error
-body a client would get. It exits 1 if the request is rejected.
+body a client would get. A request no contract matches passes through
+unchecked, as it would in the service: it prints "pass (no contract
+matches METHOD PATH)". It exits 1 if the request is rejected.
 
 With --expect it exits 0 when the outcome is WHAT, 1 when it is not: WHAT
-is pass, reject (any rejection), a status (422) or a code
-(INVARIANT_VIOLATED). Pin a rejection down with it in CI, not with the
-shell's "! contractguard check", which also passes when the contracts do
-not load or the body file is missing (exit status 2).
+is pass (a contract matched and passed the request), unmatched (no
+contract matches it), reject (any rejection), a status (422) or a code
+(INVARIANT_VIOLATED). Pin outcomes down with it in CI: --expect pass fails
+when a typo in a contract's endpoint leaves the request unchecked, and
+--expect reject, unlike the shell's "! contractguard check", fails when the
+contracts do not load or the body file is missing (exit status 2).
 
 PATH may carry a query string. BODY is the body itself, @FILE a file to
 read it from, - standard input. With a body the method defaults to POST and
@@ -223,7 +227,7 @@ the Content-Type to application/json; without one, to GET. A contract in
 mode learn needs a licence key, read from CONTRACTGUARD_LICENSE_KEY.
 
 Examples:
-  contractguard check --contracts contracts /api/users '{"email":"ada@example.com","age":36}'
+  contractguard check --contracts contracts --expect pass /api/users '{"email":"ada@example.com","age":36}'
   contractguard check --contracts contracts -X PUT /api/orders/7 @order.json
   contractguard check --contracts contracts -H 'X-Tenant: acme' '/api/orders?dry=1' - < order.json
   contractguard check --contracts contracts --expect 422 /api/users @underage-user.json
@@ -242,12 +246,12 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	method := fs.String("X", "", "the request `METHOD`")
 	var headers headerFlags
 	fs.Var(&headers, "H", "a request `header`, 'Name: value' (repeatable)")
-	expect := fs.String("expect", "", "exit 0 if the outcome is `WHAT` (pass, reject, a status or a code), 1 if not")
+	expect := fs.String("expect", "", "exit 0 if the outcome is `WHAT` (pass, unmatched, reject, a status or a code), 1 if not")
 	if code, ok := parse(fs, args, stdout); !ok {
 		return code
 	}
 	if *expect != "" && !validExpectation(*expect) {
-		fmt.Fprintf(stderr, "contractguard check: --expect %q: want pass, reject, a status such as 422, or a code such as INVARIANT_VIOLATED\n", *expect)
+		fmt.Fprintf(stderr, "contractguard check: --expect %q: want pass, unmatched, reject, a status such as 422, or a code such as INVARIANT_VIOLATED\n", *expect)
 		return 2
 	}
 	rest := fs.Args()
@@ -307,15 +311,22 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		r.Header.Set(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
+	// A request no contract matches passes unread: said so, not a bare
+	// "pass" that a typo in a contract's endpoint would give too.
+	unmatched := false
+	g.Observe(func(e contractguard.Event) { unmatched = unmatched || e.Outcome == contractguard.OutcomeUnmatched })
 	v := g.CheckRequest(r)
-	if v == nil {
+	switch {
+	case v == nil && unmatched:
+		fmt.Fprintf(stdout, "pass (no contract matches %s %s)\n", r.Method, r.URL.EscapedPath()) // as the guard read it
+	case v == nil:
 		fmt.Fprintln(stdout, "pass")
-	} else {
+	default:
 		b, _ := v.MarshalJSON()
 		fmt.Fprintf(stdout, "%d %s\n%s\n", v.Status, http.StatusText(v.Status), b)
 	}
 	if *expect != "" {
-		if meets(v, *expect) {
+		if meets(v, unmatched, *expect) {
 			return 0
 		}
 		return 1
@@ -334,9 +345,9 @@ var codes = []string{
 }
 
 // validExpectation reports whether want is an outcome check can have:
-// pass, reject, a code, or the status of one.
+// pass, unmatched, reject, a code, or the status of one.
 func validExpectation(want string) bool {
-	if want == "pass" || want == "reject" || slices.Contains(codes, want) {
+	if want == "pass" || want == "unmatched" || want == "reject" || slices.Contains(codes, want) {
 		return true
 	}
 	switch want {
@@ -346,11 +357,14 @@ func validExpectation(want string) bool {
 	return false
 }
 
-// meets reports whether v, nil for a pass, is the outcome want.
-func meets(v *contractguard.Violation, want string) bool {
+// meets reports whether v, nil for a pass, is the outcome want;
+// unmatched is a pass no contract checked, which pass is not.
+func meets(v *contractguard.Violation, unmatched bool, want string) bool {
 	switch {
 	case want == "pass":
-		return v == nil
+		return v == nil && !unmatched
+	case want == "unmatched":
+		return v == nil && unmatched
 	case v == nil:
 		return false
 	case want == "reject":

@@ -206,7 +206,8 @@ invariants:
 		{"standard input", `{"total":101}`, []string{"-X", "PUT", "/orders/1", "-"}, 1,
 			"422 Unprocessable Entity\n" + `{"error":"CONTRACT_VIOLATION","code":"INVARIANT_VIOLATED","details":[{"path":"","message":"at most 100"}]}` + "\n"},
 		{"no body is null", "", []string{"-X", "PUT", "/orders/1"}, 1, "400 Bad Request\n"},
-		{"no contract", "", []string{"/elsewhere"}, 0, "pass\n"},
+		{"no contract", "", []string{"/elsewhere?x=1#top"}, 0, "pass (no contract matches GET /elsewhere)\n"},
+		{"no contract for the method", "", []string{"-X", "POST", "/orders/1", `{"total":5}`}, 0, "pass (no contract matches POST /orders/1)\n"},
 		{"malformed", "", []string{"-X", "PUT", "/orders/1", `{"total":1,"total":2}`}, 1, "400 Bad Request\n"},
 	}
 	for _, tt := range tests {
@@ -298,6 +299,12 @@ invariants:
 		{"a pass expected", []string{"--expect", "pass", "/users", `{"age":30}`}, 0, "pass\n"},
 		{"a rejection expected, a pass", []string{"--expect", "reject", "/users", `{"age":30}`}, 1, "pass\n"},
 		{"a pass expected, a rejection", []string{"--expect", "pass", "/users", `{"name":"root"}`}, 1, "422 Unprocessable Entity\n"},
+		// A typo in a contract's endpoint leaves the request unchecked: not
+		// the pass a CI step pins down.
+		{"a pass expected, no contract", []string{"--expect", "pass", "/user", `{"age":30}`}, 1, "pass (no contract matches POST /user)\n"},
+		{"no contract expected", []string{"--expect", "unmatched", "/user", `{"age":30}`}, 0, "pass (no contract matches POST /user)\n"},
+		{"no contract expected, a pass", []string{"--expect", "unmatched", "/users", `{"age":30}`}, 1, "pass\n"},
+		{"no contract expected, a rejection", []string{"--expect", "unmatched", "/users", `{"age":3}`}, 1, "400 Bad Request\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := cli(t, "", append([]string{"check", "--contracts", dir}, tt.args...)...)
