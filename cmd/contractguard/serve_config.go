@@ -134,11 +134,12 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 	var opts contractguard.Options
 	var err error
 	var fileValues config.Values
+	var fileWhere map[string]string
 	if *configPath != "" {
 		opts, err = contractguard.LoadConfig(*configPath)
 		if err == nil {
 			var problems []error
-			fileValues, problems, err = config.ReadFile(*configPath, config.Serve, "serve")
+			fileValues, fileWhere, problems, err = config.ReadFileWhere(*configPath, config.Serve, "serve")
 			errs = append(errs, problems...) // none: LoadConfig checked serve.* already
 		}
 	} else {
@@ -159,15 +160,17 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	values := config.Values{}
+	whereSet := map[string]string{} // where each value not a default was set, for settingsOf's errors
 	for _, p := range config.Serve {
 		raw, where := serveDefaults[p.Name], "default"
 		if set[strings.TrimPrefix(p.Name, "serve.")] {
 			raw, where = flagText[p.Name].text, "--"+strings.TrimPrefix(p.Name, "serve.")
+			whereSet[p.Name] = where
 		} else if v, ok := envValues[p.Name]; ok {
-			values[p.Name] = v
+			values[p.Name], whereSet[p.Name] = v, "environment "+config.EnvName(p.Name)
 			continue
 		} else if v, ok := fileValues[p.Name]; ok {
-			values[p.Name] = v
+			values[p.Name], whereSet[p.Name] = v, fileWhere[p.Name]
 			continue
 		}
 		if raw == "" && where == "default" && (p.Kind == config.URL || p.Kind == config.Address) {
@@ -182,7 +185,7 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 	}
 	var s settings
 	if len(errs) == 0 { // every value has its kind
-		if s, err = settingsOf(values); err != nil {
+		if s, err = settingsOf(values, whereSet); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -199,8 +202,10 @@ func loadSettings(args []string, stdout, stderr io.Writer) (settings, contractgu
 }
 
 // settingsOf turns property values into settings and checks what one
-// property alone cannot.
-func settingsOf(v config.Values) (settings, error) {
+// property alone cannot. where says where each value not a default was
+// set (file:line, the environment variable, the flag): its errors name
+// it, as the reader's do.
+func settingsOf(v config.Values, where map[string]string) (settings, error) {
 	d := func(name string) time.Duration { return v[name].(time.Duration) }
 	b := func(name string) bool { return v[name].(bool) }
 	s := settings{
@@ -222,6 +227,14 @@ func settingsOf(v config.Values) (settings, error) {
 		AccessLog:         b("serve.access-log"),
 	}
 	var errs []error
+	fail := func(name string, err error) {
+		e := &config.Error{Where: where["serve."+name], Property: config.Root + ".serve." + name, Err: err}
+		if e.Where == "" { // a default
+			errs = append(errs, fmt.Errorf("%s: %w", e.Property, err))
+			return
+		}
+		errs = append(errs, e)
+	}
 	if u, ok := v["serve.upstream"].(*url.URL); ok {
 		s.Upstream = u
 	} else {
@@ -244,25 +257,25 @@ func settingsOf(v config.Values) (settings, error) {
 		{"dial-timeout", s.DialTimeout == 0, "connecting left to the system's timeout, minutes"},
 	} {
 		if z.zero {
-			errs = append(errs, fmt.Errorf("contractguard.serve.%s: must be more than 0 (0 would mean %s)", z.name, z.why))
+			fail(z.name, fmt.Errorf("must be more than 0 (0 would mean %s)", z.why))
 		}
 	}
 	// net/http reads at most MaxHeaderBytes+4096 bytes of a request's head,
 	// an int64 sum: past this it wraps negative, and every request is
 	// refused 431 while the proxy started without a word.
 	if maxHeaderBytes := int64(math.MaxInt - 4096); s.MaxHeaderBytes > maxHeaderBytes {
-		errs = append(errs, fmt.Errorf("contractguard.serve.max-header-bytes: must be at most %d, not %d", maxHeaderBytes, s.MaxHeaderBytes))
+		fail("max-header-bytes", fmt.Errorf("must be at most %d, not %d", maxHeaderBytes, s.MaxHeaderBytes))
 	}
 	if s.Listen == "off" {
-		errs = append(errs, errors.New("contractguard.serve.listen: the proxy needs an address; off is only for admin-listen"))
+		fail("listen", errors.New("the proxy needs an address; off is only for admin-listen"))
 	}
 	if err := s.LogLevel.UnmarshalText([]byte(v["serve.log-level"].(string))); err != nil {
-		errs = append(errs, fmt.Errorf("contractguard.serve.log-level: want debug, info, warn or error, not %q", v["serve.log-level"]))
+		fail("log-level", fmt.Errorf("want debug, info, warn or error, not %q", v["serve.log-level"]))
 	}
 	if h := s.UserHeader; h != "" && !validHeaderName(h) {
-		errs = append(errs, fmt.Errorf("contractguard.serve.user-header: %q is not a header name", h))
+		fail("user-header", fmt.Errorf("%q is not a header name", h))
 	} else if why := unusableUserHeader(h); why != "" {
-		errs = append(errs, fmt.Errorf("contractguard.serve.user-header: %s %s, so it cannot carry the user", h, why))
+		fail("user-header", fmt.Errorf("%s %s, so it cannot carry the user", h, why))
 	}
 	return s, errors.Join(errs...)
 }

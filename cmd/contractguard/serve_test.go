@@ -231,6 +231,45 @@ func TestLoadSettings_Errors(t *testing.T) {
 	}
 }
 
+// TestLoadSettings_ErrorsNameTheLine: a setting each property's kind
+// allows but serve refuses (listen: off, a 0 timeout, a user header the
+// proxy removes) names where it was set, file:line, the variable or the
+// flag, as every other configuration error does; it named only the
+// property, and the file's line had to be searched for.
+func TestLoadSettings_ErrorsNameTheLine(t *testing.T) {
+	clearServeEnv(t)
+	cfg := filepath.Join(t.TempDir(), "contractguard.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`contractguard:
+  serve:
+    upstream: http://127.0.0.1:3000
+    listen: "off"
+    idle-timeout: 0s
+    log-level: loud
+    user-header: Connection
+    max-header-bytes: 9223372036854775807
+`), 0o644))
+	var out, errb bytes.Buffer
+	_, _, code, ok := loadSettings([]string{"--config", cfg}, &out, &errb)
+	assert.False(t, ok)
+	assert.Equal(t, 2, code)
+	for _, want := range []string{
+		cfg + ":4: contractguard.serve.listen: the proxy needs an address",
+		cfg + ":5: contractguard.serve.idle-timeout: must be more than 0",
+		cfg + ":6: contractguard.serve.log-level: want debug, info, warn or error, not \"loud\"",
+		cfg + ":7: contractguard.serve.user-header: Connection is not forwarded to the service",
+		cfg + ":8: contractguard.serve.max-header-bytes: must be at most",
+	} {
+		assert.Contains(t, errb.String(), "contractguard serve: "+want)
+	}
+
+	errb.Reset()
+	t.Setenv("CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT", "0")
+	_, _, _, ok = loadSettings([]string{"--config", cfg, "--listen", "off", "--idle-timeout", "1s", "--log-level", "info", "--user-header", "", "--max-header-bytes", "1"}, &out, &errb)
+	assert.False(t, ok)
+	assert.Contains(t, errb.String(), "contractguard serve: --listen: contractguard.serve.listen: the proxy needs an address")
+	assert.Contains(t, errb.String(), "contractguard serve: environment CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT: contractguard.serve.shutdown-timeout: must be more than 0")
+}
+
 func clearServeEnv(t *testing.T) {
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CONTRACTGUARD_") {

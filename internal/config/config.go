@@ -104,15 +104,28 @@ type Values map[string]any
 // (contractguard.serve.…) and the rest is left alone: it is another
 // table's to check.
 func ReadFile(path string, table []Property, scope string) (values Values, problems []error, err error) {
+	values, _, problems, err = ReadFileWhere(path, table, scope)
+	return values, problems, err
+}
+
+// ReadFileWhere is ReadFile that also says where each property read was
+// set, "file:line", for errors found once the values are read (a setting
+// that only makes sense with another) to name the line as the reader's do.
+func ReadFileWhere(path string, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, &Error{Where: path, Err: err}
+		return nil, nil, nil, &Error{Where: path, Err: err}
 	}
-	return Read(path, src, table, scope)
+	return read(path, src, table, scope)
 }
 
 // Read is ReadFile of src, which was read from path.
 func Read(path string, src []byte, table []Property, scope string) (values Values, problems []error, err error) {
+	values, _, problems, err = read(path, src, table, scope)
+	return values, problems, err
+}
+
+func read(path string, src []byte, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
 	docs, err := yamljson.Parse(src)
 	if err != nil {
 		where := path
@@ -120,14 +133,14 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 		if line > 0 {
 			where = fmt.Sprintf("%s:%d", path, line)
 		}
-		return nil, nil, &Error{Where: where, Err: err}
+		return nil, nil, nil, &Error{Where: where, Err: err}
 	}
 	r := reader{path: path, table: table, scope: scope, values: Values{}, lines: map[string]int{}}
 	found := false
 	for _, d := range docs {
 		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
 		if !ok {
-			return nil, nil, &Error{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
+			return nil, nil, nil, &Error{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
 		}
 		for _, kv := range top.Values {
 			k, _ := yamljson.Key(kv.Key)
@@ -150,14 +163,16 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 	if !found {
 		// A misspelt contractguard: would otherwise leave every property
 		// at its default without a word.
-		return nil, nil, &Error{Where: path, Err: errors.New("no contractguard: key; a configuration file holds its properties under contractguard:")}
+		return nil, nil, nil, &Error{Where: path, Err: errors.New("no contractguard: key; a configuration file holds its properties under contractguard:")}
 	}
+	where = make(map[string]string, len(r.values))
 	for name, v := range r.values {
 		if p, _ := find(table, name); p.Kind == Path && !filepath.IsAbs(v.(string)) {
 			r.values[name] = filepath.Join(filepath.Dir(path), v.(string))
 		}
+		where[name] = fmt.Sprintf("%s:%d", path, r.lines[name])
 	}
-	return r.values, r.problems, nil
+	return r.values, where, r.problems, nil
 }
 
 // Env reads the properties of table whose environment variables are set.
