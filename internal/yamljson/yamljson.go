@@ -188,6 +188,10 @@ func notUTF8(src []byte) error {
 	if utf8.Valid(src) {
 		return nil
 	}
+	// UTF-32LE's mark starts as UTF-16LE's does: looked for first.
+	if bytes.HasPrefix(src, []byte{0xff, 0xfe, 0, 0}) || bytes.HasPrefix(src, []byte{0, 0, 0xfe, 0xff}) {
+		return &Error{Line: 1, Column: 1, Message: "the file is UTF-32 (its byte order mark says so): save it as UTF-8"}
+	}
 	if bytes.HasPrefix(src, []byte{0xff, 0xfe}) || bytes.HasPrefix(src, []byte{0xfe, 0xff}) {
 		return &Error{Line: 1, Column: 1, Message: "the file is UTF-16 (its byte order mark says so): save it as UTF-8"}
 	}

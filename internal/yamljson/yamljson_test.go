@@ -500,7 +500,7 @@ func TestParse_NestingIsBounded(t *testing.T) {
 	}
 }
 
-// TestParse_NotUTF8: a file that is not UTF-8 (Latin-1, UTF-16) was read
+// TestParse_NotUTF8: a file that is not UTF-8 (Latin-1, UTF-16, UTF-32) was read
 // with its bytes as they were, and a contract in Latin-1 loaded with an
 // endpoint and texts that are not UTF-8. It is an error at the first byte
 // that is not.
@@ -509,6 +509,11 @@ func TestParse_NotUTF8(t *testing.T) {
 		"endpoint: /a\nmethod: POST\nschema: {description: \"caf\xe9\"}\n": "3:27: byte 0xe9 is not UTF-8: save the file as UTF-8",
 		"\ufeffendpoint: /caf\xe9\n":                                       "1:15: byte 0xe9 is not UTF-8: save the file as UTF-8",
 		"\xff\xfee\x00n\x00d\x00:\x00 \x00/\x00\n\x00":                     "1:1: the file is UTF-16 (its byte order mark says so): save it as UTF-8",
+		"\xfe\xff\x00e\x00n\x00d\x00:\x00 \x00/\x00\n":                     "1:1: the file is UTF-16 (its byte order mark says so): save it as UTF-8",
+		// UTF-32: its little-endian mark starts with UTF-16's, and was
+		// reported as UTF-16; the big-endian one as a byte 0xfe.
+		"\xff\xfe\x00\x00e\x00\x00\x00n\x00\x00\x00:\x00\x00\x00\n\x00\x00\x00": "1:1: the file is UTF-32 (its byte order mark says so): save it as UTF-8",
+		"\x00\x00\xfe\xff\x00\x00\x00e\x00\x00\x00n\x00\x00\x00:\x00\x00\x00\n": "1:1: the file is UTF-32 (its byte order mark says so): save it as UTF-8",
 	} {
 		_, err := Parse([]byte(src))
 		require.Error(t, err, "%q", src)
