@@ -783,7 +783,13 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	p, err := newProxy(s, opts, log)
 	if err != nil {
 		for _, e := range flatten(err) {
-			log.Error("contractguard serve: the contracts do not load", slog.String("error", e.Error()))
+			// A paid feature without a licence key, say, is not a contract
+			// that does not load.
+			msg := "contractguard serve: the guard does not start"
+			if le := (*contractguard.LoadError)(nil); errors.As(e, &le) {
+				msg = "contractguard serve: the contracts do not load"
+			}
+			log.Error(msg, slog.String("error", e.Error()))
 		}
 		return 1
 	}

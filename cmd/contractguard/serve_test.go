@@ -270,6 +270,28 @@ func TestLoadSettings_ErrorsNameTheLine(t *testing.T) {
 	assert.Contains(t, errb.String(), "contractguard serve: environment CONTRACTGUARD_SERVE_SHUTDOWN_TIMEOUT: contractguard.serve.shutdown-timeout: must be more than 0")
 }
 
+// TestServe_StartErrors: a guard that does not start for want of a
+// licence key was logged as "the contracts do not load", sending its
+// operator to contracts that load; a broken contract still is.
+func TestServe_StartErrors(t *testing.T) {
+	clearServeEnv(t)
+	good := writeFiles(t, map[string]string{"c.yaml": "endpoint: /users\nmethod: POST\nschema: {type: object}\n"})
+	bad := writeFiles(t, map[string]string{"c.yaml": "endpoint: /users\nmethod: POST\nschema: {type: objec}\n"})
+	args := func(dir string) []string {
+		return []string{"--contracts", dir, "--upstream", "http://127.0.0.1:1", "--listen", "127.0.0.1:0", "--admin-listen", "off"}
+	}
+	t.Setenv("CONTRACTGUARD_LEARNING_MODE", "true")
+	var out, errb bytes.Buffer
+	assert.Equal(t, 1, serve(args(good), &out, &errb))
+	assert.Contains(t, errb.String(), `"msg":"contractguard serve: the guard does not start","error":"contractguard: learning-mode is a paid feature`)
+	assert.NotContains(t, errb.String(), "the contracts do not load")
+
+	os.Unsetenv("CONTRACTGUARD_LEARNING_MODE")
+	errb.Reset()
+	assert.Equal(t, 1, serve(args(bad), &out, &errb))
+	assert.Contains(t, errb.String(), `"msg":"contractguard serve: the contracts do not load","error":"`+filepath.Join(bad, "c.yaml")+`:3: POST /users: schema/type`)
+}
+
 func clearServeEnv(t *testing.T) {
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CONTRACTGUARD_") {
