@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -72,9 +74,10 @@ func (e *Error) Error() string {
 }
 
 // printable is s, or s quoted when it holds a character that would not
-// print as itself (a line break in a quoted key): an error stays one line.
+// print as itself (a line break in a quoted key or a file's name, a byte
+// that is not UTF-8): an error stays one line, as the contracts' do.
 func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
 		return s
 	}
 	return strconv.Quote(s)
@@ -114,7 +117,10 @@ func ReadFile(path string, table []Property, scope string) (values Values, probl
 func ReadFileWhere(path string, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, nil, &Error{Where: path, Err: err}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: printable(pe.Path), Err: pe.Err} // one line
+		}
+		return nil, nil, nil, &Error{Where: printable(path), Err: err}
 	}
 	return read(path, src, table, scope)
 }
@@ -126,21 +132,22 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 }
 
 func read(path string, src []byte, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
+	shown := printable(path) // a file name with a line break in it: errors stay one line
 	docs, err := yamljson.Parse(src)
 	if err != nil {
-		where := path
+		where := shown
 		line, err := yamljson.Split(err, 0)
 		if line > 0 {
-			where = fmt.Sprintf("%s:%d", path, line)
+			where = fmt.Sprintf("%s:%d", shown, line)
 		}
 		return nil, nil, nil, &Error{Where: where, Err: err}
 	}
-	r := reader{path: path, table: table, scope: scope, values: Values{}, lines: map[string]int{}}
+	r := reader{path: shown, table: table, scope: scope, values: Values{}, lines: map[string]int{}}
 	found := false
 	for _, d := range docs {
 		top, ok := yamljson.Unwrap(d.Body).(*ast.MappingNode)
 		if !ok {
-			return nil, nil, nil, &Error{Where: fmt.Sprintf("%s:%d", path, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
+			return nil, nil, nil, &Error{Where: fmt.Sprintf("%s:%d", shown, d.Line), Err: errors.New("a configuration file is a mapping with a contractguard: key")}
 		}
 		for _, kv := range top.Values {
 			k, _ := yamljson.Key(kv.Key)
@@ -163,14 +170,14 @@ func read(path string, src []byte, table []Property, scope string) (values Value
 	if !found {
 		// A misspelt contractguard: would otherwise leave every property
 		// at its default without a word.
-		return nil, nil, nil, &Error{Where: path, Err: errors.New("no contractguard: key; a configuration file holds its properties under contractguard:")}
+		return nil, nil, nil, &Error{Where: shown, Err: errors.New("no contractguard: key; a configuration file holds its properties under contractguard:")}
 	}
 	where = make(map[string]string, len(r.values))
 	for name, v := range r.values {
 		if p, _ := find(table, name); p.Kind == Path && !filepath.IsAbs(v.(string)) {
 			r.values[name] = filepath.Join(filepath.Dir(path), v.(string))
 		}
-		where[name] = fmt.Sprintf("%s:%d", path, r.lines[name])
+		where[name] = fmt.Sprintf("%s:%d", shown, r.lines[name])
 	}
 	return r.values, where, r.problems, nil
 }
@@ -196,7 +203,7 @@ func Env(table []Property) (Values, []error) {
 }
 
 type reader struct {
-	path     string
+	path     string // the file's name as errors show it
 	table    []Property
 	scope    string
 	aliases  map[*ast.AliasNode]ast.Node

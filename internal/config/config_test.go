@@ -1,8 +1,11 @@
 package config
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +120,36 @@ func TestRead_ErrorsStayOneLine(t *testing.T) {
 	require.Len(t, problems, 2)
 	assert.EqualError(t, problems[0], `/etc/cg/f.yaml:2: "contractguard.a\nb": unknown property (known: license-key)`)
 	assert.EqualError(t, problems[1], `/etc/cg/f.yaml:3: contractguard.license-key: placeholder ${"CG_TEST\nUNSET"}: the environment variable "CG_TEST\nUNSET" is not set and there is no default (${"CG_TEST\nUNSET":default})`)
+}
+
+// TestReadFile_FileNameStaysOneLine: a file whose name holds a line break
+// is quoted in every message, as a contracts file's is; the message was
+// two lines, "dir\nname/cg.yaml:2: …" and "open dir\nname/…".
+func TestReadFile_FileNameStaysOneLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a\nb")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	file := filepath.Join(dir, "cg.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("contractguard:\n  max-depth: deep\n  serve:\n    listen: :1\n"), 0o644))
+	tbl := []Property{{"max-depth", Depth}, {"serve.listen", Address}}
+	shown := strconv.Quote(file)
+	_, where, problems, err := ReadFileWhere(file, tbl, "")
+	require.NoError(t, err)
+	require.Len(t, problems, 1)
+	assert.EqualError(t, problems[0], shown+`:2: contractguard.max-depth: want a whole number, 0 or more, not "deep"`)
+	assert.Equal(t, map[string]string{"serve.listen": shown + ":4"}, where)
+
+	_, _, err = ReadFile(filepath.Join(dir, "none.yaml"), tbl, "")
+	missing := strconv.Quote(filepath.Join(dir, "none.yaml"))
+	assert.EqualError(t, err, missing+": open "+missing+": no such file or directory")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	for _, src := range []string{"contractguard: [\n", "other: 1\n", "- 1\n"} {
+		require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+		_, _, err := ReadFile(file, tbl, "")
+		require.Error(t, err, "%q", src)
+		assert.True(t, strings.HasPrefix(err.Error(), shown), "%q: %v", src, err)
+		assert.NotContains(t, err.Error(), "\n", "%q", src)
+	}
 }
 
 // TestRead_ByteOrderMark: a file that starts with a byte order mark (as
