@@ -205,13 +205,21 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
-const checkHelp = `Usage: contractguard check --contracts DIR [-X METHOD] [-H 'Name: value'] [--expect WHAT] PATH [BODY|@FILE|-]
+const checkHelp = `Usage: contractguard check [--config FILE] [--contracts DIR] [-X METHOD] [-H 'Name: value'] [--expect WHAT] PATH [BODY|@FILE|-]
 
 Runs one request through a guard built from the contracts in DIR, exactly
 as its middleware would, and prints "pass", or the status and the error
 body a client would get. A request no contract matches passes through
 unchecked, as it would in the service: it prints "pass (no contract
-matches METHOD PATH)". It exits 1 if the request is rejected.
+matches METHOD PATH)"; one that a contract in mode learn would reject
+passes too, and prints what it would have been ("pass (mode learn would
+reject: INVARIANT_VIOLATED)"). It exits 1 if the request is rejected.
+
+Without --config the guard has the library's defaults (no vulnerability
+scan, no require-contract, the default body and depth limits); with it,
+the service's settings, read from its configuration file and the
+CONTRACTGUARD_* environment as the service reads them (--contracts, if
+given, wins over the file's contracts-dir).
 
 With --expect it exits 0 when the outcome is WHAT, 1 when it is not: WHAT
 is pass (a contract matched and passed the request), unmatched (no
@@ -227,6 +235,7 @@ the Content-Type to application/json; without one, to GET. A contract in
 mode learn needs a licence key, read from CONTRACTGUARD_LICENSE_KEY.
 
 Examples:
+  contractguard check --config contractguard.yaml --expect VULNERABILITY_DETECTED /api/search @xss.json
   contractguard check --contracts contracts --expect pass /api/users '{"email":"ada@example.com","age":36}'
   contractguard check --contracts contracts -X PUT /api/orders/7 @order.json
   contractguard check --contracts contracts -H 'X-Tenant: acme' '/api/orders?dry=1' - < order.json
@@ -242,7 +251,8 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
 func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("check", checkHelp, stderr)
-	dir := fs.String("contracts", "", "the contracts `DIR`ectory (required)")
+	dir := fs.String("contracts", "", "the contracts `DIR`ectory (required without --config)")
+	configPath := fs.String("config", "", "the service's configuration `FILE` (contractguard.yaml): its settings, not the defaults")
 	method := fs.String("X", "", "the request `METHOD`")
 	var headers headerFlags
 	fs.Var(&headers, "H", "a request `header`, 'Name: value' (repeatable)")
@@ -255,8 +265,8 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rest := fs.Args()
-	if *dir == "" || len(rest) < 1 || len(rest) > 2 {
-		fmt.Fprintln(stderr, "contractguard check: need --contracts DIR, a PATH, and at most one BODY")
+	if *dir == "" && *configPath == "" || len(rest) < 1 || len(rest) > 2 {
+		fmt.Fprintln(stderr, "contractguard check: need --contracts DIR or --config FILE, a PATH, and at most one BODY")
 		fs.Usage()
 		return 2
 	}
@@ -287,7 +297,14 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			*method = http.MethodPost
 		}
 	}
-	g, err := contractguard.New(contractsOptions(*dir))
+	opts, err := checkOptions(*configPath, *dir)
+	if err != nil {
+		for _, e := range flatten(err) {
+			fmt.Fprintln(stderr, e)
+		}
+		return 2
+	}
+	g, err := contractguard.New(opts)
 	if err != nil {
 		for _, e := range flatten(err) {
 			fmt.Fprintln(stderr, e)
@@ -313,12 +330,19 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// A request no contract matches passes unread: said so, not a bare
 	// "pass" that a typo in a contract's endpoint would give too.
-	unmatched := false
-	g.Observe(func(e contractguard.Event) { unmatched = unmatched || e.Outcome == contractguard.OutcomeUnmatched })
+	unmatched, would := false, ""
+	g.Observe(func(e contractguard.Event) {
+		unmatched = unmatched || e.Outcome == contractguard.OutcomeUnmatched
+		if e.Outcome == contractguard.OutcomeWouldBlock && would == "" {
+			would = e.Code
+		}
+	})
 	v := g.CheckRequest(r)
 	switch {
 	case v == nil && unmatched:
 		fmt.Fprintf(stdout, "pass (no contract matches %s %s)\n", r.Method, r.URL.EscapedPath()) // as the guard read it
+	case v == nil && would != "":
+		fmt.Fprintf(stdout, "pass (mode learn would reject: %s)\n", would)
 	case v == nil:
 		fmt.Fprintln(stdout, "pass")
 	default:
@@ -335,6 +359,32 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkOptions are the Options check builds its guard with: the
+// library's defaults and the contracts in dir, or, with a configuration
+// file, the service's settings from it and the environment (dir, when
+// given, wins over its contracts-dir). A configuration that disables the
+// guard is an error: nothing would be checked.
+func checkOptions(configPath, dir string) (contractguard.Options, error) {
+	if configPath == "" {
+		return contractsOptions(dir), nil
+	}
+	o, err := contractguard.LoadConfig(configPath)
+	if err != nil {
+		return o, err
+	}
+	if dir != "" {
+		o.ContractsDir = dir
+	}
+	switch {
+	case o.Disabled:
+		return o, fmt.Errorf("contractguard check: %s disables the guard (contractguard.enabled: false): nothing would be checked", configPath)
+	case o.ContractsDir == "":
+		return o, fmt.Errorf("contractguard check: %s sets no contractguard.contracts-dir: give --contracts DIR", configPath)
+	}
+	o.Logger = slog.New(slog.DiscardHandler)
+	return o, nil
 }
 
 // The codes a rejection may have, for --expect.

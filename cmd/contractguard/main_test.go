@@ -147,6 +147,56 @@ func TestLint_LearningContractReadsTheLicenceKey(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	code, out = run("check", "--contracts", dir, "/a", `[]`)
 	assert.Equal(t, 0, code, out) // learning: reported, passed
+	assert.Equal(t, "pass (mode learn would reject: SCHEMA_INVALID)\n", out, "what it would have been, not a bare pass")
+}
+
+// TestCheck_Config: check ran with the library's defaults whatever the
+// service sets, so --expect VULNERABILITY_DETECTED or NO_CONTRACT could
+// never hold (the help says "exactly as its middleware would"). With
+// --config it has the service's settings, from the file and the
+// environment; --contracts wins over the file's contracts-dir; a file
+// that disables the guard, or names no contracts, is an error.
+func TestCheck_Config(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"contracts/c.yaml":   "endpoint: /notes\nmethod: POST\nschema: {type: object, properties: {text: {type: string}}}\n",
+		"other/c.yaml":       "endpoint: /other\nmethod: POST\n",
+		"contractguard.yaml": "contractguard:\n  contracts-dir: contracts\n  vulnerability-scan: true\n  require-contract: true\n",
+		"off.yaml":           "contractguard:\n  enabled: false\n  contracts-dir: contracts\n",
+		"nodir.yaml":         "contractguard:\n  vulnerability-scan: true\n",
+	})
+	conf := filepath.Join(dir, "contractguard.yaml")
+	xss := `{"text":"<script>alert(1)</script>"}`
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+	}{
+		{"the scan, by the file", []string{"--config", conf, "--expect", "VULNERABILITY_DETECTED", "/notes", xss}, 0, "403 Forbidden\n"},
+		{"the defaults: no scan", []string{"--contracts", filepath.Join(dir, "contracts"), "--expect", "VULNERABILITY_DETECTED", "/notes", xss}, 1, "pass\n"},
+		{"require-contract, by the file", []string{"--config", conf, "--expect", "NO_CONTRACT", "/elsewhere", `{}`}, 0, "403 Forbidden\n"},
+		{"a clean body", []string{"--config", conf, "--expect", "pass", "/notes", `{"text":"hello"}`}, 0, "pass\n"},
+		{"--contracts wins", []string{"--config", conf, "--contracts", filepath.Join(dir, "other"), "--expect", "NO_CONTRACT", "/notes", `{}`}, 0, "403 Forbidden\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := cli(t, "", append([]string{"check"}, tt.args...)...)
+			assert.Equal(t, tt.code, r.code, r.stdout+r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, tt.stdout), "got %q", r.stdout)
+		})
+	}
+	t.Setenv("CONTRACTGUARD_VULNERABILITY_SCAN", "false")
+	r := cli(t, "", "check", "--config", conf, "--expect", "pass", "/notes", xss)
+	assert.Equal(t, 0, r.code, "the environment wins over the file, as in the service: %s%s", r.stdout, r.stderr)
+
+	for file, want := range map[string]string{
+		"off.yaml":   "disables the guard",
+		"nodir.yaml": "give --contracts DIR",
+		"none.yaml":  "none.yaml",
+	} {
+		r := cli(t, "", "check", "--config", filepath.Join(dir, file), "/notes", `{}`)
+		assert.Equal(t, 2, r.code, "%s: %s", file, r.stdout)
+		assert.Contains(t, r.stderr, want, file)
+	}
 }
 
 func TestLint_MissingDirectory(t *testing.T) {
