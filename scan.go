@@ -3,6 +3,7 @@ package contractguard
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"mime"
 	"net/http"
@@ -57,7 +58,12 @@ func scanRequest(cs []*contract, in *request) *Violation {
 				k = formFinding(st.plain)
 			}
 			if k == scan.None { // a multipart form's fields, as r.FormValue reads them
-				k = multipartFinding(st.plain, in.header)
+				var tooLarge bool
+				if k, tooLarge = multipartFinding(st.plain, in.header); tooLarge {
+					st.scanned = st.scanned[:before]
+					return newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf(
+						"multipart body must have at most %d parts and %d header lines", route.MultipartMaxParts, route.MultipartMaxHeaders)})
+				}
 			}
 			if k == scan.None { // JSON to json.NewDecoder, whatever the Content-Type says
 				k = jsonFinding(st.plain)
@@ -157,22 +163,25 @@ func formFinding(body []byte) scan.Class {
 // body's bytes does not see "1=27 OR =271=27=3D=271", which is
 // "1' OR '1'='1" to the handler, nor anything of a form with an image in
 // it, whose bytes are not UTF-8.
-func multipartFinding(body []byte, h http.Header) scan.Class {
+func multipartFinding(body []byte, h http.Header) (_ scan.Class, tooLarge bool) {
 	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" && mt != "multipart/mixed" || params["boundary"] == "" {
-		return scan.None
+		return scan.None, false
 	}
 	var first firstFinding
-	scan.Pairs(multipartFields(body, params["boundary"]), &first)
-	return scan.ClassOf(first.message)
+	scan.Pairs(multipartFields(body, params["boundary"], &tooLarge), &first)
+	if first.message != "" {
+		return scan.ClassOf(first.message), false
+	}
+	return scan.None, tooLarge
 }
 
 // multipartFields yields the fields of a multipart body
 // (route.MultipartFields) whose text is UTF-8: a file that is not, an
 // image, is no text a class reads.
-func multipartFields(body []byte, boundary string) iter.Seq2[string, string] {
+func multipartFields(body []byte, boundary string, tooLarge *bool) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
-		for name, v := range route.MultipartFields(body, boundary) {
+		for name, v := range route.MultipartFields(body, boundary, tooLarge) {
 			if utf8.ValidString(v) && !yield(name, v) {
 				return
 			}

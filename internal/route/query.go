@@ -2,6 +2,7 @@ package route
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"iter"
 	"mime/multipart"
@@ -214,30 +215,70 @@ func decodeComponent(s string) string {
 	return s
 }
 
+// MultipartMaxParts and MultipartMaxHeaders are the bounds of
+// multipart.Reader.ReadForm (r.ParseMultipartForm, r.FormValue), GODEBUG
+// multipartmaxparts and multipartmaxheaders at their defaults: a form of
+// more parts, with a part of more header lines, or with file parts of more
+// header lines in all, is multipart.ErrMessageTooLarge to it, and the
+// handler gets none of its fields.
+const (
+	MultipartMaxParts   = 1000
+	MultipartMaxHeaders = 10000
+)
+
 // MultipartFields are the fields of a multipart body as a handler reads
 // them (r.FormValue, r.MultipartForm, r.MultipartReader), in order: for
 // each part, its form name with the file name FileName gives (a file
-// part), then with its content, decoded as the multipart reader decodes
-// it (quoted-printable); as far as the body reads as multipart. A body cut
+// part), then with its content, decoded as the multipart reader decodes it
+// (quoted-printable); as far as the body reads as multipart. A body cut
 // short (read up to a size limit) is read as if a closing delimiter
 // followed it: the reader holds back a part's last bytes until it sees
 // what follows them, and they are the part's (after a whole body's own
 // closing delimiter, the one added is not read). Each content is a copy:
 // at most the body's size.
-func MultipartFields(body []byte, boundary string) iter.Seq2[string, string] {
+//
+// It reads no further than ReadForm does, and sets *tooLarge (when not
+// nil) where ReadForm fails for the bounds above: at the part one over
+// MultipartMaxParts, or one with more header lines than are left, which
+// is not yielded. A streaming handler (r.MultipartReader, busboy) reads
+// on: a caller that finds *tooLarge set must not take what was yielded
+// for all the body holds. Reading each of a megabyte's 100,000 empty parts
+// cost 84 ms.
+func MultipartFields(body []byte, boundary string, tooLarge *bool) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		if boundary == "" {
 			return
 		}
 		mr := multipart.NewReader(io.MultiReader(bytes.NewReader(body), strings.NewReader("\r\n--"+boundary+"--\r\n")), boundary)
-		var buf bytes.Buffer // read into, for all parts: a copy of its length is yielded
-		for {
+		var buf bytes.Buffer           // read into, for all parts: a copy of its length is yielded
+		headers := MultipartMaxHeaders // left for the file parts, as ReadForm counts them
+		over := func() {
+			if tooLarge != nil {
+				*tooLarge = true
+			}
+		}
+		for parts := 0; ; parts++ {
 			p, err := mr.NextPart()
+			if errors.Is(err, multipart.ErrMessageTooLarge) { // a part of over MultipartMaxHeaders lines
+				over()
+			}
 			if err != nil {
 				return
 			}
+			lines := 0
+			for _, v := range p.Header {
+				lines += len(v)
+			}
+			if parts == MultipartMaxParts || lines > headers {
+				over()
+				return
+			}
 			name := p.FormName()
-			if fn := p.FileName(); fn != "" && !yield(name, fn) {
+			fn := p.FileName()
+			if fn != "" && name != "" {
+				headers -= lines
+			}
+			if fn != "" && !yield(name, fn) {
 				return
 			}
 			// Not io.ReadAll's buffer, which is 512 bytes at least: a

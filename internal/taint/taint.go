@@ -229,7 +229,7 @@ func (r *Request) parseRaw() {
 // Inputs leaves out the values too short to be one.
 func multipartPairs(b []byte, boundary string) []pair {
 	var ps []pair
-	for name, v := range route.MultipartFields(b, boundary) {
+	for name, v := range route.MultipartFields(b, boundary, nil) {
 		ps = append(ps, pair{name, v})
 	}
 	return ps
