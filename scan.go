@@ -55,6 +55,10 @@ func scanRequest(cs []*contract, in *request) *Violation {
 				k = scan.Bytes(st.plain)
 			}
 			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
+				if v := formTooLarge(st.plain); v != nil {
+					st.scanned = st.scanned[:before]
+					return v
+				}
 				k = formFinding(st.plain)
 			}
 			if k == scan.None { // a multipart form's fields, as r.FormValue reads them
@@ -131,6 +135,19 @@ func isForm(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// formTooLarge refuses a form body of more than route.FormMaxPairs
+// pairs (413): url.ParseQuery reads none of them (r.ParseForm gives the
+// handler no field), Express's urlencoded parser refuses more than 1,000
+// (413 too), and reading each of a megabyte of '&' (the three readings of
+// formFinding) cost 70 ms, of "a=%41%zz&" 210 ms, against 11 ms for a
+// megabyte of JSON.
+func formTooLarge(body []byte) *Violation {
+	if !route.FormTooLarge(unsafe.String(unsafe.SliceData(body), len(body))) {
+		return nil
+	}
+	return newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf("form body must have at most %d fields", route.FormMaxPairs)})
 }
 
 // formFinding is the class of the first finding in the names and values

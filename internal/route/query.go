@@ -175,6 +175,16 @@ func invalidPrefix(b []byte) int {
 	return n
 }
 
+// FormMaxPairs is url.ParseQuery's bound on the pairs of a query or a
+// form body (GODEBUG urlmaxqueryparams at its default): of more, it reads
+// none, and r.ParseForm gives the handler no field of the body.
+const FormMaxPairs = 10000
+
+// FormTooLarge reports a query or form body of more pairs than
+// url.ParseQuery reads (FormMaxPairs), counted as it counts them: its
+// '&' and one.
+func FormTooLarge(s string) bool { return strings.Count(s, "&") >= FormMaxPairs }
+
 // GoPairs are the pairs of query split at each of seps, as url.ParseQuery
 // reads them: a pair with a ';' left in it, or a malformed escape,
 // dropped; with seps "&;", as it reads them once http.AllowQuerySemicolons
