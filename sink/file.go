@@ -83,6 +83,9 @@ func (f Files) Check(ctx context.Context, name string) error {
 	if r == nil {
 		return nil
 	}
+	if ok, err := tooLarge(r, sinkFile); ok {
+		return err
+	}
 	pc := pathCheck{f: f, name: name, clean: filepath.Clean(name), fd: newFinder(name)}
 	var failed error
 	reported := false // report-only: the call is reported for each input

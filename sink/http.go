@@ -154,6 +154,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if r == nil {
 		return t.base.RoundTrip(req)
 	}
+	if ok, err := tooLarge(r, sinkHTTP); ok {
+		if err != nil {
+			return nil, err
+		}
+		return t.base.RoundTrip(req) // report-only: reported, and made
+	}
 	in, tainted := t.taintedHost(r, req)
 	if !tainted {
 		return t.base.RoundTrip(req)
@@ -491,6 +497,9 @@ func CheckURL(ctx context.Context, rawURL string) error {
 	r := request(ctx)
 	if r == nil {
 		return nil
+	}
+	if ok, err := tooLarge(r, sinkHTTP); ok {
+		return err
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {

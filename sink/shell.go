@@ -74,6 +74,9 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	if r == nil || cmd == nil {
 		return nil
 	}
+	if ok, err := tooLarge(r, sinkShell); ok {
+		return err
+	}
 	args := cmd.Args
 	if len(args) == 0 {
 		args = []string{cmd.Path}

@@ -99,6 +99,17 @@ func overBudgetAgain(r *taint.Request, sink string, again bool) error {
 	return blockAgain(r, sink, taint.Input{}, "too much input to check", again)
 }
 
+// tooLarge blocks a call (overBudget) when r's form body holds
+// more fields than its inputs are read to (taint.Request.TooLarge): a
+// check of what was read could let the rest through. ok is false for
+// every other request; then the call is checked as usual.
+func tooLarge(r *taint.Request, sink string) (ok bool, err error) {
+	if !r.TooLarge() {
+		return false, nil
+	}
+	return true, overBudget(r, sink)
+}
+
 // request is the recorded input of ctx, or nil.
 func request(ctx context.Context) *taint.Request { return taint.FromContext(ctx) }
 

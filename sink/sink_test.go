@@ -2,11 +2,13 @@ package sink
 
 import (
 	"context"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/taint"
 )
@@ -87,4 +89,38 @@ func TestCheck_InputTrimmedAsRuntimesTrim(t *testing.T) {
 	assert.NoError(t, CheckSQL(ctxOf(r), "SELECT * FROM t WHERE name = $1 AND note = 'O''Brien here'", PostgreSQL))
 	r, _ = inputAt(t, taint.Query, "\u00a0in.png\u00a0")
 	assert.NoError(t, CheckCmd(ctxOf(r), exec.Command("convert", "in.png", "out.png")))
+}
+
+// TestSinks_FormTooLargeFailsClosed: on a request whose form body is past
+// what its inputs are read to (taint.Request.TooLarge), every sink fails
+// closed, reported once; in report-only mode the call goes ahead.
+func TestSinks_FormTooLargeFailsClosed(t *testing.T) {
+	over := func(reportOnly bool) (context.Context, *recorder) {
+		rc := &recorder{}
+		r := &taint.Request{Method: "POST", Route: "/forms", Reporter: rc, ReportOnly: reportOnly,
+			Raw: []byte(strings.Repeat("&", 10000)), Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}}
+		return ctxOf(r), rc
+	}
+	checks := map[string]func(context.Context) error{
+		"sql":   func(ctx context.Context) error { return CheckSQL(ctx, "SELECT 1", SQLite) },
+		"shell": func(ctx context.Context) error { return CheckCmd(ctx, exec.Command("true")) },
+		"file":  func(ctx context.Context) error { return CheckPath(ctx, "notes.txt") },
+		"http":  func(ctx context.Context) error { return CheckURL(ctx, "https://example.com/") },
+	}
+	for name, check := range checks {
+		ctx, rc := over(false)
+		err := check(ctx)
+		require.ErrorIs(t, err, ErrBlocked, name)
+		assert.ErrorContains(t, err, "too much input", name)
+		require.Len(t, rc.all(), 1, name)
+		assert.Equal(t, name, rc.all()[0].Sink)
+		ctx, rc = over(true)
+		assert.NoError(t, check(ctx), name)
+		assert.Len(t, rc.all(), 1, name)
+	}
+	ctx, rc := over(false)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://127.0.0.1:1/", nil)
+	_, err := (&http.Client{Transport: Transport(nil)}).Do(req)
+	require.ErrorIs(t, err, ErrBlocked, "the transport")
+	assert.Len(t, rc.all(), 1)
 }

@@ -28,6 +28,9 @@ func CheckSQL(ctx context.Context, query string, d Dialect) error {
 	if r == nil {
 		return nil
 	}
+	if ok, err := tooLarge(r, sinkSQL); ok {
+		return err
+	}
 	return checkSQL(r, query, d)
 }
 

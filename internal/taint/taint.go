@@ -171,6 +171,23 @@ type Request struct {
 	rawOne  bool     // Raw is one input
 	cut     []Input  // the whole strings of a JSON text cut short (cutStrings)
 	cutPtrs []string // their JSON pointers, by -2-node
+	// tooLarge: the form body has more pairs than url.ParseQuery reads,
+	// or the multipart body is past ReadForm's bounds (route.FormTooLarge,
+	// route.MultipartFields), and its fields are not all inputs (TooLarge).
+	tooLarge bool
+}
+
+// TooLarge reports a request whose form body holds more fields than its
+// inputs are read to: a urlencoded one of more pairs than url.ParseQuery
+// reads (10,000), or a multipart one past multipart.Reader.ReadForm's
+// bounds (1,000 parts; 10,000 header lines). A Go handler's r.FormValue
+// reads none of them, but one that reads on (r.MultipartReader, its own
+// split of the body) does, and reading them all cost up to 32 bytes of
+// memory a byte of body and 50 ms a megabyte: a sink fails closed on such
+// a request (its call is blocked: too much input to check).
+func (r *Request) TooLarge() bool {
+	r.prepare()
+	return r.tooLarge
 }
 
 type pair struct{ name, value string }
@@ -204,12 +221,16 @@ func (r *Request) parseRaw() {
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case mt == "application/x-www-form-urlencoded":
-		r.form = queryPairs(unsafe.String(&r.Raw[0], len(r.Raw)))
-		r.fnames = uniqueNames(r.form)
-		return
+		if body := unsafe.String(&r.Raw[0], len(r.Raw)); route.FormTooLarge(body) {
+			r.tooLarge = true // not read: see TooLarge
+		} else {
+			r.form = queryPairs(body)
+			r.fnames = uniqueNames(r.form)
+			return
+		}
 	case mt == "multipart/form-data" || mt == "multipart/mixed":
 		// Its parts, and the body whole as before.
-		r.form = multipartPairs(r.Raw, params["boundary"])
+		r.form = multipartPairs(r.Raw, params["boundary"], &r.tooLarge)
 		r.fnames = uniqueNames(r.form)
 		r.rawOne = true
 		return
@@ -226,10 +247,11 @@ func (r *Request) parseRaw() {
 // multipartPairs are the fields of a multipart body
 // (route.MultipartFields), the empty ones too: a field sent empty has a
 // name all the same (r.MultipartForm.Value's keys), which is input;
-// Inputs leaves out the values too short to be one.
-func multipartPairs(b []byte, boundary string) []pair {
+// Inputs leaves out the values too short to be one. It reads as far as
+// ReadForm does, and sets *tooLarge past that.
+func multipartPairs(b []byte, boundary string, tooLarge *bool) []pair {
 	var ps []pair
-	for name, v := range route.MultipartFields(b, boundary, nil) {
+	for name, v := range route.MultipartFields(b, boundary, tooLarge) {
 		ps = append(ps, pair{name, v})
 	}
 	return ps

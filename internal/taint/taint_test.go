@@ -363,3 +363,28 @@ func TestInputs_ManyQueryNames(t *testing.T) {
 	})
 	assert.Equal(t, n, names) // not timed (unit tests assert no times): quadratic, this walk takes seconds
 }
+
+// TestTooLarge_FormsPastGoBounds: a form body past what Go's readers read
+// (url.ParseQuery: 10,000 pairs; ReadForm: 1,000 parts) is read no
+// further and said to be so, for the sinks to fail closed on. Every pair
+// of a megabyte of '&' was read (with a slice of a million pairs made
+// first, 32 MiB), and every part of a megabyte of empty ones (47 ms).
+func TestTooLarge_FormsPastGoBounds(t *testing.T) {
+	const form, multi = "application/x-www-form-urlencoded", "multipart/form-data; boundary=b"
+	for _, tc := range []struct {
+		ct, body string
+		pairs    int
+		tooLarge bool
+	}{
+		{form, strings.Repeat("&", 1<<20), 0, true},
+		{form, strings.Repeat("a=b&", 10000) + "a=b", 0, true},
+		{form, strings.Repeat("a=b&", 9999) + "a=b", 10000, false},
+		{multi, strings.Repeat("--b\r\n\r\n\r\n", 100_000), 1000, true},
+		{multi, strings.Repeat("--b\r\n\r\n\r\n", 1000), 1000, false},
+	} {
+		r := &Request{Raw: []byte(tc.body), Header: http.Header{"Content-Type": {tc.ct}}}
+		assert.Equal(t, tc.tooLarge, r.TooLarge(), tc.ct)
+		assert.Len(t, r.form, tc.pairs, tc.ct)
+	}
+	assert.False(t, (&Request{RawQuery: strings.Repeat("a=b&", 20000)}).TooLarge(), "the query is read whole")
+}
