@@ -50,15 +50,18 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		case st.doc.Load() != nil:
 			scan.Doc(st.doc.Load(), skip, report)
 		default: // a body the guard does not parse: one string, if it is text
-			k := scan.None
-			if utf8.Valid(st.plain) {
-				k = scan.Bytes(st.plain)
-			}
-			if k == scan.None && isForm(in.header) { // a form is text, whatever its bytes
+			form := isForm(in.header)
+			if form { // refused unread: its bytes as one string are no cheaper to scan
 				if v := formTooLarge(st.plain); v != nil {
 					st.scanned = st.scanned[:before]
 					return v
 				}
+			}
+			k := scan.None
+			if utf8.Valid(st.plain) {
+				k = scan.Bytes(st.plain)
+			}
+			if k == scan.None && form { // a form is text, whatever its bytes
 				k = formFinding(st.plain)
 			}
 			if k == scan.None { // a multipart form's fields, as r.FormValue reads them

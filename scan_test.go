@@ -685,7 +685,9 @@ func TestScan_FormOverParseQueryBound(t *testing.T) {
 	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
 	h := g.Middleware(&echo{})
 	const ct = "application/x-www-form-urlencoded"
-	for _, body := range []string{strings.Repeat("&", 1<<20), strings.Repeat("a=b&", route.FormMaxPairs) + "a=b"} {
+	for _, body := range []string{strings.Repeat("&", 1<<20), strings.Repeat("a=b&", route.FormMaxPairs) + "a=b",
+		// Unread: not scanned as one string first (53 ms of a megabyte of "a=%41%zz&").
+		"q=1' OR '1'='1" + strings.Repeat("&", route.FormMaxPairs)} {
 		eb := rejected(t, send(h, "POST", "/raw", body, "Content-Type", ct), 413, CodePayloadTooLarge)
 		assert.Equal(t, []Detail{{"", "form body must have at most 10000 fields"}}, eb.Details)
 	}
