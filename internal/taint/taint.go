@@ -517,7 +517,10 @@ func queryPairs(s string) []pair {
 	if s == "" {
 		return nil
 	}
-	ps := make([]pair, 0, strings.Count(s, "&")+1)
+	// Grown as pairs come, not made for every '&' first: a query of a
+	// million '&' (Go's header limit allows one) is no pair, and was a
+	// slice of 32 MiB.
+	var ps []pair
 	for k, v := range route.GoPairs(s, "&") {
 		ps = append(ps, pair{k, v})
 	}

@@ -388,3 +388,13 @@ func TestTooLarge_FormsPastGoBounds(t *testing.T) {
 	}
 	assert.False(t, (&Request{RawQuery: strings.Repeat("a=b&", 20000)}).TooLarge(), "the query is read whole")
 }
+
+// TestInputs_EmptyQueryPairsHoldNothing: the pairs of a query are held as
+// they are read; a megabyte of '&' (within Go's header limit) is no pair,
+// and a slice of a million was made for it first (32 MiB a request).
+func TestInputs_EmptyQueryPairsHoldNothing(t *testing.T) {
+	r := &Request{RawQuery: strings.Repeat("&", 1<<20) + "a=1"}
+	assert.False(t, r.TooLarge())
+	assert.Equal(t, []pair{{"a", "1"}}, r.query)
+	assert.Less(t, cap(r.query), 16)
+}
