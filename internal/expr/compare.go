@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 	"sort"
 	"strings"
@@ -301,6 +302,558 @@ var keepInCalls = cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (int
 // inCall is a call of in, hidden from cel-go's optimizer.
 type inCall struct{ interpreter.InterpretableV2 }
 
+// Lists and maps cel-go builds.
+//
+// The body's lists and objects count their comparisons (value.go); the
+// lists and maps a rule builds ([request.body.s], {'k': request.body.s},
+// request.body.strs.map(x, x), optional.of(request.body.s)) are cel-go's,
+// whose equality reads their strings with String.Equal, uncounted: a rule
+// comparing [s] != [t], two strings of 490 KB, once per element of
+// 16,000 items read them each time (30 ms), as did s in [t] (41 ms). A
+// tracked program's == and != whose operands may be lists or maps
+// (bothComposite), and its in over a list it builds, are calls
+// (meterBuiltComparisons) that count, before cel-go compares, the units
+// of the pairs of strings of the same length that cel-go's comparison may
+// read inside such a list or map (pairUnits, strUnits), up to where a
+// pair of strings decides (two that differ stop ==; in stops at one equal
+// to its string), and past a pair of other values, which the count does
+// not decide (an upper bound there); the strings of ==, != at the top
+// cel-go charges itself; in's compares with the elements of the list, as
+// list.Contains counts them.
+// The body's values met there count their own. The verdict is cel-go's
+// (types.Equal; in's binding).
+
+// builtComparisons are the ids of a's == and != whose operands may both
+// be lists or maps, and of its in over a list that is not the body's
+// list nor a list of literals (whose elements may be strings or lists);
+// nil: none.
+func builtComparisons(a *cel.Ast) map[int64]bool {
+	ast := a.NativeRep()
+	var ids map[int64]bool
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind {
+			return
+		}
+		switch e.AsCall().FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			if !bothComposite(e, ast) {
+				return
+			}
+		case operators.In:
+			args := e.AsCall().Args()
+			if len(args) != 2 || ast.GetType(args[1].ID()).Kind() == types.MapKind || !comparers[operators.In](e, ast) {
+				return
+			}
+		default:
+			return
+		}
+		if ids == nil {
+			ids = map[int64]bool{}
+		}
+		ids[e.ID()] = true
+	}))
+	return ids
+}
+
+// meterBuiltComparisons is the program option that makes the calls of ids
+// (builtComparisons) equalCall and inListCall, with env's binding of in.
+func meterBuiltComparisons(env *cel.Env, ids map[int64]bool) cel.ProgramOption {
+	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		call, ok := i.(interpreter.InterpretableCall)
+		if !ok || !ids[i.ID()] || len(call.Args()) != 2 {
+			return i, nil
+		}
+		args := call.Args() // a new slice each call: kept
+		switch call.OverloadID() {
+		case overloads.Equals:
+			return equalCall{InterpretableCall: call, x: args[0], y: args[1]}, nil
+		case overloads.NotEquals:
+			return equalCall{InterpretableCall: call, x: args[0], y: args[1], not: true}, nil
+		}
+		if call.Function() != operators.In {
+			return i, nil
+		}
+		if _, ok := args[1].(interpreter.InterpretableConst); ok {
+			return i, nil
+		}
+		b, err := binding(env, operators.In, operators.In) // a singleton binding: the function's
+		if err != nil || b == nil || b.Binary == nil {
+			return nil, fmt.Errorf("in has no binding to meter: %v", err)
+		}
+		return inListCall{InterpretableCall: call, x: args[0], l: args[1], impl: b.Binary}, nil
+	})
+}
+
+// equalCall is == (!= when not) as cel-go's call, which counts the units
+// of the strings it reads inside lists and maps cel-go built.
+type equalCall struct {
+	interpreter.InterpretableCall
+	x, y interpreter.InterpretableV2 // its operands
+	not  bool
+}
+
+func (c equalCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	costs := frame.CostTracker()
+	x := c.x.Exec(frame)
+	if types.IsError(x) {
+		if costs != nil {
+			costs.EvalBinary(frame, c.ID(), c.InterpretableCall, x, types.UnknownType, x)
+		}
+		return x
+	}
+	y := c.y.Exec(frame)
+	var res ref.Val
+	switch {
+	case types.IsError(y):
+		res = y
+	case types.IsUnknown(x) || types.IsUnknown(y):
+		res = mergeUnknowns(x, y)
+	default:
+		m := meter{frame: frame}
+		m.enter()
+		m.pairUnits(x, y)
+		m.leave()
+		res = types.Equal(x, y)
+		if c.not {
+			res = types.Bool(res != types.True)
+		}
+	}
+	if costs != nil {
+		costs.EvalBinary(frame, c.ID(), c.InterpretableCall, x, y, res)
+	}
+	return res
+}
+
+func (c equalCall) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// mergeUnknowns is the unknown of x and y, one of which is unknown.
+func mergeUnknowns(x, y ref.Val) ref.Val {
+	xu, xok := x.(*types.Unknown)
+	yu, yok := y.(*types.Unknown)
+	if xok && yok {
+		return types.MergeUnknowns(xu, yu)
+	}
+	if xok {
+		return x
+	}
+	return y
+}
+
+// inListCall is x in l as cel-go's call, which counts first the units of
+// the strings its comparisons of x with the elements of a list cel-go
+// built may read.
+type inListCall struct {
+	interpreter.InterpretableCall
+	x, l interpreter.InterpretableV2 // its operands
+	impl func(x, l ref.Val) ref.Val  // env's binding of in
+}
+
+func (c inListCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	x := c.x.Exec(frame)
+	if types.IsError(x) {
+		return x
+	}
+	l := c.l.Exec(frame)
+	if types.IsError(l) {
+		return l
+	}
+	var res ref.Val
+	if types.IsUnknown(x) || types.IsUnknown(l) {
+		res = mergeUnknowns(x, l)
+	} else {
+		if lv, ok := l.(traits.Lister); ok && !isBodyValue(l) { // the body's list counts its own
+			m := meter{frame: frame}
+			m.enter()
+			m.lookUnits(x, lv)
+			m.leave()
+		}
+		res = types.LabelErrNode(c.ID(), c.impl(x, l))
+	}
+	if costs := frame.CostTracker(); costs != nil {
+		costs.EvalBinary(frame, c.ID(), c.InterpretableCall, x, l, res)
+	}
+	return res
+}
+
+func (c inListCall) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// isBodyValue reports whether v is the body's list or object, which
+// counts the units of its comparisons itself.
+func isBodyValue(v ref.Val) bool {
+	switch v.(type) {
+	case *list, *object:
+		return true
+	}
+	return false
+}
+
+// pairUnits counts the units of the strings that comparing x with y (x
+// the receiver, as cel-go's Equal) may read inside the lists, maps and
+// optionals cel-go built: those of each pair of strings of the same
+// length at the same place in both (strUnits), up to the first pair of
+// strings that differ, where cel-go's Equal stops; a pair of other
+// values decides nothing here, and the pairs after it are counted
+// whether or not cel-go stops there (an upper bound). It reports whether
+// x and y may be equal: false when they surely differ (two strings that
+// differ, lists or maps of different sizes, a missing key). The body's
+// values count their own.
+func (m *meter) pairUnits(x, y ref.Val) (mayEqual bool) {
+	switch xv := x.(type) {
+	case *list, *object:
+	case *types.Optional:
+		if yv, ok := y.(*types.Optional); ok && xv.HasValue() && yv.HasValue() {
+			return m.elemUnits(xv.GetValue(), yv.GetValue())
+		}
+	case traits.Lister:
+		yl, ok := y.(traits.Lister)
+		if !ok {
+			return true
+		}
+		if xv.Size() != yl.Size() {
+			return false
+		}
+		n, _ := xv.Size().(types.Int)
+		for i := types.IntZero; i < n; i++ {
+			if !m.elemUnits(xv.Get(i), yl.Get(i)) {
+				return false
+			}
+		}
+	case traits.Mapper:
+		ym, ok := y.(traits.Mapper)
+		if !ok {
+			return true
+		}
+		if xv.Size() != ym.Size() {
+			return false
+		}
+		for it := xv.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			a, _ := xv.Find(k)
+			b, found := ym.Find(k)
+			if !found || !m.elemUnits(a, b) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// elemUnits counts the units of comparing x with y, two elements
+// (members) of lists (maps) cel-go compares, or x and an element of a
+// list in looks in: two strings of the same length are read. It reports
+// whether x and y may be equal, as pairUnits; two strings are equal or
+// not for sure (String.Equal: a string equals only the same string).
+func (m *meter) elemUnits(x, y ref.Val) (mayEqual bool) {
+	if xs, ok := x.(types.String); ok {
+		ys, ok := y.(types.String)
+		if !ok {
+			return false
+		}
+		m.count(strUnits(x, y))
+		return xs == ys
+	}
+	return m.pairUnits(x, y)
+}
+
+// distinct(), the sets functions and hasAll and its kin compare the
+// elements of lists with Equal, and a list that is not the body's counts
+// nothing: strs.map(x, x).distinct() over two strings of 490 KB that
+// differ in their last byte, once per element of 16,000 items, read them
+// each time (30 ms), as did sets.contains(strs.map(x, x), [s]) (37 ms). A
+// tracked program's calls of them whose operands may hold strings or
+// lists (builtSets) are calls (setCall) that count first the units of
+// the pairs of elements the function may compare (setUnits: elemUnits of
+// each pair, up to where a string found decides, an upper bound past
+// other values), and then call env's binding, cel-go's function; the
+// body's list as the list looked in counts its own (list.Contains), and
+// so does distinct() of the body's list (meterDistinct).
+
+// setUnits count, by overload, the units of the pairs of elements a
+// function may compare (the lists it is called with: target first):
+// distinct(), each element with those kept before it (distinctUnits);
+// the others, each element of a list with those
+// of the list it is looked up in (lookAllUnits), as cel-go's ext does:
+// sets.contains(l, sub) and l.hasAll(sub) look sub's up in l,
+// sets.intersects(a, b) and a.hasAny(b) a's in b, a.hasOnly(b) a's in b,
+// sets.equivalent and hasExactly both ways.
+var setUnits = map[string]func(m *meter, args []ref.Val){
+	"list_distinct":             func(m *meter, args []ref.Val) { m.distinctUnits(args[0].(traits.Lister)) },
+	"list_sets_contains_list":   func(m *meter, args []ref.Val) { m.lookAllUnits(args[0], args[1]) },
+	"list_hasAll_list":          func(m *meter, args []ref.Val) { m.lookAllUnits(args[0], args[1]) },
+	"list_sets_intersects_list": func(m *meter, args []ref.Val) { m.lookAllUnits(args[1], args[0]) },
+	"list_hasAny_list":          func(m *meter, args []ref.Val) { m.lookAllUnits(args[1], args[0]) },
+	"list_hasOnly_list":         func(m *meter, args []ref.Val) { m.lookAllUnits(args[1], args[0]) },
+	"list_sets_equivalent_list": func(m *meter, args []ref.Val) { m.lookAllUnits(args[0], args[1]); m.lookAllUnits(args[1], args[0]) },
+	"list_hasExactly_list":      func(m *meter, args []ref.Val) { m.lookAllUnits(args[0], args[1]); m.lookAllUnits(args[1], args[0]) },
+}
+
+// builtSets are the ids of a's calls of setUnits' functions whose
+// lists' elements may be strings, lists or maps; nil: none.
+func builtSets(a *cel.Ast) map[int64]bool {
+	ast := a.NativeRep()
+	var ids map[int64]bool
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind {
+			return
+		}
+		switch e.AsCall().FunctionName() {
+		case "distinct", "sets.contains", "sets.equivalent", "sets.intersects", "hasAll", "hasAny", "hasOnly", "hasExactly":
+		default:
+			return
+		}
+		for _, arg := range callOperands(e) {
+			if t := ast.GetType(arg.ID()); !elemMayBeString(t) && !elemMayBeComposite(t) {
+				return
+			}
+		}
+		if ids == nil {
+			ids = map[int64]bool{}
+		}
+		ids[e.ID()] = true
+	}))
+	return ids
+}
+
+// meterBuiltSets is the program option that makes the calls of ids
+// (builtSets) setCall, with env's bindings of their functions.
+func meterBuiltSets(env *cel.Env, ids map[int64]bool) cel.ProgramOption {
+	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		call, ok := i.(interpreter.InterpretableCall)
+		if !ok || !ids[i.ID()] || setUnits[call.OverloadID()] == nil {
+			return i, nil
+		}
+		b, err := binding(env, call.Function(), call.OverloadID())
+		if err != nil || b == nil {
+			return i, nil
+		}
+		c := setCall{InterpretableCall: call, args: call.Args(), units: setUnits[call.OverloadID()]}
+		switch {
+		case len(c.args) == 1 && b.Unary != nil:
+			c.impl = func(args []ref.Val) ref.Val { return b.Unary(args[0]) }
+		case len(c.args) == 2 && b.Binary != nil:
+			c.impl = func(args []ref.Val) ref.Val { return b.Binary(args[0], args[1]) }
+		default:
+			return i, nil
+		}
+		return c, nil
+	})
+}
+
+// setCall is a call of distinct(), a sets function or hasAll and its kin
+// as cel-go's (strict in its arguments), which counts first the units of
+// the comparisons the function may make of lists that are not the
+// body's (distinct) or whose elements it looks for in a list.
+type setCall struct {
+	interpreter.InterpretableCall
+	args  []interpreter.InterpretableV2 // its target and arguments
+	units func(m *meter, args []ref.Val)
+	impl  func(args []ref.Val) ref.Val // env's binding
+}
+
+func (c setCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	var buf [2]ref.Val
+	vals := buf[:len(c.args)]
+	for i, a := range c.args {
+		v := a.Exec(frame)
+		switch v.(type) {
+		case *types.Err:
+			return v
+		case *types.Unknown:
+			return v
+		}
+		vals[i] = v
+	}
+	if _, body := vals[0].(*list); c.lists(vals) && !(len(vals) == 1 && body) { // distinct() of the body's list counts its own (meterDistinct)
+		m := meter{frame: frame}
+		m.enter()
+		c.units(&m, vals)
+		m.leave()
+	}
+	res := c.impl(vals)
+	if types.IsError(res) {
+		if err, ok := res.(*types.Err); ok && err.NodeID() == 0 {
+			res = types.LabelErrNode(c.ID(), err)
+		}
+	}
+	if costs := frame.CostTracker(); costs != nil {
+		if len(vals) == 1 {
+			costs.EvalUnary(frame, c.ID(), c.InterpretableCall, vals[0], res)
+		} else {
+			costs.EvalBinary(frame, c.ID(), c.InterpretableCall, vals[0], vals[1], res)
+		}
+	}
+	return res
+}
+
+func (c setCall) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// lists reports whether vals are all lists.
+func (setCall) lists(vals []ref.Val) bool {
+	for _, v := range vals {
+		if _, ok := v.(traits.Lister); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// lookAllUnits counts the units of looking each element of sub up in l,
+// l not the body's list (which counts its own).
+func (m *meter) lookAllUnits(l, sub ref.Val) {
+	if isBodyValue(l) {
+		return
+	}
+	ll := l.(traits.Lister)
+	for it := sub.(traits.Lister).Iterator(); it.HasNext() == types.True; {
+		m.lookUnits(it.Next(), ll)
+	}
+}
+
+// lookUnits counts the units of looking e up in l, as baseList.Contains
+// compares it (the receiver) with each element: up to the first equal
+// one when e is a string (elemUnits decides), else every element.
+func (m *meter) lookUnits(e ref.Val, l traits.Lister) {
+	_, str := e.(types.String)
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		if m.elemUnits(e, it.Next()) && str {
+			return
+		}
+	}
+}
+
+// distinctUnits counts the units of distinct() of l: each element
+// compared, as the receiver, with those kept before it, up to the first
+// equal one (distinctList). A string is kept or not for sure (elemUnits
+// decides); any other element is taken to be kept, and compared with
+// every element kept before it.
+func (m *meter) distinctUnits(l traits.Lister) {
+	n, _ := l.Size().(types.Int)
+	dup := make([]bool, n) // a string equal to one kept before it: not kept
+	for i := types.Int(1); i < n; i++ {
+		v := l.Get(i)
+		_, str := v.(types.String)
+		for j := types.IntZero; j < i; j++ {
+			if !dup[j] && m.elemUnits(v, l.Get(j)) && str {
+				dup[i] = true
+				break
+			}
+		}
+	}
+}
+
+// A map of constants ({'gold': 100, 'silver': 50}, which cel-go's
+// optimizer builds once) looks a key up in a Go map, which hashes it
+// whole, and cel-go charges the lookup a unit: a rule looking up a 490 KB
+// string of the body so once per element of 16,000 hashed it each time
+// (x in m 130 ms, m[x] 175 ms). A string equals only a string key of its
+// length, and those are as short as the expression: such a map, looked
+// up by in or indexed by a key that is not a literal (lookedUpMaps), is
+// built when the program is planned, as cel-go's optimizer would, into a
+// lenMap, which finds a string of no key's length absent without hashing
+// it. in and the index stay cel-go's calls, which look the key up with
+// the map's Find.
+
+// lookedUpMaps are the ids of a's maps of literal keys and values that
+// are looked up by in or indexed by a key that is not a literal; nil:
+// none.
+func lookedUpMaps(a *cel.Ast) map[int64]bool {
+	var ids map[int64]bool
+	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.CallKind {
+			return
+		}
+		call := e.AsCall()
+		if len(call.Args()) != 2 {
+			return
+		}
+		var m celast.Expr
+		switch call.FunctionName() {
+		case operators.Index, operators.OptIndex:
+			if call.Args()[1].Kind() == celast.LiteralKind {
+				return
+			}
+			m = call.Args()[0]
+		case operators.In:
+			m = call.Args()[1]
+		default:
+			return
+		}
+		if m.Kind() != celast.MapKind {
+			return
+		}
+		for _, en := range m.AsMap().Entries() {
+			en := en.AsMapEntry()
+			if en.IsOptional() || en.Key().Kind() != celast.LiteralKind || en.Value().Kind() != celast.LiteralKind {
+				return
+			}
+		}
+		if ids == nil {
+			ids = map[int64]bool{}
+		}
+		ids[m.ID()] = true
+	}))
+	return ids
+}
+
+// buildLookedUpMaps is the program option that builds the maps of ids
+// (lookedUpMaps), not empty, into constant lenMaps.
+func buildLookedUpMaps(ids map[int64]bool) cel.ProgramOption {
+	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		c, ok := i.(interpreter.InterpretableConstructor)
+		if !ok || !ids[i.ID()] {
+			return i, nil
+		}
+		for _, v := range c.InitVals() {
+			if _, ok := v.(interpreter.InterpretableConst); !ok {
+				return i, nil
+			}
+		}
+		frame, err := interpreter.NewExecutionFrame(interpreter.EmptyActivation())
+		if err != nil {
+			return i, nil
+		}
+		v := i.Exec(frame)
+		frame.Close()
+		m, ok := v.(traits.Mapper)
+		if !ok || m.Size() == types.IntZero {
+			return i, nil // an error (a key twice) is cel-go's to report, as it is
+		}
+		lm := lenMap{Mapper: m, lens: map[int]bool{}}
+		for it := m.Iterator(); it.HasNext() == types.True; {
+			if k, ok := it.Next().(types.String); ok {
+				lm.lens[len(k)] = true
+			}
+		}
+		return interpreter.NewConstValue(i.ID(), lm), nil
+	})
+}
+
+// lenMap is a map of constants, not empty, that is only looked up: a
+// string of no key's length (lens) is absent without being hashed.
+type lenMap struct {
+	traits.Mapper
+	lens map[int]bool
+}
+
+func (m lenMap) Find(key ref.Val) (ref.Val, bool) {
+	if k, ok := key.(types.String); ok && !m.lens[len(k)] {
+		return nil, false
+	}
+	return m.Mapper.Find(key)
+}
+
+func (m lenMap) Get(key ref.Val) ref.Val { return mapGet(m, key) }
+
+func (m lenMap) Contains(key ref.Val) ref.Val { return mapContains(m, key) }
+
+func (lenMap) IsZeroValue() bool { return false }
+
 // distinct() of the body's list compares each element with those kept
 // before it, as list.Equal does; a string with a kept string of its
 // length reads both, with String.Equal, which counts nothing: a rule
@@ -535,7 +1088,8 @@ func lookupKeys(a *cel.Ast) map[int64]bool {
 			return
 		}
 		obj, key := call.Args()[0], call.Args()[1]
-		if key.Kind() == celast.LiteralKind || !mayBeString(ast.GetType(key.ID())) || !mayBeMap(ast.GetType(obj.ID())) {
+		if key.Kind() == celast.LiteralKind || obj.Kind() == celast.MapKind || // a map the rule writes: lookedUpMaps
+			!mayBeString(ast.GetType(key.ID())) || !mayBeMap(ast.GetType(obj.ID())) {
 			return
 		}
 		if isIndex(key) {

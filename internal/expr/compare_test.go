@@ -1,11 +1,16 @@
 package expr
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -827,4 +832,358 @@ func stopsAtLimit(t *testing.T, ce *ContractEnv, src string, act *Activation) *P
 		assert.Contains(t, err.Error(), "cost limit", src)
 	}
 	return p
+}
+
+// TestEval_CostLimitBoundsBuiltComparisons: the lists and maps a rule
+// builds ([s], {'k': s}, optional.of(s)) are cel-go's, whose equality read
+// their strings uncounted: a rule comparing [s] != [t], two strings of
+// 500 KB that differ in their last byte, once per element of 16,000 read
+// them each time (30 ms; s in [t] 41 ms) before its other costs met the
+// limit. Their strings of the same length now count their units
+// (strUnits) before they are read; short strings still compare.
+func TestEval_CostLimitBoundsBuiltComparisons(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"t":{"type":"string"},
+		"strs":{"type":"array","items":{"type":"string"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	body := func(n int, x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b","strs":["`+x+`b"]}`)
+	}
+	long, short := body(1000, strings.Repeat("x", 500_000)), body(1000, "x")
+	for _, src := range []string{
+		"request.body.items.all(i, !(request.body.s in [request.body.t]))",
+		"request.body.items.all(i, [request.body.s] != [request.body.t])",
+		"request.body.items.all(i, {'k': request.body.s} != {'k': request.body.t})",
+		"request.body.items.all(i, [[request.body.s]] != [[request.body.t]])",
+		"request.body.items.all(i, !(request.body.s in request.body.strs.map(x, x)))",
+		"request.body.items.all(i, request.body.strs.map(x, x) != [request.body.s])",
+		"request.body.items.all(i, [optional.of(request.body.s)] != [optional.of(request.body.t)])",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+		// The strings' units stop it after a few reads: its cost without
+		// them, a few units an item, is under the limit for 1,000 items.
+		ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+	}
+
+	// The units of 100-byte strings (10 each): those met inside the lists
+	// and maps built, and those in compares with the elements of a list
+	// built; none for strings of different lengths (t and strs[0] one
+	// byte longer), and none for == at the top, which cel-go charges.
+	x := strings.Repeat("x", 99)
+	cost := func(src, t1 string) uint64 {
+		b := doc(t, `{"s":"`+x+`a","t":"`+x+t1+`","strs":["`+x+t1+`","`+x+`ab","`+x+`a"]}`)
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		prg, err := p.program()
+		require.NoError(t, err, src)
+		_, det, err := prg.Eval(&Activation{Body: b, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		return *det.ActualCost()
+	}
+	for src, units := range map[string]uint64{
+		"[request.body.s] != [request.body.t]":                    10,
+		"[request.body.t, 1] == [request.body.s, 2]":              10,
+		"{'k': request.body.s} != {'k': request.body.t}":          10,
+		"[[request.body.s]] != [[request.body.t]]":                10,
+		"request.body.s in [request.body.t, 'a', request.body.s]": 10,
+		"request.body.s in request.body.strs.map(y, y)":           10,
+		"[request.body.s] == request.body.strs":                   0, // sizes differ: at the top
+	} {
+		assert.Equal(t, units, cost(src, "b")-cost(src, "bb"), src)
+	}
+}
+
+// TestBuiltComparisonsDecideAsCEL: the calls that count the strings of
+// lists and maps cel-go built (equalCall, inListCall) give cel-go's
+// verdicts and errors.
+func TestBuiltComparisonsDecideAsCEL(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true))
+	require.NoError(t, err)
+	vals := []any{nil, "a", "b", "", 1, 1.0, uint(1), 2.5, true, []any{}, []any{"a"}, []any{"b"}, []any{1.0, "a"}, []any{[]any{"a"}},
+		map[string]any{}, map[string]any{"k": "a"}, map[string]any{"k": "b"}, map[string]any{"k": []any{"a"}}, map[int64]any{1: "a"}}
+	for _, src := range []string{
+		"x == y", "x != y", "x in y", "[x] == [y]", "[x] != [y]", "{'k': x} == {'k': y}", "[x, 1] != [y, 1.0]",
+		"optional.of(x) == optional.of(y)", "[optional.of(x)] == [optional.of(y)]", "[optional.none()] == [optional.of(y)]",
+		"x.missing == y", "x == y.missing", "x in [y, x]", "x in [y]", "[x] in [[y]]", "x in y.missing", "{x: 1} == {y: 1}",
+		"[x, y] == [y, x]", "x in [y, 'a']", "[[x]] != [[y]]",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := builtComparisons(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		planned := 0
+		spy := cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+			switch i.(type) {
+			case equalCall, inListCall:
+				planned++
+			}
+			return i, nil
+		})
+		metered, err := env.Program(ast, append(opts, meterBuiltComparisons(env, ids), spy, trackComparisons)...)
+		require.NoError(t, err, src)
+		assert.Positive(t, planned, src)
+		for _, x := range vals {
+			for _, y := range vals {
+				in := map[string]any{"x": x, "y": y}
+				want, _, wantErr := plain.Eval(in)
+				got, _, gotErr := metered.Eval(in)
+				if wantErr != nil || gotErr != nil {
+					assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v, y = %v", src, x, y)
+					continue
+				}
+				assert.Equal(t, want, got, "%s, x = %v, y = %v", src, x, y)
+			}
+		}
+	}
+}
+
+// TestEval_CostLimitBoundsBuiltSets: distinct(), the sets functions and
+// hasAll and its kin compare the elements of lists with Equal, and a
+// list that is not the body's counted nothing: strs.map(x, x).distinct()
+// over two strings of 500 KB that differ in their last byte, once per
+// element of 16,000, read them each time (30 ms), as did
+// sets.contains(strs.map(x, x), [s]). Their strings of the same length
+// now count their units before they are read; short strings still
+// compare.
+func TestEval_CostLimitBoundsBuiltSets(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"t":{"type":"string"},
+		"strs":{"type":"array","items":{"type":"string"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	body := func(n int, x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b","strs":["`+x+`b","`+x+`c"]}`)
+	}
+	long, short := body(1000, strings.Repeat("x", 500_000)), body(1000, "x")
+	for _, src := range []string{
+		"request.body.items.all(i, request.body.strs.map(x, x).distinct().size() == 2)",
+		"request.body.items.all(i, !sets.contains(request.body.strs.map(x, x), [request.body.s]))",
+		"request.body.items.all(i, !sets.contains([request.body.t], [request.body.s]))",
+		"request.body.items.all(i, !sets.intersects([request.body.s], request.body.strs))",
+		"request.body.items.all(i, !sets.equivalent([request.body.t], [request.body.s]))",
+		"request.body.items.all(i, !request.body.strs.map(x, x).hasAny([request.body.s]))",
+		"request.body.items.all(i, !request.body.strs.hasAll([request.body.s]))",
+		"request.body.items.all(i, !request.body.strs.map(x, x).hasOnly([request.body.s, request.body.t]))",
+		"request.body.items.all(i, ![request.body.s].hasExactly([request.body.t]))",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
+		assert.False(t, ok, src)
+		if assert.Error(t, err, src) {
+			assert.Contains(t, err.Error(), "cost limit", src)
+		}
+		ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+	}
+}
+
+// TestBuiltSetsDecideAsCEL: setCall gives cel-go's verdicts, results and
+// errors for distinct(), the sets functions and hasAll and its kin.
+func TestBuiltSetsDecideAsCEL(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Lists(), ext.Sets())
+	require.NoError(t, err)
+	vals := []any{nil, "a", 1, []any{}, []any{"a"}, []any{"b", "a"}, []any{1.0, "a", 1}, []any{[]any{"a"}, []any{"a"}},
+		[]any{map[string]any{"k": "a"}, map[string]any{"k": "a"}}, []any{nil, nil}, []any{uint(1), 1, 1.0}, map[string]any{"k": "a"}}
+	for _, src := range []string{
+		"x.distinct()", "x.map(e, e).distinct()", "[x, x, y].distinct()", "sets.contains(x, y)", "sets.contains(x.map(e, e), y)",
+		"sets.intersects(x, y.map(e, e))", "sets.equivalent(x, y)", "sets.equivalent([x], [y])", "x.hasAll(y)", "x.hasAny(y)",
+		"x.hasOnly(y)", "x.hasExactly(y)", "[x].hasAll([y])", "x.missing.distinct()", "sets.contains(x, y.missing)",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := builtSets(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		planned := 0
+		spy := cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+			if _, ok := i.(setCall); ok {
+				planned++
+			}
+			return i, nil
+		})
+		metered, err := env.Program(ast, append(opts, meterBuiltSets(env, ids), spy, trackComparisons)...)
+		require.NoError(t, err, src)
+		assert.Positive(t, planned, src)
+		for _, x := range vals {
+			for _, y := range vals {
+				in := map[string]any{"x": x, "y": y}
+				want, _, wantErr := plain.Eval(in)
+				got, _, gotErr := metered.Eval(in)
+				if wantErr != nil || gotErr != nil {
+					assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v, y = %v", src, x, y)
+					continue
+				}
+				assert.Equal(t, types.Equal(want, got), types.True, "%s, x = %v, y = %v: %v, %v", src, x, y, want, got)
+				assert.Equal(t, want.Type(), got.Type(), "%s, x = %v, y = %v", src, x, y)
+			}
+		}
+	}
+}
+
+// TestEval_ConstMapLookupHashesNoLongString: in over a map of constants
+// looks x up in a Go map, which hashes x whole, and cel-go charged it a
+// unit: a rule looking up a 490 KB string of the body so once per element
+// of 16,000 hashed it each time (130 ms) before its other costs met the
+// limit. Such a map is now a lenMap, which finds a string of no key's
+// length absent without hashing it; the verdicts, errors and costs of
+// in, cel-go's call, are cel-go's.
+func TestEval_ConstMapLookupHashesNoLongString(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType))
+	require.NoError(t, err)
+	var planned int
+	spy := cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		if c, ok := i.(interpreter.InterpretableConst); ok {
+			if _, ok := c.Value().(lenMap); ok {
+				planned++
+			}
+		}
+		return i, nil
+	})
+	xs := []any{"a", "b", "bb", "bc", "", strings.Repeat("x", 1000), 1, 1.0, 2.5, uint(1), true, nil, []any{"a"}, map[string]any{"a": 1}}
+	for _, src := range []string{
+		"x in {'a': 1, 'bb': 2, 1: 3}",
+		"x in {1: 'a', 2u: 'b'}",
+		"x in {true: 1}",
+		"!(x in {'a': 1}) || x == 'a'",
+		"x.missing in {'a': 1}", // an error operand
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := lookedUpMaps(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		planned = 0
+		kept, err := env.Program(ast, append(opts, buildLookedUpMaps(ids), spy)...)
+		require.NoError(t, err, src)
+		assert.Equal(t, 1, planned, "%s: the map is a lenMap", src)
+		for _, x := range xs {
+			want, wantDet, wantErr := plain.Eval(map[string]any{"x": x})
+			got, gotDet, gotErr := kept.Eval(map[string]any{"x": x})
+			assert.Equal(t, wantErr, gotErr, "%s, x = %v", src, x)
+			assert.Equal(t, want, got, "%s, x = %v", src, x)
+			assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %v", src, x)
+		}
+	}
+	ast, iss := env.Compile("x in {'a': x}")
+	require.NoError(t, iss.Err())
+	assert.Nil(t, lookedUpMaps(ast), "a map of values not constants: built at each evaluation")
+}
+
+// TestEval_ConstMapIndexHashesNoLongString: an index of a map of
+// constants by a key that is not a literal hashed the key whole: a rule
+// looking up a 490 KB string of the body so once per element of 16,000
+// hashed it each time (175 ms) before its other costs met the limit. The
+// map is built into a lenMap, which finds a string of no key's length
+// absent without hashing it; verdicts, errors and costs are cel-go's.
+func TestEval_ConstMapIndexHashesNoLongString(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.OptionalTypes())
+	require.NoError(t, err)
+	var planned int
+	spy := cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		if c, ok := i.(interpreter.InterpretableConst); ok {
+			if _, ok := c.Value().(lenMap); ok {
+				planned++
+			}
+		}
+		return i, nil
+	})
+	xs := []any{"a", "b", "bb", "bc", "", strings.Repeat("x", 1000), 1, 1.0, 2.5, uint(1), uint(2), true, nil, []any{"a"}}
+	for _, src := range []string{
+		"{'a': 1, 'bb': 2, 1: 3}[x]",
+		"{'a': 1, 'bb': 2, 1: 3}[x] == 1",
+		"{1: 'a', 2u: 'b'}[x]",
+		"{'a': 1}[?x].orValue(0)",
+		"{'a': 1, true: 2}[?x].hasValue()",
+		"{'a': 1}[x.missing]",
+		"{'a': 1}[x] + {'b': 2}[?x].orValue(0)",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := lookedUpMaps(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		planned = 0
+		built, err := env.Program(ast, append(opts, buildLookedUpMaps(ids), spy)...)
+		require.NoError(t, err, src)
+		assert.Positive(t, planned, "%s: the map is a lenMap", src)
+		for _, x := range xs {
+			want, wantDet, wantErr := plain.Eval(map[string]any{"x": x})
+			got, gotDet, gotErr := built.Eval(map[string]any{"x": x})
+			assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v", src, x)
+			assert.Equal(t, want, got, "%s, x = %v", src, x)
+			assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %v", src, x)
+		}
+	}
+	for src, found := range map[string]bool{
+		"{'a': x}[x]":               false, // built at each evaluation
+		"{'a': 1}['a']":             false, // a literal key
+		"{'a': 1}[x] == 1":          true,
+		"{?'a': optional.of(1)}[x]": false,
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		assert.Equal(t, found, lookedUpMaps(ast) != nil, src)
+	}
+}
+
+// TestEval_BuiltComparisonsCountUpToWhereCELStops: the units counted
+// before cel-go compares the lists a rule builds are those of the pairs of
+// strings it reads: in and the lookups of sets stop at the first string
+// equal to the one looked up, distinct() compares a string with the
+// strings it kept, and == stops at the first pair of strings that
+// differ. Counting every pair stopped these rules, which read each string
+// a few times, at a limit their reads are far under.
+func TestEval_BuiltComparisonsCountUpToWhereCELStops(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 30_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{"s":{"type":"string"},"t":{"type":"string"},
+		"strs":{"type":"array","items":{"type":"string"}}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	x := `"` + strings.Repeat("x", 1000) + `"` // 100 units
+	b := doc(t, `{"s":`+x+`,"t":"y","strs":[`+strings.TrimSuffix(strings.Repeat(x+",", 30), ",")+`]}`)
+	for _, src := range []string{
+		"request.body.strs.map(x, x).distinct().size() == 1",
+		"request.body.strs.all(y, y in request.body.strs.map(x, x))",
+		"request.body.strs.map(x, x).hasAll(request.body.strs)",
+		"request.body.strs.all(y, [request.body.t] + request.body.strs.map(x, x) != [request.body.s] + request.body.strs.map(x, x))",
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Tracked(), src)
+		ok, err := p.Eval(&Activation{Body: b, Shape: s.Numbers()})
+		assert.NoError(t, err, src)
+		assert.True(t, ok, src)
+	}
 }

@@ -177,8 +177,17 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	if keys != nil {
 		opts = append(opts, meterLookupKeys(keys))
 	}
+	if built := builtComparisons(ast); tracked && built != nil {
+		opts = append(opts, meterBuiltComparisons(base, built)) // compare.go
+	}
+	if sets := builtSets(ast); tracked && sets != nil {
+		opts = append(opts, meterBuiltSets(base, sets)) // compare.go
+	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go
+	}
+	if maps := lookedUpMaps(ast); maps != nil {
+		opts = append(opts, buildLookedUpMaps(maps)) // compare.go
 	}
 	p := &Program{tracked: tracked, body: readsBody(ast)}
 	p.data, p.dataWhole = dataFields(ast)

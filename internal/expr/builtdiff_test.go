@@ -1,0 +1,145 @@
+package expr
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/ext"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// builtDiffVals are values of x and y for the differential tests of the
+// calls that count the strings of values cel-go built: numbers of the
+// three kinds that CEL finds equal (1, 1.0, 1u), NaN, maps keyed by int,
+// uint, bool and string, nested lists and maps, null.
+var builtDiffVals = []any{
+	nil, "a", "", 1, 1.0, uint(1), 2, math.NaN(), true, false,
+	[]any{}, []any{"a"}, []any{1}, []any{1.0}, []any{uint(1)}, []any{math.NaN()}, []any{nil}, []any{"a", 1},
+	[]any{[]any{"a"}}, []any{map[string]any{"k": "a"}}, []any{[]any{1.0}, uint(1)},
+	map[string]any{}, map[string]any{"k": "a"}, map[string]any{"k": 1}, map[string]any{"k": math.NaN()},
+	map[string]any{"k": []any{"a", 1}}, map[int64]any{1: "a"}, map[uint64]any{1: "a"}, map[bool]any{true: "a"},
+	map[int64]any{1: 1.0}, map[uint64]any{1: 1},
+}
+
+// TestBuiltComparisonsDecideAsCEL_Kinds: equalCall and inListCall give
+// cel-go's verdicts and errors over numbers of every kind, NaN, maps of
+// every key type, optionals, nested and concatenated lists, and operands
+// that are errors (no such key, a division by zero).
+func TestBuiltComparisonsDecideAsCEL_Kinds(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Lists())
+	require.NoError(t, err)
+	for _, src := range []string{
+		"[x] == [y]", "[x] != [y]", "[[x]] == [[y]]", "[x, [x]] == [y, [y]]", "{'k': x} == {'k': y}", "{'k': [x]} != {'k': [y]}",
+		"{x: 1} == {y: 1}", "dyn({1: x}) == dyn({1u: y})", "dyn({1: x}) == dyn({true: y})", "{true: x} == {true: y}",
+		"{x: 'v'} == y", "x == {y: 'v'}", "[x] == y", "y == [x]", "{'k': x} == y", "[x, y] == y", "[y] + [x] == [x] + [y]",
+		"optional.of(x) == optional.of(y)", "optional.of([x]) == optional.of([y])", "[optional.of(x)] == [optional.of(y)]",
+		"[optional.of(x)] == [y]", "[optional.none()] != [optional.of(y)]", "optional.of(x) == y", "[{'a': x}[?'a']] == [{'a': y}[?'a']]",
+		"[{'a': 1}[x]] == [y]", "[x] == [{'a': 1}[y]]", "[x / 0] == [y]", "[x] == [y / 0]", "[x.missing] == [y]", "{'k': x} == {'k': y.k}",
+		"x in [y]", "x in [y, x]", "x in [[y]]", "[x] in [[y], [x]]", "x in [y] + [x]", "x in y + [x]", "x in y.map(e, e)",
+		"{'k': x} in [{'k': y}]", "optional.of(x) in [optional.of(y)]", "x in [y, y / 0]", "x.missing in [y]", "x in [y.missing]",
+		"[x] in [y]", "x in y",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := builtComparisons(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		metered, err := env.Program(ast, append(opts, meterBuiltComparisons(env, ids), trackComparisons)...)
+		require.NoError(t, err, src)
+		for _, x := range builtDiffVals {
+			for _, y := range builtDiffVals {
+				in := map[string]any{"x": x, "y": y}
+				want, _, wantErr := plain.Eval(in)
+				got, _, gotErr := metered.Eval(in)
+				if wantErr != nil || gotErr != nil {
+					assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v, y = %v", src, x, y)
+					continue
+				}
+				assert.Equal(t, want, got, "%s, x = %v, y = %v", src, x, y)
+			}
+		}
+	}
+}
+
+// TestBuiltSetsDecideAsCEL_Kinds: setCall gives cel-go's verdicts,
+// results and errors over the same values.
+func TestBuiltSetsDecideAsCEL_Kinds(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Lists(), ext.Sets())
+	require.NoError(t, err)
+	for _, src := range []string{
+		"[x, y].distinct()", "[x, y, x].distinct()", "[[x], [y]].distinct()", "[{'k': x}, {'k': y}].distinct()",
+		"[optional.of(x), optional.of(y)].distinct()", "([x] + [y]).distinct()", "x.distinct()",
+		"sets.contains([x], [y])", "sets.contains([x, 1], [y])", "sets.contains([[x]], [[y]])", "sets.intersects([x], [y])",
+		"sets.equivalent([x, y], [y, x])", "sets.equivalent([x], [y])", "sets.contains(x, [y])", "sets.contains([x], y)",
+		"sets.intersects(x, [y])", "[x].hasAll([y])", "[x].hasAny([y])", "[x].hasOnly([y])", "[x, y].hasExactly([y, x])",
+		"[{x: 1}].hasAny([{y: 1}])", "[x, y / 0].distinct()", "sets.contains([x], [y.missing])",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		ids := builtSets(ast)
+		require.NotNil(t, ids, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		metered, err := env.Program(ast, append(opts, meterBuiltSets(env, ids), trackComparisons)...)
+		require.NoError(t, err, src)
+		for _, x := range builtDiffVals {
+			for _, y := range builtDiffVals {
+				in := map[string]any{"x": x, "y": y}
+				want, _, wantErr := plain.Eval(in)
+				got, _, gotErr := metered.Eval(in)
+				if wantErr != nil || gotErr != nil {
+					assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v, y = %v", src, x, y)
+					continue
+				}
+				assert.Equal(t, want.Type(), got.Type(), "%s, x = %v, y = %v", src, x, y)
+				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %v, y = %v", src, x, y)
+			}
+		}
+	}
+}
+
+// TestConstMapsDecideAsCEL_Kinds: in and index of a map of constants
+// (lenMap) give cel-go's verdicts, errors and costs for keys
+// of every kind, numbers CEL finds equal to them, NaN and strings of
+// every length.
+func TestConstMapsDecideAsCEL_Kinds(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.OptionalTypes(), cel.CrossTypeNumericComparisons(true))
+	require.NoError(t, err)
+	xs := append([]any{"d", "dd", "ddd", -1, 2.0, uint(2), 3.5, 1e300, uint64(math.MaxUint64), int64(math.MinInt64)}, builtDiffVals...)
+	for _, src := range []string{
+		"x in {1: 'a', 2u: 'b', true: 'c', 'd': 1, 'ee': 2}", "x in {'d': 1}", "x in {1: 1}", "x in {2u: 1}", "x in {false: 1}",
+		"{1: 'a', 2u: 'b', true: 'c', 'd': 1, 'ee': 2}[x]", "{1: 'a', 2u: 'b', true: 'c', 'd': 1}[?x]", "{'d': 1}[x] == 1",
+		"{1: 'a'}[?x].orValue('z')", "{2u: 'b'}[x]", "{true: 1}[x]",
+		"{'d': 1}[x] == 1 || true", "x in {'d': 1} && x in {'dd': 1}",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		ids := lookedUpMaps(ast)
+		require.NotNil(t, ids, src)
+		prg, err := env.Program(ast, append(opts, buildLookedUpMaps(ids))...)
+		require.NoError(t, err, src)
+		for _, x := range xs {
+			want, wantDet, wantErr := plain.Eval(map[string]any{"x": x})
+			got, gotDet, gotErr := prg.Eval(map[string]any{"x": x})
+			assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v", src, x)
+			if types.IsError(want) { // an error's key NaN is not DeepEqual to itself
+				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %v", src, x)
+			} else {
+				assert.Equal(t, want, got, "%s, x = %v", src, x)
+			}
+			assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %v", src, x)
+		}
+	}
+}
