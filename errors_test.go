@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -175,4 +176,17 @@ func TestRejection_DropsAContentLengthSetBefore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 400, res.StatusCode)
 	assert.True(t, json.Valid(b), "%q", b)
+}
+
+// FuzzQuoteVsJSONText holds the error writer's quoting to jsontext's, the
+// reference it stands in for on plain ASCII.
+func FuzzQuoteVsJSONText(f *testing.F) {
+	for _, s := range []string{"", "/email", "must be >= 0", `a"b`, `a\b`, "tab\t", "\x7f", "caf\u00e9", "\xff", "\u2028", "<&>", "~", " "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := jsontext.AppendQuote([]byte("x"), s) // invalid UTF-8: U+FFFD, and an error the writer ignores
+		got := appendQuote([]byte("x"), s)
+		require.Equal(t, string(want), string(got), "%q", s)
+	})
 }
