@@ -332,7 +332,11 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// "pass" that a typo in a contract's endpoint would give too.
 	unmatched, would := false, ""
 	g.Observe(func(e contractguard.Event) {
-		unmatched = unmatched || e.Outcome == contractguard.OutcomeUnmatched
+		// Under learning-mode and require-contract, a request no contract
+		// matches is reported as one NO_CONTRACT would block, and passes:
+		// unmatched all the same, not a contract's pass.
+		unmatched = unmatched || e.Outcome == contractguard.OutcomeUnmatched ||
+			e.Outcome == contractguard.OutcomeWouldBlock && e.Code == contractguard.CodeNoContract
 		if e.Outcome == contractguard.OutcomeWouldBlock && would == "" {
 			would = e.Code
 		}

@@ -150,6 +150,41 @@ func TestLint_LearningContractReadsTheLicenceKey(t *testing.T) {
 	assert.Equal(t, "pass (mode learn would reject: SCHEMA_INVALID)\n", out, "what it would have been, not a bare pass")
 }
 
+// TestCheck_LearningModeUnmatched: with learning-mode and
+// require-contract (--config), a request no contract matches is reported
+// as NO_CONTRACT would block it, and passes; check printed "pass (mode
+// learn would reject: NO_CONTRACT)", --expect pass held and --expect
+// unmatched failed, though no contract matched: a typo in a contract's
+// endpoint passed CI.
+func TestCheck_LearningModeUnmatched(t *testing.T) {
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	licence.BuiltIn["test-check-learn"] = pub
+	t.Cleanup(func() { delete(licence.BuiltIn, "test-check-learn") })
+	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-check-learn", Licensee: "Acme Ltd",
+		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		Features: []string{licence.FeatureLearningMode}})
+	require.NoError(t, err)
+	t.Setenv("CONTRACTGUARD_LICENSE_KEY", key)
+	dir := writeFiles(t, map[string]string{
+		"contracts/c.yaml":   "endpoint: /a\nmethod: POST\n",
+		"contractguard.yaml": "contractguard:\n  contracts-dir: contracts\n  require-contract: true\n  learning-mode: true\n",
+	})
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := check(append([]string{"--config", filepath.Join(dir, "contractguard.yaml")}, args...), strings.NewReader(""), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	code, out := run("--expect", "unmatched", "/b", `{}`)
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, "pass (no contract matches POST /b)\n", out)
+	code, out = run("--expect", "pass", "/b", `{}`)
+	assert.Equal(t, 1, code, "no contract matched: not a pass: %s", out)
+	code, out = run("--expect", "pass", "/a", `{}`)
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, "pass\n", out)
+}
+
 // TestCheck_Config: check ran with the library's defaults whatever the
 // service sets, so --expect VULNERABILITY_DETECTED or NO_CONTRACT could
 // never hold (the help says "exactly as its middleware would"). With
