@@ -544,7 +544,9 @@ func (m *meter) pairUnits(x, y ref.Val) (mayEqual bool) {
 
 // elemUnits counts the units of comparing x with y, two elements
 // (members) of lists (maps) cel-go compares, or x and an element of a
-// list in looks in: two strings of the same length are read. It reports
+// list in looks in: two strings of the same length are read, charged
+// when longer than shortString (a shorter pair costs what cel-go charges
+// for it, as in comparesLongStrings' untracked rules). It reports
 // whether x and y may be equal, as pairUnits; two strings are equal or
 // not for sure (String.Equal: a string equals only the same string).
 func (m *meter) elemUnits(x, y ref.Val) (mayEqual bool) {
@@ -553,7 +555,9 @@ func (m *meter) elemUnits(x, y ref.Val) (mayEqual bool) {
 		if !ok {
 			return false
 		}
-		m.count(strUnits(x, y))
+		if len(xs) > shortString { // a short one costs what cel-go charges the pair (comparesLongStrings)
+			m.count(strUnits(x, y))
+		}
 		return xs == ys
 	}
 	return m.pairUnits(x, y)
