@@ -198,6 +198,7 @@ func TestCheck_Config(t *testing.T) {
 		"contractguard.yaml": "contractguard:\n  contracts-dir: contracts\n  vulnerability-scan: true\n  require-contract: true\n",
 		"off.yaml":           "contractguard:\n  enabled: false\n  contracts-dir: contracts\n",
 		"nodir.yaml":         "contractguard:\n  vulnerability-scan: true\n",
+		"nl\noff.yaml":       "contractguard:\n  enabled: false\n  contracts-dir: contracts\n",
 	})
 	conf := filepath.Join(dir, "contractguard.yaml")
 	xss := `{"text":"<script>alert(1)</script>"}`
@@ -232,6 +233,9 @@ func TestCheck_Config(t *testing.T) {
 		assert.Equal(t, 2, r.code, "%s: %s", file, r.stdout)
 		assert.Contains(t, r.stderr, want, file)
 	}
+	r = cli(t, "", "check", "--config", filepath.Join(dir, "nl\noff.yaml"), "/notes", `{}`)
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line, its file's name quoted: %q", r.stderr)
 }
 
 func TestLint_MissingDirectory(t *testing.T) {

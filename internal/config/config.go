@@ -83,6 +83,10 @@ func printable(s string) string {
 	return strconv.Quote(s)
 }
 
+// Printable is s as errors name it: quoted when it would not print as
+// itself (a file's name with a line break), so that an error is one line.
+func Printable(s string) string { return printable(s) }
+
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
