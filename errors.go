@@ -270,7 +270,7 @@ func (e *LoadError) Error() string {
 		b.WriteString(printable(e.Contract))
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	b.WriteString(printable(e.Err.Error())) // an OS error names a folder as given: a line break in it
 	return b.String()
 }
 

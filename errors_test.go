@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -154,6 +155,17 @@ func TestLoadError_DuplicateRouteIsOneLine(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "\n")
 	assert.Contains(t, err.Error(), `already defined at "a\nb.yaml:1"`)
+}
+
+// TestLoadError_MissingFolderIsOneLine: a contracts folder that cannot
+// be read was named quoted, but the operating system's error after it
+// names the folder as given: a line break in its name made the error two
+// lines (found by helper-94 through contractguard lint).
+func TestLoadError_MissingFolderIsOneLine(t *testing.T) {
+	_, err := New(Options{ContractsDir: filepath.Join(t.TempDir(), "nl\ndir", "nothere")})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), `nl\ndir`)
 }
 
 // TestRejection_DropsAContentLengthSetBefore: a Content-Length an outer
