@@ -3,11 +3,13 @@ package expr
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -142,4 +144,88 @@ func TestConstMapsDecideAsCEL_Kinds(t *testing.T) {
 			assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %v", src, x)
 		}
 	}
+}
+
+// TestBuiltMapsDecideAsCEL_Kinds: the maps a rule builds from values of
+// the data, metered (mapKeyNode, builtMap, constLenMap), give cel-go's
+// verdicts, results and errors for keys of every kind (int, uint, bool,
+// string, and the types a key cannot be), numbers CEL finds equal, NaN,
+// duplicate keys (the last one wins), optional entries, lookups by in,
+// index and optional index, and equality; and cost what cel-go charges
+// when no string is longer than shortString.
+func TestBuiltMapsDecideAsCEL_Kinds(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Lists())
+	require.NoError(t, err)
+	long, long2 := strings.Repeat("k", 100), strings.Repeat("k", 99)+"j"
+	vals := append([]any{long, long2, uint(2), 1.5, map[string]any{long: 1}, []any{long}}, builtDiffVals...)
+	for _, src := range []string{
+		"x in {y: 1}", "!(x in {y: 1})", "{y: 1}[x]", "{y: 1}[?x]", "{y: 1}[?x].orValue(0) == 0", "{y: 1, 'a': 2}[x]",
+		"{x: 1} == {y: 1}", "{x: 1} != {y: 1}", "{x: 1, y: 2} == {y: 2, x: 1}", "{x: 1, y: 2}.size()", "{x: 1, y: 2}[x]", "{x: 1, 1: 2}[y]",
+		"{?x: optional.of(1)}[x]", "{?x: optional.none()}.size()", "{?x: optional.of(y)}[x]", "{?x: y}.size()", "{?x: {y: 1}[?x]}[?y]",
+		"{'a': x}[y]", "y in {'a': x}", "{'a': x}[?y].hasValue()", "{x: y} == {y: x}", "[{x: 1}][0][y]", "{x: 1} == {'a': 1}",
+		"{'a': 1} == {x: 1}", "{x: {y: 1}}[x][y]", "{x: 1}.all(k, k == x)", "{x: 1}.exists(k, k in {y: 1})", "x in {x: 1}",
+		"{x: 1} in [{y: 1}]", "{x: 1}[y] == 1", "{x: 1} == y", "y == {x: 1}", "{x: 1} == {x: 1}", "{1: x}[y]", "{x / 0: 1}[y]",
+		"{x.missing: 1}.size()", "{x: y.missing}.size()", "{x: 1}[y.missing]", "{[x][0]: 1}[y]", "{{'k': x}['k']: 1}[?y]", "{x: 1, y: 1} == {y: 1, x: 1}",
+	} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		maps, keys := builtMaps(ast)
+		require.NotNil(t, maps, src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		planned := 0
+		spy := cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+			switch i.(type) {
+			case builtMapNode, mapKeyNode, mapKeyAttr:
+				planned++
+			}
+			return i, nil
+		})
+		metered, err := env.Program(ast, append(opts, meterBuiltMaps(maps, keys), spy, trackComparisons)...)
+		require.NoError(t, err, src)
+		assert.Positive(t, planned, src)
+		for _, x := range vals {
+			for _, y := range vals {
+				in := map[string]any{"x": x, "y": y}
+				want, wantDet, wantErr := plain.Eval(in)
+				got, gotDet, gotErr := metered.Eval(in)
+				assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %v, y = %v", src, x, y)
+				if wantErr != nil || gotErr != nil {
+					continue
+				}
+				assert.Equal(t, want.Type(), got.Type(), "%s, x = %v, y = %v", src, x, y)
+				if types.IsError(want) || types.IsUnknown(want) {
+					assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %v, y = %v", src, x, y)
+				} else if types.Equal(want, got) != types.True { // NaN is equal to nothing
+					assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %v, y = %v", src, x, y)
+				}
+				if !longIn(x) && !longIn(y) {
+					assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %v, y = %v", src, x, y)
+				}
+			}
+		}
+	}
+}
+
+// longIn reports whether v holds a string longer than shortString.
+func longIn(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return len(v) > shortString
+	case []any:
+		for _, e := range v {
+			if longIn(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if len(k) > shortString || longIn(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -813,29 +813,39 @@ func buildLookedUpMaps(ids map[int64]bool) cel.ProgramOption {
 		if !ok || !ids[i.ID()] {
 			return i, nil
 		}
-		for _, v := range c.InitVals() {
-			if _, ok := v.(interpreter.InterpretableConst); !ok {
-				return i, nil
-			}
+		if lm, ok := constLenMap(c); ok {
+			return lm, nil
 		}
-		frame, err := interpreter.NewExecutionFrame(interpreter.EmptyActivation())
-		if err != nil {
-			return i, nil
-		}
-		v := i.Exec(frame)
-		frame.Close()
-		m, ok := v.(traits.Mapper)
-		if !ok || m.Size() == types.IntZero {
-			return i, nil // an error (a key twice) is cel-go's to report, as it is
-		}
-		lm := lenMap{Mapper: m, lens: map[int]bool{}}
-		for it := m.Iterator(); it.HasNext() == types.True; {
-			if k, ok := it.Next().(types.String); ok {
-				lm.lens[len(k)] = true
-			}
-		}
-		return interpreter.NewConstValue(i.ID(), lm), nil
+		return i, nil
 	})
+}
+
+// constLenMap is the map c builds, when all its keys and values are
+// constants and it is not empty, built now into a constant lenMap; ok
+// false otherwise.
+func constLenMap(c interpreter.InterpretableConstructor) (lm interpreter.InterpretableConst, ok bool) {
+	for _, v := range c.InitVals() {
+		if _, ok := v.(interpreter.InterpretableConst); !ok {
+			return nil, false
+		}
+	}
+	frame, err := interpreter.NewExecutionFrame(interpreter.EmptyActivation())
+	if err != nil {
+		return nil, false
+	}
+	v := c.Exec(frame)
+	frame.Close()
+	m, ok := v.(traits.Mapper)
+	if !ok || m.Size() == types.IntZero {
+		return nil, false // an error (a key twice) is cel-go's to report, as it is
+	}
+	l := lenMap{Mapper: m, lens: map[int]bool{}}
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		if k, ok := it.Next().(types.String); ok {
+			l.lens[len(k)] = true
+		}
+	}
+	return interpreter.NewConstValue(c.ID(), l), true
 }
 
 // lenMap is a map of constants, not empty, that is only looked up: a
@@ -857,6 +867,213 @@ func (m lenMap) Get(key ref.Val) ref.Val { return mapGet(m, key) }
 func (m lenMap) Contains(key ref.Val) ref.Val { return mapContains(m, key) }
 
 func (lenMap) IsZeroValue() bool { return false }
+
+// Maps built from keys of the data.
+//
+// A map a rule builds with a key that is not a literal ({request.body.t:
+// 1}) is a Go map, which hashes each key whole when it is built, and
+// again each string looked up in it by in, an index or an optional index
+// (or by the equality of two maps); cel-go charges the map's creation and
+// each lookup a unit or so. A rule building or looking up 490 KB strings
+// so once per element of 16,000 items ran 40 ms (s in {t: 1}), 60 ms
+// ({t: 1}[?s]) and 70 ms ({s: 1} != {t: 1}) before its other costs met
+// the limit. A program that builds such a map, or builds a map that is
+// not a map of constants and looks up a string of the data
+// (buildsMapsOfData), is tracked, and in a tracked program each map
+// literal that is not a map of constants looked up (lookedUpMaps) is
+// metered (meterBuiltMaps): each key that is not a literal counts, once
+// evaluated and before the map is built, the units of hashing it
+// (scanUnits of its length; a string of at most shortString bytes costs
+// what cel-go charges: mapKeyNode); the map built is a builtMap, whose
+// lookups count the same before cel-go's Find hashes the key, and whose
+// equality counts its keys before cel-go's Equal looks them up in the
+// other map. A map of constants (keys and values folded) is built when
+// the program is planned into a lenMap, as lookedUpMaps' are. cel-go
+// builds and looks up, and decides.
+
+// builtMaps are the ids of a's map literals other than lookedUpMaps',
+// and of their keys that are not literals; nil, nil: none.
+func builtMaps(a *cel.Ast) (maps, keys map[int64]bool) {
+	consts := lookedUpMaps(a)
+	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.MapKind || consts[e.ID()] {
+			return
+		}
+		if maps == nil {
+			maps, keys = map[int64]bool{}, map[int64]bool{}
+		}
+		maps[e.ID()] = true
+		for _, en := range e.AsMap().Entries() {
+			if k := en.AsMapEntry().Key(); k.Kind() != celast.LiteralKind {
+				keys[k.ID()] = true
+			}
+		}
+	}))
+	return maps, keys
+}
+
+// buildsMapsOfData reports whether a builds a map with a key that is not
+// a literal and may be a string, or builds a map that is not a map of
+// constants (a key or value not a literal, an optional entry) and looks
+// up a string of the data: in over a value that may be a map, an index
+// or optional index, with a key that is not a literal and may be a
+// string.
+func buildsMapsOfData(a *cel.Ast) bool {
+	ast := a.NativeRep()
+	dataKeys, builds, looksUp := false, false, false
+	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.MapKind:
+			for _, en := range e.AsMap().Entries() {
+				en := en.AsMapEntry()
+				k := en.Key()
+				if k.Kind() != celast.LiteralKind && mayBeString(ast.GetType(k.ID())) {
+					dataKeys = true
+				}
+				if en.IsOptional() || k.Kind() != celast.LiteralKind || en.Value().Kind() != celast.LiteralKind {
+					builds = true
+				}
+			}
+		case celast.CallKind:
+			call := e.AsCall()
+			if len(call.Args()) != 2 {
+				return
+			}
+			var m, k celast.Expr
+			switch call.FunctionName() {
+			case operators.Index, operators.OptIndex:
+				m, k = call.Args()[0], call.Args()[1]
+			case operators.In:
+				k, m = call.Args()[0], call.Args()[1]
+			default:
+				return
+			}
+			if k.Kind() != celast.LiteralKind && mayBeString(ast.GetType(k.ID())) && mayBeMap(ast.GetType(m.ID())) {
+				looksUp = true
+			}
+		}
+	}))
+	return dataKeys || builds && looksUp
+}
+
+// meterBuiltMaps is the program option that wraps the keys of ids (keys:
+// builtMaps) in mapKeyNode, and makes the maps of ids (maps) builtMapNode,
+// or lenMaps when their keys and values are constants.
+func meterBuiltMaps(maps, keys map[int64]bool) cel.ProgramOption {
+	return cel.CustomDecoratorV2(func(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+		if keys[i.ID()] {
+			if attr, ok := i.(interpreter.InterpretableAttribute); ok {
+				return mapKeyAttr{attr}, nil // an attribute stays one (see meterSortKeys)
+			}
+			return mapKeyNode{i}, nil
+		}
+		c, ok := i.(interpreter.InterpretableConstructor)
+		if !ok || !maps[i.ID()] || c.Type() != types.MapType {
+			return i, nil
+		}
+		if lm, ok := constLenMap(c); ok {
+			return lm, nil
+		}
+		return builtMapNode{c}, nil
+	})
+}
+
+// hashUnits counts in a meter of frame the units of hashing k, a string
+// longer than shortString, when the evaluation is tracked.
+func hashUnits(frame *interpreter.ExecutionFrame, k ref.Val) {
+	if s, ok := k.(types.String); ok && len(s) > shortString && frame.CostTracker() != nil {
+		m := meter{frame: frame}
+		m.enter()
+		m.count(scanUnits(len(s)))
+		m.leave()
+	}
+}
+
+// mapKeyNode is a key of a map built: it counts the units of hashing
+// its value before the map is built.
+type mapKeyNode struct{ interpreter.InterpretableV2 }
+
+func (n mapKeyNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	v := n.InterpretableV2.Exec(frame)
+	hashUnits(frame, v)
+	return v
+}
+
+func (n mapKeyNode) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, n.Exec)
+}
+
+// mapKeyAttr is mapKeyNode of an attribute, still an attribute.
+type mapKeyAttr struct {
+	interpreter.InterpretableAttribute
+}
+
+func (n mapKeyAttr) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	return mapKeyNode{n.InterpretableAttribute}.Exec(frame)
+}
+
+func (n mapKeyAttr) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, n.Exec)
+}
+
+// builtMapNode is a map literal: when the evaluation is tracked, the map
+// cel-go builds is a builtMap.
+type builtMapNode struct {
+	interpreter.InterpretableConstructor
+}
+
+func (n builtMapNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	v := n.InterpretableConstructor.Exec(frame)
+	if m, ok := v.(traits.Mapper); ok && frame.CostTracker() != nil {
+		return builtMap{Mapper: m, frame: frame}
+	}
+	return v
+}
+
+func (n builtMapNode) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, n.Exec)
+}
+
+// builtMap is a map cel-go built in the tracked evaluation of frame: its
+// lookups count the units of hashing a long string key before cel-go's
+// map does.
+type builtMap struct {
+	traits.Mapper
+	frame *interpreter.ExecutionFrame
+}
+
+func (m builtMap) Find(key ref.Val) (ref.Val, bool) {
+	hashUnits(m.frame, key)
+	return m.Mapper.Find(key)
+}
+
+func (m builtMap) Get(key ref.Val) ref.Val { return mapGet(m, key) }
+
+func (m builtMap) Contains(key ref.Val) ref.Val { return mapContains(m, key) }
+
+// Equal is cel-go's, which looks each key of m up in other (and a key it
+// misses twice): counted first, the whole (an upper bound).
+func (m builtMap) Equal(other ref.Val) ref.Val {
+	if o, ok := other.(builtMap); ok {
+		other = o.Mapper // its lookups are m's keys: counted here
+	}
+	if o, ok := other.(traits.Mapper); ok && o.Size() == m.Size() {
+		longest := types.String("")
+		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			hashUnits(m.frame, k)
+			if s, ok := k.(types.String); ok && len(s) > len(longest) {
+				longest = s
+			}
+		}
+		hashUnits(m.frame, longest)
+	}
+	return m.Mapper.Equal(other)
+}
+
+func (m builtMap) IsZeroValue() bool { return m.Size() == types.IntZero }
+
+func (m builtMap) String() string { return fmt.Sprint(m.Mapper) }
 
 // distinct() of the body's list compares each element with those kept
 // before it, as list.Equal does; a string with a kept string of its
@@ -1092,7 +1309,7 @@ func lookupKeys(a *cel.Ast) map[int64]bool {
 			return
 		}
 		obj, key := call.Args()[0], call.Args()[1]
-		if key.Kind() == celast.LiteralKind || obj.Kind() == celast.MapKind || // a map the rule writes: lookedUpMaps
+		if key.Kind() == celast.LiteralKind || obj.Kind() == celast.MapKind || // a map the rule writes: lookedUpMaps, builtMaps
 			!mayBeString(ast.GetType(key.ID())) || !mayBeMap(ast.GetType(obj.ID())) {
 			return
 		}

@@ -1224,3 +1224,73 @@ func TestEval_BuiltListsOfShortStringsAsEstimated(t *testing.T) {
 		assert.True(t, ok, tc.src)
 	}
 }
+
+// TestEval_CostLimitBoundsBuiltMaps: a map a rule builds from a key of
+// the data ({request.body.t: 1}) hashes the key whole when it is built,
+// and a string looked up in it whole again, each for a unit or so: rules
+// building or looking up 490 KB strings so once per element of 16,000
+// items ran 40 ms (s in {t: 1}), 60 ms ({t: 1}[?s]) and 70 ms ({s: 1} !=
+// {t: 1}) before their other costs met the limit. The hashing of a long
+// key now counts its units (scanUnits) before cel-go hashes it: on 1,000
+// items, under the limit by their other costs, they stop at it; with
+// short strings they still pass.
+func TestEval_CostLimitBoundsBuiltMaps(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"t":{"type":"string"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	body := func(n int, x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b"}`)
+	}
+	long, short := body(1000, strings.Repeat("x", 490_000)), body(1000, "x")
+	for _, src := range []string{
+		"request.body.items.all(i, !(request.body.s in {request.body.t: 1}))",
+		"request.body.items.all(i, {request.body.s: 1} != {request.body.t: 1})",
+		"request.body.items.all(i, {request.body.t: 1}[?request.body.s].orValue(0) == 0)",
+		"request.body.items.all(i, {request.body.t: i}[request.body.t] == 7)",
+		"request.body.items.all(i, {?request.body.t: optional.of(i)}.size() == 1)",
+		"request.body.items.all(i, {'a': i}[?request.body.s].orValue(0) == 0)",
+		"request.body.items.all(i, !(request.body.s in [{request.body.t: 1}][0]))",
+	} {
+		stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+	}
+}
+
+// TestCompile_TrackedWhereMapsAreBuiltFromData: a rule that builds a map
+// with a key of the data that may be a string, or builds a map that is
+// not of constants and looks a string of the data up, runs under the
+// limit whatever its estimate (which counts the map, not its keys'
+// lengths); a map of constants and maps looked up by literals do not.
+func TestCompile_TrackedWhereMapsAreBuiltFromData(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":100,"items":{"type":"integer"}},
+		"s":{"type":"string","maxLength":1000000},"t":{"type":"string","maxLength":1000000},"n":{"type":"integer"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for src, tracked := range map[string]bool{
+		"request.body.items.all(i, !(request.body.s in {request.body.t: 1}))":             true,
+		"request.body.items.all(i, {request.body.t: 1}[?request.body.s].orValue(0) == 0)": true,
+		"request.body.items.all(i, {request.body.t: 1}.size() == 1)":                      true,
+		"request.body.items.all(i, {'a': i}[?request.body.s].orValue(0) == 0)":            true,
+		"request.body.items.all(i, {?'a': optional.of(i)}[request.body.s] == 0)":          true,
+		"request.body.items.all(i, i > 0)":                                                false,
+		"request.body.items.all(i, request.body.s in {'a': 1, 'b': 2})":                   false,
+		"request.body.items.all(i, {'a': 1, 'b': 2}[?request.body.s].orValue(0) == 0)":    false,
+		"request.body.items.all(i, {'a': i}['a'] == i)":                                   false,
+		"request.body.items.all(i, {request.body.n: i}[request.body.n] == i)":             false,
+	} {
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		assert.Equal(t, tracked, p.Tracked(), src)
+	}
+}

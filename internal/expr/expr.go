@@ -167,7 +167,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	sorts, keys := sortKeys(ast), lookupKeys(ast) // compare.go
 	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil ||
-		comparesLongStrings(ast, sizes)
+		comparesLongStrings(ast, sizes) || buildsMapsOfData(ast)
 	if tracked {
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
 	}
@@ -182,6 +182,9 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	}
 	if sets := builtSets(ast); tracked && sets != nil {
 		opts = append(opts, meterBuiltSets(base, sets)) // compare.go
+	}
+	if maps, keys := builtMaps(ast); tracked && maps != nil {
+		opts = append(opts, meterBuiltMaps(maps, keys)) // compare.go
 	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go
