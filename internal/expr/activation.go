@@ -177,11 +177,11 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 		}
 		return a.body, true
 	case "params":
-		return a.requestMap(gotParams), true
+		return a.lookedUpMap(a.requestMap(gotParams)), true
 	case "query":
-		return a.requestMap(gotQuery), true
+		return a.lookedUpMap(a.requestMap(gotQuery)), true
 	case "headers":
-		return a.requestMap(gotHeaders), true
+		return a.lookedUpMap(a.requestMap(gotHeaders)), true
 	case "method":
 		return types.String(a.Method), true
 	case "path":
@@ -210,9 +210,25 @@ var contextKeys = []string{"user"}
 
 func (c *contextVal) FindStringKey(k string) (any, bool) {
 	if k == "user" {
-		return (*Activation)(c).userValue(), true
+		a := (*Activation)(c)
+		u := a.userValue()
+		if m, ok := u.(traits.Mapper); ok && a.meter.counting() && !isBodyValue(u) {
+			return builtMap{Mapper: m, frame: a.meter.frame}, true // a Go map (compare.go)
+		}
+		return u, true
 	}
 	return nil, false
+}
+
+// lookedUpMap is m, one of the request's maps, as cel-go reads it: a
+// Go map, which hashes a key looked up in it whole; in a tracked
+// evaluation, a builtMap, whose lookups count the units of that hashing
+// first (compare.go).
+func (a *Activation) lookedUpMap(m map[string]string) any {
+	if !a.meter.counting() {
+		return m
+	}
+	return builtMap{Mapper: types.NewStringStringMap(types.DefaultTypeAdapter, m), frame: a.meter.frame}
 }
 
 func (c *contextVal) Find(key ref.Val) (ref.Val, bool) { return findVia(c, key) }

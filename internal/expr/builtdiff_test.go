@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -228,4 +229,52 @@ func longIn(v any) bool {
 		}
 	}
 	return false
+}
+
+// TestRequestMapsDecideAsCEL: the request's maps of strings and a
+// context.user of strings, read in a tracked evaluation as builtMaps,
+// give the verdicts (and errors or not) of cel-go over the same Go maps.
+func TestRequestMapsDecideAsCEL(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1 << 40, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	plainEnv, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("context", cel.MapType(cel.StringType, cel.DynType)), cel.OptionalTypes())
+	require.NoError(t, err)
+	long := strings.Repeat("k", 100)
+	many := map[string]string{"a": "b", long: "l"}
+	for i := range 20 {
+		many[fmt.Sprint("h", i)] = "v"
+	}
+	for _, rule := range []string{
+		"request.body.s in request.headers", "request.headers[request.body.s] == 'b'", "request.query[?request.body.s].orValue('-') == 'l'",
+		"request.params[?request.body.s].hasValue()", "request.body.s in context.user", "context.user[request.body.s] == 'v'",
+		"context.user[?request.body.s].orValue('-') == '-'", "request.headers == request.query", "request.headers == {'a': 'b'}",
+		"{'a': 'b'} != request.params", "request.headers.all(k, k in request.query && request.query[k] == request.headers[k])",
+		"has(request.headers.a) && request.headers.a == 'b'", "request.query.size() == 22", "request.headers.exists(k, k == request.body.s)",
+		"[request.headers][0][request.body.s] == 'b'", "{request.body.s: 1} == {request.body.s: 1}",
+	} {
+		p, err := ce.Compile(rule)
+		require.NoError(t, err, rule)
+		require.True(t, p.Tracked(), rule)
+		ast, iss := plainEnv.Compile(rule)
+		require.NoError(t, iss.Err(), rule)
+		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		require.NoError(t, err, rule)
+		for _, s := range []string{"a", "h3", long, strings.Repeat("k", 99) + "j", "", "zz"} {
+			b, err := json.Marshal(map[string]string{"s": s})
+			require.NoError(t, err)
+			got, gotErr := p.Eval(&Activation{Body: doc(t, string(b)), Src: &src{params: many, query: many, headers: many, user: many}})
+			want, _, wantErr := plain.Eval(map[string]any{
+				"request": map[string]any{"body": map[string]any{"s": s}, "params": many, "query": many, "headers": many},
+				"context": map[string]any{"user": many},
+			})
+			if wantErr != nil || gotErr != nil {
+				assert.Equal(t, wantErr != nil, gotErr != nil, "%s, s = %q: %v, %v", rule, s, wantErr, gotErr)
+				continue
+			}
+			assert.Equal(t, want, types.Bool(got), "%s, s = %q", rule, s)
+		}
+	}
 }

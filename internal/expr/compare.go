@@ -1034,9 +1034,10 @@ func (n builtMapNode) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, n.Exec)
 }
 
-// builtMap is a map cel-go built in the tracked evaluation of frame: its
-// lookups count the units of hashing a long string key before cel-go's
-// map does.
+// builtMap is a map cel-go built in the tracked evaluation of frame, or
+// one of the request's maps of strings (params, query, headers) or
+// context.user's Go map read in it (activation.go): its lookups count the
+// units of hashing a long string key before cel-go's map does.
 type builtMap struct {
 	traits.Mapper
 	frame *interpreter.ExecutionFrame

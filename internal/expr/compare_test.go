@@ -1294,3 +1294,45 @@ func TestCompile_TrackedWhereMapsAreBuiltFromData(t *testing.T) {
 		assert.Equal(t, tracked, p.Tracked(), src)
 	}
 }
+
+// TestEval_CostLimitBoundsRequestMapLookups: request.params, .query and
+// .headers, and a context.user of strings, are Go maps, which hash a
+// string looked up in them whole (once they hold more than 8 entries),
+// for a unit or so: a rule looking up a 490 KB string so once per element
+// of 16,000 items ran 80 ms before its other costs met the limit. Their
+// lookups now count the units of the hashing first (builtMap): on 1,000
+// items, under the limit by their other costs, such rules stop at it;
+// with short strings they still pass.
+func TestEval_CostLimitBoundsRequestMapLookups(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},"s":{"type":"string"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	many := map[string]string{}
+	for i := range 20 {
+		many[fmt.Sprint("h", i)] = "v"
+	}
+	body := func(x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 1000), ",")+`],"s":"`+x+`a"}`)
+	}
+	long, short := body(strings.Repeat("x", 490_000)), body("x")
+	for _, rule := range []string{
+		"request.body.items.all(i, !(request.body.s in request.headers))",
+		"request.body.items.all(i, request.query[?request.body.s].orValue('') == '')",
+		"request.body.items.all(i, !(request.body.s in request.params))",
+		"request.body.items.all(i, !(request.body.s in context.user))",
+		"request.body.items.all(i, context.user[?request.body.s].orValue('') == '')",
+	} {
+		act := func(b *jsonbody.Doc) *Activation {
+			return &Activation{Body: b, Shape: s.Numbers(), Src: &src{params: many, query: many, headers: many, user: many}}
+		}
+		stopsAtLimit(t, ce, rule, act(long))
+		p, err := ce.Compile(rule)
+		require.NoError(t, err, rule)
+		ok, err := p.Eval(act(short))
+		require.NoError(t, err, rule)
+		assert.True(t, ok, rule)
+	}
+}
