@@ -213,7 +213,7 @@ func (c *contextVal) FindStringKey(k string) (any, bool) {
 		a := (*Activation)(c)
 		u := a.userValue()
 		if m, ok := u.(traits.Mapper); ok && a.meter.counting() && !isBodyValue(u) {
-			return builtMap{Mapper: m, frame: a.meter.frame}, true // a Go map (compare.go)
+			return builtMap{Mapper: m, tracker: a.meter.frame.CostTracker()}, true // a Go map (compare.go)
 		}
 		return u, true
 	}
@@ -228,7 +228,7 @@ func (a *Activation) lookedUpMap(m map[string]string) any {
 	if !a.meter.counting() {
 		return m
 	}
-	return builtMap{Mapper: types.NewStringStringMap(types.DefaultTypeAdapter, m), frame: a.meter.frame}
+	return builtMap{Mapper: types.NewStringStringMap(types.DefaultTypeAdapter, m), tracker: a.meter.frame.CostTracker()}
 }
 
 func (c *contextVal) Find(key ref.Val) (ref.Val, bool) { return findVia(c, key) }

@@ -120,7 +120,13 @@ func (m *meter) leave() {
 // of two.
 func (m *meter) charge(n uint64) {
 	m.pending -= n
-	if t := m.frame.CostTracker(); t != nil {
+	chargeTracker(m.frame.CostTracker(), n)
+}
+
+// chargeTracker charges t (nil: none) n units, at most meterChunk or a
+// power of two, as a call of compareOverload.
+func chargeTracker(t *interpreter.CostTracker, n uint64) {
+	if t != nil {
 		var units ref.Val = types.Int(n)
 		if n > meterChunk {
 			units = bigUnits[bits.Len64(n)-1]
@@ -978,14 +984,20 @@ func meterBuiltMaps(maps, keys map[int64]bool) cel.ProgramOption {
 	})
 }
 
-// hashUnits counts in a meter of frame the units of hashing k, a string
-// longer than shortString, when the evaluation is tracked.
-func hashUnits(frame *interpreter.ExecutionFrame, k ref.Val) {
-	if s, ok := k.(types.String); ok && len(s) > shortString && frame.CostTracker() != nil {
-		m := meter{frame: frame}
-		m.enter()
-		m.count(scanUnits(len(s)))
-		m.leave()
+// hashUnits charges t, the cost tracker of a tracked evaluation (nil:
+// none), the units of hashing k, a string longer than shortString: the
+// largest powers of two first, then the rest, as a meter would.
+func hashUnits(t *interpreter.CostTracker, k ref.Val) {
+	if s, ok := k.(types.String); ok && len(s) > shortString && t != nil {
+		n := scanUnits(len(s))
+		for n >= meterChunk {
+			p := uint64(1) << min(bits.Len64(n)-1, len(bigUnits)-1)
+			chargeTracker(t, p)
+			n -= p
+		}
+		if n > 0 {
+			chargeTracker(t, n)
+		}
 	}
 }
 
@@ -995,7 +1007,7 @@ type mapKeyNode struct{ interpreter.InterpretableV2 }
 
 func (n mapKeyNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := n.InterpretableV2.Exec(frame)
-	hashUnits(frame, v)
+	hashUnits(frame.CostTracker(), v)
 	return v
 }
 
@@ -1025,7 +1037,7 @@ type builtMapNode struct {
 func (n builtMapNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := n.InterpretableConstructor.Exec(frame)
 	if m, ok := v.(traits.Mapper); ok && frame.CostTracker() != nil {
-		return builtMap{Mapper: m, frame: frame}
+		return builtMap{Mapper: m, tracker: frame.CostTracker()}
 	}
 	return v
 }
@@ -1034,17 +1046,22 @@ func (n builtMapNode) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, n.Exec)
 }
 
-// builtMap is a map cel-go built in the tracked evaluation of frame, or
+// builtMap is a map cel-go built in a tracked evaluation, or
 // one of the request's maps of strings (params, query, headers) or
 // context.user's Go map read in it (activation.go): its lookups count the
 // units of hashing a long string key before cel-go's map does.
+//
+// It keeps the evaluation's cost tracker, not the frame it was built in:
+// a map built in a comprehension (in a frame cel-go pushes for it, and
+// puts back in its pool when the comprehension ends, for any evaluation
+// to take) may be looked up after it, ['t'].map(k, {k: 1})[0][s].
 type builtMap struct {
 	traits.Mapper
-	frame *interpreter.ExecutionFrame
+	tracker *interpreter.CostTracker
 }
 
 func (m builtMap) Find(key ref.Val) (ref.Val, bool) {
-	hashUnits(m.frame, key)
+	hashUnits(m.tracker, key)
 	return m.Mapper.Find(key)
 }
 
@@ -1062,12 +1079,12 @@ func (m builtMap) Equal(other ref.Val) ref.Val {
 		longest := types.String("")
 		for it := m.Mapper.Iterator(); it.HasNext() == types.True; {
 			k := it.Next()
-			hashUnits(m.frame, k)
+			hashUnits(m.tracker, k)
 			if s, ok := k.(types.String); ok && len(s) > len(longest) {
 				longest = s
 			}
 		}
-		hashUnits(m.frame, longest)
+		hashUnits(m.tracker, longest)
 	}
 	return m.Mapper.Equal(other)
 }

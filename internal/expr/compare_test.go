@@ -1336,3 +1336,37 @@ func TestEval_CostLimitBoundsRequestMapLookups(t *testing.T) {
 		assert.True(t, ok, rule)
 	}
 }
+
+// TestEval_CostLimitBoundsMapsBuiltInComprehensions: a map built in a
+// comprehension ([1].map(j, {t: j})[0]) is looked up after cel-go has put
+// the comprehension's frame back in its pool, whose cost tracker is then
+// nil (or another evaluation's): the lookup of a 490 KB s in it counted
+// nothing, and 1,000 items of it passed under the limit that the same
+// map built outside a comprehension meets. Both stop at it now; with a
+// short s both pass.
+func TestEval_CostLimitBoundsMapsBuiltInComprehensions(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, `{"type":"object","properties":{
+		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
+		"s":{"type":"string"},"t":{"type":"string"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	body := func(x string) *jsonbody.Doc {
+		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 1000), ",")+`],"s":"`+x+`a","t":"b"}`)
+	}
+	long, short := body(strings.Repeat("x", 490_000)), body("x")
+	for _, src := range []string{
+		"request.body.items.all(i, !(request.body.s in {request.body.t: 1}))",
+		"request.body.items.all(i, !(request.body.s in [1].map(j, {request.body.t: j})[0]))",
+		"request.body.items.all(i, [request.body.t].map(k, {k: i})[0][?request.body.s].orValue(0) == 0)",
+		"request.body.items.all(i, [1].map(j, {'a': j}).all(m, !(request.body.s in m)))",
+	} {
+		stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
+		p, err := ce.Compile(src)
+		require.NoError(t, err, src)
+		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+		require.NoError(t, err, src)
+		assert.True(t, ok, src)
+	}
+}
