@@ -166,6 +166,9 @@ var bigUnits, bigCosts = func() (v [63]ref.Val, c [63]uint64) {
 
 func (compareCosts) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	if overloadID != compareOverload || len(args) != 1 {
+		if c := minSizeCost(overloadID, args, result); c != nil { // lengths.go
+			return c
+		}
 		return scanCost(function, overloadID, args, result) // lengths.go
 	}
 	n, ok := args[0].(types.Int)

@@ -1,8 +1,15 @@
 package expr
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/overloads"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,5 +103,67 @@ func TestEval_CostLimitBoundsFormat(t *testing.T) {
 		ok, err := p.Eval(&Activation{Body: body, Shape: s.Numbers()})
 		require.NoError(t, err, src)
 		assert.True(t, ok, src)
+	}
+}
+
+// TestCompareCosts_PricesLongStringComparisons: cel-go's tracker charges
+// ==, != and <, <=, >, >= of strings by the smaller operand's count of
+// code points, but counts the longer operand's whole to find it: a rule
+// comparing a 500 KB string of the body with 'x' once per element of a
+// list (request.body.items.all(i, request.body.s != 'x')) counted 500 KB
+// a call for a unit, 1.9 s on a 1 MiB body under the default limits. The
+// program's estimator (compareCosts) now prices such a call, when an
+// operand is a string longer than shortString, so that cel-go's tracker
+// does not count it; at cel-go's price.
+func TestCompareCosts_PricesLongStringComparisons(t *testing.T) {
+	long := types.String(strings.Repeat("x", 500_000))
+	std := cost.StandardOverloadTrackers()
+	for _, tc := range []struct {
+		overload string
+		args     []ref.Val
+	}{
+		{overloads.NotEquals, []ref.Val{long, types.String("x")}},
+		{overloads.Equals, []ref.Val{types.String("x"), long}},
+		{overloads.LessString, []ref.Val{long, types.String("abc")}},
+		{overloads.GreaterEqualsString, []ref.Val{types.String(strings.Repeat("é", 40)), long}},
+		{overloads.Equals, []ref.Val{long, types.Int(1)}},
+		{overloads.NotEquals, []ref.Val{types.NewDynamicList(types.DefaultTypeAdapter, []string{"a", "b"}), long}},
+	} {
+		got := compareCosts{}.CallCost(tc.overload, tc.overload, tc.args, types.True)
+		if assert.NotNil(t, got, "%s", tc.overload) {
+			assert.Equal(t, *std[tc.overload](tc.args, types.True), *got, "%s", tc.overload)
+		}
+	}
+}
+
+// TestLongStringComparisonsCostAsCEL: the cost of comparing strings and
+// other values, long strings among them (multi-byte, invalid UTF-8,
+// around shortString), is what cel-go's own tracker charges, and the
+// verdict is cel-go's.
+func TestLongStringComparisonsCostAsCEL(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.DynType), cel.Variable("y", cel.DynType), cel.OptionalTypes())
+	require.NoError(t, err)
+	vals := []any{"", "a", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("é", 40), strings.Repeat("é", 33) + "a",
+		strings.Repeat("€", 100), strings.Repeat("a", 300), strings.Repeat("b", 300), strings.Repeat("\xff", 100), "\xff" + strings.Repeat("a", 99),
+		1, 1.5, []byte("abc"), []any{"a", strings.Repeat("a", 100)}, map[string]any{"k": strings.Repeat("a", 100)}, nil, true}
+	for _, src := range []string{"x == y", "x != y", "string(x) < string(y)", "string(x) <= string(y)", "string(x) > string(y)",
+		"string(x) >= string(y)", "optional.of(x) == y", "x == optional.of(y)"} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		ours, err := env.Program(ast, append(opts, trackComparisons)...)
+		require.NoError(t, err, src)
+		for _, x := range vals {
+			for _, y := range vals {
+				in := map[string]any{"x": x, "y": y}
+				want, wantDet, wantErr := plain.Eval(in)
+				got, gotDet, gotErr := ours.Eval(in)
+				assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %.20q, y = %.20q", src, x, y)
+				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %.20q, y = %.20q", src, x, y)
+				assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %.20q, y = %.20q", src, x, y)
+			}
+		}
 	}
 }
