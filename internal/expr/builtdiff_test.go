@@ -278,3 +278,87 @@ func TestRequestMapsDecideAsCEL(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestMapsDecideAsCEL_Shapes: the request's maps, context.user and
+// the maps a rule builds, read in a tracked evaluation as builtMaps,
+// give cel-go's verdicts (and errors or not) in the shapes
+// TestRequestMapsDecideAsCEL leaves out: size(), comprehensions over
+// their keys, optional selection, dyn() and type(), equality with the
+// body's objects and maps built, either side, maps inside lists and as
+// values of maps, sets and distinct() of them, format(), maps built in a
+// comprehension and used after it; with 22 or 2 entries, and bodies of
+// 22, 2 or no members.
+func TestRequestMapsDecideAsCEL_Shapes(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1 << 40, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	plainEnv, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("context", cel.MapType(cel.StringType, cel.DynType)), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Strings(), ext.Math(), ext.Lists(), ext.Sets())
+	require.NoError(t, err)
+	long := strings.Repeat("k", 100)
+	many := map[string]string{"a": "b", long: "l"}
+	for i := range 20 {
+		many[fmt.Sprint("h", i)] = "v"
+	}
+	few := map[string]string{"a": "b", long: "l"}
+	for _, rule := range []string{
+		"request.headers.size() == 22", "size(request.query) == 22", "request.headers.map(k, k).size() == 22",
+		"request.headers.exists_one(k, k == request.body.s)", "request.headers.filter(k, k == request.body.s).size() == 1",
+		"request.headers.?a.orValue('') == 'b'", "request.headers.?zz.orValue('-') == '-'",
+		"dyn(request.headers)[request.body.s] == 'b'", "type(request.headers) == map", "type(context.user) == map",
+		"request.body.m == request.headers", "request.headers == request.body.m", "request.body.m != request.query",
+		"[request.headers] == [request.query]", "request.headers in [request.query]", "request.query in [request.body.m]",
+		"{'h': request.headers}['h'][request.body.s] == 'b'", "{'h': request.headers} == {'h': request.query}",
+		"{'h': request.headers} == {'h': request.body.m}", "{'h': request.body.m} == {'h': request.headers}",
+		"'%s'.format([request.headers]) == '%s'.format([request.body.m])",
+		"request.headers.all(k, request.headers[k] == request.query[k])", "context.user == request.headers",
+		"request.headers == context.user", "{request.body.s: request.headers}[request.body.s] == request.query",
+		"sets.contains([request.headers], [request.query])", "[request.headers, request.query].distinct().size() == 1",
+		"request.params == {}", "request.params != {request.body.s: 'b'}", "request.headers.exists(k, k in {request.body.s: 1})",
+		"{request.body.s: 1}.exists(k, k in request.headers)", "optional.of(request.headers).value()[request.body.s] == 'b'",
+		"[request.headers][0] == request.query", "has(request.headers.zz)", "request.headers.zz == ''",
+		"request.headers[request.body.s] == request.query[request.body.s]", "request.body.s in request.headers && request.headers[request.body.s] == 'b'",
+		"{request.body.s: 1} == request.body.m", "request.body.m == {request.body.s: 'b'}", "{request.body.s: 'b'} == request.body.m",
+		"[{request.body.s: 1}, {request.body.s: 1}].distinct().size() == 1", "[{request.body.s: 1}] == [{request.body.s: 1}]",
+		"{request.body.s: 1} in [{request.body.s: 1}]", "{request.body.s: {request.body.s: 1}} == {request.body.s: {request.body.s: 1}}",
+		"request.headers[?request.body.s].orValue('') == request.body.m[?request.body.s].orValue('')",
+		"dyn(request.headers) == dyn(request.query)", "request.headers.map(k, request.headers[k]).size() == 22",
+		"context.user.all(k, k in request.headers)", "context.user[request.body.s] == request.headers[request.body.s]",
+		"request.headers.exists(k, k == request.body.s) == (request.body.s in request.headers)",
+		"lists.range(3).map(i, {request.body.s: i}).all(m, request.body.s in m)",
+		"[request.body.s].map(k, {k: 1})[0] == {request.body.s: 1}",
+		"{request.body.s: 1}.size() == 1 && {request.body.s: 1, 'x': 2}.size() >= 1",
+	} {
+		p, err := ce.Compile(rule)
+		require.NoError(t, err, rule)
+		require.True(t, p.Tracked(), rule)
+		ast, iss := plainEnv.Compile(rule)
+		require.NoError(t, iss.Err(), rule)
+		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		require.NoError(t, err, rule)
+		for _, hdr := range []map[string]string{many, few} {
+			for _, mm := range []map[string]string{many, few, {}} {
+				for _, s := range []string{"a", "h3", long, strings.Repeat("k", 99) + "j", "", "zz"} {
+					b, err := json.Marshal(map[string]any{"s": s, "m": mm})
+					require.NoError(t, err)
+					got, gotErr := p.Eval(&Activation{Body: doc(t, string(b)), Src: &src{params: hdr, query: many, headers: hdr, user: many}})
+					pm := map[string]any{}
+					for k, v := range mm {
+						pm[k] = v
+					}
+					want, _, wantErr := plain.Eval(map[string]any{
+						"request": map[string]any{"body": map[string]any{"s": s, "m": pm}, "params": hdr, "query": many, "headers": hdr},
+						"context": map[string]any{"user": many},
+					})
+					if wantErr != nil || gotErr != nil {
+						assert.Equal(t, wantErr != nil, gotErr != nil, "%s, s = %q: %v, %v", rule, s, wantErr, gotErr)
+						continue
+					}
+					assert.Equal(t, want, types.Bool(got), "%s, s = %q", rule, s)
+				}
+			}
+		}
+	}
+}
