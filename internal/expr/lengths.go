@@ -272,22 +272,17 @@ var minSizeOverloads = map[string]bool{
 }
 
 // minSizeCost is cel-go's charge of a call of such an overload on args,
-// when one is a string longer than shortString; nil otherwise (cel-go
-// charges it).
+// when one is a string longer than shortString, or an optional that holds
+// one (cel-go sizes an optional by the value it holds); nil otherwise
+// (cel-go charges it).
 func minSizeCost(overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	if !minSizeOverloads[overloadID] || len(args) != 2 {
 		return nil
 	}
 	long, bound := false, uint64(math.MaxUint64) // bound: at least the smaller size
 	for _, a := range args {
-		switch a := a.(type) {
-		case types.String:
-			long = long || len(a) > shortString
-			bound = min(bound, uint64(len(a))) // a string has at most as many code points as bytes
-		case *types.Optional: // sized by cel-go's model version
-		default:
-			bound = min(bound, cost.ActualSize(a))
-		}
+		l, b := sizeBound(a)
+		long, bound = long || l, min(bound, b)
 	}
 	track := stdTrackers[overloadID]
 	if !long || track == nil {
@@ -295,12 +290,46 @@ func minSizeCost(overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	}
 	var sized [2]ref.Val
 	for i, a := range args {
-		if s, ok := a.(types.String); ok && uint64(len(s)) > bound {
-			a = sizeOnly(runesUpTo(string(s), bound))
-		}
-		sized[i] = a
+		sized[i], _ = sizedUpTo(a, bound)
 	}
 	return track(sized[:], result)
+}
+
+// sizeBound is at least cel-go's size of v, found without counting a
+// string's code points (a string has at most as many as it has bytes),
+// and whether v is, or holds, a string longer than shortString.
+func sizeBound(v ref.Val) (long bool, bound uint64) {
+	switch v := v.(type) {
+	case types.String:
+		return len(v) > shortString, uint64(len(v))
+	case *types.Optional: // 1, or 1 and the size of what it holds, by cel-go's model version
+		if !v.HasValue() {
+			return false, 1
+		}
+		long, bound = sizeBound(v.GetValue())
+		return long, cost.SafeAdd(1, bound)
+	}
+	return false, cost.ActualSize(v)
+}
+
+// sizedUpTo is v, or, when v is or holds a string of more than n bytes,
+// v with that string's count of code points, up to n, in its place
+// (sizeOnly), and true: cel-go's tracker then finds the same smaller size
+// of two operands when n is at least their sizeBound's smaller one.
+func sizedUpTo(v ref.Val, n uint64) (ref.Val, bool) {
+	switch s := v.(type) {
+	case types.String:
+		if uint64(len(s)) > n {
+			return sizeOnly(runesUpTo(string(s), n)), true
+		}
+	case *types.Optional:
+		if s.HasValue() {
+			if in, ok := sizedUpTo(s.GetValue(), n); ok {
+				return types.OptionalOf(in), true
+			}
+		}
+	}
+	return v, false
 }
 
 // runesUpTo is the number of code points of s (as utf8.RuneCountInString

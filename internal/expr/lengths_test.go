@@ -136,6 +136,34 @@ func TestCompareCosts_PricesLongStringComparisons(t *testing.T) {
 	}
 }
 
+// TestCompareCosts_PricesLongOptionalStringComparisons: cel-go sizes an
+// optional by the value it holds, and its tracker counts an optional's
+// string whole as it does a string's: request.body.?s != optional.of('x')
+// once per element of 16,000 counted a 500 KB string each time, 1.7 s
+// under the default limits. minSizeCost prices these calls too, at
+// cel-go's price.
+func TestCompareCosts_PricesLongOptionalStringComparisons(t *testing.T) {
+	long := types.String(strings.Repeat("é", 300_000))
+	std := cost.StandardOverloadTrackers()
+	for _, tc := range []struct {
+		overload string
+		args     []ref.Val
+	}{
+		{overloads.NotEquals, []ref.Val{types.OptionalOf(long), types.OptionalOf(types.String("x"))}},
+		{overloads.Equals, []ref.Val{types.OptionalOf(types.String("x")), types.OptionalOf(long)}},
+		{overloads.Equals, []ref.Val{types.OptionalOf(long), types.OptionalNone}},
+		{overloads.Equals, []ref.Val{types.OptionalOf(types.OptionalOf(long)), types.OptionalOf(types.OptionalOf(types.String("ab")))}},
+		{overloads.NotEquals, []ref.Val{types.OptionalOf(long), types.String("x")}},
+		{overloads.NotEquals, []ref.Val{long, types.OptionalOf(types.String("x"))}},
+		{overloads.Equals, []ref.Val{types.OptionalOf(long), types.Bytes("abc")}},
+	} {
+		got := compareCosts{}.CallCost(tc.overload, tc.overload, tc.args, types.False)
+		if assert.NotNil(t, got, "%s %v", tc.overload, tc.args[1]) {
+			assert.Equal(t, *std[tc.overload](tc.args, types.False), *got, "%s %v", tc.overload, tc.args[1])
+		}
+	}
+}
+
 // TestLongStringComparisonsCostAsCEL: the cost of comparing strings and
 // other values, long strings among them (multi-byte, invalid UTF-8,
 // around shortString), is what cel-go's own tracker charges, and the
@@ -145,9 +173,16 @@ func TestLongStringComparisonsCostAsCEL(t *testing.T) {
 	require.NoError(t, err)
 	vals := []any{"", "a", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("é", 40), strings.Repeat("é", 33) + "a",
 		strings.Repeat("€", 100), strings.Repeat("a", 300), strings.Repeat("b", 300), strings.Repeat("\xff", 100), "\xff" + strings.Repeat("a", 99),
-		1, 1.5, []byte("abc"), []any{"a", strings.Repeat("a", 100)}, map[string]any{"k": strings.Repeat("a", 100)}, nil, true}
+		1, 1.5, []byte("abc"), []any{"a", strings.Repeat("a", 100)}, map[string]any{"k": strings.Repeat("a", 100)}, nil, true,
+		strings.Repeat("b", 64), strings.Repeat("€", 22), strings.Repeat("€", 21) + "ab", "\xff" + strings.Repeat("é", 40), []byte(strings.Repeat("a", 100)),
+		[]byte(strings.Repeat("\xff", 65)), []byte{}, []any{}, map[string]any{}, -1}
 	for _, src := range []string{"x == y", "x != y", "string(x) < string(y)", "string(x) <= string(y)", "string(x) > string(y)",
-		"string(x) >= string(y)", "optional.of(x) == y", "x == optional.of(y)"} {
+		"string(x) >= string(y)", "optional.of(x) == y", "x == optional.of(y)",
+		"optional.of(x) == optional.of(y)", "optional.of(x) != optional.of(y)", "optional.of(optional.of(x)) == optional.of(optional.of(y))",
+		"optional.of(optional.of(x)) != optional.of(y)", "optional.of(x) == optional.none()", "optional.ofNonZeroValue(x) != optional.of(y)",
+		"{'k': x}.?k == optional.of(y)", "dyn(x) == dyn(y)", "[x, y].all(v, v == y)", "[x].map(v, v != y)[0]", "[x, y].exists(v, dyn(v) == y)",
+		"x == null", "null != y", "x == 1", "x == []", "x == {}", "bytes(string(x)) == bytes(string(y))", "bytes(string(x)) < bytes(string(y))",
+		"string(x) == string(y)", "[x, y].map(v, string(v) < string(y)).all(b, b)"} {
 		ast, iss := env.Compile(src)
 		require.NoError(t, iss.Err(), src)
 		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
