@@ -169,6 +169,9 @@ func (compareCosts) CallCost(function, overloadID string, args []ref.Val, result
 		if c := minSizeCost(overloadID, args, result); c != nil { // lengths.go
 			return c
 		}
+		if c := emptyNeedleCost(overloadID, args, result); c != nil { // lengths.go
+			return c
+		}
 		return scanCost(function, overloadID, args, result) // lengths.go
 	}
 	n, ok := args[0].(types.Int)
