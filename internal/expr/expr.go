@@ -169,7 +169,7 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil ||
 		comparesLongStrings(ast, sizes) || buildsMapsOfData(ast)
 	if tracked {
-		opts = append(opts, cel.CostLimit(costLimit), trackComparisons)
+		opts = append(opts, cel.CostLimit(costLimit), trackComparisons, trackIndexOf)
 	}
 	if sorts != nil {
 		opts = append(opts, meterSortKeys(sorts))

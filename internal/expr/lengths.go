@@ -77,6 +77,9 @@ var scanOverloads = map[string]bool{
 	overloads.TimestampToDayOfMonthOneBasedWithTz: true, overloads.TimestampToDayOfWeekWithTz: true,
 	overloads.TimestampToHoursWithTz: true, overloads.TimestampToMinutesWithTz: true,
 	overloads.TimestampToSecondsWithTz: true, overloads.TimestampToMillisecondsWithTz: true,
+	// indexOf and lastIndexOf read their receiver whole too (trackIndexOf).
+	"string_index_of_string": true, "string_index_of_string_int": true,
+	"string_last_index_of_string": true, "string_last_index_of_string_int": true,
 }
 
 // scanUnits is the charge for reading n bytes of a string: one unit per
@@ -367,6 +370,45 @@ func emptyNeedleCost(overloadID string, args []ref.Val, result ref.Val) *uint64 
 		return nil
 	}
 	return track([]ref.Val{sizeOnly(0), args[1]}, result)
+}
+
+// indexOf and lastIndexOf (ext strings) turn their whole receiver into
+// code points on every call ([]rune(s)), whatever the needle, and the
+// library charges them by the product of the two sizes: a call with an
+// empty needle cost a unit, and request.body.items.all(i,
+// request.body.s.indexOf(”) == 0) over a 500 KB s ran 10 s under the
+// default limits. The library's trackers come before the program's
+// estimator (compareCosts is never asked); a program option comes after
+// the library's, and replaces them: trackIndexOf charges a call with an
+// empty needle on a string longer than shortString a unit per ten bytes
+// of it, as scanCost charges a read of a whole string, and any other call
+// as the library does, by its own model (searchModel).
+var trackIndexOf = func() cel.ProgramOption {
+	var opts []cost.TrackerOption
+	for _, id := range []string{"string_index_of_string", "string_index_of_string_int",
+		"string_last_index_of_string", "string_last_index_of_string_int"} {
+		library := searchModel(id).FunctionTracker()
+		opts = append(opts, cost.OverloadTracker(id, func(args []ref.Val, result ref.Val) *uint64 {
+			if len(args) >= 2 {
+				s, ok := args[0].(types.String)
+				if needle, isStr := args[1].(types.String); ok && isStr && needle == "" && len(s) > shortString {
+					c := 1 + scanUnits(len(s))
+					return &c
+				}
+			}
+			return library(args, result)
+		}))
+	}
+	return cel.CostTrackerOptions(opts...)
+}()
+
+// searchModel is ext strings' cost model of a search (indexOf,
+// lastIndexOf): the call and a tenth of a unit for each pair of code
+// points of the receiver and the needle (TestIndexOfCostsAsCEL holds it
+// to the library's).
+func searchModel(id string) cost.OverloadModel {
+	return cost.MemberOverload(id, cost.EvalCost(cost.Sum(cost.Const(cost.CallCost),
+		cost.StringScan(cost.Mul(cost.Length(cost.Target()), cost.Length(cost.Arg(0)))))))
 }
 
 // runesUpTo is the number of code points of s (as utf8.RuneCountInString

@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,7 +23,8 @@ import (
 // element of a list, on a long string of the body, is stopped at the cost
 // limit (it ran 2,000 × 1 MiB of parsing, seconds, charged a unit a
 // call), on both paths; on short strings the same rules hold. So is one
-// that reads a long time zone (26 s over 12,000 items of a 500 KB zone).
+// that reads a long time zone (26 s over 12,000 items of a 500 KB zone),
+// or looks for an empty string in a long one with indexOf.
 func TestEval_CostLimitBoundsStringScans(t *testing.T) {
 	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20}) // the guard's defaults
 	require.NoError(t, err)
@@ -46,6 +48,12 @@ func TestEval_CostLimitBoundsStringScans(t *testing.T) {
 		"request.body.items.all(i, timestamp(request.body.s) != timestamp('2020-01-01T00:00:00Z') || i > 0)",
 		"request.body.items.all(i, timestamp('2020-01-01T00:00:00Z').getHours(request.body.s) >= 0 || i > 0)",
 		"request.body.items.all(i, timestamp('2020-01-01T00:00:00Z').getDayOfWeek(request.body.d) >= 0 || i > 0)",
+		// indexOf and lastIndexOf turn their receiver into code points whole,
+		// and an empty needle's call was charged a unit (10 s over 16,000
+		// items of a 500 KB string).
+		"request.body.items.all(i, request.body.s.indexOf('') == 0)",
+		"request.body.items.all(i, request.body.s.lastIndexOf('') >= 0)",
+		"request.body.items.all(i, request.body.s.indexOf('', 1) == 1)",
 	} {
 		p := stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()}) // tracked: it may read a string whole
 		if p.Native() {
@@ -245,6 +253,43 @@ func TestSearchCostsAsCEL(t *testing.T) {
 				assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %.20q, y = %.20q", src, x, y)
 				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %.20q, y = %.20q", src, x, y)
 				assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %.20q, y = %.20q", src, x, y)
+			}
+		}
+	}
+}
+
+// TestIndexOfCostsAsCEL: indexOf and lastIndexOf decide as cel-go does,
+// and cost what the ext strings library charges (trackIndexOf replaces
+// its trackers with its own model), but for an empty needle in a string
+// longer than shortString, which costs a unit per ten bytes of it, more
+// than the library's unit.
+func TestIndexOfCostsAsCEL(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("x", cel.StringType), cel.Variable("y", cel.StringType), ext.Strings())
+	require.NoError(t, err)
+	vals := []string{"", "a", "é", strings.Repeat("a", 64), strings.Repeat("a", 65), strings.Repeat("é", 40),
+		strings.Repeat("€", 100), strings.Repeat("\xff", 100), strings.Repeat("ab", 150) + "c", "bc"}
+	for _, src := range []string{"x.indexOf(y)", "x.lastIndexOf(y)", "x.indexOf(y, 1)", "x.lastIndexOf(y, 1)",
+		"x.indexOf('')", "[x, y].all(v, v.indexOf(y) >= -1)", "dyn(x).indexOf(dyn(y))"} {
+		ast, iss := env.Compile(src)
+		require.NoError(t, iss.Err(), src)
+		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
+		plain, err := env.Program(ast, opts...)
+		require.NoError(t, err, src)
+		ours, err := env.Program(ast, append(opts, trackComparisons, trackIndexOf)...)
+		require.NoError(t, err, src)
+		for _, x := range vals {
+			for _, y := range vals {
+				in := map[string]any{"x": x, "y": y}
+				want, wantDet, wantErr := plain.Eval(in)
+				got, gotDet, gotErr := ours.Eval(in)
+				assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "%s, x = %.20q, y = %.20q", src, x, y)
+				assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "%s, x = %.20q, y = %.20q", src, x, y)
+				emptyInLong := len(x) > shortString && (y == "" || strings.Contains(src, "''"))
+				if emptyInLong {
+					assert.Greater(t, *gotDet.ActualCost(), *wantDet.ActualCost(), "%s, x = %.20q, y = %.20q", src, x, y)
+				} else if !strings.Contains(src, "all(") { // all() also searches y in itself
+					assert.Equal(t, *wantDet.ActualCost(), *gotDet.ActualCost(), "%s, x = %.20q, y = %.20q", src, x, y)
+				}
 			}
 		}
 	}
