@@ -341,28 +341,32 @@ type inCall struct{ interpreter.InterpretableV2 }
 // nil: none.
 func builtComparisons(a *cel.Ast) map[int64]bool {
 	ast := a.NativeRep()
+	return callIDs(ast, func(e celast.Expr) (int64, bool) {
+		switch e.AsCall().FunctionName() {
+		case operators.Equals, operators.NotEquals:
+			return e.ID(), bothComposite(e, ast)
+		case operators.In:
+			args := e.AsCall().Args()
+			return e.ID(), len(args) == 2 && ast.GetType(args[1].ID()).Kind() != types.MapKind && comparers[operators.In](e, ast)
+		}
+		return 0, false
+	})
+}
+
+// callIDs are the ids pick returns for the calls of ast (pick reports
+// which to take, and which id: the call's, or an operand's); nil: none.
+func callIDs(ast *celast.AST, pick func(call celast.Expr) (int64, bool)) map[int64]bool {
 	var ids map[int64]bool
 	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if e.Kind() != celast.CallKind {
 			return
 		}
-		switch e.AsCall().FunctionName() {
-		case operators.Equals, operators.NotEquals:
-			if !bothComposite(e, ast) {
-				return
+		if id, ok := pick(e); ok {
+			if ids == nil {
+				ids = map[int64]bool{}
 			}
-		case operators.In:
-			args := e.AsCall().Args()
-			if len(args) != 2 || ast.GetType(args[1].ID()).Kind() == types.MapKind || !comparers[operators.In](e, ast) {
-				return
-			}
-		default:
-			return
+			ids[id] = true
 		}
-		if ids == nil {
-			ids = map[int64]bool{}
-		}
-		ids[e.ID()] = true
 	}))
 	return ids
 }
@@ -611,27 +615,19 @@ var setUnits = map[string]func(m *meter, args []ref.Val){
 // lists' elements may be strings, lists or maps; nil: none.
 func builtSets(a *cel.Ast) map[int64]bool {
 	ast := a.NativeRep()
-	var ids map[int64]bool
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if e.Kind() != celast.CallKind {
-			return
-		}
+	return callIDs(ast, func(e celast.Expr) (int64, bool) {
 		switch e.AsCall().FunctionName() {
 		case "distinct", "sets.contains", "sets.equivalent", "sets.intersects", "hasAll", "hasAny", "hasOnly", "hasExactly":
 		default:
-			return
+			return 0, false
 		}
 		for _, arg := range callOperands(e) {
 			if t := ast.GetType(arg.ID()); !elemMayBeString(t) && !elemMayBeComposite(t) {
-				return
+				return 0, false
 			}
 		}
-		if ids == nil {
-			ids = map[int64]bool{}
-		}
-		ids[e.ID()] = true
-	}))
-	return ids
+		return e.ID(), true
+	})
 }
 
 // meterBuiltSets is the program option that makes the calls of ids
@@ -779,42 +775,34 @@ func (m *meter) distinctUnits(l traits.Lister) {
 // are looked up by in or indexed by a key that is not a literal; nil:
 // none.
 func lookedUpMaps(a *cel.Ast) map[int64]bool {
-	var ids map[int64]bool
-	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if e.Kind() != celast.CallKind {
-			return
-		}
+	return callIDs(a.NativeRep(), func(e celast.Expr) (int64, bool) {
 		call := e.AsCall()
 		if len(call.Args()) != 2 {
-			return
+			return 0, false
 		}
 		var m celast.Expr
 		switch call.FunctionName() {
 		case operators.Index, operators.OptIndex:
 			if call.Args()[1].Kind() == celast.LiteralKind {
-				return
+				return 0, false
 			}
 			m = call.Args()[0]
 		case operators.In:
 			m = call.Args()[1]
 		default:
-			return
+			return 0, false
 		}
 		if m.Kind() != celast.MapKind {
-			return
+			return 0, false
 		}
 		for _, en := range m.AsMap().Entries() {
 			en := en.AsMapEntry()
 			if en.IsOptional() || en.Key().Kind() != celast.LiteralKind || en.Value().Kind() != celast.LiteralKind {
-				return
+				return 0, false
 			}
 		}
-		if ids == nil {
-			ids = map[int64]bool{}
-		}
-		ids[m.ID()] = true
-	}))
-	return ids
+		return m.ID(), true
+	})
 }
 
 // buildLookedUpMaps is the program option that builds the maps of ids
@@ -1177,12 +1165,11 @@ func (l *list) countDistinctStrings() {
 // target of sort(), the keys of sortBy (@sortByAssociatedKeys).
 func sortKeys(a *cel.Ast) map[int64]bool {
 	ast := a.NativeRep()
-	var ids map[int64]bool
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if e.Kind() != celast.CallKind || !e.AsCall().IsMemberFunction() {
-			return
-		}
+	return callIDs(ast, func(e celast.Expr) (int64, bool) {
 		call := e.AsCall()
+		if !call.IsMemberFunction() {
+			return 0, false
+		}
 		var keys celast.Expr
 		switch {
 		case call.FunctionName() == "sort" && len(call.Args()) == 0:
@@ -1190,17 +1177,10 @@ func sortKeys(a *cel.Ast) map[int64]bool {
 		case call.FunctionName() == "@sortByAssociatedKeys" && len(call.Args()) == 1:
 			keys = call.Args()[0]
 		default:
-			return
+			return 0, false
 		}
-		if t := ast.GetType(keys.ID()); !elemMayBeString(t) {
-			return
-		}
-		if ids == nil {
-			ids = map[int64]bool{}
-		}
-		ids[keys.ID()] = true
-	}))
-	return ids
+		return keys.ID(), elemMayBeString(ast.GetType(keys.ID()))
+	})
 }
 
 // elemMayBeString reports whether the elements of a value of type t may
