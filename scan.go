@@ -46,34 +46,13 @@ func scanRequest(cs []*contract, in *request) *Violation {
 		if scans++; scans > 1 {
 			report = &rescan{l: &in.detailList} // the body again, with other opt-outs
 		}
-		switch {
-		case st.doc.Load() != nil:
-			scan.Doc(st.doc.Load(), skip, report)
-		default: // a body the guard does not parse: one string, if it is text
-			form := isForm(in.header)
-			if form { // refused unread: its bytes as one string are no cheaper to scan
-				if v := formTooLarge(st.plain); v != nil {
-					st.scanned = st.scanned[:before]
-					return v
-				}
-			}
-			k := scan.None
-			if utf8.Valid(st.plain) {
-				k = scan.Bytes(st.plain)
-			}
-			if k == scan.None && form { // a form is text, whatever its bytes
-				k = formFinding(st.plain)
-			}
-			if k == scan.None { // a multipart form's fields, as r.FormValue reads them
-				var tooLarge bool
-				if k, tooLarge = multipartFinding(st.plain, in.header); tooLarge {
-					st.scanned = st.scanned[:before]
-					return newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf(
-						"multipart body must have at most %d parts and %d header lines", route.MultipartMaxParts, route.MultipartMaxHeaders)})
-				}
-			}
-			if k == scan.None { // JSON to json.NewDecoder, whatever the Content-Type says
-				k = jsonFinding(st.plain)
+		if d := st.doc.Load(); d != nil {
+			scan.Doc(d, skip, report)
+		} else if scans == 1 { // a body the guard does not parse: its opt-outs do not apply, one scan finds all
+			k, v := rawFinding(st.plain, in.header)
+			if v != nil {
+				st.scanned = st.scanned[:before]
+				return v
 			}
 			if k != scan.None && report.Wants() {
 				report.Add("", k.Message())
@@ -138,6 +117,38 @@ func isForm(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// rawFinding is the class of the first finding in a body the guard does
+// not parse, read as a handler may read it: one string, if it is text; a
+// form's names and values; a multipart form's fields; JSON, whatever the
+// Content-Type says. A form or multipart body past what Go's readers read
+// is refused (413) before it is read.
+func rawFinding(body []byte, h http.Header) (scan.Class, *Violation) {
+	form := isForm(h)
+	if form { // refused unread: its bytes as one string are no cheaper to scan
+		if v := formTooLarge(body); v != nil {
+			return scan.None, v
+		}
+	}
+	k := scan.None
+	if utf8.Valid(body) {
+		k = scan.Bytes(body)
+	}
+	if k == scan.None && form { // a form is text, whatever its bytes
+		k = formFinding(body)
+	}
+	if k == scan.None { // a multipart form's fields, as r.FormValue reads them
+		var tooLarge bool
+		if k, tooLarge = multipartFinding(body, h); tooLarge {
+			return scan.None, newViolation(CodePayloadTooLarge, Detail{Message: fmt.Sprintf(
+				"multipart body must have at most %d parts and %d header lines", route.MultipartMaxParts, route.MultipartMaxHeaders)})
+		}
+	}
+	if k == scan.None { // JSON to json.NewDecoder, whatever the Content-Type says
+		k = jsonFinding(body)
+	}
+	return k, nil
 }
 
 // formTooLarge refuses a form body of more than route.FormMaxPairs
