@@ -168,23 +168,23 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 	sorts, keys := sortKeys(ast), lookupKeys(ast) // compare.go
 	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil ||
 		comparesLongStrings(ast, sizes) || buildsMapsOfData(ast)
-	if tracked {
+	if tracked { // what is metered is metered only when the cost is tracked (compare.go)
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons, trackIndexOf)
-	}
-	if sorts != nil {
-		opts = append(opts, meterSortKeys(sorts))
-	}
-	if keys != nil {
-		opts = append(opts, meterLookupKeys(keys))
-	}
-	if built := builtComparisons(ast); tracked && built != nil {
-		opts = append(opts, meterBuiltComparisons(base, built)) // compare.go
-	}
-	if sets := builtSets(ast); tracked && sets != nil {
-		opts = append(opts, meterBuiltSets(base, sets)) // compare.go
-	}
-	if maps, keys := builtMaps(ast); tracked && maps != nil {
-		opts = append(opts, meterBuiltMaps(maps, keys)) // compare.go
+		if sorts != nil {
+			opts = append(opts, meterSortKeys(sorts))
+		}
+		if keys != nil {
+			opts = append(opts, meterLookupKeys(keys))
+		}
+		if built := builtComparisons(ast); built != nil {
+			opts = append(opts, meterBuiltComparisons(base, built))
+		}
+		if sets := builtSets(ast); sets != nil {
+			opts = append(opts, meterBuiltSets(base, sets))
+		}
+		if maps, keys := builtMaps(ast); maps != nil {
+			opts = append(opts, meterBuiltMaps(maps, keys))
+		}
 	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go
