@@ -611,14 +611,18 @@ var setUnits = map[string]func(m *meter, args []ref.Val){
 	"list_hasExactly_list":      func(m *meter, args []ref.Val) { m.lookAllUnits(args[0], args[1]); m.lookAllUnits(args[1], args[0]) },
 }
 
+// setFunctions are the functions that compare the elements of lists
+// (distinct(), the sets functions, hasAll and its kin), whose calls
+// builtSets meters and comparesLongStrings tracks.
+var setFunctions = map[string]bool{"distinct": true, "sets.contains": true, "sets.equivalent": true, "sets.intersects": true,
+	"hasAll": true, "hasAny": true, "hasOnly": true, "hasExactly": true}
+
 // builtSets are the ids of a's calls of setUnits' functions whose
 // lists' elements may be strings, lists or maps; nil: none.
 func builtSets(a *cel.Ast) map[int64]bool {
 	ast := a.NativeRep()
 	return callIDs(ast, func(e celast.Expr) (int64, bool) {
-		switch e.AsCall().FunctionName() {
-		case "distinct", "sets.contains", "sets.equivalent", "sets.intersects", "hasAll", "hasAny", "hasOnly", "hasExactly":
-		default:
+		if !setFunctions[e.AsCall().FunctionName()] {
 			return 0, false
 		}
 		for _, arg := range callOperands(e) {
@@ -1525,9 +1529,7 @@ func comparesLongStrings(a *cel.Ast, sizes cost.Estimator) bool {
 		if found || e.Kind() != celast.CallKind {
 			return
 		}
-		switch e.AsCall().FunctionName() {
-		case "distinct", "sets.contains", "sets.equivalent", "sets.intersects", "hasAll", "hasAny", "hasOnly", "hasExactly":
-		default:
+		if !setFunctions[e.AsCall().FunctionName()] {
 			return
 		}
 		for _, arg := range callOperands(e) {

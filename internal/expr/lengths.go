@@ -77,9 +77,6 @@ var scanOverloads = map[string]bool{
 	overloads.TimestampToDayOfMonthOneBasedWithTz: true, overloads.TimestampToDayOfWeekWithTz: true,
 	overloads.TimestampToHoursWithTz: true, overloads.TimestampToMinutesWithTz: true,
 	overloads.TimestampToSecondsWithTz: true, overloads.TimestampToMillisecondsWithTz: true,
-	// indexOf and lastIndexOf read their receiver whole too (trackIndexOf).
-	"string_index_of_string": true, "string_index_of_string_int": true,
-	"string_last_index_of_string": true, "string_last_index_of_string_int": true,
 }
 
 // scanUnits is the charge for reading n bytes of a string: one unit per
@@ -385,8 +382,7 @@ func emptyNeedleCost(overloadID string, args []ref.Val, result ref.Val) *uint64 
 // as the library does, by its own model (searchModel).
 var trackIndexOf = func() cel.ProgramOption {
 	var opts []cost.TrackerOption
-	for _, id := range []string{"string_index_of_string", "string_index_of_string_int",
-		"string_last_index_of_string", "string_last_index_of_string_int"} {
+	for _, id := range searchOverloads {
 		library := searchModel(id).FunctionTracker()
 		opts = append(opts, cost.OverloadTracker(id, func(args []ref.Val, result ref.Val) *uint64 {
 			if len(args) >= 2 {
@@ -401,6 +397,17 @@ var trackIndexOf = func() cel.ProgramOption {
 	}
 	return cel.CostTrackerOptions(opts...)
 }()
+
+// searchOverloads are indexOf's and lastIndexOf's overloads, which read
+// their receiver whole (scanOverloads: such a program is tracked).
+var searchOverloads = []string{"string_index_of_string", "string_index_of_string_int",
+	"string_last_index_of_string", "string_last_index_of_string_int"}
+
+func init() {
+	for _, id := range searchOverloads {
+		scanOverloads[id] = true
+	}
+}
 
 // searchModel is ext strings' cost model of a search (indexOf,
 // lastIndexOf): the call and a tenth of a unit for each pair of code
