@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/schema"
 	"github.com/contractguard/contractguard/internal/shape"
@@ -153,7 +154,7 @@ func (s *contractSet) add(c *contract) error {
 		// Quoted when they would not print as themselves: a LoadError is
 		// one line, and an endpoint or a file name may hold a line break.
 		first := old.contracts[0]
-		return fmt.Errorf("a contract for %s is already defined at %s", printable(c.method+" "+first.endpoint), printable(first.source))
+		return fmt.Errorf("a contract for %s is already defined at %s", failure.Printable(c.method+" "+first.endpoint), failure.Printable(first.source))
 	}
 	s.list = append(s.list, c)
 	return nil

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -261,27 +259,18 @@ type LoadError struct {
 // break in a quoted endpoint) is quoted.
 func (e *LoadError) Error() string {
 	var b bytes.Buffer
-	b.WriteString(printable(e.File))
+	b.WriteString(failure.Printable(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
 	if e.Contract != "" {
 		b.WriteString(": ")
-		b.WriteString(printable(e.Contract))
+		b.WriteString(failure.Printable(e.Contract))
 	}
 	b.WriteString(": ")
-	b.WriteString(printable(e.Err.Error())) // an OS error names a folder as given: a line break in it
+	b.WriteString(failure.Printable(e.Err.Error())) // an OS error names a folder as given: a line break in it
 	return b.String()
 }
 
 // Unwrap returns the underlying error.
 func (e *LoadError) Unwrap() error { return e.Err }
-
-// printable is s, or s quoted when it holds a character that would not
-// print as itself.
-func printable(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
-		return s
-	}
-	return strconv.Quote(s)
-}

@@ -22,6 +22,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/contractguard/contractguard/internal/expr"
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/schema"
@@ -247,7 +248,7 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	for i, c := range o.Contracts {
 		file := "Options.Contracts[" + strconv.Itoa(i) + "]"
 		l.units = append(l.units, &unit{jobs: []*job{{file: file, code: c, source: file, resource: "?code=" + strconv.Itoa(i),
-			name: printable(strings.ToUpper(c.Method) + " " + c.Endpoint), ok: true}}})
+			name: failure.Printable(strings.ToUpper(c.Method) + " " + c.Endpoint), ok: true}}})
 	}
 	inParallel(len(l.units), func(i int) { l.read(l.units[i]) })
 	for _, u := range l.units {
@@ -369,7 +370,7 @@ func contractFiles(fsys fs.FS) ([]string, error) {
 				// orders.YAML: a contract, by any reading but the glob's,
 				// that would be left out without a word, its route
 				// unguarded.
-				return nil, fmt.Errorf("%s: a contracts file's name ends in .yaml, .yml or .json, in lower case: rename it, or move it out of the folder", printable(name))
+				return nil, fmt.Errorf("%s: a contracts file's name ends in .yaml, .yml or .json, in lower case: rename it, or move it out of the folder", failure.Printable(name))
 			}
 			continue
 		}
@@ -1013,28 +1014,28 @@ func formatProblems(f *schema.Schema, doc any, at []string) []formatProblem {
 // another character that does not print as itself, so that a message
 // stays one line.
 func where(loc []string) string {
-	return printable(strings.Join(loc, "/"))
+	return failure.Printable(strings.Join(loc, "/"))
 }
 
 // contractName is "METHOD /endpoint" from what a document has of both.
 func contractName(doc map[string]any) string {
 	m, _ := doc["method"].(string)
 	e, _ := doc["endpoint"].(string)
-	return printable(strings.TrimSpace(strings.ToUpper(m) + " " + e))
+	return failure.Printable(strings.TrimSpace(strings.ToUpper(m) + " " + e))
 }
 
 // decodeSchemaFile reads a JSON or YAML file holding one document.
 func decodeSchemaFile(name string, data []byte) (any, error) {
 	docs, err := yamljson.Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", printable(name), err)
+		return nil, fmt.Errorf("%s: %w", failure.Printable(name), err)
 	}
 	if len(docs) != 1 {
-		return nil, fmt.Errorf("%s: holds %d documents, want 1", printable(name), len(docs))
+		return nil, fmt.Errorf("%s: holds %d documents, want 1", failure.Printable(name), len(docs))
 	}
 	v, err := yamljson.Value(docs[0].Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", printable(name), err)
+		return nil, fmt.Errorf("%s: %w", failure.Printable(name), err)
 	}
 	return v, nil
 }

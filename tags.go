@@ -55,14 +55,14 @@ func parseTag(tag string) (parsedTag, error) {
 				return p, errors.New("mode given twice")
 			}
 			if kv.value != ModeEnforce && kv.value != ModeLearn {
-				return p, fmt.Errorf("mode=%s: want enforce or learn", printable(failure.Clip(kv.value)))
+				return p, fmt.Errorf("mode=%s: want enforce or learn", failure.Printable(failure.Clip(kv.value)))
 			}
 			p.mode = kv.value
 		case "msg":
-			return p, fmt.Errorf("msg=%s without a cel= before it", printable(failure.Clip(kv.value)))
+			return p, fmt.Errorf("msg=%s without a cel= before it", failure.Printable(failure.Clip(kv.value)))
 		case "cel":
 			if i+1 >= len(pairs) || pairs[i+1].key != "msg" {
-				return p, fmt.Errorf("cel=%s needs a msg= after it", printable(failure.Clip(kv.value)))
+				return p, fmt.Errorf("cel=%s needs a msg= after it", failure.Printable(failure.Clip(kv.value)))
 			}
 			p.rules = append(p.rules, tagRule{expr: kv.value, msg: pairs[i+1].value})
 			i++

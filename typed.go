@@ -504,7 +504,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 			for j, r := range p.rules {
 				prg, err := b.rule(t, "", r.expr)
 				if err != nil {
-					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, printable(failure.Clip(r.expr)), err)
+					return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Printable(failure.Clip(r.expr)), err)
 				}
 				w.own = append(w.own, rule{prg, r.msg, t.String()})
 			}
@@ -530,7 +530,7 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		for j, r := range p.rules {
 			prg, err := b.rule(t, name, r.expr)
 			if err != nil {
-				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, printable(failure.Clip(r.expr)), err)
+				return nil, fieldError(t, f, "rule %d (%s): %v", j+1, failure.Printable(failure.Clip(r.expr)), err)
 			}
 			fw.rules = append(fw.rules, rule{prg, r.msg, t.String() + "." + f.Name})
 		}

@@ -30,7 +30,7 @@ import (
 	"strings"
 
 	"github.com/contractguard/contractguard"
-	"github.com/contractguard/contractguard/internal/config"
+	"github.com/contractguard/contractguard/internal/failure"
 )
 
 const usage = `contractguard checks contracts before a guard loads them, and guards a
@@ -384,9 +384,9 @@ func checkOptions(configPath, dir string) (contractguard.Options, error) {
 	}
 	switch {
 	case o.Disabled:
-		return o, fmt.Errorf("contractguard check: %s disables the guard (contractguard.enabled: false): nothing would be checked", config.Printable(configPath))
+		return o, fmt.Errorf("contractguard check: %s disables the guard (contractguard.enabled: false): nothing would be checked", failure.Printable(configPath))
 	case o.ContractsDir == "":
-		return o, fmt.Errorf("contractguard check: %s sets no contractguard.contracts-dir: give --contracts DIR", config.Printable(configPath))
+		return o, fmt.Errorf("contractguard check: %s sets no contractguard.contracts-dir: give --contracts DIR", failure.Printable(configPath))
 	}
 	o.Logger = slog.New(slog.DiscardHandler)
 	return o, nil

@@ -19,10 +19,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
@@ -67,25 +67,11 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Where)
 	if e.Property != "" {
-		b.WriteString(": " + printable(e.Property))
+		b.WriteString(": " + failure.Printable(e.Property))
 	}
 	b.WriteString(": " + e.Err.Error())
 	return b.String()
 }
-
-// printable is s, or s quoted when it holds a character that would not
-// print as itself (a line break in a quoted key or a file's name, a byte
-// that is not UTF-8): an error stays one line, as the contracts' do.
-func printable(s string) string {
-	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-// Printable is s as errors name it: quoted when it would not print as
-// itself (a file's name with a line break), so that an error is one line.
-func Printable(s string) string { return printable(s) }
 
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
@@ -122,9 +108,9 @@ func ReadFileWhere(path string, table []Property, scope string) (values Values, 
 	src, err := os.ReadFile(path)
 	if err != nil {
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			err = &fs.PathError{Op: pe.Op, Path: printable(pe.Path), Err: pe.Err} // one line
+			err = &fs.PathError{Op: pe.Op, Path: failure.Printable(pe.Path), Err: pe.Err} // one line
 		}
-		return nil, nil, nil, &Error{Where: printable(path), Err: err}
+		return nil, nil, nil, &Error{Where: failure.Printable(path), Err: err}
 	}
 	return read(path, src, table, scope)
 }
@@ -136,7 +122,7 @@ func Read(path string, src []byte, table []Property, scope string) (values Value
 }
 
 func read(path string, src []byte, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
-	shown := printable(path) // a file name with a line break in it: errors stay one line
+	shown := failure.Printable(path) // a file name with a line break in it: errors stay one line
 	docs, err := yamljson.Parse(src)
 	if err != nil {
 		where := shown
@@ -160,7 +146,7 @@ func read(path string, src []byte, table []Property, scope string) (values Value
 				// is the guard's, but only the tree is read: an error, not
 				// a property left at its default without a word.
 				found = true
-				r.fail(kv.Key, k, fmt.Errorf("not read at the top of the file; write it under %s: (%s:)", Root, printable(rest)))
+				r.fail(kv.Key, k, fmt.Errorf("not read at the top of the file; write it under %s: (%s:)", Root, failure.Printable(rest)))
 				continue
 			}
 			if k != Root {
@@ -391,7 +377,7 @@ func expandPlaceholders(s string) (string, error) {
 		} else if hasDefault {
 			b.WriteString(def)
 		} else {
-			name = printable(name)
+			name = failure.Printable(name)
 			return "", fmt.Errorf("placeholder ${%s}: the environment variable %s is not set and there is no default (${%s:default})", name, name, name)
 		}
 		s = s[i+j+1:]

@@ -6,7 +6,19 @@ package failure
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
+
+// Printable is s as an error names it (a file, a contract, a schema): as
+// it is, or quoted when it holds a character that would not print as
+// itself (a line break, a byte that is not UTF-8), so that the error
+// stays one line.
+func Printable(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
 
 // MaxEcho is the most of a rejected value, in bytes, a message may repeat.
 const MaxEcho = 64

@@ -112,3 +112,14 @@ func TestPath_RootSegmentAllocatesNothing(t *testing.T) {
 	assert.Equal(t, "/quantity", got)
 	assert.Zero(t, allocs)
 }
+
+// TestPrintable: a name is shown as it is, or quoted when it holds what
+// would not print as itself, so that an error stays one line.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"orders.yaml": "orders.yaml", "café/ü.json": "café/ü.json", "a b": "a b",
+		"a\nb.yaml": `"a\nb.yaml"`, "x\xffy": `"x\xffy"`, "tab\t": `"tab\t"`,
+	} {
+		assert.Equal(t, want, Printable(in), "%q", in)
+	}
+}

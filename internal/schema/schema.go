@@ -14,11 +14,9 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -79,14 +77,14 @@ func (l loader) Load(u string) (any, error) {
 		return nil, fmt.Errorf("$ref to %s leaves the contracts folder", strings.TrimPrefix(u, "file://"))
 	}
 	if l.files == nil {
-		return nil, fmt.Errorf("$ref to %s: relative references need Options.ContractsDir", shown(name))
+		return nil, fmt.Errorf("$ref to %s: relative references need Options.ContractsDir", failure.Printable(name))
 	}
 	data, err := fs.ReadFile(l.files, name)
 	if err != nil {
-		if pe, ok := err.(*fs.PathError); ok && shown(pe.Path) != pe.Path {
-			err = &fs.PathError{Op: pe.Op, Path: shown(pe.Path), Err: pe.Err}
+		if pe, ok := err.(*fs.PathError); ok && failure.Printable(pe.Path) != pe.Path {
+			err = &fs.PathError{Op: pe.Op, Path: failure.Printable(pe.Path), Err: pe.Err}
 		}
-		return nil, fmt.Errorf("$ref to %s: %w", shown(name), err)
+		return nil, fmt.Errorf("$ref to %s: %w", failure.Printable(name), err)
 	}
 	var doc any
 	if l.decode != nil {
@@ -101,17 +99,6 @@ func (l loader) Load(u string) (any, error) {
 		return nil, fmt.Errorf("%s: %w", name, intoContract(key, ref))
 	}
 	return doc, nil
-}
-
-// shown is a file's name as a message names it: quoted when it holds a
-// line break or another character that does not print as itself (a $ref
-// to a%0Ab.json names the file "a\nb.json"), so that the message stays
-// one line.
-func shown(name string) string {
-	if utf8.ValidString(name) && strings.IndexFunc(name, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
-		return name
-	}
-	return strconv.Quote(name)
 }
 
 // A contract's schema is compiled as file?contract=n (?code=n in code),
@@ -402,7 +389,7 @@ func loopError(loc, u string) *Error {
 	if len(ptr) > 0 {
 		name += ": " + strings.Join(ptr, "/")
 	}
-	return &Error{Ref: doc, Message: shown(name) + ": " + msg}
+	return &Error{Ref: doc, Message: failure.Printable(name) + ": " + msg}
 }
 
 // docName is the name of the schema file at the URL doc as a message
@@ -442,7 +429,7 @@ func compileError(err error, u string) error {
 					if len(first.Pointer) > 0 {
 						msg = strings.Join(first.Pointer, "/") + ": " + msg
 					}
-					return &Error{Ref: doc, Message: shown(docName(doc)) + ": " + msg}
+					return &Error{Ref: doc, Message: failure.Printable(docName(doc)) + ": " + msg}
 				}
 				return first
 			}
@@ -482,7 +469,7 @@ func refShown(ref, u string) string {
 	if f, err := url.PathUnescape(frag); err == nil {
 		frag = f
 	}
-	return shown(doc + "#" + frag)
+	return failure.Printable(doc + "#" + frag)
 }
 
 // CompileRef compiles a location inside a schema already compiled, such as
