@@ -1521,7 +1521,7 @@ func comparesLongStrings(a *cel.Ast, sizes cost.Estimator) bool {
 		if items {
 			path = append(path, "@items")
 		}
-		est := sizes.EstimateSize(pathNode{path: path})
+		est := sizes.EstimateSize(shapeNode{path: path, t: types.StringType})
 		return est == nil || est.Max > shortString
 	}
 	found := false
@@ -1566,11 +1566,3 @@ func pathOf(e celast.Expr) (path []string, ok bool) {
 	}
 	return nil, false
 }
-
-// pathNode is a string at a path, for the estimator's EstimateSize.
-type pathNode struct{ path []string }
-
-func (n pathNode) Path() []string                 { return n.path }
-func (pathNode) Type() *types.Type                { return types.StringType }
-func (pathNode) Expr() celast.Expr                { return nil }
-func (pathNode) ComputedSize() *cost.SizeEstimate { return nil }
