@@ -411,7 +411,7 @@ func (l *loader) decodeFolderSchema() schema.DecodeFunc {
 	}
 	return func(name string, data []byte) (any, error) {
 		if isContractsFile(name) || files[strings.ToLower(name)] {
-			return nil, fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", name)
+			return nil, schema.RefIntoContract(name)
 		}
 		return decodeSchemaFile(name, data)
 	}

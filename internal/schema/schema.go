@@ -115,7 +115,13 @@ func intoContract(key, u string) error {
 		}
 		return fmt.Errorf("%s %s: %s %s cannot hold a query: a contract's schema is named by one", key, u, article, key)
 	}
-	return fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", strings.TrimPrefix(u, Root))
+	return RefIntoContract(strings.TrimPrefix(u, Root))
+}
+
+// RefIntoContract is the error of a $ref to name, a contract (its file):
+// a schema shared by contracts is a file of its own.
+func RefIntoContract(name string) error {
+	return fmt.Errorf("$ref to %s: a $ref cannot point into a contract; put the shared schema in a file of its own and refer to that", failure.Printable(name))
 }
 
 func hasQuery(u *url.URL) bool { return u.RawQuery != "" || u.ForceQuery }
