@@ -112,6 +112,31 @@ func TestAbuse_NestingAtTheDepthLimit(t *testing.T) {
 	assert.Less(t, objects, uint64(10*DefaultMaxDepth), "parsing stops at the limit")
 }
 
+// TestAbuse_SchemaMetTwicePerLevel: a type that inherits through allOf
+// and declares an inherited recursive member again checks that member
+// twice at every level; a body nested to the depth limit was 2^63 checks
+// (the fast path now keeps a shared schema's verdicts once a run makes
+// more checks than a walk without repeats: internal/schema's
+// TestNative_SchemaMetTwiceBoundedWork counts them).
+func TestAbuse_SchemaMetTwicePerLevel(t *testing.T) {
+	schema := map[string]any{
+		"definitions": map[string]any{"node": map[string]any{"type": "object", "properties": map[string]any{
+			"child": map[string]any{"$ref": "#"}, "id": map[string]any{"type": "integer"}}}},
+		"allOf":      []any{map[string]any{"$ref": "#/definitions/node"}},
+		"properties": map[string]any{"child": map[string]any{"$ref": "#"}, "label": map[string]any{"type": "string"}},
+	}
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/t", Method: "POST", Schema: schema}}})
+	depth := DefaultMaxDepth - 1
+	body := func(leaf string) []byte {
+		return []byte(strings.Repeat(`{"id":1,"label":"x","child":`, depth) + leaf + strings.Repeat("}", depth))
+	}
+	assert.Nil(t, g.Check("POST", "/t", body(`{"id":2}`)))
+	v := g.Check("POST", "/t", body(`{"id":"two"}`))
+	require.NotNil(t, v)
+	assert.Equal(t, CodeSchemaInvalid, v.Code)
+	assert.Equal(t, "/child"+strings.Repeat("/child", depth-1)+"/id", v.Details[0].Path)
+}
+
 func TestAbuse_QuadraticRuleStopsAtTheCostLimit(t *testing.T) {
 	var logs bytes.Buffer
 	g := mustNew(t, Options{

@@ -113,6 +113,9 @@ type Value struct {
 	i uint32
 }
 
+// Pos is the value's place among the document's values: i for Node(i).
+func (v Value) Pos() int { return int(v.i) }
+
 // Kind is the kind of the value.
 func (v Value) Kind() Kind { return v.d.nodes[v.i].kind }
 

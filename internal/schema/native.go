@@ -34,6 +34,9 @@ import (
 // arithmetic unless float64 cannot decide a comparison.
 type native struct {
 	boolean int8 // 1: the schema true; -1: the schema false; 0: an object schema
+	// shared: more than one keyword leads to this schema, so a value may
+	// meet it more than once (nativeRun.memo).
+	shared bool
 
 	types     jsonTypes
 	typeNames []string // for messages, as the library lists them
@@ -207,6 +210,9 @@ type nativeCompiler struct {
 
 func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if n, ok := c.done[s]; ok {
+		if n != nil {
+			n.shared = true
+		}
 		return n
 	}
 	n := &native{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1}

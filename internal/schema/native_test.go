@@ -464,3 +464,73 @@ func TestNative_PatternsInOneOrder(t *testing.T) {
 	}
 	assert.Len(t, seen, 1, "%v", seen)
 }
+
+// sharedTwiceSchemas lead two keywords to one schema that recurses into
+// a member: each level of the body checks the member twice (properties
+// and patternProperties; a base type reached by allOf and the type's own
+// properties, the usual way inheritance is written; anyOf, oneOf and not,
+// whose schemas are only asked for a verdict), 2^depth checks without
+// memo.
+var sharedTwiceSchemas = []string{
+	`{"type":"object","properties":{"c":{"$ref":"#"}},"patternProperties":{"^c":{"$ref":"#"}}}`,
+	`{"definitions":{"base":{"type":"object","properties":{"c":{"$ref":"#"},"n":{"type":"integer"}}}},"allOf":[{"$ref":"#/definitions/base"}],"properties":{"c":{"$ref":"#"},"k":{"maxLength":2}}}`,
+	`{"type":"object","properties":{"c":{"anyOf":[{"$ref":"#"},{"$ref":"#"},{"type":"integer"}]}}}`,
+	`{"type":"object","properties":{"c":{"oneOf":[{"$ref":"#"},{"allOf":[{"$ref":"#"}],"required":["z"]}]}}}`,
+	`{"type":"object","properties":{"c":{"not":{"not":{"$ref":"#"}}, "if":{"$ref":"#"},"then":{"$ref":"#"}}}}`,
+}
+
+// nested is a body of depth objects each holding the next under "c"; the
+// innermost holds leaf under "c", and extra beside it at every level.
+func nested(depth int, leaf, extra string) string {
+	return strings.Repeat(`{`+extra+`"c":`, depth) + leaf + strings.Repeat(`}`, depth)
+}
+
+// TestNative_SchemaMetTwiceMatchesReference: with memo on (past the
+// budget of such small bodies), the fast path still gives the library's
+// verdicts and every failure the library lists, repeats included.
+func TestNative_SchemaMetTwiceMatchesReference(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, src := range sharedTwiceSchemas {
+		s := compileSuiteSchema(t, c, fmt.Sprintf("twice-%d.json", i), json.RawMessage(src))
+		require.True(t, s.Native(), src)
+		for _, depth := range []int{1, 2, 5, 9, 11} {
+			for _, b := range []string{nested(depth, `{}`, ``), nested(depth, `1`, ``), nested(depth, `"x"`, ``),
+				nested(depth, `{"z":1}`, `"n":1,`), nested(depth, `{}`, `"n":"x",`), nested(depth, `{}`, `"k":"long",`),
+				nested(depth, `{"n":1.5}`, `"k":"ab",`), nested(depth, `1`, `"z":1,`)} {
+				v, err := jsonbody.Parse([]byte(b), 64)
+				require.NoError(t, err)
+				fastOK, fastDetails, refOK, refDetails := run(s, v)
+				assert.Equal(t, refOK, fastOK, "%s on %s", src, b)
+				assert.Equal(t, refDetails, fastDetails, "%s on %s", src, b)
+			}
+		}
+	}
+}
+
+// TestNative_SchemaMetTwiceBoundedWork: on bodies 60 levels deep (the
+// default depth limit is 64), valid and failing, a run's checks stay
+// within a few times its memo budget, with a reporter that lists at most
+// 100 failures as the guard's does; without memo these are 2^60.
+func TestNative_SchemaMetTwiceBoundedWork(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, src := range sharedTwiceSchemas {
+		s := compileSuiteSchema(t, c, fmt.Sprintf("twice-%d.json", i), json.RawMessage(src))
+		for _, b := range []string{nested(60, `{}`, `"n":1,`), nested(60, `1`, ``), nested(60, `{"z":1}`, `"n":"x","k":"long",`)} {
+			doc, err := jsonbody.Parse([]byte(b), 64)
+			require.NoError(t, err)
+			r := new(nativeRun)
+			rep := &listOf100{}
+			r.start(rep, doc.Nodes())
+			r.validate(s.native(), doc.Root())
+			assert.LessOrEqual(t, r.calls, 4*memoBudget(doc.Nodes()), "%s on %s", src, b)
+			assert.LessOrEqual(t, rep.n, 100)
+			t.Logf("%s: %d checks, valid %v, %d failures", src, r.calls, r.valid, rep.n)
+		}
+	}
+}
+
+// listOf100 takes 100 failures, as a violation lists at most.
+type listOf100 struct{ n int }
+
+func (l *listOf100) Wants() bool        { return l.n < 100 }
+func (l *listOf100) Add(string, string) { l.n++ }

@@ -16,11 +16,53 @@ type nativeRun struct {
 	rep   failure.Reporter
 	valid bool
 	quick bool // in matches: the first failure decides, the rest is not checked
+	full  bool // the reporter takes no more failures: once the verdict is no, nothing is left to find
+
+	// A schema that two keywords lead to (properties and patternProperties
+	// both naming it, or allOf with a $ref to a schema that checks the
+	// same member) checks a member twice; when it recurses, each level
+	// doubles the work: 2^depth checks, for 60 nested members of a body
+	// of 64 levels more than any request can wait for. Checks beyond what
+	// a walk that meets each schema once per value could make (budget)
+	// turn memo on: a shared schema's verdict on a value is kept, and a
+	// value that passed it is not checked by it again (one that failed is
+	// checked again while its failures are listed: the details stay those
+	// of a walk without memo).
+	calls, budget int
+	memo          map[memoKey]bool
+}
+
+// memoKey is a shared schema and a value it checked.
+type memoKey struct {
+	n *native
+	i int
+}
+
+// memoBudget is how many checks a run makes before memo is on, for a
+// body of nodes values: more than a walk that meets each schema once per
+// value takes with a few combinators per value.
+func memoBudget(nodes int) int { return 8*nodes + 1024 }
+
+// start readies r for a run over a body of nodes values, reporting to
+// rep.
+func (r *nativeRun) start(rep failure.Reporter, nodes int) {
+	r.rep, r.valid, r.quick, r.full = rep, true, false, false
+	r.calls, r.budget, r.memo = 0, memoBudget(nodes), nil
+}
+
+// wants reports whether the reporter takes another failure, and notes
+// when it does not.
+func (r *nativeRun) wants() bool {
+	if r.rep.Wants() {
+		return true
+	}
+	r.full = true
+	return false
 }
 
 func (r *nativeRun) fail(message string) {
 	r.valid = false
-	if r.rep.Wants() {
+	if r.wants() {
 		r.rep.Add(r.path.Pointer(), message)
 	}
 }
@@ -28,7 +70,7 @@ func (r *nativeRun) fail(message string) {
 // failAt reports a failure at the member name of the current object.
 func (r *nativeRun) failAt(name, message string) {
 	r.valid = false
-	if r.rep.Wants() {
+	if r.wants() {
 		r.rep.Add(r.path.Pointer(name), message)
 	}
 }
@@ -37,15 +79,46 @@ func (r *nativeRun) failAt(name, message string) {
 // whose pointer segment is seg.
 func (r *nativeRun) failAtSegment(seg, message string) {
 	r.valid = false
-	if r.rep.Wants() {
+	if r.wants() {
 		r.rep.Add(r.path.PointerSegment(seg), message)
 	}
 }
 
 func (r *nativeRun) validate(n *native, v jsonbody.Value) {
-	if !r.valid && r.quick {
-		return // a match failed already: as the library, stop there
+	if !r.valid && (r.quick || r.full) {
+		return // a match failed already, or nothing more is listed: as the library, stop there
 	}
+	if r.calls++; r.calls > r.budget && r.memo == nil {
+		r.memo = map[memoKey]bool{}
+	}
+	if n.shared && r.memo != nil {
+		r.remember(n, v)
+		return
+	}
+	r.check(n, v)
+}
+
+// remember validates v against the shared schema n once: a verdict kept
+// is used again, but for listing the failures of a value that failed.
+func (r *nativeRun) remember(n *native, v jsonbody.Value) {
+	k := memoKey{n, v.Pos()}
+	ok, known := r.memo[k]
+	switch {
+	case known && ok:
+		return
+	case known && r.quick:
+		r.valid = false
+		return
+	}
+	valid := r.valid
+	r.valid = true
+	r.check(n, v)
+	r.memo[k] = r.valid
+	r.valid = r.valid && valid
+}
+
+// check validates v against n.
+func (r *nativeRun) check(n *native, v jsonbody.Value) {
 	switch n.boolean {
 	case 1:
 		return
@@ -97,7 +170,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 //go:noinline
 func (r *nativeRun) failType(n *native, t jsonTypes) {
 	r.valid = false
-	if r.rep.Wants() {
+	if r.wants() {
 		r.rep.Add(r.path.Pointer(), msgType(n.typeNames, typeName(t)))
 	}
 }
@@ -169,11 +242,11 @@ func (r *nativeRun) matchesAny(ns []*native, v jsonbody.Value) bool {
 // otherwise cost time exponential in the body's depth where the
 // library's is linear.
 func (r *nativeRun) matches(n *native, v jsonbody.Value) bool {
-	rep, valid, quick := r.rep, r.valid, r.quick
+	rep, valid, quick, full := r.rep, r.valid, r.quick, r.full
 	r.rep, r.valid, r.quick = failure.Discard, true, true
 	r.validate(n, v)
 	ok := r.valid
-	r.rep, r.valid, r.quick = rep, valid, quick
+	r.rep, r.valid, r.quick, r.full = rep, valid, quick, full
 	return ok
 }
 
@@ -226,7 +299,7 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 		for i := range count {
 			if name := obj.MemberName(i); !r.matches(n.propertyNames, name) {
 				r.valid = false
-				if r.rep.Wants() {
+				if r.wants() {
 					r.rep.Add(r.path.Pointer(), msgPropertyName(name.Str()))
 				}
 			}
@@ -306,7 +379,7 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	if n.uniqueItems && count > 1 {
 		if j, i, dup := duplicate(arr); dup {
 			r.valid = false
-			if r.rep.Wants() { // the message is written only for a failure listed
+			if r.wants() { // the message is written only for a failure listed
 				r.rep.Add(r.path.Pointer(), msgUniqueItems(j, i))
 			}
 		}
@@ -339,7 +412,7 @@ func (r *nativeRun) items(n *native, arr jsonbody.Value, count int) {
 	switch {
 	case n.additionalItems == -1 && checked < count:
 		r.valid = false
-		if r.rep.Wants() {
+		if r.wants() {
 			r.rep.Add(r.path.Pointer(), msgAdditionalItems(count-checked))
 		}
 	case n.additionalItemsSchema != nil && checked < count:

@@ -556,10 +556,10 @@ func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 func (s *Schema) Validate(doc *jsonbody.Doc, rep failure.Reporter) bool {
 	if fast := s.native(); fast != nil {
 		r := runs.Get().(*nativeRun)
-		r.rep, r.valid = rep, true
+		r.start(rep, doc.Nodes())
 		r.validate(fast, doc.Root())
 		valid := r.valid
-		r.rep = nil
+		r.rep, r.memo = nil, nil
 		r.path.Reset() // no names of this body kept in the pool
 		runs.Put(r)
 		return valid
