@@ -249,7 +249,9 @@ func Register(g *contractguard.Guard, mp metric.MeterProvider, opts ...Option) (
 			if t, err := time.Parse(time.RFC3339, l.Expires); err == nil {
 				features := slices.Clone(l.Features)
 				slices.Sort(features)
-				o.ObserveInt64(licence, int64(time.Until(t)/time.Second), with(LicenseLicenseeKey.String(l.Licensee),
+				// Unix seconds, not time.Until: a key may expire in the
+				// year 9999, beyond a Duration's 292 years.
+				o.ObserveInt64(licence, t.Unix()-time.Now().Unix(), with(LicenseLicenseeKey.String(l.Licensee),
 					LicenseKeyIDKey.String(l.KeyID), LicenseFeaturesKey.StringSlice(features)))
 			}
 		}

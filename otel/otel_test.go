@@ -300,6 +300,23 @@ func TestRegister_License(t *testing.T) {
 	assert.NotContains(t, collect(t, reader), "contractguard.license.time_remaining", "no key, no licence gauge")
 }
 
+// TestRegister_LicenseFarExpiry: a key may expire as late as the year
+// 9999 (a "perpetual" key); the time left is more than a time.Duration
+// holds (292 years), and is still the seconds to that instant, not the
+// Duration's saturated maximum.
+func TestRegister_LicenseFarExpiry(t *testing.T) {
+	expires := time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+	key := trustTestKey(t, "test-otel-far", expires)
+	g, _ := newGuard(t, func(o *contractguard.Options) { o.LicenseKey = key })
+	reader := sdkmetric.NewManualReader()
+	_, err := cgotel.Register(g, sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	require.NoError(t, err)
+	gauge, ok := collect(t, reader)["contractguard.license.time_remaining"].Data.(metricdata.Gauge[int64])
+	require.True(t, ok)
+	require.Len(t, gauge.DataPoints, 1)
+	assert.InDelta(t, float64(expires.Unix()-time.Now().Unix()), float64(gauge.DataPoints[0].Value), 60, "seconds left")
+}
+
 // TestRegister_Options: WithAttributes tells two guards apart on one
 // provider; WithBuckets sets the advised bounds; bounds out of order and
 // a nil guard are errors; a nil provider is the global one (a no-op
