@@ -30,6 +30,7 @@ type nativeRun struct {
 	// of a walk without memo).
 	calls, budget int
 	memo          map[memoKey]bool
+	fresh         bool // the next validate is remembered's own: no memo
 }
 
 // memoKey is a shared schema and a value it checked.
@@ -47,7 +48,7 @@ func memoBudget(nodes int) int { return 8*nodes + 1024 }
 // rep.
 func (r *nativeRun) start(rep failure.Reporter, nodes int) {
 	r.rep, r.valid, r.quick, r.full = rep, true, false, false
-	r.calls, r.budget, r.memo = 0, memoBudget(nodes), nil
+	r.calls, r.budget, r.memo, r.fresh = 0, memoBudget(nodes), nil, false
 }
 
 // wants reports whether the reporter takes another failure, and notes
@@ -88,37 +89,9 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	if !r.valid && (r.quick || r.full) {
 		return // a match failed already, or nothing more is listed: as the library, stop there
 	}
-	if r.calls++; r.calls > r.budget && r.memo == nil {
-		r.memo = map[memoKey]bool{}
-	}
-	if n.shared && r.memo != nil {
-		r.remember(n, v)
+	if r.calls++; (r.calls > r.budget || n.shared) && r.remembered(n, v) {
 		return
 	}
-	r.check(n, v)
-}
-
-// remember validates v against the shared schema n once: a verdict kept
-// is used again, but for listing the failures of a value that failed.
-func (r *nativeRun) remember(n *native, v jsonbody.Value) {
-	k := memoKey{n, v.Pos()}
-	ok, known := r.memo[k]
-	switch {
-	case known && ok:
-		return
-	case known && r.quick:
-		r.valid = false
-		return
-	}
-	valid := r.valid
-	r.valid = true
-	r.check(n, v)
-	r.memo[k] = r.valid
-	r.valid = r.valid && valid
-}
-
-// check validates v against n.
-func (r *nativeRun) check(n *native, v jsonbody.Value) {
 	switch n.boolean {
 	case 1:
 		return
@@ -162,6 +135,44 @@ func (r *nativeRun) check(n *native, v jsonbody.Value) {
 	if n.comb != nil && (r.valid || !r.quick) {
 		r.combinators(n.comb, v) // the library's boolean mode skips them after a failure
 	}
+}
+
+// remembered validates v against n from memo, once memo is on and n is
+// shared, and reports whether it did: a verdict kept is used again, but
+// for listing the failures of a value that failed; a verdict not kept is
+// found by validate (fresh: this once without memo) and kept.
+//
+//go:noinline
+func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
+	if r.fresh {
+		r.fresh = false
+		return false
+	}
+	if r.memo == nil {
+		if r.calls <= r.budget {
+			return false
+		}
+		r.memo = map[memoKey]bool{}
+	}
+	if !n.shared {
+		return false
+	}
+	k := memoKey{n, v.Pos()}
+	switch ok, known := r.memo[k]; {
+	case known && ok:
+		return true
+	case known && r.quick:
+		r.valid = false
+		return true
+	case known:
+		return false // checked again, for its failures
+	}
+	valid := r.valid
+	r.valid, r.fresh = true, true
+	r.validate(n, v)
+	r.memo[k] = r.valid
+	r.valid = r.valid && valid
+	return true
 }
 
 // failType fails a value of type t that n's type keyword does not take;
