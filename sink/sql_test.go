@@ -523,3 +523,20 @@ func TestCheckSQL_FormNames(t *testing.T) {
 		assert.NoError(t, CheckSQL(ctxOf(r), "UPDATE users SET note = ? WHERE id = 7", SQLite))
 	}
 }
+
+// TestCheckSQL_BackslashBeforeInput: a backslash the application wrote
+// just before the input escapes the input's quote with MySQL's backslash
+// escapes, and does not on a server with NO_BACKSLASH_ESCAPES, where the
+// application's `'C:\uploads\` is a whole literal (PostgreSQL's standard
+// strings read it so already).
+func TestCheckSQL_BackslashBeforeInput(t *testing.T) {
+	in := "' OR 1=1 -- "
+	q := `SELECT * FROM files WHERE path = 'C:\uploads\` + in + `'`
+	for _, d := range []Dialect{MySQL, PostgreSQL} {
+		r, _ := inputAt(t, taint.Query, in)
+		assert.ErrorIs(t, CheckSQL(ctxOf(r), q, d), ErrBlocked, d.String())
+	}
+	// A name in the same place is a name either way.
+	r, _ := inputAt(t, taint.Query, "report v2.pdf")
+	assert.NoError(t, CheckSQL(ctxOf(r), `SELECT * FROM files WHERE path = 'C:\uploads\report v2.pdf'`, MySQL))
+}

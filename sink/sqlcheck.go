@@ -89,12 +89,17 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 		return nil
 	}
 	slices.SortFunc(occ, func(a, b occurrence) int { return a.start - b.start })
+	// A backslash of the application's right before an input escapes the
+	// input's first byte in one reading and not in the other: `'C:\dir\`
+	// + `' OR 1=1 -- ` is one literal with MySQL's backslash escapes, and
+	// a literal closed before OR 1=1 with NO_BACKSLASH_ESCAPES.
+	backslash = backslash || slices.ContainsFunc(occ, func(o occurrence) bool { return o.start > 0 && query[o.start-1] == '\\' })
 	if i, why := sqlVerdict(query, d, false, occ); why != "" {
 		return block(r, sinkSQL, inputs[i], why)
 	}
-	// A backslash in an input: read the query the other way as well (MySQL
-	// with NO_BACKSLASH_ESCAPES, PostgreSQL without standard strings), as
-	// the server's setting is not known here.
+	// A backslash in an input, or just before one: read the query the
+	// other way as well (MySQL with NO_BACKSLASH_ESCAPES, PostgreSQL
+	// without standard strings), as the server's setting is not known here.
 	if backslash && d != SQLite {
 		if i, why := sqlVerdict(query, d, true, occ); why != "" {
 			return block(r, sinkSQL, inputs[i], why)
