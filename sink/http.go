@@ -313,10 +313,20 @@ func (t *transport) allowedHost(host string) bool {
 	return false
 }
 
+// maxHops is how many requests of a chain of redirects taintedHost looks
+// at, the request itself included.
+const maxHops = 32
+
 // taintedHost finds the input the request's host came from: of the request,
-// or of the first request of the redirects that led to it.
+// or of the first request of the redirects that led to it. A chain longer
+// than maxHops (a client whose CheckRedirect follows more than 31
+// redirects) is taken for one whose first host came from input, with no
+// input named: the hop that came from one may lie beyond what is looked at.
 func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
-	for hop, n := req, 0; hop != nil && n < 32; n++ {
+	for hop, n := req, 0; hop != nil; n++ {
+		if n == maxHops {
+			return taint.Input{}, true
+		}
 		name := hop.URL.Hostname()
 		host := strings.TrimSuffix(strings.ToLower(name), ".")
 		if i := strings.IndexByte(host, '%'); i >= 0 {

@@ -636,3 +636,34 @@ func TestTransport_URLInText(t *testing.T) {
 		assert.Equal(t, "internal secret", body)
 	}
 }
+
+// TestTransport_LongRedirectChain: a client that follows more redirects
+// than the transport looks back over (a CheckRedirect that always says
+// yes) is still checked: an input's host that redirects through 31 public
+// hops and then to the internal server does not reach it, and a long
+// chain of public hops still gets its answer.
+func TestTransport_LongRedirectChain(t *testing.T) {
+	n := newTestNet(t)
+	c := n.client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return nil }
+	chain := func(to string, hops int) string {
+		for range hops {
+			to = "http://cdn.example.com/?redirect=" + url.QueryEscape(to)
+		}
+		return "http://api.example.com/?redirect=" + url.QueryEscape(to)
+	}
+	for _, hops := range []int{5, 30, 31, 40} {
+		u := chain("http://127.0.0.1:"+n.internalPort+"/secret", hops)
+		r, rc := inputAt(t, taint.BodyValue, u)
+		body, err := fetch(ctxOf(r), c, u)
+		assert.Empty(t, body, "%d hops", hops)
+		require.ErrorIs(t, err, ErrBlocked, "%d hops", hops)
+		assert.NotEmpty(t, rc.all())
+	}
+	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+	u := chain("http://api.example.com/done", 40)
+	r, _ := inputAt(t, taint.BodyValue, u)
+	body, err := fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+}
