@@ -329,17 +329,20 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 		}
 		name := hop.URL.Hostname()
 		host := strings.TrimSuffix(strings.ToLower(name), ".")
-		if i := strings.IndexByte(host, '%'); i >= 0 {
+		if i := strings.IndexByte(host, '%'); i >= 0 && strings.IndexByte(host, ':') >= 0 {
 			host = host[:i] // an IPv6 zone, written %25 in a URL
 		}
 		if host != "" && !t.allowedHost(host) {
 			if in, ok := inputWithHost(r, host, portOf(hop.URL)); ok {
 				return in, true
 			}
-			if !isASCII(name) {
+			if !isASCII(name) || strings.IndexByte(host, '%') >= 0 {
 				// net/http dials such a name mapped by IDNA (ＬＯＣＡＬＨＯＳＴ,
 				// LOCALHOS%EF%BC%B4, localhoſt: localhost), which the finder
 				// does not follow: it is input's if any input could write it.
+				// So is a name with a "%" (%25 in the URL) that is no IPv6
+				// zone: "%25x.evil.example" is "%x.evil.example", which a
+				// resolver that does not refuse it looks up.
 				if in, ok := inputNotASCII(r); ok {
 					return in, true
 				}

@@ -667,3 +667,28 @@ func TestTransport_LongRedirectChain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "public data", body)
 }
+
+// TestTransport_PercentInName: a "%" in a host name that is no IPv6
+// address (%25 in the URL) is no zone: the name is dialled with it, and a
+// resolver that answers such names (getaddrinfo does not all refuse them)
+// takes "%25x.evil.example" to where evil.example's server says. It is
+// the input's, as a name of other than ASCII is, and not the name before
+// the "%" (nor one AllowHosts names).
+func TestTransport_PercentInName(t *testing.T) {
+	n := newTestNet(t)
+	n.lookups["%x.evil.example"] = [][]netip.Addr{{netip.MustParseAddr("127.0.0.1")}}
+	n.lookups["api.example.com%.evil.example"] = [][]netip.Addr{{netip.MustParseAddr("127.0.0.1")}}
+	p := n.internalPort
+	for _, u := range []string{"http://%25x.evil.example:" + p + "/", "http://api.example.com%25.evil.example:" + p + "/"} {
+		for _, c := range []*http.Client{n.client(), n.client(AllowHosts("api.example.com"))} {
+			r, rc := inputAt(t, taint.BodyValue, u)
+			body, err := fetch(ctxOf(r), c, u)
+			assert.Empty(t, body, u)
+			assertBlocked(t, err, rc, taint.BodyValue, u, "http")
+		}
+	}
+	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+	// An IPv6 zone is still one.
+	r, rc := inputAt(t, taint.BodyValue, "http://[fe80::1%25eth0]/")
+	assertBlocked(t, CheckURL(ctxOf(r), "http://[fe80::1%25eth0]/"), rc, taint.BodyValue, "", "http")
+}
