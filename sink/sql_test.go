@@ -540,3 +540,25 @@ func TestCheckSQL_BackslashBeforeInput(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, "report v2.pdf")
 	assert.NoError(t, CheckSQL(ctxOf(r), `SELECT * FROM files WHERE path = 'C:\uploads\report v2.pdf'`, MySQL))
 }
+
+// TestCheckSQL_MySQLBlankA0: MySQL over a single-byte character set
+// (latin1, its default before 8.0) reads the byte 0xA0 as white space,
+// as sqlmap's space2mysqlblank knows: `1\xa0OR\xa0true` is four tokens
+// to it, not one word.
+func TestCheckSQL_MySQLBlankA0(t *testing.T) {
+	for _, in := range []string{"1\xa0OR\xa0true", "0\xa0UNION\xa0SELECT\xa0password\xa0FROM\xa0users", "x\xa0OR\xa0id"} {
+		r, _ := inputAt(t, taint.Query, in)
+		err := CheckSQL(ctxOf(r), fmt.Sprintf(numSlot, in), MySQL)
+		assert.ErrorIs(t, err, ErrBlocked, "%q", in)
+	}
+	r, _ := inputAt(t, taint.Query, "1\xa0--\xa0x")
+	assert.ErrorIs(t, CheckSQL(ctxOf(r), fmt.Sprintf(numSlot2, "1\xa0--\xa0x"), MySQL), ErrBlocked)
+	// In a literal it is a byte of the literal; elsewhere in PostgreSQL
+	// and SQLite, one of a name.
+	r, _ = inputAt(t, taint.Query, "caf\u00e0 cr\u00e8me")
+	assert.NoError(t, CheckSQL(ctxOf(r), fmt.Sprintf(strSlot, "caf\u00e0 cr\u00e8me"), MySQL))
+	for _, d := range []Dialect{PostgreSQL, SQLite} {
+		r, _ := inputAt(t, taint.Query, "col\xa0x")
+		assert.NoError(t, CheckSQL(ctxOf(r), fmt.Sprintf(orderSlot, "col\xa0x"), d), d.String())
+	}
+}

@@ -105,10 +105,20 @@ func isWordStart(c byte) bool {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func (l *lexer) isWordByte(c byte) bool {
-	if isWordStart(c) || isDigit(c) {
+	if (isWordStart(c) || isDigit(c)) && !l.isBlank(c) {
 		return true
 	}
 	return c == '$' && l.d != SQLite
+}
+
+// isBlank: c is white space to the dialect. MySQL over a single-byte
+// character set (latin1, its default before 8.0) reads 0xA0 as white
+// space as well (sqlmap's space2mysqlblank): `1\xa0OR\xa0true` is four
+// tokens to it. It is read so whatever the connection's character set:
+// a letter whose UTF-8 holds the byte (à, Р) splits an unquoted MySQL
+// name, which blocks more, never less.
+func (l *lexer) isBlank(c byte) bool {
+	return isSpace(c) || c == 0xa0 && l.d == MySQL
 }
 
 // execOpen is the length of the MySQL code comment's opening at l.pos
@@ -143,8 +153,8 @@ func (l *lexer) next(t *token) bool {
 	*t = token{start: start, kind: tOther}
 	c := l.s[start]
 	switch {
-	case isSpace(c):
-		for l.pos < len(l.s) && isSpace(l.s[l.pos]) {
+	case l.isBlank(c):
+		for l.pos < len(l.s) && l.isBlank(l.s[l.pos]) {
 			l.pos++
 		}
 		t.kind = tSpace
@@ -253,10 +263,10 @@ func (l *lexer) backslashes(prefixE bool) bool {
 }
 
 // mysqlDashComment: MySQL reads -- as a comment only before white space
-// or a control character, or at the end.
+// (0xA0 too: isBlank) or a control character, or at the end.
 func (l *lexer) mysqlDashComment() bool {
 	c := l.peek(2)
-	return l.pos+2 >= len(l.s) || c <= ' ' || c == 0x7f
+	return l.pos+2 >= len(l.s) || c <= ' ' || c == 0x7f || c == 0xa0
 }
 
 // lineComment reads -- or # to the end of the line: a newline, or in
@@ -365,7 +375,7 @@ func (l *lexer) number() {
 	for l.pos < len(s) {
 		c := s[l.pos]
 		switch {
-		case isDigit(c) || c == '.' || c == '_' || isWordStart(c):
+		case isDigit(c) || c == '.' || c == '_' || isWordStart(c) && !l.isBlank(c):
 			l.pos++
 			if (c|0x20 == 'e') && l.pos < len(s) && (s[l.pos] == '+' || s[l.pos] == '-') && l.pos+1 < len(s) && isDigit(s[l.pos+1]) {
 				l.pos++
