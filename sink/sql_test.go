@@ -562,3 +562,18 @@ func TestCheckSQL_MySQLBlankA0(t *testing.T) {
 		assert.NoError(t, CheckSQL(ctxOf(r), fmt.Sprintf(orderSlot, "col\xa0x"), d), d.String())
 	}
 }
+
+// TestCheckSQL_SQLiteNUL: SQLite compiles a query up to its first NUL
+// byte, so an input that puts one in a comment cuts off the rest of the
+// query, its WHERE too (sink/sqlitetest runs it).
+func TestCheckSQL_SQLiteNUL(t *testing.T) {
+	in := "x\x00"
+	for _, q := range []string{
+		"SELECT * FROM docs /* search: " + in + " */ WHERE owner = 5",
+		"SELECT * FROM docs -- search: " + in + "\n WHERE owner = 5",
+		"SELECT * FROM docs WHERE name = '" + in + "' AND owner = 5",
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckSQL(ctxOf(r), q, SQLite), rc, taint.Query, in, "sql")
+	}
+}

@@ -97,6 +97,16 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	if i, why := sqlVerdict(query, d, false, occ); why != "" {
 		return block(r, sinkSQL, inputs[i], why)
 	}
+	if d == SQLite {
+		// SQLite compiles a query up to its first NUL byte: an input that
+		// puts one there, even inside a comment, cuts off what follows
+		// (`/* x\x00 */ WHERE owner = 5` runs without its WHERE).
+		for _, o := range occ {
+			if strings.IndexByte(query[o.start:o.end], 0) >= 0 {
+				return block(r, sinkSQL, inputs[o.input], "cuts the query short with a NUL byte")
+			}
+		}
+	}
 	// A backslash in an input, or just before one: read the query the
 	// other way as well (MySQL with NO_BACKSLASH_ESCAPES, PostgreSQL
 	// without standard strings), as the server's setting is not known here.

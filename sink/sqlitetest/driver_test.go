@@ -232,3 +232,21 @@ func TestWrappers_Pool(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestWrappers_NULCutsTheQuery: SQLite compiles a query up to its first
+// NUL byte, so an input holding one in a comment drops the WHERE after
+// it (all three users instead of the one inactive); the wrappers refuse it.
+func TestWrappers_NULCutsTheQuery(t *testing.T) {
+	in := "x\x00"
+	q := "SELECT count(*) FROM users /* search: " + in + " */ WHERE active = 0"
+	dbs := openDBs(t)
+	var n int
+	require.NoError(t, dbs["OpenDB"].QueryRow(q).Scan(&n), "without a request, unchecked")
+	assert.Equal(t, 3, n, "SQLite read the query up to the NUL byte")
+	for name, db := range dbs {
+		ctx, rc := withQuery(in)
+		err := db.QueryRowContext(ctx, q).Scan(&n)
+		assert.ErrorIs(t, err, sink.ErrBlocked, name)
+		assert.NotEmpty(t, rc.blocks, name)
+	}
+}
