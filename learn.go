@@ -175,18 +175,26 @@ func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bo
 // detail paths; sorted by contract. It is empty when no contract is in
 // mode learn, or none would have rejected anything.
 func (g *Guard) LearningReport() []ContractReport {
+	// Copied under the lock, which every would-be rejection takes; sorted
+	// and cut after it, so that a scrape of the metrics document holds
+	// requests up for the copy only.
 	r := &g.learned
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	out := make([]ContractReport, 0, len(r.contracts))
 	for _, c := range r.contracts {
 		cr := ContractReport{Contract: c.info, WouldBlock: c.total, Codes: make(map[string]int64, len(c.codes)), OtherPaths: c.otherPaths}
 		for code, n := range c.codes {
 			cr.Codes[code] = n
 		}
+		cr.Paths = make([]PathCount, 0, len(c.paths))
 		for p, n := range c.paths {
 			cr.Paths = append(cr.Paths, PathCount{p, n})
 		}
+		out = append(out, cr)
+	}
+	r.mu.Unlock()
+	for i := range out {
+		cr := &out[i]
 		slices.SortFunc(cr.Paths, func(a, b PathCount) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Path, b.Path))
 		})
@@ -196,7 +204,9 @@ func (g *Guard) LearningReport() []ContractReport {
 			}
 			cr.Paths = cr.Paths[:reportTopPaths]
 		}
-		out = append(out, cr)
+		if len(cr.Paths) == 0 {
+			cr.Paths = nil
+		}
 	}
 	slices.SortFunc(out, func(a, b ContractReport) int {
 		return cmp.Or(strings.Compare(a.Contract.Method+" "+a.Contract.Endpoint, b.Contract.Method+" "+b.Contract.Endpoint),
