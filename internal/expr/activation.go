@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/json"
+	"math/bits"
 	"reflect"
 
 	"cel.dev/cel-go/common/types"
@@ -45,6 +46,11 @@ type Activation struct {
 	body                   ref.Val // request.body for bodyShape, built on first use
 	bodyShape              *shape.Numbers
 	bodyMeter              *meter // the meter body's values count in: this Activation's (not a copy's)
+
+	// built are request.params, .query, .headers and context.user as the
+	// tracked evaluation running reads them (builtMaps of its tracker:
+	// lookedUpMap), made on first use; run clears them when it ends.
+	built [4]ref.Val
 
 	// meter counts the comparison units of a tracked cel-go evaluation
 	// (compare.go).
@@ -177,11 +183,11 @@ func (r *requestVal) FindStringKey(k string) (any, bool) {
 		}
 		return a.body, true
 	case "params":
-		return a.lookedUpMap(a.requestMap(gotParams)), true
+		return a.lookedUpMap(gotParams), true
 	case "query":
-		return a.lookedUpMap(a.requestMap(gotQuery)), true
+		return a.lookedUpMap(gotQuery), true
 	case "headers":
-		return a.lookedUpMap(a.requestMap(gotHeaders)), true
+		return a.lookedUpMap(gotHeaders), true
 	case "method":
 		return types.String(a.Method), true
 	case "path":
@@ -213,22 +219,40 @@ func (c *contextVal) FindStringKey(k string) (any, bool) {
 		a := (*Activation)(c)
 		u := a.userValue()
 		if m, ok := u.(traits.Mapper); ok && a.meter.counting() && !isBodyValue(u) {
-			return builtMap{Mapper: m, tracker: a.meter.frame.CostTracker()}, true // a Go map (compare.go)
+			return a.builtMap(gotUser, func() traits.Mapper { return m }), true // a Go map (compare.go)
 		}
 		return u, true
 	}
 	return nil, false
 }
 
-// lookedUpMap is m, one of the request's maps, as cel-go reads it: a
-// Go map, which hashes a key looked up in it whole; in a tracked
-// evaluation, a builtMap, whose lookups count the units of that hashing
-// first (compare.go).
-func (a *Activation) lookedUpMap(m map[string]string) any {
+// gotUser is context.user's place in built, after the request's maps'.
+const gotUser uint8 = gotHeaders << 1
+
+// lookedUpMap is part, one of the request's maps (gotParams, gotQuery,
+// gotHeaders), as cel-go reads it: a Go map, which hashes a key looked
+// up in it whole; in a tracked evaluation, a builtMap, whose lookups
+// count the units of that hashing first (compare.go).
+func (a *Activation) lookedUpMap(part uint8) any {
+	m := a.requestMap(part)
 	if !a.meter.counting() {
 		return m
 	}
-	return builtMap{Mapper: types.NewStringStringMap(types.DefaultTypeAdapter, m), tracker: a.meter.frame.CostTracker()}
+	return a.builtMap(part, func() traits.Mapper { return types.NewStringStringMap(types.DefaultTypeAdapter, m) })
+}
+
+// builtMap is the builtMap of part (a got bit) for the tracked evaluation
+// running, of the map of mapper, made on its first read in the
+// evaluation: later reads allocate nothing. One made for another
+// evaluation's tracker is not used (run clears built when an evaluation
+// ends, so that none is kept past it).
+func (a *Activation) builtMap(part uint8, mapper func() traits.Mapper) ref.Val {
+	t, i := a.meter.frame.CostTracker(), bits.TrailingZeros8(part)
+	if b, ok := a.built[i].(builtMap); ok && b.tracker == t {
+		return a.built[i]
+	}
+	a.built[i] = builtMap{Mapper: mapper(), tracker: t}
+	return a.built[i]
 }
 
 func (c *contextVal) Find(key ref.Val) (ref.Val, bool) { return findVia(c, key) }

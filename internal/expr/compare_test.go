@@ -9,6 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 	"github.com/stretchr/testify/assert"
@@ -1369,4 +1370,57 @@ func TestEval_CostLimitBoundsMapsBuiltInComprehensions(t *testing.T) {
 		require.NoError(t, err, src)
 		assert.True(t, ok, src)
 	}
+}
+
+// TestEval_RequestMapsWrappedOncePerEvaluation: in a tracked evaluation
+// request.params, .query, .headers and a context.user of strings are
+// builtMaps of the evaluation's tracker; each was made again on every
+// read (two allocations a read of a request map: a rule reading
+// request.query twice made it twice). They are made on the first read of
+// the evaluation and read again with no allocation; a wrapper of another
+// evaluation's tracker is not reused, and none is kept once Eval returns.
+func TestEval_RequestMapsWrappedOncePerEvaluation(t *testing.T) {
+	m := map[string]string{"a": "b"}
+	a := &Activation{Src: &src{params: m, query: m, headers: m, user: m}}
+	frame, err := interpreter.NewExecutionFrame(a)
+	require.NoError(t, err)
+	defer frame.Close()
+	tracker, err := interpreter.NewCostTracker(nil)
+	require.NoError(t, err)
+	frame.SetCostTracker(tracker)
+	a.meter = meter{frame: frame}
+	read := func(k string) any {
+		if k == "user" {
+			v, _ := (*contextVal)(a).FindStringKey(k)
+			return v
+		}
+		v, _ := (*requestVal)(a).FindStringKey(k)
+		return v
+	}
+	for _, k := range []string{"params", "query", "headers", "user"} {
+		first := read(k)
+		b, ok := first.(builtMap)
+		require.True(t, ok, k)
+		assert.Same(t, tracker, b.tracker, k)
+		assert.Zero(t, testing.AllocsPerRun(10, func() { _ = read(k) }), k)
+		other, err := interpreter.NewCostTracker(nil)
+		require.NoError(t, err)
+		frame.SetCostTracker(other)
+		assert.Same(t, other, read(k).(builtMap).tracker, "%s: another evaluation's tracker", k)
+		frame.SetCostTracker(tracker)
+	}
+	a.meter = meter{}
+
+	env, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	p, err := ce.Compile("request.query[?'dry'].orValue('0') != '1' && request.headers.a == context.user.a && request.params.size() == 1")
+	require.NoError(t, err)
+	require.True(t, p.Tracked())
+	a = &Activation{Src: &src{params: m, query: m, headers: m, user: m}}
+	ok, err := p.Eval(a)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, [len(a.built)]ref.Val{}, a.built, "no wrapper kept past the evaluation")
 }

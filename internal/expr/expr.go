@@ -533,7 +533,7 @@ func (p *Program) run(prg cel.Program, act interpreter.Activation) (ref.Val, err
 	}
 	a.meter = meter{frame: frame}
 	out, _, err := prg.Eval(frame)
-	a.meter.frame = nil
+	a.meter.frame, a.built = nil, [len(a.built)]ref.Val{} // out is read for its type alone: no builtMap outlives the evaluation
 	frame.Close()
 	return out, err
 }
