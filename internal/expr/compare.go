@@ -444,7 +444,11 @@ func (c equalCall) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, c.Exec)
 }
 
-// mergeUnknowns is the unknown of x and y, one of which is unknown.
+// mergeUnknowns is the unknown of x and y, one of which is unknown. No
+// program evaluates partially, but an Options.User that returns a CEL
+// value reaches the rule as it is (userValue), an unknown too: ==, != and
+// in over it are unknown, as cel-go's, not a bool
+// (TestEval_UnknownUserDecidesAsCEL).
 func mergeUnknowns(x, y ref.Val) ref.Val {
 	xu, xok := x.(*types.Unknown)
 	yu, yok := y.(*types.Unknown)
@@ -676,9 +680,7 @@ func (c setCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	for i, a := range c.args {
 		v := a.Exec(frame)
 		switch v.(type) {
-		case *types.Err:
-			return v
-		case *types.Unknown:
+		case *types.Err, *types.Unknown:
 			return v
 		}
 		vals[i] = v
@@ -1026,15 +1028,21 @@ func (n mapKeyAttr) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, n.Exec)
 }
 
-// builtMapNode is a map literal: when the evaluation is tracked, the map
-// cel-go builds is a builtMap.
+// builtMapNode is a map literal: the map cel-go builds is a builtMap of
+// the evaluation's tracker.
+//
+// builtMapNode, sortKeysNode and keyNode are planned only in tracked
+// programs (compile), whose every evaluation has its tracker before any
+// node runs (cel-go's root node sets it; a comprehension's frame inherits
+// it). Without one they charge nothing (chargeTracker, hashUnits) and
+// decide as cel-go (TestMeterNodes_UntrackedDecideAsCEL).
 type builtMapNode struct {
 	interpreter.InterpretableConstructor
 }
 
 func (n builtMapNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := n.InterpretableConstructor.Exec(frame)
-	if m, ok := v.(traits.Mapper); ok && frame.CostTracker() != nil {
+	if m, ok := v.(traits.Mapper); ok {
 		return builtMap{Mapper: m, tracker: frame.CostTracker()}
 	}
 	return v
@@ -1227,15 +1235,12 @@ func (n sortKeysAttr) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, n.Exec)
 }
 
-// sortKeysNode is the keys of a sort: when the evaluation is tracked,
-// it counts the units of the comparisons the sort will make of them.
+// sortKeysNode is the keys of a sort: it counts the units of the
+// comparisons the sort will make of them (see builtMapNode).
 type sortKeysNode struct{ interpreter.InterpretableV2 }
 
 func (n sortKeysNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := n.InterpretableV2.Exec(frame)
-	if frame.CostTracker() == nil {
-		return v
-	}
 	l, ok := v.(traits.Lister)
 	if !ok {
 		return v
@@ -1377,15 +1382,12 @@ func meterLookupKeys(ids map[int64]bool) cel.ProgramOption {
 	})
 }
 
-// keyNode is the key of a lookup: when the evaluation is tracked, a
-// string key is left in the meter for the lookup that follows.
+// keyNode is the key of a lookup: a string key is left in the meter for
+// the lookup that follows (see builtMapNode).
 type keyNode struct{ interpreter.InterpretableV2 }
 
 func (n keyNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := n.InterpretableV2.Exec(frame)
-	if frame.CostTracker() == nil {
-		return v
-	}
 	if k, ok := v.(types.String); ok && k != "" {
 		if m := meterOf(frame); m.counting() {
 			m.key = string(k)

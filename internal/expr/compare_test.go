@@ -1424,3 +1424,75 @@ func TestEval_RequestMapsWrappedOncePerEvaluation(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, [len(a.built)]ref.Val{}, a.built, "no wrapper kept past the evaluation")
 }
+
+// TestEval_UnknownUserDecidesAsCEL: no program evaluates partially, but
+// an Options.User that returns a CEL value reaches the rule as it is, an
+// unknown too. ==, != and in over it (equalCall, inListCall: their
+// unknown branches) and the set functions (setCall) are unknown, as plain
+// cel-go's, which Eval refuses as not a bool: without those branches !=
+// and !(x in l) were true.
+func TestEval_UnknownUserDecidesAsCEL(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1 << 20, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(nil)
+	require.NoError(t, err)
+	plainEnv, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("context", cel.MapType(cel.StringType, cel.DynType)), cel.OptionalTypes(),
+		cel.CrossTypeNumericComparisons(true), ext.Lists(), ext.Sets())
+	require.NoError(t, err)
+	unknown := types.NewUnknown(7, nil)
+	for _, rule := range []string{
+		"context.user != {'a': 1}", "{'a': request.method} != context.user", "context.user == {'a': request.method}",
+		"!(context.user in [{'a': request.method}])", "!(dyn(context.user) in [{'a': request.method}])",
+		"!sets.contains([{'a': request.method}], dyn(context.user))", "!dyn(context.user).hasAll([{'a': request.method}])",
+		"dyn(context.user).distinct() == []",
+	} {
+		p, err := ce.Compile(rule)
+		require.NoError(t, err, rule)
+		require.True(t, p.Tracked(), rule)
+		ast, iss := plainEnv.Compile(rule)
+		require.NoError(t, iss.Err(), rule)
+		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		require.NoError(t, err, rule)
+		want, _, err := plain.Eval(map[string]any{"request": map[string]any{"method": "GET"}, "context": map[string]any{"user": unknown}})
+		require.NoError(t, err, rule)
+		require.True(t, types.IsUnknown(want), "%s: %v", rule, want)
+		ok, err := p.Eval(&Activation{Method: "GET", Src: &src{user: unknown}})
+		assert.False(t, ok, rule)
+		assert.ErrorContains(t, err, "not a bool", rule)
+	}
+}
+
+// TestMeterNodes_UntrackedDecideAsCEL: keyNode, sortKeysNode and
+// builtMapNode are planned only in tracked programs; planned in one
+// without a cost tracker they charge nothing, do not panic, and decide
+// as cel-go.
+func TestMeterNodes_UntrackedDecideAsCEL(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)), cel.OptionalTypes(), ext.Lists())
+	require.NoError(t, err)
+	long := strings.Repeat("k", 100)
+	body := doc(t, `{"s":"`+long+`","t":"b","l":["`+long+`","a","`+long+`x"],"m":{"`+long+`":1,"b":2}}`)
+	for _, rule := range []string{
+		"request.body.l.sort()[0] == 'a'", "[request.body.s, request.body.t].sort()[1] == request.body.s",
+		"request.body.l.sortBy(x, x)[2] == request.body.s + 'x'", "request.body.m[request.body.s] == 1",
+		"request.body.m[?request.body.t].orValue(0) == 2", "{request.body.s: 1}[request.body.s] == 1",
+		"{request.body.s: 1} == {request.body.s: 1}", "!(request.body.t in {request.body.s: 1})",
+		"[request.body.t].map(k, {k: 1})[0][?request.body.s].orValue(0) == 0",
+	} {
+		ast, iss := env.Compile(rule)
+		require.NoError(t, iss.Err(), rule)
+		plain, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
+		require.NoError(t, err, rule)
+		maps, keys := builtMaps(ast)
+		require.True(t, sortKeys(ast) != nil || lookupKeys(ast) != nil || maps != nil, rule)
+		ours, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize),
+			meterSortKeys(sortKeys(ast)), meterLookupKeys(lookupKeys(ast)), meterBuiltMaps(maps, keys))
+		require.NoError(t, err, rule)
+		want, _, wantErr := plain.Eval(&Activation{Body: body})
+		require.NoError(t, wantErr, rule)
+		require.Equal(t, types.True, want, rule)
+		got, _, err := ours.Eval(&Activation{Body: body})
+		require.NoError(t, err, rule)
+		assert.Equal(t, want, got, rule)
+	}
+}
