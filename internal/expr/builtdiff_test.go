@@ -171,7 +171,7 @@ func TestBuiltMapsDecideAsCEL_Kinds(t *testing.T) {
 	} {
 		ast, iss := env.Compile(src)
 		require.NoError(t, iss.Err(), src)
-		maps, keys := builtMaps(ast)
+		maps, keys := builtMaps(ast, lookedUpMaps(ast))
 		require.NotNil(t, maps, src)
 		opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost)}
 		plain, err := env.Program(ast, opts...)

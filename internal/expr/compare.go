@@ -270,25 +270,17 @@ func mayBeString(t *types.Type) bool {
 // literals (a set, to cel-go) and whose x may be a string of the data.
 func looksUpStrings(a *cel.Ast) bool {
 	ast := a.NativeRep()
-	found := false
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if found || e.Kind() != celast.CallKind || e.AsCall().FunctionName() != operators.In {
-			return
+	return hasCall(ast, func(e celast.Expr) bool {
+		if e.AsCall().FunctionName() != operators.In {
+			return false
 		}
 		args := e.AsCall().Args()
-		if len(args) != 2 || args[1].Kind() != celast.ListKind || args[0].Kind() == celast.LiteralKind ||
-			!mayBeString(ast.GetType(args[0].ID())) {
-			return
-		}
-		for _, el := range args[1].AsList().Elements() {
-			if el.Kind() != celast.LiteralKind {
-				return
-			}
-		}
-		found = true
-	}))
-	return found
+		return len(args) == 2 && args[1].Kind() == celast.ListKind && args[0].Kind() != celast.LiteralKind &&
+			mayBeString(ast.GetType(args[0].ID())) && every(args[1].AsList().Elements(), isLiteral)
+	})
 }
+
+func isLiteral(e celast.Expr) bool { return e.Kind() == celast.LiteralKind }
 
 // keepInCalls is the program option that keeps a program's calls of in
 // over a constant list, not empty, with an operand that is not constant,
@@ -369,6 +361,16 @@ func callIDs(ast *celast.AST, pick func(call celast.Expr) (int64, bool)) map[int
 		}
 	}))
 	return ids
+}
+
+// hasCall reports whether ast has a call that is is.
+func hasCall(ast *celast.AST, is func(call celast.Expr) bool) bool {
+	found := false
+	callIDs(ast, func(e celast.Expr) (int64, bool) {
+		found = found || is(e)
+		return 0, false
+	})
+	return found
 }
 
 // meterBuiltComparisons is the program option that makes the calls of ids
@@ -897,10 +899,9 @@ func (lenMap) IsZeroValue() bool { return false }
 // the program is planned into a lenMap, as lookedUpMaps' are. cel-go
 // builds and looks up, and decides.
 
-// builtMaps are the ids of a's map literals other than lookedUpMaps',
-// and of their keys that are not literals; nil, nil: none.
-func builtMaps(a *cel.Ast) (maps, keys map[int64]bool) {
-	consts := lookedUpMaps(a)
+// builtMaps are the ids of a's map literals other than consts' (its
+// lookedUpMaps), and of their keys that are not literals; nil, nil: none.
+func builtMaps(a *cel.Ast, consts map[int64]bool) (maps, keys map[int64]bool) {
 	celast.PostOrderVisit(a.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if e.Kind() != celast.MapKind || consts[e.ID()] {
 			return
@@ -1474,22 +1475,13 @@ func mayBeComposite(t *types.Type) bool {
 	return true
 }
 
-// comparesComposites reports whether a compares values that may be
-// objects or lists (see comparers): such a program is tracked, whatever
-// its estimate, since the estimate does not count the depth of what it
-// compares.
-func comparesComposites(a *cel.Ast) bool {
-	ast := a.NativeRep()
-	found := false
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if found || e.Kind() != celast.CallKind {
-			return
-		}
-		if f := comparers[e.AsCall().FunctionName()]; f != nil && f(e, ast) {
-			found = true
-		}
-	}))
-	return found
+// comparesComposites reports whether call, of ast, compares values that
+// may be objects or lists (see comparers): a program with such a call is
+// tracked, whatever its estimate, since the estimate does not count the
+// depth of what it compares (tracksCalls).
+func comparesComposites(ast *celast.AST, call celast.Expr) bool {
+	f := comparers[call.AsCall().FunctionName()]
+	return f != nil && f(call, ast)
 }
 
 // A program whose estimate is within the cost limit runs untracked, and
@@ -1506,12 +1498,12 @@ func comparesComposites(a *cel.Ast) bool {
 // functions may compare untracked.
 const shortString = 64
 
-// comparesLongStrings reports whether a calls distinct(), a sets function
-// or hasAll and its kin on a list whose elements may be strings longer
-// than shortString bytes: a list of the data whose items the schema
-// (sizes) does not bound so, or a list the rule builds of such values.
-func comparesLongStrings(a *cel.Ast, sizes cost.Estimator) bool {
-	ast := a.NativeRep()
+// comparesLongStrings reports whether call, of ast, is distinct(), a
+// sets function or hasAll and its kin on a list whose elements may be
+// strings longer than shortString bytes: a list of the data whose items
+// the schema (sizes) does not bound so, or a list the rule builds of such
+// values.
+func comparesLongStrings(ast *celast.AST, sizes cost.Estimator, call celast.Expr) bool {
 	long := func(e celast.Expr, items bool) bool {
 		if e.Kind() == celast.LiteralKind {
 			return false
@@ -1526,28 +1518,37 @@ func comparesLongStrings(a *cel.Ast, sizes cost.Estimator) bool {
 		est := sizes.EstimateSize(shapeNode{path: path, t: types.StringType})
 		return est == nil || est.Max > shortString
 	}
-	found := false
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if found || e.Kind() != celast.CallKind {
-			return
+	if !setFunctions[call.AsCall().FunctionName()] {
+		return false
+	}
+	for _, arg := range callOperands(call) {
+		if !elemMayBeString(ast.GetType(arg.ID())) {
+			continue
 		}
-		if !setFunctions[e.AsCall().FunctionName()] {
-			return
+		if arg.Kind() != celast.ListKind {
+			if long(arg, true) {
+				return true
+			}
+			continue
 		}
-		for _, arg := range callOperands(e) {
-			if !elemMayBeString(ast.GetType(arg.ID())) {
-				continue
-			}
-			if arg.Kind() != celast.ListKind {
-				found = found || long(arg, true)
-				continue
-			}
-			for _, el := range arg.AsList().Elements() {
-				found = found || long(el, false)
+		for _, el := range arg.AsList().Elements() {
+			if long(el, false) {
+				return true
 			}
 		}
-	}))
-	return found
+	}
+	return false
+}
+
+// tracksCalls reports whether a has a call that makes a program tracked,
+// whatever its estimate: one that compares values that may be objects or
+// lists (comparesComposites), reads a string whole (scansStrings), or
+// compares long strings in a set function (comparesLongStrings).
+func tracksCalls(a *cel.Ast, sizes cost.Estimator) bool {
+	ast := a.NativeRep()
+	return hasCall(ast, func(call celast.Expr) bool {
+		return comparesComposites(ast, call) || scansStrings(ast, call) || comparesLongStrings(ast, sizes, call)
+	})
 }
 
 // pathOf is the path of e, a variable and the names selected from it, as

@@ -1483,7 +1483,7 @@ func TestMeterNodes_UntrackedDecideAsCEL(t *testing.T) {
 		require.NoError(t, iss.Err(), rule)
 		plain, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize))
 		require.NoError(t, err, rule)
-		maps, keys := builtMaps(ast)
+		maps, keys := builtMaps(ast, lookedUpMaps(ast))
 		require.True(t, sortKeys(ast) != nil || lookupKeys(ast) != nil || maps != nil, rule)
 		ours, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize),
 			meterSortKeys(sortKeys(ast)), meterLookupKeys(lookupKeys(ast)), meterBuiltMaps(maps, keys))

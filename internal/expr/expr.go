@@ -165,9 +165,8 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			costString(est.Max), maxCost)
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	sorts, keys := sortKeys(ast), lookupKeys(ast) // compare.go
-	tracked := est.Max > costLimit || readsUnbounded(ast) || comparesComposites(ast) || scansStrings(ast) || sorts != nil || keys != nil ||
-		comparesLongStrings(ast, sizes) || buildsMapsOfData(ast)
+	sorts, keys, consts := sortKeys(ast), lookupKeys(ast), lookedUpMaps(ast) // compare.go
+	tracked := est.Max > costLimit || readsUnbounded(ast) || sorts != nil || keys != nil || tracksCalls(ast, sizes) || buildsMapsOfData(ast)
 	if tracked { // what is metered is metered only when the cost is tracked (compare.go)
 		opts = append(opts, cel.CostLimit(costLimit), trackComparisons, trackIndexOf)
 		if sorts != nil {
@@ -182,15 +181,15 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 		if sets := builtSets(ast); sets != nil {
 			opts = append(opts, meterBuiltSets(base, sets))
 		}
-		if maps, keys := builtMaps(ast); maps != nil {
+		if maps, keys := builtMaps(ast, consts); maps != nil {
 			opts = append(opts, meterBuiltMaps(maps, keys))
 		}
 	}
 	if looksUpStrings(ast) {
 		opts = append(opts, keepInCalls) // compare.go
 	}
-	if maps := lookedUpMaps(ast); maps != nil {
-		opts = append(opts, buildLookedUpMaps(maps)) // compare.go
+	if consts != nil {
+		opts = append(opts, buildLookedUpMaps(consts)) // compare.go
 	}
 	p := &Program{tracked: tracked, body: readsBody(ast)}
 	p.data, p.dataWhole = dataFields(ast)
@@ -424,8 +423,13 @@ func dataFields(a *cel.Ast) (names []string, whole bool) {
 	root := a.NativeRep().Expr()
 	isData := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == "data" }
 	selected := map[int64]bool{} // the data idents that are the operand of a select by name
+	idents := 0                  // the data idents
 	celast.PostOrderVisit(root, celast.NewExprVisitor(func(e celast.Expr) {
 		switch e.Kind() {
+		case celast.IdentKind:
+			if isData(e) {
+				idents++
+			}
 		case celast.SelectKind:
 			if sel := e.AsSelect(); isData(sel.Operand()) {
 				names = append(names, sel.FieldName())
@@ -447,12 +451,7 @@ func dataFields(a *cel.Ast) (names []string, whole bool) {
 			}
 		}
 	}))
-	celast.PostOrderVisit(root, celast.NewExprVisitor(func(e celast.Expr) {
-		if isData(e) && !selected[e.ID()] {
-			whole = true
-		}
-	}))
-	return names, whole
+	return names, whole || idents > len(selected) // a data ident not selected by name
 }
 
 // Tracked reports whether cel-go's evaluations run under the cost

@@ -113,20 +113,16 @@ func scanCost(function, overloadID string, args []ref.Val, result ref.Val) *uint
 	return &c
 }
 
-// scansStrings reports whether a may call a function that reads a string
-// whole (see scanOverloads): such a program is tracked.
-func scansStrings(a *cel.Ast) bool {
-	ast := a.NativeRep()
-	found := false
-	celast.PostOrderVisit(ast.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if found || e.Kind() != celast.CallKind {
-			return
+// scansStrings reports whether call, of ast, may be a function that
+// reads a string whole (see scanOverloads): a program with such a call is
+// tracked (tracksCalls).
+func scansStrings(ast *celast.AST, call celast.Expr) bool {
+	for _, id := range ast.GetOverloadIDs(call.ID()) {
+		if scanOverloads[id] {
+			return true
 		}
-		for _, id := range ast.GetOverloadIDs(e.ID()) {
-			found = found || scanOverloads[id]
-		}
-	}))
-	return found
+	}
+	return false
 }
 
 // boundFormat is env with its format() stopped, at the cost limit, before

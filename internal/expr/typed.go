@@ -169,17 +169,16 @@ func (v *typedVars) misreads(a *cel.Ast) error {
 	// The operands of size(): their number of elements or members is
 	// what it reads, which adapting them does not change (size(self) <=
 	// 100 on a []json.RawMessage).
-	sized := map[int64]bool{}
-	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
-		if e.Kind() != celast.CallKind || e.AsCall().FunctionName() != overloads.Size {
-			return
+	sized := callIDs(native, func(e celast.Expr) (int64, bool) {
+		switch call := e.AsCall(); {
+		case call.FunctionName() != overloads.Size:
+		case call.IsMemberFunction():
+			return call.Target().ID(), true
+		case len(call.Args()) == 1:
+			return call.Args()[0].ID(), true
 		}
-		if call := e.AsCall(); call.IsMemberFunction() {
-			sized[call.Target().ID()] = true
-		} else if len(call.Args()) == 1 {
-			sized[call.Args()[0].ID()] = true
-		}
-	}))
+		return 0, false
+	})
 	var err error
 	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if err != nil {
