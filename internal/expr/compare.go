@@ -86,10 +86,19 @@ func (m *meter) count(n uint64) {
 		return
 	}
 	m.total += n
-	m.pending += n
-	for m.pending >= meterChunk {
-		m.charge(uint64(1) << min(bits.Len64(m.pending)-1, len(bigUnits)-1)) // the largest power of two pending
+	m.pending = chargeBig(m.frame.CostTracker(), m.pending+n)
+}
+
+// chargeBig charges t (nil: none) the largest power of two of n units, and
+// again of what is left, while that is at least meterChunk; it returns
+// what is left, less than meterChunk.
+func chargeBig(t *interpreter.CostTracker, n uint64) (left uint64) {
+	for n >= meterChunk {
+		p := uint64(1) << min(bits.Len64(n)-1, len(bigUnits)-1)
+		chargeTracker(t, p)
+		n -= p
 	}
+	return n
 }
 
 // strUnits are the units of comparing x with y: scanUnits of their
@@ -112,15 +121,18 @@ func (m *meter) enter() { m.depth++ }
 
 func (m *meter) leave() {
 	if m.depth--; m.depth == 0 && m.pending > 0 {
-		m.charge(m.pending)
+		n := m.pending // less than meterChunk (count)
+		m.pending = 0
+		chargeTracker(m.frame.CostTracker(), n)
 	}
 }
 
-// charge charges n of the pending units: at most meterChunk, or a power
-// of two.
-func (m *meter) charge(n uint64) {
-	m.pending -= n
-	chargeTracker(m.frame.CostTracker(), n)
+// counted runs count, which counts units in m, as one comparison (enter,
+// leave): what is still pending when the outermost ends is charged.
+func (m *meter) counted(count func()) {
+	m.enter()
+	count()
+	m.leave()
 }
 
 // chargeTracker charges t (nil: none) n units, at most meterChunk or a
@@ -428,9 +440,7 @@ func (c equalCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 		res = mergeUnknowns(x, y)
 	default:
 		m := meter{frame: frame}
-		m.enter()
-		m.pairUnits(x, y)
-		m.leave()
+		m.counted(func() { m.pairUnits(x, y) })
 		res = types.Equal(x, y)
 		if c.not {
 			res = types.Bool(res != types.True)
@@ -487,9 +497,7 @@ func (c inListCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	} else {
 		if lv, ok := l.(traits.Lister); ok && !isBodyValue(l) { // the body's list counts its own
 			m := meter{frame: frame}
-			m.enter()
-			m.lookUnits(x, lv)
-			m.leave()
+			m.counted(func() { m.lookUnits(x, lv) })
 		}
 		res = types.LabelErrNode(c.ID(), c.impl(x, l))
 	}
@@ -689,9 +697,7 @@ func (c setCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	}
 	if _, body := vals[0].(*list); c.lists(vals) && !(len(vals) == 1 && body) { // distinct() of the body's list counts its own (meterDistinct)
 		m := meter{frame: frame}
-		m.enter()
-		c.units(&m, vals)
-		m.leave()
+		m.counted(func() { c.units(&m, vals) })
 	}
 	res := c.impl(vals)
 	if types.IsError(res) {
@@ -990,13 +996,7 @@ func meterBuiltMaps(maps, keys map[int64]bool) cel.ProgramOption {
 // largest powers of two first, then the rest, as a meter would.
 func hashUnits(t *interpreter.CostTracker, k ref.Val) {
 	if s, ok := k.(types.String); ok && len(s) > shortString && t != nil {
-		n := scanUnits(len(s))
-		for n >= meterChunk {
-			p := uint64(1) << min(bits.Len64(n)-1, len(bigUnits)-1)
-			chargeTracker(t, p)
-			n -= p
-		}
-		if n > 0 {
+		if n := chargeBig(t, scanUnits(len(s))); n > 0 {
 			chargeTracker(t, n)
 		}
 	}
@@ -1127,9 +1127,7 @@ func meterDistinct(env *cel.Env) (*cel.Env, error) {
 		cel.MemberOverload("list_distinct", []*cel.Type{listT}, listT,
 			cel.UnaryBinding(func(v ref.Val) ref.Val {
 				if l, ok := v.(*list); ok && l.m.counting() {
-					l.m.enter()
-					l.countDistinctStrings()
-					l.m.leave()
+					l.m.counted(l.countDistinctStrings)
 				}
 				return distinct(v)
 			}))))
@@ -1268,18 +1266,18 @@ func (n sortKeysNode) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	for i := range keys {
 		keys[i] = string(l.Get(indexKey(i)).(types.String))
 	}
-	m := meter{frame: frame}
-	m.enter()
 	idx := make([]int, size)
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(i, j int) bool {
-		a, b := keys[idx[i]], keys[idx[j]]
-		m.count(scanUnits(min(len(a), len(b))))
-		return strings.Compare(a, b) < 0
+	m := meter{frame: frame}
+	m.counted(func() {
+		sort.Slice(idx, func(i, j int) bool {
+			a, b := keys[idx[i]], keys[idx[j]]
+			m.count(scanUnits(min(len(a), len(b))))
+			return strings.Compare(a, b) < 0
+		})
 	})
-	m.leave()
 	return v
 }
 

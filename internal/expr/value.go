@@ -105,9 +105,7 @@ var (
 // of the names it reads (GetReads), as frame.index charges them.
 func (o *object) FindStringKey(k string) (any, bool) {
 	if o.m.lookedUp(k) && o.m.counting() {
-		o.m.enter()
-		o.m.count(o.v.GetReads(k, scanUnits))
-		o.m.leave()
+		o.m.counted(func() { o.m.count(o.v.GetReads(k, scanUnits)) })
 	}
 	v, ok := o.v.Get(k)
 	if !ok {
@@ -148,9 +146,7 @@ func (o *object) ConvertToNative(t reflect.Type) (any, error) {
 func (o *object) Contains(key ref.Val) ref.Val {
 	if k, ok := key.(types.String); ok && o.m.counting() {
 		o.m.key = "" // counted here, not again by the lookup
-		o.m.enter()
-		o.m.count(o.v.GetReads(string(k), scanUnits))
-		o.m.leave()
+		o.m.counted(func() { o.m.count(o.v.GetReads(string(k), scanUnits)) })
 	}
 	return mapContains(o, key)
 }
