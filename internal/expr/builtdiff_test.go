@@ -255,13 +255,7 @@ func TestRequestMapsDecideAsCEL(t *testing.T) {
 		"has(request.headers.a) && request.headers.a == 'b'", "request.query.size() == 22", "request.headers.exists(k, k == request.body.s)",
 		"[request.headers][0][request.body.s] == 'b'", "{request.body.s: 1} == {request.body.s: 1}",
 	} {
-		p, err := ce.Compile(rule)
-		require.NoError(t, err, rule)
-		require.True(t, p.Tracked(), rule)
-		ast, iss := plainEnv.Compile(rule)
-		require.NoError(t, iss.Err(), rule)
-		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
-		require.NoError(t, err, rule)
+		p, plain := trackedAndPlain(t, ce, plainEnv, rule)
 		for _, s := range []string{"a", "h3", long, strings.Repeat("k", 99) + "j", "", "zz"} {
 			b, err := json.Marshal(map[string]string{"s": s})
 			require.NoError(t, err)
@@ -331,13 +325,7 @@ func TestRequestMapsDecideAsCEL_Shapes(t *testing.T) {
 		"[request.body.s].map(k, {k: 1})[0] == {request.body.s: 1}",
 		"{request.body.s: 1}.size() == 1 && {request.body.s: 1, 'x': 2}.size() >= 1",
 	} {
-		p, err := ce.Compile(rule)
-		require.NoError(t, err, rule)
-		require.True(t, p.Tracked(), rule)
-		ast, iss := plainEnv.Compile(rule)
-		require.NoError(t, iss.Err(), rule)
-		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
-		require.NoError(t, err, rule)
+		p, plain := trackedAndPlain(t, ce, plainEnv, rule)
 		for _, hdr := range []map[string]string{many, few} {
 			for _, mm := range []map[string]string{many, few, {}} {
 				for _, s := range []string{"a", "h3", long, strings.Repeat("k", 99) + "j", "", "zz"} {
@@ -361,4 +349,18 @@ func TestRequestMapsDecideAsCEL_Shapes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// trackedAndPlain is rule compiled in ce, which must track it, and
+// planned by plain cel-go in plainEnv.
+func trackedAndPlain(t *testing.T, ce *ContractEnv, plainEnv *cel.Env, rule string) (*Program, cel.Program) {
+	t.Helper()
+	p, err := ce.Compile(rule)
+	require.NoError(t, err, rule)
+	require.True(t, p.Tracked(), rule)
+	ast, iss := plainEnv.Compile(rule)
+	require.NoError(t, iss.Err(), rule)
+	plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
+	require.NoError(t, err, rule)
+	return p, plain
 }

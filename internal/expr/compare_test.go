@@ -1447,13 +1447,7 @@ func TestEval_UnknownUserDecidesAsCEL(t *testing.T) {
 		"!sets.contains([{'a': request.method}], dyn(context.user))", "!dyn(context.user).hasAll([{'a': request.method}])",
 		"dyn(context.user).distinct() == []",
 	} {
-		p, err := ce.Compile(rule)
-		require.NoError(t, err, rule)
-		require.True(t, p.Tracked(), rule)
-		ast, iss := plainEnv.Compile(rule)
-		require.NoError(t, iss.Err(), rule)
-		plain, err := plainEnv.Program(ast, cel.EvalOptions(cel.OptOptimize))
-		require.NoError(t, err, rule)
+		p, plain := trackedAndPlain(t, ce, plainEnv, rule)
 		want, _, err := plain.Eval(map[string]any{"request": map[string]any{"method": "GET"}, "context": map[string]any{"user": unknown}})
 		require.NoError(t, err, rule)
 		require.True(t, types.IsUnknown(want), "%s: %v", rule, want)
