@@ -551,3 +551,40 @@ type listOf100 struct{ n int }
 
 func (l *listOf100) Wants() bool        { return l.n < 100 }
 func (l *listOf100) Add(string, string) { l.n++ }
+
+// TestNative_SchemaMetTwiceBoundedTime: a value checked again and again
+// before memo is on costs the budget its work, not one check: a wide
+// object (its members looked up and matched), a long string (its pattern)
+// and the items uniqueItems compares, 30 levels down a shared schema, in
+// a body whose other values make the budget large. Each took seconds to
+// minutes (2^30 visits cut only by a budget counted in checks).
+func TestNative_SchemaMetTwiceBoundedTime(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	s := compileSuiteSchema(t, c, "twice-time.json", json.RawMessage(`{"type":"object",
+		"properties":{"c":{"$ref":"#"},"s":{"pattern":"^[a-z]*$"},"u":{"uniqueItems":true}},
+		"patternProperties":{"^c":{"$ref":"#"}}}`))
+	var wide strings.Builder
+	wide.WriteString(`{`)
+	for i := range 10000 {
+		fmt.Fprintf(&wide, `"x%d":0,`, i)
+	}
+	wide.WriteString(`"s":"a"}`)
+	items := make([]string, 21)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"a":"%d%s"}`, i, strings.Repeat("x", 20000))
+	}
+	for name, leaf := range map[string]string{
+		"wide object": wide.String(),
+		"long string": `{"s":"` + strings.Repeat("a", 1<<20-100) + `"}`,
+		"uniqueItems": `{"u":[` + strings.Join(items, ",") + `]}`,
+	} {
+		body := `{"pad":[` + strings.Repeat("0,", max(0, (1<<20-len(leaf))/2-200)) + `0],` + nested(30, leaf, ``)[1:]
+		doc, err := jsonbody.Parse([]byte(body), 64)
+		require.NoError(t, err, name)
+		start := time.Now()
+		assert.True(t, s.Validate(doc, &listOf100{}), name)
+		took := time.Since(start)
+		assert.Less(t, took, 5*time.Second, name)
+		t.Logf("%s: %d bytes, %v", name, len(body), took)
+	}
+}

@@ -28,6 +28,10 @@ type nativeRun struct {
 	// value that passed it is not checked by it again (one that failed is
 	// checked again while its failures are listed: the details stay those
 	// of a walk without memo).
+	// A check whose own work grows with its value (an object's members,
+	// a string's bytes, the items uniqueItems compares) adds that work
+	// to calls, so that a value checked again and again before memo is on
+	// costs the budget what it costs the run.
 	calls, budget int
 	memo          map[memoKey]bool
 	fresh         bool // the next validate is remembered's own: no memo
@@ -112,7 +116,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 		r.fail(n.enumMsg)
 		return
 	}
-	if n.formatOK != nil && t == tString && !n.formatOK(v.Str()) {
+	if n.formatOK != nil && t == tString && !r.formatOK(n, v.Str()) {
 		r.fail(n.formatMsg)
 		return
 	}
@@ -263,6 +267,7 @@ func (r *nativeRun) matches(n *native, v jsonbody.Value) bool {
 
 func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	count := obj.Len()
+	r.calls += count // the members' names are looked up, or matched
 	if n.minProps >= 0 && count < n.minProps {
 		r.fail(n.msgs.minProps)
 	}
@@ -272,6 +277,7 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 	var seen uint64 // the required names present, by bit
 	for i := range count {
 		name, v := obj.Member(i)
+		r.calls += len(name) >> 4
 		m := member{required: -1}
 		if j := n.memberNames.Find(name); j >= 0 {
 			m = n.members[j]
@@ -388,6 +394,7 @@ func (r *nativeRun) array(n *native, arr jsonbody.Value) {
 	}
 	r.items(n, arr, count)
 	if n.uniqueItems && count > 1 {
+		r.calls += weight(arr, r.budget-r.calls)
 		if j, i, dup := duplicate(arr); dup {
 			r.valid = false
 			if r.wants() { // the message is written only for a failure listed
@@ -436,7 +443,14 @@ func (r *nativeRun) items(n *native, arr jsonbody.Value, count int) {
 	}
 }
 
+// formatOK reports whether s is of n's format.
+func (r *nativeRun) formatOK(n *native, s string) bool {
+	r.calls += len(s) >> 4
+	return n.formatOK(s)
+}
+
 func (r *nativeRun) str(n *native, s string) {
+	r.calls += len(s) >> 4
 	if n.minLength >= 0 || n.maxLength >= 0 {
 		l := utf8.RuneCountInString(s)
 		if n.minLength >= 0 && l < n.minLength {
@@ -452,6 +466,7 @@ func (r *nativeRun) str(n *native, s string) {
 }
 
 func (r *nativeRun) number(n *native, x string) {
+	r.calls += len(x) >> 2 // exact arithmetic on a long literal
 	if n.minimum != nil && compare(x, n.minimum) < 0 {
 		r.fail(n.msgs.minimum)
 	}
@@ -467,4 +482,30 @@ func (r *nativeRun) number(n *native, x string) {
 	if n.multipleOf != nil && !multipleOf(x, n.multipleOf) {
 		r.fail(n.msgs.multipleOf)
 	}
+}
+
+// weight is what comparing v with other values may cost, in checks: one
+// for each value in it and one for each 16 bytes of its text, counted up
+// to a little past limit.
+func weight(v jsonbody.Value, limit int) int {
+	switch v.Kind() {
+	case jsonbody.String:
+		return 1 + len(v.Str())>>4
+	case jsonbody.Number:
+		return 1 + len(v.Number())>>2
+	case jsonbody.Array:
+		w := 1
+		for i := 0; i < v.Len() && w <= limit; i++ {
+			w += weight(v.Index(i), limit-w)
+		}
+		return w
+	case jsonbody.Object:
+		w := 1
+		for i := 0; i < v.Len() && w <= limit; i++ {
+			name, e := v.Member(i)
+			w += 1 + len(name)>>4 + weight(e, limit-w)
+		}
+		return w
+	}
+	return 1
 }
