@@ -98,6 +98,9 @@ func (d *Doc) str(i uint32) string {
 	return unsafe.String(&b[n.start], n.end-n.start)
 }
 
+// Size is the length of the document's text, in bytes.
+func (d *Doc) Size() int { return len(d.raw) }
+
 // Nodes is the number of values in the document, member names included:
 // Node(0) to Node(Nodes()-1) are every one of them, in the order of the
 // body, each container before what it holds and each member name just

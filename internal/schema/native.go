@@ -35,8 +35,12 @@ import (
 type native struct {
 	boolean int8 // 1: the schema true; -1: the schema false; 0: an object schema
 	// shared: more than one keyword leads to this schema, so a value may
-	// meet it more than once (nativeRun.memo).
+	// meet it more than once; memo: its place among the schemas that are
+	// shared and recursive, whose verdicts nativeRun keeps once a run
+	// repeats itself (-1: not one). Repeats through a schema that leads
+	// back to none of them are bounded by the schema, not the body.
 	shared bool
+	memo   int32
 
 	types     jsonTypes
 	typeNames []string // for messages, as the library lists them
@@ -195,27 +199,120 @@ func typeName(t jsonTypes) string {
 // compileNative returns the fast path of s, or nil when s uses a keyword
 // the fast path does not implement, anywhere.
 func compileNative(s *jsonschema.Schema) *native {
-	c := nativeCompiler{done: map[*jsonschema.Schema]*native{}, ok: true}
+	c := nativeCompiler{done: map[*jsonschema.Schema]*native{}, again: map[*native]int{}, ok: true}
 	n := c.node(s)
 	if !c.ok {
 		return nil
 	}
+	for w, k := range c.again {
+		// The root is made for the run, not by a keyword: it is shared when
+		// two keywords lead to it, another schema when one more than the
+		// keyword that made it does.
+		w.shared = w != n || k > 1
+	}
+	numberMemos(n)
 	return n
 }
 
+// numberMemos gives each schema under root that is shared and recursive
+// (in a cycle of the schemas that lead to one another: Tarjan's strongly
+// connected components) its place among them, native.memo.
+func numberMemos(root *native) {
+	type mark struct{ index, low int32 }
+	marks := map[*native]*mark{}
+	var stack []*native
+	onStack := map[*native]bool{}
+	next, memos := int32(0), int32(0)
+	var visit func(n *native)
+	visit = func(n *native) {
+		m := &mark{next, next}
+		marks[n], next = m, next+1
+		stack, onStack[n] = append(stack, n), true
+		selfLoop := false
+		n.each(func(w *native) {
+			if w == n {
+				selfLoop = true
+			}
+			if wm, seen := marks[w]; !seen {
+				visit(w)
+				m.low = min(m.low, marks[w].low)
+			} else if onStack[w] {
+				m.low = min(m.low, wm.index)
+			}
+		})
+		if m.low != m.index {
+			return
+		}
+		var scc []*native
+		for {
+			w := stack[len(stack)-1]
+			stack, onStack[w] = stack[:len(stack)-1], false
+			scc = append(scc, w)
+			if w == n {
+				break
+			}
+		}
+		for _, w := range scc {
+			if w.shared && (len(scc) > 1 || selfLoop) {
+				w.memo, memos = memos, memos+1
+			}
+		}
+	}
+	visit(root)
+}
+
+// each calls f with every schema n leads to, once for each keyword.
+func (n *native) each(f func(*native)) {
+	some := func(w *native) {
+		if w != nil {
+			f(w)
+		}
+	}
+	some(n.ref)
+	for _, m := range n.members {
+		some(m.schema)
+	}
+	some(n.additionalSchema)
+	for _, p := range n.patterns {
+		some(p.schema)
+	}
+	for _, d := range n.deps {
+		some(d.schema)
+	}
+	some(n.propertyNames)
+	some(n.items)
+	for _, t := range n.tuple {
+		some(t)
+	}
+	some(n.additionalItemsSchema)
+	some(n.contains)
+	if c := n.comb; c != nil {
+		some(c.not)
+		for _, l := range [][]*native{c.allOf, c.anyOf, c.oneOf} {
+			for _, w := range l {
+				some(w)
+			}
+		}
+		some(c.ifs)
+		some(c.then)
+		some(c.els)
+	}
+}
+
 type nativeCompiler struct {
-	done map[*jsonschema.Schema]*native
-	ok   bool // false once any node needs the library
+	done  map[*jsonschema.Schema]*native
+	again map[*native]int // keywords that lead to a schema made already
+	ok    bool            // false once any node needs the library
 }
 
 func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if n, ok := c.done[s]; ok {
 		if n != nil {
-			n.shared = true
+			c.again[n]++
 		}
 		return n
 	}
-	n := &native{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1}
+	n := &native{minProps: -1, maxProps: -1, minItems: -1, maxItems: -1, minLength: -1, maxLength: -1, memo: -1}
 	c.done[s] = n
 	if !supported(s) || inPlaceCycle(s) {
 		c.ok = false

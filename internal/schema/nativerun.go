@@ -22,37 +22,34 @@ type nativeRun struct {
 	// both naming it, or allOf with a $ref to a schema that checks the
 	// same member) checks a member twice; when it recurses, each level
 	// doubles the work: 2^depth checks, for 60 nested members of a body
-	// of 64 levels more than any request can wait for. Checks beyond what
-	// a walk that meets each schema once per value could make (budget)
-	// turn memo on: a shared schema's verdict on a value is kept, and a
-	// value that passed it is not checked by it again (one that failed is
-	// checked again while its failures are listed: the details stay those
-	// of a walk without memo).
-	// A check whose own work grows with its value (an object's members,
-	// a string's bytes, the items uniqueItems compares) adds that work
-	// to calls, so that a value checked again and again before memo is on
-	// costs the budget what it costs the run.
+	// of 64 levels more than any request can wait for. Work beyond what
+	// a walk that meets each schema once per value could do (budget)
+	// turns memo on: the verdicts of such schemas (native.memo: shared
+	// and recursive) are kept, two bits per value of the body, and a
+	// value that passed one is not checked by it again (one that failed
+	// is checked again while its failures are listed: the details stay
+	// those of a walk without memo). A check whose own work grows with
+	// its value (an object's members, a string's bytes, the items
+	// uniqueItems compares) adds that work to calls, so that a value
+	// checked again and again before memo is on costs the budget what it
+	// costs the run.
 	calls, budget int
-	memo          map[memoKey]bool
+	nodes         int      // the body's values: the length of a memo row
+	rows          [][]byte // by native.memo: 0 not known, 1 passed, 2 failed; nil until memo is on
+	memoOn        bool
 	fresh         bool // the next validate is remembered's own: no memo
 }
 
-// memoKey is a shared schema and a value it checked.
-type memoKey struct {
-	n *native
-	i int
-}
+// memoBudget is how much work a run does before memo is on, for a body
+// of nodes values and size bytes: more than a walk that meets each
+// schema once per value does with a few combinators per value.
+func memoBudget(nodes, size int) int { return 8*nodes + size/2 + 1024 }
 
-// memoBudget is how many checks a run makes before memo is on, for a
-// body of nodes values: more than a walk that meets each schema once per
-// value takes with a few combinators per value.
-func memoBudget(nodes int) int { return 8*nodes + 1024 }
-
-// start readies r for a run over a body of nodes values, reporting to
-// rep.
-func (r *nativeRun) start(rep failure.Reporter, nodes int) {
+// start readies r for a run over doc, reporting to rep.
+func (r *nativeRun) start(rep failure.Reporter, doc *jsonbody.Doc) {
 	r.rep, r.valid, r.quick, r.full = rep, true, false, false
-	r.calls, r.budget, r.memo, r.fresh = 0, memoBudget(nodes), nil, false
+	r.calls, r.budget, r.nodes = 0, memoBudget(doc.Nodes(), doc.Size()), doc.Nodes()
+	r.rows, r.memoOn, r.fresh = r.rows[:0], false, false
 }
 
 // wants reports whether the reporter takes another failure, and notes
@@ -93,7 +90,7 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	if !r.valid && (r.quick || r.full) {
 		return // a match failed already, or nothing more is listed: as the library, stop there
 	}
-	if r.calls++; (r.calls > r.budget || n.shared) && r.remembered(n, v) {
+	if r.calls++; n.memo >= 0 && r.calls > r.budget && r.remembered(n, v) {
 		return
 	}
 	switch n.boolean {
@@ -141,9 +138,9 @@ func (r *nativeRun) validate(n *native, v jsonbody.Value) {
 	}
 }
 
-// remembered validates v against n from memo, once memo is on and n is
-// shared, and reports whether it did: a verdict kept is used again, but
-// for listing the failures of a value that failed; a verdict not kept is
+// remembered validates v against n, a schema native.memo names, from
+// memo, and reports whether it did: a verdict kept is used again, but for
+// listing the failures of a value that failed; a verdict not kept is
 // found by validate (fresh: this once without memo) and kept.
 //
 //go:noinline
@@ -152,29 +149,37 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 		r.fresh = false
 		return false
 	}
-	if r.memo == nil {
-		if r.calls <= r.budget {
-			return false
+	if !r.memoOn {
+		r.memoOn = true
+		r.rows = r.rows[:0]
+	}
+	for len(r.rows) <= int(n.memo) {
+		r.rows = append(r.rows, nil)
+	}
+	row := r.rows[n.memo]
+	if row == nil {
+		row = make([]byte, (r.nodes+3)/4)
+		r.rows[n.memo] = row
+	}
+	i, shift := v.Pos()>>2, uint(v.Pos()&3)*2
+	switch row[i] >> shift & 3 {
+	case 1:
+		return true
+	case 2:
+		if r.quick {
+			r.valid = false
+			return true
 		}
-		r.memo = map[memoKey]bool{}
-	}
-	if !n.shared {
-		return false
-	}
-	k := memoKey{n, v.Pos()}
-	switch ok, known := r.memo[k]; {
-	case known && ok:
-		return true
-	case known && r.quick:
-		r.valid = false
-		return true
-	case known:
 		return false // checked again, for its failures
 	}
 	valid := r.valid
 	r.valid, r.fresh = true, true
 	r.validate(n, v)
-	r.memo[k] = r.valid
+	verdict := byte(2)
+	if r.valid {
+		verdict = 1
+	}
+	row[i] |= verdict << shift
 	r.valid = r.valid && valid
 	return true
 }

@@ -556,10 +556,11 @@ func (s *Schema) Compiled() *jsonschema.Schema { return s.s }
 func (s *Schema) Validate(doc *jsonbody.Doc, rep failure.Reporter) bool {
 	if fast := s.native(); fast != nil {
 		r := runs.Get().(*nativeRun)
-		r.start(rep, doc.Nodes())
+		r.start(rep, doc)
 		r.validate(fast, doc.Root())
 		valid := r.valid
-		r.rep, r.memo = nil, nil
+		clear(r.rows) // no row of this body kept in the pool
+		r.rep, r.rows = nil, r.rows[:0]
 		r.path.Reset() // no names of this body kept in the pool
 		runs.Put(r)
 		return valid
