@@ -251,12 +251,16 @@ func newLearner(o *Options) *learn.Learner {
 // its body is read as a matched one's is (at most MaxBodyBytes, the same
 // bytes passed on), and, when it is JSON, learned from once next has
 // served it (the router's pattern is known by then). A body over the
-// limit, of another media type, or that does not parse is passed on
-// unlearned.
+// limit, of another media type (or one a contract with a schema refuses:
+// another charset, two Content-Types), or that does not parse is passed
+// on unlearned.
 func (g *Guard) learnFrom(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	in := input{r: r, header: r.Header}
-	isJSON, _ := mediaType(r.Header)
-	if !isJSON || r.Method == http.MethodOptions || r.Method == http.MethodHead {
+	// Only a body a contract with a schema would read: the contract
+	// learned from it must accept the request (a charset other than
+	// utf-8, or two Content-Type headers, is 415 to it).
+	isJSON, bad := mediaType(r.Header)
+	if !isJSON || bad != "" || r.Method == http.MethodOptions || r.Method == http.MethodHead {
 		next.ServeHTTP(w, r)
 		return
 	}

@@ -865,3 +865,29 @@ func TestLearn_SampledBehindAnotherGuard(t *testing.T) {
 	require.NoError(t, json.Unmarshal(a.Learned(), &ex))
 	assert.EqualValues(t, 1, ex.Samples)
 }
+
+// TestLearn_NotFromAMediaTypeAContractRefuses: a sampled request whose
+// Content-Type is JSON but one a contract with a schema refuses (415: a
+// charset other than utf-8, in either form, or two Content-Type headers)
+// is not learned from. It was: the contract learned from it refused the
+// very request it was learned from, as UNSUPPORTED_MEDIA_TYPE.
+func TestLearn_NotFromAMediaTypeAContractRefuses(t *testing.T) {
+	for _, ct := range [][]string{
+		{"application/json; charset=iso-8859-1"},
+		{"application/json; charset*=utf-8''utf-8"},
+		{"application/json", "text/plain"},
+	} {
+		g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate, o.ContractsFS = 1, nil })
+		var got []byte
+		h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
+		r := httptest.NewRequest("POST", "/things", strings.NewReader(`{"x":1}`))
+		r.Header["Content-Type"] = ct
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		require.Equal(t, 200, w.Code, "%q", ct)
+		assert.Equal(t, `{"x":1}`, string(got), "%q: the body passed on", ct)
+		var obs learn.Observations
+		require.NoError(t, json.Unmarshal(g.Learned(), &obs))
+		assert.Empty(t, obs.Contracts(), "%q: learned from a request its contract refuses", ct)
+	}
+}
