@@ -14,6 +14,7 @@ import (
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/learn"
+	"github.com/contractguard/contractguard/internal/route"
 	"github.com/go-chi/chi/v5"
 )
 
@@ -260,7 +261,9 @@ func (g *Guard) learnFrom(w http.ResponseWriter, r *http.Request, next http.Hand
 	// learned from it must accept the request (a charset other than
 	// utf-8, or two Content-Type headers, is 415 to it).
 	isJSON, bad := mediaType(r.Header)
-	if !isJSON || bad != "" || r.Method == http.MethodOptions || r.Method == http.MethodHead {
+	// The method as the guard reads it, and learns it: in upper case.
+	method := route.UpperMethod(r.Method)
+	if !isJSON || bad != "" || method == http.MethodOptions || method == http.MethodHead {
 		next.ServeHTTP(w, r)
 		return
 	}

@@ -891,3 +891,19 @@ func TestLearn_NotFromAMediaTypeAContractRefuses(t *testing.T) {
 		assert.Empty(t, obs.Contracts(), "%q: learned from a request its contract refuses", ct)
 	}
 }
+
+// TestLearn_NotFromHeadOrOptionsInAnyCase: OPTIONS and HEAD requests are
+// not learned from, whatever the letter case of the method. A request
+// with the method "head" was: the learner reads methods in upper case, as
+// the guard matches them, and learned a HEAD contract from its body,
+// which would then refuse the bodiless HEAD requests of every client.
+func TestLearn_NotFromHeadOrOptionsInAnyCase(t *testing.T) {
+	for _, method := range []string{"head", "Head", "options", "oPTIONS"} {
+		g, _ := learnGuard(t, func(o *Options) { o.LearnSampleRate, o.ContractsFS = 1, nil })
+		h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		require.Equal(t, 200, send(h, method, "/things", `{"x":1}`).Code)
+		var obs learn.Observations
+		require.NoError(t, json.Unmarshal(g.Learned(), &obs))
+		assert.Empty(t, obs.Contracts(), "learned from a %q request", method)
+	}
+}
