@@ -340,7 +340,7 @@ func mergeEnums(a, b *enum) *enum {
 	for v, n := range m.values {
 		f := fingerprintOf(v)
 		if p := m.pending[f]; p != nil {
-			m.values[v] = n + p.n
+			m.values[v] = addCounts(n, p.n)
 			delete(m.pending, f)
 		}
 	}

@@ -215,3 +215,27 @@ func TestMerge_CountsDoNotWrap(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), `":-`, "a negative count")
 }
+
+// TestMerge_EnumCountsDoNotWrap: the count of an enum value held in the
+// clear, at the largest count after many merges, joined by the pending
+// sighting of the same value from another export, wrapped negative (a
+// negative count in the export, the enum lost) where the sums of
+// TestMerge_CountsDoNotWrap hold.
+func TestMerge_EnumCountsDoNotWrap(t *testing.T) {
+	const doc = `{"format":"contractguard.learn/v1","limits":{},"samples":9007199254740992,"routes":[{"method":"POST","template":"/a","samples":9007199254740992,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z","body":{"seen":9007199254740992,"str":9007199254740992,"formats":[],"enum":{"values":{"red":9007199254740992}}}}]}`
+	var one Observations
+	require.NoError(t, json.Unmarshal([]byte(doc), &one))
+	merged := &one
+	for range 1100 {
+		merged = Merge(merged, &one)
+	}
+	l := New(Limits{SampleRate: 1})
+	observe(t, l, request{method: "POST", pattern: "/a", path: "/a", body: `"red"`, at: epoch})
+	merged = Merge(merged, l.Export())
+	b, err := json.Marshal(merged)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `":-`, "a negative count")
+	cs := merged.Contracts()
+	require.Len(t, cs, 1)
+	assert.Equal(t, []any{"red"}, cs[0].Schema["enum"], "the enum kept")
+}
