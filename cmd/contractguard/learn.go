@@ -213,11 +213,12 @@ func (e *jsonAt) Unwrap() error { return e.err }
 
 // positioned is err with the line and column of data it is at, when it
 // says where: a syntax error, a value of the wrong type, the end of data
-// too soon.
+// too soon, a key twice in one object.
 func positioned(data []byte, err error) error {
 	var off int64 = -1
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
+	var de *learn.DuplicateKeyError
 	switch {
 	case errors.As(err, &se):
 		off = se.Offset
@@ -228,6 +229,10 @@ func positioned(data []byte, err error) error {
 		// Found by Observations.UnmarshalJSON, which is given the
 		// document from its first byte that is not white space.
 		off = te.Offset + int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n")))
+	case errors.As(err, &de):
+		// At the key's closing quote, in the document as given to
+		// Observations.UnmarshalJSON too.
+		off = de.Offset + int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n")))
 	}
 	if off < 0 || off > int64(len(data)) {
 		return err

@@ -282,3 +282,22 @@ func TestLearnMerge_JSONErrorsNameTheLineAfterLeadingSpace(t *testing.T) {
 	assert.Equal(t, 1, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "contractguard learn merge: "+typed+":6:13: ")
 }
+
+// TestLearnMerge_DuplicateKeyNamesTheLine: an export with a key twice in
+// one object (here a route's body, after blank lines) is refused and named
+// at the second key, FILE:LINE:COLUMN. encoding/json read the second into
+// the first, its member "a" replaced: a string member was learned as an
+// integer, without a word.
+func TestLearnMerge_DuplicateKeyNamesTheLine(t *testing.T) {
+	dup := filepath.Join(t.TempDir(), "dup.json")
+	require.NoError(t, os.WriteFile(dup, []byte("\n\n{\"format\":\"contractguard.learn/v1\",\"limits\":{},\"samples\":1,\"routes\":[\n"+
+		" {\"method\":\"POST\",\"template\":\"/a\",\"samples\":1,\"first\":\"2026-01-01T00:00:00Z\",\"last\":\"2026-01-01T00:00:01Z\",\n"+
+		"  \"body\":{\"seen\":1,\"obj\":1,\"members\":{\"a\":{\"seen\":1,\"str\":1}}},\n"+
+		"  \"body\":{\"members\":{\"a\":{\"seen\":1,\"int\":1}}}}]}\n"), 0o644))
+	out := filepath.Join(t.TempDir(), "contracts")
+	r := cli(t, "", "learn", "merge", "--out", out, dup)
+	assert.Equal(t, 1, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stderr, "contractguard learn merge: "+dup+`:6:8: learned observations: key "body" twice in one object`)
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}

@@ -154,11 +154,15 @@ func (n *node) toJSON() *nodeJSON {
 }
 
 // UnmarshalJSON reads observations in the exchange format. The document
-// may come from another process: everything in it is checked (counts,
+// may come from another process: everything in it is checked (no key
+// twice in an object, counts,
 // limits within bounds, templates, cuts, shares), values in the clear must
 // have been seen revealAt times, and the limits are applied, so that what
 // is read is bounded as a learner's state is.
 func (o *Observations) UnmarshalJSON(data []byte) error {
+	if err := noDuplicateKeys(data); err != nil {
+		return fmt.Errorf("learned observations: %w", err)
+	}
 	var doc observationsJSON
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return fmt.Errorf("learned observations: %w", err)
@@ -392,4 +396,66 @@ func (j *enumJSON) enum() (*enum, error) {
 		e.pending[f] = p
 	}
 	return e, nil
+}
+
+// DuplicateKeyError is a key an object of an export holds twice, which
+// encoding/json would read as the last of them: the document is refused,
+// as a learner never writes one (a route's body, a member, a format
+// or the routes themselves taken from the second of two, silently).
+type DuplicateKeyError struct {
+	Key    string
+	Offset int64 // of the key's closing quote in the document
+}
+
+func (e *DuplicateKeyError) Error() string {
+	return fmt.Sprintf("key %s twice in one object", strconv.Quote(e.Key))
+}
+
+// noDuplicateKeys reports the first key that an object of data holds
+// twice. A document that is not JSON passes: json.Unmarshal says where.
+func noDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type object struct {
+		keys map[string]bool
+		key  bool // the next token is a key
+	}
+	var stack []*object // nil for an array
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or not JSON
+		}
+		var top *object
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &object{keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				stack = append(stack, nil)
+				continue
+			}
+			stack = stack[:len(stack)-1] // '}' or ']'
+			if len(stack) > 0 && stack[len(stack)-1] != nil {
+				stack[len(stack)-1].key = true
+			}
+		case string:
+			if top != nil && top.key {
+				if top.keys[t] {
+					return &DuplicateKeyError{Key: t, Offset: dec.InputOffset() - 1}
+				}
+				top.keys[t] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && !top.key { // a scalar value of a member
+			top.key = true
+		}
+	}
 }

@@ -31,6 +31,13 @@ func TestUnmarshal_Rejects(t *testing.T) {
 		"an over enum with values": strings.Replace(valid, `"enum":{"values"`, `"enum":{"over":true,"values"`, 1),
 		"a bad share":              strings.Replace(valid, `"enum":{"values":{"x":3}}`, `"enum":{"pending":[{"fingerprint":"00","n":1,"shares":[]}]}`, 1),
 		"not JSON":                 `{"format":`,
+		// encoding/json reads the last of two keys: a route's body, a
+		// member or the routes themselves silently taken from the second.
+		"a member twice":     strings.Replace(valid, `"body":{"seen":3,"str":3,"formats":[],"enum":{"values":{"x":3}}}`, `"body":{"seen":3,"obj":3,"members":{"a":{"seen":3,"str":3},"a":{"seen":3,"int":3}}}`, 1),
+		"routes twice":       strings.Replace(valid, `"routes":[`, `"routes":[],"routes":[`, 1),
+		"format twice":       strings.Replace(valid, `"format":"contractguard.learn/v1"`, `"format":"other","format":"contractguard.learn/v1"`, 1),
+		"a value twice":      strings.Replace(valid, `{"x":3}`, `{"x":3,"x":4}`, 1),
+		"a nested key twice": strings.Replace(valid, `"body":{"seen":3,`, `"body":{"seen":3,"seen":3,`, 1),
 		// Two routes of 2^62 samples add up to a negative total, under the
 		// document's 2^62: sums of them wrapped.
 		"samples that wrap": `{"format":"contractguard.learn/v1","limits":{},"samples":4611686018427387904,"routes":[` +
@@ -128,4 +135,26 @@ func FuzzObservationsJSON(f *testing.F) {
 		o.Contracts()
 		Merge(&o, &again).Contracts()
 	})
+}
+
+// TestUnmarshal_DuplicateKeyAt: a key twice in one object is refused, at
+// the second key's closing quote; keys alike in different objects, or a
+// string value equal to a key, are no duplicates.
+func TestUnmarshal_DuplicateKeyAt(t *testing.T) {
+	doc := `{"format":"contractguard.learn/v1","limits":{},"samples":3,"routes":[{"method":"POST","template":"/a","samples":3,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z","body":{"seen":3,"obj":3,"members":{"seen":{"seen":3,"str":3,"formats":[]},"a":{"seen":3,"obj":3,"members":{"a":{"seen":3,"arr":3,"items":{"seen":1,"str":1,"formats":["uuid"]}}}}}}}]}`
+	var o Observations
+	require.NoError(t, json.Unmarshal([]byte(doc), &o))
+	dup := strings.Replace(doc, `"members":{"a":`, `"members":{"a":{"seen":3,"arr":3},"a":`, 1)
+	err := json.Unmarshal([]byte(dup), &o)
+	var de *DuplicateKeyError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "a", de.Key)
+	assert.Equal(t, strings.LastIndex(dup, `"a":{"seen":3,"arr":3,"items"`)+2, int(de.Offset), "the second key's closing quote")
+
+	for _, ok := range []string{`{"a":"b","b":1,"c":["a","a",{"a":1,"b":{"a":[]}}],"d":{"a":1},"e":{},"f":[]}`, `[{"a":1},{"a":1}]`, `"a"`, `{"a":`} {
+		assert.NoError(t, noDuplicateKeys([]byte(ok)), ok)
+	}
+	for _, bad := range []string{`{"a":"b","a":1}`, `{"a":{},"a":[]}`, `{"x":[{"a":[1,{"b":2}],"b":{"c":3},"a":0}]}`} {
+		assert.Error(t, noDuplicateKeys([]byte(bad)), bad)
+	}
 }
