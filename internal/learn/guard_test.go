@@ -399,3 +399,32 @@ func TestSummary_OneLinePerContract(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(out, "\n"), "%q", out)
 	assert.Contains(t, out, `new       POST /\u001b[2J\u000anew       GET /fake: contracts/post_2jnewgetfake.yaml`)
 }
+
+// TestWriteContracts_FileNameNeverHidden: a method is any token, "." or
+// ".PATCH" too; reduced, it named a hidden file (._api_x.yaml), which a
+// guard does not load and WriteContracts does not read back: the contract
+// was never enforced, and every run wrote another hidden file for it
+// (._api_x-275e4d45.yaml, then -2…). The name no longer starts with a dot.
+func TestWriteContracts_FileNameNeverHidden(t *testing.T) {
+	dir := t.TempDir()
+	ls := []learn.Learned{
+		{Method: ".", Endpoint: "/api/x", Schema: map[string]any{"type": "object"}},
+		{Method: "!.PATCH", Endpoint: "/", Schema: map[string]any{"type": "object"}},
+	}
+	for run := range 2 {
+		sum, err := learn.WriteContracts(dir, ls, learn.WriteOptions{})
+		require.NoError(t, err)
+		for _, c := range sum.Changes {
+			assert.False(t, strings.HasPrefix(filepath.Base(c.File), "."), "%s", c.File)
+		}
+		if run == 1 {
+			assert.Equal(t, 2, sum.Count(learn.Unchanged), sum.String())
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2)
+	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, g.Metrics().ContractsLoaded, "the learned contracts are loaded")
+}

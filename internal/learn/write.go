@@ -380,6 +380,9 @@ func fileName(method, endpoint, key string, files, used map[string]bool) string 
 	if endpoint == "/" {
 		b = append(b, "_root"...)
 	}
+	// Not hidden: a guard does not load a file whose name starts with a
+	// dot, nor does readExisting read it (a method "." or ".X").
+	b = bytes.TrimLeft(b, ".")
 	if len(b) > maxFileBase {
 		b = b[:maxFileBase] // names sharing the cut part get the hash below
 	}
