@@ -398,8 +398,9 @@ func (j *enumJSON) enum() (*enum, error) {
 	return e, nil
 }
 
-// DuplicateKeyError is a key an object of an export holds twice, which
-// encoding/json would read as the last of them: the document is refused,
+// DuplicateKeyError is a key an object of an export holds twice (a
+// field's in any letter case), which encoding/json would read as the
+// last of them, or the second into the first: the document is refused,
 // as a learner never writes one (a route's body, a member, a format
 // or the routes themselves taken from the second of two, silently).
 type DuplicateKeyError struct {
@@ -411,14 +412,30 @@ func (e *DuplicateKeyError) Error() string {
 	return fmt.Sprintf("key %s twice in one object", strconv.Quote(e.Key))
 }
 
+// exportFields are the keys of the export's objects that are structs
+// (every object but a node's members and an enum's values, which are
+// maps): encoding/json reads a key to a field whatever its letter case
+// ("Body", and "ſamples" with a long s, are body and samples), so two keys
+// that name one field are two values for it.
+var exportFields = []string{"format", "limits", "samples", "routeCut", "routes",
+	"properties", "depth", "enumValues", "enumMinSamples", "stableSamples", "maxBytes", "sampleRate",
+	"method", "template", "router", "first", "last", "cut", "body",
+	"seen", "null", "bool", "int", "frac", "neg", "str", "arr", "obj", "deep", "skipped",
+	"formats", "enum", "members", "dynamic", "items", "over", "values", "pending",
+	"fingerprint", "n", "shares", "x", "y"}
+
 // noDuplicateKeys reports the first key that an object of data holds
-// twice. A document that is not JSON passes: json.Unmarshal says where.
+// twice: the same key in a map (a node's members, an enum's values), the
+// same field in any letter case elsewhere. A document that is not JSON
+// passes: json.Unmarshal says where.
 func noDuplicateKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	type object struct {
-		keys map[string]bool
-		key  bool // the next token is a key
+		isMap bool
+		keys  map[string]bool // of a map, as they are; of a struct, its fields
+		key   bool            // the next token is a key
+		last  string          // the last key
 	}
 	var stack []*object // nil for an array
 	for {
@@ -434,7 +451,8 @@ func noDuplicateKeys(data []byte) error {
 		case json.Delim:
 			switch t {
 			case '{':
-				stack = append(stack, &object{keys: map[string]bool{}, key: true})
+				isMap := top != nil && !top.isMap && (strings.EqualFold(top.last, "members") || strings.EqualFold(top.last, "values"))
+				stack = append(stack, &object{isMap: isMap, keys: map[string]bool{}, key: true})
 				continue
 			case '[':
 				stack = append(stack, nil)
@@ -446,11 +464,20 @@ func noDuplicateKeys(data []byte) error {
 			}
 		case string:
 			if top != nil && top.key {
-				if top.keys[t] {
+				k := t
+				if !top.isMap {
+					for _, f := range exportFields {
+						if strings.EqualFold(t, f) {
+							k = f // the field it names
+							break
+						}
+					}
+				}
+				if top.keys[k] {
 					return &DuplicateKeyError{Key: t, Offset: dec.InputOffset() - 1}
 				}
-				top.keys[t] = true
-				top.key = false
+				top.keys[k] = true
+				top.key, top.last = false, t
 				continue
 			}
 		}

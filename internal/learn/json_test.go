@@ -38,6 +38,9 @@ func TestUnmarshal_Rejects(t *testing.T) {
 		"format twice":       strings.Replace(valid, `"format":"contractguard.learn/v1"`, `"format":"other","format":"contractguard.learn/v1"`, 1),
 		"a value twice":      strings.Replace(valid, `{"x":3}`, `{"x":3,"x":4}`, 1),
 		"a nested key twice": strings.Replace(valid, `"body":{"seen":3,`, `"body":{"seen":3,"seen":3,`, 1),
+		// encoding/json reads a field's key in any letter case: "Body" is
+		// body, decoded into it.
+		"a field twice in two cases": strings.Replace(valid, `"body":{`, `"Body":{"enum":{"values":{"y":3}}},"body":{`, 1),
 		// Two routes of 2^62 samples add up to a negative total, under the
 		// document's 2^62: sums of them wrapped.
 		"samples that wrap": `{"format":"contractguard.learn/v1","limits":{},"samples":4611686018427387904,"routes":[` +
@@ -154,7 +157,13 @@ func TestUnmarshal_DuplicateKeyAt(t *testing.T) {
 	for _, ok := range []string{`{"a":"b","b":1,"c":["a","a",{"a":1,"b":{"a":[]}}],"d":{"a":1},"e":{},"f":[]}`, `[{"a":1},{"a":1}]`, `"a"`, `{"a":`} {
 		assert.NoError(t, noDuplicateKeys([]byte(ok)), ok)
 	}
-	for _, bad := range []string{`{"a":"b","a":1}`, `{"a":{},"a":[]}`, `{"x":[{"a":[1,{"b":2}],"b":{"c":3},"a":0}]}`} {
+	// A node's members and an enum's values are maps: keys that differ in
+	// case are two. Elsewhere a key names a field in any case.
+	for _, ok := range []string{`{"members":{"Body":{},"body":{},"members":{"seen":1,"members":{"a":{},"A":{}}}}}`, `{"values":{"x":3,"X":3}}`, `{"unknown":1,"UNKNOWN":2}`} {
+		assert.NoError(t, noDuplicateKeys([]byte(ok)), ok)
+	}
+	for _, bad := range []string{`{"a":"b","a":1}`, `{"a":{},"a":[]}`, `{"x":[{"a":[1,{"b":2}],"b":{"c":3},"a":0}]}`,
+		`{"routes":[{"body":{},"Body":{}}]}`, `{"samples":1,"\u017famples":2}`, `{"members":{"a":{"seen":1,"SEEN":1}}}`, `{"members":{"members":{"Members":{}, "members":{}}}}`} {
 		assert.Error(t, noDuplicateKeys([]byte(bad)), bad)
 	}
 }
