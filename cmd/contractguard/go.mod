@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/contractguard/contractguard v0.0.0-00010101000000-000000000000
 	github.com/contractguard/contractguard/prometheus v0.0.0-00010101000000-000000000000
+	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -28,7 +29,6 @@ require (
 	github.com/corazawaf/libinjection-go v0.3.5 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/go-chi/chi/v5 v5.5.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect

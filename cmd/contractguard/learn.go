@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/contractguard/contractguard/internal/learn"
 )
 
@@ -212,27 +215,26 @@ func (e *jsonAt) Error() string { return fmt.Sprintf("%d:%d: %v", e.line, e.col,
 func (e *jsonAt) Unwrap() error { return e.err }
 
 // positioned is err with the line and column of data it is at, when it
-// says where: a syntax error, a value of the wrong type, the end of data
-// too soon, a key twice in one object.
+// says where: a syntax error, a value of the wrong type or a name twice in
+// an object or unknown, the end of data too soon.
 func positioned(data []byte, err error) error {
 	var off int64 = -1
 	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	var de *learn.DuplicateKeyError
+	var syn *jsontext.SyntacticError
+	var sem *jsonv2.SemanticError
+	// Found by Observations.UnmarshalJSON, which is given the document
+	// from its first byte that is not white space.
+	lead := int64(len(data) - len(bytes.TrimLeft(data, " \t\r\n")))
 	switch {
 	case errors.As(err, &se):
 		off = se.Offset
 		if se.Offset > 0 && se.Error() != "unexpected end of JSON input" {
 			off-- // the offset is just past the offending byte
 		}
-	case errors.As(err, &te):
-		// Found by Observations.UnmarshalJSON, which is given the
-		// document from its first byte that is not white space.
-		off = te.Offset + int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n")))
-	case errors.As(err, &de):
-		// At the key's closing quote, in the document as given to
-		// Observations.UnmarshalJSON too.
-		off = de.Offset + int64(len(data)-len(bytes.TrimLeft(data, " \t\r\n")))
+	case errors.As(err, &syn):
+		off = syn.ByteOffset + lead
+	case errors.As(err, &sem):
+		off = sem.ByteOffset + lead
 	}
 	if off < 0 || off > int64(len(data)) {
 		return err

@@ -280,7 +280,7 @@ func TestLearnMerge_JSONErrorsNameTheLineAfterLeadingSpace(t *testing.T) {
 	require.NoError(t, os.WriteFile(typed, []byte("\n\n  \n{\n \"format\": \"contractguard.learn/v1\",\n \"routes\": 5\n}\n"), 0o644))
 	r := cli(t, "", "learn", "merge", "--out", filepath.Join(t.TempDir(), "contracts"), typed)
 	assert.Equal(t, 1, r.code, r.stderr)
-	assert.Contains(t, r.stderr, "contractguard learn merge: "+typed+":6:13: ")
+	assert.Contains(t, r.stderr, "contractguard learn merge: "+typed+":6:12: ") // the value's first byte
 }
 
 // TestLearnMerge_DuplicateKeyNamesTheLine: an export with a key twice in
@@ -297,7 +297,7 @@ func TestLearnMerge_DuplicateKeyNamesTheLine(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "contracts")
 	r := cli(t, "", "learn", "merge", "--out", out, dup)
 	assert.Equal(t, 1, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stderr, "contractguard learn merge: "+dup+`:6:8: learned observations: key "body" twice in one object`)
+	assert.Contains(t, r.stderr, "contractguard learn merge: "+dup+`:6:3: learned observations: jsontext: duplicate object member name "body"`)
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "nothing written")
 }

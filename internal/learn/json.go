@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	paths "github.com/contractguard/contractguard/internal/route"
 )
 
@@ -154,17 +156,18 @@ func (n *node) toJSON() *nodeJSON {
 }
 
 // UnmarshalJSON reads observations in the exchange format. The document
-// may come from another process: everything in it is checked (no key
-// twice in an object, counts,
-// limits within bounds, templates, cuts, shares), values in the clear must
-// have been seen revealAt times, and the limits are applied, so that what
-// is read is bounded as a learner's state is.
+// may come from another process: everything in it is checked (its JSON
+// as go-json-experiment/json reads it by default, with no name twice in an
+// object — encoding/json took the last of two, or decoded the second into
+// the first —, and names as a learner writes them, exactly: an unknown one
+// — "bodyy", or "Body", which encoding/json read as body — is an error, as
+// a learner of this Format writes none; counts, limits within bounds,
+// templates, cuts, shares), values in the clear must have been seen
+// revealAt times, and the limits are applied, so that what is read is
+// bounded as a learner's state is.
 func (o *Observations) UnmarshalJSON(data []byte) error {
-	if err := noDuplicateKeys(data); err != nil {
-		return fmt.Errorf("learned observations: %w", err)
-	}
 	var doc observationsJSON
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := jsonv2.Unmarshal(data, &doc, jsonv2.RejectUnknownMembers(true)); err != nil {
 		return fmt.Errorf("learned observations: %w", err)
 	}
 	if doc.Format != Format {
@@ -396,93 +399,4 @@ func (j *enumJSON) enum() (*enum, error) {
 		e.pending[f] = p
 	}
 	return e, nil
-}
-
-// DuplicateKeyError is a key an object of an export holds twice (a
-// field's in any letter case), which encoding/json would read as the
-// last of them, or the second into the first: the document is refused,
-// as a learner never writes one (a route's body, a member, a format
-// or the routes themselves taken from the second of two, silently).
-type DuplicateKeyError struct {
-	Key    string
-	Offset int64 // of the key's closing quote in the document
-}
-
-func (e *DuplicateKeyError) Error() string {
-	return fmt.Sprintf("key %s twice in one object", strconv.Quote(e.Key))
-}
-
-// exportFields are the keys of the export's objects that are structs
-// (every object but a node's members and an enum's values, which are
-// maps): encoding/json reads a key to a field whatever its letter case
-// ("Body", and "ſamples" with a long s, are body and samples), so two keys
-// that name one field are two values for it.
-var exportFields = []string{"format", "limits", "samples", "routeCut", "routes",
-	"properties", "depth", "enumValues", "enumMinSamples", "stableSamples", "maxBytes", "sampleRate",
-	"method", "template", "router", "first", "last", "cut", "body",
-	"seen", "null", "bool", "int", "frac", "neg", "str", "arr", "obj", "deep", "skipped",
-	"formats", "enum", "members", "dynamic", "items", "over", "values", "pending",
-	"fingerprint", "n", "shares", "x", "y"}
-
-// noDuplicateKeys reports the first key that an object of data holds
-// twice: the same key in a map (a node's members, an enum's values), the
-// same field in any letter case elsewhere. A document that is not JSON
-// passes: json.Unmarshal says where.
-func noDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	type object struct {
-		isMap bool
-		keys  map[string]bool // of a map, as they are; of a struct, its fields
-		key   bool            // the next token is a key
-		last  string          // the last key
-	}
-	var stack []*object // nil for an array
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the end, or not JSON
-		}
-		var top *object
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				isMap := top != nil && !top.isMap && (strings.EqualFold(top.last, "members") || strings.EqualFold(top.last, "values"))
-				stack = append(stack, &object{isMap: isMap, keys: map[string]bool{}, key: true})
-				continue
-			case '[':
-				stack = append(stack, nil)
-				continue
-			}
-			stack = stack[:len(stack)-1] // '}' or ']'
-			if len(stack) > 0 && stack[len(stack)-1] != nil {
-				stack[len(stack)-1].key = true
-			}
-		case string:
-			if top != nil && top.key {
-				k := t
-				if !top.isMap {
-					for _, f := range exportFields {
-						if strings.EqualFold(t, f) {
-							k = f // the field it names
-							break
-						}
-					}
-				}
-				if top.keys[k] {
-					return &DuplicateKeyError{Key: t, Offset: dec.InputOffset() - 1}
-				}
-				top.keys[k] = true
-				top.key, top.last = false, t
-				continue
-			}
-		}
-		if top != nil && !top.key { // a scalar value of a member
-			top.key = true
-		}
-	}
 }
