@@ -343,23 +343,34 @@ func inCodeIndex(file string) int {
 }
 
 func (l *loader) loadDir() {
-	names, err := contractFiles(l.files)
+	names, misnamed, err := contractFiles(l.files)
 	if err != nil {
 		l.fail(l.dir, 0, "", err)
 		return
+	}
+	for _, name := range misnamed {
+		// orders.YAML: a contract, by any reading but the glob's, that
+		// would be left out without a word, its route unguarded. The
+		// folder's other files are still read, for their problems too.
+		l.fail(l.display(name), 0, "", errMisnamed)
 	}
 	for _, name := range names {
 		l.units = append(l.units, &unit{name: name})
 	}
 }
 
-// contractFiles names the contracts files of a folder, in order.
-func contractFiles(fsys fs.FS) ([]string, error) {
+// errMisnamed is the problem of a file named as a contracts file but for
+// the letter case of its extension.
+var errMisnamed = errors.New("a contracts file's name ends in .yaml, .yml or .json, in lower case: rename it, or move it out of the folder")
+
+// contractFiles names the contracts files of a folder, in order, and the
+// files named as contracts files but for the letter case of their
+// extension (orders.YAML), which a load refuses.
+func contractFiles(fsys fs.FS) (names, misnamed []string, err error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var names []string
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
 		if e.IsDir() {
@@ -367,16 +378,13 @@ func contractFiles(fsys fs.FS) ([]string, error) {
 		}
 		if !isContractsFile(name) {
 			if isContractsFile(strings.ToLower(name)) {
-				// orders.YAML: a contract, by any reading but the glob's,
-				// that would be left out without a word, its route
-				// unguarded.
-				return nil, fmt.Errorf("%s: a contracts file's name ends in .yaml, .yml or .json, in lower case: rename it, or move it out of the folder", failure.Printable(name))
+				misnamed = append(misnamed, name)
 			}
 			continue
 		}
 		names = append(names, name)
 	}
-	return names, nil
+	return names, misnamed, nil
 }
 
 // isContractsFile reports whether name, a path in the contracts folder,

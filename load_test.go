@@ -863,6 +863,24 @@ func TestLoad_ContractsFileNamedInUpperCase(t *testing.T) {
 	assert.Equal(t, int64(1), g.Metrics().ContractsLoaded)
 }
 
+// TestLoad_MisnamedFileHidesNoOtherProblem: a file named as a contracts
+// file but for the letter case of its extension (orders.YAML) stopped the
+// load of the folder there, so New (and lint) reported it alone: the
+// problems of the folder's other contracts, and of a second such file,
+// were not reported. Every one is, each at its file.
+func TestLoad_MisnamedFileHidesNoOtherProblem(t *testing.T) {
+	_, err := New(Options{ContractsDir: "c", ContractsFS: fstest.MapFS{
+		"c/a.yaml":      {Data: []byte("endpoint: /a\nmethod: POST\ninvariant: []\n")},
+		"c/orders.YAML": {Data: []byte("endpoint: /orders\nmethod: POST\n")},
+		"c/users.Json":  {Data: []byte(`{"endpoint": "/users", "method": "POST"}`)},
+	}})
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, filepath.Join("c", "orders.YAML")+": a contracts file's name ends in .yaml, .yml or .json, in lower case")
+	assert.Contains(t, msg, filepath.Join("c", "users.Json")+": a contracts file's name ends in .yaml, .yml or .json, in lower case")
+	assert.Contains(t, msg, filepath.Join("c", "a.yaml")+`:3: POST /a: unknown key "invariant"`)
+}
+
 // TestLoad_YAMLNumbersAreExact: a schema's number in YAML is the number
 // YAML 1.2 reads, exactly, as in JSON: minimum: .30000000000000000001 was
 // rounded to 0.3, which let 0.3 through, and enum: [+12345678901234567890123]

@@ -384,8 +384,8 @@ func (g *Guard) folderChanged() bool {
 		return true
 	}
 	defer done()
-	names, err := contractFiles(fsys)
-	if err != nil {
+	names, misnamed, err := contractFiles(fsys)
+	if err != nil || len(misnamed) > 0 {
 		return true
 	}
 	for _, name := range names {
