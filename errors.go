@@ -43,9 +43,10 @@ var statusOf = map[string]int{
 
 // noContract is the violation of a request no contract matched, under
 // Options.RequireContract. Its method and path are the client's, clipped
-// like any echo of the request.
+// like any echo of the request, and quoted when they hold what does not
+// print (a decoded %0A in the path), so that the message stays one line.
 func noContract(method, rawPath string) *Violation {
-	return newViolation(CodeNoContract, Detail{Message: "no contract for " + failure.Clip(method) + " " + failure.Clip(route.Clean(nil, rawPath))})
+	return newViolation(CodeNoContract, Detail{Message: "no contract for " + failure.Printable(failure.Clip(method)) + " " + failure.Printable(failure.Clip(route.Clean(nil, rawPath)))})
 }
 
 // tooLarge is the violation of a body over limit bytes.

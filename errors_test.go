@@ -124,6 +124,30 @@ func TestNoContract_MessageEchoesAtMost64Bytes(t *testing.T) {
 	assert.Equal(t, "no contract for "+strings.Repeat("M", 64)+"… /a", v.Details[0].Message)
 }
 
+// TestNoContract_MessageIsOneLine: the NO_CONTRACT message put the
+// decoded path as it was, so /x%0Ay made a message of two lines (and a
+// NUL or a right-to-left override went out raw), where every other
+// message quotes what it echoes. A method or path that does not print is
+// quoted; one that does is written as before.
+func TestNoContract_MessageIsOneLine(t *testing.T) {
+	g := mustNew(t, Options{RequireContract: true, Contracts: []Contract{{Endpoint: "/a", Method: "GET"}}})
+	h := g.Middleware(&echo{})
+	for target, want := range map[string]string{
+		"/x%0Ay":        `no contract for GET "/x\ny"`,
+		"/x%0D%0Ay":     `no contract for GET "/x\r\ny"`,
+		"/x%00y":        `no contract for GET "/x\x00y"`,
+		"/%E2%80%AEabc": `no contract for GET "/\u202eabc"`,
+		"/x%20y":        `no contract for GET /x y`,
+	} {
+		eb := rejected(t, send(h, "GET", target, ""), 403, CodeNoContract)
+		require.Len(t, eb.Details, 1, target)
+		assert.Equal(t, want, eb.Details[0].Message, target)
+	}
+	v := g.Check("PO\nST", "/b", nil)
+	require.NotNil(t, v)
+	assert.Equal(t, `no contract for "PO\nST" /b`, v.Details[0].Message)
+}
+
 // TestTypedDecode_DetailsSortedByPath: a body a typed handler's T cannot
 // hold, found by decoding it (here with the guard off, which checks no
 // schema), lists its failures by path like any SCHEMA_INVALID, not in
