@@ -88,7 +88,7 @@
 //   - [CodePayloadTooLarge], 413: the body is over Options.MaxBodyBytes.
 //   - [CodeUnsupportedMediaType], 415: a Content-Type that is not JSON on
 //     a contract with a schema or whose rules read the body, or a
-//     Content-Encoding other than gzip, deflate or identity.
+//     Content-Encoding other than gzip (or x-gzip), deflate or identity.
 //   - [CodeVulnerabilityDetected], 403: Options.VulnerabilityScan flags a
 //     value.
 //   - [CodeNoContract], 403: Options.RequireContract is on and no
