@@ -192,7 +192,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		}
 		r = zr
 	default:
-		return nil, newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Encoding " + failure.Clip(enc) + " is not decoded: send the body as it is, or gzip or deflate it"})
+		return nil, newViolation(CodeUnsupportedMediaType, Detail{Message: "Content-Encoding " + failure.Printable(failure.Clip(enc)) + " is not decoded: send the body as it is, or gzip or deflate it"})
 	}
 	plain, err := io.ReadAll(io.LimitReader(r, overLimit(limit)))
 	switch {

@@ -148,6 +148,27 @@ func TestNoContract_MessageIsOneLine(t *testing.T) {
 	assert.Equal(t, `no contract for "PO\nST" /b`, v.Details[0].Message)
 }
 
+// TestContentEncoding_MessageIsOneLine: an encoding the guard does not
+// decode is echoed in its 415 message, quoted when it holds what does not
+// print (a header a Go caller of CheckRequest set; over HTTP, a tab), as
+// every echo of the request is.
+func TestContentEncoding_MessageIsOneLine(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/a", Method: "POST", Schema: map[string]any{}}}})
+	for enc, want := range map[string]string{
+		"br\nx-injected: 1": `Content-Encoding "br\nx-injected: 1" is not decoded: send the body as it is, or gzip or deflate it`,
+		"br\tzstd":          `Content-Encoding "br\tzstd" is not decoded: send the body as it is, or gzip or deflate it`,
+		"br":                `Content-Encoding br is not decoded: send the body as it is, or gzip or deflate it`,
+	} {
+		r := httptest.NewRequest("POST", "/a", strings.NewReader("{}"))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Content-Encoding", enc)
+		v := g.CheckRequest(r)
+		require.NotNil(t, v, enc)
+		assert.Equal(t, CodeUnsupportedMediaType, v.Code)
+		assert.Equal(t, []Detail{{"", want}}, v.Details, enc)
+	}
+}
+
 // TestTypedDecode_DetailsSortedByPath: a body a typed handler's T cannot
 // hold, found by decoding it (here with the guard off, which checks no
 // schema), lists its failures by path like any SCHEMA_INVALID, not in
