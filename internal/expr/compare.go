@@ -115,8 +115,10 @@ func strUnits(x, y ref.Val) uint64 {
 
 // enter and leave bracket a comparison that counts; the outermost charges
 // what is left when it ends, so that an evaluation is charged every unit
-// it counted. (A panic at the limit skips leave: run resets the meter for
-// each evaluation.)
+// it counted. (A panic at the limit skips counted's leave, not the
+// deferred leaves of value.go's Equal and Contains, which charge what is
+// pending as the panic unwinds: the evaluation is stopped either way, and
+// run resets the meter for each evaluation.)
 func (m *meter) enter() { m.depth++ }
 
 func (m *meter) leave() {
