@@ -112,14 +112,7 @@ func TestLint_BrokenContracts(t *testing.T) {
 // CONTRACTGUARD_LICENSE_KEY, which lint and check did not read: every such
 // contract failed them whatever was set.
 func TestLint_LearningContractReadsTheLicenceKey(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	licence.BuiltIn["test-lint"] = pub
-	t.Cleanup(func() { delete(licence.BuiltIn, "test-lint") })
-	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-lint", Licensee: "Acme Ltd",
-		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
-		Features: []string{licence.FeatureLearningMode}})
-	require.NoError(t, err)
+	key := trustedKey(t, "test-lint", licence.FeatureLearningMode)
 	dir := writeFiles(t, map[string]string{"a.yaml": "endpoint: /a\nmethod: POST\nmode: learn\nschema: {type: object}\n"})
 
 	// In process: the key is trusted in this process alone (its binary
@@ -157,14 +150,7 @@ func TestLint_LearningContractReadsTheLicenceKey(t *testing.T) {
 // unmatched failed, though no contract matched: a typo in a contract's
 // endpoint passed CI.
 func TestCheck_LearningModeUnmatched(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	licence.BuiltIn["test-check-learn"] = pub
-	t.Cleanup(func() { delete(licence.BuiltIn, "test-check-learn") })
-	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-check-learn", Licensee: "Acme Ltd",
-		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
-		Features: []string{licence.FeatureLearningMode}})
-	require.NoError(t, err)
+	key := trustedKey(t, "test-check-learn", licence.FeatureLearningMode)
 	t.Setenv("CONTRACTGUARD_LICENSE_KEY", key)
 	dir := writeFiles(t, map[string]string{
 		"contracts/c.yaml":   "endpoint: /a\nmethod: POST\n",
@@ -411,4 +397,20 @@ invariants:
 		assert.Equal(t, 2, r.code, "%v: %s%s", args, r.stdout, r.stderr)
 		assert.NotEmpty(t, r.stderr, "%v", args)
 	}
+}
+
+// trustedKey is a licence key for features, signed by a key pair of the
+// test's own whose public key this process trusts as id until the test
+// ends (no private key is ever committed).
+func trustedKey(t *testing.T, id string, features ...string) string {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	licence.BuiltIn[id] = pub
+	t.Cleanup(func() { delete(licence.BuiltIn, id) })
+	key, err := licence.Issue(priv, licence.Licence{KeyID: id, Licensee: "Acme Ltd",
+		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		Features: features})
+	require.NoError(t, err)
+	return key
 }

@@ -136,6 +136,7 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 	admin := http.NewServeMux()
 	admin.Handle("/metrics", p.prometheus(opts.Metrics))
 	admin.Handle("/actuator/contractguard", g.MetricsHandler())
+	admin.Handle("/debug/contractguard/learned", g.LearnedHandler()) // for learn merge; 404 with learning off
 	admin.HandleFunc("/healthz", p.healthz)
 	admin.HandleFunc("/readyz", p.readyz)
 	p.admin = admin

@@ -5,9 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
 	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard"
+	"github.com/contractguard/contractguard/internal/learn"
 	"github.com/contractguard/contractguard/internal/licence"
 )
 
@@ -901,20 +901,49 @@ invariants:
 	assert.Equal(t, []string{"203.0.113.9, 127.0.0.1", strings.TrimPrefix(srv.URL, "http://"), "http", ""}, got.Load())
 }
 
+// TestProxy_AdminServesWhatWasLearned: with learning on, the admin
+// listener serves the guard's export where docs/learning-mode.md mounts
+// LearnedHandler, for contractguard learn merge to read; serve learned
+// from traffic no contract matched but had no way to hand it over. With
+// learning off, 404.
+func TestProxy_AdminServesWhatWasLearned(t *testing.T) {
+	key := trustedKey(t, "test-serve-learned", licence.FeatureLearningMode)
+	up, _ := countingUpstream(t)
+	p, srv := testProxy(t, up.URL, func(_ *settings, o *contractguard.Options) {
+		o.LearningMode, o.LearnSampleRate, o.LicenseKey = true, 1, key
+	})
+	admin := httptest.NewServer(p.admin)
+	defer admin.Close()
+	for range 3 {
+		res := rawRequest(t, srv.URL, "POST", "/api/widgets", nil, `{"name":"w","size":3}`)
+		require.Equal(t, http.StatusOK, res.status)
+	}
+	res, err := http.Get(admin.URL + "/debug/contractguard/learned")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode, string(b))
+	var o learn.Observations
+	require.NoError(t, json.Unmarshal(b, &o), string(b))
+	assert.Contains(t, string(b), `"template":"/api/widgets"`)
+	assert.Contains(t, string(b), `"size":{`)
+
+	p, _ = testProxy(t, up.URL, nil)
+	off := httptest.NewServer(p.admin)
+	defer off.Close()
+	res, err = http.Get(off.URL + "/debug/contractguard/learned")
+	require.NoError(t, err)
+	res.Body.Close()
+	assert.Equal(t, http.StatusNotFound, res.StatusCode, "learning off")
+}
+
 // TestProxy_LearningOverLimitStreams: in learning mode a body over the
 // guard's limit is given back as a stream (the bytes read, then the
 // rest), and the proxy streams it on, never reads it whole first: the
 // upstream reads the start of the body while the client still holds the
 // rest back, until it has seen that start.
 func TestProxy_LearningOverLimitStreams(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	licence.BuiltIn["test-serve"] = pub
-	t.Cleanup(func() { delete(licence.BuiltIn, "test-serve") })
-	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-serve", Licensee: "Acme Ltd",
-		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
-		Features: []string{licence.FeatureLearningMode}})
-	require.NoError(t, err)
+	key := trustedKey(t, "test-serve", licence.FeatureLearningMode)
 
 	head, tail := bytes.Repeat([]byte("a"), 1024), bytes.Repeat([]byte("b"), 3072)
 	var sawHead chan struct{}
@@ -975,14 +1004,7 @@ func TestProxy_LearningOverLimitStreams(t *testing.T) {
 // take that length for a body the guard read whole and read the body
 // into a buffer of that size (the client's number) first.
 func TestProxy_LearningOverLimitStreamsWithSinkProtection(t *testing.T) {
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	require.NoError(t, err)
-	licence.BuiltIn["test-serve"] = pub
-	t.Cleanup(func() { delete(licence.BuiltIn, "test-serve") })
-	key, err := licence.Issue(priv, licence.Licence{KeyID: "test-serve", Licensee: "Acme Ltd",
-		IssuedAt: time.Now().Add(-time.Hour).UTC().Truncate(time.Second), Expires: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
-		Features: []string{licence.FeatureLearningMode, licence.FeatureSinkProtection}})
-	require.NoError(t, err)
+	key := trustedKey(t, "test-serve", licence.FeatureLearningMode, licence.FeatureSinkProtection)
 
 	head, tail := bytes.Repeat([]byte("a"), 1024), bytes.Repeat([]byte("b"), 3072)
 	sawHead := make(chan struct{})
