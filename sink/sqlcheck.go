@@ -100,9 +100,11 @@ func checkSQL(r *taint.Request, query string, d Dialect) error {
 	if d == SQLite {
 		// SQLite compiles a query up to its first NUL byte: an input that
 		// puts one there, even inside a comment, cuts off what follows
-		// (`/* x\x00 */ WHERE owner = 5` runs without its WHERE).
+		// (`/* x\x00 */ WHERE owner = 5` runs without its WHERE). Inside a
+		// string literal or a quoted name the cut leaves it unclosed, which
+		// SQLite refuses: no query runs, and a quoted input is no attack.
 		for _, o := range occ {
-			if strings.IndexByte(query[o.start:o.end], 0) >= 0 {
+			if strings.IndexByte(query[o.start:o.end], 0) >= 0 && !quotedAt(query, d, o) {
 				return block(r, sinkSQL, inputs[o.input], "cuts the query short with a NUL byte")
 			}
 		}
@@ -414,4 +416,18 @@ func dropInside(occ []occurrence, n, m int) []occurrence {
 		}
 	}
 	return kept
+}
+
+// quotedAt reports whether occurrence o of query lies within one string
+// literal or quoted name, between its delimiters.
+func quotedAt(query string, d Dialect, o occurrence) bool {
+	l := newLexer(query, d, false)
+	var t token
+	for l.next(&t) {
+		if t.end <= o.start {
+			continue
+		}
+		return (t.kind == tString || t.kind == tIdent) && t.in0 <= o.start && o.end <= t.in1
+	}
+	return false
 }

@@ -249,4 +249,20 @@ func TestWrappers_NULCutsTheQuery(t *testing.T) {
 		assert.ErrorIs(t, err, sink.ErrBlocked, name)
 		assert.NotEmpty(t, rc.blocks, name)
 	}
+	// Inside a string literal or a quoted name the cut leaves it unclosed:
+	// SQLite refuses the query, so an input quoted there is let through
+	// (FuzzSQL holds quoted inputs to that), and SQLite runs nothing.
+	for _, quoted := range []string{
+		"SELECT count(*) FROM users WHERE name = '" + in + "' AND active = 0",
+		`SELECT count(*) FROM users WHERE "` + in + `" = 1 AND active = 0`,
+	} {
+		require.Error(t, dbs["OpenDB"].QueryRow(quoted).Scan(&n), "SQLite refuses %q", quoted)
+		for name, db := range dbs {
+			ctx, rc := withQuery(in)
+			err := db.QueryRowContext(ctx, quoted).Scan(&n)
+			assert.NotErrorIs(t, err, sink.ErrBlocked, name)
+			assert.Error(t, err, name)
+			assert.Empty(t, rc.blocks, name)
+		}
+	}
 }
