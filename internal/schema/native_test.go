@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -77,9 +78,9 @@ func compileSuiteSchema(t testing.TB, c *Compiler, name string, raw json.RawMess
 
 // run validates a body with the fast path (or the library, when the schema
 // is not native) and with the library alone.
-// The fast path runs twice: as Validate runs it, and with memo on from
-// the first check; should the two differ, fast gets a last detail that
-// says so, which no reference lists.
+// The fast path runs three times: as Validate runs it, and with memo on
+// from the first check, its verdicts in rows and in spill; should they
+// differ, fast gets a last detail that says so, which no reference lists.
 func run(s *Schema, body *jsonbody.Doc) (fastOK bool, fast []detail, refOK bool, ref []detail) {
 	fastOK, fast = collect(func(add func(string, string)) bool { return s.Validate(body, failure.ReportFunc(add)) })
 	refOK, ref = collect(func(add func(string, string)) bool { return s.Reference(body.Any(), failure.ReportFunc(add)) })
@@ -93,6 +94,16 @@ func run(s *Schema, body *jsonbody.Doc) (fastOK bool, fast []detail, refOK bool,
 		})
 		if memoOK != fastOK || !slices.Equal(memo, fast) {
 			fast = append(fast, detail{"(memo on)", fmt.Sprint(memoOK, memo)})
+		}
+		spillOK, spill := collect(func(add func(string, string)) bool {
+			r := new(nativeRun)
+			r.start(failure.ReportFunc(add), body)
+			r.budget, r.rowsCap = 0, 0 // every verdict in spill
+			r.validate(n, body.Root())
+			return r.valid
+		})
+		if spillOK != fastOK || !slices.Equal(spill, fast) {
+			fast = append(fast, detail{"(memo on, spill)", fmt.Sprint(spillOK, spill)})
 		}
 	}
 	return
@@ -652,4 +663,66 @@ func TestNative_SharedSchemasThatDoNotRecurseKeepNoMemo(t *testing.T) {
 	}
 	walk(s.native())
 	assert.Zero(t, memos, "no schema here recurses")
+}
+
+// TestNative_MemoRowsBounded: a row of memo is a quarter byte per value
+// of the body, for each schema memo's verdicts are kept for. A schema of
+// 500 definitions that recurse and that two keywords lead to, a 1 MiB
+// body whose padding (checked ten times an item) turns memo on, and an
+// object that names each definition once: 500 rows of 128 KiB, 64 MB for
+// one request. The rows now hold at most about the body's size; the
+// verdicts past them go to a map, an entry for each check.
+func TestNative_MemoRowsBounded(t *testing.T) {
+	const defs = 500
+	var props, ds, allOf []string
+	for k := range defs {
+		props = append(props, fmt.Sprintf(`"k%d":{"$ref":"#/definitions/d%d"}`, k, k))
+		ds = append(ds, fmt.Sprintf(`"d%d":{"properties":{"x":{"$ref":"#/definitions/d%d"}}}`, k, k))
+	}
+	for range 10 {
+		allOf = append(allOf, `{"type":"integer"}`)
+	}
+	s := compileSuiteSchema(t, NewCompiler(nil, nil), "rows.json", json.RawMessage(
+		`{"properties":{"pad":{"items":{"allOf":[`+strings.Join(allOf, ",")+`]}},"z":{"properties":{`+
+			strings.Join(props, ",")+`}}},"definitions":{`+strings.Join(ds, ",")+`}}`))
+	require.True(t, s.Native())
+	var z []string
+	for k := range defs {
+		z = append(z, fmt.Sprintf(`"k%d":{"x":{"x":0}}`, k))
+	}
+	zs := `{` + strings.Join(z, ",") + `}`
+	body := `{"pad":[` + strings.Repeat("0,", (1<<20-len(zs))/2-20) + `0],"z":` + zs + `}`
+	doc, err := jsonbody.Parse([]byte(body), 64)
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	require.True(t, s.Validate(doc, &listOf100{}))
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4*len(body)), "bytes allocated for a body of %d", len(body))
+}
+
+// TestNative_MemoSpillBounded: past the rows, a schema applying many
+// recursive definitions to every value would make one map entry per
+// (definition, value): the map is a cache, emptied at rowsCap/16.
+func TestNative_MemoSpillBounded(t *testing.T) {
+	const defs = 200
+	var refs, ds []string
+	for k := range defs {
+		refs = append(refs, fmt.Sprintf(`{"$ref":"#/definitions/d%d"}`, k))
+		ds = append(ds, fmt.Sprintf(`"d%d":{"properties":{"x":{"$ref":"#/definitions/d%d"}}}`, k, k))
+	}
+	s := compileSuiteSchema(t, NewCompiler(nil, nil), "spill.json", json.RawMessage(
+		`{"items":{"allOf":[`+strings.Join(refs, ",")+`]},"definitions":{`+strings.Join(ds, ",")+`}}`))
+	require.True(t, s.Native())
+	body := `[` + strings.Repeat(`{"x":{"x":0}},`, 20_000) + `0]`
+	doc, err := jsonbody.Parse([]byte(body), 64)
+	require.NoError(t, err)
+	r := new(nativeRun)
+	r.start(&listOf100{}, doc)
+	r.budget = 0
+	r.validate(s.native(), doc.Root())
+	require.True(t, r.valid)
+	assert.LessOrEqual(t, r.rowBytes, r.rowsCap)
+	assert.LessOrEqual(t, len(r.spill), r.rowsCap/16)
 }

@@ -36,9 +36,21 @@ type nativeRun struct {
 	calls, budget int
 	nodes         int      // the body's values: the length of a memo row
 	rows          [][]byte // by native.memo: 0 not known, 1 passed, 2 failed; nil until memo is on
+	rowBytes      int      // what rows hold, up to rowsCap
+	rowsCap       int
+	spill         map[uint64]byte // the verdicts of schemas past rowsCap: (memo<<32 | value) → verdict
 	memoOn        bool
 	fresh         bool // the next validate is remembered's own: no memo
 }
+
+// rowsCap is how many bytes of rows a run over a body of size bytes
+// makes: a row is a quarter byte per value of the body, and a schema may
+// have thousands of memo's schemas (2,000 rows over a 1 MiB body were
+// 250 MB). The verdicts of the schemas met once the rows hold that much
+// go to spill, one entry for each value one of them checks, and spill is
+// emptied when it holds rowsCap/16 (a cache: a verdict dropped is found
+// again).
+func rowsCap(size int) int { return max(size, 64<<10) }
 
 // memoBudget is how much work a run does before memo is on, for a body
 // of nodes values and size bytes: more than a walk that meets each
@@ -50,6 +62,7 @@ func (r *nativeRun) start(rep failure.Reporter, doc *jsonbody.Doc) {
 	r.rep, r.valid, r.quick, r.full = rep, true, false, false
 	r.calls, r.budget, r.nodes = 0, memoBudget(doc.Nodes(), doc.Size()), doc.Nodes()
 	r.rows, r.memoOn, r.fresh = r.rows[:0], false, false
+	r.rowBytes, r.rowsCap, r.spill = 0, rowsCap(doc.Size()), nil
 }
 
 // wants reports whether the reporter takes another failure, and notes
@@ -157,12 +170,19 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 		r.rows = append(r.rows, nil)
 	}
 	row := r.rows[n.memo]
-	if row == nil {
+	if row == nil && r.rowBytes+(r.nodes+3)/4 <= r.rowsCap {
 		row = make([]byte, (r.nodes+3)/4)
-		r.rows[n.memo] = row
+		r.rows[n.memo], r.rowBytes = row, r.rowBytes+len(row)
 	}
 	i, shift := v.Pos()>>2, uint(v.Pos()&3)*2
-	switch row[i] >> shift & 3 {
+	key := uint64(n.memo)<<32 | uint64(v.Pos())
+	var known byte
+	if row != nil {
+		known = row[i] >> shift & 3
+	} else {
+		known = r.spill[key]
+	}
+	switch known {
 	case 1:
 		return true
 	case 2:
@@ -179,7 +199,16 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 	if r.valid {
 		verdict = 1
 	}
-	row[i] |= verdict << shift
+	if row != nil {
+		row[i] |= verdict << shift
+	} else {
+		if r.spill == nil {
+			r.spill = map[uint64]byte{}
+		} else if len(r.spill) >= r.rowsCap/16 {
+			clear(r.spill)
+		}
+		r.spill[key] = verdict
+	}
 	r.valid = r.valid && valid
 	return true
 }
