@@ -36,9 +36,10 @@ type native struct {
 	boolean int8 // 1: the schema true; -1: the schema false; 0: an object schema
 	// shared: more than one keyword leads to this schema, so a value may
 	// meet it more than once; memo: its place among the schemas that are
-	// shared and recursive, whose verdicts nativeRun keeps once a run
-	// repeats itself (-1: not one). Repeats through a schema that leads
-	// back to none of them are bounded by the schema, not the body.
+	// shared and recursive, or shared and reached manyPaths ways from the
+	// root, whose verdicts nativeRun keeps once a run repeats itself (-1:
+	// not one). Other repeats are bounded by the schema, not the body, and
+	// by fewer than manyPaths checks of a schema per value.
 	shared bool
 	memo   int32
 
@@ -216,16 +217,21 @@ func compileNative(s *jsonschema.Schema) *native {
 
 // numberMemos gives each schema under root that is shared and recursive
 // (in a cycle of the schemas that lead to one another: Tarjan's strongly
-// connected components) its place among them, native.memo.
+// connected components) its place among them, native.memo; and each
+// shared schema that does not recurse but that manyPaths or more ways
+// from the root lead to (a chain of definitions, each naming the next
+// twice, checks the last 2^length times a value).
 func numberMemos(root *native) {
-	type mark struct{ index, low int32 }
+	type mark struct{ index, low, scc int32 }
 	marks := map[*native]*mark{}
 	var stack []*native
 	onStack := map[*native]bool{}
+	var sccs [][]*native // in the order Tarjan finds them: each after those it leads to
+	var recursive []bool
 	next, memos := int32(0), int32(0)
 	var visit func(n *native)
 	visit = func(n *native) {
-		m := &mark{next, next}
+		m := &mark{next, next, -1}
 		marks[n], next = m, next+1
 		stack, onStack[n] = append(stack, n), true
 		selfLoop := false
@@ -248,18 +254,40 @@ func numberMemos(root *native) {
 			w := stack[len(stack)-1]
 			stack, onStack[w] = stack[:len(stack)-1], false
 			scc = append(scc, w)
+			marks[w].scc = int32(len(sccs))
 			if w == n {
 				break
 			}
 		}
+		sccs, recursive = append(sccs, scc), append(recursive, len(scc) > 1 || selfLoop)
 		for _, w := range scc {
-			if w.shared && (len(scc) > 1 || selfLoop) {
+			if w.shared && recursive[len(recursive)-1] {
 				w.memo, memos = memos, memos+1
 			}
 		}
 	}
 	visit(root)
+	// The ways from the root to each component, counted up to manyPaths,
+	// in the order of the paths: the root's component is found last.
+	paths := make([]int, len(sccs))
+	paths[len(sccs)-1] = 1
+	for i := len(sccs) - 1; i >= 0; i-- {
+		for _, w := range sccs[i] {
+			if !recursive[i] && w.shared && w.memo < 0 && paths[i] >= manyPaths {
+				w.memo, memos = memos, memos+1
+			}
+			w.each(func(u *native) {
+				if j := marks[u].scc; int(j) != i {
+					paths[j] = min(paths[j]+paths[i], manyPaths)
+				}
+			})
+		}
+	}
 }
+
+// manyPaths is how many ways from the root make memo worth keeping for a
+// shared schema that does not recurse.
+const manyPaths = 32
 
 // each calls f with every schema n leads to, once for each keyword.
 func (n *native) each(f func(*native)) {
