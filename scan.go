@@ -208,12 +208,17 @@ func multipartFinding(body []byte, h http.Header) (_ scan.Class, tooLarge bool) 
 }
 
 // multipartFields yields the fields of a multipart body
-// (route.MultipartFields) whose text is UTF-8: a file that is not, an
-// image, is no text a class reads.
+// (route.MultipartFields), the text of each only when it is UTF-8: a file
+// that is not, an image, is no text a class reads. Its name is yielded
+// all the same, with no text: a name is what the client chose, and a
+// parser that nests names reads "password[$ne]" whatever follows it.
 func multipartFields(body []byte, boundary string, tooLarge *bool) iter.Seq2[string, string] {
 	return func(yield func(string, string) bool) {
 		for name, v := range route.MultipartFields(body, boundary, tooLarge) {
-			if utf8.ValidString(v) && !yield(name, v) {
+			if !utf8.ValidString(v) {
+				v = ""
+			}
+			if !yield(name, v) {
 				return
 			}
 		}

@@ -152,6 +152,32 @@ func TestScan_MultipartFormFieldsDecoded(t *testing.T) {
 	}
 }
 
+// TestScan_MultipartNameOfABinaryPart: a part's name is scanned whatever
+// its content: a field or file whose bytes are not UTF-8 is no text, but
+// its name, "password[$ne]" or "__proto__[admin]", is what a parser that
+// nests names (multer's append-field, qs) reads, and is scanned as a
+// text field's is. The name went with the content it came with, and a
+// byte not UTF-8 in the content took the name out of the scan too.
+func TestScan_MultipartNameOfABinaryPart(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition, content string) string {
+		return "--XyZ\r\nContent-Disposition: form-data; " + disposition + "\r\n\r\n" + content + "\r\n"
+	}
+	const end = "--XyZ--\r\n"
+	for _, tc := range []struct{ body, want string }{
+		{part(`name="user"`, "ada") + part(`name="password[$ne]"`, "\xff") + end, "possible NoSQL operator injection"},
+		{part(`name="__proto__[admin]"`, "\x00\xff") + end, "possible prototype pollution"},
+		{part(`name="user[$ne]"; filename="a.bin"`, "\x00\xff") + end, "possible NoSQL operator injection"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", tc.body, "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.body)
+	}
+	// The binary content itself is still no text: not scanned.
+	assert.Equal(t, 200, send(h, "POST", "/raw", part(`name="blob"`, "\x00../../etc/passwd\xff")+end,
+		"Content-Type", "multipart/form-data; boundary=XyZ").Code)
+}
+
 // TestScan_JSONBodyOfAnotherType: a JSON body sent with another
 // Content-Type to a contract that does not parse it is scanned as
 // json.NewDecoder(r.Body) reads it, whatever the type says, as well as
