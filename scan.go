@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"mime"
 	"net/http"
 	"slices"
@@ -200,29 +199,11 @@ func multipartFinding(body []byte, h http.Header) (_ scan.Class, tooLarge bool) 
 		return scan.None, false
 	}
 	var first firstFinding
-	scan.Pairs(multipartFields(body, params["boundary"], &tooLarge), &first)
+	scan.Pairs(route.MultipartText(body, params["boundary"], &tooLarge), &first)
 	if first.message != "" {
 		return scan.ClassOf(first.message), false
 	}
 	return scan.None, tooLarge
-}
-
-// multipartFields yields the fields of a multipart body
-// (route.MultipartFields), the text of each only when it is UTF-8: a file
-// that is not, an image, is no text a class reads. Its name is yielded
-// all the same, with no text: a name is what the client chose, and a
-// parser that nests names reads "password[$ne]" whatever follows it.
-func multipartFields(body []byte, boundary string, tooLarge *bool) iter.Seq2[string, string] {
-	return func(yield func(string, string) bool) {
-		for name, v := range route.MultipartFields(body, boundary, tooLarge) {
-			if !utf8.ValidString(v) {
-				v = ""
-			}
-			if !yield(name, v) {
-				return
-			}
-		}
-	}
 }
 
 // jsonFinding is the class of the first finding in the names and

@@ -178,6 +178,26 @@ func TestScan_MultipartNameOfABinaryPart(t *testing.T) {
 		"Content-Type", "multipart/form-data; boundary=XyZ").Code)
 }
 
+// TestScan_MultipartFileNameNotUTF8: a file name is scanned whatever its
+// bytes, as the part's name is: FileName gives a handler
+// "<svg onload=alert(1)>\xff.png" as sent (and an RFC 2231 filename*
+// with %FF, percent-decoded), which a page that lists uploads shows. It went with
+// the test for a content, "is it UTF-8?", and an image's file name with
+// one byte that is not was not scanned.
+func TestScan_MultipartFileNameNotUTF8(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	file := func(filename string) string {
+		return "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; " + filename + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, fn := range []string{"filename=\"<svg onload=alert(1)>\xff.png\"", `filename*=UTF-8''%3Csvg%20onload%3Dalert%281%29%3E%FF.png`} {
+		eb := rejected(t, send(h, "POST", "/raw", file(fn), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", "possible cross-site scripting"}}, eb.Details, fn)
+	}
+	assert.Equal(t, 200, send(h, "POST", "/raw", file("filename=\"caf\xe9.png\""), "Content-Type", "multipart/form-data; boundary=XyZ").Code,
+		"a Latin-1 file name is a name")
+}
+
 // TestScan_JSONBodyOfAnotherType: a JSON body sent with another
 // Content-Type to a contract that does not parse it is scanned as
 // json.NewDecoder(r.Body) reads it, whatever the type says, as well as
