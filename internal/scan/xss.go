@@ -16,7 +16,36 @@ import (
 // libinjection judges only inside an href or src attribute, while the
 // value of a "website" or "avatar" field ends up in one.
 func xss(s string, f uint32) bool {
-	return f&(hasColon|hasAmp) != 0 && scriptURL(s) || needsXSS(s, f) && libinjection.IsXSS(s)
+	return f&(hasColon|hasAmp) != 0 && (scriptURL(s) || f&hasEQ != 0 && attributeScriptURL(s, f&hasLT != 0)) ||
+		needsXSS(s, f) && libinjection.IsXSS(s)
+}
+
+// attributeScriptURL reports an attribute value that is a script URL:
+// after an =, blanks and a quote, what scriptURL finds; in markup (s holds
+// a <), or quoted, in a value meant for an attribute (` href="…`), not
+// in a query-like "a=1;u=javascript:…", a value of its own. libinjection
+// judges a URL in an href, src or action, but reads its "java" without
+// dropping a tab or a carriage return, or their references, as a browser
+// does: <a href="jav&#x09;ascript:alert(1)"> and its raw tab ran script
+// and passed. Each byte is read by the scriptURL of the = before it at
+// most.
+func attributeScriptURL(s string, markup bool) bool {
+	for i := strings.IndexByte(s, '='); i >= 0; {
+		v := strings.TrimLeft(s[i+1:], " \t\n\r\f")
+		quoted := v != "" && (v[0] == '"' || v[0] == '\'' || v[0] == '`')
+		if quoted {
+			v = v[1:]
+		}
+		if (markup || quoted) && scriptURL(v) {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '=')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // scriptURL reports a URL whose scheme runs script, ignoring leading

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +85,29 @@ func TestScriptURLDataMediaTypeReferences(t *testing.T) {
 	} {
 		assert.Equal(t, want, scriptURL(s), "%q", s)
 	}
+}
+
+// TestScriptURLInAttribute: a script URL as an attribute's value, in
+// markup or in a value meant for an attribute, written with a tab or a
+// carriage return (or their references) in its "java", which a browser
+// drops and libinjection's check of an href does not: the OWASP cheat
+// sheet's "embedded tab" ran script in an href and passed. Text with an
+// = and a colon is not a script URL for that.
+func TestScriptURLInAttribute(t *testing.T) {
+	for s, want := range map[string]Class{
+		`<a href="jav&#x09;ascript:alert(1)">x</a>`:  XSS,
+		"<a href=\"jav\tascript:alert(1)\">x</a>":    XSS,
+		`<a href='jav&#13;ascript:alert(1)'>x</a>`:   XSS,
+		`<a href=ja&Tab;vascript:alert(1)>x</a>`:     XSS,
+		`<a href="vb&#x09;script:msgbox(1)">x</a>`:   XSS,
+		`x" href="j&#9;avascript:alert(1)`:           XSS,
+		`<a href="https://example.com/a:b">x</a>`:    None,
+		`<a title="note: javascript:void">x</a>`:     None,
+		"<b>a</b> = 1: see javascript docs":          None,
+		"1;u=javascript:alert(1)":                    None, // a value of its own, not an attribute's
+		`<img src="photo.png" alt="Tom & Jerry: 2">`: None,
+	} {
+		assert.Equal(t, want, String(s), "%q", s)
+	}
+	assert.Equal(t, None, String(strings.Repeat(`="&#32;`, 64<<10)), "each byte is read once")
 }
