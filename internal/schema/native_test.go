@@ -704,7 +704,7 @@ func TestNative_MemoRowsBounded(t *testing.T) {
 
 // TestNative_MemoSpillBounded: past the rows, a schema applying many
 // recursive definitions to every value would make one map entry per
-// (definition, value): the map is a cache, emptied at rowsCap/16.
+// (definition, value): the map is a cache, kept to rowsCap/16 entries.
 func TestNative_MemoSpillBounded(t *testing.T) {
 	const defs = 200
 	var refs, ds []string
@@ -763,5 +763,60 @@ func TestNative_ChainOfSharedSchemasBoundedWork(t *testing.T) {
 		}
 		short, src := chain(link, 7) // past manyPaths, short enough for the library
 		matchesReference(t, short, src, []string{nested(7, `{"n":1}`, ``), nested(7, `{}`, ``), nested(3, `{}`, ``), `{"n":1}`, `{}`, `1`})
+	}
+}
+
+// TestNative_MemoSpillKeepsCostlyVerdicts: spill was emptied whole at its
+// cap, so a verdict that took a walk of a large value was dropped between
+// its two uses by the many cheap verdicts of a sibling: a schema checking
+// member c twice (allOf of two schemas naming it), each level's big array
+// checked by 200 definitions (whose rows fill the cap, leaving the
+// recursion to spill), and c before big in the body, so that 10 levels
+// of a 9 KB body took 159 million checks (2^depth walks, as without
+// memo). The cheaper half is dropped now: 20 levels take 16 million (880
+// checks a value, 4.4 for each definition).
+func TestNative_MemoSpillKeepsCostlyVerdicts(t *testing.T) {
+	const defs, items = 200, 300
+	var refs, ds []string
+	for k := range defs {
+		refs = append(refs, fmt.Sprintf(`{"$ref":"#/definitions/d%d"}`, k))
+		ds = append(ds, fmt.Sprintf(`"d%d":{"properties":{"x":{"$ref":"#/definitions/d%d"}}}`, k, k))
+	}
+	src := `{"$ref":"#/definitions/R","definitions":{"R":{"allOf":[` +
+		`{"properties":{"c":{"$ref":"#/definitions/R"},"big":{"items":{"allOf":[` + strings.Join(refs, ",") + `]}}}},` +
+		`{"properties":{"c":{"$ref":"#/definitions/R"}},"required":["big"]}]},` + strings.Join(ds, ",") + `}}`
+	s := compileSuiteSchema(t, NewCompiler(nil, nil), "costly.json", json.RawMessage(src))
+	require.True(t, s.Native())
+	arr := `[` + strings.Repeat(`{"x":{}},`, items) + `{"x":0}]`
+	for _, leaf := range []string{`{"big":[]}`, `{}`} {
+		for _, depth := range []int{6, 10} {
+			if leaf == `{}` && depth > 6 {
+				continue
+			}
+			body := strings.Repeat(`{"c":`, depth) + leaf + strings.Repeat(`,"big":`+arr+`}`, depth)
+			doc, err := jsonbody.Parse([]byte(body), 64)
+			require.NoError(t, err)
+			r := new(nativeRun)
+			rep := &listOf100{}
+			r.start(rep, doc)
+			r.validate(s.native(), doc.Root())
+			assert.Positive(t, len(r.spill), "the recursion's verdicts are in spill")
+			assert.LessOrEqual(t, len(r.spill), r.rowsCap/16)
+			if leaf != `{}` { // a failing value is walked again while its failures are listed
+				assert.LessOrEqual(t, r.calls, 8*defs*doc.Nodes(), "depth %d", depth)
+			}
+			if depth == 6 { // the same details as a run without memo
+				ok, got := collect(func(add func(string, string)) bool { return s.Validate(doc, failure.ReportFunc(add)) })
+				wantOK, want := collect(func(add func(string, string)) bool {
+					r := new(nativeRun)
+					r.start(failure.ReportFunc(add), doc)
+					r.budget = 1 << 62
+					r.validate(s.native(), doc.Root())
+					return r.valid
+				})
+				assert.Equal(t, wantOK, ok)
+				assert.Equal(t, want, got)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"github.com/contractguard/contractguard/internal/failure"
@@ -38,7 +39,8 @@ type nativeRun struct {
 	rows          [][]byte // by native.memo: 0 not known, 1 passed, 2 failed; nil until memo is on
 	rowBytes      int      // what rows hold, up to rowsCap
 	rowsCap       int
-	spill         map[uint64]byte // the verdicts of schemas past rowsCap: (memo<<32 | value) → verdict
+	spill         map[uint64]uint64 // the verdicts of schemas past rowsCap: (memo<<32 | value) → cost<<2 | verdict
+	costs         []uint64          // evictCheap's scratch
 	memoOn        bool
 	fresh         bool // the next validate is remembered's own: no memo
 }
@@ -47,9 +49,9 @@ type nativeRun struct {
 // makes: a row is a quarter byte per value of the body, and a schema may
 // have thousands of memo's schemas (2,000 rows over a 1 MiB body were
 // 250 MB). The verdicts of the schemas met once the rows hold that much
-// go to spill, one entry for each value one of them checks, and spill is
-// emptied when it holds rowsCap/16 (a cache: a verdict dropped is found
-// again).
+// go to spill, one entry for each value one of them checks, and spill
+// drops its cheaper half when it holds rowsCap/16 (a cache: a verdict
+// dropped is found again; see evictCheap).
 func rowsCap(size int) int { return max(size, 64<<10) }
 
 // memoBudget is how much work a run does before memo is on, for a body
@@ -180,7 +182,7 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 	if row != nil {
 		known = row[i] >> shift & 3
 	} else {
-		known = r.spill[key]
+		known = byte(r.spill[key] & 3)
 	}
 	switch known {
 	case 1:
@@ -192,7 +194,7 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 		}
 		return false // checked again, for its failures
 	}
-	valid := r.valid
+	valid, calls := r.valid, r.calls
 	r.valid, r.fresh = true, true
 	r.validate(n, v)
 	verdict := byte(2)
@@ -203,14 +205,47 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 		row[i] |= verdict << shift
 	} else {
 		if r.spill == nil {
-			r.spill = map[uint64]byte{}
+			r.spill = map[uint64]uint64{}
 		} else if len(r.spill) >= r.rowsCap/16 {
-			clear(r.spill)
+			r.evictCheap()
 		}
-		r.spill[key] = verdict
+		r.spill[key] = uint64(r.calls-calls)<<2 | uint64(verdict)
 	}
 	r.valid = r.valid && valid
 	return true
+}
+
+// evictCheap drops the half of spill whose verdicts cost the fewest
+// checks. Emptying it all let a verdict that took a walk of a large
+// value be dropped between its two uses by the verdicts of a sibling's
+// many small values (an array checked by many definitions), and be
+// found again each time: for a schema that checks a member twice, 2^depth
+// walks, as without memo. A verdict is dropped now only while half the
+// entries cost more, so a costly one outlives the many cheap ones.
+func (r *nativeRun) evictCheap() {
+	if len(r.spill) == 0 {
+		return
+	}
+	r.costs = r.costs[:0]
+	for _, e := range r.spill {
+		r.costs = append(r.costs, e>>2)
+	}
+	slices.Sort(r.costs)
+	keep := len(r.costs) / 2
+	least := r.costs[len(r.costs)-keep-1] // the dearest of those dropped
+	for k, e := range r.spill {
+		if e>>2 < least {
+			delete(r.spill, k)
+		}
+	}
+	for k, e := range r.spill { // ties: as many as keep leaves
+		if len(r.spill) <= keep {
+			break
+		}
+		if e>>2 == least {
+			delete(r.spill, k)
+		}
+	}
 }
 
 // failType fails a value of type t that n's type keyword does not take;

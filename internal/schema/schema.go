@@ -560,7 +560,7 @@ func (s *Schema) Validate(doc *jsonbody.Doc, rep failure.Reporter) bool {
 		r.validate(fast, doc.Root())
 		valid := r.valid
 		clear(r.rows) // no row of this body kept in the pool
-		r.rep, r.rows, r.spill = nil, r.rows[:0], nil
+		r.rep, r.rows, r.spill, r.costs = nil, r.rows[:0], nil, nil
 		r.path.Reset() // no names of this body kept in the pool
 		runs.Put(r)
 		return valid
