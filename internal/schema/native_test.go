@@ -545,17 +545,25 @@ func TestNative_SchemaMetTwiceBoundedWork(t *testing.T) {
 	for i, src := range sharedTwiceSchemas {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("twice-%d.json", i), json.RawMessage(src))
 		for _, b := range []string{nested(60, `{}`, `"n":1,`), nested(60, `1`, ``), nested(60, `{"z":1}`, `"n":"x","k":"long",`)} {
-			doc, err := jsonbody.Parse([]byte(b), 64)
-			require.NoError(t, err)
-			r := new(nativeRun)
-			rep := &listOf100{}
-			r.start(rep, doc)
-			r.validate(s.native(), doc.Root())
+			r, rep, doc := checked(t, s, b)
 			assert.LessOrEqual(t, r.calls, 4*memoBudget(doc.Nodes(), doc.Size()), "%s on %s", src, b)
 			assert.LessOrEqual(t, rep.n, 100)
 			t.Logf("%s: %d checks, valid %v, %d failures", src, r.calls, r.valid, rep.n)
 		}
 	}
+}
+
+// checked runs the fast path of s over body with a reporter that takes
+// 100 failures, as the guard's does, and returns the run (its checks in
+// calls) and the reporter.
+func checked(t *testing.T, s *Schema, body string) (*nativeRun, *listOf100, *jsonbody.Doc) {
+	t.Helper()
+	doc, err := jsonbody.Parse([]byte(body), 64)
+	require.NoError(t, err)
+	r, rep := new(nativeRun), &listOf100{}
+	r.start(rep, doc)
+	r.validate(s.native(), doc.Root())
+	return r, rep, doc
 }
 
 // listOf100 takes 100 failures, as a violation lists at most.
@@ -753,12 +761,7 @@ func TestNative_ChainOfSharedSchemasBoundedWork(t *testing.T) {
 	} {
 		s, _ := chain(link, length)
 		for _, b := range []string{nested(length, `{"n":1}`, ``), nested(length, `{}`, ``), `{"n":1}`, `{}`} {
-			doc, err := jsonbody.Parse([]byte(b), 64)
-			require.NoError(t, err)
-			r := new(nativeRun)
-			rep := &listOf100{}
-			r.start(rep, doc)
-			r.validate(s.native(), doc.Root())
+			r, _, doc := checked(t, s, b)
 			assert.LessOrEqual(t, r.calls, 4*memoBudget(doc.Nodes(), doc.Size()), "%s on %s", link, b)
 		}
 		short, src := chain(link, 7) // past manyPaths, short enough for the library
@@ -794,12 +797,7 @@ func TestNative_MemoSpillKeepsCostlyVerdicts(t *testing.T) {
 				continue
 			}
 			body := strings.Repeat(`{"c":`, depth) + leaf + strings.Repeat(`,"big":`+arr+`}`, depth)
-			doc, err := jsonbody.Parse([]byte(body), 64)
-			require.NoError(t, err)
-			r := new(nativeRun)
-			rep := &listOf100{}
-			r.start(rep, doc)
-			r.validate(s.native(), doc.Root())
+			r, _, doc := checked(t, s, body)
 			assert.Positive(t, len(r.spill), "the recursion's verdicts are in spill")
 			assert.LessOrEqual(t, len(r.spill), r.rowsCap/16)
 			if leaf != `{}` { // a failing value is walked again while its failures are listed
