@@ -13,8 +13,11 @@
 package bind
 
 import (
+	"bytes"
 	"reflect"
 	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
@@ -38,6 +41,8 @@ func Into(dst reflect.Value, v jsonbody.Value, rep failure.Reporter) bool {
 	ok := s.ok
 	s.rep = nil
 	s.path.Reset() // no names of this body kept in the pool
+	s.rd.Reset(nil)
+	s.dec = nil // nor its buffer, as large as the largest value a method read
 	states.Put(s)
 	return ok
 }
@@ -57,6 +62,12 @@ type state struct {
 	path failure.Path
 	rep  failure.Reporter
 	ok   bool
+	// For UnmarshalJSONFrom methods (decodeUnmarshalerFrom): the decoder,
+	// made at the first such value of a body, its reader, and an empty
+	// bytes.Buffer to reset it to, which drops its buffer.
+	dec      *jsontext.Decoder
+	rd       bytes.Reader
+	noBuffer bytes.Buffer
 }
 
 func (s *state) fail(message string) {

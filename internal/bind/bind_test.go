@@ -827,3 +827,68 @@ func TestInto_IntErrorsOnlyWhenReported(t *testing.T) {
 	assert.Less(t, allocs, 2.5*2000)
 	assert.Equal(t, []string{"/0: must be written without a fraction or exponent for int"}, bindJSON(t, new([]int), "[1e999]"))
 }
+
+// declinesTree declines its UnmarshalJSONFrom at every level of a tree.
+type declinesTree struct {
+	K []declinesTree `json:"k"`
+}
+
+func (*declinesTree) UnmarshalJSONFrom(*jsontext.Decoder) error { return errors.ErrUnsupported }
+
+// TestInto_UnmarshalerFromCostsNoCopyPerValue: each value of a type with
+// UnmarshalJSONFrom got a new decoder over a copy of its text: hundreds
+// of bytes for an element "{}" of a []T (130 times the body, encoding/json
+// 12), and for a recursive type that declines, a copy of each subtree at
+// every level (the body times its depth). One decoder now reads them all.
+func TestInto_UnmarshalerFromCostsNoCopyPerValue(t *testing.T) {
+	flat, err := jsonbody.Parse([]byte("["+strings.Repeat("{},", 999)+"{}]"), 64)
+	require.NoError(t, err)
+	deep := strings.Repeat(`{"k":[`, 31) + strings.Repeat(`]}`, 31) // 63 levels in an array
+	tree, err := jsonbody.Parse([]byte("["+strings.Repeat(deep+",", 99)+deep+"]"), 64)
+	require.NoError(t, err)
+	tree.Root().Index(0).Raw() // the spans of the body's values, once per body
+	var ds []declines
+	var ts []declinesTree
+	assert.Less(t, testing.AllocsPerRun(5, func() {
+		require.True(t, Into(reflect.ValueOf(&ds).Elem(), flat.Root(), failure.Discard))
+	}), 20.0)
+	assert.Len(t, ds, 1000)
+	// A method that reads: the decoder's buffer for what it read.
+	var ks []keepsValue
+	assert.Less(t, testing.AllocsPerRun(5, func() {
+		require.True(t, Into(reflect.ValueOf(&ks).Elem(), flat.Root(), failure.Discard))
+	}), 1000.0+20)
+	// Each level's slice of one (its array and reflect's header, 31 levels
+	// a tree), not a decoder and a copy of the subtree besides.
+	assert.Less(t, testing.AllocsPerRun(5, func() {
+		require.True(t, Into(reflect.ValueOf(&ts).Elem(), tree.Root(), failure.Discard))
+	}), 2*31*100.0+20)
+	var theirs []declinesTree
+	require.NoError(t, jsonv2.Unmarshal([]byte("["+deep+"]"), &theirs))
+	assert.Equal(t, theirs, ts[:1])
+}
+
+// keepsValue keeps the jsontext.Value ReadValue returns, uncopied (valid
+// by the letter only until the decoder reads again).
+type keepsValue struct{ V jsontext.Value }
+
+func (k *keepsValue) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	v, err := d.ReadValue()
+	k.V = v
+	return err
+}
+
+// TestInto_UnmarshalerFromKeepsWhatItRead: a decoder shared by a body's
+// values must not hand one value's buffer to the next: a method that
+// keeps what it read would see it turn into another value's text, one
+// the schema checked at another path. (jsontext itself marks a value it
+// handed out with '#' once it reads on, its check for such methods; json
+// v2 over a []byte hands out the caller's bytes, which stay.)
+func TestInto_UnmarshalerFromKeepsWhatItRead(t *testing.T) {
+	var ours []keepsValue
+	require.Empty(t, bindJSON(t, &ours, `[111, 222, 333]`))
+	require.Len(t, ours, 3)
+	for i, want := range []string{"111", "222", "333"} {
+		assert.Equal(t, want[1:], string(ours[i].V[1:]), i)
+	}
+}

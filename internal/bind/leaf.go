@@ -199,14 +199,27 @@ func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
 }
 
 // decodeUnmarshalerFrom hands a type implementing json v2's
-// UnmarshalerFrom a decoder over its value's text (a copy, as for
-// decodeUnmarshaler); the method must read that one value, all of it, as
-// json v2 requires. A method that returns errors.ErrUnsupported having
-// read nothing leaves the value to next, as json v2 leaves it to the
-// type's other methods or its default reading.
+// UnmarshalerFrom a decoder over its value's text; the method must read
+// that one value, all of it, as json v2 requires. A method that returns
+// errors.ErrUnsupported having read nothing leaves the value to next, as
+// json v2 leaves it to the type's other methods or its default reading.
+//
+// One decoder serves a body's values, each in turn, as json v2 reuses
+// its own, reading through a bytes.Reader: what the method sees is the
+// decoder's copy of the value, never the body, and only as much of it as
+// the method reads. (A decoder and a copy of the value for each value
+// cost hundreds of bytes for an element "{}" of a []T, and for a
+// recursive type that declines, a copy of every subtree at each level.)
 func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value, next func(*state, jsonbody.Value, reflect.Value)) {
-	dec := jsontext.NewDecoder(bytes.NewReader(bytes.Clone(v.Raw())))
+	s.rd.Reset(v.Raw())
+	if s.dec == nil {
+		s.dec = jsontext.NewDecoder(&s.rd)
+	} else {
+		s.dec.Reset(&s.rd)
+	}
+	dec := s.dec
 	err := dst.Addr().Interface().(jsonv2.UnmarshalerFrom).UnmarshalJSONFrom(dec)
+	read := dec.InputOffset() > 0
 	if errors.Is(err, errors.ErrUnsupported) {
 		if _, n := dec.StackIndex(0); n == 0 && dec.StackDepth() == 0 {
 			next(s, v, dst)
@@ -221,6 +234,15 @@ func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value, next f
 	}
 	if err != nil {
 		s.fail("is invalid: " + failure.Clip(err.Error()))
+	}
+	if read {
+		// It read, from the decoder's buffer, what it may keep (a
+		// jsontext.Value from ReadValue, valid by the letter only until
+		// the next read; json v2 hands it the caller's own bytes, which
+		// stay): the next value gets a buffer of its own. Reset keeps the
+		// buffer unless the reader it replaces is a bytes.Buffer, which
+		// the decoder reads in place.
+		dec.Reset(&s.noBuffer)
 	}
 }
 
