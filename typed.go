@@ -250,11 +250,14 @@ func restoreRootDef(root map[string]any, b []byte, name string) {
 
 // heldType is the type a value of t holds its members in: t through
 // pointers, slices, arrays and map values, stopping at a type that decodes
-// itself (bind.Opaque).
+// itself (bind.Opaque), or at one met before: a type that holds itself
+// (type L []L, type M map[string]M) holds no members.
 func heldType(t reflect.Type) reflect.Type {
-	for !bind.Opaque(t) {
+	var seen []reflect.Type
+	for !bind.Opaque(t) && !slices.Contains(seen, t) {
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			seen = append(seen, t)
 			t = t.Elem()
 		default:
 			return t
@@ -263,8 +266,11 @@ func heldType(t reflect.Type) reflect.Type {
 	return t
 }
 
+// elem is t through pointers, stopping at one met before (type P *P).
 func elem(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
+	var seen []reflect.Type
+	for t.Kind() == reflect.Pointer && !slices.Contains(seen, t) {
+		seen = append(seen, t)
 		t = t.Elem()
 	}
 	return t

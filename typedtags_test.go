@@ -1193,3 +1193,45 @@ func TestTyped_ReflectedSchemaLoopRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "$ref loop")
 }
+
+// selfMap and selfList hold themselves: JSON trees of objects, of arrays.
+type (
+	selfMap  map[string]selfMap
+	selfList []selfList
+)
+
+// TestTyped_TypesThatHoldThemselves: heldType and elem followed a type's
+// elements until they reached another kind, so registering a T of a type
+// that holds itself (map[string]selfMap, []selfList) spun for ever. Such
+// a type holds no members of its own: it registers, and decodes as
+// encoding/json decodes it.
+func TestTyped_TypesThatHoldThemselves(t *testing.T) {
+	g := mustNew(t, Options{})
+	type In struct {
+		M selfMap  `json:"m"`
+		L selfList `json:"l"`
+	}
+	var got In
+	made := make(chan http.Handler, 1)
+	go func() {
+		h, err := NewHandler(g, func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+		assert.NoError(t, err)
+		made <- h
+	}()
+	var h http.Handler
+	select {
+	case h = <-made:
+	case <-time.After(10 * time.Second):
+		t.Fatal("NewHandler did not return")
+	}
+	require.NotNil(t, h)
+	body := `{"m":{"a":{"b":{}},"c":{}},"l":[[],[[]]]}`
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/self", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var want In
+	require.NoError(t, json.Unmarshal([]byte(body), &want))
+	assert.Equal(t, want, got)
+}
