@@ -868,6 +868,29 @@ func TestInto_UnmarshalerFromCostsNoCopyPerValue(t *testing.T) {
 	assert.Equal(t, theirs, ts[:1])
 }
 
+// selfPointer points to itself; selfPointers through another pointer.
+type (
+	selfPointer  *selfPointer
+	selfPointerA *selfPointerB
+	selfPointerB *selfPointerA
+)
+
+// TestCheck_PointerToItself: a pointer type that leads through pointers
+// back to itself holds no value: decoding anything but null into it
+// allocated one pointer after another until the stack overflowed (a
+// fatal error, not a panic). Refused when the plan is built.
+func TestCheck_PointerToItself(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[selfPointer](), reflect.TypeFor[*selfPointer](), reflect.TypeFor[selfPointerA](),
+		reflect.TypeFor[struct {
+			P selfPointerB `json:"p"`
+		}](),
+	} {
+		assert.ErrorContains(t, Check(typ), "points, through pointers, to itself", typ.String())
+	}
+	require.NoError(t, Check(reflect.TypeFor[**int]()))
+}
+
 // keepsValue keeps the jsontext.Value ReadValue returns, uncopied (valid
 // by the letter only until the decoder reads again).
 type keepsValue struct{ V jsontext.Value }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,11 @@ func (b *builder) decoderFrom(t reflect.Type, from bool) (func(*state, jsonbody.
 		}
 		return decodeAny, nil
 	case reflect.Pointer:
+		if endless(t) {
+			// Every value but null would allocate for ever (a stack
+			// overflow, which no recover stops).
+			return nil, fmt.Errorf("cannot decode into %s: a pointer that points, through pointers, to itself holds no value", t)
+		}
 		elem, err := b.plan(t.Elem())
 		if err != nil {
 			return nil, err
@@ -199,6 +205,19 @@ func (b *builder) decoderFrom(t reflect.Type, from bool) (func(*state, jsonbody.
 		return b.structDecoder(t)
 	}
 	return nil, fmt.Errorf("cannot decode into %s", t)
+}
+
+// endless reports whether pointer type t leads, through pointers only,
+// to a type met before (type P *P): no value is ever reached.
+func endless(t reflect.Type) bool {
+	var seen []reflect.Type
+	for ; t.Kind() == reflect.Pointer; t = t.Elem() {
+		if slices.Contains(seen, t) {
+			return true
+		}
+		seen = append(seen, t)
+	}
+	return false
 }
 
 // Opaque reports whether values of t decode themselves from their JSON
