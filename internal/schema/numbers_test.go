@@ -174,3 +174,22 @@ func FuzzDecimalVsRat(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsIntegerVsRat holds isInteger, which reads a literal's digits and
+// exponent, to big.Rat's IsInt, the library's reading.
+func FuzzIsIntegerVsRat(f *testing.F) {
+	for _, s := range []string{"1", "1.0", "1.5", "15e-1", "1.50e1", "100e-2", "100e-3", "0.0", "-0e-5", "0.001e3", "1e999", "1e-999", "12.340e2", "12.345e2", "-7E+0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !jsonNumber.MatchString(s) || len(s) > 40 {
+			return
+		}
+		if _, err := jsonbody.Parse([]byte(s), 64); err != nil { // an exponent past what the body reader takes
+			return
+		}
+		r, ok := new(big.Rat).SetString(s)
+		require.True(t, ok, s)
+		require.Equal(t, r.IsInt(), isInteger(s), s)
+	})
+}
