@@ -852,3 +852,36 @@ func TestBypass_HeadToAMoreSpecificGetRoute(t *testing.T) {
 	assert.Nil(t, g.Check("HEAD", "/users/7?debug=1", nil), "the control: /users/7 is the HEAD route's alone")
 	assert.NotNil(t, g.Check("HEAD", "/users/x", nil), "the HEAD contract")
 }
+
+// TestBypass_ChiURLFormat: chi's URLFormat middleware cuts the path chi
+// routes on at the last '.' of its last segment, wherever it runs (before
+// Middleware it sets chi's RoutePath, not r.URL, which the guard reads):
+// /a/b.json is /a/b to chi, which routes it to the handler of /a/b
+// (found by review: the guard matched /a/:x, which checks nothing, and
+// the handler ran on a body the /a/b contract refuses).
+func TestBypass_ChiURLFormat(t *testing.T) {
+	contracts := bypassContracts + `
+---
+endpoint: /a/:x
+method: POST
+`
+	for _, before := range []bool{true, false} {
+		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+		rec := &recorder{}
+		r := chi.NewRouter()
+		if before {
+			r.Use(middleware.URLFormat, g.Middleware)
+		} else {
+			r.Use(g.Middleware, middleware.StripSlashes, middleware.URLFormat)
+		}
+		chiRoutes(r, rec)
+		r.Method("POST", "/a/{x}", rec)
+		for _, path := range []string{"/a/b.json", "/a/b%2Ejson", "/a/b.json;x=1", "/a/b.JSON"} {
+			w := send(r, "POST", path, invalid)
+			assert.Equal(t, http.StatusBadRequest, w.Code, "URLFormat before the guard: %v; %s", before, path)
+		}
+		assert.Empty(t, rec.ran(), "URLFormat before the guard: %v", before)
+		assert.Equal(t, http.StatusOK, send(r, "POST", "/a/b.json", valid).Code, "the control")
+		assert.Equal(t, http.StatusOK, send(r, "POST", "/a/c.json", invalid).Code, "/a/{x}: no check")
+	}
+}

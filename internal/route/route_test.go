@@ -745,3 +745,26 @@ func TestNodePairs_AsBuffer(t *testing.T) {
 		assert.Equal(t, want, got, s)
 	}
 }
+
+// TestMatch_FormatCut: chi's URLFormat middleware cuts the path chi
+// routes on at the last '.' of its last segment: the readings are looked
+// up so too, where that matches another pattern than the path as read.
+func TestMatch_FormatCut(t *testing.T) {
+	tr := build(t, "GET /users/me", "GET /users/:id", "GET /", "GET /a/b/c")
+	for path, want := range map[string]string{"/.json": "GET /", "/a/b/c.json": "GET /a/b/c", "/a/b/c%2Ejson": "GET /a/b/c", "/a/b/c.x;v=1": "GET /a/b/c"} {
+		v, _, ok := tr.Match("GET", path, nil)
+		assert.True(t, ok, path)
+		assert.Equal(t, want, v, path)
+	}
+	for path, want := range map[string][]Hit[string]{
+		"/users/me.json":     {{V: "GET /users/me", Segs: []string{"users", "me"}}},
+		"/users/m%65.json":   {{V: "GET /users/me", Segs: []string{"users", "me"}}},
+		"/users/x.json":      nil, // /users/:id either way
+		"/users/me%2Ejson/.": {{V: "GET /users/me", Segs: []string{"users", "me"}}},
+	} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "GET /users/:id", v, path)
+		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
+	}
+}

@@ -2,6 +2,7 @@ package route
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -184,8 +185,10 @@ func foldRunes(s string, dst []byte) []byte {
 // Match reads rawPath (percent-encoded, without query) as Segments does and
 // looks it up. When that reading matches nothing and the path can be read
 // another way by some router or handler (see alternateReadings), those
-// readings are tried in turn; when none matches, each reading is looked
-// up again with static segments in any letter case (Express, and Fastify
+// readings are tried in turn, each that matches nothing as read also with
+// the format extension chi's URLFormat middleware cuts (see formatCut);
+// when none matches, each reading is looked up so again with static
+// segments in any letter case (Express, and Fastify
 // with caseSensitive: false, route /API/Users to /api/users, and
 // /API/USERS;x=1 or /API/USERS/.. as they route the path in lower case).
 // It returns the value and the segments of the reading that matched
@@ -200,22 +203,17 @@ func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []strin
 	if oneWay && !fold {
 		return v, nil, false
 	}
-	var altBuf [maxAlternates]reading
-	alts := appendAlternates(altBuf[:0], rawPath)
-	for _, alt := range alts {
-		if v, segs, ok = t.lookupReading(method, alt, false, buf[:0]); ok {
-			return v, segs, true
+	var rdBuf [1 + maxAlternates]reading
+	rds := appendAlternates(append(rdBuf[:0], reading{raw: rawPath}), rawPath)
+	for _, folded := range [2]bool{false, true} {
+		if folded && !fold {
+			break
 		}
-	}
-	if !fold {
-		return v, nil, false
-	}
-	if v, segs, ok = t.lookupReading(method, reading{raw: rawPath}, true, buf[:0]); ok {
-		return v, segs, true
-	}
-	for _, alt := range alts {
-		if v, segs, ok = t.lookupReading(method, alt, true, buf[:0]); ok {
-			return v, segs, true
+		for i, rd := range rds {
+			// The main reading as written was looked up above.
+			if v, segs, ok = t.lookupReading(method, rd, folded, i == 0 && !folded, buf[:0]); ok {
+				return v, segs, true
+			}
 		}
 	}
 	return v, nil, false
@@ -308,22 +306,64 @@ func (t *Tree[T]) hits(method, rawPath string, v T, segs []string, main bool, ds
 	var buf [16]string
 	var valBuf [4]T
 	for i, rd := range rds {
+		// Its format cut, the main reading's too, where its match as
+		// written is Match's own.
+		dst = t.formatHits(method, rawPath, rd, v, segs, buf[:0], dst)
 		for _, folded := range [2]bool{false, true} {
 			if i == 0 && !folded && !main || folded && !fold {
 				continue
 			}
 			ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
-			for _, w := range found {
-				if w == v && !rd.ownQuery && slices.Equal(ws, segs) || hasHit(dst, w, ws, rd.ownQuery) {
-					continue
-				}
-				h := Hit[T]{V: w, Segs: slices.Clone(ws), OwnQuery: rd.ownQuery}
-				if rd.ownQuery {
-					h.Query = rawPath[len(rd.raw)+1:]
-				}
-				dst = append(dst, h)
-			}
+			dst = appendHits(dst, rawPath, rd, v, segs, ws, found)
 		}
+	}
+	return dst
+}
+
+// appendHits appends to dst the values found, by rd read as ws, but for
+// v read as segs and the hits dst holds.
+func appendHits[T comparable](dst []Hit[T], rawPath string, rd reading, v T, segs, ws []string, found []T) []Hit[T] {
+	for _, w := range found {
+		if w == v && !rd.ownQuery && slices.Equal(ws, segs) || hasHit(dst, w, ws, rd.ownQuery) {
+			continue
+		}
+		h := Hit[T]{V: w, Segs: slices.Clone(ws), OwnQuery: rd.ownQuery}
+		if rd.ownQuery {
+			h.Query = rawPath[len(rd.raw)+1:]
+		}
+		dst = append(dst, h)
+	}
+	return dst
+}
+
+// formatHits appends to dst the values the path read rd's way matches
+// with its format cut (formatCut), where they are not v or what the
+// reading matches as read (those contracts apply already; see formatCut).
+func (t *Tree[T]) formatHits(method, rawPath string, rd reading, v T, segs, buf []string, dst []Hit[T]) []Hit[T] {
+	if !mayCut(rd.raw) {
+		return dst
+	}
+	rs := rd.segments(buf, t.limit())
+	cut, ok := t.formatCut(rd, rs)
+	if !ok {
+		return dst
+	}
+	asRead, asReadOK := t.lookupCase(method, rs, false, nil)
+	n, last := len(rs), rs[len(rs)-1]
+	for _, drop := range [2]bool{false, true} {
+		if drop && cut > 0 {
+			break
+		}
+		ws := cutSegments(rs[:n], last, cut, drop)
+		w, found := t.lookupCase(method, ws, false, nil)
+		if !found || w == v || asReadOK && w == asRead {
+			continue
+		}
+		if rd.encoded {
+			ws = t.viewCut(rd, last, cut, drop, buf)
+		}
+		dst = appendHits(dst, rawPath, rd, v, segs, ws, []T{w})
+		rs = rd.segments(buf, t.limit()) // viewCut wrote over buf
 	}
 	return dst
 }
@@ -422,11 +462,102 @@ func hasHit[T comparable](hits []Hit[T], v T, segs []string, ownQuery bool) bool
 // lookupReading reads the path rd's way into buf and looks it up (with
 // fold, static segments in any letter case), returning the value and the reading's segments as its contracts see
 // them (reading.view).
-func (t *Tree[T]) lookupReading(method string, rd reading, fold bool, buf []string) (T, []string, bool) {
+func (t *Tree[T]) lookupReading(method string, rd reading, fold, skipRead bool, buf []string) (T, []string, bool) {
 	segs := rd.segments(buf, t.limit())
-	v, ok := t.lookupCase(method, segs, fold, nil)
-	if ok && rd.encoded {
-		segs = rd.view(buf, t.limit())
+	if !skipRead {
+		if v, ok := t.lookupCase(method, segs, fold, nil); ok {
+			if rd.encoded {
+				segs = rd.view(buf, t.limit())
+			}
+			return v, segs, ok
+		}
 	}
-	return v, segs, ok
+	var zero T
+	if !mayCut(rd.raw) {
+		return zero, nil, false
+	}
+	cut, ok := t.formatCut(rd, segs)
+	if !ok {
+		return zero, nil, false
+	}
+	n, last := len(segs), segs[len(segs)-1]
+	for _, drop := range [2]bool{false, true} {
+		if drop && cut > 0 {
+			break
+		}
+		ws := cutSegments(segs[:n], last, cut, drop)
+		if v, ok := t.lookupCase(method, ws, fold, nil); ok {
+			if rd.encoded {
+				ws = t.viewCut(rd, last, cut, drop, buf)
+			}
+			return v, ws, true
+		}
+	}
+	return zero, nil, false
+}
+
+// formatCut: chi's URLFormat middleware cuts the path chi routes on at
+// the last '.' of its last segment (/users/me.json is /users/me, the
+// format json; /users/me.json;x=1 is /users/me; /.json is /), wherever it
+// runs: after Middleware, or before it, where it sets chi's RoutePath
+// and leaves r.URL, which the guard reads, as it was (found by review:
+// /users/me.json ran the /users/me handler with only the /users/:id
+// contract checked, and /a/b/c.json that of /a/b/c with none). A
+// reading's segments are looked up so too: Match, where the reading
+// matches nothing as read, and Hits, where the cut matches another value
+// than Match's and the reading's as read. (A cut that matches the
+// contract the path matches as read is not checked again with the
+// parameters of the cut: /items/secret.json is /items/{id} with id
+// "secret" behind URLFormat, and "secret.json" to the guard.)
+//
+// formatCut returns where the last of segs, rd's segments read up to the
+// tree's limit, is cut: its last '.'; false when it has none, is a dot
+// segment (cut, one of the readings that keep dot segments), or when
+// segs fill the limit and dropping the empty rest of the last would
+// leave a path not read whole.
+func (t *Tree[T]) formatCut(rd reading, segs []string) (int, bool) {
+	n := len(segs)
+	if n == 0 || segs[n-1] == "." || segs[n-1] == ".." {
+		return 0, false
+	}
+	i := strings.LastIndexByte(segs[n-1], '.')
+	switch {
+	case i < 0:
+		return 0, false
+	case n < t.limit():
+		return i, true
+	case i > 0:
+		return 0, false // the cut leaves as many segments: more than any pattern's
+	}
+	var more [8]string
+	return 0, len(rd.segments(more[:0], t.limit()+1)) == n // read whole
+}
+
+// mayCut reports a '.' in raw, plain or %2E: one a reading's last
+// segment needs for a format cut, looked for without reading it.
+func mayCut(raw string) bool {
+	return strings.IndexByte(raw, '.') >= 0 || strings.Contains(raw, "%2e") || strings.Contains(raw, "%2E")
+}
+
+// cutSegments cuts segs, whose last segment is last, at cut in it; with
+// drop, the last segment, empty then, is dropped (/users/.json is
+// /users/ to chi, which the guard's patterns read as /users).
+func cutSegments(segs []string, last string, cut int, drop bool) []string {
+	if drop {
+		return segs[:len(segs)-1]
+	}
+	segs[len(segs)-1] = last[:cut]
+	return segs
+}
+
+// viewCut is reading.view, into buf, of the segments of rd (encoded) as
+// formatCut cut them: the last one cut where it was as sent, then decoded
+// (chi's RoutePath as sent has no %2E for URLFormat to cut at).
+func (t *Tree[T]) viewCut(rd reading, last string, cut int, drop bool, buf []string) []string {
+	segs := rd.view(buf, t.limit())
+	if drop {
+		return segs[:len(segs)-1]
+	}
+	segs[len(segs)-1] = unescape(last[:cut])
+	return segs
 }
