@@ -41,8 +41,7 @@ type nativeRun struct {
 	rowsCap       int
 	spill         map[uint64]uint64 // the verdicts of schemas past rowsCap: (memo<<32 | value) → cost<<2 | verdict
 	costs         []uint64          // evictCheap's scratch
-	memoOn        bool
-	fresh         bool // the next validate is remembered's own: no memo
+	fresh         bool              // the next validate is remembered's own: no memo
 }
 
 // rowsCap is how many bytes of rows a run over a body of size bytes
@@ -63,7 +62,7 @@ func memoBudget(nodes, size int) int { return 8*nodes + size/2 + 1024 }
 func (r *nativeRun) start(rep failure.Reporter, doc *jsonbody.Doc) {
 	r.rep, r.valid, r.quick, r.full = rep, true, false, false
 	r.calls, r.budget, r.nodes = 0, memoBudget(doc.Nodes(), doc.Size()), doc.Nodes()
-	r.rows, r.memoOn, r.fresh = r.rows[:0], false, false
+	r.rows, r.fresh = r.rows[:0], false
 	r.rowBytes, r.rowsCap, r.spill = 0, rowsCap(doc.Size()), nil
 }
 
@@ -163,10 +162,6 @@ func (r *nativeRun) remembered(n *native, v jsonbody.Value) bool {
 	if r.fresh {
 		r.fresh = false
 		return false
-	}
-	if !r.memoOn {
-		r.memoOn = true
-		r.rows = r.rows[:0]
 	}
 	for len(r.rows) <= int(n.memo) {
 		r.rows = append(r.rows, nil)
