@@ -26,17 +26,18 @@ type nativeRun struct {
 	// of 64 levels more than any request can wait for. Work beyond what
 	// a walk that meets each schema once per value could do (budget)
 	// turns memo on: the verdicts of such schemas (native.memo: shared
-	// and recursive) are kept, two bits per value of the body, and a
-	// value that passed one is not checked by it again (one that failed
-	// is checked again while its failures are listed: the details stay
-	// those of a walk without memo). A check whose own work grows with
-	// its value (an object's members, a string's bytes, the items
-	// uniqueItems compares) adds that work to calls, so that a value
-	// checked again and again before memo is on costs the budget what it
-	// costs the run.
+	// and recursive, or shared and reached manyPaths ways from the root)
+	// are kept, two bits per value of the body in rows, past rowsCap in
+	// spill, and a value that passed one is not checked by it again (one
+	// that failed is checked again while its failures are listed: the
+	// details stay those of a walk without memo). A check whose own work
+	// grows with its value (an object's members, a string's bytes, the
+	// items uniqueItems compares) adds that work to calls, so that a
+	// value checked again and again before memo is on costs the budget
+	// what it costs the run.
 	calls, budget int
 	nodes         int      // the body's values: the length of a memo row
-	rows          [][]byte // by native.memo: 0 not known, 1 passed, 2 failed; nil until memo is on
+	rows          [][]byte // by native.memo: 0 not known, 1 passed, 2 failed; nil until memo meets the schema, or for good once rows hold rowsCap
 	rowBytes      int      // what rows hold, up to rowsCap
 	rowsCap       int
 	spill         map[uint64]uint64 // the verdicts of schemas past rowsCap: (memo<<32 | value) → cost<<2 | verdict
