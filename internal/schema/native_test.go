@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -577,15 +578,17 @@ func (l *listOf100) Add(string, string) { l.n++ }
 // wide object (its member names matched against patternProperties), a
 // long string (its pattern) and the items uniqueItems compares, 30 levels
 // down a shared schema, in a body whose other values make the budget
-// large. Counted in the bytes the schema's patterns read, at most a few
-// budgets' worth; counted in checks, they read 4e10 (8 minutes for the
-// wide object, 5 s for the string, 11 s for uniqueItems).
+// large. Counted in the bytes the schema's patterns read and uniqueItems
+// hashes, at most a few budgets' worth; counted in checks, they read 4e10
+// (8 minutes for the wide object, 5 s for the string, 11 s for
+// uniqueItems). The hashes were not counted, so the uniqueItems case held
+// whatever uniqueItems cost the budget.
 func TestNative_SchemaMetTwiceBoundedWork_WideValues(t *testing.T) {
 	c := NewCompiler(nil, nil)
 	s := compileSuiteSchema(t, c, "twice-time.json", json.RawMessage(`{"type":"object",
 		"properties":{"c":{"$ref":"#"},"s":{"pattern":"^[a-z]*$"},"u":{"uniqueItems":true}},
 		"patternProperties":{"^c":{"$ref":"#"}}}`))
-	read := 0 // units of 16 bytes the patterns read, and one a match
+	read := 0 // units of 16 bytes the patterns read or uniqueItems hashes, and one a match or item
 	seen := map[*native]bool{}
 	var count func(n *native)
 	count = func(n *native) {
@@ -602,6 +605,12 @@ func TestNative_SchemaMetTwiceBoundedWork_WideValues(t *testing.T) {
 		n.each(count)
 	}
 	count(s.native())
+	hash := hashOf // and one for each item uniqueItems hashes, and each 16 bytes of it
+	t.Cleanup(func() { hashOf = hash })
+	hashOf = func(v jsonbody.Value) uint64 {
+		read += weight(v, math.MaxInt)
+		return hash(v)
+	}
 	var wide strings.Builder
 	wide.WriteString(`{`)
 	for i := range 10000 {
@@ -623,7 +632,7 @@ func TestNative_SchemaMetTwiceBoundedWork_WideValues(t *testing.T) {
 		read = 0
 		assert.True(t, s.Validate(doc, &listOf100{}), name)
 		assert.LessOrEqual(t, read, 4*memoBudget(doc.Nodes(), doc.Size()), name)
-		t.Logf("%s: %d bytes, %d units read by the patterns", name, len(body), read)
+		t.Logf("%s: %d bytes, %d units read by the patterns and hashes", name, len(body), read)
 	}
 }
 
