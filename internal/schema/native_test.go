@@ -575,10 +575,10 @@ func (l *listOf100) Add(string, string) { l.n++ }
 
 // TestNative_SchemaMetTwiceBoundedWork_WideValues: a value checked again
 // and again before memo is on costs the budget its work, not one check: a
-// wide object (its member names matched against patternProperties), a
-// long string (its pattern) and the items uniqueItems compares, 30 levels
-// down a shared schema, in a body whose other values make the budget
-// large. Counted in the bytes the schema's patterns read and uniqueItems
+// wide object and one member of a long name (its member names matched
+// against patternProperties), a long string (its pattern) and the items
+// uniqueItems compares, 30 levels down a shared schema, in a body whose
+// other values make the budget large. Counted in the bytes the schema's patterns read and uniqueItems
 // hashes, at most a few budgets' worth; counted in checks, they read 4e10
 // (8 minutes for the wide object, 5 s for the string, 11 s for
 // uniqueItems). The hashes were not counted, so the uniqueItems case held
@@ -625,6 +625,7 @@ func TestNative_SchemaMetTwiceBoundedWork_WideValues(t *testing.T) {
 		"wide object": wide.String(),
 		"long string": `{"s":"` + strings.Repeat("a", 1<<20-100) + `"}`,
 		"uniqueItems": `{"u":[` + strings.Join(items, ",") + `]}`,
+		"long name":   `{"` + strings.Repeat("x", 1<<20-100) + `":0}`,
 	} {
 		body := `{"pad":[` + strings.Repeat("0,", max(0, (1<<20-len(leaf))/2-200)) + `0],` + nested(30, leaf, ``)[1:]
 		doc, err := jsonbody.Parse([]byte(body), 64)
