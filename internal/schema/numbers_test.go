@@ -107,6 +107,10 @@ func FuzzCompareVsRat(f *testing.F) {
 		f.Add(s, int64(0))
 		f.Add(s, int64(-1))
 	}
+	for _, s := range []string{"1e999", "-1e999", "1e-999", "-0e999", "0.5e311"} { // far outside float64's range (compareFar)
+		f.Add(s, int64(0))
+		f.Add(s, int64(-7))
+	}
 	f.Add("19.99", int64(19)) // a bound equal to the integer part, on either side of zero
 	f.Add("-19.99", int64(-19))
 	f.Fuzz(func(t *testing.T, s string, b int64) {
@@ -192,4 +196,26 @@ func FuzzIsIntegerVsRat(f *testing.F) {
 		require.True(t, ok, s)
 		require.Equal(t, r.IsInt(), isInteger(s), s)
 	})
+}
+
+// TestCompare_FarLiteralsCostNoRat: a literal far outside float64's range
+// (1e999, 1e-999 against the bound 0) was ordered as a big.Rat, 10^999
+// worked out for each element of a body (a 1 MiB array of 1e999 against
+// minimum: 0, 0.29 s); signs and magnitudes order it now, as big.Rat does.
+func TestCompare_FarLiteralsCostNoRat(t *testing.T) {
+	lits := []string{"1e999", "-1e999", "1e-999", "-1e-999", "0e999", "-0.0e-999", "0.5e311", "9.99e309", "1e310", "1e-330", "12.5e-333", "0." + strings.Repeat("0", 400) + "1", "1" + strings.Repeat("0", 400), "1e308", "1e-323"}
+	bounds := []string{"0", "1", "-1", "0.5", "-1e-300", "1e308", "-1.7976931348623157e308", "4.9e-324", "-3e-324", "1e400", "-1e-400", "1e-330"}
+	for _, s := range lits {
+		for _, bs := range bounds {
+			b := newBound(newRat(t, bs))
+			assert.Equal(t, newRat(t, s).Cmp(b.rat), compare(s, b), "%s vs %s", s, bs)
+		}
+	}
+	for _, s := range []string{"1e999", "-1e999", "1e-999", "0e999"} {
+		for _, bs := range []string{"0", "1", "-0.5"} {
+			b := newBound(newRat(t, bs))
+			// At most strconv's range error for 1e999; 10^999 as a big.Rat was more.
+			assert.LessOrEqual(t, testing.AllocsPerRun(10, func() { compare(s, b) }), 2.0, "%s vs %s", s, bs)
+		}
+	}
 }
