@@ -150,9 +150,45 @@ func multipleOf(x string, m *big.Rat) bool {
 			return i%m.Num().Int64() == 0
 		}
 	}
+	if strings.ContainsAny(x, "eE") {
+		if is, ok := multipleOfByRemainder(x, m); ok {
+			return is
+		}
+	}
 	r, ok := new(big.Rat).SetString(x)
 	if !ok {
 		return false // not a JSON number: the parser lets none through
 	}
 	return r.Quo(r, m).IsInt()
+}
+
+// multipleOfByRemainder decides multipleOf for a literal that is 0 or an
+// integer N × 10^k (k ≥ 0), and m = p/q in lowest terms with p < 2^32:
+// x / m = N × 10^k × q / p is an integer exactly when p divides N × 10^k
+// (p and q share no factor), which remainders mod p tell. Read as a
+// big.Rat, 1e999 was 10^999 worked out for each such element of a body
+// (a 1 MiB array of them against multipleOf: 0.5, 0.3 s). ok is false
+// for any other pair.
+func multipleOfByRemainder(x string, m *big.Rat) (is, ok bool) {
+	d := decimalOf(x)
+	if d.zero() {
+		return true, true
+	}
+	k := d.exp - int64(d.end-d.first)
+	if k < 0 || !m.Num().IsUint64() || m.Num().Uint64() > math.MaxUint32 {
+		return false, false
+	}
+	p := m.Num().Uint64()
+	var n uint64 // N mod p
+	for i := d.first; i < d.end; i++ {
+		n = (n*10 + uint64(d.at(i)-'0')) % p
+	}
+	pow, base := uint64(1)%p, uint64(10)%p // 10^k mod p
+	for ; k > 0; k >>= 1 {
+		if k&1 == 1 {
+			pow = pow * base % p
+		}
+		base = base * base % p
+	}
+	return n*pow%p == 0, true
 }

@@ -132,7 +132,7 @@ var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9
 // FuzzMultipleOfVsRat holds multipleOf, with its remainder of two int64s,
 // to the library's exact rule: x / m is an integer.
 func FuzzMultipleOfVsRat(f *testing.F) {
-	for _, s := range []string{"0", "-0", "6", "-6", "7.5", "0.3", "1e2", "9223372036854775807", "-9223372036854775808", "1.5e-3"} {
+	for _, s := range []string{"0", "-0", "6", "-6", "7.5", "0.3", "1e2", "9223372036854775807", "-9223372036854775808", "1.5e-3", "1e999", "-21e40", "0e99", "12.5e1"} {
 		f.Add(s, int64(3), int64(1))
 		f.Add(s, int64(1), int64(10))
 	}
@@ -217,5 +217,26 @@ func TestCompare_FarLiteralsCostNoRat(t *testing.T) {
 			// At most strconv's range error for 1e999; 10^999 as a big.Rat was more.
 			assert.LessOrEqual(t, testing.AllocsPerRun(10, func() { compare(s, b) }), 2.0, "%s vs %s", s, bs)
 		}
+	}
+}
+
+// TestMultipleOf_FarIntegersCostNoRat: an integer literal with a large
+// exponent (1e999) was divided as a big.Rat, 10^999 worked out for each
+// element of a body (a 1 MiB array of them against multipleOf: 0.5,
+// 0.3 s); remainders mod the divisor's numerator decide it now, as
+// big.Rat does.
+func TestMultipleOf_FarIntegersCostNoRat(t *testing.T) {
+	lits := []string{"1e999", "-1e999", "0e999", "-0.0e-5", "3e999", "7e998", "12.5e1", "12.5e0", "1.25e2", "4294967291e900", "1e-999", "2.5e-1", "10e-1", "123456789e3"}
+	ms := []string{"0.5", "3", "2", "7", "0.1", "1.5", "4294967291", "4294967296", "1e-1000", "2.5", "1", "8e400"}
+	for _, s := range lits {
+		for _, mm := range ms {
+			m := newRat(t, mm)
+			want := new(big.Rat).Quo(newRat(t, s), m).IsInt()
+			assert.Equal(t, want, multipleOf(s, m), "%s multiple of %s", s, mm)
+		}
+	}
+	for _, s := range []string{"1e999", "-3e999", "0e999"} {
+		m := newRat(t, "0.5")
+		assert.Zero(t, testing.AllocsPerRun(10, func() { multipleOf(s, m) }), s)
 	}
 }
