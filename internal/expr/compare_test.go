@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contractguard/contractguard/internal/jsonbody"
+	"github.com/contractguard/contractguard/internal/schema"
 )
 
 // objects is a list of n objects that differ only in their last member,
@@ -227,17 +228,13 @@ func TestNative_ChargesComparisonUnits(t *testing.T) {
 // the strings' units (scanUnits) are what stop it, after a few reads; on
 // short strings the same rules hold, natively and by cel-go.
 func TestEval_CostLimitBoundsStringComparisons(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
 		"s":{"type":"string"},
 		"strs":{"type":"array","items":{"type":"string"}},
 		"a":{"type":"array","items":{"type":"string"}},
 		"b":{"type":"array","items":{"type":"string"}},
 		"o":{"type":"object"},"p":{"type":"object"}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	body := func(n int, x string) *jsonbody.Doc {
 		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","strs":["`+x+`b"],`+
 			`"a":["`+x+`a"],"b":["`+x+`b"],"o":{"k":"`+x+`a"},"p":{"k":"`+x+`b"}}`)
@@ -835,6 +832,28 @@ func stopsAtLimit(t *testing.T, ce *ContractEnv, src string, act *Activation) *P
 	return p
 }
 
+// limitedEnv is a contract environment for the schema src under a cost
+// limit of 100,000 with no limit on estimates, and the schema.
+func limitedEnv(t *testing.T, src string) (*ContractEnv, *schema.Schema) {
+	t.Helper()
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
+	require.NoError(t, err)
+	s := compileSchema(t, src)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	return ce, s
+}
+
+// stopsOnlyWhenLong asserts that src stops at the limit on the body long
+// and passes on short, read with s's numbers.
+func stopsOnlyWhenLong(t *testing.T, ce *ContractEnv, s *schema.Schema, long, short *jsonbody.Doc, src string) {
+	t.Helper()
+	p := stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
+	ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
+	require.NoError(t, err, src)
+	assert.True(t, ok, src)
+}
+
 // TestEval_CostLimitBoundsBuiltComparisons: the lists and maps a rule
 // builds ([s], {'k': s}, optional.of(s)) are cel-go's, whose equality read
 // their strings uncounted: a rule comparing [s] != [t], two strings of
@@ -843,14 +862,10 @@ func stopsAtLimit(t *testing.T, ce *ContractEnv, src string, act *Activation) *P
 // limit. Their strings of the same length now count their units
 // (strUnits) before they are read; short strings still compare.
 func TestEval_CostLimitBoundsBuiltComparisons(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
 		"s":{"type":"string"},"t":{"type":"string"},
 		"strs":{"type":"array","items":{"type":"string"}}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	body := func(n int, x string) *jsonbody.Doc {
 		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b","strs":["`+x+`b"]}`)
 	}
@@ -864,19 +879,9 @@ func TestEval_CostLimitBoundsBuiltComparisons(t *testing.T) {
 		"request.body.items.all(i, request.body.strs.map(x, x) != [request.body.s])",
 		"request.body.items.all(i, [optional.of(request.body.s)] != [optional.of(request.body.t)])",
 	} {
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		require.True(t, p.Tracked(), src)
-		ok, err := p.Eval(&Activation{Body: long, Shape: s.Numbers()})
-		assert.False(t, ok, src)
-		if assert.Error(t, err, src) {
-			assert.Contains(t, err.Error(), "cost limit", src)
-		}
 		// The strings' units stop it after a few reads: its cost without
 		// them, a few units an item, is under the limit for 1,000 items.
-		ok, err = p.Eval(&Activation{Body: short, Shape: s.Numbers()})
-		require.NoError(t, err, src)
-		assert.True(t, ok, src)
+		stopsOnlyWhenLong(t, ce, s, long, short, src)
 	}
 
 	// The units of 100-byte strings (10 each): those met inside the lists
@@ -965,14 +970,10 @@ func TestBuiltComparisonsDecideAsCEL(t *testing.T) {
 // now count their units before they are read; short strings still
 // compare.
 func TestEval_CostLimitBoundsBuiltSets(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
 		"s":{"type":"string"},"t":{"type":"string"},
 		"strs":{"type":"array","items":{"type":"string"}}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	body := func(n int, x string) *jsonbody.Doc {
 		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b","strs":["`+x+`b","`+x+`c"]}`)
 	}
@@ -1236,13 +1237,9 @@ func TestEval_BuiltListsOfShortStringsAsEstimated(t *testing.T) {
 // items, under the limit by their other costs, they stop at it; with
 // short strings they still pass.
 func TestEval_CostLimitBoundsBuiltMaps(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
 		"s":{"type":"string"},"t":{"type":"string"}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	body := func(n int, x string) *jsonbody.Doc {
 		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", n), ",")+`],"s":"`+x+`a","t":"`+x+`b"}`)
 	}
@@ -1256,12 +1253,7 @@ func TestEval_CostLimitBoundsBuiltMaps(t *testing.T) {
 		"request.body.items.all(i, {'a': i}[?request.body.s].orValue(0) == 0)",
 		"request.body.items.all(i, !(request.body.s in [{request.body.t: 1}][0]))",
 	} {
-		stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
-		require.NoError(t, err, src)
-		assert.True(t, ok, src)
+		stopsOnlyWhenLong(t, ce, s, long, short, src)
 	}
 }
 
@@ -1305,12 +1297,8 @@ func TestCompile_TrackedWhereMapsAreBuiltFromData(t *testing.T) {
 // items, under the limit by their other costs, such rules stop at it;
 // with short strings they still pass.
 func TestEval_CostLimitBoundsRequestMapLookups(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},"s":{"type":"string"}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	many := map[string]string{}
 	for i := range 20 {
 		many[fmt.Sprint("h", i)] = "v"
@@ -1346,13 +1334,9 @@ func TestEval_CostLimitBoundsRequestMapLookups(t *testing.T) {
 // map built outside a comprehension meets. Both stop at it now; with a
 // short s both pass.
 func TestEval_CostLimitBoundsMapsBuiltInComprehensions(t *testing.T) {
-	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: 4 << 20})
-	require.NoError(t, err)
-	s := compileSchema(t, `{"type":"object","properties":{
+	ce, s := limitedEnv(t, `{"type":"object","properties":{
 		"items":{"type":"array","maxItems":16000,"items":{"type":"integer"}},
 		"s":{"type":"string"},"t":{"type":"string"}}}`)
-	ce, err := env.ForSchema(s)
-	require.NoError(t, err)
 	body := func(x string) *jsonbody.Doc {
 		return doc(t, `{"items":[`+strings.TrimSuffix(strings.Repeat("7,", 1000), ",")+`],"s":"`+x+`a","t":"b"}`)
 	}
@@ -1363,12 +1347,7 @@ func TestEval_CostLimitBoundsMapsBuiltInComprehensions(t *testing.T) {
 		"request.body.items.all(i, [request.body.t].map(k, {k: i})[0][?request.body.s].orValue(0) == 0)",
 		"request.body.items.all(i, [1].map(j, {'a': j}).all(m, !(request.body.s in m)))",
 	} {
-		stopsAtLimit(t, ce, src, &Activation{Body: long, Shape: s.Numbers()})
-		p, err := ce.Compile(src)
-		require.NoError(t, err, src)
-		ok, err := p.Eval(&Activation{Body: short, Shape: s.Numbers()})
-		require.NoError(t, err, src)
-		assert.True(t, ok, src)
+		stopsOnlyWhenLong(t, ce, s, long, short, src)
 	}
 }
 
