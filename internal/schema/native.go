@@ -34,14 +34,13 @@ import (
 // arithmetic unless float64 cannot decide a comparison.
 type native struct {
 	boolean int8 // 1: the schema true; -1: the schema false; 0: an object schema
-	// shared: more than one keyword leads to this schema, so a value may
-	// meet it more than once; memo: its place among the schemas that are
-	// shared and recursive, or shared and reached manyPaths ways from the
-	// root, whose verdicts nativeRun keeps once a run repeats itself (-1:
-	// not one). Other repeats are bounded by the schema, not the body, and
-	// by fewer than manyPaths checks of a schema per value.
-	shared bool
-	memo   int32
+	// memo: its place among the schemas that are shared (more than one
+	// keyword leads to them, so a value may meet them more than once) and
+	// recursive, or shared and reached manyPaths ways from the root, whose
+	// verdicts nativeRun keeps once a run repeats itself (-1: not one).
+	// Other repeats are bounded by the schema, not the body, and by fewer
+	// than manyPaths checks of a schema per value.
+	memo int32
 
 	types     jsonTypes
 	typeNames []string // for messages, as the library lists them
@@ -205,13 +204,10 @@ func compileNative(s *jsonschema.Schema) *native {
 	if !c.ok {
 		return nil
 	}
-	for w, k := range c.again {
-		// The root is made for the run, not by a keyword: it is shared when
-		// two keywords lead to it, another schema when one more than the
-		// keyword that made it does.
-		w.shared = w != n || k > 1
-	}
-	numberMemos(n)
+	// The root is made for the run, not by a keyword: it is shared when
+	// two keywords lead to it, another schema when one more than the
+	// keyword that made it does.
+	numberMemos(n, func(w *native) bool { k := c.again[w]; return k > 1 || k == 1 && w != n })
 	return n
 }
 
@@ -220,8 +216,9 @@ func compileNative(s *jsonschema.Schema) *native {
 // connected components) its place among them, native.memo; and each
 // shared schema that does not recurse but that manyPaths or more ways
 // from the root lead to (a chain of definitions, each naming the next
-// twice, checks the last 2^length times a value).
-func numberMemos(root *native) {
+// twice, checks the last 2^length times a value). shared reports whether
+// more than one keyword leads to a schema.
+func numberMemos(root *native, shared func(*native) bool) {
 	type mark struct{ index, low, scc int32 }
 	marks := map[*native]*mark{}
 	var stack []*native
@@ -261,7 +258,7 @@ func numberMemos(root *native) {
 		}
 		sccs, recursive = append(sccs, scc), append(recursive, len(scc) > 1 || selfLoop)
 		for _, w := range scc {
-			if w.shared && recursive[len(recursive)-1] {
+			if recursive[len(recursive)-1] && shared(w) {
 				w.memo, memos = memos, memos+1
 			}
 		}
@@ -273,7 +270,7 @@ func numberMemos(root *native) {
 	paths[len(sccs)-1] = 1
 	for i := len(sccs) - 1; i >= 0; i-- {
 		for _, w := range sccs[i] {
-			if !recursive[i] && w.shared && w.memo < 0 && paths[i] >= manyPaths {
+			if !recursive[i] && w.memo < 0 && paths[i] >= manyPaths && shared(w) {
 				w.memo, memos = memos, memos+1
 			}
 			w.each(func(u *native) {
