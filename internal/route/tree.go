@@ -344,23 +344,15 @@ func (t *Tree[T]) formatHits(method, rawPath string, rd reading, v T, segs, buf 
 		return dst
 	}
 	rs := rd.segments(buf, t.limit())
-	cut, ok := t.formatCut(rd, rs)
+	c, ok := t.formatCut(rd, rs)
 	if !ok {
 		return dst
 	}
 	asRead, asReadOK := t.lookupCase(method, rs, false, nil)
-	n, last := len(rs), rs[len(rs)-1]
-	for _, drop := range [2]bool{false, true} {
-		if drop && cut > 0 {
-			break
-		}
-		ws := cutSegments(rs[:n], last, cut, drop)
-		w, found := t.lookupCase(method, ws, false, nil)
+	for _, drop := range c.drops() {
+		w, ws, found := t.lookupCut(method, rd, rs, c, drop, false, buf)
 		if !found || w == v || asReadOK && w == asRead {
 			continue
-		}
-		if rd.encoded {
-			ws = t.viewCut(rd, last, cut, drop, buf)
 		}
 		dst = appendHits(dst, rawPath, rd, v, segs, ws, []T{w})
 		rs = rd.segments(buf, t.limit()) // viewCut wrote over buf
@@ -476,24 +468,29 @@ func (t *Tree[T]) lookupReading(method string, rd reading, fold, skipRead bool, 
 	if !mayCut(rd.raw) {
 		return zero, nil, false
 	}
-	cut, ok := t.formatCut(rd, segs)
+	c, ok := t.formatCut(rd, segs)
 	if !ok {
 		return zero, nil, false
 	}
-	n, last := len(segs), segs[len(segs)-1]
-	for _, drop := range [2]bool{false, true} {
-		if drop && cut > 0 {
-			break
-		}
-		ws := cutSegments(segs[:n], last, cut, drop)
-		if v, ok := t.lookupCase(method, ws, fold, nil); ok {
-			if rd.encoded {
-				ws = t.viewCut(rd, last, cut, drop, buf)
-			}
+	for _, drop := range c.drops() {
+		if v, ws, ok := t.lookupCut(method, rd, segs, c, drop, fold, buf); ok {
 			return v, ws, true
 		}
 	}
 	return zero, nil, false
+}
+
+// lookupCut looks segs, the path read rd's way into buf, up as c cuts
+// them (with drop, without their emptied last segment; with fold, static
+// segments in any letter case), returning the value and the cut's
+// segments as its contracts see them (reading.view, into buf).
+func (t *Tree[T]) lookupCut(method string, rd reading, segs []string, c formatCutAt, drop, fold bool, buf []string) (T, []string, bool) {
+	ws := cutSegments(segs[:c.n], c.last, c.cut, drop)
+	v, ok := t.lookupCase(method, ws, fold, nil)
+	if ok && rd.encoded {
+		ws = t.viewCut(rd, c.last, c.cut, drop, buf)
+	}
+	return v, ws, ok
 }
 
 // formatCut: chi's URLFormat middleware cuts the path chi routes on at
@@ -511,27 +508,46 @@ func (t *Tree[T]) lookupReading(method string, rd reading, fold, skipRead bool, 
 // "secret" behind URLFormat, and "secret.json" to the guard.)
 //
 // formatCut returns where the last of segs, rd's segments read up to the
-// tree's limit, is cut: its last '.'; false when it has none, is a dot
+// tree's limit, is cut: at its last '.'; false when it has none, is a dot
 // segment (cut, one of the readings that keep dot segments), or when
 // segs fill the limit and dropping the empty rest of the last would
 // leave a path not read whole.
-func (t *Tree[T]) formatCut(rd reading, segs []string) (int, bool) {
+func (t *Tree[T]) formatCut(rd reading, segs []string) (formatCutAt, bool) {
 	n := len(segs)
 	if n == 0 || segs[n-1] == "." || segs[n-1] == ".." {
-		return 0, false
+		return formatCutAt{}, false
 	}
-	i := strings.LastIndexByte(segs[n-1], '.')
+	c := formatCutAt{n: n, last: segs[n-1], cut: strings.LastIndexByte(segs[n-1], '.')}
 	switch {
-	case i < 0:
-		return 0, false
+	case c.cut < 0:
+		return formatCutAt{}, false
 	case n < t.limit():
-		return i, true
-	case i > 0:
-		return 0, false // the cut leaves as many segments: more than any pattern's
+		return c, true
+	case c.cut > 0:
+		return formatCutAt{}, false // the cut leaves as many segments: more than any pattern's
 	}
 	var more [8]string
-	return 0, len(rd.segments(more[:0], t.limit()+1)) == n // read whole
+	return c, len(rd.segments(more[:0], t.limit()+1)) == n // read whole
 }
+
+// formatCutAt is where formatCut cuts n segments: their last, last, at
+// cut.
+type formatCutAt struct {
+	n    int
+	last string
+	cut  int
+}
+
+// drops are the ways the cut is looked up: cut, and, when the cut leaves
+// the last segment empty, without it.
+func (c formatCutAt) drops() []bool {
+	if c.cut > 0 {
+		return cutOnly
+	}
+	return cutThenDrop
+}
+
+var cutOnly, cutThenDrop = []bool{false}, []bool{false, true}
 
 // mayCut reports a '.' in raw, plain or %2E: one a reading's last
 // segment needs for a format cut, looked for without reading it.
