@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 	"unsafe"
 
@@ -344,16 +345,22 @@ func TestInvariants_HeadersAsHeaderGet(t *testing.T) {
 // TestBody_ChangesDoNotReachALaterPassesSchema: what Body returns is the
 // handler's to change (a logging middleware that redacts a field), but it
 // was the very value the library path of the schema check validates (a
-// schema the native fast path leaves to it: format regex, here), cached in
-// the parse. A typed handler behind that middleware checked its T's
-// schema against the redacted value, and got a T decoded from the body
-// itself: a name of 20 characters passed maxLength 5.
+// schema the native fast path leaves to it: a later draft's keyword,
+// here), cached in the parse. A typed handler behind that middleware
+// checked its T's schema against the redacted value, and got a T decoded
+// from the body itself: a name of 20 characters passed maxLength 5.
 func TestBody_ChangesDoNotReachALaterPassesSchema(t *testing.T) {
-	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/notes", Method: "POST"}}})
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/notes", Method: "POST"}},
+		SchemaFS: fstest.MapFS{"note.json": {Data: []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema",
+			"type":"object","properties":{"name":{"type":"string","maxLength":5}},"dependentRequired":{"re":["name"]}}`)}}})
 	type note struct {
-		Name string `json:"name" jsonschema:"maxLength=5"`
-		Re   string `json:"re,omitempty" jsonschema:"format=regex"`
+		_    struct{} `cg:"schema=note.json"`
+		Name string   `json:"name"`
+		Re   string   `json:"re,omitempty"`
 	}
+	c, err := g.typedContract(reflect.TypeFor[note]())
+	require.NoError(t, err)
+	require.False(t, c.schema.Native(), "the library path checks T's schema")
 	reached := false
 	mux := http.NewServeMux()
 	mux.Handle("POST /notes", Handle(g, func(w http.ResponseWriter, r *http.Request, n note) { reached = true }))

@@ -512,9 +512,6 @@ func supported(s *jsonschema.Schema) bool {
 			return false
 		}
 	}
-	if s.Format != nil && s.Format.Name == "regex" {
-		return false // the library may route it to a custom regexp engine
-	}
 	return true
 }
 

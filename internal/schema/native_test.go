@@ -172,7 +172,8 @@ func TestNative_Coverage(t *testing.T) {
 		`{"propertyNames":{"maxLength":3}}`:          true,
 		`{"propertyNames":{"$ref":"#"}}`:             true, // into the name: no cycle
 		`{"uniqueItems":true}`:                       true,
-		`{"format":"regex"}`:                         false,
+		`{"format":"regex"}`:                         true, // the library's own check, as for uri
+		`{"contentEncoding":"base64","contentMediaType":"application/json"}`: true, // draft-07: annotations
 	} {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("cov-%x.json", src), json.RawMessage(src))
 		assert.Equal(t, want, s.Native(), src)
