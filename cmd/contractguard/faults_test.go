@@ -187,6 +187,60 @@ func TestServe_SIGHUPWhileLoading(t *testing.T) {
 	assert.Contains(t, logs.String(), "SIGHUP: reloading the contracts")
 }
 
+// TestServe_SIGTERMBehindSIGHUPs: a SIGTERM sent while a reload runs and
+// SIGHUPs are queued behind it (a deploy that signals once per file) stops
+// the proxy. The SIGHUPs and SIGTERM shared one channel of 4, which
+// os/signal never blocks on: with 4 SIGHUPs queued, the SIGTERM was
+// dropped, and the proxy reloaded again and went on serving until killed.
+// A contracts file that is a pipe holds the reload while the test signals.
+func TestServe_SIGTERMBehindSIGHUPs(t *testing.T) {
+	dir := t.TempDir()
+	contract := "endpoint: /a\nmethod: POST\n"
+	file := filepath.Join(dir, "a.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(contract), 0o644))
+	p := startProxy(t, "http://"+freePort(t), dir, "--watch=false", "--admin-listen", "off")
+
+	pipe := filepath.Join(dir, "a.yaml.pipe")
+	require.NoError(t, syscall.Mkfifo(pipe, 0o644))
+	require.NoError(t, os.Rename(pipe, file))
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	var w *os.File
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, err := os.OpenFile(file, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			w = f
+			break
+		}
+		require.ErrorIs(t, err, syscall.ENXIO)
+		require.True(t, time.Now().Before(deadline), "the reload did not read the contracts within 30s")
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The reload is held: SIGHUPs queue behind it, one at a time (the
+	// system merges a signal sent while one of its kind is pending), then
+	// a SIGTERM.
+	for range 6 {
+		require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	time.Sleep(100 * time.Millisecond)
+	next := filepath.Join(dir, "a.yaml.new")
+	require.NoError(t, os.WriteFile(next, []byte(contract), 0o644))
+	require.NoError(t, os.Rename(next, file)) // what a reload after this one reads
+	_, err := w.WriteString(contract)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the SIGTERM sent behind the SIGHUPs was lost: the proxy is still running")
+	}
+	assert.Equal(t, 0, p.exitCode)
+	assert.Contains(t, p.logs.String(), `"signal":"terminated"`)
+}
+
 // TestCoalesce: SIGHUPs queued behind one are one reload; a SIGTERM or
 // SIGINT queued behind them stops without reloading.
 func TestCoalesce(t *testing.T) {

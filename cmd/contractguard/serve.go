@@ -794,17 +794,24 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	if err := p.run(context.Background(), sigs); err != nil {
+	// SIGTERM and SIGINT have a channel of their own: os/signal drops a
+	// signal whose channel is full, and SIGHUPs queued behind a reload
+	// (a deploy that signals once per file) filled the shared one, so a
+	// SIGTERM then was lost and the proxy served on until killed.
+	stops := make(chan os.Signal, 1)
+	signal.Notify(stops, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stops)
+	if err := p.run(context.Background(), sigs, stops); err != nil {
 		log.Error("contractguard serve: stopped", slog.String("error", err.Error()))
 		return 1
 	}
 	return 0
 }
 
-// run listens and serves until SIGTERM or SIGINT on sigs (or ctx is
-// done), then shuts down gracefully; SIGHUP reloads the contracts.
-func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
+// run listens and serves until SIGTERM or SIGINT on stops (or on sigs,
+// or ctx is done), then shuts down gracefully; SIGHUP on sigs reloads the
+// contracts.
+func (p *proxy) run(ctx context.Context, sigs, stops <-chan os.Signal) error {
 	s := p.s
 	ln, err := net.Listen("tcp", s.Listen)
 	if err != nil {
@@ -864,10 +871,19 @@ func (p *proxy) run(ctx context.Context, sigs <-chan os.Signal) error {
 			return p.shutdown(servers)
 		case sig := <-sigs:
 			if sig = coalesce(sig, sigs); sig == syscall.SIGHUP {
+				select {
+				case sig = <-stops: // a stop that came with the SIGHUPs stops without reloading first
+				default:
+				}
+			}
+			if sig == syscall.SIGHUP {
 				p.log.Info("contractguard serve: SIGHUP: reloading the contracts")
 				_ = p.guard.Reload() // a failure is logged, and the old set stays
 				continue
 			}
+			p.log.Info("contractguard serve: shutting down", slog.String("signal", sig.String()), slog.String("timeout", s.ShutdownTimeout.String()))
+			return p.shutdown(servers)
+		case sig := <-stops:
 			p.log.Info("contractguard serve: shutting down", slog.String("signal", sig.String()), slog.String("timeout", s.ShutdownTimeout.String()))
 			return p.shutdown(servers)
 		}
