@@ -17,6 +17,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/learn"
 )
 
@@ -99,7 +100,7 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 	for _, src := range sources {
 		names, err := expand(src)
 		if err != nil {
-			fmt.Fprintf(stderr, "contractguard learn merge: %v\n", err)
+			fmt.Fprintf(stderr, "contractguard learn merge: %v\n", oneLine(err))
 			return 1
 		}
 		for _, name := range names {
@@ -109,7 +110,7 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 				if _, ok := err.(*jsonAt); ok {
 					sep = ":" // FILE:LINE:COLUMN: message
 				}
-				fmt.Fprintf(stderr, "contractguard learn merge: %s%s%v\n", name, sep, err)
+				fmt.Fprintf(stderr, "contractguard learn merge: %s%s%v\n", failure.Printable(name), sep, oneLine(err))
 				return 1
 			}
 			if merged != nil && merged.Limits() != o.Limits() {
@@ -168,10 +169,10 @@ func expand(src string) ([]string, error) {
 	}
 	names, err := filepath.Glob(src)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", src, err)
+		return nil, fmt.Errorf("%s: %w", failure.Printable(src), err)
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s: no file matches", src)
+		return nil, fmt.Errorf("%s: no file matches", failure.Printable(src))
 	}
 	return names, nil
 }

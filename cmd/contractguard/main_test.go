@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -413,4 +414,27 @@ func trustedKey(t *testing.T, id string, features ...string) string {
 		Features: features})
 	require.NoError(t, err)
 	return key
+}
+
+// TestErrorsNameFilesOnOneLine: a file named with a line break (or a byte
+// that is not UTF-8) that check's @FILE or a learn merge SOURCE cannot
+// read is quoted, as the library's errors name files: each error is one
+// line of the output, which scripts and CI logs read line by line.
+func TestErrorsNameFilesOnOneLine(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.yaml": "endpoint: /a\nmethod: POST\n"})
+	name := filepath.Join(t.TempDir(), "no\nsuch\xff.json")
+	for _, tc := range []struct {
+		args []string
+		want string // the name as the error shows it
+	}{
+		{[]string{"check", "--contracts", dir, "/a", "@" + name}, strconv.Quote(name)},
+		{[]string{"learn", "merge", "--out", filepath.Join(t.TempDir(), "out"), name}, strconv.Quote(name)},
+		{[]string{"learn", "merge", "--out", filepath.Join(t.TempDir(), "out"), name + "*"}, strconv.Quote(name + "*")},
+	} {
+		r := cli(t, "", tc.args...)
+		assert.NotZero(t, r.code, "%q", tc.args)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		assert.Len(t, lines, 1, "%q: %s", tc.args, r.stderr)
+		assert.Contains(t, r.stderr, tc.want, "%q", tc.args)
+	}
 }
