@@ -448,6 +448,13 @@ func Parse(kind Kind, raw string) (any, error) {
 		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			return nil, fmt.Errorf("want a URL without user, query or fragment, not %q", raw)
 		}
+		// url.Parse checks only that a port is digits: http://x:99999 (or
+		// :0) started a proxy that could never connect, every request 502.
+		if p := u.Port(); p != "" {
+			if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
+				return nil, fmt.Errorf("want a port from 1 to 65535, not %q", raw)
+			}
+		}
 		return u, nil
 	}
 	if kind == Path && strings.TrimSpace(raw) == "" {

@@ -46,6 +46,8 @@ func TestParse(t *testing.T) {
 		{URL, "ftp://x", nil, `want an absolute http:// or https:// URL, not "ftp://x"`},
 		{URL, "127.0.0.1:3000", nil, `want an absolute http:// or https:// URL, not "127.0.0.1:3000"`},
 		{URL, "http://u:p@x", nil, `want a URL without user, query or fragment, not "http://u:p@x"`},
+		{URL, "http://x:99999", nil, `want a port from 1 to 65535, not "http://x:99999"`},
+		{URL, "http://x:0", nil, `want a port from 1 to 65535, not "http://x:0"`},
 	} {
 		v, err := Parse(tc.kind, tc.raw)
 		if tc.err != "" {
