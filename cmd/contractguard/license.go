@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/licence"
 )
 
@@ -99,7 +100,7 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", err)
+		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", oneLine(err))
 		return 1
 	}
 	err = pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
@@ -108,7 +109,7 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		os.Remove(*out)
-		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", err)
+		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", oneLine(err))
 		return 1
 	}
 	spki, err := x509.MarshalPKIXPublicKey(pub)
@@ -119,7 +120,7 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 	pem.Encode(stdout, &pem.Block{Type: "PUBLIC KEY", Bytes: spki})
 	sum := sha256.Sum256(pub)
 	id := fmt.Sprintf("cg-%d-%s", time.Now().UTC().Year(), hex.EncodeToString(sum[:3]))
-	fmt.Fprintf(stderr, "contractguard license keygen: wrote the private key to %s (mode 0600); keep it offline\n", *out)
+	fmt.Fprintf(stderr, "contractguard license keygen: wrote the private key to %s (mode 0600); keep it offline\n", failure.Printable(*out))
 	fmt.Fprintf(stderr, "key id suggestion: %s\n", id)
 	fmt.Fprintf(stderr, "built-in entry (internal/licence/builtin.go): %q: publicKey(%q),\n", id, base64.StdEncoding.EncodeToString(pub))
 	return 0
@@ -195,7 +196,7 @@ func licenseIssue(args []string, stdout, stderr io.Writer) int {
 	}
 	pub := priv.Public().(ed25519.PublicKey)
 	if builtIn, ok := licence.BuiltIn[*keyID]; ok && !builtIn.Equal(pub) {
-		return usage("key id %q is built in with another public key: keys signed with %s would not verify", *keyID, *keyFile)
+		return usage("key id %q is built in with another public key: keys signed with %s would not verify", *keyID, failure.Printable(*keyFile))
 	} else if !ok {
 		fmt.Fprintf(stderr, "contractguard license issue: note: key id %q is not built into this contractguard (it has %s): its keys verify where that id is added, or with inspect --public-key\n", *keyID, strings.Join(licence.BuiltIn.IDs(), ", "))
 	}
@@ -235,12 +236,13 @@ func parseDay(s string, end bool) (time.Time, error) {
 
 // readSigningKey reads an Ed25519 private key from a PKCS#8 PEM file, and
 // warns when others can read the file.
-func readSigningKey(name string, stderr io.Writer) (ed25519.PrivateKey, error) {
-	data, err := os.ReadFile(name)
+func readSigningKey(file string, stderr io.Writer) (ed25519.PrivateKey, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, oneLine(err)
 	}
-	if fi, err := os.Stat(name); err == nil && fi.Mode().Perm()&0o077 != 0 {
+	name := failure.Printable(file) // as messages name it: one line
+	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		fmt.Fprintf(stderr, "contractguard license issue: warning: %s can be read by others (mode %04o); chmod 600 it\n", name, fi.Mode().Perm())
 	}
 	block, _ := pem.Decode(data)
@@ -317,7 +319,7 @@ func licenseInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		if pub, err = readPublicKey(*pubFile); err != nil {
 			return usage("--public-key: %v", err)
 		}
-		against = "the public key in " + *pubFile
+		against = "the public key in " + failure.Printable(*pubFile)
 	}
 
 	fmt.Fprintf(stdout, "key from:  %s\n", from)
@@ -356,11 +358,12 @@ func licenseInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 // readPublicKey reads an Ed25519 public key from a PEM file (SPKI, "BEGIN
 // PUBLIC KEY", as keygen and "openssl pkey -pubout" write it). A private
 // key is refused, and never echoed.
-func readPublicKey(name string) (ed25519.PublicKey, error) {
-	data, err := os.ReadFile(name)
+func readPublicKey(file string) (ed25519.PublicKey, error) {
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, oneLine(err)
 	}
+	name := failure.Printable(file) // as messages name it: one line
 	block, _ := pem.Decode(data)
 	switch {
 	case block == nil:

@@ -430,6 +430,9 @@ func TestErrorsNameFilesOnOneLine(t *testing.T) {
 		{[]string{"check", "--contracts", dir, "/a", "@" + name}, strconv.Quote(name)},
 		{[]string{"learn", "merge", "--out", filepath.Join(t.TempDir(), "out"), name}, strconv.Quote(name)},
 		{[]string{"learn", "merge", "--out", filepath.Join(t.TempDir(), "out"), name + "*"}, strconv.Quote(name + "*")},
+		{[]string{"license", "keygen", "--out", filepath.Join(name, "k.pem")}, strconv.Quote(filepath.Join(name, "k.pem"))},
+		{[]string{"license", "issue", "--signing-key", name, "--key-id", "cg-test", "--licensee", "Acme", "--features", "learning-mode", "--expires", "2099-12-31"}, strconv.Quote(name)},
+		{[]string{"license", "inspect", "--public-key", name, "k"}, strconv.Quote(name)},
 	} {
 		r := cli(t, "", tc.args...)
 		assert.NotZero(t, r.code, "%q", tc.args)
