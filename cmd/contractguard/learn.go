@@ -100,7 +100,7 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 	for _, src := range sources {
 		names, err := expand(src)
 		if err != nil {
-			fmt.Fprintf(stderr, "contractguard learn merge: %v\n", oneLine(err))
+			fmt.Fprintf(stderr, "contractguard learn merge: %v\n", failure.PrintablePath(err))
 			return 1
 		}
 		for _, name := range names {
@@ -110,7 +110,7 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 				if _, ok := err.(*jsonAt); ok {
 					sep = ":" // FILE:LINE:COLUMN: message
 				}
-				fmt.Fprintf(stderr, "contractguard learn merge: %s%s%v\n", failure.Printable(name), sep, oneLine(err))
+				fmt.Fprintf(stderr, "contractguard learn merge: %s%s%v\n", failure.Printable(name), sep, failure.PrintablePath(err))
 				return 1
 			}
 			if merged != nil && merged.Limits() != o.Limits() {

@@ -100,7 +100,7 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", failure.PrintablePath(err))
 		return 1
 	}
 	err = pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
@@ -109,7 +109,7 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		os.Remove(*out)
-		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", failure.PrintablePath(err))
 		return 1
 	}
 	spki, err := x509.MarshalPKIXPublicKey(pub)
@@ -239,7 +239,7 @@ func parseDay(s string, end bool) (time.Time, error) {
 func readSigningKey(file string, stderr io.Writer) (ed25519.PrivateKey, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, oneLine(err)
+		return nil, failure.PrintablePath(err)
 	}
 	name := failure.Printable(file) // as messages name it: one line
 	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
@@ -361,7 +361,7 @@ func licenseInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 func readPublicKey(file string) (ed25519.PublicKey, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, oneLine(err)
+		return nil, failure.PrintablePath(err)
 	}
 	name := failure.Printable(file) // as messages name it: one line
 	block, _ := pem.Decode(data)

@@ -194,17 +194,6 @@ func lint(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// oneLine is err, when it is a *fs.PathError, with the file it names
-// quoted when that holds a character that would not print as itself (a
-// line break, a byte that is not UTF-8), as the library's errors name
-// files: an error is one line of the output.
-func oneLine(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return &os.PathError{Op: pe.Op, Path: failure.Printable(pe.Path), Err: pe.Err}
-	}
-	return err
-}
-
 // flatten lists the errors joined in err.
 func flatten(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
@@ -299,7 +288,7 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			body = []byte(b)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "contractguard check: %v\n", oneLine(err))
+			fmt.Fprintf(stderr, "contractguard check: %v\n", failure.PrintablePath(err))
 			return 2
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -107,10 +106,7 @@ func ReadFile(path string, table []Property, scope string) (values Values, probl
 func ReadFileWhere(path string, table []Property, scope string) (values Values, where map[string]string, problems []error, err error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			err = &fs.PathError{Op: pe.Op, Path: failure.Printable(pe.Path), Err: pe.Err} // one line
-		}
-		return nil, nil, nil, &Error{Where: failure.Printable(path), Err: err}
+		return nil, nil, nil, &Error{Where: failure.Printable(path), Err: failure.PrintablePath(err)}
 	}
 	return read(path, src, table, scope)
 }

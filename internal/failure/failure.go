@@ -4,6 +4,7 @@
 package failure
 
 import (
+	"io/fs"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,16 @@ func Printable(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// PrintablePath is err, when it is an *fs.PathError, with its file named
+// as Printable names it, so that an OS error stays one line; any other
+// error as it is.
+func PrintablePath(err error) error {
+	if pe, ok := err.(*fs.PathError); ok && Printable(pe.Path) != pe.Path {
+		return &fs.PathError{Op: pe.Op, Path: Printable(pe.Path), Err: pe.Err}
+	}
+	return err
 }
 
 // MaxEcho is the most of a rejected value, in bytes, a message may repeat.

@@ -1,6 +1,8 @@
 package failure
 
 import (
+	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,4 +124,13 @@ func TestPrintable(t *testing.T) {
 	} {
 		assert.Equal(t, want, Printable(in), "%q", in)
 	}
+}
+
+func TestPrintablePath(t *testing.T) {
+	_, err := os.ReadFile("no\nsuch file")
+	assert.Equal(t, `open "no\nsuch file": no such file or directory`, PrintablePath(err).Error())
+	_, err = os.ReadFile("no such file")
+	assert.Same(t, err, PrintablePath(err), "a printable name: the error as it is")
+	other := errors.New("a\nb")
+	assert.Same(t, other, PrintablePath(other))
 }

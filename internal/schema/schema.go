@@ -81,10 +81,7 @@ func (l loader) Load(u string) (any, error) {
 	}
 	data, err := fs.ReadFile(l.files, name)
 	if err != nil {
-		if pe, ok := err.(*fs.PathError); ok && failure.Printable(pe.Path) != pe.Path {
-			err = &fs.PathError{Op: pe.Op, Path: failure.Printable(pe.Path), Err: pe.Err}
-		}
-		return nil, fmt.Errorf("$ref to %s: %w", failure.Printable(name), err)
+		return nil, fmt.Errorf("$ref to %s: %w", failure.Printable(name), failure.PrintablePath(err))
 	}
 	var doc any
 	if l.decode != nil {
