@@ -384,7 +384,11 @@ func checkOptions(configPath, dir string) (contractguard.Options, error) {
 	}
 	switch {
 	case o.Disabled:
-		return o, fmt.Errorf("contractguard check: %s disables the guard (contractguard.enabled: false): nothing would be checked", failure.Printable(configPath))
+		by := failure.Printable(configPath) + " disables the guard (contractguard.enabled: false)"
+		if v, ok := os.LookupEnv("CONTRACTGUARD_ENABLED"); ok { // the environment wins over the file
+			by = "the environment disables the guard (CONTRACTGUARD_ENABLED=" + strconv.Quote(v) + ")"
+		}
+		return o, fmt.Errorf("contractguard check: %s: nothing would be checked", by)
 	case o.ContractsDir == "":
 		return o, fmt.Errorf("contractguard check: %s sets no contractguard.contracts-dir: give --contracts DIR", failure.Printable(configPath))
 	}

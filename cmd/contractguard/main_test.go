@@ -223,6 +223,12 @@ func TestCheck_Config(t *testing.T) {
 	r = cli(t, "", "check", "--config", filepath.Join(dir, "nl\noff.yaml"), "/notes", `{}`)
 	assert.Equal(t, 2, r.code)
 	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line, its file's name quoted: %q", r.stderr)
+
+	// The environment that disables the guard is named, not the file.
+	t.Setenv("CONTRACTGUARD_ENABLED", "false")
+	r = cli(t, "", "check", "--config", conf, "/notes", `{}`)
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, "contractguard check: the environment disables the guard (CONTRACTGUARD_ENABLED=\"false\"): nothing would be checked\n", r.stderr)
 }
 
 func TestLint_MissingDirectory(t *testing.T) {
