@@ -129,7 +129,9 @@ func learnCmd(args []string, stdout, stderr io.Writer) int {
 		n, merged.Samples(), merged.Dropped(), merged.Routes(), len(contracts))
 	sum, err := learn.WriteContracts(*out, contracts, learn.WriteOptions{Force: *force})
 	if err != nil {
-		fmt.Fprintf(stderr, "contractguard learn merge: %v\n", err)
+		for _, e := range flatten(err) {
+			fmt.Fprintf(stderr, "contractguard learn merge: %v\n", failure.PrintablePath(e))
+		}
 		return 1
 	}
 	fmt.Fprint(stdout, sum.String())

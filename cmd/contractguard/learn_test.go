@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -300,4 +301,26 @@ func TestLearnMerge_DuplicateKeyNamesTheLine(t *testing.T) {
 	assert.Contains(t, r.stderr, "contractguard learn merge: "+dup+`:6:3: learned observations: jsontext: duplicate object member name "body"`)
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// TestLearnMerge_BrokenContractsInOutAreEachOneLine: contracts already in
+// --out that do not read are each named on a line of their own, with the
+// command's prefix, FILE:LINE[:COLUMN]: message (they were joined into
+// one error spread over lines, the first alone prefixed, and a syntax
+// error was "FILE: 2:9: …").
+func TestLearnMerge_BrokenContractsInOutAreEachOneLine(t *testing.T) {
+	in := t.TempDir()
+	good := filepath.Join(in, "good.json")
+	require.NoError(t, os.WriteFile(good, exportOf(t, shopTraffic()[:30]), 0o644))
+	out := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(out, "a.yaml"), []byte("endpoint: /a\nmethod: [POST\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "b.yaml"), []byte("endpoint: /b\nmethod: POST\n---\nendpoint: /c/{\nmethod: GET\n"), 0o644))
+
+	r := cli(t, "", "learn", "merge", "--out", out, good)
+	assert.Equal(t, 1, r.code, r.stdout+r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	require.Len(t, lines, 3, r.stderr)
+	assert.Equal(t, "contractguard learn merge: contracts already in "+out+" cannot be read, so learned ones could clash with them", lines[0])
+	assert.Regexp(t, `^contractguard learn merge: `+regexp.QuoteMeta(filepath.Join(out, "a.yaml"))+`:\d+:\d+: \S`, lines[1])
+	assert.Regexp(t, `^contractguard learn merge: `+regexp.QuoteMeta(filepath.Join(out, "b.yaml"))+`:4: "GET" "/c/\{": \S`, lines[2])
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contractguard/contractguard/internal/failure"
 	paths "github.com/contractguard/contractguard/internal/route"
 	"github.com/contractguard/contractguard/internal/yamljson"
 )
@@ -304,18 +305,27 @@ func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
 		file := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, failure.PrintablePath(err)
 		}
 		ours, edited := written(data)
+		// Each problem is one line, FILE:LINE: message (the column too
+		// where the reader gives one), as the guard's loader names them.
+		at := func(line int, err error) error {
+			var ye *yamljson.Error
+			if errors.As(err, &ye) && ye.Line > 0 {
+				return fmt.Errorf("%s:%w", failure.Printable(file), ye)
+			}
+			return fmt.Errorf("%s:%d: %w", failure.Printable(file), line, err)
+		}
 		docs, err := yamljson.Parse(data)
 		if err != nil {
-			problems = append(problems, fmt.Errorf("%s: %w", file, err))
+			problems = append(problems, at(1, err))
 			continue
 		}
 		for _, d := range docs {
 			v, err := yamljson.Value(d.Body)
 			if err != nil {
-				problems = append(problems, fmt.Errorf("%s:%d: %w", file, d.Line, err))
+				problems = append(problems, at(d.Line, err))
 				continue
 			}
 			list, ok := v.([]any)
@@ -328,7 +338,7 @@ func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
 				end, _ := m["endpoint"].(string)
 				key, err := shapeKey(method, end)
 				if err != nil {
-					problems = append(problems, fmt.Errorf("%s:%d: %q %q: %w", file, d.Line, method, end, err))
+					problems = append(problems, at(d.Line, fmt.Errorf("%q %q: %w", method, end, err)))
 					continue
 				}
 				if have[key] == nil {
@@ -338,7 +348,9 @@ func readExisting(dir string) (map[string]*existing, map[string]bool, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, nil, fmt.Errorf("contracts already in %s cannot be read, so learned ones could clash with them: %w", dir, errors.Join(problems...))
+		// One line each: what is wrong, then each problem.
+		head := fmt.Errorf("contracts already in %s cannot be read, so learned ones could clash with them", failure.Printable(dir))
+		return nil, nil, errors.Join(append([]error{head}, problems...)...)
 	}
 	return have, files, nil
 }
