@@ -1320,3 +1320,33 @@ func TestProxy_ReadTimeoutOnEveryAnswer(t *testing.T) {
 	}
 	assert.Zero(t, n.Load())
 }
+
+// TestProxy_WarnsWithoutContracts: serve needs no contracts folder (a
+// proxy that only scans may mean it), so one forgotten in a deployment
+// started a proxy that checked nothing, logged only as "contracts":0 at
+// INFO. It now warns, saying what the proxy will do.
+func TestProxy_WarnsWithoutContracts(t *testing.T) {
+	u, err := url.Parse("http://127.0.0.1:1")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		edit func(*contractguard.Options)
+		want string // "" for no warning
+	}{
+		{func(o *contractguard.Options) {}, "every request passes unchecked"},
+		{func(o *contractguard.Options) { o.VulnerabilityScan = true }, "requests are only scanned"},
+		{func(o *contractguard.Options) { o.RequireContract = true }, "RequireContract rejects every request"},
+		{func(o *contractguard.Options) { o.ContractsDir = filepath.Join(hostsDir, "contracts") }, ""},
+		{func(o *contractguard.Options) { o.Disabled = true }, ""},
+	} {
+		var logs bytes.Buffer
+		opts := contractguard.Options{}
+		tc.edit(&opts)
+		_, err := newProxy(settings{Upstream: u}, opts, slog.New(slog.NewTextHandler(&logs, nil)))
+		require.NoError(t, err)
+		if tc.want == "" {
+			assert.NotContains(t, logs.String(), "no contracts folder", "%+v", opts)
+			continue
+		}
+		assert.Contains(t, logs.String(), "level=WARN msg=\"contractguard serve: no contracts folder (--contracts, contractguard.contracts-dir or CONTRACTGUARD_CONTRACTS_DIR): "+tc.want+"\"")
+	}
+}
