@@ -282,8 +282,12 @@ func mayBeString(t *types.Type) bool {
 
 // looksUpStrings reports whether a has an in whose list is a list of
 // literals (a set, to cel-go) and whose x may be a string of the data.
-func looksUpStrings(a *cel.Ast) bool {
-	ast := a.NativeRep()
+func looksUpStrings(a *cel.Ast) bool { return keepsInCalls(a.NativeRep()) }
+
+// keepsInCalls is looksUpStrings of a checked AST: whether its program
+// keeps every in over a constant list a call (keepInCalls), whose
+// membership is Equal's, not the set's.
+func keepsInCalls(ast *celast.AST) bool {
 	return hasCall(ast, func(e celast.Expr) bool {
 		if e.AsCall().FunctionName() != operators.In {
 			return false

@@ -98,7 +98,7 @@ const (
 	opMod           // a % b
 	opNeg           // -a
 	opInSet         // a in a constant list of primitives: set
-	opInList        // a in a constant list with null: list
+	opInList        // a in a constant list with null, or in a program that keeps in calls: list
 	opIn            // a in b
 	opConvert       // int(a), uint(a), double(a): to, guard
 	opSize          // size(a)
@@ -198,7 +198,7 @@ func (s *constSet) add(v val) {
 // when a node is outside the subset. budget: see native. vars: the
 // variables of struct-tag rules, nil for contracts.
 func translate(a *celast.AST, budget uint64, vars *typedVars) *native {
-	t := translator{ast: a, vars: vars}
+	t := translator{ast: a, vars: vars, keepIn: keepsInCalls(a)}
 	root, ok := t.node(a.Expr())
 	if !ok {
 		return nil
@@ -232,6 +232,9 @@ type translator struct {
 	ast   *celast.AST
 	vars  *typedVars
 	scope []iterVar // outermost first; the index is the slot
+	// keepIn: the program keeps in over a constant list a call
+	// (keepsInCalls), which cel-go then evaluates with list.Contains
+	keepIn bool
 }
 
 // iterVar is an iteration variable: its name, and the struct type of
@@ -504,7 +507,11 @@ func (t *translator) index(args []celast.Expr) (*nnode, bool) {
 // inList is a in [constants]. cel-go (with OptOptimize, as programs are
 // built) makes an empty list false without evaluating a, and a list of
 // primitives a set, which finds a number by the lossless conversions of
-// the list's numbers; a list with null is searched with Equal.
+// the list's numbers; a list with null is searched with Equal, and so is
+// every list of a program that keeps its calls of in (keepInCalls), unless
+// a is planned as a constant: there Equal finds 9007199254740993 in
+// [9007199254740992.0] (the int converted to a double), which the set
+// does not.
 func (t *translator) inList(args []celast.Expr) (*nnode, bool) {
 	l := args[1].AsList()
 	if len(l.OptionalIndices()) > 0 {
@@ -531,7 +538,7 @@ func (t *translator) inList(args []celast.Expr) (*nnode, bool) {
 	if !ok {
 		return nil, false
 	}
-	if !primitive {
+	if !primitive || t.keepIn && !plannedConst(args[0]) {
 		return &nnode{op: opInList, a: lhs, list: vals}, true
 	}
 	set := &constSet{}
@@ -539,6 +546,20 @@ func (t *translator) inList(args []celast.Expr) (*nnode, bool) {
 		set.add(v)
 	}
 	return &nnode{op: opInSet, a: lhs, set: set}, true
+}
+
+// plannedConst reports whether cel-go plans e as a constant, which
+// keepInCalls leaves to the set: a literal, or a conversion of one
+// (OptOptimize folds those).
+func plannedConst(e celast.Expr) bool {
+	switch e.Kind() {
+	case celast.LiteralKind:
+		return true
+	case celast.CallKind:
+		c := e.AsCall()
+		return conversions[c.FunctionName()] != kErr && !c.IsMemberFunction() && len(c.Args()) == 1 && plannedConst(c.Args()[0])
+	}
+	return false
 }
 
 // comprehension is all() or exists() as the standard macros expand them,

@@ -1222,3 +1222,41 @@ func TestNative_CostLimit_ObjectOrder(t *testing.T) {
 	_, _, done := p.nat.eval(&Activation{Body: body})
 	assert.False(t, done, "2000 members to look through, on a budget of 1000")
 }
+
+// TestNativeMatchesCEL_InKeptCalls: a program that keeps its calls of in
+// over a constant list (keepInCalls: one whose x may be a string) is
+// evaluated by cel-go with list.Contains, whose Equal finds an int in a
+// list of the double it converts to (9007199254740993 in
+// [9007199254740992.0]), which cel-go's set does not: the native path
+// decides each program as cel-go runs it, a constant x (a set still)
+// included.
+func TestNativeMatchesCEL_InKeptCalls(t *testing.T) {
+	env := nativeEnv(t)
+	s := compileSchema(t, `{"type":"object","properties":{"q":{"type":"integer"},"x":{},"s":{"type":"string"}}}`)
+	ce, err := env.ForSchema(s)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		src, body string
+		want      verdict
+	}{
+		{"request.body.x in [9007199254740992.0]", `{"x":9007199254740993}`, vdTrue},
+		{"request.body.x in [9223372036854775807.0]", `{"x":9223372036854775807}`, vdTrue},
+		{"!(request.body.x in [9007199254740992.0, 'a'])", `{"x":9007199254740993}`, vdFalse},
+		{"request.body.x in [1.8446744073709551615e19]", `{"x":18446744073709551615}`, vdTrue}, // a double either way
+		// An integer x alone is a set's lookup; with a string's in in the
+		// same program, every in is a call.
+		{"request.body.q in [9007199254740992.0, 'a']", `{"q":9007199254740993}`, vdFalse},
+		{"request.body.q in [9007199254740992.0, 'a'] || request.body.s in ['a']", `{"q":9007199254740993,"s":"b"}`, vdTrue},
+		{"int('9007199254740993') in [9007199254740992.0, 'a'] || request.body.s in ['a']", `{"s":"b"}`, vdFalse},
+		{"9007199254740993 in [9007199254740992.0, 'a'] || request.body.s in ['a']", `{"s":"b"}`, vdFalse},
+	} {
+		p, err := ce.Compile(c.src)
+		require.NoError(t, err, c.src)
+		require.True(t, p.Native(), c.src)
+		body := doc(t, c.body)
+		nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: body, Shape: s.Numbers()} })
+		require.False(t, bailed, c.src)
+		assert.Equal(t, c.want, cel, "%s on %s: cel-go", c.src, c.body)
+		assert.Equal(t, cel, nat, "%s on %s", c.src, c.body)
+	}
+}
