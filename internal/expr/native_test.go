@@ -1260,3 +1260,32 @@ func TestNativeMatchesCEL_InKeptCalls(t *testing.T) {
 		assert.Equal(t, cel, nat, "%s on %s", c.src, c.body)
 	}
 }
+
+// TestNative_CostLimit_PrefixLength: cel-go charges startsWith and
+// endsWith by the length of the prefix or suffix (a tenth of a unit per
+// code point), not of the string searched: a long prefix of a short
+// string is over the limit to cel-go, so the native path must not decide
+// it either.
+func TestNative_CostLimit_PrefixLength(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 1000, MaxEstimatedCost: math.MaxUint64})
+	require.NoError(t, err)
+	for _, src := range []string{"!request.body.s.startsWith(request.body.t)", "!request.body.s.endsWith(request.body.t)"} {
+		p, err := env.Compile(src)
+		require.NoError(t, err, src)
+		require.True(t, p.Native(), src)
+		require.True(t, p.Tracked(), src)
+		for _, body := range []string{
+			`{"s":"a","t":"` + strings.Repeat("b", 20000) + `"}`, // 2,000 units for cel-go
+			`{"t":"a","s":"` + strings.Repeat("b", 20000) + `"}`,
+			`{"s":"a","t":"` + strings.Repeat("b", 500) + `"}`, // within the limit
+		} {
+			d := doc(t, body)
+			nat, cel, bailed := both(p, func() *Activation { return &Activation{Body: d} })
+			if !bailed {
+				assert.Equal(t, cel, nat, "%s on %.40s", src, body)
+			}
+			ok, err := p.Eval(&Activation{Body: d})
+			assert.Equal(t, cel, verdictOf(ok, err), "%s on %.40s", src, body)
+		}
+	}
+}

@@ -466,12 +466,12 @@ func (f *frame) binary(n *nnode) val {
 	if x.k != kString || y.k != kString { // opStartsWith, opEndsWith, opContains
 		return errVal(errNoSuchOverload)
 	}
-	switch n.op {
+	switch n.op { // cel-go charges these by the size of y, the prefix or suffix
 	case opStartsWith:
-		f.charge(uint64(len(x.s)))
+		f.charge(uint64(max(len(x.s), len(y.s))))
 		return boolVal(strings.HasPrefix(x.s, y.s))
 	case opEndsWith:
-		f.charge(uint64(len(x.s)))
+		f.charge(uint64(max(len(x.s), len(y.s))))
 		return boolVal(strings.HasSuffix(x.s, y.s))
 	}
 	f.charge((uint64(len(x.s)) + 1) * (uint64(len(y.s)) + 1))
