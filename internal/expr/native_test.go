@@ -507,7 +507,7 @@ var (
 	genFields     = []string{"i", "i32", "i64", "u", "u64", "f32", "f64", "s", "b", "cur", "depth", "inline", "items", "tags", "list"} // of NativeRecord
 	genItemFields = []string{"sku", "qty", "price"}                                                                                    // of NativeItem
 	genNums       = []string{"0", "1", "-1", "2", "1.0", "0.5", "-0.0", "1e308", "1u", "0u", "18446744073709551615u",
-		"9223372036854775807", "-9223372036854775808", "9223372036854775807.0", "9007199254740993"}
+		"9223372036854775807", "-9223372036854775808", "9223372036854775807.0", "9007199254740993", "9007199254740992.0"}
 	genStrs    = []string{"'a'", "''", "'b'", "'ab'", "'1'", "'é'"}
 	genLits    = append(append(append([]string{}, genNums...), genStrs...), "true", "false", "null")
 	genRelOps  = []string{"==", "!=", "<", "<=", ">", ">="}
