@@ -164,10 +164,11 @@ func isJSONType(mt string) bool {
 // A body that is not wholly its encoding is refused: bytes after the
 // compressed stream, or deflate without zlib's wrapper (which some
 // clients send, and Node and others refuse), or zlib that is raw deflate
-// too (rawDeflateToo). What the guard checks must be all that a host can
-// read: a host that decodes otherwise, or not at all, would read other
-// bytes than those checked (raw deflate of stored blocks can be JSON
-// itself, and say something else decoded).
+// too (rawDeflateToo), or JSON as it is (jsonAsItIs). What the guard
+// checks must be all that a host can read: a host that decodes
+// otherwise, or not at all, would read other bytes than those checked
+// (raw deflate of stored blocks can be JSON itself, and say something
+// else decoded).
 func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 	vals := h["Content-Encoding"]
 	if len(vals) == 0 {
@@ -187,7 +188,7 @@ func decodeBody(h http.Header, raw []byte, limit int64) ([]byte, *Violation) {
 		r = zr
 	case "deflate":
 		zr, err := zlib.NewReader(src)
-		if err != nil || rawDeflateToo(raw, limit) {
+		if err != nil || rawDeflateToo(raw, limit) || jsonAsItIs(raw) {
 			return nil, undecodable(enc)
 		}
 		r = zr
@@ -227,6 +228,16 @@ func rawDeflateToo(raw []byte, limit int64) bool {
 	}
 	dec := json.NewDecoder(io.LimitReader(flate.NewReader(bytes.NewReader(raw)), overLimit(limit)))
 	return dec.Decode(new(json.RawMessage)) == nil
+}
+
+// jsonAsItIs reports whether a body's bytes, not decoded, start a JSON
+// value that json.NewDecoder reads: zlib whose header is '8' (CMF 0x38, a
+// 2 KiB window) and a byte that ends a number (FLG 0x11, 'O', 0x8D,
+// 0xCB) is the number 8 to a handler that does not decode
+// Content-Encoding and decodes with json.NewDecoder, which stops at the
+// value's end and never sees the rest.
+func jsonAsItIs(raw []byte) bool {
+	return json.NewDecoder(bytes.NewReader(raw)).Decode(new(json.RawMessage)) == nil
 }
 
 // overLimit is limit+1, the bytes that prove a body over limit, but for

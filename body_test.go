@@ -556,6 +556,47 @@ func TestBody_DeflateWhoseRawReadingFailsAfterItsDocument(t *testing.T) {
 	assert.Empty(t, *role, "the handler never ran")
 }
 
+// TestBody_DeflateThatIsJSONAsItIs: zlib's header can be JSON as it is.
+// CMF 0x38 (CM 8, a 2 KiB window) is '8', and FLG 0x4F ('O'; 0x11, 0x8D
+// and 0xCB too) makes the pair a multiple of 31 without a preset
+// dictionary: valid zlib, whose bytes json.NewDecoder, in a handler that
+// does not decode Content-Encoding (most Go handlers), reads as the
+// number 8 and stops. The guard checked the decoded document (100,
+// within the contract) and the handler acted on 8 (found by review). It
+// is refused, as raw deflate that is JSON as it is; a zlib body with the
+// common header (0x78, 'x', no JSON) still passes.
+func TestBody_DeflateThatIsJSONAsItIs(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{
+		{Endpoint: "/qty", Method: "PUT", Schema: map[string]any{"type": "integer", "minimum": 10}},
+	}})
+	var got any
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = nil
+		_ = json.NewDecoder(r.Body).Decode(&got)
+	}))
+	zl := deflated(t, []byte("100"), true)
+	require.Equal(t, byte(0x78), zl[0])
+	w := send(h, "PUT", "/qty", string(zl), "Content-Encoding", "deflate")
+	require.Equal(t, 200, w.Code, w.Body.String())
+
+	for _, flg := range []byte{0x11, 0x4F, 0x8D, 0xCB} {
+		body := append([]byte{0x38, flg}, zl[2:]...)
+		zr, err := zlib.NewReader(bytes.NewReader(body))
+		require.NoError(t, err, "%#x: valid zlib", flg)
+		checked, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		require.Equal(t, "100", string(checked))
+		var asIs any
+		require.NoError(t, json.NewDecoder(bytes.NewReader(body)).Decode(&asIs))
+		require.Equal(t, 8.0, asIs, "%#x: 8 as it is", flg)
+
+		got = nil
+		eb := rejected(t, send(h, "PUT", "/qty", string(body), "Content-Encoding", "deflate"), 400, CodeMalformedJSON)
+		assert.Equal(t, []Detail{{"", "the deflate body could not be decoded"}}, eb.Details, "%#x", flg)
+		assert.Nil(t, got, "%#x: the handler never ran", flg)
+	}
+}
+
 // roleGuard is a guard whose contract refuses role admin, around a
 // handler that decodes the body as raw DEFLATE (flate.NewReader, a
 // common Go idiom for Content-Encoding: deflate), and the role it read.
