@@ -217,7 +217,11 @@ func multipartFinding(body []byte, h http.Header) (_ scan.Class, tooLarge bool) 
 // body that does not start as an object, an array or a string holds no
 // string and is not read.
 func jsonFinding(body []byte) scan.Class {
-	text := bytes.TrimLeft(body, " \t\r\n")
+	// A UTF-8 byte order mark first is dropped, as Python's json.loads of
+	// the body's bytes (Flask's get_json(force=True), whatever the
+	// Content-Type), Express's and Fastify's JSON parsers drop one:
+	// "\uFEFF{…}" is JSON to them.
+	text := bytes.TrimLeft(bytes.TrimPrefix(body, []byte("\uFEFF")), " \t\r\n")
 	if len(text) == 0 || text[0] != '{' && text[0] != '[' && text[0] != '"' || bytes.IndexByte(text, '"') < 0 {
 		return scan.None // no string, no name: nothing to find, and a token walk of [0,0,…] costs
 	}
