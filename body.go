@@ -147,6 +147,19 @@ func rfc2231Charset(ct string) bool {
 	return false
 }
 
+// namesJSON reports whether a request's (first) Content-Type names a JSON
+// media type before its parameters, whether or not mime reads them:
+// Express and Fastify parse "application/json; foo" as JSON, and
+// Express reads its charset.
+func namesJSON(h http.Header) bool {
+	vals := h["Content-Type"]
+	if len(vals) == 0 {
+		return false
+	}
+	mt, _, _ := strings.Cut(vals[0], ";")
+	return isJSONType(strings.ToLower(strings.TrimSpace(mt)))
+}
+
 func isJSONType(mt string) bool {
 	return mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")
 }

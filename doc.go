@@ -86,8 +86,10 @@
 //   - [CodeInvariantViolated], 422: an invariant or a cg rule is false, or
 //     fails to evaluate; details in contract order.
 //   - [CodePayloadTooLarge], 413: the body is over Options.MaxBodyBytes.
-//   - [CodeUnsupportedMediaType], 415: a Content-Type that is not JSON on
-//     a contract with a schema or whose rules read the body, or a
+//   - [CodeUnsupportedMediaType], 415: a Content-Type that is not JSON
+//     (charset utf-8) on a contract with a schema or whose rules read the
+//     body, and, with Options.VulnerabilityScan, a JSON one with another
+//     charset or parameters mime does not read on any; or a
 //     Content-Encoding other than gzip (or x-gzip), deflate or identity.
 //   - [CodeVulnerabilityDetected], 403: Options.VulnerabilityScan flags a
 //     value.

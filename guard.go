@@ -302,8 +302,13 @@ func (g *Guard) decide(in *input) (d decision) {
 	}
 	// 2. The media type and the body (body.go). Before any contract runs,
 	// contracts that all learn report a violation instead (learn.go).
+	// The scan reads a JSON body too, as UTF-8: one of another charset,
+	// which a host may transcode (express.json() decodes UTF-7, where
+	// "+ACc-" is a quote), is refused as on a contract that reads it; so
+	// is one whose parameters mime refuses (Express reads the charset of
+	// "application/json; charset=utf-7; foo").
 	isJSON, badType := mediaType(in.header)
-	if badType != "" && anyReadsBody(todo) {
+	if badType != "" && (anyReadsBody(todo) || g.opts.VulnerabilityScan && namesJSON(in.header)) {
 		return g.decided(in, e, prev, start, g.early(in, e, segs, others, prev, set, todo, nil, nil, false, newViolation(CodeUnsupportedMediaType, Detail{Message: badType})))
 	}
 	q := g.newRequest(in, e, segs, others, prev, segBuf[:0])

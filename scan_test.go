@@ -111,6 +111,37 @@ func TestScan_JSONAfterAByteOrderMark(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/raw", "\xef\xbb\xbf"+`{"q":"O\u0027Brien"}`, "Content-Type", "text/plain").Code)
 }
 
+// TestScan_JSONInAnotherCharset: the scan reads a JSON body as UTF-8,
+// and a contract without a schema took a JSON body of another charset
+// (it does not read the body), which express.json() decodes: in UTF-7,
+// "+ACc-" is a quote, so {"q":"1+ACc- OR +ACc-1+ACc-=+ACc-1"} passed the
+// scan as it reads it and was "1' OR '1'='1" to the host (found by
+// review); so did "application/json; charset=utf-7; foo", whose
+// parameters Go's mime refuses (not JSON to the guard, which scanned its
+// bytes), and whose first charset Express reads. With the scan on, such a
+// body is refused (415), as on a contract that reads it; without the
+// scan, nothing reads it, and it passes as before.
+func TestScan_JSONInAnotherCharset(t *testing.T) {
+	contracts := []Contract{{Endpoint: "/raw", Method: "POST"}}
+	body := `{"q":"1+ACc- OR +ACc-1+ACc-=+ACc-1"}`
+	h := mustNew(t, Options{VulnerabilityScan: true, Contracts: contracts}).Middleware(&echo{})
+	for _, ct := range []string{"application/json; charset=utf-7", "application/json; charset=UTF-7", "application/json; charset=utf-16"} {
+		eb := rejected(t, send(h, "POST", "/raw", body, "Content-Type", ct), 415, CodeUnsupportedMediaType)
+		assert.Equal(t, []Detail{{"", "charset must be utf-8"}}, eb.Details, ct)
+	}
+	// Parameters mime refuses (an unnamed one, a charset twice): Express
+	// still reads the first charset, utf-7.
+	for _, ct := range []string{"application/json; charset=utf-7; foo", "application/json; charset=utf-7; charset=utf-8", "Application/JSON ;charset=utf-7;;"} {
+		eb := rejected(t, send(h, "POST", "/raw", body, "Content-Type", ct), 415, CodeUnsupportedMediaType)
+		assert.Equal(t, []Detail{{"", "Content-Type must be application/json"}}, eb.Details, ct)
+	}
+	for _, ct := range []string{"", "application/json", "application/json; charset=utf-8", "text/plain"} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", body, "Content-Type", ct).Code, ct)
+	}
+	h = mustNew(t, Options{Contracts: contracts}).Middleware(&echo{})
+	assert.Equal(t, 200, send(h, "POST", "/raw", body, "Content-Type", "application/json; charset=utf-7").Code, "no scan: not read")
+}
+
 // TestScan_FormBodyDecoded: a form body is scanned as the handler reads
 // it, its names and values decoded (r.ParseForm, and Express's parser,
 // which keeps a pair with a ';' or a malformed escape), as well as as its
