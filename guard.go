@@ -183,14 +183,20 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 }
 
 // CheckRequest runs r through the guard as Middleware would, without a
-// handler: it reads r.Body, and returns the violation, or nil when r would
-// reach the handler. Headers, the query and the Content-Type count, as
-// they do for Middleware. It counts in the metrics like a request.
+// handler, and returns the violation, or nil when r would reach the
+// handler. Headers, the query and the Content-Type count, as they do for
+// Middleware. It counts in the metrics like a request. Like
+// httputil.DumpRequest, it consumes r.Body when it reads it and then
+// replaces it with one that yields the same bytes: a handler called with
+// r after a nil gets the bytes that were checked.
 func (g *Guard) CheckRequest(r *http.Request) *Violation {
 	if g.opts.Disabled {
 		return nil
 	}
-	_, v := g.admit(r, routed{}, true)
+	r2, v := g.admit(r, routed{}, true)
+	if v == nil && r2 != r {
+		r.Body = r2.Body // the checked bytes, as they came
+	}
 	return v
 }
 
