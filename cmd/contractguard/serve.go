@@ -182,6 +182,10 @@ type exchange struct {
 	body   io.ReadCloser // the request's body as it reached the guard
 	code   string        // the guard's or the proxy's error code, for the access log
 	status int           // 499 when the client went away first
+	// The upstream switched protocols: ReverseProxy writes its 101 on the
+	// hijacked connection, never through WriteHeader, so the recorder
+	// does not see it.
+	switched bool
 }
 
 type exchangeKey struct{}
@@ -400,7 +404,8 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 	if x == nil {
 		return nil
 	}
-	streaming := res.StatusCode == http.StatusSwitchingProtocols ||
+	x.switched = res.StatusCode == http.StatusSwitchingProtocols
+	streaming := x.switched ||
 		strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream")
 	switch {
 	case streaming || p.s.WriteTimeout == 0:
@@ -523,9 +528,12 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 				return
 			}
 			status := rw.status
-			if x.status != 0 {
+			switch {
+			case x.status != 0:
 				status = x.status
-			} else if status == 0 {
+			case status == 0 && x.switched: // a 101 written on the hijacked connection
+				status = http.StatusSwitchingProtocols
+			case status == 0:
 				status = http.StatusOK
 			}
 			attrs := []slog.Attr{

@@ -1350,3 +1350,50 @@ func TestProxy_WarnsWithoutContracts(t *testing.T) {
 		assert.Contains(t, logs.String(), "level=WARN msg=\"contractguard serve: no contracts folder (--contracts, contractguard.contracts-dir or CONTRACTGUARD_CONTRACTS_DIR): "+tc.want+"\"")
 	}
 }
+
+// TestProxy_AccessLogOfAProtocolSwitch: a websocket's line in the access
+// log has the status its client got, 101. ReverseProxy writes a switch
+// on the hijacked connection, never through WriteHeader, and the line
+// said 200.
+func TestProxy_AccessLogOfAProtocolSwitch(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		line, _ := brw.ReadString('\n')
+		io.WriteString(c, line) // an echo, then the tunnel closes
+	}))
+	t.Cleanup(up.Close)
+	var logs syncBuffer
+	p, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.AccessLog = true })
+	p.log = slog.New(slog.NewJSONHandler(&logs, nil))
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+	io.WriteString(c, "ping\n")
+	echo, err := br.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ping\n", echo)
+	c.Close()
+
+	var line string
+	for deadline := time.Now().Add(5 * time.Second); line == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for l := range strings.Lines(logs.String()) {
+			if strings.Contains(l, `"msg":"request"`) {
+				line = l
+			}
+		}
+	}
+	require.NotEmpty(t, line, "no access log line")
+	assert.Contains(t, line, `"status":101`)
+}
