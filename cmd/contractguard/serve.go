@@ -453,11 +453,13 @@ func (p *proxy) fail(w http.ResponseWriter, r *http.Request, status int, code, m
 	if x := exchangeOf(r); x != nil {
 		x.code = code
 	}
-	b, _ := json.Marshal(map[string]any{
-		"error":   "PROXY_ERROR",
-		"code":    code,
-		"details": []contractguard.Detail{{Path: "", Message: message}},
-	})
+	// A struct, not a map: its members in the guard's order, which a map
+	// would sort ("code" first).
+	b, _ := json.Marshal(struct {
+		Error   string                 `json:"error"`
+		Code    string                 `json:"code"`
+		Details []contractguard.Detail `json:"details"`
+	}{"PROXY_ERROR", code, []contractguard.Detail{{Path: "", Message: message}}})
 	writeJSON(w, status, b)
 }
 

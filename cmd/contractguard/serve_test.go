@@ -1397,3 +1397,20 @@ func TestProxy_AccessLogOfAProtocolSwitch(t *testing.T) {
 	require.NotEmpty(t, line, "no access log line")
 	assert.Contains(t, line, `"status":101`)
 }
+
+// TestProxy_ErrorBodyAsDocumented: the proxy's own errors have the
+// guard's shape member for member, in its order ("error", "code",
+// "details"), the body docs/proxy.md shows; they came with "code" first.
+func TestProxy_ErrorBodyAsDocumented(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := "http://" + ln.Addr().String()
+	ln.Close() // nothing listens there: refused at once
+	_, srv := testProxy(t, down, nil)
+	res, err := http.Get(srv.URL + "/unguarded")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+	assert.Equal(t, `{"error":"PROXY_ERROR","code":"UPSTREAM_UNAVAILABLE","details":[{"path":"","message":"the upstream service is unavailable"}]}`+"\n", string(b))
+}
