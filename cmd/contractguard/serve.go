@@ -58,6 +58,10 @@ type proxy struct {
 	admin   http.Handler // the admin listener's
 
 	stopping atomic.Bool // SIGTERM received: not ready
+	// Requests of the main listener whose handler runs, a websocket's for
+	// as long as its tunnel: http.Server's Shutdown does not wait for
+	// hijacked connections, and shutdown does.
+	active atomic.Int64
 
 	readyMu      sync.Mutex
 	readyAt      time.Time
@@ -516,6 +520,8 @@ func (p *proxy) upstreamReachable(ctx context.Context) error {
 // client, code; never a body, a query or a header value).
 func (p *proxy) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.active.Add(1)
+		defer p.active.Add(-1)
 		start := time.Now()
 		// net/http runs a handler with an Expect only when it reads
 		// 100-continue among its tokens (any other is 417 first), as
@@ -981,11 +987,38 @@ func (p *proxy) shutdown(servers []*http.Server) error {
 		}()
 	}
 	wg.Wait()
+	if len(errs) == 0 {
+		// Shutdown is done with every connection but the hijacked ones:
+		// websockets get the rest of the timeout, as requests do, and
+		// are cut, with the process, after it.
+		if err := p.tunnelsClosed(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	p.transport.CloseIdleConnections()
 	if len(errs) == 0 {
 		p.log.Info("contractguard serve: stopped")
 	}
 	return errors.Join(errs...)
+}
+
+// tunnelsClosed waits until no handler of the main listener runs, or ctx
+// is done: once Shutdown has returned, those are the websockets' (a
+// handler holds its tunnel until either side closes it).
+func (p *proxy) tunnelsClosed(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := p.active.Load()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shutdown: %w (%d websockets still open were cut)", ctx.Err(), n)
+		case <-tick.C:
+		}
+	}
 }
 
 // copyBuffers lends the reverse proxy its buffers for copying responses,

@@ -1414,3 +1414,87 @@ func TestProxy_ErrorBodyAsDocumented(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, res.StatusCode)
 	assert.Equal(t, `{"error":"PROXY_ERROR","code":"UPSTREAM_UNAVAILABLE","details":[{"path":"","message":"the upstream service is unavailable"}]}`+"\n", string(b))
 }
+
+// TestProxy_ShutdownWaitsForWebSockets: SIGTERM gives a websocket's
+// tunnel the shutdown timeout, as any request in flight: http.Server's
+// Shutdown does not wait for hijacked connections, and run returned at
+// once, "stopped" and exit status 0, the tunnel cut as the process
+// ended. A tunnel that closes within the timeout lets it stop cleanly;
+// one still open at the timeout is cut, and said so.
+func TestProxy_ShutdownWaitsForWebSockets(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		for {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			io.WriteString(c, line) // an echo
+		}
+	}))
+	t.Cleanup(up.Close)
+	for _, closeAfter := range []time.Duration{300 * time.Millisecond, 0} { // 0: never
+		u, err := url.Parse(up.URL)
+		require.NoError(t, err)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		ln.Close()
+		s := settings{
+			Upstream: u, Listen: addr, AdminListen: "off",
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second,
+			IdleTimeout: time.Minute, MaxHeaderBytes: 65536, DialTimeout: time.Second, UpstreamTimeout: 5 * time.Second,
+			ShutdownTimeout: time.Second, NormalizePath: true, PreserveHost: true,
+		}
+		p, err := newProxy(s, contractguard.Options{ContractsDir: filepath.Join(hostsDir, "contracts")}, slog.New(slog.DiscardHandler))
+		require.NoError(t, err)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.run(ctx, nil, nil) }()
+
+		var c net.Conn
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if c, err = net.Dial("tcp", addr); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		br := bufio.NewReader(c)
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSwitchingProtocols, res.StatusCode)
+
+		stop()
+		if closeAfter > 0 {
+			time.Sleep(closeAfter)
+			// Still a tunnel while the proxy shuts down.
+			io.WriteString(c, "ping\n")
+			line, err := br.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "ping\n", line)
+			assert.Empty(t, done, "run returned while a tunnel was open")
+			c.Close()
+		}
+		select {
+		case err = <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("run did not return")
+		}
+		if closeAfter > 0 {
+			assert.NoError(t, err, "the tunnel closed within the timeout: a clean stop")
+		} else {
+			// Cut at the shutdown timeout, and said so.
+			require.Error(t, err, "a tunnel still open at the timeout was cut without a word")
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Contains(t, err.Error(), "1 websockets still open were cut")
+		}
+	}
+}
