@@ -3,6 +3,8 @@ package contractguard
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/contractguard/contractguard/internal/failure"
@@ -70,6 +72,60 @@ func parseTag(tag string) (parsedTag, error) {
 	}
 	return p, nil
 }
+
+// repeatedTagKey reports whether the struct tag holds key more than once.
+// reflect's StructTag.Get, which the rules (and invopop/jsonschema) read
+// tags by, reads the first only, and go vet says nothing of a key given
+// twice: cg:"cel=self > 0,msg=…" cg:"cel=self <= 100,msg=…" ran the first
+// rule alone. The tag is read as StructTag.Lookup reads it, up to where
+// that stops.
+func repeatedTagKey(tag reflect.StructTag, key string) bool {
+	n := 0
+	for tag != "" {
+		i := 0
+		for i < len(tag) && tag[i] == ' ' {
+			i++
+		}
+		tag = tag[i:]
+		if tag == "" {
+			break
+		}
+		i = 0
+		for i < len(tag) && tag[i] > ' ' && tag[i] != ':' && tag[i] != '"' && tag[i] != 0x7f {
+			i++
+		}
+		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
+			break
+		}
+		name := string(tag[:i])
+		tag = tag[i+1:]
+		i = 1
+		for i < len(tag) && tag[i] != '"' {
+			if tag[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		if i >= len(tag) {
+			break
+		}
+		qvalue := string(tag[:i+1])
+		tag = tag[i+1:]
+		if name != key {
+			continue
+		}
+		if _, err := strconv.Unquote(qvalue); err != nil {
+			break // where Lookup stops
+		}
+		if n++; n > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// errCGTwice is the error of a field whose struct tag holds cg twice.
+var errCGTwice = errors.New("cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)")
 
 type tagPair struct{ key, value string }
 

@@ -119,6 +119,9 @@ func typeTags(t reflect.Type) (file, mode string, err error) {
 		if !ok {
 			continue
 		}
+		if repeatedTagKey(f.Tag, "cg") {
+			return "", "", fieldError(t, f, "%v", errCGTwice)
+		}
 		p, err := parseTag(tag)
 		if err != nil {
 			return "", "", fieldError(t, f, "cg tag: %v", err)
@@ -495,6 +498,9 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if repeatedTagKey(f.Tag, "cg") {
+			return nil, fieldError(t, f, "%v", errCGTwice)
+		}
 		p, err := parseTag(f.Tag.Get("cg"))
 		hasTag := f.Tag.Get("cg") != ""
 		if hasTag && err != nil {

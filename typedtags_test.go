@@ -1235,3 +1235,25 @@ func TestTyped_TypesThatHoldThemselves(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &want))
 	assert.Equal(t, want, got)
 }
+
+// TestTyped_CGTagTwice: reflect's StructTag.Get reads the first of two
+// cg keys in a field's tag, and go vet says nothing of a key given
+// twice: the rules of the second never ran ({"amount":500} passed a
+// field that says at most 100). Refused at registration, naming the
+// field.
+func TestTyped_CGTagTwice(t *testing.T) {
+	type Field struct {
+		Amount float64 `json:"amount" cg:"cel=self > 0,msg=positive" cg:"cel=self <= 100,msg=at most 100"`
+	}
+	type Blank struct {
+		_ struct{} `cg:"cel=data.a > 0,msg=positive" cg:"cel=data.a <= 100,msg=at most 100"`
+		A int      `json:"a"`
+	}
+	type Nested struct {
+		Items []Field `json:"items"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Field](g), `contractguard: contractguard.Field.Amount: cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)`)
+	assert.EqualError(t, handlerErr[Blank](g), `contractguard: contractguard.Blank: cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)`)
+	assert.ErrorContains(t, handlerErr[Nested](g), `contractguard.Field.Amount: cg tag given twice`)
+}
