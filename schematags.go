@@ -45,6 +45,11 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 	seen[t] = true
 	for i := range t.NumField() {
 		f := t.Field(i)
+		for _, key := range []string{"jsonschema", "jsonschema_extras"} {
+			if repeatedTagKey(f.Tag, key) {
+				return fieldError(t, f, "%s tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one", key)
+			}
+		}
 		tag := f.Tag.Get("jsonschema")
 		first, _, _ := strings.Cut(tag, ",")
 		if first == "-" {

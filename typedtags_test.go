@@ -1257,3 +1257,20 @@ func TestTyped_CGTagTwice(t *testing.T) {
 	assert.EqualError(t, handlerErr[Blank](g), `contractguard: contractguard.Blank: cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)`)
 	assert.ErrorContains(t, handlerErr[Nested](g), `contractguard.Field.Amount: cg tag given twice`)
 }
+
+// TestTyped_SchemaTagTwice: invopop/jsonschema reads a field's tag by
+// reflect's StructTag.Get, the first of two jsonschema (or
+// jsonschema_extras) keys: the keywords of the second were dropped
+// without a word ({"n":500} passed maximum=100). Refused at registration,
+// as a keyword invopop drops is.
+func TestTyped_SchemaTagTwice(t *testing.T) {
+	type Schema struct {
+		N int `json:"n" jsonschema:"minimum=1" jsonschema:"maximum=100"`
+	}
+	type Extras struct {
+		S string `json:"s" jsonschema_extras:"format=email" jsonschema_extras:"pattern=^[a-z@.]+$"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Schema](g), `contractguard: contractguard.Schema.N: jsonschema tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one`)
+	assert.EqualError(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.S: jsonschema_extras tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one`)
+}
