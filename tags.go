@@ -168,6 +168,10 @@ func splitTag(tag string) ([]tagPair, error) {
 				return nil, fmt.Errorf("%s=%s: \"%s=\" after a comma and a space is part of the value (a key starts right after its comma): write \",%s=\", or quote the value ('…')",
 					key, failure.Clip(value), k, k)
 			}
+			if k := otherCaseKey(value); k != "" {
+				return nil, fmt.Errorf("%s=%s: \"%s=\" after a comma is no key (keys are lower case): write \",%s=\", or quote the value ('…')",
+					key, failure.Clip(value), k, strings.ToLower(k))
+			}
 		}
 		if strings.TrimSpace(value) == "" {
 			return nil, fmt.Errorf("%s: empty value", key)
@@ -213,6 +217,28 @@ func spacedKey(value string) string {
 				if strings.HasPrefix(trimmed, k+"=") {
 					return k
 				}
+			}
+		}
+	}
+	return ""
+}
+
+// otherCaseKey is a key in another letter case that follows a comma (and
+// perhaps white space) in an unquoted value ("x,Schema=t.json"): refused
+// at the start of a tag as unknown, it was part of the value after a
+// comma, so that the schema file or learning mode it meant was dropped
+// into a message without a word. "==" is no key's "=". "" if there is
+// none.
+func otherCaseKey(value string) string {
+	for i := 0; i < len(value); i++ {
+		if value[i] != ',' {
+			continue
+		}
+		next := strings.TrimLeft(value[i+1:], " \t")
+		for _, k := range tagKeys {
+			if len(next) > len(k) && next[len(k)] == '=' && !strings.HasPrefix(next[len(k)+1:], "=") &&
+				strings.EqualFold(next[:len(k)], k) && next[:len(k)] != k {
+				return next[:len(k)]
 			}
 		}
 	}

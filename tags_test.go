@@ -24,6 +24,7 @@ func TestParseTag(t *testing.T) {
 		{"schema=a.json,cel=data.a == 1,msg=m",
 			parsedTag{schema: "a.json", rules: []tagRule{{"data.a == 1", "m"}}}},
 		{"cel=a,b==c,msg=x=y,z", parsedTag{rules: []tagRule{{"a,b==c", "x=y,z"}}}},
+		{"cel=[1,Cel==2].size() > 0,msg=m", parsedTag{rules: []tagRule{{"[1,Cel==2].size() > 0", "m"}}}}, // == is no key's =
 	}
 	for _, tt := range tests {
 		t.Run(tt.tag, func(t *testing.T) {
@@ -58,6 +59,14 @@ func TestParseTag_Errors(t *testing.T) {
 		"cel=x,msg=bad, schema=t.json": `msg=bad, schema=t.json: "schema=" after a comma and a space is part of the value (a key starts right after its comma): write ",schema=", or quote the value`,
 		"cel=x,msg=bad,\tmode=learn":   `"mode=" after a comma and a space`,
 		"cel=x > 0, msg=y":             `cel=x > 0, msg=y: "msg=" after a comma and a space`,
+		// A key in another letter case after a comma ran on in the value
+		// before it, as a spaced one did, where at the start of a tag it
+		// is refused as unknown: the schema file not read, learning mode
+		// not on, a message that ends in ",Schema=t.json".
+		"cel=x,msg=bad,Schema=t.json": `msg=bad,Schema=t.json: "Schema=" after a comma is no key (keys are lower case): write ",schema=", or quote the value`,
+		"cel=x,msg=bad,MODE=learn":    `"MODE=" after a comma is no key`,
+		"cel=x,MSG=y":                 `cel=x,MSG=y: "MSG=" after a comma is no key`,
+		"cel=x,msg=y, Cel=z":          `"Cel=" after a comma is no key`,
 	} {
 		_, err := parseTag(tag)
 		if tag == "cel=x,msg=y," {
