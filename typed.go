@@ -475,6 +475,11 @@ func (b *ruleBuilder) walker(t reflect.Type) (*ruleWalker, error) {
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		if t == b.root {
+			if err := ruledKeys(t, t.String(), "in the handler"); err != nil {
+				return nil, err
+			}
+		}
 		w := &ruleWalker{kind: t.Kind()}
 		b.done[t] = w
 		elem, err := b.walker(t.Elem())
@@ -537,6 +542,9 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 				return nil, fieldError(t, f, "cg tag on a field tagged json:\"-\"")
 			}
 			continue
+		}
+		if err := ruledKeys(f.Type, t.String()+"."+f.Name, "by a rule of "+t.String()); err != nil {
+			return nil, err
 		}
 		fw := fieldWalker{index: i, name: name, inline: inline}
 		for j, r := range p.rules {
@@ -676,6 +684,30 @@ func shadowedRules(t reflect.Type) error {
 		return nil
 	}
 	return walk(t, nil, nil)
+}
+
+// ruledKeys reports a map, in a value of type t (through pointers,
+// slices, arrays and map values), whose key type holds rules: the walker
+// goes into map values only, so they would never run (a map[Code]int,
+// Code's rule "no admin key", passed {"admin":1}). where names the value,
+// check says where its keys can be checked instead.
+func ruledKeys(t reflect.Type, where, check string) error {
+	var seen []reflect.Type
+	for !slices.Contains(seen, t) {
+		seen = append(seen, t)
+		switch t.Kind() {
+		case reflect.Map:
+			if holdsRules(t.Key(), map[reflect.Type]bool{}) {
+				return fmt.Errorf("%s: the rules of %s never run on a map key: check the keys %s, or use another key type", where, elemType(t.Key()), check)
+			}
+			t = t.Elem()
+		case reflect.Pointer, reflect.Slice, reflect.Array:
+			t = t.Elem()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // holdsRules reports whether a value of type t holds a struct with a cg

@@ -1274,3 +1274,35 @@ func TestTyped_SchemaTagTwice(t *testing.T) {
 	assert.EqualError(t, handlerErr[Schema](g), `contractguard: contractguard.Schema.N: jsonschema tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one`)
 	assert.EqualError(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.S: jsonschema_extras tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one`)
 }
+
+// ruledKey decodes itself from a member name, and has a rule.
+type ruledKey struct {
+	_ struct{} `cg:"cel=data.v != 'admin',msg=no admin key"`
+	V string   `json:"v"`
+}
+
+func (k *ruledKey) UnmarshalText(b []byte) error { k.V = string(b); return nil }
+
+// TestTyped_RulesOfMapKeyTypes: the rules of a struct type apply
+// wherever it appears, but the walker went into map values only: as a
+// map's key type its rules never ran ({"m":{"admin":1}} passed "no admin
+// key", which {"k":"admin"} did not). Refused at registration, naming
+// the field, rather than dropped without a word.
+func TestTyped_RulesOfMapKeyTypes(t *testing.T) {
+	type Keys struct {
+		M map[ruledKey]int `json:"m"`
+	}
+	type Deep struct {
+		L []*map[ruledKey]string `json:"l"`
+	}
+	type Value struct {
+		K ruledKey `json:"k"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Keys](g), `contractguard: contractguard.Keys.M: the rules of contractguard.ruledKey never run on a map key: check the keys by a rule of contractguard.Keys, or use another key type`)
+	assert.ErrorContains(t, handlerErr[Deep](g), `contractguard.Deep.L: the rules of contractguard.ruledKey never run on a map key`)
+	assert.ErrorContains(t, handlerErr[map[ruledKey]int](g), `map[contractguard.ruledKey]int: the rules of contractguard.ruledKey never run on a map key`)
+	h := Handle(g, func(http.ResponseWriter, *http.Request, Value) {})
+	eb := rejected(t, send(h, "POST", "/", `{"k":"admin"}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/k", "no admin key"}}, eb.Details)
+}
