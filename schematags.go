@@ -14,6 +14,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/contractguard/contractguard/internal/bind"
+	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/schema"
 )
 
@@ -84,6 +85,9 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		if err := checkExtras(t, f); err != nil {
 			return err
 		}
+		if err := tagValuesCompile(t, f); err != nil {
+			return err
+		}
 		if err := checkSchemaTags(f.Type, seen); err != nil {
 			return err
 		}
@@ -113,6 +117,47 @@ func checkExtras(t reflect.Type, f reflect.StructField) error {
 			}
 		}
 		given[key] = kw
+	}
+	return nil
+}
+
+// tagValuesCompile reports a value of f's jsonschema or jsonschema_extras
+// tag that invopop writes into the schema as it is and the compiler
+// refuses (multipleOf=0, pattern=((, enum=a,enum=a): the compiler of the
+// whole reflected schema reported it naming the request type and a
+// pointer into the schema, for a nested type one that T does not have
+// (contractguard.Out: reflected schema: /properties/m/multipleOf). The
+// field's property is compiled alone, first with its jsonschema tag,
+// then with both, unless it refers to another type's definition (which
+// keeps no keyword beside it).
+func tagValuesCompile(t reflect.Type, f reflect.StructField) error {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	tag := `json:` + strconv.Quote("x,"+opts)
+	for _, key := range []string{"jsonschema", "jsonschema_extras"} {
+		value := f.Tag.Get(key)
+		if value == "" {
+			continue
+		}
+		tag += ` ` + key + `:` + strconv.Quote(value)
+		st := reflect.StructOf([]reflect.StructField{{Name: "X", Type: f.Type, Tag: reflect.StructTag(tag)}})
+		r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding, Lookup: shallow}
+		prop, _ := r.ReflectFromType(st).Properties.Get("x")
+		if prop == nil {
+			return nil
+		}
+		b, err := prop.MarshalJSON()
+		if err != nil || bytes.Contains(b, []byte(`"$ref"`)) {
+			return nil // a marshalling error is reported with the whole schema
+		}
+		parsed, err := jsonbody.Parse(b, jsonbody.MaxDepthLimit)
+		if err != nil {
+			return nil
+		}
+		doc := parsed.Any()
+		scanAnnotations(doc)
+		if _, err := schema.NewCompiler(nil, nil).Compile("tag.json", doc); err != nil {
+			return fieldError(t, f, "%s tag %q: %v", key, value, err)
+		}
 	}
 	return nil
 }

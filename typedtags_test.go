@@ -1306,3 +1306,36 @@ func TestTyped_RulesOfMapKeyTypes(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"k":"admin"}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []Detail{{"/k", "no admin key"}}, eb.Details)
 }
+
+// badValueIn has tag values invopop writes as they are and the schema
+// compiler refuses.
+type badValueIn struct {
+	M float64 `json:"m" jsonschema:"multipleOf=0"`
+}
+
+// TestTyped_SchemaTagValuesTheCompilerRefuses: a keyword value invopop
+// writes as it is and draft-07 refuses (multipleOf=0, a pattern that is
+// no regex, an enum value twice) was reported by the compiler of the
+// whole reflected schema, naming the request type and a pointer into
+// it: for a nested type, "contractguard.Out: reflected schema:
+// /properties/m/multipleOf", a member Out does not have. The error names
+// the field whose tag it is, and the tag.
+func TestTyped_SchemaTagValuesTheCompilerRefuses(t *testing.T) {
+	type Out struct {
+		Items []badValueIn `json:"items"`
+	}
+	type Pattern struct {
+		S *string `json:"s" jsonschema:"pattern=(("`
+	}
+	type Enum struct {
+		E string `json:"e" jsonschema:"enum=a,enum=a"`
+	}
+	type Extras struct {
+		N int `json:"n" jsonschema_extras:"multipleOf=0"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Out](g), `contractguard: contractguard.badValueIn.M: jsonschema tag "multipleOf=0": /multipleOf: invalid schema: must be > 0`)
+	assert.ErrorContains(t, handlerErr[Pattern](g), `contractguard: contractguard.Pattern.S: jsonschema tag "pattern=((": /pattern: invalid schema: must be a valid regex`)
+	assert.ErrorContains(t, handlerErr[Enum](g), `contractguard: contractguard.Enum.E: jsonschema tag "enum=a,enum=a": /enum: invalid schema: must not repeat items`)
+	assert.ErrorContains(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.N: jsonschema_extras tag "multipleOf=0": /multipleOf: invalid schema: must be a number`)
+}
