@@ -25,6 +25,7 @@ import (
 // map values that have rules of their own.
 type ruleWalker struct {
 	kind   reflect.Kind // Invalid: the request; else the kind of the value walked
+	opaque bool         // a struct that decodes itself (bind.Opaque): its fields need be no members
 	elem   *ruleWalker  // pointer, slice, array, map
 	own    []rule       // rules about the whole value (data is the struct, or the request)
 	fields []fieldWalker
@@ -44,6 +45,51 @@ type ruleRun struct {
 	path   failure.Path
 	report failure.Reporter
 	guard  *Guard // logs rules that fail to evaluate
+	// Inside a value that decodes itself (opaque > 0), a field or element
+	// is a member or element of the body only where the body has it:
+	// where not, it and all below it (held) are reported at the path of
+	// the value it is in.
+	opaque, held int
+}
+
+// enter adds the token of a member (index < 0) or an element to the path
+// of the failures reported, but inside a value that decodes itself only
+// where the body has that member or element (the value "-1 EUR" has no
+// member "amount"). leave undoes it.
+func (r *ruleRun) enter(name string, index int) {
+	if r.held == 0 && r.opaque > 0 {
+		v, ok := r.bodyValue()
+		switch {
+		case !ok:
+		case index < 0 && v.Kind() == jsonbody.Object:
+			_, ok = v.Get(name)
+		case index >= 0 && v.Kind() == jsonbody.Array:
+			ok = index < v.Len()
+		default:
+			ok = false
+		}
+		if !ok {
+			r.held++
+			return
+		}
+	}
+	if r.held > 0 {
+		r.held++
+		return
+	}
+	if index < 0 {
+		r.path.Member(name)
+	} else {
+		r.path.Index(index)
+	}
+}
+
+func (r *ruleRun) leave() {
+	if r.held > 0 {
+		r.held--
+		return
+	}
+	r.path.Pop()
 }
 
 // applyRules evaluates c's rules on a request whose body passed c's
@@ -216,9 +262,9 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 		}
 	case reflect.Slice, reflect.Array:
 		for i := 0; i < v.Len(); i++ {
-			r.path.Index(i)
+			r.enter("", i)
 			w.elem.walk(r, v.Index(i))
-			r.path.Pop()
+			r.leave()
 		}
 	case reflect.Map:
 		keys, names := r.mapMembers(v)
@@ -230,13 +276,16 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 		for _, i := range order {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(keys[i])) // addressable, for data
-			r.path.Member(names[i])
+			r.enter(names[i], -1)
 			w.elem.walk(r, e)
-			r.path.Pop()
+			r.leave()
 		}
 	case reflect.Struct: // addressable: the walk starts at a pointer's element and copies map values
 		data := v.Addr().Interface()
 		r.check(w.own, data, nil)
+		if w.opaque {
+			r.opaque++
+		}
 		for _, f := range w.fields {
 			fv := v.Field(f.index)
 			if !fv.CanInterface() {
@@ -245,7 +294,7 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 				fv = reflect.NewAt(fv.Type(), unsafe.Pointer(fv.UnsafeAddr())).Elem()
 			}
 			if !f.inline {
-				r.path.Member(f.name)
+				r.enter(f.name, -1)
 			}
 			// A field rule is about a value: on a pointer the body left
 			// out (nil: the schema refuses a null for it), it has none and
@@ -260,8 +309,11 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 				f.nested.walk(r, fv)
 			}
 			if !f.inline {
-				r.path.Pop()
+				r.leave()
 			}
+		}
+		if w.opaque {
+			r.opaque--
 		}
 	}
 }
@@ -319,6 +371,13 @@ var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 // bodyAt is the object of the request's body at r.path; ok is false when
 // there is none.
 func (r *ruleRun) bodyAt() (jsonbody.Value, bool) {
+	v, ok := r.bodyValue()
+	return v, ok && v.Kind() == jsonbody.Object
+}
+
+// bodyValue is the value of the request's body at r.path; ok is false
+// when there is none.
+func (r *ruleRun) bodyValue() (jsonbody.Value, bool) {
 	if r.act.Body == nil {
 		return jsonbody.Value{}, false
 	}
@@ -343,7 +402,7 @@ func (r *ruleRun) bodyAt() (jsonbody.Value, bool) {
 			}
 		}
 	}
-	return v, v.Kind() == jsonbody.Object
+	return v, true
 }
 
 // mapKey is a map key as its JSON object member name.

@@ -496,7 +496,7 @@ func (b *ruleBuilder) walker(t reflect.Type) (*ruleWalker, error) {
 }
 
 func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
-	w := &ruleWalker{kind: reflect.Struct}
+	w := &ruleWalker{kind: reflect.Struct, opaque: bind.Opaque(t)}
 	b.done[t] = w // a recursive type meets itself here
 	if err := shadowedRules(t); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package contractguard
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -1338,4 +1339,47 @@ func TestTyped_SchemaTagValuesTheCompilerRefuses(t *testing.T) {
 	assert.ErrorContains(t, handlerErr[Pattern](g), `contractguard: contractguard.Pattern.S: jsonschema tag "pattern=((": /pattern: invalid schema: must be a valid regex`)
 	assert.ErrorContains(t, handlerErr[Enum](g), `contractguard: contractguard.Enum.E: jsonschema tag "enum=a,enum=a": /enum: invalid schema: must not repeat items`)
 	assert.ErrorContains(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.N: jsonschema_extras tag "multipleOf=0": /multipleOf: invalid schema: must be a number`)
+}
+
+// priceText decodes itself from a string such as "12.50 EUR"; its
+// field has a rule.
+type priceText struct {
+	Amount float64 `json:"amount" cg:"cel=self > 0.0,msg=must be positive"`
+	Cur    string  `json:"cur"`
+}
+
+func (p *priceText) UnmarshalText(b []byte) error {
+	a, c, _ := strings.Cut(string(b), " ")
+	p.Cur = c
+	_, err := fmt.Sscan(a, &p.Amount)
+	return err
+}
+
+// priceObject decodes itself from an object, into an alias of itself.
+type priceObject struct {
+	Amount float64 `json:"amount" cg:"cel=self > 0.0,msg=must be positive"`
+}
+
+func (p *priceObject) UnmarshalJSON(b []byte) error {
+	type plain priceObject
+	return json.Unmarshal(b, (*plain)(p))
+}
+
+// TestTyped_RulePathsInTypesThatDecodeThemselves: the rules of a type
+// that decodes itself run on the value it decoded, but their failures
+// were reported at the paths of its fields as members of the body:
+// {"price":"-1 EUR"} failed at /price/amount, a pointer into a string
+// that resolves to nothing. A field's token is kept where the body has
+// that member (a type that decodes an object), else the failure is at
+// the value that decoded itself.
+func TestTyped_RulePathsInTypesThatDecodeThemselves(t *testing.T) {
+	type In struct {
+		Price  priceText     `json:"price"`
+		List   []priceText   `json:"list"`
+		Object priceObject   `json:"object"`
+		Objs   []priceObject `json:"objs"`
+	}
+	h := Handle(mustNew(t, Options{}), func(http.ResponseWriter, *http.Request, In) {})
+	eb := rejected(t, send(h, "POST", "/", `{"price":"-1 EUR","list":["2 EUR","-3 USD"],"object":{"amount":-1},"objs":[{"amount":1},{"amount":0}]}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []string{"/price", "/list/1", "/object/amount", "/objs/1/amount"}, paths(eb.Details))
 }
