@@ -536,6 +536,13 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 		if p.schema != "" || p.mode != "" {
 			return nil, fieldError(t, f, "cg tag: schema= and mode= belong on a blank field (_ struct{}) of the request type")
 		}
+		if !f.IsExported() && len(p.rules) > 0 { // embedded: the one unexported field walked
+			also := ""
+			if et := elem(f.Type); et.Kind() == reflect.Struct {
+				also = " or of " + et.String()
+			}
+			return nil, fieldError(t, f, "cg tag on an unexported embedded field, which rules cannot read as self: put its rules on a blank field of %s%s", t, also)
+		}
 		name, skip, inline := bind.FieldName(f)
 		if skip {
 			if hasTag {

@@ -1383,3 +1383,21 @@ func TestTyped_RulePathsInTypesThatDecodeThemselves(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"price":"-1 EUR","list":["2 EUR","-3 USD"],"object":{"amount":-1},"objs":[{"amount":1},{"amount":0}]}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []string{"/price", "/list/1", "/object/amount", "/objs/1/amount"}, paths(eb.Details))
 }
+
+type plainBase struct {
+	X int `json:"x"`
+}
+
+// TestTyped_RuleOnAnUnexportedEmbeddedStruct: a field rule on an
+// unexported embedded struct was refused with a wrong reason, a question
+// about a json:"-" tag the field does not have ("field \"plainBase\" is
+// not visible to rules (is it tagged json:\"-\"?)"). It says what is
+// wrong and what to do.
+func TestTyped_RuleOnAnUnexportedEmbeddedStruct(t *testing.T) {
+	type In struct {
+		plainBase `cg:"cel=self.x > 0,msg=x must be positive"`
+		Y         int `json:"y"`
+	}
+	err := handlerErr[In](mustNew(t, Options{}))
+	assert.EqualError(t, err, `contractguard: contractguard.In.plainBase: cg tag on an unexported embedded field, which rules cannot read as self: put its rules on a blank field of contractguard.In or of contractguard.plainBase`)
+}
