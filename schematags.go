@@ -44,6 +44,9 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		return nil
 	}
 	seen[t] = true
+	if how := givesOwnSchema(t); how != "" {
+		return ownSchemaTags(t, how)
+	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		for _, key := range []string{"jsonschema", "jsonschema_extras"} {
@@ -157,6 +160,33 @@ func tagValuesCompile(t reflect.Type, f reflect.StructField) error {
 		scanAnnotations(doc)
 		if _, err := schema.NewCompiler(nil, nil).Compile("tag.json", doc); err != nil {
 			return fieldError(t, f, "%s tag %q: %v", key, value, err)
+		}
+	}
+	return nil
+}
+
+// givesOwnSchema is the method by which invopop/jsonschema takes the schema
+// of struct type t from t itself rather than from its fields: JSONSchema
+// (the schema it returns) or JSONSchemaAlias (another type's); "" if
+// none. invopop looks for them on t, not on *t.
+func givesOwnSchema(t reflect.Type) string {
+	switch {
+	case t.Implements(schemaMethods[0]):
+		return "JSONSchema"
+	case t.Implements(aliasMethod):
+		return "JSONSchemaAlias"
+	}
+	return ""
+}
+
+// ownSchemaTags reports a jsonschema or jsonschema_extras tag on a field
+// of t, a type that gives its own schema (by the method how), which
+// invopop reads none of: maximum=5 on such a field checked nothing.
+func ownSchemaTags(t reflect.Type, how string) error {
+	for _, f := range reflect.VisibleFields(t) {
+		if tag := f.Tag.Get("jsonschema"); tag != "" && tag != "-" || f.Tag.Get("jsonschema_extras") != "" {
+			return fmt.Errorf("%s.%s: jsonschema tag on a field of %s, which gives its own schema (%s): invopop/jsonschema reads none of its fields' tags: put the keyword in %s, or check it by a cg rule",
+				t, fieldPath(t, f.Index), t, how, how)
 		}
 	}
 	return nil

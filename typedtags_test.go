@@ -1401,3 +1401,36 @@ func TestTyped_RuleOnAnUnexportedEmbeddedStruct(t *testing.T) {
 	err := handlerErr[In](mustNew(t, Options{}))
 	assert.EqualError(t, err, `contractguard: contractguard.In.plainBase: cg tag on an unexported embedded field, which rules cannot read as self: put its rules on a blank field of contractguard.In or of contractguard.plainBase`)
 }
+
+// ownSchema gives invopop its schema, which looks into none of its
+// fields' tags.
+type ownSchema struct {
+	N int `json:"n" jsonschema:"maximum=5"`
+}
+
+func (ownSchema) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+
+// aliased is described as another type.
+type aliased struct {
+	N int `json:"n" jsonschema:"maximum=5"`
+}
+
+func (aliased) JSONSchemaAlias() any { return struct{}{} }
+
+// TestTyped_SchemaTagsInTypesThatGiveTheirSchema: invopop describes a
+// type with a JSONSchema method by what it returns, and one with
+// JSONSchemaAlias as the other type, reading none of its fields' tags:
+// maximum=5 on such a field checked nothing ({"c":{"n":100}} reached the
+// handler). Refused at registration, as on a type that decodes itself.
+func TestTyped_SchemaTagsInTypesThatGiveTheirSchema(t *testing.T) {
+	type Own struct {
+		C ownSchema `json:"c"`
+	}
+	type Alias struct {
+		A []aliased `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Own](g), `contractguard: contractguard.ownSchema.N: jsonschema tag on a field of contractguard.ownSchema, which gives its own schema (JSONSchema): invopop/jsonschema reads none of its fields' tags: put the keyword in JSONSchema, or check it by a cg rule`)
+	assert.EqualError(t, handlerErr[Alias](g), `contractguard: contractguard.aliased.N: jsonschema tag on a field of contractguard.aliased, which gives its own schema (JSONSchemaAlias): invopop/jsonschema reads none of its fields' tags: put the keyword in JSONSchemaAlias, or check it by a cg rule`)
+	assert.ErrorContains(t, handlerErr[ownSchema](g), `contractguard: contractguard.ownSchema.N: jsonschema tag on a field of contractguard.ownSchema, which gives its own schema (JSONSchema)`)
+}
