@@ -50,8 +50,8 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		for _, key := range []string{"jsonschema", "jsonschema_extras"} {
-			if repeatedTagKey(f.Tag, key) {
-				return fieldError(t, f, "%s tag given twice in the field's tag, of which invopop/jsonschema reads only the first: write all the keywords in one", key)
+			if problem := tagKeyProblem(f.Tag, key); problem != "" {
+				return fieldError(t, f, "%s: write all the keywords in one", strings.Replace(problem, "Go's reflect", "invopop/jsonschema", 1))
 			}
 		}
 		tag := f.Tag.Get("jsonschema")

@@ -73,15 +73,18 @@ func parseTag(tag string) (parsedTag, error) {
 	return p, nil
 }
 
-// repeatedTagKey reports whether the struct tag holds key more than once.
-// reflect's StructTag.Get, which the rules (and invopop/jsonschema) read
-// tags by, reads the first only, and go vet says nothing of a key given
-// twice: cg:"cel=self > 0,msg=…" cg:"cel=self <= 100,msg=…" ran the first
-// rule alone. The tag is read as StructTag.Lookup reads it, up to where
-// that stops.
-func repeatedTagKey(tag reflect.StructTag, key string) bool {
+// tagKeyProblem is what keeps reflect's StructTag.Get, which the rules
+// (and invopop/jsonschema) read tags by, from reading all of key in a
+// struct tag, "" if nothing: key given twice (Get reads the first, and
+// go vet says nothing: cg:"cel=self > 0,msg=…" cg:"cel=self <= 100,msg=…"
+// ran the first rule alone), or written after where Get stops reading a
+// malformed tag (json:"b" cg: "cel=…", json:"b",cg:"…": go vet's
+// structtag check, which go test does not run, is all that said so; the
+// rules never ran). The tag is read as StructTag.Lookup reads it.
+func tagKeyProblem(tag reflect.StructTag, key string) string {
 	n := 0
 	for tag != "" {
+		at := tag // the rest, from the pair read next
 		i := 0
 		for i < len(tag) && tag[i] == ' ' {
 			i++
@@ -95,7 +98,7 @@ func repeatedTagKey(tag reflect.StructTag, key string) bool {
 			i++
 		}
 		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
-			break
+			return stopsBefore(at, key)
 		}
 		name := string(tag[:i])
 		tag = tag[i+1:]
@@ -107,25 +110,55 @@ func repeatedTagKey(tag reflect.StructTag, key string) bool {
 			i++
 		}
 		if i >= len(tag) {
-			break
+			return stopsBefore(at, key)
 		}
 		qvalue := string(tag[:i+1])
 		tag = tag[i+1:]
 		if name != key {
+			if p := len(name) - len(key) - 1; p >= 0 && strings.HasSuffix(name, key) && !isKeyByte(name[p]) {
+				// json:"b",cg:"…": Lookup reads the key ",cg".
+				return fmt.Sprintf("%s tag not read: Go's reflect reads the key %q (pairs are key:\"value\", separated by spaces)", key, name)
+			}
 			continue
 		}
 		if _, err := strconv.Unquote(qvalue); err != nil {
-			break // where Lookup stops
+			return stopsBefore(at, key) // where Lookup stops
 		}
 		if n++; n > 1 {
-			return true
+			return key + " tag given twice in the field's tag, of which Go's reflect reads only the first"
 		}
 	}
-	return false
+	return ""
 }
 
-// errCGTwice is the error of a field whose struct tag holds cg twice.
-var errCGTwice = errors.New("cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)")
+// isKeyByte reports whether c may be part of a struct tag key as keys
+// are written (json, cg, jsonschema_extras).
+func isKeyByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// stopsBefore is tagKeyProblem's message for a tag that reflect stops
+// reading at rest, when key is written there.
+func stopsBefore(rest reflect.StructTag, key string) string {
+	if !strings.Contains(string(rest), key+":") && !strings.Contains(string(rest), key+" :") {
+		return ""
+	}
+	return fmt.Sprintf("%s tag not read: Go's reflect stops reading the field's tag at %s (pairs are key:\"value\", separated by spaces)",
+		key, failure.Clip(strconv.Quote(strings.TrimLeft(string(rest), " "))))
+}
+
+// cgTagProblem is the error of a field whose struct tag holds cg where
+// reflect does not read it all (tagKeyProblem), nil if none.
+func cgTagProblem(tag reflect.StructTag) error {
+	switch problem := tagKeyProblem(tag, "cg"); {
+	case problem == "":
+		return nil
+	case strings.Contains(problem, "twice"):
+		return errors.New(problem + ": write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)")
+	default:
+		return errors.New(problem)
+	}
+}
 
 type tagPair struct{ key, value string }
 

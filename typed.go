@@ -119,8 +119,8 @@ func typeTags(t reflect.Type) (file, mode string, err error) {
 		if !ok {
 			continue
 		}
-		if repeatedTagKey(f.Tag, "cg") {
-			return "", "", fieldError(t, f, "%v", errCGTwice)
+		if err := cgTagProblem(f.Tag); err != nil {
+			return "", "", fieldError(t, f, "%v", err)
 		}
 		p, err := parseTag(tag)
 		if err != nil {
@@ -503,8 +503,8 @@ func (b *ruleBuilder) structWalker(t reflect.Type) (*ruleWalker, error) {
 	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if repeatedTagKey(f.Tag, "cg") {
-			return nil, fieldError(t, f, "%v", errCGTwice)
+		if err := cgTagProblem(f.Tag); err != nil {
+			return nil, fieldError(t, f, "%v", err)
 		}
 		p, err := parseTag(f.Tag.Get("cg"))
 		hasTag := f.Tag.Get("cg") != ""
@@ -728,7 +728,9 @@ func holdsRules(t reflect.Type, seen map[reflect.Type]bool) bool {
 	}
 	seen[t] = true
 	for i := range t.NumField() {
-		if f := t.Field(i); f.Tag.Get("cg") != "" || holdsRules(f.Type, seen) {
+		// A cg tag reflect does not read all of holds rules too: the
+		// walker gets to it, and refuses it (cgTagProblem).
+		if f := t.Field(i); f.Tag.Get("cg") != "" || tagKeyProblem(f.Tag, "cg") != "" || holdsRules(f.Type, seen) {
 			return true
 		}
 	}

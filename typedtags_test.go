@@ -1257,6 +1257,30 @@ func TestTyped_CGTagTwice(t *testing.T) {
 	assert.EqualError(t, handlerErr[Field](g), `contractguard: contractguard.Field.Amount: cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)`)
 	assert.EqualError(t, handlerErr[Blank](g), `contractguard: contractguard.Blank: cg tag given twice in the field's tag, of which Go's reflect reads only the first: write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)`)
 	assert.ErrorContains(t, handlerErr[Nested](g), `contractguard.Field.Amount: cg tag given twice`)
+
+	// A tag reflect stops reading before cg: the rule never ran. (Made
+	// at run time: go vet refuses such tags in source, but go test does
+	// not run that check, so a service's own would compile and pass.)
+	field := func(tag string) reflect.StructField {
+		return reflect.StructField{Name: "Amount", Type: reflect.TypeFor[float64](), Tag: reflect.StructTag(tag)}
+	}
+	spaced := reflect.StructOf([]reflect.StructField{field(`json:"amount" cg: "cel=self > 0,msg=positive"`)})
+	comma := reflect.StructOf([]reflect.StructField{field(`json:"amount",cg:"cel=self > 0,msg=positive"`)})
+	deep := reflect.StructOf([]reflect.StructField{{Name: "Lines", Type: reflect.SliceOf(comma), Tag: `json:"lines"`}})
+	mentions := reflect.StructOf([]reflect.StructField{field(`json:"amount" doc:"see cg: rules"`)}) // names cg: in a value
+	for _, c := range []struct {
+		typ  reflect.Type
+		want string
+	}{
+		{spaced, `cg tag not read: Go's reflect stops reading the field's tag at "cg: \"cel=self > 0,msg=positive\"" (pairs are key:"value", separated by spaces)`},
+		{comma, `cg tag not read: Go's reflect reads the key ",cg" (pairs are key:"value", separated by spaces)`},
+		{deep, `.Amount: cg tag not read`},
+	} {
+		_, err := g.typedContract(c.typ)
+		assert.ErrorContains(t, err, c.want, c.typ.String())
+	}
+	_, err := g.typedContract(mentions)
+	assert.NoError(t, err)
 }
 
 // TestTyped_SchemaTagTwice: invopop/jsonschema reads a field's tag by
