@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -182,6 +184,29 @@ func TestTypedDecode_DetailsSortedByPath(t *testing.T) {
 	h := Handle(g, func(http.ResponseWriter, *http.Request, T) {})
 	eb := rejected(t, send(h, "POST", "/x", `{"b":"x","a":"y"}`), 400, CodeSchemaInvalid)
 	assert.Equal(t, []string{"/a", "/b"}, paths(eb.Details))
+}
+
+// TestTypedDecode_MethodErrorIsOneLine: a field whose type decodes
+// itself (net.IP's UnmarshalText, regexp's, a UnmarshalJSON) fails with
+// its error, which may echo the value as it came: a line break sent in
+// the value ("1\n2") stays out of the message, quoted as NO_CONTRACT
+// quotes a path, so that the message and the Violation's Error() stay
+// one line.
+func TestTypedDecode_MethodErrorIsOneLine(t *testing.T) {
+	type T struct {
+		IP net.IP         `json:"ip,omitempty"`
+		Re *regexp.Regexp `json:"re,omitempty"`
+	}
+	g := mustNew(t, Options{Logger: discard})
+	h := Handle(g, func(http.ResponseWriter, *http.Request, T) {})
+	for _, body := range []string{`{"ip":"1\n2"}`, `{"re":"(\r\n"}`} {
+		eb := rejected(t, send(h, "POST", "/x", body), 400, CodeSchemaInvalid)
+		require.Len(t, eb.Details, 1, body)
+		d := eb.Details[0]
+		assert.True(t, strings.HasPrefix(d.Message, "is invalid: "), d.Message)
+		assert.NotContains(t, d.Message, "\n", body)
+		assert.NotContains(t, d.Message, "\r", body)
+	}
 }
 
 // TestLoadError_DuplicateRouteIsOneLine: the error of two contracts for

@@ -194,7 +194,7 @@ func decodeTime(s *state, v jsonbody.Value, dst reflect.Value) {
 // what the handler reads.
 func decodeUnmarshaler(s *state, v jsonbody.Value, dst reflect.Value) {
 	if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(bytes.Clone(v.Raw())); err != nil {
-		s.fail("is invalid: " + failure.Clip(err.Error()))
+		s.fail(invalid(err))
 	}
 }
 
@@ -233,7 +233,7 @@ func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value, next f
 		}
 	}
 	if err != nil {
-		s.fail("is invalid: " + failure.Clip(err.Error()))
+		s.fail(invalid(err))
 	}
 	if read {
 		// It read, from the decoder's buffer, what it may keep (a
@@ -246,12 +246,20 @@ func decodeUnmarshalerFrom(s *state, v jsonbody.Value, dst reflect.Value, next f
 	}
 }
 
+// invalid is the message of a value a type's own method refused: its
+// error, which may echo the value as it came (net.IP's "invalid IP
+// address: 1\n2"), clipped, and quoted when it holds a character that
+// does not print (a line break), so that the message stays one line.
+func invalid(err error) string {
+	return "is invalid: " + failure.Printable(failure.Clip(err.Error()))
+}
+
 func decodeText(s *state, v jsonbody.Value, dst reflect.Value) {
 	switch v.Kind() {
 	case jsonbody.Null:
 	case jsonbody.String:
 		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(v.Str())); err != nil {
-			s.fail("is invalid: " + failure.Clip(err.Error()))
+			s.fail(invalid(err))
 		}
 	default:
 		s.fail(mismatch("a string", v))

@@ -13,7 +13,6 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 
-	"github.com/contractguard/contractguard/internal/failure"
 	"github.com/contractguard/contractguard/internal/jsonbody"
 	"github.com/contractguard/contractguard/internal/names"
 )
@@ -94,7 +93,7 @@ func (b *builder) decoderFrom(t reflect.Type, from bool) (func(*state, jsonbody.
 	case from && reflect.PointerTo(t).Implements(fromType): // before UnmarshalJSON, as json v2 prefers it
 		next, err := b.decoderFrom(t, false)
 		if err != nil { // json v2 takes the type, and fails where it falls back
-			msg := "is invalid: " + failure.Clip(err.Error())
+			msg := invalid(err)
 			next = func(s *state, _ jsonbody.Value, _ reflect.Value) { s.fail(msg) }
 		}
 		return func(s *state, v jsonbody.Value, dst reflect.Value) { decodeUnmarshalerFrom(s, v, dst, next) }, nil
