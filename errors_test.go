@@ -84,6 +84,30 @@ func TestViolation_WrittenWithoutHTMLEscapes(t *testing.T) {
 	assert.Equal(t, http.Header{"Content-Type": {"application/json"}, "X-Content-Type-Options": {"nosniff"}}, w.Header())
 }
 
+// TestSchemaMessages_ShowValuesAsWritten: an enum or const value in a
+// message reads as the contract wrote it, on both schema engines: "R&D",
+// not json.Marshal's HTML-safe "R\u0026D", which the client would read as
+// those six characters (the body is not HTML-escaped either).
+func TestSchemaMessages_ShowValuesAsWritten(t *testing.T) {
+	props := map[string]any{
+		"e": map[string]any{"enum": []any{"R&D", "<none>", map[string]any{"x": ">"}}},
+		"c": map[string]any{"const": "R&D"},
+	}
+	for name, schema := range map[string]map[string]any{
+		"native":  {"type": "object", "properties": props},
+		"library": {"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "object", "properties": props, "dependentRequired": map[string]any{"q": []any{"r"}}},
+	} {
+		g := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/x", Method: "POST", Schema: schema}}})
+		require.Equal(t, name == "native", g.set.Load().list[0].schema.Native(), name)
+		v := g.Check("POST", "/x", []byte(`{"e":"x","c":"y"}`))
+		require.NotNil(t, v, name)
+		assert.Equal(t, []Detail{
+			{Path: "/c", Message: `must be "R&D"`},
+			{Path: "/e", Message: `must be one of "R&D", "<none>", {"x":">"}`},
+		}, v.Details, name)
+	}
+}
+
 // TestViolation_JSONRoundTrips: whatever the strings hold (quotes,
 // control characters, line separators, non-ASCII, invalid UTF-8), the body
 // is valid JSON that reads back as the violation (invalid bytes as U+FFFD).

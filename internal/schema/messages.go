@@ -296,12 +296,17 @@ func valueList(vals []any) string {
 	return strings.Join(parts, ", ")
 }
 
+// display is v as JSON, as the contract wrote it: not HTML-escaped
+// (json.Marshal's "R\u0026D" would reach the client as those characters:
+// the error body is not HTML-escaped either).
 func display(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return failure.Clip(string(b))
+	return failure.Clip(strings.TrimSuffix(b.String(), "\n"))
 }
 
 func ratString(r *big.Rat) string {
