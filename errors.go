@@ -159,7 +159,9 @@ func newViolation(code string, details ...Detail) *Violation {
 }
 
 // Error implements error: "contractguard: SCHEMA_INVALID: /email: must be
-// a valid email address; /age: is required".
+// a valid email address; /age: is required". A path that holds a
+// character that does not print (a client's member or query name with a
+// line break) is quoted, so that the error stays one line in a log.
 func (v *Violation) Error() string {
 	var b strings.Builder
 	b.WriteString("contractguard: ")
@@ -171,7 +173,7 @@ func (v *Violation) Error() string {
 			b.WriteString("; ")
 		}
 		if d.Path != "" {
-			b.WriteString(d.Path)
+			b.WriteString(failure.Printable(d.Path))
 			b.WriteString(": ")
 		}
 		b.WriteString(d.Message)

@@ -46,6 +46,29 @@ func TestErrorTable(t *testing.T) {
 	assert.Equal(t, []Detail{{"/customer/name", "possible SQL injection"}}, eb.Details)
 }
 
+// TestViolation_ErrorIsOneLine: a path holds the client's member names
+// and query names as sent, a line break included ({"a\nb": 1} with
+// additionalProperties false, ?x%0Ay=…): Error(), which applications log,
+// quotes such a path, as NO_CONTRACT's message quotes the request's, so
+// that a client cannot start a line of its own in a log.
+func TestViolation_ErrorIsOneLine(t *testing.T) {
+	g := mustNew(t, Options{Logger: discard, VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/x", Method: "POST",
+		Schema: map[string]any{"type": "object", "additionalProperties": false}}}})
+	for _, target := range []string{"/x", "/x?a%0Ab=%3Cscript%3Ealert(1)%3C/script%3E"} {
+		body := `{"a\nb\r":1}`
+		if target != "/x" {
+			body = `{}`
+		}
+		v := g.Check("POST", target, []byte(body))
+		require.NotNil(t, v, target)
+		assert.NotContains(t, v.Error(), "\n", target)
+		assert.NotContains(t, v.Error(), "\r", target)
+		assert.Contains(t, v.Error(), `"`, target)
+	}
+	v := newViolation(CodeSchemaInvalid, Detail{"/a b/é", "is not allowed"})
+	assert.Equal(t, "contractguard: SCHEMA_INVALID: /a b/é: is not allowed", v.Error(), "a printable path as it is")
+}
+
 func TestViolation_JSONAndError(t *testing.T) {
 	v := newViolation(CodeSchemaInvalid, Detail{"/email", "must be a valid email address"}, Detail{"/age", "is required"})
 	b, err := json.Marshal(v)
