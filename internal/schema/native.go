@@ -51,6 +51,7 @@ type native struct {
 	enumMsg   string
 	formatMsg string
 	formatOK  func(string) bool // the format's check (nativeformats.go); nil: no format
+	formatRE  bool              // format regex: the check compiles the string (formatOK charges it so)
 	ref       *native
 	refOnly   bool // draft-07 and before: $ref's siblings are ignored
 
@@ -368,6 +369,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	}
 	if f := s.Format; f != nil {
 		n.formatOK, n.formatMsg = formatCheck(f), formatMessage(f.Name)
+		n.formatRE = f.Name == "regex"
 	}
 	n.minProps, n.maxProps = intOr(s.MinProperties), intOr(s.MaxProperties)
 	n.minItems, n.maxItems = intOr(s.MinItems), intOr(s.MaxItems)
