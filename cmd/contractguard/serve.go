@@ -89,16 +89,17 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 	}
 	p.guard = g
 	if !opts.Disabled && opts.ContractsDir == "" && opts.ContractsFS == nil && len(opts.Contracts) == 0 {
-		// Nothing asks for a contracts folder (a proxy that only scans
-		// may mean it): say so, or a setting forgotten in a deployment
-		// would start a proxy that checks nothing, with only the
-		// configuration line's "contracts":0 to tell.
+		// Nothing asks for a contracts folder: say so, or a setting
+		// forgotten in a deployment would start a proxy that checks
+		// nothing, with only the configuration line's "contracts":0 to
+		// tell. The scan does not change that: it reads only requests a
+		// contract matches (Options.VulnerabilityScan).
 		effect := "every request passes unchecked"
 		switch {
 		case opts.RequireContract && !opts.LearningMode:
 			effect = "RequireContract rejects every request"
 		case opts.VulnerabilityScan:
-			effect = "requests are only scanned"
+			effect += " (the vulnerability scan reads only requests a contract matches)"
 		}
 		log.Warn("contractguard serve: no contracts folder (--contracts, contractguard.contracts-dir or CONTRACTGUARD_CONTRACTS_DIR): " + effect)
 	}

@@ -1321,10 +1321,10 @@ func TestProxy_ReadTimeoutOnEveryAnswer(t *testing.T) {
 	assert.Zero(t, n.Load())
 }
 
-// TestProxy_WarnsWithoutContracts: serve needs no contracts folder (a
-// proxy that only scans may mean it), so one forgotten in a deployment
-// started a proxy that checked nothing, logged only as "contracts":0 at
-// INFO. It now warns, saying what the proxy will do.
+// TestProxy_WarnsWithoutContracts: serve needs no contracts folder, so
+// one forgotten in a deployment started a proxy that checked nothing,
+// logged only as "contracts":0 at INFO. It now warns, saying what the
+// proxy will do.
 func TestProxy_WarnsWithoutContracts(t *testing.T) {
 	u, err := url.Parse("http://127.0.0.1:1")
 	require.NoError(t, err)
@@ -1333,7 +1333,9 @@ func TestProxy_WarnsWithoutContracts(t *testing.T) {
 		want string // "" for no warning
 	}{
 		{func(o *contractguard.Options) {}, "every request passes unchecked"},
-		{func(o *contractguard.Options) { o.VulnerabilityScan = true }, "requests are only scanned"},
+		// The scan reads only requests a contract matches: with none, it
+		// reads nothing (it said "requests are only scanned").
+		{func(o *contractguard.Options) { o.VulnerabilityScan = true }, "every request passes unchecked (the vulnerability scan reads only requests a contract matches)"},
 		{func(o *contractguard.Options) { o.RequireContract = true }, "RequireContract rejects every request"},
 		{func(o *contractguard.Options) { o.ContractsDir = filepath.Join(hostsDir, "contracts") }, ""},
 		{func(o *contractguard.Options) { o.Disabled = true }, ""},
@@ -1497,4 +1499,27 @@ func TestProxy_ShutdownWaitsForWebSockets(t *testing.T) {
 			assert.Contains(t, err.Error(), "1 websockets still open were cut")
 		}
 	}
+}
+
+// TestProxy_NoContractsScanReadsNothing: what the warning of a proxy
+// without contracts says of the scan is what it does: the scan reads only
+// requests a contract matches, so with none an injection reaches the
+// upstream (the warning said "requests are only scanned").
+func TestProxy_NoContractsScanReadsNothing(t *testing.T) {
+	reached := 0
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }))
+	t.Cleanup(up.Close)
+	u, err := url.Parse(up.URL)
+	require.NoError(t, err)
+	var logs bytes.Buffer
+	p, err := newProxy(settings{Upstream: u, DialTimeout: time.Second, UpstreamTimeout: 5 * time.Second},
+		contractguard.Options{VulnerabilityScan: true}, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	r := httptest.NewRequest("POST", "/search?q=1%27%20OR%20%271%27=%271", strings.NewReader(`{"q":"1' OR '1'='1"}`))
+	w := httptest.NewRecorder()
+	p.handler.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, 1, reached, "not scanned: no contract matches it")
+	assert.Contains(t, logs.String(), "every request passes unchecked")
+	assert.NotContains(t, logs.String(), "only scanned")
 }
