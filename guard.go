@@ -188,7 +188,11 @@ func (g *Guard) Middleware(next http.Handler) http.Handler {
 // Middleware. It counts in the metrics like a request. Like
 // httputil.DumpRequest, it consumes r.Body when it reads it and then
 // replaces it with one that yields the same bytes: a handler called with
-// r after a nil gets the bytes that were checked.
+// r after a nil gets the bytes that were checked. r's context is not
+// changed, so what the guard hands a handler through it is not there:
+// Body, User, and the input sink protection checks sinks against (a sink
+// called with r.Context() after CheckRequest checks nothing). A handler
+// that needs them runs behind Middleware.
 func (g *Guard) CheckRequest(r *http.Request) *Violation {
 	if g.opts.Disabled {
 		return nil
