@@ -25,7 +25,7 @@ import (
 // map values that have rules of their own.
 type ruleWalker struct {
 	kind   reflect.Kind // Invalid: the request; else the kind of the value walked
-	opaque bool         // a struct that decodes itself (bind.Opaque): its fields need be no members
+	opaque bool         // a type that decodes itself (bind.Opaque): its fields and elements need be no members
 	elem   *ruleWalker  // pointer, slice, array, map
 	own    []rule       // rules about the whole value (data is the struct, or the request)
 	fields []fieldWalker
@@ -253,6 +253,16 @@ func (w *ruleWalker) walkRequest(r *ruleRun, v reflect.Value) {
 }
 
 func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
+	if w.opaque { // a struct, slice, array or map that decodes itself
+		r.opaque++
+		w.walkValue(r, v)
+		r.opaque--
+		return
+	}
+	w.walkValue(r, v)
+}
+
+func (w *ruleWalker) walkValue(r *ruleRun, v reflect.Value) {
 	switch w.kind {
 	case reflect.Invalid: // the request as a whole
 		r.check(w.own, nil, nil)
@@ -283,9 +293,6 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 	case reflect.Struct: // addressable: the walk starts at a pointer's element and copies map values
 		data := v.Addr().Interface()
 		r.check(w.own, data, nil)
-		if w.opaque {
-			r.opaque++
-		}
 		for _, f := range w.fields {
 			fv := v.Field(f.index)
 			if !fv.CanInterface() {
@@ -311,9 +318,6 @@ func (w *ruleWalker) walk(r *ruleRun, v reflect.Value) {
 			if !f.inline {
 				r.leave()
 			}
-		}
-		if w.opaque {
-			r.opaque--
 		}
 	}
 }

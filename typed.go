@@ -480,7 +480,7 @@ func (b *ruleBuilder) walker(t reflect.Type) (*ruleWalker, error) {
 				return nil, err
 			}
 		}
-		w := &ruleWalker{kind: t.Kind()}
+		w := &ruleWalker{kind: t.Kind(), opaque: bind.Opaque(t)} // a slice type may decode itself from a string
 		b.done[t] = w
 		elem, err := b.walker(t.Elem())
 		if err != nil || elem == nil {

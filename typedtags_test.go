@@ -1458,3 +1458,50 @@ func TestTyped_SchemaTagsInTypesThatGiveTheirSchema(t *testing.T) {
 	assert.EqualError(t, handlerErr[Alias](g), `contractguard: contractguard.aliased.N: jsonschema tag on a field of contractguard.aliased, which gives its own schema (JSONSchemaAlias): invopop/jsonschema reads none of its fields' tags: put the keyword in JSONSchemaAlias, or check it by a cg rule`)
 	assert.ErrorContains(t, handlerErr[ownSchema](g), `contractguard: contractguard.ownSchema.N: jsonschema tag on a field of contractguard.ownSchema, which gives its own schema (JSONSchema)`)
 }
+
+// priceList is a slice type that decodes itself from one string
+// ("2 EUR;-3 USD"); its elements have rules.
+type priceList []priceText
+
+func (l *priceList) UnmarshalText(b []byte) error {
+	for _, s := range strings.Split(string(b), ";") {
+		var p priceText
+		if err := p.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		*l = append(*l, p)
+	}
+	return nil
+}
+
+// priceMap is a map type that decodes itself from one string
+// ("a:2 EUR;b:-3 USD").
+type priceMap map[string]priceText
+
+func (m *priceMap) UnmarshalText(b []byte) error {
+	*m = priceMap{}
+	for _, s := range strings.Split(string(b), ";") {
+		k, v, _ := strings.Cut(s, ":")
+		var p priceText
+		if err := p.UnmarshalText([]byte(v)); err != nil {
+			return err
+		}
+		(*m)[k] = p
+	}
+	return nil
+}
+
+// TestTyped_RulePathsInSliceAndMapTypesThatDecodeThemselves: a slice or
+// map type that decodes itself (from a string) is opaque as a struct
+// type is, but only struct types were marked so: {"list":"2 EUR;-3 USD"}
+// failed at /list/1/amount, a pointer into a string. The failure is at
+// the value that decoded itself.
+func TestTyped_RulePathsInSliceAndMapTypesThatDecodeThemselves(t *testing.T) {
+	type In struct {
+		List priceList `json:"list"`
+		Map  priceMap  `json:"map"`
+	}
+	h := Handle(mustNew(t, Options{}), func(http.ResponseWriter, *http.Request, In) {})
+	eb := rejected(t, send(h, "POST", "/", `{"list":"2 EUR;-3 USD","map":"a:2 EUR;b:-3 USD"}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []string{"/list", "/map"}, paths(eb.Details))
+}
