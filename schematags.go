@@ -88,10 +88,12 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		if err := checkExtras(t, f); err != nil {
 			return err
 		}
-		if err := tagValuesCompile(t, f); err != nil {
+		// The field's type first: the property tagValuesCompile compiles
+		// holds an anonymous struct's fields, whose tags are theirs.
+		if err := checkSchemaTags(f.Type, seen); err != nil {
 			return err
 		}
-		if err := checkSchemaTags(f.Type, seen); err != nil {
+		if err := tagValuesCompile(t, f); err != nil {
 			return err
 		}
 	}

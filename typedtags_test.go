@@ -1505,3 +1505,21 @@ func TestTyped_RulePathsInSliceAndMapTypesThatDecodeThemselves(t *testing.T) {
 	eb := rejected(t, send(h, "POST", "/", `{"list":"2 EUR;-3 USD","map":"a:2 EUR;b:-3 USD"}`), 422, CodeInvariantViolated)
 	assert.Equal(t, []string{"/list", "/map"}, paths(eb.Details))
 }
+
+// TestTyped_SchemaTagValueInAnAnonymousStruct: the property of a field
+// of an anonymous struct type holds that struct's fields, so a tag value
+// the compiler refuses on one of them was reported as the outer field's
+// tag ("In.Anon: jsonschema tag \"minItems=1\":
+// /items/properties/y/pattern"), a tag that is fine. The field whose tag
+// it is is named, with that tag.
+func TestTyped_SchemaTagValueInAnAnonymousStruct(t *testing.T) {
+	type In struct {
+		Anon []struct {
+			Y string `json:"y" jsonschema:"pattern=(("`
+		} `json:"anon" jsonschema:"minItems=1"`
+	}
+	err := handlerErr[In](mustNew(t, Options{}))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `}.Y: jsonschema tag "pattern=((": /pattern: invalid schema: must be a valid regex`)
+	assert.NotContains(t, err.Error(), "minItems")
+}
