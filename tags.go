@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,9 +139,10 @@ func isKeyByte(c byte) bool {
 }
 
 // stopsBefore is tagKeyProblem's message for a tag that reflect stops
-// reading at rest, when key is written there.
+// reading at rest, when key is written there: followed by its colon, or
+// by "=" in its place (cg="cel=…", the pairs' own syntax).
 func stopsBefore(rest reflect.StructTag, key string) string {
-	if !strings.Contains(string(rest), key+":") && !strings.Contains(string(rest), key+" :") {
+	if !slices.ContainsFunc([]string{":", " :", "=", " ="}, func(sep string) bool { return strings.Contains(string(rest), key+sep) }) {
 		return ""
 	}
 	return fmt.Sprintf("%s tag not read: Go's reflect stops reading the field's tag at %s (pairs are key:\"value\", separated by spaces)",

@@ -1523,3 +1523,23 @@ func TestTyped_SchemaTagValueInAnAnonymousStruct(t *testing.T) {
 	assert.Contains(t, err.Error(), `}.Y: jsonschema tag "pattern=((": /pattern: invalid schema: must be a valid regex`)
 	assert.NotContains(t, err.Error(), "minItems")
 }
+
+// TestTyped_TagKeyWithAnEqualsSign: a cg (or jsonschema) key written
+// with "=" for its colon, in the pairs' own syntax (cg="cel=…"), is where
+// reflect stops reading the tag, as cg: "…" is, but only a key followed by
+// a colon was looked for: the rule never ran and registration passed.
+// (Made at run time: go vet refuses such tags in source.)
+func TestTyped_TagKeyWithAnEqualsSign(t *testing.T) {
+	field := func(tag string) reflect.StructField {
+		return reflect.StructField{Name: "Amount", Type: reflect.TypeFor[float64](), Tag: reflect.StructTag(tag)}
+	}
+	g := mustNew(t, Options{})
+	for tag, want := range map[string]string{
+		`json:"amount" cg="cel=self > 0,msg=positive"`:  `cg tag not read: Go's reflect stops reading the field's tag at "cg=\"cel=self > 0,msg=positive\""`,
+		`json:"amount" cg ="cel=self > 0,msg=positive"`: `cg tag not read: Go's reflect stops reading the field's tag at "cg =`,
+		`json:"amount" jsonschema="maximum=5"`:          `jsonschema tag not read: invopop/jsonschema stops reading the field's tag at "jsonschema=\"maximum=5\""`,
+	} {
+		_, err := g.typedContract(reflect.StructOf([]reflect.StructField{field(tag)}))
+		assert.ErrorContains(t, err, want, tag)
+	}
+}
