@@ -37,16 +37,21 @@ import (
 // judge: each keyword is reflected on a field of the same type with and
 // without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
-	if t = heldType(t); bind.Opaque(t) {
+	if t = heldType(t); t.Kind() == reflect.Struct && !seen[t] {
+		// First: invopop takes such a type's schema from the method, one
+		// that decodes itself too (selfDecodingTags leaves it to it).
+		if how := givesOwnSchema(t); how != "" {
+			seen[t] = true
+			return ownSchemaTags(t, how)
+		}
+	}
+	if bind.Opaque(t) {
 		return selfDecodingTags(t)
 	}
 	if t.Kind() != reflect.Struct || seen[t] {
 		return nil
 	}
 	seen[t] = true
-	if how := givesOwnSchema(t); how != "" {
-		return ownSchemaTags(t, how)
-	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		for _, key := range []string{"jsonschema", "jsonschema_extras"} {

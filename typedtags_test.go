@@ -1543,3 +1543,28 @@ func TestTyped_TagKeyWithAnEqualsSign(t *testing.T) {
 		assert.ErrorContains(t, err, want, tag)
 	}
 }
+
+// ownSchemaDecoding gives invopop its schema and decodes itself.
+type ownSchemaDecoding struct {
+	N int `json:"n" jsonschema:"maximum=5"`
+}
+
+func (ownSchemaDecoding) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+
+func (d *ownSchemaDecoding) UnmarshalJSON(b []byte) error {
+	type plain ownSchemaDecoding
+	return json.Unmarshal(b, (*plain)(d))
+}
+
+// TestTyped_SchemaTagsInTypesThatGiveTheirSchemaAndDecodeThemselves: a
+// type with a JSONSchema method that also decodes itself was checked as
+// a type that decodes itself, which leaves a type that gives its schema
+// to invopop and so checked none of its fields' tags: maximum=5 checked
+// nothing and {"c":{"n":100}} reached the handler. Refused, as on a type
+// that gives its schema alone.
+func TestTyped_SchemaTagsInTypesThatGiveTheirSchemaAndDecodeThemselves(t *testing.T) {
+	type In struct {
+		C ownSchemaDecoding `json:"c"`
+	}
+	assert.EqualError(t, handlerErr[In](mustNew(t, Options{})), `contractguard: contractguard.ownSchemaDecoding.N: jsonschema tag on a field of contractguard.ownSchemaDecoding, which gives its own schema (JSONSchema): invopop/jsonschema reads none of its fields' tags: put the keyword in JSONSchema, or check it by a cg rule`)
+}
