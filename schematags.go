@@ -42,7 +42,14 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		// that decodes itself too (selfDecodingTags leaves it to it).
 		if how := givesOwnSchema(t); how != "" {
 			seen[t] = true
-			return ownSchemaTags(t, how)
+			if err := ownSchemaTags(t, how); err != nil || how != "JSONSchemaAlias" {
+				return err
+			}
+			// invopop describes t as the other type, reading its tags.
+			if other := reflect.TypeOf(reflect.New(t).Interface().(interface{ JSONSchemaAlias() any }).JSONSchemaAlias()); other != nil {
+				return checkSchemaTags(other, seen)
+			}
+			return nil
 		}
 	}
 	if bind.Opaque(t) {

@@ -1568,3 +1568,30 @@ func TestTyped_SchemaTagsInTypesThatGiveTheirSchemaAndDecodeThemselves(t *testin
 	}
 	assert.EqualError(t, handlerErr[In](mustNew(t, Options{})), `contractguard: contractguard.ownSchemaDecoding.N: jsonschema tag on a field of contractguard.ownSchemaDecoding, which gives its own schema (JSONSchema): invopop/jsonschema reads none of its fields' tags: put the keyword in JSONSchema, or check it by a cg rule`)
 }
+
+// AliasTarget is the type aliasedAsTarget is described as: its tags are
+// the ones invopop reads.
+type AliasTarget struct {
+	S string `json:"s" jsonschema:"minLenght=5"`
+}
+
+type aliasedAsTarget struct {
+	S string `json:"s"`
+}
+
+func (aliasedAsTarget) JSONSchemaAlias() any { return AliasTarget{} }
+
+// TestTyped_SchemaTagsOfAnAliasTarget: invopop describes a type with a
+// JSONSchemaAlias method as the type it returns, reading that type's
+// tags, but the tag check stopped at the method: a keyword invopop drops
+// without a word on the target's fields (minLenght=5) passed
+// registration, where on the target as T, or as a field, it is refused.
+func TestTyped_SchemaTagsOfAnAliasTarget(t *testing.T) {
+	type In struct {
+		A aliasedAsTarget `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	want := handlerErr[AliasTarget](g)
+	require.Error(t, want)
+	assert.EqualError(t, handlerErr[In](g), want.Error())
+}
