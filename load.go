@@ -240,6 +240,72 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 		return nil, &LoadError{File: o.ContractsDir, Err: err}
 	}
 	defer done() // everything, $refs included, is read by the time it returns
+	if files == nil || o.ContractsFS != nil {
+		return g.loadFrom(files)
+	}
+	// A folder on disk may change while it is read: a Kubernetes
+	// ConfigMap's update swaps its ..data link, and a load that read some
+	// files before the swap and some after made a set of old and new
+	// contracts that no one deployed (until the next reload, if any). A
+	// load whose folder looks otherwise after it than before is done
+	// again; three times changed, it fails, and a reload keeps the set
+	// in force.
+	for range maxLoadsWhileChanging - 1 {
+		before, ok := stampFolder(files)
+		set, err := g.loadFrom(files)
+		if after, _ := stampFolder(files); ok && before.same(after) {
+			return set, err
+		}
+	}
+	before, ok := stampFolder(files)
+	set, err := g.loadFrom(files)
+	if after, _ := stampFolder(files); !ok || !before.same(after) {
+		return nil, &LoadError{File: o.ContractsDir, Err: fmt.Errorf("the folder changed while it was read, %d times: the contracts would be a mix of two versions", maxLoadsWhileChanging)}
+	}
+	return set, err
+}
+
+// maxLoadsWhileChanging is how many times a load reads a folder that
+// changes while it is read (loadContracts).
+const maxLoadsWhileChanging = 3
+
+// testHookRead, when set, is called by a load before it reads each file
+// of the contracts folder, with its name.
+var testHookRead func(name string)
+
+// folderStamp is what a load can tell of a contracts folder's changes
+// without reading it, in two stats whatever its size: the folder itself,
+// whose modification time an entry added, removed or renamed into place
+// changes (a ConfigMap's update renames a new link over ..data; editors
+// save by renaming), and the folder ..data leads to, a new one on every
+// update. (A file written over in place is not seen: that is a half
+// written file, which no stamp tells.)
+type folderStamp struct{ dir, data fs.FileInfo }
+
+// stampFolder stamps fsys; ok is false when the folder cannot be stat'd.
+func stampFolder(fsys fs.FS) (_ folderStamp, ok bool) {
+	dir, err := fs.Stat(fsys, ".")
+	if err != nil {
+		return folderStamp{}, false
+	}
+	data, _ := fs.Stat(fsys, "..data") // none: nil
+	return folderStamp{dir, data}, true
+}
+
+func (a folderStamp) same(b folderStamp) bool {
+	unchanged := func(x, y fs.FileInfo) bool {
+		if x == nil || y == nil {
+			return x == nil && y == nil
+		}
+		return os.SameFile(x, y) && x.ModTime().Equal(y.ModTime()) && x.Size() == y.Size()
+	}
+	return unchanged(a.dir, b.dir) && unchanged(a.data, b.data)
+}
+
+// loadFrom reads and compiles the contracts of files (nil: none) and of
+// the options' code into a set, as loadContracts.
+func (g *Guard) loadFrom(files fs.FS) (*contractSet, error) {
+	o := &g.opts
 	l := &loader{opts: o, learning: g.learning, dir: o.ContractsDir, files: files, folder: newSharedFS(files, o.ContractsFS == nil), env: g.env,
 		set: &contractSet{}, bySchema: map[*schema.Schema]*compiled{}}
 	if files != nil {
@@ -441,6 +507,9 @@ func (l *loader) read(u *unit) {
 		return
 	}
 	file := l.display(u.name)
+	if testHookRead != nil {
+		testHookRead(u.name)
+	}
 	data, err := l.folder.read(u.name)
 	if err != nil {
 		u.errs = append(u.errs, &LoadError{File: file, Err: err})

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -399,4 +400,64 @@ func TestReload_EmptiedFSIsNamed(t *testing.T) {
 	err := g.Reload()
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "Options.ContractsFS: no contracts found"), err.Error())
+}
+
+// TestReload_FolderSwappedWhileRead: a Kubernetes ConfigMap's update
+// swaps the ..data link its files point through; a load that read a.yaml
+// before the swap and b.yaml after it put old and new contracts together,
+// a set no one deployed, until another reload (none, with the watch off).
+// A load whose folder changed while it was read is done again.
+func TestReload_FolderSwappedWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	version := func(name string, max int) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
+		for _, f := range []string{"a", "b"} {
+			c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: %d\n", f, max)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name, f+".yaml"), []byte(c), 0o644))
+		}
+	}
+	version("..v1", 1)
+	require.NoError(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
+	for _, f := range []string{"a.yaml", "b.yaml"} {
+		require.NoError(t, os.Symlink(filepath.Join("..data", f), filepath.Join(dir, f)))
+	}
+	g := mustNew(t, Options{ContractsDir: dir})
+	require.NotNil(t, g.Check("POST", "/a", []byte("2")))
+
+	// The update, as the kubelet makes it: a new folder, a link to it,
+	// renamed over ..data; here while the load reads the folder, before
+	// b.yaml (and after a.yaml: one reader at a time).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	swapped := false
+	testHookRead = func(name string) {
+		if name == "b.yaml" && !swapped {
+			swapped = true
+			version("..v2", 2)
+			require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
+			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+		}
+	}
+	defer func() { testHookRead = nil }()
+	require.NoError(t, g.Reload())
+	require.True(t, swapped)
+	assert.Nil(t, g.Check("POST", "/a", []byte("2")), "a.yaml of the new version, not the one read before the swap")
+	assert.Nil(t, g.Check("POST", "/b", []byte("2")))
+	assert.NotNil(t, g.Check("POST", "/a", []byte("3")))
+
+	// A folder that changes on every reading: the reload fails, and the
+	// set in force stays.
+	n := 0
+	testHookRead = func(name string) {
+		if name == "b.yaml" {
+			n++
+			to := []string{"..v2", "..v1"}[n%2] // ..v2 is in force
+			require.NoError(t, os.Symlink(to, filepath.Join(dir, "..data_tmp")))
+			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+		}
+	}
+	err := g.Reload()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), dir+": the folder changed while it was read, 3 times")
+	assert.Equal(t, 3, n)
+	assert.Nil(t, g.Check("POST", "/a", []byte("2")), "the set in force stays")
 }
