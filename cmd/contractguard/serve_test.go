@@ -1358,17 +1358,7 @@ func TestProxy_WarnsWithoutContracts(t *testing.T) {
 // on the hijacked connection, never through WriteHeader, and the line
 // said 200.
 func TestProxy_AccessLogOfAProtocolSwitch(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-		line, _ := brw.ReadString('\n')
-		io.WriteString(c, line) // an echo, then the tunnel closes
-	}))
-	t.Cleanup(up.Close)
+	up := webSocketEcho(t, 1) // an echo, then the tunnel closes
 	var logs syncBuffer
 	p, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.AccessLog = true })
 	p.log = slog.New(slog.NewJSONHandler(&logs, nil))
@@ -1424,22 +1414,7 @@ func TestProxy_ErrorBodyAsDocumented(t *testing.T) {
 // ended. A tunnel that closes within the timeout lets it stop cleanly;
 // one still open at the timeout is cut, and said so.
 func TestProxy_ShutdownWaitsForWebSockets(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, brw, err := http.NewResponseController(w).Hijack()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-		for {
-			line, err := brw.ReadString('\n')
-			if err != nil {
-				return
-			}
-			io.WriteString(c, line) // an echo
-		}
-	}))
-	t.Cleanup(up.Close)
+	up := webSocketEcho(t, -1)                                              // echoes until the client closes
 	for _, closeAfter := range []time.Duration{300 * time.Millisecond, 0} { // 0: never
 		u, err := url.Parse(up.URL)
 		require.NoError(t, err)
@@ -1527,4 +1502,27 @@ func TestProxy_NoContractsScanReadsNothing(t *testing.T) {
 	assert.Equal(t, 1, reached, "not scanned: no contract matches it")
 	assert.Contains(t, logs.String(), "every request passes unchecked")
 	assert.NotContains(t, logs.String(), "only scanned")
+}
+
+// webSocketEcho is an upstream that switches every request to a
+// websocket and echoes n lines of its client (n < 0: until the client
+// closes), then closes the tunnel.
+func webSocketEcho(t *testing.T, n int) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		for i := 0; n < 0 || i < n; i++ {
+			line, err := brw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			io.WriteString(c, line)
+		}
+	}))
+	t.Cleanup(up.Close)
+	return up
 }

@@ -590,22 +590,14 @@ func TestNative_SchemaMetTwiceBoundedWork_WideValues(t *testing.T) {
 		"properties":{"c":{"$ref":"#"},"s":{"pattern":"^[a-z]*$"},"u":{"uniqueItems":true}},
 		"patternProperties":{"^c":{"$ref":"#"}}}`))
 	read := 0 // units of 16 bytes the patterns read or uniqueItems hashes, and one a match or item
-	seen := map[*native]bool{}
-	var count func(n *native)
-	count = func(n *native) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
+	eachNative(s.native(), func(n *native) {
 		if n.pattern != nil {
 			n.pattern = countingRegexp{n.pattern, &read}
 		}
 		for i := range n.patterns {
 			n.patterns[i].re = countingRegexp{n.patterns[i].re, &read}
 		}
-		n.each(count)
-	}
-	count(s.native())
+	})
 	hash := hashOf // and one for each item uniqueItems hashes, and each 16 bytes of it
 	t.Cleanup(func() { hashOf = hash })
 	hashOf = func(v jsonbody.Value) uint64 {
@@ -669,18 +661,11 @@ func TestNative_SharedSchemasThatDoNotRecurseKeepNoMemo(t *testing.T) {
 	require.True(t, s.Validate(doc, rep))
 	assert.Zero(t, testing.AllocsPerRun(3, func() { s.Validate(doc, rep) }))
 	memos := 0
-	seen := map[*native]bool{}
-	var walk func(n *native)
-	walk = func(n *native) {
-		if !seen[n] {
-			seen[n] = true
-			if n.memo >= 0 {
-				memos++
-			}
-			n.each(walk)
+	eachNative(s.native(), func(n *native) {
+		if n.memo >= 0 {
+			memos++
 		}
-	}
-	walk(s.native())
+	})
 	assert.Zero(t, memos, "no schema here recurses")
 }
 
@@ -844,19 +829,11 @@ func TestNative_SchemaMetTwiceBoundedWork_RegexFormat(t *testing.T) {
 		"properties":{"c":{"$ref":"#"},"s":{"type":"string","format":"regex"}},
 		"patternProperties":{"^c":{"$ref":"#"}}}`))
 	compiled := 0
-	seen := map[*native]bool{}
-	var count func(n *native)
-	count = func(n *native) {
-		if seen[n] {
-			return
-		}
-		seen[n] = true
+	eachNative(s.native(), func(n *native) {
 		if check := n.formatOK; check != nil {
 			n.formatOK = func(s string) bool { compiled += len(s); return check(s) }
 		}
-		n.each(count)
-	}
-	count(s.native())
+	})
 	leaf := `{"s":"` + strings.Repeat("a", 80<<10) + `"}`
 	body := `{"pad":[` + strings.Repeat("0,", (1<<20-len(leaf))/2-200) + `0],` + nested(30, leaf, ``)[1:]
 	doc, err := jsonbody.Parse([]byte(body), 64)
@@ -864,4 +841,19 @@ func TestNative_SchemaMetTwiceBoundedWork_RegexFormat(t *testing.T) {
 	assert.True(t, s.Validate(doc, &listOf100{}))
 	assert.LessOrEqual(t, compiled, len(body), "bytes compiled by format regex")
 	t.Logf("%d bytes, %d compiled by format regex", len(body), compiled)
+}
+
+// eachNative calls f once on every node of the fast path's tree from n.
+func eachNative(n *native, f func(*native)) {
+	seen := map[*native]bool{}
+	var visit func(n *native)
+	visit = func(n *native) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		f(n)
+		n.each(visit)
+	}
+	visit(n)
 }
