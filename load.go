@@ -250,19 +250,23 @@ func (g *Guard) loadContracts() (*contractSet, error) {
 	// load whose folder looks otherwise after it than before is done
 	// again; three times changed, it fails, and a reload keeps the set
 	// in force.
-	for range maxLoadsWhileChanging - 1 {
-		before, ok := stampFolder(files)
+	for range maxLoadsWhileChanging {
+		before, stampErr := stampFolder(files)
 		set, err := g.loadFrom(files)
-		if after, _ := stampFolder(files); ok && before.same(after) {
+		if stampErr != nil {
+			// A folder that cannot be stat'd (listed but not searched:
+			// chmod 644) cannot be read either: the load's own error
+			// says why, not three loads of a folder taken as changing.
+			if err == nil {
+				err = &LoadError{File: o.ContractsDir, Err: stampErr}
+			}
+			return nil, err
+		}
+		if after, stampErr := stampFolder(files); stampErr == nil && before.same(after) {
 			return set, err
 		}
 	}
-	before, ok := stampFolder(files)
-	set, err := g.loadFrom(files)
-	if after, _ := stampFolder(files); !ok || !before.same(after) {
-		return nil, &LoadError{File: o.ContractsDir, Err: fmt.Errorf("the folder changed while it was read, %d times: the contracts would be a mix of two versions", maxLoadsWhileChanging)}
-	}
-	return set, err
+	return nil, &LoadError{File: o.ContractsDir, Err: fmt.Errorf("the folder changed while it was read, %d times: the contracts would be a mix of two versions", maxLoadsWhileChanging)}
 }
 
 // maxLoadsWhileChanging is how many times a load reads a folder that
@@ -282,14 +286,14 @@ var testHookRead func(name string)
 // written file, which no stamp tells.)
 type folderStamp struct{ dir, data fs.FileInfo }
 
-// stampFolder stamps fsys; ok is false when the folder cannot be stat'd.
-func stampFolder(fsys fs.FS) (_ folderStamp, ok bool) {
+// stampFolder stamps fsys; the error is that of the folder's stat.
+func stampFolder(fsys fs.FS) (folderStamp, error) {
 	dir, err := fs.Stat(fsys, ".")
 	if err != nil {
-		return folderStamp{}, false
+		return folderStamp{}, err
 	}
 	data, _ := fs.Stat(fsys, "..data") // none: nil
-	return folderStamp{dir, data}, true
+	return folderStamp{dir, data}, nil
 }
 
 func (a folderStamp) same(b folderStamp) bool {

@@ -461,3 +461,22 @@ func TestReload_FolderSwappedWhileRead(t *testing.T) {
 	assert.Equal(t, 3, n)
 	assert.Nil(t, g.Check("POST", "/a", []byte("2")), "the set in force stays")
 }
+
+// TestReload_UnsearchableFolderSaysSo: a folder that can be listed but not
+// searched (chmod -R 644, a common slip) cannot be stamped either; the
+// load's own error, permission denied, is the one to report, once, not
+// "the folder changed while it was read" after three loads of a folder
+// that did not change. (Root reads any folder: run as another user.)
+func TestReload_UnsearchableFolderSaysSo(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root searches a folder whatever its permissions")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("endpoint: /a\nmethod: POST\nschema: {type: integer}\n"), 0o644))
+	require.NoError(t, os.Chmod(dir, 0o644))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	_, err := New(Options{ContractsDir: dir})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "permission denied")
+	assert.NotContains(t, err.Error(), "changed while it was read")
+}
