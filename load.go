@@ -235,38 +235,50 @@ func contractsFS(o *Options) (fsys fs.FS, done func(), err error) {
 // set.
 func (g *Guard) loadContracts() (*contractSet, error) {
 	o := &g.opts
-	files, done, err := contractsFS(o)
-	if err != nil {
-		return nil, &LoadError{File: o.ContractsDir, Err: err}
-	}
-	defer done() // everything, $refs included, is read by the time it returns
-	if files == nil || o.ContractsFS != nil {
-		return g.loadFrom(files)
-	}
 	// A folder on disk may change while it is read: a Kubernetes
 	// ConfigMap's update swaps its ..data link, and a load that read some
 	// files before the swap and some after made a set of old and new
 	// contracts that no one deployed (until the next reload, if any). A
 	// load whose folder looks otherwise after it than before is done
-	// again; three times changed, it fails, and a reload keeps the set
-	// in force.
+	// again, the folder opened anew (a ContractsDir that is a link, into
+	// ..data or to a release, was opened at what it led to, which the
+	// update may have removed); three times changed, it fails, and a
+	// reload keeps the set in force.
 	for range maxLoadsWhileChanging {
-		before, stampErr := stampFolder(files)
-		set, err := g.loadFrom(files)
-		if stampErr != nil {
-			// A folder that cannot be stat'd (listed but not searched:
-			// chmod 644) cannot be read either: the load's own error
-			// says why, not three loads of a folder taken as changing.
-			if err == nil {
-				err = &LoadError{File: o.ContractsDir, Err: stampErr}
-			}
-			return nil, err
-		}
-		if after, stampErr := stampFolder(files); stampErr == nil && before.same(after) {
+		set, changed, err := g.loadOnce()
+		if !changed {
 			return set, err
 		}
 	}
 	return nil, &LoadError{File: o.ContractsDir, Err: fmt.Errorf("the folder changed while it was read, %d times: the contracts would be a mix of two versions", maxLoadsWhileChanging)}
+}
+
+// loadOnce opens the contracts folder and loads it, as loadContracts;
+// changed reports a folder on disk that changed while it was read.
+func (g *Guard) loadOnce() (_ *contractSet, changed bool, _ error) {
+	o := &g.opts
+	files, done, err := contractsFS(o)
+	if err != nil {
+		return nil, false, &LoadError{File: o.ContractsDir, Err: err}
+	}
+	defer done() // everything, $refs included, is read by the time it returns
+	if files == nil || o.ContractsFS != nil {
+		set, err := g.loadFrom(files)
+		return set, false, err
+	}
+	before, stampErr := stampFolder(files)
+	set, err := g.loadFrom(files)
+	if stampErr != nil {
+		// A folder that cannot be stat'd (listed but not searched:
+		// chmod 644) cannot be read either: the load's own error says
+		// why, not three loads of a folder taken as changing.
+		if err == nil {
+			err = &LoadError{File: o.ContractsDir, Err: stampErr}
+		}
+		return nil, false, err
+	}
+	after, stampErr := stampFolder(files)
+	return set, stampErr != nil || !before.same(after), err
 }
 
 // maxLoadsWhileChanging is how many times a load reads a folder that

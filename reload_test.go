@@ -480,3 +480,42 @@ func TestReload_UnsearchableFolderSaysSo(t *testing.T) {
 	assert.Contains(t, err.Error(), "permission denied")
 	assert.NotContains(t, err.Error(), "changed while it was read")
 }
+
+// TestReload_LinkedFolderSwappedWhileRead: a ContractsDir that is a link
+// (a folder inside a ConfigMap's projection, reached through ..data) is
+// opened at the folder it leads to; the update swaps ..data and removes
+// that folder. The load done again opens the link anew: the old code read
+// the removed folder again and the reload failed.
+func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	version := func(name string, max int) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, name, "contracts"), 0o755))
+		for _, f := range []string{"a", "b"} {
+			c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: %d\n", f, max)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name, "contracts", f+".yaml"), []byte(c), 0o644))
+		}
+	}
+	version("..v1", 1)
+	require.NoError(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
+	require.NoError(t, os.Symlink(filepath.Join("..data", "contracts"), filepath.Join(dir, "contracts")))
+	g := mustNew(t, Options{ContractsDir: filepath.Join(dir, "contracts")})
+	require.NotNil(t, g.Check("POST", "/a", []byte("2")))
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one reader at a time
+	swapped := false
+	testHookRead = func(name string) {
+		if name == "b.yaml" && !swapped {
+			swapped = true
+			version("..v2", 2)
+			require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
+			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1"))) // the kubelet's last step
+		}
+	}
+	defer func() { testHookRead = nil }()
+	require.NoError(t, g.Reload())
+	require.True(t, swapped)
+	assert.Nil(t, g.Check("POST", "/a", []byte("2")))
+	assert.Nil(t, g.Check("POST", "/b", []byte("2")))
+	assert.NotNil(t, g.Check("POST", "/b", []byte("3")))
+}
