@@ -182,13 +182,14 @@ func tagValuesCompile(t reflect.Type, f reflect.StructField) error {
 // givesOwnSchema is the method by which invopop/jsonschema takes the schema
 // of struct type t from t itself rather than from its fields: JSONSchema
 // (the schema it returns) or JSONSchemaAlias (another type's); "" if
-// none. invopop looks for them on t, not on *t.
+// none. invopop looks for them on t, not on *t, and for JSONSchemaAlias
+// first.
 func givesOwnSchema(t reflect.Type) string {
 	switch {
-	case t.Implements(schemaMethods[0]):
-		return "JSONSchema"
 	case t.Implements(aliasMethod):
 		return "JSONSchemaAlias"
+	case t.Implements(schemaMethods[0]):
+		return "JSONSchema"
 	}
 	return ""
 }

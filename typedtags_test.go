@@ -1595,3 +1595,27 @@ func TestTyped_SchemaTagsOfAnAliasTarget(t *testing.T) {
 	require.Error(t, want)
 	assert.EqualError(t, handlerErr[In](g), want.Error())
 }
+
+// aliasedAndDescribed has both methods by which invopop takes a type's
+// schema from the type: it looks for JSONSchemaAlias first, and describes
+// the type as AliasTarget, whose tags it reads.
+type aliasedAndDescribed struct {
+	S string `json:"s"`
+}
+
+func (aliasedAndDescribed) JSONSchemaAlias() any { return AliasTarget{} }
+
+func (aliasedAndDescribed) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+
+// TestTyped_SchemaTagsOfAnAliasTargetBesideJSONSchema: the tag check took
+// JSONSchema first, where invopop takes JSONSchemaAlias, and so never
+// checked the tags of the type invopop describes it as (minLenght=5).
+func TestTyped_SchemaTagsOfAnAliasTargetBesideJSONSchema(t *testing.T) {
+	type In struct {
+		A aliasedAndDescribed `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	want := handlerErr[AliasTarget](g)
+	require.Error(t, want)
+	assert.EqualError(t, handlerErr[In](g), want.Error())
+}
