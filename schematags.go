@@ -37,13 +37,19 @@ import (
 // judge: each keyword is reflected on a field of the same type with and
 // without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
-	if t = heldType(t); t.Kind() == reflect.Struct && !seen[t] {
+	if t = heldType(t); !seen[t] {
 		// First: invopop takes such a type's schema from the method, one
-		// that decodes itself too (selfDecodingTags leaves it to it).
-		if how := givesOwnSchema(t); how != "" {
+		// that decodes itself too (selfDecodingTags leaves it to it), and
+		// the alias of a type of any kind.
+		if how := givesOwnSchema(t); how != "" && (t.Kind() == reflect.Struct || how == "JSONSchemaAlias") {
 			seen[t] = true
-			if err := ownSchemaTags(t, how); err != nil || how != "JSONSchemaAlias" {
-				return err
+			if t.Kind() == reflect.Struct {
+				if err := ownSchemaTags(t, how); err != nil {
+					return err
+				}
+			}
+			if how != "JSONSchemaAlias" {
+				return nil
 			}
 			// invopop describes t as the other type, reading its tags.
 			if other := reflect.TypeOf(reflect.New(t).Interface().(interface{ JSONSchemaAlias() any }).JSONSchemaAlias()); other != nil {

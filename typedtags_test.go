@@ -1619,3 +1619,24 @@ func TestTyped_SchemaTagsOfAnAliasTargetBesideJSONSchema(t *testing.T) {
 	require.Error(t, want)
 	assert.EqualError(t, handlerErr[In](g), want.Error())
 }
+
+// aliasedAmount decodes itself from an object and is described, by its
+// JSONSchemaAlias method, as AliasTarget: a type of no struct kind.
+type aliasedAmount int64
+
+func (*aliasedAmount) UnmarshalJSON([]byte) error { return nil }
+
+func (aliasedAmount) JSONSchemaAlias() any { return AliasTarget{} }
+
+// TestTyped_SchemaTagsOfAnAliasTargetOfNoStruct: invopop takes the alias
+// of a type of any kind, before all else; the tag check looked for the
+// method on struct types only, and the target's minLenght=5 passed.
+func TestTyped_SchemaTagsOfAnAliasTargetOfNoStruct(t *testing.T) {
+	type In struct {
+		A aliasedAmount `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	want := handlerErr[AliasTarget](g)
+	require.Error(t, want)
+	assert.EqualError(t, handlerErr[In](g), want.Error())
+}
