@@ -208,7 +208,8 @@ var (
 // says which, when T decodes it); an encoding.TextUnmarshaler takes a
 // string. invopop would describe
 // netip.Addr as an object and a [16]byte UUID as an array, refusing every
-// value T decodes. A type that gives invopop its schema itself keeps it,
+// value T decodes. A type that gives invopop its schema itself (by a
+// method on T: invopop calls none on *T) keeps it,
 // and time.Time is invopop's date-time string.
 func selfDecoding(t reflect.Type) *jsonschema.Schema {
 	switch {
@@ -220,7 +221,7 @@ func selfDecoding(t reflect.Type) *jsonschema.Schema {
 		return nil
 	}
 	for _, m := range schemaMethods {
-		if t.Implements(m) || reflect.PointerTo(t).Implements(m) {
+		if t.Implements(m) { // invopop looks on T, not on *T
 			return nil
 		}
 	}

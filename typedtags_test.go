@@ -1640,3 +1640,35 @@ func TestTyped_SchemaTagsOfAnAliasTargetOfNoStruct(t *testing.T) {
 	require.Error(t, want)
 	assert.EqualError(t, handlerErr[In](g), want.Error())
 }
+
+// pointerSchemaMoney decodes itself from a string and has a JSONSchema
+// method on *T, which invopop does not call (it looks on T).
+type pointerSchemaMoney struct {
+	Amount   string
+	Currency string
+}
+
+func (m *pointerSchemaMoney) UnmarshalText(b []byte) error {
+	m.Amount, m.Currency, _ = strings.Cut(string(b), " ")
+	return nil
+}
+
+func (*pointerSchemaMoney) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "string"}
+}
+
+// TestTyped_SelfDecodingTypeWithAJSONSchemaOnItsPointer: selfDecoding
+// left a type with a JSONSchema method on *T to invopop, which looks for
+// the method on T alone and so described the struct by its fields, an
+// object: every string T decodes ("2 EUR") was refused. It is described
+// as what it decodes, as when it has no such method.
+func TestTyped_SelfDecodingTypeWithAJSONSchemaOnItsPointer(t *testing.T) {
+	type In struct {
+		M pointerSchemaMoney `json:"m"`
+	}
+	var got In
+	h := Handle(mustNew(t, Options{}), func(w http.ResponseWriter, r *http.Request, in In) { got = in })
+	require.Equal(t, 200, send(h, "POST", "/", `{"m":"2 EUR"}`).Code)
+	assert.Equal(t, pointerSchemaMoney{"2", "EUR"}, got.M)
+	rejected(t, send(h, "POST", "/", `{"m":{"Amount":"2"}}`), 400, CodeSchemaInvalid)
+}
