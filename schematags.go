@@ -37,7 +37,7 @@ import (
 // judge: each keyword is reflected on a field of the same type with and
 // without it, and one that changes nothing is refused.
 func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
-	if t = heldType(t); !seen[t] {
+	if t = aliasOrHeld(t); !seen[t] {
 		// First: invopop takes such a type's schema from the method, one
 		// that decodes itself too (selfDecodingTags leaves it to it), and
 		// the alias of a type of any kind.
@@ -183,6 +183,26 @@ func tagValuesCompile(t reflect.Type, f reflect.StructField) error {
 		}
 	}
 	return nil
+}
+
+// aliasOrHeld is heldType(t), but stops at a type other than a pointer
+// with a JSONSchemaAlias method: invopop describes a named slice, array
+// or map type with one as the other type, not by its elements.
+func aliasOrHeld(t reflect.Type) reflect.Type {
+	var seen []reflect.Type
+	for !bind.Opaque(t) && !slices.Contains(seen, t) {
+		if t.Kind() != reflect.Pointer && t.Implements(aliasMethod) {
+			return t
+		}
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+			seen = append(seen, t)
+			t = t.Elem()
+		default:
+			return t
+		}
+	}
+	return t
 }
 
 // givesOwnSchema is the method by which invopop/jsonschema takes the schema

@@ -1672,3 +1672,23 @@ func TestTyped_SelfDecodingTypeWithAJSONSchemaOnItsPointer(t *testing.T) {
 	assert.Equal(t, pointerSchemaMoney{"2", "EUR"}, got.M)
 	rejected(t, send(h, "POST", "/", `{"m":{"Amount":"2"}}`), 400, CodeSchemaInvalid)
 }
+
+// aliasedList is a named slice type that invopop describes, by its
+// JSONSchemaAlias method, as AliasTarget.
+type aliasedList []string
+
+func (aliasedList) JSONSchemaAlias() any { return AliasTarget{} }
+
+// TestTyped_SchemaTagsOfASliceTypesAliasTarget: the tag check went
+// through a slice type to its elements before looking for the method,
+// where invopop takes the slice type's alias: the target's minLenght=5
+// passed.
+func TestTyped_SchemaTagsOfASliceTypesAliasTarget(t *testing.T) {
+	type In struct {
+		A aliasedList `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	want := handlerErr[AliasTarget](g)
+	require.Error(t, want)
+	assert.EqualError(t, handlerErr[In](g), want.Error())
+}
