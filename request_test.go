@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -268,16 +269,22 @@ func allocsOfSize(size uintptr) func() uint64 {
 // it. (A small body's tape, 392 bytes, is the pooled request's:
 // TestState_SmallTapeStaysWithThePool.)
 func TestState_SizeClass(t *testing.T) {
-	var before, after runtime.MemStats
-	const n = 100
-	states := make([]*state, n)
-	runtime.ReadMemStats(&before)
-	for i := range states {
-		states[i] = new(state)
+	// TotalAlloc counts every goroutine's allocations (another test's
+	// server still winding down): the least of a few runs is the state's.
+	least := uint64(math.MaxUint64)
+	for range 5 {
+		var before, after runtime.MemStats
+		const n = 100
+		states := make([]*state, n)
+		runtime.ReadMemStats(&before)
+		for i := range states {
+			states[i] = new(state)
+		}
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(states)
+		least = min(least, (after.TotalAlloc-before.TotalAlloc)/n)
 	}
-	runtime.ReadMemStats(&after)
-	runtime.KeepAlive(states)
-	assert.LessOrEqual(t, (after.TotalAlloc-before.TotalAlloc)/n, uint64(640), "bytes a state takes (its size: %d)", unsafe.Sizeof(state{}))
+	assert.LessOrEqual(t, least, uint64(640), "bytes a state takes (its size: %d)", unsafe.Sizeof(state{}))
 }
 
 // TestUser_ConcurrentCallsGetTheUser: a handler may ask for User(r) from
