@@ -105,6 +105,12 @@ func New(opts Options) (*Guard, error) {
 // does not, the old set stays in force, and the error, as [New] would
 // return it, is logged and returned. Typed contracts are not affected.
 // Reload is safe to call concurrently with requests and with itself.
+//
+// A ContractsDir that changes while it is read (a Kubernetes ConfigMap's
+// update, a file renamed into place) is read again, as by New, so that a
+// set is never part old, part new; one that changes three times running
+// fails to load. A ContractsFS is read once: an fs.FS says nothing of
+// its changes.
 func (g *Guard) Reload() error {
 	if g.opts.Disabled {
 		return nil
