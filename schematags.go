@@ -58,7 +58,10 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 			return nil
 		}
 	}
-	if bind.Opaque(t) {
+	if bind.Opaque(t) && (t == timeType || selfDecoding(t) != nil) {
+		// Described as what it decodes: no field of it is looked into.
+		// One that invopop describes by its fields all the same (a
+		// JSONSchemaExtend method on T) has them checked below.
 		return selfDecodingTags(t)
 	}
 	if t.Kind() != reflect.Struct || seen[t] {

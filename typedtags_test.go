@@ -1692,3 +1692,31 @@ func TestTyped_SchemaTagsOfASliceTypesAliasTarget(t *testing.T) {
 	require.Error(t, want)
 	assert.EqualError(t, handlerErr[In](g), want.Error())
 }
+
+// extendedSelfDecoding decodes itself and has a JSONSchemaExtend method on
+// T: invopop describes it by its fields (reading their tags), then
+// extends that schema.
+type extendedSelfDecoding struct {
+	S string `json:"s" jsonschema:"minLenght=5"`
+}
+
+func (*extendedSelfDecoding) UnmarshalJSON([]byte) error { return nil }
+
+func (extendedSelfDecoding) JSONSchemaExtend(*jsonschema.Schema) {}
+
+// TestTyped_SchemaTagsOfASelfDecodingTypeInvopopDescribes: a type that
+// decodes itself and has a JSONSchemaExtend method on T is described by
+// invopop from its fields, whose tags it reads, but the tag check stopped
+// at any type that decodes itself: minLenght=5 on its field, which
+// invopop drops without a word, passed registration. Its fields are
+// checked as those of any struct invopop describes.
+func TestTyped_SchemaTagsOfASelfDecodingTypeInvopopDescribes(t *testing.T) {
+	type In struct {
+		A extendedSelfDecoding `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	const want = `contractguard: contractguard.extendedSelfDecoding.S: jsonschema tag "minLenght=5" has no effect on a field of JSON type string: a keyword, or a value, invopop/jsonschema does not take there`
+	assert.EqualError(t, handlerErr[In](g), want)
+	assert.EqualError(t, handlerErr[extendedSelfDecoding](g), want)
+	assert.EqualError(t, handlerErr[*extendedSelfDecoding](g), want)
+}
