@@ -51,8 +51,11 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 			if how != "JSONSchemaAlias" {
 				return nil
 			}
+			if err := aliasLoop(t); err != nil {
+				return err
+			}
 			// invopop describes t as the other type, reading its tags.
-			if other := reflect.TypeOf(reflect.New(t).Interface().(interface{ JSONSchemaAlias() any }).JSONSchemaAlias()); other != nil {
+			if other := aliasOf(t); other != nil {
 				return checkSchemaTags(other, seen)
 			}
 			return nil
@@ -206,6 +209,44 @@ func aliasOrHeld(t reflect.Type) reflect.Type {
 		}
 	}
 	return t
+}
+
+// aliasOf is the type t's JSONSchemaAlias method returns (nil for nil),
+// called as invopop calls it, on a zero T.
+func aliasOf(t reflect.Type) reflect.Type {
+	return reflect.TypeOf(reflect.New(t).Interface().(interface{ JSONSchemaAlias() any }).JSONSchemaAlias())
+}
+
+// aliasLoop reports a chain of JSONSchemaAlias methods from t that leads
+// back to a type of the chain (type A's alias is B, B's is A; or A's is
+// []A): invopop follows the chain through pointers and through slices,
+// arrays and maps of no name (to which it gives no definition to refer
+// to) for ever, and the stack overflow is fatal to the program.
+func aliasLoop(t reflect.Type) error {
+	chain := []reflect.Type{t}
+	for {
+		next := aliasOf(chain[len(chain)-1])
+		var through []reflect.Type
+		for next != nil && !slices.Contains(through, next) {
+			if k := next.Kind(); k != reflect.Pointer && (next.Name() != "" || k != reflect.Slice && k != reflect.Array && k != reflect.Map) {
+				break
+			}
+			through = append(through, next)
+			next = next.Elem()
+		}
+		switch {
+		case next == nil || slices.Contains(through, next) || next.Kind() == reflect.Interface || !next.Implements(aliasMethod):
+			return nil // described otherwise, or by a $ref
+		case slices.Contains(chain, next):
+			names := make([]string, len(chain))
+			for i, c := range chain {
+				names[i] = c.String()
+			}
+			return fmt.Errorf("%s: its JSONSchemaAlias leads back to %s (%s → %s), which invopop/jsonschema would follow for ever: alias another type",
+				t, next, strings.Join(names, " → "), next)
+		}
+		chain = append(chain, next)
+	}
 }
 
 // givesOwnSchema is the method by which invopop/jsonschema takes the schema

@@ -1720,3 +1720,45 @@ func TestTyped_SchemaTagsOfASelfDecodingTypeInvopopDescribes(t *testing.T) {
 	assert.EqualError(t, handlerErr[extendedSelfDecoding](g), want)
 	assert.EqualError(t, handlerErr[*extendedSelfDecoding](g), want)
 }
+
+// aliasLoopA and aliasLoopB are each other's JSONSchemaAlias; aliasSelf
+// aliases a list of itself.
+type aliasLoopA struct{ X int }
+
+func (aliasLoopA) JSONSchemaAlias() any { return new(aliasLoopB) }
+
+type aliasLoopB int
+
+func (aliasLoopB) JSONSchemaAlias() any { return aliasLoopA{} }
+
+type aliasSelf string
+
+func (aliasSelf) JSONSchemaAlias() any { return []aliasSelf{} }
+
+// aliasOfAList aliases a named list of itself, which invopop describes
+// by a definition: no loop.
+type aliasOfAList struct{ X int }
+
+type aliasedLists []aliasOfAList
+
+func (aliasOfAList) JSONSchemaAlias() any { return aliasedLists{} }
+
+// TestTyped_AliasLoopRefused: a chain of JSONSchemaAlias methods back to
+// a type of it made invopop recurse until the stack overflowed, a fatal
+// error that ended the program at registration. It is refused, naming
+// the chain.
+func TestTyped_AliasLoopRefused(t *testing.T) {
+	type Two struct {
+		A aliasLoopA `json:"a"`
+	}
+	type Self struct {
+		A *aliasSelf `json:"a"`
+	}
+	type List struct {
+		A aliasOfAList `json:"a"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Two](g), "contractguard: contractguard.aliasLoopA: its JSONSchemaAlias leads back to contractguard.aliasLoopA (contractguard.aliasLoopA → contractguard.aliasLoopB → contractguard.aliasLoopA), which invopop/jsonschema would follow for ever: alias another type")
+	assert.EqualError(t, handlerErr[Self](g), "contractguard: contractguard.aliasSelf: its JSONSchemaAlias leads back to contractguard.aliasSelf (contractguard.aliasSelf → contractguard.aliasSelf), which invopop/jsonschema would follow for ever: alias another type")
+	assert.NoError(t, handlerErr[List](g))
+}
