@@ -107,9 +107,11 @@ func New(opts Options) (*Guard, error) {
 // Reload is safe to call concurrently with requests and with itself.
 //
 // A ContractsDir that changes while it is read (a Kubernetes ConfigMap's
-// update, a file renamed into place) is read again, as by New, so that a
-// set is never part old, part new; one that changes three times running
-// fails to load. A ContractsFS is read once: an fs.FS says nothing of
+// update swapping ..data, a file renamed into the folder) is read again,
+// as by New, so that a set is never part old, part new; one whose files
+// change three times running fails to load. Other files coming and going
+// in the folder do not count when every file the load read still reads
+// the same. A ContractsFS is read once: an fs.FS says nothing of
 // its changes.
 func (g *Guard) Reload() error {
 	if g.opts.Disabled {

@@ -278,7 +278,15 @@ func (g *Guard) loadOnce() (_ *contractSet, changed bool, _ error) {
 		return nil, false, err
 	}
 	after, stampErr := stampFolder(files)
-	return set, stampErr != nil || !before.same(after), err
+	changed = stampErr != nil || !before.same(after)
+	if changed && err == nil && set.seen != nil && !readsOtherwise(files, set.seen) {
+		// Something else changed in the folder (a file of another
+		// program's, made and removed): every file the load read reads
+		// the same, and no contracts file came or went. The set is one
+		// version's.
+		changed = false
+	}
+	return set, changed, err
 }
 
 // maxLoadsWhileChanging is how many times a load reads a folder that

@@ -527,3 +527,39 @@ func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
 	assert.Nil(t, g.Check("POST", "/b", []byte("2")))
 	assert.NotNil(t, g.Check("POST", "/b", []byte("3")))
 }
+
+// TestReload_OtherFilesChangingWhileRead: a folder whose other files
+// come and go while the contracts load (a journal, a rotated log) was
+// taken as changing, three times, and the guard did not start: a load
+// whose every file still reads the same, with no contracts file come or
+// gone, is one version's, whatever else changed.
+func TestReload_OtherFilesChangingWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a", "b"} {
+		c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: 1\n", f)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f+".yaml"), []byte(c), 0o644))
+	}
+	journal := filepath.Join(dir, "app.db-journal")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one reader at a time: the hook is theirs
+	testHookRead = func(string) {
+		require.NoError(t, os.WriteFile(journal, nil, 0o644))
+		require.NoError(t, os.Remove(journal))
+	}
+	defer func() { testHookRead = nil }()
+	g, err := New(Options{ContractsDir: dir, Logger: discard})
+	require.NoError(t, err)
+	assert.NotNil(t, g.Check("POST", "/b", []byte("2")))
+	require.NoError(t, g.Reload())
+
+	// A contracts file changed while read is still seen as a change.
+	n := 0
+	testHookRead = func(name string) {
+		if name == "b.yaml" && n == 0 {
+			n++
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("endpoint: /a\nmethod: POST\nschema:\n  type: integer\n  maximum: 5\n"), 0o644))
+			require.NoError(t, os.WriteFile(journal, nil, 0o644)) // and the folder with it
+		}
+	}
+	require.NoError(t, g.Reload())
+	assert.Nil(t, g.Check("POST", "/a", []byte("5")), "a.yaml as it was after the change: loaded again")
+}

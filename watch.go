@@ -384,6 +384,13 @@ func (g *Guard) folderChanged() bool {
 		return true
 	}
 	defer done()
+	return readsOtherwise(fsys, seen)
+}
+
+// readsOtherwise reports whether the folder fsys differs from what a
+// load read of it (seen): a contracts file added, or a file the load
+// read reading otherwise (changed, gone, or there when it was not).
+func readsOtherwise(fsys fs.FS, seen folderRead) bool {
 	names, misnamed, err := contractFiles(fsys)
 	if err != nil || len(misnamed) > 0 {
 		return true
