@@ -433,8 +433,7 @@ func TestReload_FolderSwappedWhileRead(t *testing.T) {
 		if name == "b.yaml" && !swapped {
 			swapped = true
 			version("..v2", 2)
-			require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
-			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+			swapData(t, dir, "..v2")
 		}
 	}
 	defer func() { testHookRead = nil }()
@@ -451,8 +450,7 @@ func TestReload_FolderSwappedWhileRead(t *testing.T) {
 		if name == "b.yaml" {
 			n++
 			to := []string{"..v2", "..v1"}[n%2] // ..v2 is in force
-			require.NoError(t, os.Symlink(to, filepath.Join(dir, "..data_tmp")))
-			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+			swapData(t, dir, to)
 		}
 	}
 	err := g.Reload()
@@ -515,8 +513,7 @@ func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
 		if name == "b.yaml" && !swapped {
 			swapped = true
 			version("..v2", 2)
-			require.NoError(t, os.Symlink("..v2", filepath.Join(dir, "..data_tmp")))
-			require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+			swapData(t, dir, "..v2")
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1"))) // the kubelet's last step
 		}
 	}
@@ -562,4 +559,11 @@ func TestReload_OtherFilesChangingWhileRead(t *testing.T) {
 	}
 	require.NoError(t, g.Reload())
 	assert.Nil(t, g.Check("POST", "/a", []byte("5")), "a.yaml as it was after the change: loaded again")
+}
+
+// swapData points dir's ..data link at the folder to, as the kubelet
+// updates a ConfigMap: a new link, renamed over the old.
+func swapData(t *testing.T, dir, to string) {
+	require.NoError(t, os.Symlink(to, filepath.Join(dir, "..data_tmp")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
 }

@@ -195,20 +195,7 @@ func tagValuesCompile(t reflect.Type, f reflect.StructField) error {
 // with a JSONSchemaAlias method: invopop describes a named slice, array
 // or map type with one as the other type, not by its elements.
 func aliasOrHeld(t reflect.Type) reflect.Type {
-	var seen []reflect.Type
-	for !bind.Opaque(t) && !slices.Contains(seen, t) {
-		if t.Kind() != reflect.Pointer && t.Implements(aliasMethod) {
-			return t
-		}
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-			seen = append(seen, t)
-			t = t.Elem()
-		default:
-			return t
-		}
-	}
-	return t
+	return heldTypeUntil(t, func(t reflect.Type) bool { return t.Kind() != reflect.Pointer && t.Implements(aliasMethod) })
 }
 
 // aliasOf is the type t's JSONSchemaAlias method returns (nil for nil),

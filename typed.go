@@ -256,9 +256,16 @@ func restoreRootDef(root map[string]any, b []byte, name string) {
 // pointers, slices, arrays and map values, stopping at a type that decodes
 // itself (bind.Opaque), or at one met before: a type that holds itself
 // (type L []L, type M map[string]M) holds no members.
-func heldType(t reflect.Type) reflect.Type {
+func heldType(t reflect.Type) reflect.Type { return heldTypeUntil(t, nil) }
+
+// heldTypeUntil is heldType that also stops at a type stop takes (nil:
+// none).
+func heldTypeUntil(t reflect.Type, stop func(reflect.Type) bool) reflect.Type {
 	var seen []reflect.Type
 	for !bind.Opaque(t) && !slices.Contains(seen, t) {
+		if stop != nil && stop(t) {
+			return t
+		}
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
 			seen = append(seen, t)
