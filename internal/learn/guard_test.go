@@ -428,3 +428,53 @@ func TestWriteContracts_FileNameNeverHidden(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, g.Metrics().ContractsLoaded, "the learned contracts are loaded")
 }
+
+// TestLearned_OtherReadingsOfAPath: the guard checks a request against
+// the contracts of every reading of its path (in any letter case, with
+// the extension chi's URLFormat cuts, an encoded slash decoded, a ';'
+// parameter cut), so the contract learned for /report applies to
+// /report.json too: learned from /report's bodies alone, it refused every
+// request of /report.json it was learned beside (and /Users's, /users's),
+// and /acc/a's refused /acc/a;v/sub's once that route was taken into
+// /acc/{accId}/sub.
+func TestLearned_OtherReadingsOfAPath(t *testing.T) {
+	var calls []call
+	for range 12 {
+		calls = append(calls,
+			call{"POST", "", "/report", `{"a":1}`}, call{"POST", "", "/report.json", `{"b":"x"}`},
+			call{"POST", "", "/Users", `{"c":1}`}, call{"POST", "", "/users", `{"d":1}`},
+			call{"PUT", "", "/files/a/b", `{"e":1}`}, call{"PUT", "", "/files/a%2Fb", `{"f":1}`},
+			call{"PATCH", "", "/g/a;v/b", `{"g":1}`}, call{"PATCH", "", "/g/a/b", `{"h":1}`},
+			call{"POST", "", "/acc/a", `{"i":1}`})
+	}
+	// Values that did not look like values, taken for a parameter when the
+	// contracts are written (/acc/{accId}/sub): the path /acc/a;v/sub
+	// still reaches /acc/a's contract, cut at its ';'.
+	for _, name := range []string{"a;v", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory"} {
+		calls = append(calls, call{"POST", "", "/acc/" + name + "/sub", `{"j":1}`}, call{"POST", "", "/acc/" + name + "/sub", `{"j":2}`})
+	}
+	l := learn.New(learn.Limits{SampleRate: 1})
+	for i, c := range calls {
+		l.Observe(c.method, c.pattern, c.path, parse(t, c.body).Root(), time.Unix(1_800_000_000+int64(i), 0))
+	}
+	dir := t.TempDir()
+	_, err := learn.WriteContracts(dir, l.Export().Contracts(), learn.WriteOptions{})
+	require.NoError(t, err)
+	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	assert.EqualValues(t, 10, g.Metrics().ContractsLoaded)
+	for i, c := range calls {
+		if i < 9 || i >= 12*9 {
+			assert.Nil(t, g.Check(c.method, c.path, []byte(c.body)), "%s %s %s", c.method, c.path, c.body)
+		}
+	}
+	// Each contract still refuses what none of the traffic it applies to sent.
+	assert.NotNil(t, g.Check("POST", "/report", []byte(`{"z":1}`)))
+	assert.NotNil(t, g.Check("POST", "/report.json", []byte(`{"a":1}`)), "/report.json's own contract did not take /report's bodies")
+	data, err := os.ReadFile(filepath.Join(dir, "post_report.json.yaml"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "as well", "the /report.json contract applies to no other route's requests")
+	data, err = os.ReadFile(filepath.Join(dir, "post_report.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "path: applies to the requests of POST /report.json as well (another reading of their path): their 12 samples are learned from too")
+}

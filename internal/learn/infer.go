@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	paths "github.com/contractguard/contractguard/internal/route"
 )
 
 // Learned is the contract learned for one method and route: a draft to
@@ -46,10 +49,11 @@ type group struct {
 	samples  int64
 	first    time.Time
 	last     time.Time
-	body     *node // owned: a copy
-	cutDepth int   // the least depth of a bytes-cap cut of its routes
-	dropped  bool  // a route's body was dropped by the bytes cap
-	routes   int   // the routes merged into it
+	body     *node    // owned: a copy
+	cutDepth int      // the least depth of a bytes-cap cut of its routes
+	dropped  bool     // a route's body was dropped by the bytes cap
+	routes   int      // the routes merged into it
+	origins  []*route // the routes merged into it, as observed
 	notes    []string
 }
 
@@ -83,7 +87,7 @@ func (o *Observations) Contracts() []Learned {
 			continue // UnmarshalJSON and the learner write only valid templates
 		}
 		g := &group{method: r.method, segs: segs, router: r.router, samples: r.samples,
-			first: r.first, last: r.last, cutDepth: math.MaxInt, routes: 1}
+			first: r.first, last: r.last, cutDepth: math.MaxInt, routes: 1, origins: []*route{r}}
 		if r.cut != nil {
 			g.cutDepth = r.cut.depth
 		}
@@ -98,6 +102,7 @@ func (o *Observations) Contracts() []Learned {
 	for collapse(gs) {
 		gs = mergeShapes(gs)
 	}
+	alsoApplied(gs)
 	out := make([]Learned, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, o.infer(g))
@@ -186,6 +191,89 @@ func collapse(gs []*group) bool {
 	}
 }
 
+// alsoApplied adds to the observations of each group those of the routes
+// whose requests its contract applies to as well. The guard checks a
+// request against the contracts of every reading of its path, not only
+// the one that matches it as written (route.Tree.Hits: static segments
+// in any letter case, the extension chi's URLFormat cuts, an encoded
+// slash decoded, the path cut at a ';'): a contract learned from the
+// bodies of POST /report alone applies to POST /report.json and POST
+// /Report too, and refused the bodies learned there. Each route observed
+// is stood for by its template as observed (before collapse made its
+// values a parameter: /acc/a;q/sub reaches /acc/a), a parameter by a
+// value that looks like one; what is added is the route's observations
+// as learned.
+func alsoApplied(gs []*group) {
+	var t paths.Tree[*group]
+	for _, g := range gs {
+		if p, err := paths.ParsePattern(g.template()); err == nil {
+			t.Add(g.method, p, g)
+		}
+	}
+	type pair struct {
+		into *group
+		from *route
+	}
+	var pairs []pair
+	seen := map[pair]bool{}
+	for _, h := range gs {
+		for _, r := range h.origins {
+			segs, ok := parseTemplate(r.template)
+			if !ok {
+				continue
+			}
+			var b []byte
+			params := false
+			for _, s := range segs {
+				if s.param != "" {
+					b, params = append(b, "/1"...), true
+				} else {
+					b = appendStatic(b, s.static)
+				}
+			}
+			path := cmp.Or(string(b), "/")
+			v, vsegs, ok := t.Match(h.method, path, nil)
+			if !ok || v != h && params {
+				continue // the stand-in is not r's: a static route took it
+			}
+			into := []*group{v}
+			for _, hit := range t.Hits(h.method, path, v, vsegs, ok, nil) {
+				into = append(into, hit.V)
+			}
+			for _, g := range into {
+				if p := (pair{g, r}); g != h && !seen[p] {
+					seen[p] = true
+					pairs = append(pairs, p)
+				}
+			}
+		}
+	}
+	for _, p := range pairs {
+		into, r := p.into, p.from
+		into.samples = addCounts(into.samples, r.samples)
+		into.routes++
+		if r.first.Before(into.first) {
+			into.first = r.first
+		}
+		if r.last.After(into.last) {
+			into.last = r.last
+		}
+		if r.cut != nil {
+			into.cutDepth = min(into.cutDepth, r.cut.depth)
+		}
+		into.notes = append(into.notes, fmt.Sprintf("path: applies to the requests of %s %s as well (another reading of their path): their %d samples are learned from too",
+			r.method, r.template, r.samples))
+		switch {
+		case r.body == nil:
+			into.dropped = into.dropped || r.samples > 0
+		case into.body == nil:
+			into.body = r.body.copyInto(nil, edgeBody, "")
+		default:
+			into.body.add(r.body)
+		}
+	}
+}
+
 // uniqueParam is name, or name and a number, so that no parameter of segs
 // has it.
 func uniqueParam(segs []templateSegment, name string) string {
@@ -223,6 +311,7 @@ func mergeShapes(gs []*group) []*group {
 		}
 		into.samples = addCounts(into.samples, g.samples)
 		into.routes += g.routes
+		into.origins = append(into.origins, g.origins...)
 		if g.first.Before(into.first) {
 			into.first = g.first
 		}
