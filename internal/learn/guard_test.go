@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -477,4 +478,82 @@ func TestLearned_OtherReadingsOfAPath(t *testing.T) {
 	data, err = os.ReadFile(filepath.Join(dir, "post_report.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "path: applies to the requests of POST /report.json as well (another reading of their path): their 12 samples are learned from too")
+}
+
+// TestLearned_OtherReadingsBounded: a route's samples are added to every
+// contract a reading of its path reaches, and 128 spellings of one path
+// in letter case each reach all the others: the contracts learned from
+// them held each route's body 127 times over (1.2 GB and 3 s from a
+// 16 MiB state). What is added is bounded by Limits.MaxBytes; the
+// contracts left short say so.
+func TestLearned_OtherReadingsBounded(t *testing.T) {
+	const word, maxBytes = "abcdefg", 2 << 20
+	l := learn.New(learn.Limits{SampleRate: 1, Routes: 128, MaxBytes: maxBytes})
+	for m := range 128 {
+		path := []byte("/" + word)
+		for i := range len(word) {
+			if m>>i&1 == 1 {
+				path[i+1] -= 'a' - 'A'
+			}
+		}
+		for s := range 40 {
+			var body strings.Builder
+			body.WriteString("{")
+			for k := range 64 {
+				if k > 0 {
+					body.WriteString(",")
+				}
+				fmt.Fprintf(&body, `"k%d_%d_%d":1`, m, s, k)
+			}
+			body.WriteString("}")
+			l.Observe("POST", "", string(path), parse(t, body.String()).Root(), time.Unix(1_800_000_000, 0))
+		}
+	}
+	e := l.Export()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cs := e.Contracts()
+	runtime.ReadMemStats(&after)
+	require.Len(t, cs, 128)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(32*maxBytes), "bytes allocated")
+	short := 0
+	for _, c := range cs {
+		for _, n := range c.Notes {
+			if strings.Contains(n, "not learned from: over the memory cap") {
+				short++
+			}
+		}
+	}
+	assert.Positive(t, short, "a contract left short says so")
+}
+
+// TestLearned_OtherReadingsLookedUpBounded: each route's readings were
+// looked up whatever had been added already, and each lookup of a path
+// that reaches n routes costs n² (Hits): 4,096 router patterns that are
+// spellings of /abcdefghijkl took 113 s (52 s with only the bytes bound).
+// The lookups stop once a route is left out; each pair made has a note.
+func TestLearned_OtherReadingsLookedUpBounded(t *testing.T) {
+	const word = "abcdefghi"
+	l := learn.New(learn.Limits{SampleRate: 1, Routes: 512})
+	for m := range 512 {
+		path := []byte("/" + word)
+		for i := range len(word) {
+			if m>>i&1 == 1 {
+				path[i+1] -= 'a' - 'A'
+			}
+		}
+		l.Observe("POST", string(path), string(path), parse(t, fmt.Sprintf(`{"m%d":1}`, m)).Root(), time.Unix(1_800_000_000, 0))
+	}
+	cs := l.Export().Contracts()
+	require.Len(t, cs, 512)
+	pairs := 0
+	for _, c := range cs {
+		for _, n := range c.Notes {
+			if strings.Contains(n, "are learned from too") {
+				pairs++
+			}
+		}
+	}
+	assert.Less(t, pairs, 20_000, "routes learned from by other contracts (512×511 unbounded)")
 }

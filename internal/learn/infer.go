@@ -102,7 +102,8 @@ func (o *Observations) Contracts() []Learned {
 	for collapse(gs) {
 		gs = mergeShapes(gs)
 	}
-	alsoApplied(gs)
+	lim := o.limits.withDefaults()
+	alsoApplied(gs, int64(lim.MaxBytes), lim.EnumValues)
 	out := make([]Learned, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, o.infer(g))
@@ -203,21 +204,35 @@ func collapse(gs []*group) bool {
 // values a parameter: /acc/a;q/sub reaches /acc/a), a parameter by a
 // value that looks like one; what is added is the route's observations
 // as learned.
-func alsoApplied(gs []*group) {
+func alsoApplied(gs []*group, budget int64, enumValues int) {
 	var t paths.Tree[*group]
 	for _, g := range gs {
 		if p, err := paths.ParsePattern(g.template()); err == nil {
 			t.Add(g.method, p, g)
 		}
 	}
-	type pair struct {
-		into *group
-		from *route
-	}
-	var pairs []pair
-	seen := map[pair]bool{}
+	// What is added is bounded by budget, the bytes the learned state
+	// may hold (Limits.MaxBytes), as its nodes are accounted (counted
+	// afresh from the body, so that a learner's state and merged exports
+	// of the same traffic leave out the same routes): a route's body may be
+	// added to as many contracts as there are routes (4,096 spellings of
+	// /abcdefghijkl in letter case each reach all the others), which
+	// without a bound cost time and memory quadratic in the routes.
+	// Past it, in the fixed order of the groups and their routes, a
+	// contract is not learned from the route's samples (it refuses what
+	// it did not learn, as a contract of one route does), and says how
+	// many routes were left out; the routes after that one are not looked
+	// up (a path that reaches n routes costs n² to look up, Hits), and
+	// every contract says it may apply to routes it was not learned from.
+	var spent int64
+	left := map[*group]int{}
+	var into []*group
+	full, stopped := false, false // full: a route was left out; stopped: the routes after it are not looked up
 	for _, h := range gs {
 		for _, r := range h.origins {
+			if stopped = full; stopped {
+				break // a route's readings (Hits) cost time quadratic in the routes they reach
+			}
 			segs, ok := parseTemplate(r.template)
 			if !ok {
 				continue
@@ -236,41 +251,78 @@ func alsoApplied(gs []*group) {
 			if !ok || v != h && params {
 				continue // the stand-in is not r's: a static route took it
 			}
-			into := []*group{v}
+			into = append(into[:0], v)
+			cost := int64(-1)
 			for _, hit := range t.Hits(h.method, path, v, vsegs, ok, nil) {
-				into = append(into, hit.V)
+				if !slices.Contains(into, hit.V) {
+					into = append(into, hit.V)
+				}
 			}
 			for _, g := range into {
-				if p := (pair{g, r}); g != h && !seen[p] {
-					seen[p] = true
-					pairs = append(pairs, p)
+				if g == h {
+					continue
 				}
+				if cost < 0 {
+					cost = bodyCharge(r.body, enumValues)
+				}
+				if spent > budget-cost {
+					left[g]++
+					full = true
+					continue
+				}
+				spent += cost
+				addApplied(g, r)
 			}
 		}
 	}
-	for _, p := range pairs {
-		into, r := p.into, p.from
-		into.samples = addCounts(into.samples, r.samples)
-		into.routes++
-		if r.first.Before(into.first) {
-			into.first = r.first
+	for _, g := range gs {
+		switch n := left[g]; {
+		case stopped:
+			g.notes = append(g.notes, "path: may apply to the requests of other routes as well (other readings of their path), not learned from: over the memory cap (Limits.MaxBytes)")
+		case n > 0:
+			g.notes = append(g.notes, fmt.Sprintf("path: applies to the requests of %d other routes as well (other readings of their path), not learned from: over the memory cap (Limits.MaxBytes)", n))
 		}
-		if r.last.After(into.last) {
-			into.last = r.last
-		}
-		if r.cut != nil {
-			into.cutDepth = min(into.cutDepth, r.cut.depth)
-		}
-		into.notes = append(into.notes, fmt.Sprintf("path: applies to the requests of %s %s as well (another reading of their path): their %d samples are learned from too",
-			r.method, r.template, r.samples))
-		switch {
-		case r.body == nil:
-			into.dropped = into.dropped || r.samples > 0
-		case into.body == nil:
-			into.body = r.body.copyInto(nil, edgeBody, "")
-		default:
-			into.body.add(r.body)
-		}
+	}
+}
+
+// bodyCharge is the bytes the nodes of body are accounted for, and a
+// route's own.
+func bodyCharge(body *node, enumValues int) int64 {
+	c := int64(routeBytes)
+	var walk func(n *node)
+	walk = func(n *node) {
+		c += n.chargeFor(enumValues)
+		n.children(walk)
+	}
+	if body != nil {
+		walk(body)
+	}
+	return c
+}
+
+// addApplied adds to into the observations of r, a route whose requests
+// its contract applies to as well.
+func addApplied(into *group, r *route) {
+	into.samples = addCounts(into.samples, r.samples)
+	into.routes++
+	if r.first.Before(into.first) {
+		into.first = r.first
+	}
+	if r.last.After(into.last) {
+		into.last = r.last
+	}
+	if r.cut != nil {
+		into.cutDepth = min(into.cutDepth, r.cut.depth)
+	}
+	into.notes = append(into.notes, fmt.Sprintf("path: applies to the requests of %s %s as well (another reading of their path): their %d samples are learned from too",
+		r.method, r.template, r.samples))
+	switch {
+	case r.body == nil:
+		into.dropped = into.dropped || r.samples > 0
+	case into.body == nil:
+		into.body = r.body.copyInto(nil, edgeBody, "")
+	default:
+		into.body.add(r.body)
 	}
 }
 
