@@ -36,7 +36,12 @@ import (
 // finds). Such a T would check less than its tags say. invopop is the
 // judge: each keyword is reflected on a field of the same type with and
 // without it, and one that changes nothing is refused.
-func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
+//
+// values: also compile each tagged field's property alone
+// (tagValuesCompile), to name the field whose tag value the compiler
+// refuses; asked only once the whole reflected schema did not compile,
+// since it compiles a schema per tagged field.
+func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool, values bool) error {
 	if t = aliasOrHeld(t); !seen[t] {
 		// First: invopop takes such a type's schema from the method, one
 		// that decodes itself too (selfDecodingTags leaves it to it), and
@@ -56,7 +61,7 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 			}
 			// invopop describes t as the other type, reading its tags.
 			if other := aliasOf(t); other != nil {
-				return checkSchemaTags(other, seen)
+				return checkSchemaTags(other, seen, values)
 			}
 			return nil
 		}
@@ -114,8 +119,11 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool) error {
 		}
 		// The field's type first: the property tagValuesCompile compiles
 		// holds an anonymous struct's fields, whose tags are theirs.
-		if err := checkSchemaTags(f.Type, seen); err != nil {
+		if err := checkSchemaTags(f.Type, seen, values); err != nil {
 			return err
+		}
+		if !values {
+			continue
 		}
 		if err := tagValuesCompile(t, f); err != nil {
 			return err

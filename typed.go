@@ -157,7 +157,7 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 	if err := schemaTakesWinners(t, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}
-	if err := checkSchemaTags(t, map[reflect.Type]bool{}); err != nil {
+	if err := checkSchemaTags(t, map[reflect.Type]bool{}, false); err != nil {
 		return nil, err
 	}
 	b, err := r.ReflectFromType(t).MarshalJSON()
@@ -188,6 +188,11 @@ func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 		err = s.Loop(name)
 	}
 	if err != nil {
+		// A tag value the compiler refuses (multipleOf=0, pattern=(()
+		// is named by its field, not by a pointer into the schema.
+		if ferr := checkSchemaTags(t, map[reflect.Type]bool{}, true); ferr != nil {
+			return nil, ferr
+		}
 		return nil, fmt.Errorf("%s: reflected schema: %w", t, err)
 	}
 	return s, nil
