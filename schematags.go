@@ -79,8 +79,13 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool, values bool) er
 	for i := range t.NumField() {
 		f := t.Field(i)
 		for _, key := range []string{"jsonschema", "jsonschema_extras"} {
-			if problem := tagKeyProblem(f.Tag, key); problem != "" {
-				return fieldError(t, f, "%s: write all the keywords in one", strings.Replace(problem, "Go's reflect", "invopop/jsonschema", 1))
+			problem, twice := tagKeyProblem(f.Tag, key)
+			problem = strings.Replace(problem, "Go's reflect", "invopop/jsonschema", 1) // which reads tags by it
+			switch {
+			case twice:
+				return fieldError(t, f, "%s: write all the keywords in one", problem)
+			case problem != "":
+				return fieldError(t, f, "%s", problem)
 			}
 		}
 		tag := f.Tag.Get("jsonschema")

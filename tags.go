@@ -82,7 +82,7 @@ func parseTag(tag string) (parsedTag, error) {
 // malformed tag (json:"b" cg: "cel=…", json:"b",cg:"…": go vet's
 // structtag check, which go test does not run, is all that said so; the
 // rules never ran). The tag is read as StructTag.Lookup reads it.
-func tagKeyProblem(tag reflect.StructTag, key string) string {
+func tagKeyProblem(tag reflect.StructTag, key string) (problem string, twice bool) {
 	n := 0
 	for tag != "" {
 		at := tag // the rest, from the pair read next
@@ -99,7 +99,7 @@ func tagKeyProblem(tag reflect.StructTag, key string) string {
 			i++
 		}
 		if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
-			return stopsBefore(at, key)
+			return stopsBefore(at, key), false
 		}
 		name := string(tag[:i])
 		tag = tag[i+1:]
@@ -111,25 +111,25 @@ func tagKeyProblem(tag reflect.StructTag, key string) string {
 			i++
 		}
 		if i >= len(tag) {
-			return stopsBefore(at, key)
+			return stopsBefore(at, key), false
 		}
 		qvalue := string(tag[:i+1])
 		tag = tag[i+1:]
 		if name != key {
 			if p := len(name) - len(key) - 1; p >= 0 && strings.HasSuffix(name, key) && !isKeyByte(name[p]) {
 				// json:"b",cg:"…": Lookup reads the key ",cg".
-				return fmt.Sprintf("%s tag not read: Go's reflect reads the key %q (pairs are key:\"value\", separated by spaces)", key, name)
+				return fmt.Sprintf("%s tag not read: Go's reflect reads the key %q (pairs are key:\"value\", separated by spaces)", key, name), false
 			}
 			continue
 		}
 		if _, err := strconv.Unquote(qvalue); err != nil {
-			return stopsBefore(at, key) // where Lookup stops
+			return stopsBefore(at, key), false // where Lookup stops
 		}
 		if n++; n > 1 {
-			return key + " tag given twice in the field's tag, of which Go's reflect reads only the first"
+			return key + " tag given twice in the field's tag, of which Go's reflect reads only the first", true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // isKeyByte reports whether c may be part of a struct tag key as keys
@@ -152,10 +152,10 @@ func stopsBefore(rest reflect.StructTag, key string) string {
 // cgTagProblem is the error of a field whose struct tag holds cg where
 // reflect does not read it all (tagKeyProblem), nil if none.
 func cgTagProblem(tag reflect.StructTag) error {
-	switch problem := tagKeyProblem(tag, "cg"); {
+	switch problem, twice := tagKeyProblem(tag, "cg"); {
 	case problem == "":
 		return nil
-	case strings.Contains(problem, "twice"):
+	case twice:
 		return errors.New(problem + ": write all the pairs in one cg tag (cel=…,msg=…,cel=…,msg=…)")
 	default:
 		return errors.New(problem)

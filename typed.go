@@ -743,7 +743,7 @@ func holdsRules(t reflect.Type, seen map[reflect.Type]bool) bool {
 	for i := range t.NumField() {
 		// A cg tag reflect does not read all of holds rules too: the
 		// walker gets to it, and refuses it (cgTagProblem).
-		if f := t.Field(i); f.Tag.Get("cg") != "" || tagKeyProblem(f.Tag, "cg") != "" || holdsRules(f.Type, seen) {
+		if f := t.Field(i); f.Tag.Get("cg") != "" || cgTagProblem(f.Tag) != nil || holdsRules(f.Type, seen) {
 			return true
 		}
 	}
