@@ -409,13 +409,7 @@ func TestReload_EmptiedFSIsNamed(t *testing.T) {
 // A load whose folder changed while it was read is done again.
 func TestReload_FolderSwappedWhileRead(t *testing.T) {
 	dir := t.TempDir()
-	version := func(name string, max int) {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, name), 0o755))
-		for _, f := range []string{"a", "b"} {
-			c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: %d\n", f, max)
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name, f+".yaml"), []byte(c), 0o644))
-		}
-	}
+	version := func(name string, max int) { writeMaxima(t, filepath.Join(dir, name), max) }
 	version("..v1", 1)
 	require.NoError(t, os.Symlink("..v1", filepath.Join(dir, "..data")))
 	for _, f := range []string{"a.yaml", "b.yaml"} {
@@ -427,18 +421,12 @@ func TestReload_FolderSwappedWhileRead(t *testing.T) {
 	// The update, as the kubelet makes it: a new folder, a link to it,
 	// renamed over ..data; here while the load reads the folder, before
 	// b.yaml (and after a.yaml: one reader at a time).
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	swapped := false
-	testHookRead = func(name string) {
-		if name == "b.yaml" && !swapped {
-			swapped = true
-			version("..v2", 2)
-			swapData(t, dir, "..v2")
-		}
-	}
-	defer func() { testHookRead = nil }()
+	swapped := beforeReading(t, "b.yaml", func() {
+		version("..v2", 2)
+		swapData(t, dir, "..v2")
+	})
 	require.NoError(t, g.Reload())
-	require.True(t, swapped)
+	require.True(t, *swapped)
 	assert.Nil(t, g.Check("POST", "/a", []byte("2")), "a.yaml of the new version, not the one read before the swap")
 	assert.Nil(t, g.Check("POST", "/b", []byte("2")))
 	assert.NotNil(t, g.Check("POST", "/a", []byte("3")))
@@ -487,11 +475,7 @@ func TestReload_UnsearchableFolderSaysSo(t *testing.T) {
 func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
 	dir := t.TempDir()
 	version := func(name string, max int) {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, name, "contracts"), 0o755))
-		for _, f := range []string{"a", "b"} {
-			c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: %d\n", f, max)
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name, "contracts", f+".yaml"), []byte(c), 0o644))
-		}
+		writeMaxima(t, filepath.Join(dir, name, "contracts"), max)
 	}
 	version("..v1", 1)
 	// The load sees the update only by the removal of the folder it read,
@@ -507,19 +491,13 @@ func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
 	g := mustNew(t, Options{ContractsDir: filepath.Join(dir, "contracts")})
 	require.NotNil(t, g.Check("POST", "/a", []byte("2")))
 
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one reader at a time
-	swapped := false
-	testHookRead = func(name string) {
-		if name == "b.yaml" && !swapped {
-			swapped = true
-			version("..v2", 2)
-			swapData(t, dir, "..v2")
-			require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1"))) // the kubelet's last step
-		}
-	}
-	defer func() { testHookRead = nil }()
+	swapped := beforeReading(t, "b.yaml", func() {
+		version("..v2", 2)
+		swapData(t, dir, "..v2")
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, "..v1"))) // the kubelet's last step
+	})
 	require.NoError(t, g.Reload())
-	require.True(t, swapped)
+	require.True(t, *swapped)
 	assert.Nil(t, g.Check("POST", "/a", []byte("2")))
 	assert.Nil(t, g.Check("POST", "/b", []byte("2")))
 	assert.NotNil(t, g.Check("POST", "/b", []byte("3")))
@@ -532,10 +510,7 @@ func TestReload_LinkedFolderSwappedWhileRead(t *testing.T) {
 // gone, is one version's, whatever else changed.
 func TestReload_OtherFilesChangingWhileRead(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a", "b"} {
-		c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: 1\n", f)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f+".yaml"), []byte(c), 0o644))
-	}
+	writeMaxima(t, dir, 1)
 	journal := filepath.Join(dir, "app.db-journal")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one reader at a time: the hook is theirs
 	testHookRead = func(string) {
@@ -566,4 +541,34 @@ func TestReload_OtherFilesChangingWhileRead(t *testing.T) {
 func swapData(t *testing.T, dir, to string) {
 	require.NoError(t, os.Symlink(to, filepath.Join(dir, "..data_tmp")))
 	require.NoError(t, os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")))
+}
+
+// writeMaxima writes a.yaml and b.yaml into folder (made if missing):
+// contracts for POST /a and POST /b whose body is an integer of at most
+// max, so that a check tells which version of them is in force.
+func writeMaxima(t *testing.T, folder string, max int) {
+	require.NoError(t, os.MkdirAll(folder, 0o755))
+	for _, f := range []string{"a", "b"} {
+		c := fmt.Sprintf("endpoint: /%s\nmethod: POST\nschema:\n  type: integer\n  maximum: %d\n", f, max)
+		require.NoError(t, os.WriteFile(filepath.Join(folder, f+".yaml"), []byte(c), 0o644))
+	}
+}
+
+// beforeReading has the next load call f before it reads file, once,
+// with one reader at a time (so that the files before it are read
+// first); done reports that it was called. Undone when the test ends.
+func beforeReading(t *testing.T, file string, f func()) (done *bool) {
+	done = new(bool)
+	procs := runtime.GOMAXPROCS(1)
+	testHookRead = func(name string) {
+		if name == file && !*done {
+			*done = true
+			f()
+		}
+	}
+	t.Cleanup(func() {
+		testHookRead = nil
+		runtime.GOMAXPROCS(procs)
+	})
+	return done
 }
