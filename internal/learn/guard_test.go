@@ -70,16 +70,9 @@ func parse(t testing.TB, body string) *jsonbody.Doc {
 // missing, a wrong type, a bad format, an unknown member.
 func TestLearned_EnforcedByAGuard(t *testing.T) {
 	calls := recorded(rand.New(rand.NewPCG(7, 7)))
-	l := learn.New(learn.Limits{SampleRate: 1})
-	for i, c := range calls {
-		l.Observe(c.method, c.pattern, c.path, parse(t, c.body).Root(), time.Unix(1_800_000_000+int64(i), 0))
-	}
 	dir := t.TempDir()
-	sum, err := learn.WriteContracts(dir, l.Export().Contracts(), learn.WriteOptions{})
-	require.NoError(t, err)
+	g, sum, err := learnedGuard(t, dir, calls)
 	assert.Equal(t, 4, sum.Count(learn.Added), sum.String())
-
-	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err, "the learned contracts load (lint)")
 	assert.EqualValues(t, 4, g.Metrics().ContractsLoaded)
 
@@ -454,14 +447,8 @@ func TestLearned_OtherReadingsOfAPath(t *testing.T) {
 	for _, name := range []string{"a;v", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "mallory"} {
 		calls = append(calls, call{"POST", "", "/acc/" + name + "/sub", `{"j":1}`}, call{"POST", "", "/acc/" + name + "/sub", `{"j":2}`})
 	}
-	l := learn.New(learn.Limits{SampleRate: 1})
-	for i, c := range calls {
-		l.Observe(c.method, c.pattern, c.path, parse(t, c.body).Root(), time.Unix(1_800_000_000+int64(i), 0))
-	}
 	dir := t.TempDir()
-	_, err := learn.WriteContracts(dir, l.Export().Contracts(), learn.WriteOptions{})
-	require.NoError(t, err)
-	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	g, _, err := learnedGuard(t, dir, calls)
 	require.NoError(t, err)
 	assert.EqualValues(t, 10, g.Metrics().ContractsLoaded)
 	for i, c := range calls {
@@ -556,4 +543,19 @@ func TestLearned_OtherReadingsLookedUpBounded(t *testing.T) {
 		}
 	}
 	assert.Less(t, pairs, 20_000, "routes learned from by other contracts (512×511 unbounded)")
+}
+
+// learnedGuard is a guard of the contracts one learner writes into dir
+// from the calls (every one sampled), with what writing them did, and
+// the error of loading them.
+func learnedGuard(t *testing.T, dir string, calls []call) (*contractguard.Guard, learn.Summary, error) {
+	t.Helper()
+	l := learn.New(learn.Limits{SampleRate: 1})
+	for i, c := range calls {
+		l.Observe(c.method, c.pattern, c.path, parse(t, c.body).Root(), time.Unix(1_800_000_000+int64(i), 0))
+	}
+	sum, err := learn.WriteContracts(dir, l.Export().Contracts(), learn.WriteOptions{})
+	require.NoError(t, err)
+	g, err := contractguard.New(contractguard.Options{ContractsDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	return g, sum, err
 }
