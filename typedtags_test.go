@@ -1592,10 +1592,7 @@ func TestTyped_SchemaTagsOfAnAliasTarget(t *testing.T) {
 	type In struct {
 		A aliasedAsTarget `json:"a"`
 	}
-	g := mustNew(t, Options{})
-	want := handlerErr[AliasTarget](g)
-	require.Error(t, want)
-	assert.EqualError(t, handlerErr[In](g), want.Error())
+	refusedAsAliasTarget[In](t)
 }
 
 // aliasedAndDescribed has both methods by which invopop takes a type's
@@ -1616,10 +1613,7 @@ func TestTyped_SchemaTagsOfAnAliasTargetBesideJSONSchema(t *testing.T) {
 	type In struct {
 		A aliasedAndDescribed `json:"a"`
 	}
-	g := mustNew(t, Options{})
-	want := handlerErr[AliasTarget](g)
-	require.Error(t, want)
-	assert.EqualError(t, handlerErr[In](g), want.Error())
+	refusedAsAliasTarget[In](t)
 }
 
 // aliasedAmount decodes itself from an object and is described, by its
@@ -1637,10 +1631,7 @@ func TestTyped_SchemaTagsOfAnAliasTargetOfNoStruct(t *testing.T) {
 	type In struct {
 		A aliasedAmount `json:"a"`
 	}
-	g := mustNew(t, Options{})
-	want := handlerErr[AliasTarget](g)
-	require.Error(t, want)
-	assert.EqualError(t, handlerErr[In](g), want.Error())
+	refusedAsAliasTarget[In](t)
 }
 
 // pointerSchemaMoney decodes itself from a string and has a JSONSchema
@@ -1689,10 +1680,7 @@ func TestTyped_SchemaTagsOfASliceTypesAliasTarget(t *testing.T) {
 	type In struct {
 		A aliasedList `json:"a"`
 	}
-	g := mustNew(t, Options{})
-	want := handlerErr[AliasTarget](g)
-	require.Error(t, want)
-	assert.EqualError(t, handlerErr[In](g), want.Error())
+	refusedAsAliasTarget[In](t)
 }
 
 // extendedSelfDecoding decodes itself and has a JSONSchemaExtend method on
@@ -1763,4 +1751,15 @@ func TestTyped_AliasLoopRefused(t *testing.T) {
 	assert.EqualError(t, handlerErr[Two](g), "contractguard: contractguard.aliasLoopA: its JSONSchemaAlias leads back to contractguard.aliasLoopA (contractguard.aliasLoopA → contractguard.aliasLoopB → contractguard.aliasLoopA), which invopop/jsonschema would follow for ever: alias another type")
 	assert.EqualError(t, handlerErr[Self](g), "contractguard: contractguard.aliasSelf: its JSONSchemaAlias leads back to contractguard.aliasSelf (contractguard.aliasSelf → contractguard.aliasSelf), which invopop/jsonschema would follow for ever: alias another type")
 	assert.NoError(t, handlerErr[List](g))
+}
+
+// refusedAsAliasTarget asserts that registering In is refused as
+// registering AliasTarget itself is: for the tag of AliasTarget's that
+// invopop drops, reached through an alias.
+func refusedAsAliasTarget[In any](t *testing.T) {
+	t.Helper()
+	g := mustNew(t, Options{})
+	want := handlerErr[AliasTarget](g)
+	require.Error(t, want)
+	assert.EqualError(t, handlerErr[In](g), want.Error())
 }
