@@ -411,10 +411,10 @@ func TestWatch_LinkedFolderReplaced(t *testing.T) {
 
 // A reload that failed as a file could not be read is tried again when
 // the file's permissions change: the chmod that fixes it may be the last
-// change made. (Root reads any file: run as another user to see it.)
+// change made. (Run as root, it runs again as another user.)
 func TestWatch_ReloadsAfterAPermissionFix(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads a file whatever its permissions")
+	if unprivileged(t) { // root reads through permissions
+		return
 	}
 	dir := t.TempDir()
 	v0, _ := versionContract(0)
@@ -649,10 +649,10 @@ func TestWatch_RelativeFolderReplaced(t *testing.T) {
 // A folder below the contracts that the service cannot read (lost+found
 // at the root of a volume, a colleague's private folder): no contract is
 // there, and New loads without it. Watch watched the rest, not failed to
-// start. (Root reads any folder: run as another user to see it.)
+// start. (Run as root, it runs again as another user.)
 func TestWatch_UnreadableFolderBelow(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads a folder whatever its permissions")
+	if unprivileged(t) { // root reads through permissions
+		return
 	}
 	dir := t.TempDir()
 	v0, _ := versionContract(0)
