@@ -117,7 +117,13 @@ func licenseKeygen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "contractguard license keygen: %v\n", err)
 		return 1
 	}
-	pem.Encode(stdout, &pem.Block{Type: "PUBLIC KEY", Bytes: spki})
+	if err := pem.Encode(stdout, &pem.Block{Type: "PUBLIC KEY", Bytes: spki}); err != nil {
+		// No one has the public key: the pair is unusable as made, and the
+		// file would stop the same command from running again.
+		os.Remove(*out)
+		fmt.Fprintf(stderr, "contractguard license keygen: writing the public key to standard output: %v; %s removed\n", err, failure.Printable(*out))
+		return 1
+	}
 	sum := sha256.Sum256(pub)
 	id := fmt.Sprintf("cg-%d-%s", time.Now().UTC().Year(), hex.EncodeToString(sum[:3]))
 	fmt.Fprintf(stderr, "contractguard license keygen: wrote the private key to %s (mode 0600); keep it offline\n", failure.Printable(*out))
@@ -138,7 +144,7 @@ DATE is a day (2027-12-31: --expires means its end, 23:59:59 UTC, --issued
 its start) or an RFC 3339 time. --issued defaults to now.
 
 It exits 0 when it printed a key, 2 when an option or the key file is
-wrong, 1 when the key it made does not verify.
+wrong, 1 when the key it made does not verify or cannot be written.
 
 Example:
   contractguard license issue --signing-key vendor-2027.pem --key-id cg-2027-1 \
@@ -214,7 +220,10 @@ func licenseIssue(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "contractguard license issue: the key made does not verify: %v\n", err)
 		return 1
 	}
-	fmt.Fprintln(stdout, key)
+	if _, err := fmt.Fprintln(stdout, key); err != nil {
+		fmt.Fprintf(stderr, "contractguard license issue: writing the key to standard output: %v\n", err)
+		return 1
+	}
 	return 0
 }
 

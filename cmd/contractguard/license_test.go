@@ -295,3 +295,41 @@ func TestLicense_Help(t *testing.T) {
 	r := cli(t, "", "--help")
 	assert.Contains(t, r.stdout, "contractguard license keygen|issue|inspect")
 }
+
+// TestLicense_OutputThatCannotBeWritten: issue's key and keygen's public
+// key are their output; when standard output cannot take it (a full disk
+// under "> acme.key"), the command says so and exits 1, where it exited 0
+// with nothing written. keygen then removes the private key it made, whose
+// public key no one has seen, so that the same command can be run again.
+func TestLicense_OutputThatCannotBeWritten(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	defer full.Close()
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(binary, args...)
+		var errb strings.Builder
+		cmd.Stdout, cmd.Stderr = full, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return code, errb.String()
+	}
+	v := keygen(t)
+	code, stderr := run("license", "issue", "--signing-key", v.priv, "--key-id", "test-1",
+		"--licensee", "Acme Ltd", "--features", "learning-mode", "--expires", "2099-12-31")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "contractguard license issue: writing the key to standard output: ")
+
+	out := filepath.Join(t.TempDir(), "vendor.pem")
+	code, stderr = run("license", "keygen", "--out", out)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "contractguard license keygen: writing the public key to standard output: ")
+	assert.NoFileExists(t, out, "removed: its public key was never written")
+	assert.NotContains(t, stderr, "wrote the private key")
+}
