@@ -201,10 +201,9 @@ func licenseIssue(args []string, stdout, stderr io.Writer) int {
 		return usage("%v", err)
 	}
 	pub := priv.Public().(ed25519.PublicKey)
-	if builtIn, ok := licence.BuiltIn[*keyID]; ok && !builtIn.Equal(pub) {
+	builtIn, isBuiltIn := licence.BuiltIn[*keyID]
+	if isBuiltIn && !builtIn.Equal(pub) {
 		return usage("key id %q is built in with another public key: keys signed with %s would not verify", *keyID, failure.Printable(*keyFile))
-	} else if !ok {
-		fmt.Fprintf(stderr, "contractguard license issue: note: key id %q is not built into this contractguard (it has %s): its keys verify where that id is added, or with inspect --public-key\n", *keyID, strings.Join(licence.BuiltIn.IDs(), ", "))
 	}
 	key, err := licence.Issue(priv, l) // its errors are the options' (a date, a name)
 	if err != nil {
@@ -219,6 +218,9 @@ func licenseIssue(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "contractguard license issue: the key made does not verify: %v\n", err)
 		return 1
+	}
+	if !isBuiltIn { // said of a key made, not before a refusal
+		fmt.Fprintf(stderr, "contractguard license issue: note: key id %q is not built into this contractguard (it has %s): its keys verify where that id is added, or with inspect --public-key\n", *keyID, strings.Join(licence.BuiltIn.IDs(), ", "))
 	}
 	if _, err := fmt.Fprintln(stdout, key); err != nil {
 		fmt.Fprintf(stderr, "contractguard license issue: writing the key to standard output: %v\n", err)

@@ -333,3 +333,24 @@ func TestLicense_OutputThatCannotBeWritten(t *testing.T) {
 	assert.NoFileExists(t, out, "removed: its public key was never written")
 	assert.NotContains(t, stderr, "wrote the private key")
 }
+
+// TestLicense_IssueRefusedSaysOnlyWhy: a refused issue prints its error
+// alone, not first the note about keys of a key id not built in ("its keys
+// verify where that id is added"), which are never made.
+func TestLicense_IssueRefusedSaysOnlyWhy(t *testing.T) {
+	v := keygen(t)
+	for _, args := range [][]string{
+		{"--key-id", "Test_1", "--expires", "2027-01-01"},
+		{"--key-id", "test-1", "--expires", "2027-01-01", "--issued", "2027-01-02"},
+		{"--key-id", "test-1", "--expires", "2027-01-01", "--licensee", " Acme"},
+	} {
+		r := cli(t, "", append([]string{"license", "issue", "--signing-key", v.priv, "--licensee", "Acme", "--features", "learning-mode"}, args...)...)
+		assert.Equal(t, 2, r.code, r.stderr)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		assert.NotContains(t, r.stderr, "note:")
+	}
+	// Issued, the note is there.
+	r := cli(t, "", "license", "issue", "--signing-key", v.priv, "--licensee", "Acme", "--features", "learning-mode", "--key-id", "test-1", "--expires", "2099-01-01")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `contractguard license issue: note: key id "test-1" is not built into this contractguard`)
+}
