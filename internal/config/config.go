@@ -356,17 +356,17 @@ func expandPlaceholders(s string) (string, error) {
 		}
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
-			return "", fmt.Errorf("placeholder %q has no closing }", s[i:])
+			return "", fmt.Errorf("placeholder %q has no closing }", failure.Clip(s[i:]))
 		}
 		b.WriteString(s[:i])
 		if k := strings.Index(s[i+2:i+j], "${"); k >= 0 {
 			// ${A:${B}}: the first } ends A's default, "${B", and a stray }
 			// followed A's value; placeholders do not nest.
-			return "", fmt.Errorf("placeholder %q holds another: placeholders do not nest", s[i:i+j+1])
+			return "", fmt.Errorf("placeholder %q holds another: placeholders do not nest", failure.Clip(s[i:i+j+1]))
 		}
 		name, def, hasDefault := strings.Cut(s[i+2:i+j], ":")
 		if name == "" {
-			return "", fmt.Errorf("placeholder %q names no variable", s[i:i+j+1])
+			return "", fmt.Errorf("placeholder %q names no variable", failure.Clip(s[i:i+j+1]))
 		}
 		if v, ok := os.LookupEnv(name); ok {
 			b.WriteString(v)
@@ -383,6 +383,9 @@ func expandPlaceholders(s string) (string, error) {
 // Parse converts a property's text to its kind: bool, int64, string,
 // time.Duration or *url.URL.
 func Parse(kind Kind, raw string) (any, error) {
+	// A message repeats at most failure.MaxEcho bytes of the value: a
+	// licence key pasted into the wrong variable is not logged whole.
+	echo := failure.Clip(raw)
 	switch kind {
 	case Bool:
 		switch strings.ToLower(strings.TrimSpace(raw)) {
@@ -391,11 +394,11 @@ func Parse(kind Kind, raw string) (any, error) {
 		case "false":
 			return false, nil
 		}
-		return nil, fmt.Errorf("want true or false, not %q", raw)
+		return nil, fmt.Errorf("want true or false, not %q", echo)
 	case Size:
 		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 		if err != nil || n < 0 {
-			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", raw)
+			return nil, fmt.Errorf("want a whole number, 0 or more, not %q", echo)
 		}
 		return n, nil
 	case Depth:
@@ -403,7 +406,7 @@ func Parse(kind Kind, raw string) (any, error) {
 		// 20000 later, with no file:line.
 		n, err := Parse(Size, raw)
 		if err == nil && n.(int64) > jsonbody.MaxDepthLimit {
-			return nil, fmt.Errorf("want at most %d, not %q", jsonbody.MaxDepthLimit, raw)
+			return nil, fmt.Errorf("want at most %d, not %q", jsonbody.MaxDepthLimit, echo)
 		}
 		return n, err
 	case Duration:
@@ -413,7 +416,7 @@ func Parse(kind Kind, raw string) (any, error) {
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("want a duration such as 30s, 1m or 250ms, 0 or more, not %q", raw)
+			return nil, fmt.Errorf("want a duration such as 30s, 1m or 250ms, 0 or more, not %q", echo)
 		}
 		return d, nil
 	case Address:
@@ -426,29 +429,30 @@ func Parse(kind Kind, raw string) (any, error) {
 			_, err = strconv.ParseUint(port, 10, 16)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not %q", raw)
+			return nil, fmt.Errorf("want host:port (:8080, 127.0.0.1:9090, [::1]:9090) or off, not %q", echo)
 		}
 		return s, nil
 	case Fraction:
 		f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 		if err != nil || !(f >= 0 && f <= 1) {
-			return nil, fmt.Errorf("want a number from 0 to 1 (0.1 is one in ten), not %q", raw)
+			return nil, fmt.Errorf("want a number from 0 to 1 (0.1 is one in ten), not %q", echo)
 		}
 		return f, nil
 	case URL:
 		s := strings.TrimSpace(raw)
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("want an absolute http:// or https:// URL, not %q", raw)
+			return nil, fmt.Errorf("want an absolute http:// or https:// URL, not %q", echo)
 		}
 		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return nil, fmt.Errorf("want a URL without user, query or fragment, not %q", raw)
+			// Nor is a password in it.
+			return nil, fmt.Errorf("want a URL without user, query or fragment, not %q", failure.Clip(u.Redacted()))
 		}
 		// url.Parse checks only that a port is digits: http://x:99999 (or
 		// :0) started a proxy that could never connect, every request 502.
 		if p := u.Port(); p != "" {
 			if n, err := strconv.ParseUint(p, 10, 16); err != nil || n == 0 {
-				return nil, fmt.Errorf("want a port from 1 to 65535, not %q", raw)
+				return nil, fmt.Errorf("want a port from 1 to 65535, not %q", echo)
 			}
 		}
 		return u, nil

@@ -45,7 +45,11 @@ func TestParse(t *testing.T) {
 		{Fraction, "10%", nil, `want a number from 0 to 1 (0.1 is one in ten), not "10%"`},
 		{URL, "ftp://x", nil, `want an absolute http:// or https:// URL, not "ftp://x"`},
 		{URL, "127.0.0.1:3000", nil, `want an absolute http:// or https:// URL, not "127.0.0.1:3000"`},
-		{URL, "http://u:p@x", nil, `want a URL without user, query or fragment, not "http://u:p@x"`},
+		{URL, "http://u:secret@x", nil, `want a URL without user, query or fragment, not "http://u:xxxxx@x"`}, // not the password
+		{URL, "http://u@x", nil, `want a URL without user, query or fragment, not "http://u@x"`},
+		// At most failure.MaxEcho bytes of a value: a licence key set as
+		// another property is not logged whole.
+		{Bool, "cg1." + strings.Repeat("A", 60) + ".SIGNATURE", nil, `want true or false, not "cg1.` + strings.Repeat("A", 60) + `…"`},
 		{URL, "http://x:99999", nil, `want a port from 1 to 65535, not "http://x:99999"`},
 		{URL, "http://x:0", nil, `want a port from 1 to 65535, not "http://x:0"`},
 	} {
