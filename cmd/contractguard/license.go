@@ -254,7 +254,7 @@ func readSigningKey(file string, stderr io.Writer) (ed25519.PrivateKey, error) {
 	}
 	name := failure.Printable(file) // as messages name it: one line
 	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		fmt.Fprintf(stderr, "contractguard license issue: warning: %s can be read by others (mode %04o); chmod 600 it\n", name, fi.Mode().Perm())
+		fmt.Fprintf(stderr, "contractguard license issue: warning: %s is open to users other than its owner (mode %04o); chmod 600 it\n", name, fi.Mode().Perm())
 	}
 	block, _ := pem.Decode(data)
 	switch {

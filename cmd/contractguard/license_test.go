@@ -250,7 +250,8 @@ func TestLicense_SigningKeyFiles(t *testing.T) {
 		{"encrypted", write("enc.pem", pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}), 0o600), 2, "enc.pem: the key is encrypted; write a decrypted copy with openssl pkey"},
 		{"an OpenSSH key", write("id_ed25519", pem.EncodeToMemory(&pem.Block{Type: "OPENSSH PRIVATE KEY", Bytes: []byte{1}}), 0o600), 2, `id_ed25519: its PEM block is "OPENSSH PRIVATE KEY"; want an Ed25519 private key, PKCS#8 PEM`},
 		{"garbled PKCS#8", write("bad.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte{1, 2}}), 0o600), 2, "bad.pem: not a PKCS#8 private key"},
-		{"readable by others: a warning", write("open.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o644), 0, "open.pem can be read by others (mode 0644); chmod 600 it"},
+		{"readable by others: a warning", write("open.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o644), 0, "open.pem is open to users other than its owner (mode 0644); chmod 600 it"},
+		{"writable by its group: a warning", write("group.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o620), 0, "group.pem is open to users other than its owner (mode 0620); chmod 600 it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
