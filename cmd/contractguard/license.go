@@ -314,9 +314,15 @@ func licenseInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	case 1:
 		key, from = fs.Arg(0), "the argument"
 		if key == "-" {
-			b, err := io.ReadAll(io.LimitReader(stdin, 4*licence.MaxKeyLen))
+			const most = 4 * licence.MaxKeyLen // room for line breaks and spaces around a key
+			b, err := io.ReadAll(io.LimitReader(stdin, most+1))
 			if err != nil {
 				return usage("reading standard input: %v", err)
+			}
+			if len(b) > most {
+				// Read no further: its length is not known, only that no
+				// key is that long.
+				return usage("standard input holds more than %d bytes; a key is at most %d", most, licence.MaxKeyLen)
 			}
 			key, from = string(b), "standard input"
 		}

@@ -355,3 +355,14 @@ func TestLicense_IssueRefusedSaysOnlyWhy(t *testing.T) {
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stderr, `contractguard license issue: note: key id "test-1" is not built into this contractguard`)
 }
+
+// TestLicense_InspectLongStandardInput: inspect reads at most 16 KiB of
+// standard input; more is refused as such, where it was cut there and
+// reported as a key "16384 bytes" long whatever its length.
+func TestLicense_InspectLongStandardInput(t *testing.T) {
+	r := cli(t, strings.Repeat("A", 20000), "license", "inspect", "-")
+	assert.Equal(t, result{2, "", "contractguard license inspect: standard input holds more than 16384 bytes; a key is at most 4096\n"}, r)
+	r = cli(t, strings.Repeat("A", 16384), "license", "inspect", "-") // all of it read: its own length
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.True(t, strings.HasSuffix(r.stdout, "valid:     no: licence key is malformed: it is 16384 bytes, more than 4096\n"), r.stdout)
+}
