@@ -329,6 +329,9 @@ func licenseInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	default:
 		return usage("takes at most one KEY")
 	}
+	if strings.TrimSpace(key) == "" { // as for an empty CONTRACTGUARD_LICENSE_KEY
+		return usage("no key in %s", from)
+	}
 	keys, against := licence.BuiltIn, "the built-in keys ("+strings.Join(licence.BuiltIn.IDs(), ", ")+")"
 	var pub ed25519.PublicKey
 	if *pubFile != "" {

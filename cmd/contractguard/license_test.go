@@ -196,6 +196,8 @@ func TestLicense_UsageErrors(t *testing.T) {
 		{"keygen over a key", []string{"license", "keygen", "--out", v.priv}, 1, "contractguard license keygen: open " + v.priv + ": file exists"},
 		{"inspect without a key", []string{"license", "inspect"}, 2, "contractguard license inspect: no key: give KEY, - for standard input, or set CONTRACTGUARD_LICENSE_KEY"},
 		{"inspect with two keys", []string{"license", "inspect", "a", "b"}, 2, "contractguard license inspect: takes at most one KEY"},
+		{"inspect with an empty key", []string{"license", "inspect", " "}, 2, "contractguard license inspect: no key in the argument"},
+		{"inspect with empty standard input", []string{"license", "inspect", "-"}, 2, "contractguard license inspect: no key in standard input"},
 		{"inspect with no public key file", []string{"license", "inspect", "--public-key", v.dir + "/none.pub", "cg1.a.b"}, 2, "contractguard license inspect: --public-key: open " + v.dir + "/none.pub: no such file or directory"},
 		{"inspect with a key file in another form", []string{"license", "inspect", "--public-key", "license_test.go", "cg1.a.b"}, 2, "license_test.go: not a PEM file; want an Ed25519 public key (BEGIN PUBLIC KEY), as keygen prints it"},
 		{"issue without --expires", []string{"license", "issue", "--signing-key", v.priv, "--key-id", "test-1", "--licensee", "A", "--features", "learning-mode"}, 2, "contractguard license issue: --expires is required"},
