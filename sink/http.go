@@ -27,7 +27,8 @@ type TransportOption func(*transport)
 // AllowHosts lets input choose these hosts: a name ("api.partner.example",
 // matched without regard to case), a pattern for its subdomains
 // ("*.partner.example"), an address or a network in CIDR notation
-// ("10.1.2.0/24", which lets input reach those addresses).
+// ("10.1.2.0/24", which lets input reach those addresses). Where an
+// allowed host that input chose redirects is checked as any redirect.
 func AllowHosts(hosts ...string) TransportOption {
 	return func(t *transport) {
 		for _, h := range hosts {
@@ -318,11 +319,13 @@ func (t *transport) allowedHost(host string) bool {
 const maxHops = 32
 
 // taintedHost finds the input the request's host came from: of the request,
-// or of the first request of the redirects that led to it. A chain longer
+// or of a request of the redirects that led to it (one whose host
+// AllowHosts names too). A chain longer
 // than maxHops (a client whose CheckRedirect follows more than 31
 // redirects) is taken for one whose first host came from input, with no
 // input named: the hop that came from one may lie beyond what is looked at.
 func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
+	allowedNow := false // the request's own host is one AllowHosts names
 	for hop, n := req, 0; hop != nil; n++ {
 		if n == maxHops {
 			return taint.Input{}, true
@@ -332,7 +335,15 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 		if i := strings.IndexByte(host, '%'); i >= 0 && strings.IndexByte(host, ':') >= 0 {
 			host = host[:i] // an IPv6 zone, written %25 in a URL
 		}
-		if host != "" && !t.allowedHost(host) {
+		// AllowHosts lets input choose a host, not where that host
+		// redirects: when this request's host is not allowed, an allowed
+		// host of the requests before it that came from input counts as any
+		// other. (A redirect to an allowed host is one input may choose.)
+		allowed := t.allowedHost(host)
+		if n == 0 {
+			allowedNow = allowed
+		}
+		if host != "" && (!allowed || n > 0 && !allowedNow) {
 			if in, ok := inputWithHost(r, host, portOf(hop.URL)); ok {
 				return in, true
 			}

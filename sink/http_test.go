@@ -692,3 +692,37 @@ func TestTransport_PercentInName(t *testing.T) {
 	r, rc := inputAt(t, taint.BodyValue, "http://[fe80::1%25eth0]/")
 	assertBlocked(t, CheckURL(ctxOf(r), "http://[fe80::1%25eth0]/"), rc, taint.BodyValue, "", "http")
 }
+
+// TestTransport_RedirectFromAllowedHost: AllowHosts lets input choose a
+// host, not where that host redirects to. A request whose host an input
+// chose among the allowed ones, redirected to a name that resolves to the
+// internal server (an open redirect at the partner), is checked at the
+// hop as any redirect from an input's host is; a redirect to a public
+// host still goes through.
+func TestTransport_RedirectFromAllowedHost(t *testing.T) {
+	n := newTestNet(t)
+	n.lookups["partner.example"] = n.lookups["api.example.com"]
+	c := n.client(AllowHosts("partner.example"))
+	for _, to := range []string{"http://evil.example:" + n.internalPort + "/secret", "http://127.0.0.1:" + n.internalPort + "/secret"} {
+		r, rc := inputAt(t, taint.Query, "partner.example")
+		body, err := fetch(ctxOf(r), c, "http://partner.example/?redirect="+url.QueryEscape(to))
+		assert.Empty(t, body, to)
+		assertBlocked(t, err, rc, taint.Query, "partner.example", "http")
+	}
+	assert.Zero(t, n.internalHits.Load(), "the internal server was reached")
+	r, rc := inputAt(t, taint.Query, "partner.example")
+	body, err := fetch(ctxOf(r), c, "http://partner.example/?redirect="+url.QueryEscape("http://cdn.example.com/x"))
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	assert.Empty(t, rc.all())
+	// A redirect from an allowed host to another allowed one passes, as
+	// the second would chosen by input, wherever it is.
+	n.lookups["a.corp.example"] = n.lookups["api.example.com"]
+	c = n.client(AllowHosts("*.corp.example"))
+	u := "http://a.corp.example/?redirect=" + url.QueryEscape("http://allowed.corp.example:"+n.internalPort+"/")
+	r, rc = inputAt(t, taint.Query, u)
+	body, err = fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "internal secret", body)
+	assert.Empty(t, rc.all())
+}
