@@ -217,7 +217,11 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	// there can reach nothing below: the checks below look for the
 	// input's own segments in the name.
 	reaches := false
+	dotFirst := false // the input's first segment is "."
 	segments(v, func(seg string) bool {
+		if seps == 0 {
+			dotFirst = seg == "."
+		}
 		seps++
 		switch seg {
 		case "", ".":
@@ -242,6 +246,17 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	}
 	if nul && at >= 0 {
 		return "puts a NUL byte in the path", true
+	}
+	if dotFirst && !climbs {
+		// After a "." the application wrote at a segment's start (a hidden
+		// file's, dir + "/." + input), the input's "./" makes "..":
+		// "./secret" climbs out of dir.
+		for i := at; i >= 0 && !climbs; {
+			climbs = i >= 1 && pc.name[i-1] == '.' && (i == 1 || isSep(pc.name[i-2]))
+			if i, ok = pc.fd.index(v, i+1); !ok {
+				return "", false
+			}
+		}
 	}
 	if abs {
 		cv := filepath.Clean(v)

@@ -429,3 +429,30 @@ func TestCheckPath_CleanedInput(t *testing.T) {
 		assert.NoError(t, CheckPath(ctxOf(r), filepath.Join(uploads, in)), in)
 	}
 }
+
+// TestCheckPath_DotBeforeInput: an application that writes a hidden
+// file's dot before the input (dir + "/." + input) makes ".." of the
+// dot and an input that starts with "./": "./secret.txt" in
+// "uploads/." + input reads the secret beside uploads/, though the input
+// alone climbs nothing. Where the application's dot is not there, the
+// same input is a name.
+func TestCheckPath_DotBeforeInput(t *testing.T) {
+	_, uploads := fileTree(t)
+	for _, in := range []string{"./secret.txt", "./uploads/../secret.txt"} {
+		name := uploads + "/." + in
+		_, err := os.ReadFile(name)
+		require.NoError(t, err, "the attack reads %s", name)
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			_, err := ReadFile(ctxOf(r), name)
+			assertBlocked(t, err, rc, src, in, "file")
+		}
+		r, _ := inputAt(t, taint.Query, in)
+		assert.ErrorIs(t, Files{Base: uploads}.Check(ctxOf(r), name), ErrBlocked, in)
+	}
+	r, _ := inputAt(t, taint.Query, "./b.txt")
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/./b.txt"))
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/x./b.txt"))
+	r, _ = inputAt(t, taint.Query, "./uploads/b.txt")
+	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/."+"./uploads/b.txt"), "a climb that comes back")
+}
