@@ -134,6 +134,10 @@ type transport struct {
 	dial       DialFunc
 	allowHosts []string
 	allowNets  []netip.Prefix
+	// starts are the bytes other than "@" and "[" (and "//") that may stand
+	// before a host in an input: CheckURL's for a URL whose host only a
+	// WHATWG client reads ("http:\\HOST\", "http:/HOST", "http:HOST").
+	starts string
 }
 
 // dialInfo rides in a checked request's context to its dial.
@@ -344,7 +348,7 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 			allowedNow = allowed
 		}
 		if host != "" && (!allowed || n > 0 && !allowedNow) {
-			if in, ok := inputWithHost(r, host, portOf(hop.URL)); ok {
+			if in, ok := inputWithHost(r, host, portOf(hop.URL), t.starts); ok {
 				return in, true
 			}
 			if !isASCII(name) || strings.IndexByte(host, '%') >= 0 {
@@ -379,7 +383,7 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 // default): the service calling a neighbour on its own host (a sidecar on
 // 127.0.0.1:9901 while it serves 127.0.0.1:8080) is not the client's
 // choice, while a URL built from the Host header is.
-func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
+func inputWithHost(r *taint.Request, host, port, starts string) (taint.Input, bool) {
 	var found taint.Input
 	ok := false
 	holds := func(in taint.Input, v string) bool {
@@ -392,7 +396,7 @@ func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 		if in.Source == taint.Header && in.Name == "Host" && !samePort(v, port) {
 			return false
 		}
-		return holdsHost(v, host) || !isASCII(v) && otherCasesHoldHost(v, host)
+		return holdsHostAfter(v, host, starts) || !isASCII(v) && otherCasesHoldHost(v, host, starts)
 	}
 	r.Inputs(func(in taint.Input) bool {
 		v := trimSpace(in.Value)
@@ -407,10 +411,10 @@ func inputWithHost(r *taint.Request, host, port string) (taint.Input, bool) {
 }
 
 // otherCasesHoldHost: one of the otherCases of input v holds host.
-func otherCasesHoldHost(v, host string) bool {
+func otherCasesHoldHost(v, host, starts string) bool {
 	forms, n := otherCases(v)
 	for _, w := range forms[:n] {
-		if holdsHost(w, host) {
+		if holdsHostAfter(w, host, starts) {
 			return true
 		}
 	}
@@ -419,7 +423,11 @@ func otherCasesHoldHost(v, host string) bool {
 
 // holdsHost: v is host, or holds it where a URL holds a host, as
 // inputWithHost says.
-func holdsHost(v, host string) bool {
+func holdsHost(v, host string) bool { return holdsHostAfter(v, host, "") }
+
+// holdsHostAfter is holdsHost where a byte of starts may also stand
+// before the host.
+func holdsHostAfter(v, host, starts string) bool {
 	for from := 0; ; {
 		i := indexFold(v[from:], host)
 		if i < 0 {
@@ -430,7 +438,8 @@ func holdsHost(v, host string) bool {
 		for j < len(v) && v[j] == '.' {
 			j++ // the root of a fully qualified name: "localhost." is localhost
 		}
-		before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//"
+		before := i == 0 || v[i-1] == '@' || v[i-1] == '[' || i >= 2 && v[i-2:i] == "//" ||
+			strings.IndexByte(starts, v[i-1]) >= 0
 		after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0 ||
 			!hostByte(v[j]) && inAuthority(v, i)
 		if before && after {
@@ -514,9 +523,11 @@ func samePort(hostHeader, port string) bool {
 // CheckURL checks a URL the application is about to fetch with a client
 // other than one built on Transport: when its host came from the input ctx
 // carries, the host is resolved (with net.DefaultResolver) and each address
-// is checked as Transport checks them. The fetch resolves the name again:
-// a rebinding between the two is not seen, which Transport's dial-time
-// check does see.
+// is checked as Transport checks them. Where url.Parse reads no host, the
+// host browsers and the other clients of the WHATWG URL standard read is
+// the one checked ("http:\\HOST\", "http:/HOST" and "http:HOST" go to
+// HOST). The fetch resolves the name again: a rebinding between the two
+// is not seen, which Transport's dial-time check does see.
 func CheckURL(ctx context.Context, rawURL string) error {
 	r := request(ctx)
 	if r == nil {
@@ -525,13 +536,31 @@ func CheckURL(ctx context.Context, rawURL string) error {
 	if ok, err := tooLarge(r, sinkHTTP); ok {
 		return err
 	}
+	t := &transport{resolver: net.DefaultResolver}
+	escaped := false // the host read as WHATWG reads it was percent-encoded
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return err
 	}
-	t := &transport{resolver: net.DefaultResolver}
+	if u.Host == "" && specialScheme(u.Scheme) {
+		// url.Parse reads no host where a client of the WHATWG URL standard
+		// (browsers, Node's fetch, headless renderers) reads one:
+		// http:\\127.0.0.1\, http:/127.0.0.1, http:127.0.0.1.
+		raw, host, err := hostAsWHATWG(rawURL)
+		if err != nil {
+			return err
+		}
+		escaped = strings.IndexByte(raw, '%') >= 0
+		u = &url.URL{Scheme: u.Scheme, Host: host}
+		t.starts = `:/\`
+	}
 	req := &http.Request{URL: u}
 	in, tainted := t.taintedHost(r, req)
+	if !tainted && escaped {
+		// Decoded, it is input's if any input could have written it, as a
+		// host of other than ASCII is.
+		in, tainted = inputNotASCII(r)
+	}
 	if !tainted {
 		return nil
 	}
@@ -542,4 +571,31 @@ func CheckURL(ctx context.Context, rawURL string) error {
 		return t.blocked(r, in, err)
 	}
 	return nil
+}
+
+// specialScheme: the WHATWG URL standard's schemes whose URLs have a host
+// however many slashes, or backslashes, come after the colon.
+func specialScheme(scheme string) bool {
+	switch scheme { // url.Parse lower-cases it
+	case "http", "https", "ws", "wss", "ftp":
+		return true
+	}
+	return false
+}
+
+// hostAsWHATWG is the host, with its port, that the WHATWG URL standard
+// reads in rawURL, of a special scheme: after the colon and any slashes
+// and backslashes, up to the next slash, backslash, "?" or "#", after the
+// last "@" (raw), and percent-decoded (host).
+func hostAsWHATWG(rawURL string) (raw, host string, err error) {
+	_, rest, _ := strings.Cut(rawURL, ":")
+	rest = strings.TrimLeft(rest, `/\`)
+	if i := strings.IndexAny(rest, `/\?#`); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	host, err = url.PathUnescape(rest)
+	return rest, host, err
 }

@@ -726,3 +726,30 @@ func TestTransport_RedirectFromAllowedHost(t *testing.T) {
 	assert.Equal(t, "internal secret", body)
 	assert.Empty(t, rc.all())
 }
+
+// TestCheckURL_HostAsBrowsersRead: url.Parse reads no host in an http URL
+// whose "//" is missing or written with backslashes, where browsers,
+// Node's fetch and headless renderers (the WHATWG URL standard) read one
+// (http:\\127.0.0.1\ is http://127.0.0.1/): CheckURL, for clients other
+// than net/http, checks the host they read. A public address so written
+// passes.
+func TestCheckURL_HostAsBrowsersRead(t *testing.T) {
+	for _, u := range []string{
+		`http:\\127.0.0.1\admin`, `http:/127.0.0.1/admin`, `http:127.0.0.1`, `http:///127.0.0.1/`,
+		`https:\/localhost:8443\x`, `HTTP:\\169.254.169.254\latest\`, `ws:/[::1]:9000/`,
+		`http:\\user@10.0.0.1\`, `http:\\%31%32%37.0.0.1\`, `http:\\metadata.google.internal\`,
+	} {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			r, rc := inputAt(t, src, u)
+			assertBlocked(t, CheckURL(ctxOf(r), u), rc, src, u, "http")
+		}
+	}
+	for _, u := range []string{`http:\\192.0.2.1\x`, `/relative/127.0.0.1`, `mailto:127.0.0.1`} {
+		r, rc := inputAt(t, taint.Query, u)
+		assert.NoError(t, CheckURL(ctxOf(r), u), u)
+		assert.Empty(t, rc.all(), u)
+	}
+}
