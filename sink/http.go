@@ -50,7 +50,7 @@ func AllowHosts(hosts ...string) TransportOption {
 func WithResolver(r Resolver) TransportOption { return func(t *transport) { t.resolver = r } }
 
 // WithDialer sets how the transport dials the address it checked (the base
-// *http.Transport's DialContext, or a net.Dialer, otherwise).
+// *http.Transport's DialContext, or its Dial, or a net.Dialer, otherwise).
 func WithDialer(dial DialFunc) TransportOption { return func(t *transport) { t.dial = dial } }
 
 // Transport returns base (http.DefaultTransport when nil) checking outbound
@@ -96,6 +96,10 @@ func Transport(base http.RoundTripper, opts ...TransportOption) http.RoundTrippe
 		dial := t.dial
 		if dial == nil {
 			dial = ht.DialContext
+		}
+		if dial == nil && ht.Dial != nil {
+			old := ht.Dial // the base's own dial, before DialContext was
+			dial = func(_ context.Context, network, addr string) (net.Conn, error) { return old(network, addr) }
 		}
 		if dial == nil {
 			dial = (&net.Dialer{Timeout: defaultDialTimeout, KeepAlive: defaultDialTimeout}).DialContext

@@ -753,3 +753,29 @@ func TestCheckURL_HostAsBrowsersRead(t *testing.T) {
 		assert.Empty(t, rc.all(), u)
 	}
 }
+
+// TestTransport_BaseDial: a base transport that dials with the older
+// Dial (no DialContext) dials the checked address with it too, as it
+// does its TLS dial with DialTLS: the checking clone does not go around
+// the application's dialer (a SOCKS or egress proxy, a test network).
+func TestTransport_BaseDial(t *testing.T) {
+	n := newTestNet(t)
+	var dials atomic.Int64
+	base := &http.Transport{DisableKeepAlives: true, Dial: func(network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return n.dial(context.Background(), network, addr)
+	}}
+	c := &http.Client{Transport: Transport(base, WithResolver(n))}
+	r, rc := inputAt(t, taint.Query, "http://api.example.com/data")
+	body, err := fetch(ctxOf(r), c, "http://api.example.com/data")
+	require.NoError(t, err)
+	assert.Equal(t, "public data", body)
+	assert.Equal(t, int64(1), dials.Load())
+	assert.Empty(t, rc.all())
+	u := "http://evil.example:" + n.internalPort + "/"
+	r, rc = inputAt(t, taint.Query, u)
+	_, err = fetch(ctxOf(r), c, u)
+	assertBlocked(t, err, rc, taint.Query, u, "http")
+	assert.Equal(t, int64(1), dials.Load())
+	assert.Zero(t, n.internalHits.Load())
+}
