@@ -169,6 +169,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return t.base.RoundTrip(req) // report-only: reported, and made
 	}
+	if req.URL == nil {
+		// A request no client sends (http.Client refuses it first):
+		// refused here as net/http's transport refuses it, not read.
+		return nil, errors.New("sink: nil Request.URL")
+	}
 	in, tainted := t.taintedHost(r, req)
 	if !tainted {
 		return t.base.RoundTrip(req)
@@ -338,7 +343,10 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 		if n == maxHops {
 			return taint.Input{}, true
 		}
-		name := hop.URL.Hostname()
+		name := ""
+		if hop.URL != nil { // an earlier request of a chain made by hand may have none
+			name = hop.URL.Hostname()
+		}
 		host := strings.TrimSuffix(strings.ToLower(name), ".")
 		if i := strings.IndexByte(host, '%'); i >= 0 && strings.IndexByte(host, ':') >= 0 {
 			host = host[:i] // an IPv6 zone, written %25 in a URL

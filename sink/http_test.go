@@ -779,3 +779,24 @@ func TestTransport_BaseDial(t *testing.T) {
 	assert.Equal(t, int64(1), dials.Load())
 	assert.Zero(t, n.internalHits.Load())
 }
+
+// TestTransport_NilURL: a request without a URL, which http.Client never
+// sends but code may hand RoundTrip, is refused with an error, as
+// net/http's transport refuses it, also when it carries input: it
+// panicked reading the URL's host. So does a chain whose earlier request
+// has none.
+func TestTransport_NilURL(t *testing.T) {
+	rt := Transport(http.DefaultTransport)
+	r, rc := inputAt(t, taint.Query, "http://127.0.0.1/")
+	req := (&http.Request{Method: "GET", Header: http.Header{}}).WithContext(ctxOf(r))
+	var err error
+	assert.NotPanics(t, func() { _, err = rt.RoundTrip(req) })
+	assert.EqualError(t, err, "sink: nil Request.URL")
+	assert.Empty(t, rc.all())
+
+	u, perr := url.Parse("http://127.0.0.1:1/")
+	require.NoError(t, perr)
+	hop := (&http.Request{Method: "GET", URL: u, Header: http.Header{}, Response: &http.Response{Request: &http.Request{}}}).WithContext(ctxOf(r))
+	assert.NotPanics(t, func() { _, err = rt.RoundTrip(hop) })
+	assertBlocked(t, err, rc, taint.Query, "http://127.0.0.1/", "http")
+}
