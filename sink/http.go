@@ -539,7 +539,8 @@ func samePort(hostHeader, port string) bool {
 // host browsers and the other clients of the WHATWG URL standard read is
 // the one checked ("http:\\HOST\", "http:/HOST" and "http:HOST" go to
 // HOST). The fetch resolves the name again: a rebinding between the two
-// is not seen, which Transport's dial-time check does see.
+// is not seen, which Transport's dial-time check does see. Nor are the
+// redirects the other client follows: check each one, or follow none.
 func CheckURL(ctx context.Context, rawURL string) error {
 	r := request(ctx)
 	if r == nil {
