@@ -1,6 +1,10 @@
 package scan
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // NoSQL operator injection: query operators, and JavaScript meant for a
 // $where clause.
@@ -50,8 +54,10 @@ var jsStatements = wordSet("return", "while", "for", "do", "var", "let", "const"
 
 // jsAfterQuote reports a quote closed early and followed by || or &&, or
 // a ; and a statement: after a quote any statement, after anything else
-// only one that reads as code (sleep(…), return this…, return 1).
+// only one that reads as code (sleep(…), return this…, return 1). What
+// JavaScript reads as blank may come between them (see jsBlanks).
 func jsAfterQuote(s string, f uint32) bool {
+	b := jsBlanks{s: s, block: notLooked, line: notLooked}
 	for _, c := range [...]byte{'\'', '"', ';'} {
 		if c == ';' && f&hasSemicolon == 0 || c != ';' && f&hasQuote == 0 {
 			continue
@@ -62,7 +68,7 @@ func jsAfterQuote(s string, f uint32) bool {
 				break
 			}
 			i += j
-			if jsAt(s, i) {
+			if jsAt(s, i, &b) {
 				return true
 			}
 		}
@@ -70,18 +76,23 @@ func jsAfterQuote(s string, f uint32) bool {
 	return false
 }
 
-// jsAt reports jsAfterQuote's finding at the quote or ; at s[i].
-func jsAt(s string, i int) bool {
-	j := i + 1
-	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-		j++
+// jsAt reports jsAfterQuote's finding at the quote or ; at s[i]: after a
+// quote, || or &&, or a ; and a statement; after a ;, a statement.
+func jsAt(s string, i int, b *jsBlanks) bool {
+	if s[i] == ';' {
+		return jsStatement(s, i, b, i == 0 || s[i-1] == '\'' || s[i-1] == '"') // '; while…
 	}
-	if s[i] != ';' && j+1 < len(s) && (s[j:j+2] == "||" || s[j:j+2] == "&&") {
+	j := b.skip(i + 1)
+	if j+1 < len(s) && (s[j:j+2] == "||" || s[j:j+2] == "&&") {
 		return true
 	}
-	if s[i] != ';' {
-		return false
-	}
+	return j < len(s) && s[j] == ';' && jsStatement(s, j, b, true) // ' ; while…, '/**/;…
+}
+
+// jsStatement reports a statement after the ; at s[i]: after a quote
+// (afterQuote) any, after anything else only what reads as code.
+func jsStatement(s string, i int, b *jsBlanks, afterQuote bool) bool {
+	j := b.skip(i + 1)
 	k := j
 	for k < len(s) && isLetter(s[k]) {
 		k++
@@ -90,7 +101,7 @@ func jsAt(s string, i int) bool {
 	if !jsStatements.hasFold(word) {
 		return false
 	}
-	if i == 0 || s[i-1] == '\'' || s[i-1] == '"' { // '; while…
+	if afterQuote {
 		return k == len(s) || !isWordByte(s[k]) || s[k] == '.'
 	}
 	// After anything else, only what reads as code: a call (sleep(…),
@@ -99,11 +110,78 @@ func jsAt(s string, i int) bool {
 		return true
 	}
 	if strings.EqualFold(word, "return") {
-		rest := strings.TrimLeft(s[k:], " \t")
+		rest := s[b.skip(k):]
 		return rest != "" && (rest[0] == '(' || rest[0] == '\'' || rest[0] == '"' || isDigit(rest[0]) ||
 			strings.HasPrefix(rest, "this") || strings.HasPrefix(rest, "true") || strings.HasPrefix(rest, "false"))
 	}
 	return false
+}
+
+// jsBlanks skips what JavaScript reads as blank between two tokens: white
+// space (U+0020, tabs, U+000B, U+000C, U+00A0, U+FEFF and the other
+// spaces of Unicode's Zs), line terminators (\n, \r, U+2028, U+2029) and
+// comments, /*…*/ and //… to a line's end. "admin'\n|| 'a'=='a" is
+// this.user == 'admin' || 'a'=='a' in a $where clause as a blank is.
+// Where the next comment ends is remembered: a value of a quote and an
+// unclosed comment, again and again, looks for the end once, not once a
+// quote.
+type jsBlanks struct {
+	s           string
+	block, line found // the next */, and the next line terminator
+}
+
+// found is where the first of something in jsBlanks.s at or after from
+// is: at, or -1 for nowhere.
+type found struct{ from, at int }
+
+// notLooked is a found that knows nothing.
+var notLooked = found{from: -1}
+
+// skip is where the first token at or after s[j] starts.
+func (b *jsBlanks) skip(j int) int {
+	s := b.s
+	for j < len(s) {
+		switch c := s[j]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			j++
+		case c == '/' && j+1 < len(s) && s[j+1] == '*':
+			e := b.next(&b.block, j+2, func(s string) int { return strings.Index(s, "*/") })
+			if e < 0 {
+				return j // the rest is a comment: no token
+			}
+			j = e + len("*/")
+		case c == '/' && j+1 < len(s) && s[j+1] == '/':
+			e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, "\n\r\u2028\u2029") })
+			if e < 0 {
+				return j
+			}
+			j = e
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRuneInString(s[j:])
+			if !unicode.Is(unicode.Zs, r) && r != '\ufeff' && r != '\u2028' && r != '\u2029' {
+				return j
+			}
+			j += n
+		default:
+			return j
+		}
+	}
+	return j
+}
+
+// next is where find, which gives the index of the first match in a
+// string or -1, finds the first match at or after s[p], as f remembers
+// it when it can: each search starts past the match of the one before.
+func (b *jsBlanks) next(f *found, p int, find func(string) int) int {
+	if f.from >= 0 && f.from <= p && (f.at < 0 || f.at >= p) {
+		return f.at
+	}
+	at := find(b.s[p:])
+	if at >= 0 {
+		at += p
+	}
+	*f = found{from: p, at: at}
+	return at
 }
 
 var collectionMethods = wordSet("find", "findone", "insert", "insertone", "insertmany", "update", "updateone",

@@ -24,3 +24,44 @@ func TestDatabaseCallLinear(t *testing.T) {
 		}
 	}
 }
+
+// TestJSAfterQuoteThroughJavaScriptSpace: the || or && after a quote
+// closed early, and the statement after a ;, are found across whatever
+// JavaScript reads as blank between them: a line break, a vertical tab, a
+// form feed, a no-break space, U+2028, and comments. Only blanks and tabs
+// were skipped, so that "admin'\n|| 'a'=='a" passed, which a $where clause
+// built as "this.user == '" + input + "'" runs as
+// this.user == 'admin' || 'a'=='a', true for every document, while the
+// same value with a blank was flagged.
+func TestJSAfterQuoteThroughJavaScriptSpace(t *testing.T) {
+	for _, s := range []string{
+		"admin'\n|| 'a'=='a",
+		"admin'\r\n&& this.password.match(/.*/)//",
+		"x'\v|| '1'=='1",
+		"x'\f|| '1'=='1",
+		"x'\u00a0|| '1'=='1",
+		"x'\u2028|| '1'=='1",
+		"x'\ufeff|| '1'=='1",
+		"x'/**/|| '1'=='1",
+		"x\"/* a */&&/**/\"1\"==\"1",
+		"x'//c\n|| '1'=='1",
+		"x';\nvar a='",
+		"x' ; var a='",
+		"x'\n;\nthis.a='",
+	} {
+		assert.True(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+		assert.Equal(t, NoSQLInjection, String(s), "%q", s)
+	}
+	for _, s := range []string{
+		"Rock 'n'\nroll",
+		"it's 'ok'\n\nnot || really",
+		"x'/* open || '1'=='1",
+		"'Tis\nthe season; try again",
+	} {
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+	}
+	// Linear: an unclosed comment after every quote is looked for once.
+	for _, s := range []string{strings.Repeat("'/*", 100<<10), strings.Repeat("'//", 100<<10), strings.Repeat("' \n", 100<<10) + ";", strings.Repeat(" \n;", 100<<10)} {
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s[:9])
+	}
+}
