@@ -224,6 +224,9 @@ func command(word, s string, i int, before byte) bool {
 		if c == before || next == 0 || next == ' ' || next == '\t' {
 			return command(word, s, i+1, 0) // the quote ends the word: 'id', "Shoes & More"
 		}
+		if c == '\'' && contraction(s[i+1:]) {
+			return false // who's, who'd: a word; to a shell the quote goes on into it, or is never closed
+		}
 		return c == '"' || alone || !isLetter(next) // a quoted argument, w'h'o'a'm'i; Ruby's, Time'll are words
 	case ';', '|', '&', '`', ')', '}', '\n', '\r':
 		return alone
@@ -271,6 +274,22 @@ func argument(word string, h uint32, lower bool, arg string, alone bool) bool {
 		lower && netTools.hasHashed(word, h) && hostArg(arg) ||
 		word != "Net" && netWord.hasHashed(word, h) && netCommands.hasFold(firstWord(arg))
 }
+
+// contraction reports an English contraction's tail after an apostrophe
+// at the start of s: s, d, m, t, ll, ve or re, then no letter (who's,
+// who'd, who'll).
+func contraction(s string) bool {
+	n := 0
+	for n < len(s) && n < 3 && isLetter(s[n]) {
+		n++
+	}
+	if n == 3 || n < len(s) && isLetter(s[n]) {
+		return false
+	}
+	return contractions.hasFold(s[:n])
+}
+
+var contractions = wordSet("s", "d", "m", "t", "ll", "ve", "re")
 
 // variable reports a shell variable or substitution after a $: $HOME,
 // ${x}, $(id), not a price ($30).

@@ -68,3 +68,21 @@ func TestCommandAfterBang(t *testing.T) {
 	}
 	assert.Equal(t, None, String(strings.Repeat(";!", 128<<10)), "a run of them is read once")
 }
+
+// TestCommandContractionIsAWord: who's, who'd, who'll after a ;, a |, a &
+// or a line break are English, not the command who: to a shell the quote
+// goes on into the word (whos…) or is never closed, and who does not run.
+// A command that tells something alone (who, id, w) took any quote with a
+// letter after it for an argument, so that "Knock knock\nwho's there?"
+// and "Tickets & who's coming" were command injection.
+func TestCommandContractionIsAWord(t *testing.T) {
+	for v, want := range map[string]Class{
+		"Knock knock\nwho's there?": None, "Tickets & who's coming": None, "Jokes; who'd have thought": None,
+		"Final | who'll win?": None, "Thanks!\nwho've you asked": None, "Fans & who're they": None,
+		"Notes; id's format": None, "Top | w's list": None,
+		"; w'h'o'a'm'i": CommandInjection, "; w'h'o'am'i": CommandInjection, "; who'": CommandInjection,
+		"; who''": CommandInjection, "; 'who'": CommandInjection, "; id'x'": CommandInjection, "; who\"s\"": CommandInjection,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+}
