@@ -109,7 +109,7 @@ var commandLead = func() (t [256]bool) {
 // commandLeadEnd is where a command after a metacharacter at s[i-1]
 // starts: after blanks, quotes, more metacharacters, ( or {, a ! (which
 // negates the command after it, and runs it), and $IFS,
-// ${IFS} or $1 (empty or a blank to the shell). It steps through every
+// ${IFS}, $1, $@, $* or ${1} (empty or a blank to the shell). It steps through every
 // byte of what it skips but the F and S of IFS, and where it goes from
 // each depends on s and that byte's index alone: started anywhere in the
 // lead of an earlier call, it ends where that call did.
@@ -120,7 +120,9 @@ func commandLeadEnd(s string, i int) int {
 			i++
 		case i > 0 && (s[i-1] == '$' || s[i-1] == '{') && strings.HasPrefix(s[i:], "IFS"):
 			i += len("IFS")
-		case s[i] == '}' && i >= 3 && s[i-3:i] == "IFS", i > 0 && s[i-1] == '$' && isDigit(s[i]):
+		case s[i] == '}' && i >= 3 && s[i-3:i] == "IFS", i > 0 && s[i-1] == '$' && emptyParameter(s[i]),
+			i >= 2 && s[i-2:i] == "${" && emptyParameter(s[i]) && i+1 < len(s) && s[i+1] == '}',
+			s[i] == '}' && i >= 3 && s[i-3:i-1] == "${" && emptyParameter(s[i-1]):
 			i++
 		default:
 			return i
@@ -128,6 +130,10 @@ func commandLeadEnd(s string, i int) int {
 	}
 	return i
 }
+
+// emptyParameter reports a positional parameter, or all of them (@, *),
+// after a $: nothing in a command string run with none.
+func emptyParameter(c byte) bool { return isDigit(c) || c == '@' || c == '*' }
 
 // commandAt reports whether a command starts at s[i], where the lead
 // after a metacharacter ends (commandLeadEnd). A command is a word of

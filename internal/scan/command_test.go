@@ -86,3 +86,21 @@ func TestCommandContractionIsAWord(t *testing.T) {
 		assert.Equal(t, want, String(v), "%q", v)
 	}
 }
+
+// TestCommandAfterEmptyParameters: $@ and $* (all the positional
+// parameters, none in a command string) and ${1} are nothing to the
+// shell, as $1 is, so ";$@whoami" and ";\"$@\"whoami" run whoami. The
+// lead skipped $1 and $IFS only, and the command after the others was not
+// seen.
+func TestCommandAfterEmptyParameters(t *testing.T) {
+	for v, want := range map[string]Class{
+		";$@whoami": CommandInjection, ";$*whoami": CommandInjection, ";\"$@\"whoami": CommandInjection,
+		";${1}whoami": CommandInjection, ";${@}id": CommandInjection, "|$*$@cat /etc/passwd": CommandInjection,
+		"$($@id)":        CommandInjection,
+		"Wash & Cut $30": None, "Sale; $* conditions apply": None, "Only {1} left & more": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	assert.Equal(t, None, String(strings.Repeat(";$@", 100<<10)), "a run of them is read once")
+	assert.Equal(t, None, String(strings.Repeat(";${1}", 60<<10)), "a run of them is read once")
+}
