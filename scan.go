@@ -187,8 +187,9 @@ func formFinding(body []byte) scan.Class {
 // multipart body (multipart/form-data; multipart/mixed, which
 // r.MultipartReader reads) as the handler reads them (r.FormValue,
 // r.MultipartForm): each part's form name, its file name as FileName
-// gives it, and its content, decoded as the multipart reader decodes it
-// (quoted-printable), when that is UTF-8 text (a file that is not, an
+// gives it (and as sent, with the folders FileName drops, which other
+// hosts keep), and its content, decoded as the multipart reader decodes
+// it (quoted-printable), when that is UTF-8 text (a file that is not, an
 // image, is no text a class reads, as a body that is not). A scan of the
 // body's bytes does not see "1=27 OR =271=27=3D=271", which is
 // "1' OR '1'='1" to the handler, nor anything of a form with an image in

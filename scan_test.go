@@ -251,6 +251,29 @@ func TestScan_MultipartFileNameNotUTF8(t *testing.T) {
 		"a Latin-1 file name is a name")
 }
 
+// TestScan_MultipartFileNameAsSent: a file name is scanned also as the
+// client sent it, with the folders FileName drops (filepath.Base, as RFC
+// 7578 asks): werkzeug's FileStorage.filename, Spring's
+// getOriginalFilename and formidable's originalFilename give a handler
+// "../../../var/www/html/shell.php" as sent, which a handler that saves
+// the upload under that name writes outside its folder. Only FileName's
+// "shell.php" was scanned, so an upload of an image (a body that is not
+// UTF-8, whose bytes are not scanned whole) under such a name passed.
+func TestScan_MultipartFileNameAsSent(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	file := func(filename string) string {
+		return "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; " + filename + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, fn := range []string{`filename="../../../var/www/html/shell.php"`, `filename*=UTF-8''..%2F..%2Fetc%2Fcron.d%2Fx`, `filename="a/../../x.php"`, `filename="/etc/passwd"`} {
+		eb := rejected(t, send(h, "POST", "/raw", file(fn), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", "possible path traversal"}}, eb.Details, fn)
+	}
+	for _, fn := range []string{`filename="photo.png"`, `filename="C:\Users\Ada\Pictures\photo 1.png"`, `filename="2024/05/holiday.png"`} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", file(fn), "Content-Type", "multipart/form-data; boundary=XyZ").Code, fn)
+	}
+}
+
 // TestScan_JSONBodyOfAnotherType: a JSON body sent with another
 // Content-Type to a contract that does not parse it is scanned as
 // json.NewDecoder(r.Body) reads it, whatever the type says, as well as

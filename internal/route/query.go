@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"iter"
+	"mime"
 	"mime/multipart"
 	"net/url"
 	"strings"
@@ -175,6 +176,19 @@ func invalidPrefix(b []byte) int {
 	return n
 }
 
+// sentFileName is the file name of part p as the client sent it:
+// FileName drops its folders (filepath.Base, as RFC 7578 asks), while
+// werkzeug's FileStorage.filename, Spring's getOriginalFilename and
+// formidable's originalFilename give a handler
+// "../../var/www/html/shell.php" whole.
+func sentFileName(p *multipart.Part) string {
+	_, params, err := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+	if err != nil {
+		return ""
+	}
+	return params["filename"]
+}
+
 // FormMaxPairs is url.ParseQuery's bound on the pairs of a query or a
 // form body (GODEBUG urlmaxqueryparams at its default): of more, it reads
 // none, and r.ParseForm gives the handler no field of the body.
@@ -261,7 +275,8 @@ func MultipartFields(body []byte, boundary string, tooLarge *bool) iter.Seq2[str
 // MultipartText is MultipartFields with a content that is not UTF-8 (a
 // file, an image: no text) given as "", and every name and file name as
 // it is, whatever its bytes: what the client named a part or a file is
-// text to the handler that shows it.
+// text to the handler that shows it. A file name is given also as sent,
+// when FileName dropped folders from it (see sentFileName).
 func MultipartText(body []byte, boundary string, tooLarge *bool) iter.Seq2[string, string] {
 	return multipartFields(body, boundary, tooLarge, true)
 }
@@ -303,6 +318,11 @@ func multipartFields(body []byte, boundary string, tooLarge *bool, text bool) it
 			}
 			if fn != "" && !yield(name, fn) {
 				return
+			}
+			if text && fn != "" {
+				if sent := sentFileName(p); sent != fn && !yield(name, sent) {
+					return
+				}
 			}
 			// Not io.ReadAll's buffer, which is 512 bytes at least: a
 			// caller keeps the strings (the sink's inputs), and a body of
