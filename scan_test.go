@@ -822,3 +822,30 @@ func TestScan_FormOverParseQueryBound(t *testing.T) {
 	_, err = url.ParseQuery(ok + "a=b")
 	assert.NoError(t, err)
 }
+
+// TestScan_MultipartDispositionGoCannotRead: a part whose
+// Content-Disposition mime.ParseMediaType refuses (a parameter given
+// twice) has no name and no file name to Go, which skips it, while hosts
+// that keep the first or the last of a parameter read them: the scan reads
+// every name and file name written there. It read none.
+func TestScan_MultipartDispositionGoCannotRead(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition string) string {
+		return "--XyZ\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, tc := range []struct{ disposition, want string }{
+		{`form-data; name="f"; filename="ok.png"; filename="../../shell.php"`, "possible path traversal"},
+		{`form-data; name="f"; filename="../../shell.php"; filename="ok.png"`, "possible path traversal"},
+		{`form-data; name="f"; filename*=UTF-8''ok.png; filename*=UTF-8''..%2F..%2Fx.php`, "possible path traversal"},
+		{`form-data; name="f"; name="__proto__"; filename="ok.png"`, "possible prototype pollution"},
+		{`form-data; name="f"; name="a[$ne]"; filename="ok.png"`, "possible NoSQL operator injection"},
+		{`form-data; name="f"; filename="a;b.png"; filename="..\\..\\x.php"`, "possible path traversal"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", part(tc.disposition), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.disposition)
+	}
+	for _, d := range []string{`form-data; name="f"; name="g"; filename="photo.png"`, `form-data; name="f"; filename="a"; filename="b \"1\".png"`} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ").Code, d)
+	}
+}

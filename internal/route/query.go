@@ -189,6 +189,62 @@ func sentFileName(p *multipart.Part) string {
 	return params["filename"]
 }
 
+// looseDisposition is the values of every name and filename parameter
+// (name*, filename* too, percent-decoded) of a Content-Disposition, read
+// loosely: split at the semicolons outside quotes, a quoted value
+// unquoted, whatever mime.ParseMediaType refuses (a parameter twice).
+func looseDisposition(v string) (names, files []string) {
+	param := func(p string) {
+		k, val, ok := strings.Cut(p, "=")
+		if !ok {
+			return
+		}
+		k = strings.ToLower(strings.TrimSpace(k))
+		val = strings.TrimSpace(val)
+		switch k {
+		case "name", "filename":
+			if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+				var b strings.Builder
+				for i := 1; i < len(val)-1; i++ {
+					if val[i] == '\\' && i+1 < len(val)-1 {
+						i++
+					}
+					b.WriteByte(val[i])
+				}
+				val = b.String()
+			}
+		case "name*", "filename*": // RFC 5987: charset'language'percent-encoded
+			if i := strings.LastIndexByte(val, '\''); i >= 0 {
+				val = val[i+1:]
+			}
+			if d, err := url.PathUnescape(val); err == nil {
+				val = d
+			}
+		default:
+			return
+		}
+		if strings.HasPrefix(k, "name") {
+			names = append(names, val)
+		} else {
+			files = append(files, val)
+		}
+	}
+	start, quoted := 0, false
+	for i := 0; i < len(v); i++ {
+		switch {
+		case v[i] == '\\' && quoted:
+			i++
+		case v[i] == '"':
+			quoted = !quoted
+		case v[i] == ';' && !quoted:
+			param(v[start:i])
+			start = i + 1
+		}
+	}
+	param(v[start:])
+	return names, files
+}
+
 // FormMaxPairs is url.ParseQuery's bound on the pairs of a query or a
 // form body (GODEBUG urlmaxqueryparams at its default): of more, it reads
 // none, and r.ParseForm gives the handler no field of the body.
@@ -322,6 +378,23 @@ func multipartFields(body []byte, boundary string, tooLarge *bool, text bool) it
 			if text && fn != "" {
 				if sent := sentFileName(p); sent != fn && !yield(name, sent) {
 					return
+				}
+			}
+			if text && name == "" && fn == "" {
+				// A disposition Go cannot parse (a parameter given twice)
+				// names no part to Go, which skips it; hosts that keep the
+				// first or the last of a parameter read a name and a file
+				// name there: every one written is text to them.
+				names, files := looseDisposition(p.Header.Get("Content-Disposition"))
+				for _, n := range names {
+					if !yield(n, "") {
+						return
+					}
+				}
+				for _, f := range files {
+					if !yield("", f) {
+						return
+					}
 				}
 			}
 			// Not io.ReadAll's buffer, which is 512 bytes at least: a
