@@ -74,7 +74,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Options, as the Spring starter reads its properties:
 //
 //	contractguard:
-//	  enabled: true                    # false: Middleware and Handle pass everything through
+//	  enabled: true                    # false: requests pass unchecked (Handle still decodes T)
 //	  contracts-dir: ./contracts/      # relative to this file
 //	  vulnerability-scan: true
 //	  license-key: ${CONTRACTGUARD_LICENSE_KEY:}   # empty when unset
