@@ -670,6 +670,12 @@ func (l *loader) readContract(j *job) {
 		}
 	}
 	j.raw = raw
+	if route.MeansEveryMethod(strings.ToUpper(raw.method)) {
+		// Tokens, but a request's method is neither: a contract that meant
+		// every method would never match one, and check nothing.
+		j.fail([]string{"method"}, fmt.Errorf("method: %s is not a method requests use: a contract covers one method; write one for each", failure.Printable(raw.method)))
+		return
+	}
 	pat, err := route.ParsePattern(raw.endpoint)
 	if err != nil {
 		j.fail([]string{"endpoint"}, fmt.Errorf("endpoint: %w", err))

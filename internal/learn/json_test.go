@@ -58,6 +58,25 @@ func TestUnmarshal_Rejects(t *testing.T) {
 	}
 }
 
+// TestUnmarshal_EveryMethodRouteDropped: a route of method * or ANY (which
+// a learner before them learned from a client that sent one) is dropped
+// from an export read: the contract written of it would not load, and
+// learn merge failed. Its samples count as dropped.
+func TestUnmarshal_EveryMethodRouteDropped(t *testing.T) {
+	doc := `{"format":"contractguard.learn/v1","limits":{},"samples":5,"routes":[` +
+		`{"method":"POST","template":"/a","samples":3,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"},` +
+		`{"method":"METHOD","template":"/a","samples":2,"first":"2026-01-01T00:00:00Z","last":"2026-01-01T00:00:01Z"}]}`
+	for _, m := range []string{"*", "ANY"} {
+		var o Observations
+		require.NoError(t, json.Unmarshal([]byte(strings.Replace(doc, "METHOD", m, 1)), &o), m)
+		assert.Equal(t, 1, o.Routes(), m)
+		assert.Equal(t, int64(2), o.Dropped(), m)
+		for _, l := range o.Contracts() {
+			assert.Equal(t, "POST", l.Method, m)
+		}
+	}
+}
+
 // TestUnmarshal_OldTemplatesEscaped: learners before de75ea6 wrote a
 // request to /files/%2A as the template /files/*, and %3F, %23 raw;
 // endpoints now refuse those as a wildcard, a query and a fragment. Such

@@ -22,11 +22,11 @@ type templater struct {
 
 // appendRoute appends the route name of a request to dst. router reports a
 // template taken from the router's pattern; ok is false when the request
-// cannot be learned from (a method that is not a token, a template over
-// maxTemplate).
+// cannot be learned from (a method that is not a token, or * or ANY, a
+// template over maxTemplate).
 func (t *templater) appendRoute(dst []byte, method, pattern, rawPath string) (out []byte, router, ok bool) {
 	method = paths.UpperMethod(method)
-	if method == "" || len(method) > 32 {
+	if method == "" || len(method) > 32 || paths.MeansEveryMethod(method) { // a contract the loader refuses
 		return dst, false, false
 	}
 	for i := 0; i < len(method); i++ {

@@ -79,6 +79,10 @@ func TestRouteTemplates_Refused(t *testing.T) {
 	var tp templater
 	_, _, ok := tp.appendRoute(nil, "GE T", "", "/x")
 	assert.False(t, ok, "a method that is not a token")
+	for _, m := range []string{"*", "any", "ANY"} {
+		_, _, ok = tp.appendRoute(nil, m, "", "/x")
+		assert.False(t, ok, "%s: a contract of it does not load", m)
+	}
 	long := "/"
 	for range 100 {
 		long += "segment/"

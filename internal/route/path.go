@@ -448,6 +448,11 @@ func UpperMethod(m string) string {
 	return m
 }
 
+// MeansEveryMethod reports a method token a contract may not name, upper
+// case: "*" and "ANY", written for every method, which no request uses (a
+// contract of one would check nothing; learning does not learn one).
+func MeansEveryMethod(upper string) bool { return upper == "*" || upper == "ANY" }
+
 // Join renders segments as a clean path: "/a/b", "/" for none.
 func Join(segs []string) string {
 	if len(segs) == 0 {
