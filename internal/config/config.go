@@ -380,6 +380,28 @@ func expandPlaceholders(s string) (string, error) {
 	}
 }
 
+// redactPassword is s with the password of a URL's user part, if any,
+// written "xxxxx" as url.URL.Redacted writes it; s need not parse.
+func redactPassword(s string) string {
+	start := 0
+	if i := strings.Index(s, "//"); i >= 0 {
+		start = i + 2
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndexByte(s[start:end], '@')
+	if at < 0 {
+		return s
+	}
+	colon := strings.IndexByte(s[start:start+at], ':')
+	if colon < 0 {
+		return s
+	}
+	return s[:start+colon+1] + "xxxxx" + s[start+at:]
+}
+
 // Parse converts a property's text to its kind: bool, int64, string,
 // time.Duration or *url.URL.
 func Parse(kind Kind, raw string) (any, error) {
@@ -442,7 +464,9 @@ func Parse(kind Kind, raw string) (any, error) {
 		s := strings.TrimSpace(raw)
 		u, err := url.Parse(s)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("want an absolute http:// or https:// URL, not %q", echo)
+			// A URL refused for its scheme, its host or its syntax may
+			// hold a password too (ftp://u:secret@x, http://u:secret@x:8o).
+			return nil, fmt.Errorf("want an absolute http:// or https:// URL, not %q", failure.Clip(redactPassword(s)))
 		}
 		if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 			// Nor is a password in it.

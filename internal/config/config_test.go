@@ -47,6 +47,12 @@ func TestParse(t *testing.T) {
 		{URL, "127.0.0.1:3000", nil, `want an absolute http:// or https:// URL, not "127.0.0.1:3000"`},
 		{URL, "http://u:secret@x", nil, `want a URL without user, query or fragment, not "http://u:xxxxx@x"`}, // not the password
 		{URL, "http://u@x", nil, `want a URL without user, query or fragment, not "http://u@x"`},
+		// Nor when it is refused for its scheme, host or syntax.
+		{URL, "ftp://u:secret@x", nil, `want an absolute http:// or https:// URL, not "ftp://u:xxxxx@x"`},
+		{URL, "http://u:secret@", nil, `want an absolute http:// or https:// URL, not "http://u:xxxxx@"`},
+		{URL, "http://u:secret@x:8o/p@q", nil, `want an absolute http:// or https:// URL, not "http://u:xxxxx@x:8o/p@q"`},
+		{URL, "u:secret@x:80", nil, `want an absolute http:// or https:// URL, not "u:xxxxx@x:80"`},
+		{URL, "ftp://x/a:b@c", nil, `want an absolute http:// or https:// URL, not "ftp://x/a:b@c"`},
 		// At most failure.MaxEcho bytes of a value: a licence key set as
 		// another property is not logged whole.
 		{Bool, "cg1." + strings.Repeat("A", 60) + ".SIGNATURE", nil, `want true or false, not "cg1.` + strings.Repeat("A", 60) + `…"`},
