@@ -247,6 +247,7 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 	if nul && at >= 0 {
 		return "puts a NUL byte in the path", true
 	}
+	dotJoined := false // the climb of a "./" input after the application's dot, cleaned away
 	if dotFirst && !climbs {
 		// After a "." the application wrote at a segment's start (a hidden
 		// file's, dir + "/." + input), the input's "./" makes "..":
@@ -256,6 +257,12 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			if i, ok = pc.fd.index(v, i+1); !ok {
 				return "", false
 			}
+		}
+		if at < 0 && pc.f.Base != "" {
+			// Joined, filepath.Join(dir, "."+input), the name holds what is
+			// left after the climb, as a name joined with dir + "/" + input
+			// does: only a Base tells the two apart.
+			climbs, dotJoined = true, true
 		}
 	}
 	if abs {
@@ -282,6 +289,9 @@ func (pc *pathCheck) input(v string) (why string, ok bool) {
 			// what the application wrote after the input (Join(dir, input,
 			// "index.html"), Join(dir, input+".txt")).
 			cv := filepath.Clean(v)
+			if dotJoined {
+				cv = filepath.Clean("." + v) // "./secret" after the dot: "../secret"
+			}
 			tail := cv
 			for strings.HasPrefix(tail, "..") && (len(tail) == 2 || isSep(tail[2])) {
 				tail = strings.TrimLeft(tail[2:], `/\`)

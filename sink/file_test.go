@@ -456,3 +456,32 @@ func TestCheckPath_DotBeforeInput(t *testing.T) {
 	r, _ = inputAt(t, taint.Query, "./uploads/b.txt")
 	assert.NoError(t, CheckPath(ctxOf(r), uploads+"/."+"./uploads/b.txt"), "a climb that comes back")
 }
+
+// TestCheckPath_DotBeforeInputJoined: filepath.Join(dir, "."+input), the
+// hidden file's dot joined rather than written before the input, cleans
+// the climb of "./secret.txt" away: the name is the secret beside dir,
+// which the input is not in as written. With a Base, a name that leaves
+// it holding what is left of the input after the climb is blocked, as
+// for an input that climbs itself; names in Base pass.
+func TestCheckPath_DotBeforeInputJoined(t *testing.T) {
+	_, uploads := fileTree(t)
+	f := Files{Base: uploads}
+	for _, in := range []string{"./secret.txt", "./uploads/../secret.txt", ".//secret.txt"} {
+		name := filepath.Join(uploads, "."+in)
+		_, err := os.ReadFile(name)
+		require.NoError(t, err, "the attack reads %s", name)
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			_, err := f.ReadFile(ctxOf(r), name)
+			assertBlocked(t, err, rc, src, in, "file")
+		}
+	}
+	for _, in := range []string{"./b.txt", "./sub/dir/file.txt"} {
+		r, rc := inputAt(t, taint.Query, in)
+		assert.NoError(t, f.Check(ctxOf(r), filepath.Join(uploads, in)), in)
+		assert.NoError(t, f.Check(ctxOf(r), filepath.Join(uploads, "sub", "."+in)), "climbs, within Base: %s", in)
+		assert.Empty(t, rc.all(), in)
+	}
+	r, _ := inputAt(t, taint.Query, "./uploads/b.txt")
+	assert.NoError(t, f.Check(ctxOf(r), filepath.Join(uploads, "."+"./uploads/b.txt")), "a climb that comes back")
+}
