@@ -538,7 +538,8 @@ func samePort(hostHeader, port string) bool {
 // is checked as Transport checks them. Where url.Parse reads no host, the
 // host browsers and the other clients of the WHATWG URL standard read is
 // the one checked ("http:\\HOST\", "http:/HOST" and "http:HOST" go to
-// HOST). The fetch resolves the name again: a rebinding between the two
+// HOST, and so does a reference "/\HOST/" or "\\HOST\", which is "//HOST/"
+// resolved against an http(s) page). The fetch resolves the name again: a rebinding between the two
 // is not seen, which Transport's dial-time check does see. Nor are the
 // redirects the other client follows: check each one, or follow none.
 func CheckURL(ctx context.Context, rawURL string) error {
@@ -555,11 +556,12 @@ func CheckURL(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	if u.Host == "" && specialScheme(u.Scheme) {
+	if after, ok := hostAfter(u, rawURL); ok {
 		// url.Parse reads no host where a client of the WHATWG URL standard
 		// (browsers, Node's fetch, headless renderers) reads one:
-		// http:\\127.0.0.1\, http:/127.0.0.1, http:127.0.0.1.
-		raw, host, err := hostAsWHATWG(rawURL)
+		// http:\\127.0.0.1\, http:/127.0.0.1, http:127.0.0.1, and
+		// resolved against an http(s) page, /\127.0.0.1/ as //127.0.0.1/.
+		raw, host, err := hostAsWHATWG(after)
 		if err != nil {
 			return err
 		}
@@ -596,12 +598,32 @@ func specialScheme(scheme string) bool {
 	return false
 }
 
+// hostAfter is what follows the scheme's colon in rawURL (u as url.Parse
+// read it) where url.Parse reads no host and a WHATWG client reads one: a
+// URL of a special scheme, or a reference that starts with two slashes or
+// backslashes, one a backslash at least ("\\HOST\", "/\HOST", which a
+// client resolves against an http(s) page as "//HOST"; url.Parse reads
+// "//HOST" itself), after the spaces WHATWG trims.
+func hostAfter(u *url.URL, rawURL string) (string, bool) {
+	if u.Host != "" {
+		return "", false
+	}
+	if specialScheme(u.Scheme) {
+		_, rest, _ := strings.Cut(rawURL, ":")
+		return rest, true
+	}
+	s := strings.TrimLeft(rawURL, " ")
+	if u.Scheme == "" && len(s) >= 2 && (s[0] == '/' || s[0] == '\\') && (s[1] == '/' || s[1] == '\\') {
+		return s, true
+	}
+	return "", false
+}
+
 // hostAsWHATWG is the host, with its port, that the WHATWG URL standard
-// reads in rawURL, of a special scheme: after the colon and any slashes
+// reads in rest, what follows a special scheme's colon: after any slashes
 // and backslashes, up to the next slash, backslash, "?" or "#", after the
 // last "@" (raw), and percent-decoded (host).
-func hostAsWHATWG(rawURL string) (raw, host string, err error) {
-	_, rest, _ := strings.Cut(rawURL, ":")
+func hostAsWHATWG(rest string) (raw, host string, err error) {
 	rest = strings.TrimLeft(rest, `/\`)
 	if i := strings.IndexAny(rest, `/\?#`); i >= 0 {
 		rest = rest[:i]

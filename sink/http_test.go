@@ -800,3 +800,25 @@ func TestTransport_NilURL(t *testing.T) {
 	assert.NotPanics(t, func() { _, err = rt.RoundTrip(hop) })
 	assertBlocked(t, err, rc, taint.Query, "http://127.0.0.1/", "http")
 }
+
+// TestCheckURL_SchemeRelativeBackslash: CheckURL checks the host of a
+// scheme-relative reference, //127.0.0.1/, which url.Parse reads; a
+// WHATWG client resolving a reference against an http(s) page reads one
+// written with a backslash (/\127.0.0.1/, \\127.0.0.1\) or after spaces
+// the same way, where url.Parse reads a path. Relative paths pass.
+func TestCheckURL_SchemeRelativeBackslash(t *testing.T) {
+	for _, u := range []string{`/\127.0.0.1/admin`, `\\127.0.0.1\`, `\/localhost:8080/`, ` //127.0.0.1/`, `/\\169.254.169.254/latest`, `///127.0.0.1/`} {
+		for _, src := range sources {
+			if !carries(src, u) {
+				continue
+			}
+			r, rc := inputAt(t, src, u)
+			assertBlocked(t, CheckURL(ctxOf(r), u), rc, src, u, "http")
+		}
+	}
+	for _, u := range []string{`/relative/127.0.0.1`, `/a\127.0.0.1`, `./127.0.0.1`, `127.0.0.1/x`} {
+		r, rc := inputAt(t, taint.Query, u)
+		assert.NoError(t, CheckURL(ctxOf(r), u), u)
+		assert.Empty(t, rc.all(), u)
+	}
+}
