@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -820,5 +822,46 @@ func TestCheckURL_SchemeRelativeBackslash(t *testing.T) {
 		r, rc := inputAt(t, taint.Query, u)
 		assert.NoError(t, CheckURL(ctxOf(r), u), u)
 		assert.Empty(t, rc.all(), u)
+	}
+}
+
+// TestTransport_LongHostBounded: a host is looked for in every input, and
+// each place an input holds its first byte was compared over the host's
+// whole length: a 50,000-byte host ("aaa…b", from an input) over a 1 MiB
+// input of "a" before it took 30 s for one request. The search is linear
+// now; the host is still found where it is.
+func TestTransport_LongHostBounded(t *testing.T) {
+	host := strings.Repeat("a", 50000) + "b"
+	r := &taint.Request{Method: "GET", Route: "/x", Header: http.Header{}}
+	r.RawQuery = "pad=" + strings.Repeat("a", 1<<20) + "&u=" + url.QueryEscape("http://"+host+"/")
+	rc := &recorder{}
+	r.Reporter = rc
+	start := time.Now()
+	in, ok := (&transport{}).taintedHost(r, &http.Request{URL: &url.URL{Scheme: "http", Host: host}})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.True(t, ok)
+	assert.Equal(t, "u", in.Name)
+}
+
+// TestIndexFold_Linear: the linear search past indexFold's budget finds
+// what strings.Index of both lower-cased finds.
+func TestIndexFold_Linear(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		gen := func(n int) string {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = "aAbB.-"[rng.IntN(6)]
+			}
+			return string(b)
+		}
+		s, text := gen(1+rng.IntN(6)), gen(rng.IntN(40))
+		from := rng.IntN(len(text) + 1)
+		want := strings.Index(strings.ToLower(text[from:]), strings.ToLower(s))
+		if want >= 0 {
+			want += from
+		}
+		require.Equal(t, want, indexFoldLinear(text, s, from), "%q in %q from %d", s, text, from)
+		require.Equal(t, strings.Index(strings.ToLower(text), strings.ToLower(s)), indexFold(text, s), "%q in %q", s, text)
 	}
 }

@@ -195,8 +195,12 @@ func (f *finder) index(s string, from int) (i int, ok bool) {
 
 // indexFold is strings.Index ignoring ASCII case. It looks for a byte of s
 // that has no case with the fast IndexByte and compares around it; a run
-// of letters only is looked for by its first byte in either case.
+// of letters only is looked for by its first byte in either case. Each
+// place compared may cost len(s): past about 8 bytes compared per byte of
+// t, the rest is searched in linear time (a 50,000-byte s over a 1 MiB t of
+// "aaa…" compared for seconds).
 func indexFold(t, s string) int {
+	budget := 8*len(t) + 4096
 	k := -1
 	for j := 0; j < len(s); j++ {
 		if c := s[j] | 0x20; c < 'a' || c > 'z' {
@@ -212,6 +216,9 @@ func indexFold(t, s string) int {
 				return -1
 			}
 			p += q
+			if budget -= len(s); budget < 0 {
+				return indexFoldLinear(t, s, p-k)
+			}
 			if equalFold(t[p-k:p-k+len(s)], s) {
 				return p - k
 			}
@@ -221,8 +228,40 @@ func indexFold(t, s string) int {
 	}
 	c0 := lower(s[0])
 	for p := 0; p+len(s) <= len(t); p++ {
-		if lower(t[p]) == c0 && equalFold(t[p:p+len(s)], s) {
-			return p
+		if lower(t[p]) == c0 {
+			if budget -= len(s); budget < 0 {
+				return indexFoldLinear(t, s, p)
+			}
+			if equalFold(t[p:p+len(s)], s) {
+				return p
+			}
+		}
+	}
+	return -1
+}
+
+// indexFoldLinear is indexFold from t[from:] on (s is at no place
+// before), in time linear in len(t)+len(s) (Knuth–Morris–Pratt, comparing
+// bytes ignoring ASCII case).
+func indexFoldLinear(t, s string, from int) int {
+	fail := make([]int32, len(s)) // the longest proper border of s[:i+1]
+	for i, n := 1, int32(0); i < len(s); i++ {
+		for n > 0 && lower(s[i]) != lower(s[n]) {
+			n = fail[n-1]
+		}
+		if lower(s[i]) == lower(s[n]) {
+			n++
+		}
+		fail[i] = n
+	}
+	for i, n := from, int32(0); i < len(t); i++ {
+		for n > 0 && lower(t[i]) != lower(s[n]) {
+			n = fail[n-1]
+		}
+		if lower(t[i]) == lower(s[n]) {
+			if n++; int(n) == len(s) {
+				return i + 1 - len(s)
+			}
 		}
 	}
 	return -1
