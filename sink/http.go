@@ -440,6 +440,7 @@ func holdsHost(v, host string) bool { return holdsHostAfter(v, host, "") }
 // holdsHostAfter is holdsHost where a byte of starts may also stand
 // before the host.
 func holdsHostAfter(v, host, starts string) bool {
+	work := 0 // the bytes of host compared at the places looked at
 	for from := 0; ; {
 		i := indexFold(v[from:], host)
 		if i < 0 {
@@ -455,6 +456,12 @@ func holdsHostAfter(v, host, starts string) bool {
 		after := j == len(v) || strings.IndexByte(":/?#]%\\", v[j]) >= 0 ||
 			!hostByte(v[j]) && inAuthority(v, i)
 		if before && after {
+			return true
+		}
+		if work += len(host); work > 8*len(v)+4096 {
+			// Places that overlap over and over (a host "aaa…a" in an input
+			// "aaa…"), each compared in full: taken as held, so that the
+			// host is checked, rather than compared again at each byte.
 			return true
 		}
 		from = i + 1

@@ -865,3 +865,24 @@ func TestIndexFold_Linear(t *testing.T) {
 		require.Equal(t, strings.Index(strings.ToLower(text), strings.ToLower(s)), indexFold(text, s), "%q in %q", s, text)
 	}
 }
+
+// TestTransport_LongHostOverlapsBounded: a host found again and again in an
+// input where no URL holds it (a host "aaa…a" in a query value "aaa…",
+// each place one byte on from the last, none after "//" or "@") was
+// compared in full at each: a 50,000-byte host over a 1 MiB value took
+// seconds. Past a budget the host is taken as the input's, and checked.
+func TestTransport_LongHostOverlapsBounded(t *testing.T) {
+	host := strings.Repeat("a", 50000)
+	r := &taint.Request{Method: "GET", Route: "/x", Header: http.Header{}}
+	r.RawQuery = "pad=x" + strings.Repeat("a", 1<<20)
+	start := time.Now()
+	in, ok := (&transport{}).taintedHost(r, &http.Request{URL: &url.URL{Scheme: "http", Host: host}})
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.True(t, ok, "taken as held")
+	assert.Equal(t, "pad", in.Name)
+	// A short host found many times in prose is not the input's.
+	r = &taint.Request{Method: "GET", Route: "/x", Header: http.Header{}}
+	r.RawQuery = "pad=" + strings.Repeat("xdb.example ", 1<<15)
+	_, ok = (&transport{}).taintedHost(r, &http.Request{URL: &url.URL{Scheme: "http", Host: "db.example"}})
+	assert.False(t, ok)
+}
