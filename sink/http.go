@@ -333,12 +333,12 @@ const maxHops = 32
 
 // taintedHost finds the input the request's host came from: of the request,
 // or of a request of the redirects that led to it (one whose host
-// AllowHosts names too). A chain longer
+// AllowHosts names too), unless the request's own host is one AllowHosts
+// names, which input may choose however it led there. A chain longer
 // than maxHops (a client whose CheckRedirect follows more than 31
 // redirects) is taken for one whose first host came from input, with no
 // input named: the hop that came from one may lie beyond what is looked at.
 func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Input, bool) {
-	allowedNow := false // the request's own host is one AllowHosts names
 	for hop, n := req, 0; hop != nil; n++ {
 		if n == maxHops {
 			return taint.Input{}, true
@@ -356,10 +356,12 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 		// host of the requests before it that came from input counts as any
 		// other. (A redirect to an allowed host is one input may choose.)
 		allowed := t.allowedHost(host)
-		if n == 0 {
-			allowedNow = allowed
+		if n == 0 && allowed && host != "" {
+			// Input may choose this host, so it may lead here by a
+			// redirect from wherever it began.
+			return taint.Input{}, false
 		}
-		if host != "" && (!allowed || n > 0 && !allowedNow) {
+		if host != "" && (!allowed || n > 0) {
 			if in, ok := inputWithHost(r, host, portOf(hop.URL), t.starts); ok {
 				return in, true
 			}

@@ -727,6 +727,14 @@ func TestTransport_RedirectFromAllowedHost(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "internal secret", body)
 	assert.Empty(t, rc.all())
+	// So does a redirect to an allowed host from one input chose that is
+	// not: input may choose the allowed host itself. It was refused.
+	u = "http://api.example.com/?redirect=" + url.QueryEscape("http://allowed.corp.example:"+n.internalPort+"/")
+	r, rc = inputAt(t, taint.Query, u)
+	body, err = fetch(ctxOf(r), c, u)
+	require.NoError(t, err)
+	assert.Equal(t, "internal secret", body)
+	assert.Empty(t, rc.all())
 }
 
 // TestCheckURL_HostAsBrowsersRead: url.Parse reads no host in an http URL
