@@ -314,14 +314,7 @@ func TestLicense_OutputThatCannotBeWritten(t *testing.T) {
 		cmd := exec.Command(binary, args...)
 		var errb strings.Builder
 		cmd.Stdout, cmd.Stderr = full, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else {
-			require.NoError(t, err)
-		}
-		return code, errb.String()
+		return exitCode(t, cmd), errb.String()
 	}
 	v := keygen(t)
 	code, stderr := run("license", "issue", "--signing-key", v.priv, "--key-id", "test-1",

@@ -47,14 +47,19 @@ func cli(t *testing.T, stdin string, args ...string) result {
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	return result{exitCode(t, cmd), out.String(), errb.String()}
+}
+
+// exitCode runs cmd and returns its exit status; a command that cannot
+// be run fails the test.
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
 	err := cmd.Run()
-	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
+		return ee.ExitCode()
 	}
-	return result{code, out.String(), errb.String()}
+	require.NoError(t, err)
+	return 0
 }
 
 func writeFiles(t *testing.T, files map[string]string) string {
