@@ -141,13 +141,16 @@ func (g *Guard) stateIn(r *http.Request) *state {
 }
 
 // copied reports whether r is a copy of the request st passed on with
-// headers of its own: its body is the one the guard passed on (an early
-// pass passes none of its own), its method, path and query string the
-// same. (A copy sent to another path, /users/2 from /users/1, is a request
-// of its own: read as a later pass, its contract, done for /users/1, was
-// not run for the other parameters.)
+// headers of its own: its body is the one the guard passed on (the
+// checked bytes; or, from an early pass, the request's body as it came,
+// given back), its method, path and query string the same. A request
+// passed on without a body (http.NoBody) has nothing to be known by: a
+// copy of it is a request of its own. (A copy sent to another path,
+// /users/2 from /users/1, is a request of its own: read as a later pass,
+// its contract, done for /users/1, was not run for the other parameters.)
 func (st *state) copied(r *http.Request) bool {
-	return r.Body == io.ReadCloser(&st.body) && r.Method == st.req.Method && r.URL != nil && st.req.URL != nil &&
+	body := st.req.Body
+	return body != nil && body != http.NoBody && r.Body == body && r.Method == st.req.Method && r.URL != nil && st.req.URL != nil &&
 		r.URL.RawQuery == st.req.URL.RawQuery && r.URL.Path == st.req.URL.Path && r.URL.RawPath == st.req.URL.RawPath
 }
 
@@ -241,12 +244,12 @@ func (st *state) markDone(cs []*contract) {
 func (st *state) pass(r *http.Request, first bool) *http.Request {
 	if first {
 		st.ctx = stateContext{r.Context(), st}
-		if st.early { // the body was given back as it came (Guard.early)
-			st.req.Header = r.Header // what a later pass is known by (stateIn)
-			return r.WithContext(&st.ctx)
-		}
 		st.req = *r.WithContext(&st.ctx) // inlined: its copy stays on the stack
-		st.req.Body, st.req.ContentLength = checkedBody(st.raw, &st.body), int64(len(st.raw))
+
+		// An early pass gave the body back as it came (Guard.early).
+		if !st.early {
+			st.req.Body, st.req.ContentLength = checkedBody(st.raw, &st.body), int64(len(st.raw))
+		}
 		return &st.req
 	}
 	r2 := r.WithContext(r.Context())

@@ -529,6 +529,31 @@ func TestMiddleware_ClonedRequestIsALaterPass(t *testing.T) {
 	assert.Equal(t, http.StatusUnprocessableEntity, code, "checked")
 }
 
+// TestMiddleware_ClonedEarlyRequestIsALaterPass: a request a learning
+// contract refused before it ran (its media type here, or its size)
+// passes on as it came, its body given back; a middleware that passes
+// r.Clone on (to set a header) hands the guard's next pass (its
+// Middleware again, on a sub-router) that body with a header map of its
+// own. Known by the checked bytes alone, the copy was read as a new
+// request: counted twice, and the would-be rejection reported twice.
+func TestMiddleware_ClonedEarlyRequestIsALaterPass(t *testing.T) {
+	a, rec := learnGuard(t)
+	var got []byte
+	inner := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got, _ = io.ReadAll(r.Body) }))
+	clone := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r2 := r.Clone(r.Context())
+		r2.Header.Set("X-Request-Id", "1")
+		inner.ServeHTTP(w, r2)
+	})
+	w := send(a.Middleware(clone), "POST", "/orders", `{"sku":"A","qty":5}`, "Content-Type", "text/plain")
+	require.Equal(t, 200, w.Code, w.Body.String())
+	assert.Equal(t, `{"sku":"A","qty":5}`, string(got))
+	assert.EqualValues(t, 1, a.Metrics().RequestsValidated, "one request")
+	assert.EqualValues(t, 1, a.Metrics().RequestsWouldBlock)
+	require.Len(t, rec.observed, 1, "reported once")
+	assert.Equal(t, CodeUnsupportedMediaType, rec.observed[0].Violation.Code)
+}
+
 // TestMiddleware_AnotherGuardBetweenPasses: a guard's typed handler
 // behind its Middleware finds the state of its first pass beneath that of
 // another guard's Middleware between them. It looked at the last guard's
