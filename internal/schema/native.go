@@ -543,6 +543,9 @@ func inPlaceCycle(s *jsonschema.Schema) bool {
 
 // inPlace are the schemas s applies to the value it checks itself.
 func inPlace(s *jsonschema.Schema) []*jsonschema.Schema {
+	if refOnly(s) {
+		return []*jsonschema.Schema{s.Ref}
+	}
 	var out []*jsonschema.Schema
 	for _, t := range []*jsonschema.Schema{s.Ref, s.Not, s.If, s.Then, s.Else} {
 		if t != nil {

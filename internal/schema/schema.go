@@ -326,6 +326,9 @@ func sameValueLoop(root *jsonschema.Schema, clean map[*jsonschema.Schema]bool) s
 
 // sameValue are the schemas s applies to the value it checks.
 func sameValue(s *jsonschema.Schema) []*jsonschema.Schema {
+	if refOnly(s) {
+		return []*jsonschema.Schema{s.Ref}
+	}
 	out := []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else}
 	if s.DynamicRef != nil {
 		out = append(out, s.DynamicRef.Ref)
@@ -343,6 +346,12 @@ func sameValue(s *jsonschema.Schema) []*jsonschema.Schema {
 	}
 	return slices.DeleteFunc(out, func(s *jsonschema.Schema) bool { return s == nil })
 }
+
+// refOnly reports whether s checks its value by its $ref alone: before
+// draft 2019-09 the keywords beside a $ref are ignored. The library still
+// compiles if, then and else there, and passes them by, so a loop
+// through them ({$ref: '#/definitions/a', if: {$ref: '#'}}) never runs.
+func refOnly(s *jsonschema.Schema) bool { return s.Ref != nil && s.DraftVersion < 2019 }
 
 // children are the schemas s applies to the values inside the value it
 // checks: members, member names, elements.

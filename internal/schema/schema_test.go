@@ -392,3 +392,29 @@ func TestCompilerLoop_SharedFileWalkedOnce(t *testing.T) {
 		assert.EqualError(t, c.Loop(s, fmt.Sprintf("l%d.yaml", i)), "looping.json: definitions/loop: $ref loop: the schema applies itself to the value it checks, and never ends")
 	}
 }
+
+// TestLoop_RefSiblingsIgnored: before draft 2019-09 the keywords beside a
+// $ref are ignored, and the library, which still compiles if, then and
+// else there, never runs them. A loop through them was taken for a loop
+// of the schema: a load error for a schema that validates as its $ref
+// (and the library instead of the fast path). It loads, on the fast path,
+// with the library's verdicts; a draft 2019-09 schema, whose $ref's
+// siblings apply, is still refused.
+func TestLoop_RefSiblingsIgnored(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, src := range []string{
+		`{"$ref":"#/definitions/a","if":{"$ref":"#"},"definitions":{"a":{"type":"integer"}}}`,
+		`{"$ref":"#/definitions/a","if":true,"then":{"not":{"$ref":"#"}},"definitions":{"a":{"type":"integer"}}}`,
+		`{"properties":{"p":{"$ref":"#/definitions/a","else":{"$ref":"#/properties/p"},"if":false}},"definitions":{"a":{"maximum":3}}}`,
+	} {
+		name := fmt.Sprintf("siblings-%d.json", i)
+		s, err := c.Compile(name, decode(t, src))
+		require.NoError(t, err)
+		assert.NoError(t, s.Loop(name), src)
+		require.True(t, s.Native(), src)
+		matchesReference(t, s, src, []string{`1`, `1.5`, `"a"`, `{"p":2}`, `{"p":4}`, `{"p":"x"}`, `null`})
+	}
+	s, err := c.Compile("siblings-2019.json", decode(t, `{"$schema":"https://json-schema.org/draft/2019-09/schema","$ref":"#/$defs/a","if":{"$ref":"#"},"$defs":{"a":{"type":"integer"}}}`))
+	require.NoError(t, err)
+	assert.Error(t, s.Loop("siblings-2019.json"))
+}
