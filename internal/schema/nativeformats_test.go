@@ -101,6 +101,56 @@ func TestNativeFormats_Stricter(t *testing.T) {
 	}
 }
 
+// TestFormats_ReferencesStricter: the library's iri-reference took any
+// text Go's url.Parse does (`"><script>`, "a b"), its iri spaces and "<"
+// in a path, its uri-template those and any text in braces; the
+// registered checks allow the characters of RFC 3987 (RFC 3986's, and
+// beyond ASCII its own), as uri's does, and RFC 6570's grammar, and
+// still take the references and templates the RFCs allow. A body
+// validates as the registered check says, on the fast path and in the
+// library.
+func TestFormats_ReferencesStricter(t *testing.T) {
+	bad := map[string][]string{
+		"iri": {"http://a.com/a b", "http://a.com/<x>", "http://a.com/\\u0085", "http://a.com/\\ufffe", "http://a.com/\\ue000"},
+		"uri-template": {`\"><script>alert(1)</script>`, "a b", "x'y", "/x\\\\y", "{a..b}", "{}", "{+}", "{a b}", "{a*b}", "/{a:0}",
+			"/{a:10000}", "/a/{a<b}"},
+		"iri-reference": {`\"><script>alert(1)</script>`, "a b", "/<x>", "#\\\"", "/\\u00a0\\u0085", "/\\ue000", "\\ue000?x", "a/b://[::1]/", "/a[b]", "/a]"},
+	}
+	good := map[string][]string{
+		"iri": {"http://ƒøø.ßår/?∂éœ=πîx#πîüx", "http://➡.ws/䨹", "http://a.com/?\\ue000", "urn:a:b"},
+		"uri-template": {"", "http://example.com/dictionary/{term:1}/{term}", "dictionary/{term:1}/{term}", "http://x/{var:30}",
+			"{+path}/here", "X{.list*}", "{%41b}", "/ä{a,b:9999}{;x*}", "http://[::1]/{+a}"},
+		"iri-reference": {"//ƒøø.ßår/?∂éœ=πîx#πîüx", "/âππ", "âππ", "#ƒrägmênt", "?\\ue000", "//[::1]/é", "\\ud83d\\ude00", "//[::1]:80/x", "//u@[::1]/", "http://[::1]/x", "../a;b=c", "#%41"},
+	}
+	c := NewCompiler(nil, nil)
+	for _, name := range []string{"iri", "iri-reference", "uri-template"} {
+		check := FormatCheck(name)
+		s, err := c.Compile("refs-"+name+".json", map[string]any{"format": name})
+		require.NoError(t, err)
+		require.True(t, s.Native())
+		var bodies []string
+		for _, v := range bad[name] {
+			var str string
+			require.NoError(t, json.Unmarshal([]byte(`"`+v+`"`), &str), v)
+			assert.NoError(t, libraryFormat(name)(str), "%s: the library alone takes %q", name, str)
+			assert.False(t, check(str), "%s %q", name, str)
+			bodies = append(bodies, `"`+v+`"`)
+		}
+		for _, v := range good[name] {
+			var str string
+			require.NoError(t, json.Unmarshal([]byte(`"`+v+`"`), &str), v)
+			assert.True(t, check(str), "%s %q", name, str)
+			bodies = append(bodies, `"`+v+`"`)
+		}
+		matchesReference(t, s, name, bodies)
+	}
+	// uri-reference stays the library's: the meta-schema holds $ref and
+	// $id to it, and a $ref names a schema file as written.
+	for _, ref := range []string{"schemas/été.json", "schemas/l oop.json"} {
+		assert.True(t, FormatCheck("uri-reference")(ref), ref)
+	}
+}
+
 func FuzzNativeFormats(f *testing.F) {
 	refs := referenceFormats(f)
 	for _, s := range formatSamples(f) {
