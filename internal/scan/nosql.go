@@ -124,10 +124,14 @@ func jsStatement(s string, i int, b *jsBlanks, afterQuote bool) bool {
 // this.user == 'admin' || 'a'=='a' in a $where clause as a blank is.
 // Where the next comment ends is remembered: a value of a quote and an
 // unclosed comment, again and again, looks for the end once, not once a
-// quote.
+// quote. Once a skip has crossed a comment, where each skip ends is
+// remembered at every place it stepped on (ends): a skip started inside
+// comments an earlier one crossed ("//;\n" again and again) stops where
+// it meets that one's steps, not at the end of the run again.
 type jsBlanks struct {
 	s           string
-	block, line found // the next */, and the next line terminator
+	block, line found   // the next */, and the next line terminator
+	ends        []int32 // 1 + where a skip through s[i] ends, 0 if none has been through
 }
 
 // found is where the first of something in jsBlanks.s at or after from
@@ -139,34 +143,57 @@ var notLooked = found{from: -1}
 
 // skip is where the first token at or after s[j] starts.
 func (b *jsBlanks) skip(j int) int {
-	s := b.s
-	for j < len(s) {
-		switch c := s[j]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
-			j++
-		case c == '/' && j+1 < len(s) && s[j+1] == '*':
-			e := b.next(&b.block, j+2, func(s string) int { return strings.Index(s, "*/") })
-			if e < 0 {
-				return j // the rest is a comment: no token
-			}
-			j = e + len("*/")
-		case c == '/' && j+1 < len(s) && s[j+1] == '/':
-			e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, "\n\r\u2028\u2029") })
-			if e < 0 {
-				return j
-			}
-			j = e
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRuneInString(s[j:])
-			if !unicode.Is(unicode.Zs, r) && r != '\ufeff' && r != '\u2028' && r != '\u2029' {
-				return j
-			}
-			j += n
-		default:
-			return j
+	start, end := j, len(b.s)
+	for j < len(b.s) {
+		if b.ends != nil && b.ends[j] != 0 {
+			end = int(b.ends[j]) - 1
+			break
+		}
+		next, comment := b.step(j)
+		if next == j {
+			end = j
+			break
+		}
+		if comment && b.ends == nil {
+			b.ends = make([]int32, len(b.s))
+		}
+		j = next
+	}
+	if b.ends != nil { // every place this skip stepped on ends where it did
+		for j := start; j < end && b.ends[j] == 0; j, _ = b.step(j) {
+			b.ends[j] = int32(end + 1)
 		}
 	}
-	return j
+	return end
+}
+
+// step is where the blank or comment at s[j] ends (j if a token starts
+// there) and whether it is a comment.
+func (b *jsBlanks) step(j int) (int, bool) {
+	s := b.s
+	switch c := s[j]; {
+	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+		return j + 1, false
+	case c == '/' && j+1 < len(s) && s[j+1] == '*':
+		e := b.next(&b.block, j+2, func(s string) int { return strings.Index(s, "*/") })
+		if e < 0 {
+			return j, false // the rest is a comment: no token
+		}
+		return e + len("*/"), true
+	case c == '/' && j+1 < len(s) && s[j+1] == '/':
+		e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, "\n\r\u2028\u2029") })
+		if e < 0 {
+			return j, false
+		}
+		return e, true
+	case c >= utf8.RuneSelf:
+		r, n := utf8.DecodeRuneInString(s[j:])
+		if !unicode.Is(unicode.Zs, r) && r != '\ufeff' && r != '\u2028' && r != '\u2029' {
+			return j, false
+		}
+		return j + n, false
+	}
+	return j, false
 }
 
 // next is where find, which gives the index of the first match in a

@@ -65,3 +65,18 @@ func TestJSAfterQuoteThroughJavaScriptSpace(t *testing.T) {
 		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s[:9])
 	}
 }
+
+// TestJSBlanksLinear: a skip that starts inside comments an earlier skip
+// crossed stops where it meets that one's steps. Each ; of "//;\n" again
+// and again walked every line comment after it to the end of the value:
+// 256 KB took 25 seconds (not timed: unit tests assert no times).
+func TestJSBlanksLinear(t *testing.T) {
+	const n = 256 << 10
+	for _, u := range []string{"//;\n", "//x'\n", ";/*//*\n", "/*;*//**/", "//;\u2028 \u00a0"} {
+		s := strings.Repeat(u, n/len(u))
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", u)
+		s += "x' || '1'=='1"
+		assert.True(t, jsAfterQuote(s, bytesIn(s)), "%q", u)
+	}
+	assert.Equal(t, NoSQLInjection, String(strings.Repeat("//;\n", n/4)+"x'\n|| '1'=='1"))
+}
