@@ -849,3 +849,27 @@ func TestScan_MultipartDispositionGoCannotRead(t *testing.T) {
 		assert.Equal(t, 200, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ").Code, d)
 	}
 }
+
+// TestScan_MultipartPlainNameBesideStarForm: a disposition Go parses, with
+// a plain filename (or name) and a filename* (name*) beside it, is read
+// by Go as the starred one alone, FileName and the name as sent alike;
+// werkzeug and Django keep the last one written, Python's cgi the plain
+// one, so "../../shell.php" reached their handlers unscanned.
+func TestScan_MultipartPlainNameBesideStarForm(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition string) string {
+		return "--XyZ\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, tc := range []struct{ disposition, want string }{
+		{`form-data; name="f"; filename*=UTF-8''ok.png; filename="../../shell.php"`, "possible path traversal"},
+		{`form-data; name="f"; filename="../../shell.php"; filename*=UTF-8''ok.png`, "possible path traversal"},
+		{`form-data; name*=UTF-8''f; name="__proto__"; filename="ok.png"`, "possible prototype pollution"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", part(tc.disposition), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.disposition)
+	}
+	for _, d := range []string{`form-data; name="f"; filename="resume.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf`, `form-data; name*=UTF-8''f; filename*=UTF-8''photo.png`} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ").Code, d)
+	}
+}

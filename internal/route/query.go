@@ -375,24 +375,28 @@ func multipartFields(body []byte, boundary string, tooLarge *bool, text bool) it
 			if fn != "" && !yield(name, fn) {
 				return
 			}
+			sent := ""
 			if text && fn != "" {
-				if sent := sentFileName(p); sent != fn && !yield(name, sent) {
+				if sent = sentFileName(p); sent != fn && !yield(name, sent) {
 					return
 				}
 			}
-			if text && name == "" && fn == "" {
+			if d := p.Header.Get("Content-Disposition"); text && (name == "" && fn == "" || strings.IndexByte(d, '*') >= 0) {
 				// A disposition Go cannot parse (a parameter given twice)
 				// names no part to Go, which skips it; hosts that keep the
 				// first or the last of a parameter read a name and a file
-				// name there: every one written is text to them.
-				names, files := looseDisposition(p.Header.Get("Content-Disposition"))
+				// name there: every one written is text to them. So is a
+				// plain name or filename that Go's reading of a name* or
+				// filename* beside it replaced (werkzeug and Django keep
+				// the last written, Python's cgi the plain one).
+				names, files := looseDisposition(d)
 				for _, n := range names {
-					if !yield(n, "") {
+					if n != name && !yield(n, "") {
 						return
 					}
 				}
 				for _, f := range files {
-					if !yield("", f) {
+					if f != fn && f != sent && !yield("", f) {
 						return
 					}
 				}
