@@ -120,7 +120,8 @@ func jsStatement(s string, i int, b *jsBlanks, afterQuote bool) bool {
 // jsBlanks skips what JavaScript reads as blank between two tokens: white
 // space (U+0020, tabs, U+000B, U+000C, U+00A0, U+FEFF and the other
 // spaces of Unicode's Zs), line terminators (\n, \r, U+2028, U+2029) and
-// comments, /*…*/ and //… to a line's end. "admin'\n|| 'a'=='a" is
+// comments, /*…*/, //… to a line's end, and the HTML-like ones of
+// scripts (<!--… to a line's end, and -->… at a line's start). "admin'\n|| 'a'=='a" is
 // this.user == 'admin' || 'a'=='a' in a $where clause as a blank is.
 // Where the next comment ends is remembered: a value of a quote and an
 // unclosed comment, again and again, looks for the end once, not once a
@@ -180,7 +181,10 @@ func (b *jsBlanks) step(j int) (int, bool) {
 			return j, false // the rest is a comment: no token
 		}
 		return e + len("*/"), true
-	case c == '/' && j+1 < len(s) && s[j+1] == '/':
+	case c == '/' && j+1 < len(s) && s[j+1] == '/', c == '<' && strings.HasPrefix(s[j:], "<!--"),
+		c == '-' && strings.HasPrefix(s[j:], "-->") && lineStart(s[:j]):
+		// //…, and the HTML-like comments of scripts: <!-- anywhere,
+		// --> at a line's start
 		e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, "\n\r\u2028\u2029") })
 		if e < 0 {
 			return j, false
@@ -194,6 +198,13 @@ func (b *jsBlanks) step(j int) (int, bool) {
 		return j + n, false
 	}
 	return j, false
+}
+
+// lineStart reports a line terminator at the end of s, but for blanks
+// and tabs after it.
+func lineStart(s string) bool {
+	s = strings.TrimRight(s, " \t")
+	return strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\r") || strings.HasSuffix(s, "\u2028") || strings.HasSuffix(s, "\u2029")
 }
 
 // next is where find, which gives the index of the first match in a

@@ -80,3 +80,17 @@ func TestJSBlanksLinear(t *testing.T) {
 	}
 	assert.Equal(t, NoSQLInjection, String(strings.Repeat("//;\n", n/4)+"x'\n|| '1'=='1"))
 }
+
+// TestJSAfterQuoteThroughHTMLComments: a script's HTML-like comments,
+// <!-- anywhere and --> at a line's start, run to the line's end in
+// the JavaScript a $where clause runs, as // does; "x'<!--\n|| '1'=='1"
+// passed while "x'//\n|| '1'=='1" was flagged.
+func TestJSAfterQuoteThroughHTMLComments(t *testing.T) {
+	for _, s := range []string{"x'<!--\n|| '1'=='1", "x'\n-->c\n|| '1'=='1", "x'\n \t--> c\r&& '1'=='1", "x';<!-- c\nreturn true;'", "x'\u2028-->\u2028||1"} {
+		assert.True(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+		assert.Equal(t, NoSQLInjection, String(s), "%q", s)
+	}
+	for _, s := range []string{"x'-->\n|| '1'=='1", "x' a-->\n|| '1'=='1", "it's <!-- a comment -->"} {
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+	}
+}
