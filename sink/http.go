@@ -443,12 +443,23 @@ func holdsHost(v, host string) bool { return holdsHostAfter(v, host, "") }
 // before the host.
 func holdsHostAfter(v, host, starts string) bool {
 	work := 0 // the bytes of host compared at the places looked at
+	var m *foldSearch
 	for from := 0; ; {
-		i := indexFold(v[from:], host)
+		var i int
+		if m == nil {
+			// The first place by indexFold, which does not allocate; the
+			// others by one search that goes on where it stopped: each
+			// indexFold from the place after the last may compare for up
+			// to 8 bytes a byte of what is left, again at each place.
+			if i = indexFold(v[from:], host); i >= 0 {
+				i += from
+			}
+		} else {
+			i, from = m.next(v, from)
+		}
 		if i < 0 {
 			return false
 		}
-		i += from
 		j := i + len(host)
 		for j < len(v) && v[j] == '.' {
 			j++ // the root of a fully qualified name: "localhost." is localhost
@@ -466,7 +477,9 @@ func holdsHostAfter(v, host, starts string) bool {
 			// host is checked, rather than compared again at each byte.
 			return true
 		}
-		from = i + 1
+		if m == nil {
+			m, from = newFoldSearch(host), i+1 // a fresh search from the byte after the place
+		}
 	}
 }
 

@@ -244,7 +244,22 @@ func indexFold(t, s string) int {
 // before), in time linear in len(t)+len(s) (Knuth–Morris–Pratt, comparing
 // bytes ignoring ASCII case).
 func indexFoldLinear(t, s string, from int) int {
-	fail := make([]int32, len(s)) // the longest proper border of s[:i+1]
+	m := newFoldSearch(s)
+	i, _ := m.next(t, from)
+	return i
+}
+
+// foldSearch finds s in a text ignoring ASCII case, place after place, in
+// time linear in the text and s however the places overlap
+// (Knuth–Morris–Pratt).
+type foldSearch struct {
+	s    string
+	fail []int32 // the longest proper border of s[:i+1]
+	n    int32   // how much of s ends where the last search stopped
+}
+
+func newFoldSearch(s string) *foldSearch {
+	fail := make([]int32, len(s))
 	for i, n := 1, int32(0); i < len(s); i++ {
 		for n > 0 && lower(s[i]) != lower(s[n]) {
 			n = fail[n-1]
@@ -254,17 +269,28 @@ func indexFoldLinear(t, s string, from int) int {
 		}
 		fail[i] = n
 	}
-	for i, n := from, int32(0); i < len(t); i++ {
+	return &foldSearch{s: s, fail: fail}
+}
+
+// next is the first place of s in t that ends at or after from, given
+// that how much of s ends just before from is what m holds (nothing for
+// a first search: s is at no place that ends before from), or -1; and
+// where the next search goes on.
+func (m *foldSearch) next(t string, from int) (int, int) {
+	s, fail, n := m.s, m.fail, m.n
+	for i := from; i < len(t); i++ {
 		for n > 0 && lower(t[i]) != lower(s[n]) {
 			n = fail[n-1]
 		}
 		if lower(t[i]) == lower(s[n]) {
 			if n++; int(n) == len(s) {
-				return i + 1 - len(s)
+				m.n = fail[n-1]
+				return i + 1 - len(s), i + 1
 			}
 		}
 	}
-	return -1
+	m.n = n
+	return -1, len(t)
 }
 
 func equalFold(a, b string) bool {
