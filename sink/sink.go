@@ -133,6 +133,14 @@ type finder struct {
 	work  int
 	pairs [64]uint64 // a bit per hash of each folded byte pair of text
 	built bool
+	// The last place index found, to go on from there when asked for the
+	// place after it (occurrences, and the loops over each place of an
+	// input): an indexFold from the byte after each place may compare for
+	// 8 bytes a byte of what is left, again at each place.
+	last     string      // what was found
+	lastNext int         // the byte after the place; 0 for none
+	lastEnd  int         // where the place ends, where search goes on
+	search   *foldSearch // the search that goes on, nil till asked
 }
 
 func newFinder(text string) finder { return finder{text: text} }
@@ -184,12 +192,28 @@ func (f *finder) index(s string, from int) (i int, ok bool) {
 	if len(s) > len(t) || s == "" {
 		return -1, true
 	}
+	if from > 0 && from == f.lastNext && s == f.last {
+		// The place after the last: one search goes on where it stopped.
+		if f.search == nil || f.search.s != s {
+			f.search, f.lastEnd = newFoldSearch(s), from // a fresh search from the byte after the place
+		}
+		i, end := f.search.next(f.text, f.lastEnd)
+		if i < 0 {
+			f.work += len(t)
+			f.lastNext = 0
+			return -1, true
+		}
+		f.work += end - from
+		f.lastNext, f.lastEnd = i+1, end
+		return i, true
+	}
 	i = indexFold(t, s)
 	if i < 0 {
 		f.work += len(t)
 		return -1, true
 	}
 	f.work += i + len(s)
+	f.last, f.lastNext, f.search = s, from+i+1, nil
 	return from + i, true
 }
 
