@@ -16,7 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -836,17 +835,17 @@ func TestCheckURL_SchemeRelativeBackslash(t *testing.T) {
 // TestTransport_LongHostBounded: a host is looked for in every input, and
 // each place an input holds its first byte was compared over the host's
 // whole length: a 50,000-byte host ("aaa…b", from an input) over a 1 MiB
-// input of "a" before it took 30 s for one request. The search is linear
-// now; the host is still found where it is.
+// input of "a" before it took 30 s for one request (this test's 4 MiB,
+// minutes). The search is linear now; the host is still found where it is.
 func TestTransport_LongHostBounded(t *testing.T) {
 	host := strings.Repeat("a", 50000) + "b"
 	r := &taint.Request{Method: "GET", Route: "/x", Header: http.Header{}}
-	r.RawQuery = "pad=" + strings.Repeat("a", 1<<20) + "&u=" + url.QueryEscape("http://"+host+"/")
+	r.RawQuery = "pad=" + strings.Repeat("a", 4<<20) + "&u=" + url.QueryEscape("http://"+host+"/")
 	rc := &recorder{}
 	r.Reporter = rc
-	start := time.Now()
+	// Not timed (unit tests assert no times): compared at each place, this
+	// call takes minutes.
 	in, ok := (&transport{}).taintedHost(r, &http.Request{URL: &url.URL{Scheme: "http", Host: host}})
-	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.True(t, ok)
 	assert.Equal(t, "u", in.Name)
 }
@@ -882,10 +881,10 @@ func TestIndexFold_Linear(t *testing.T) {
 func TestTransport_LongHostOverlapsBounded(t *testing.T) {
 	host := strings.Repeat("a", 50000)
 	r := &taint.Request{Method: "GET", Route: "/x", Header: http.Header{}}
-	r.RawQuery = "pad=x" + strings.Repeat("a", 1<<20)
-	start := time.Now()
+	r.RawQuery = "pad=x" + strings.Repeat("a", 4<<20)
+	// Not timed (unit tests assert no times): compared at each place, this
+	// call takes minutes.
 	in, ok := (&transport{}).taintedHost(r, &http.Request{URL: &url.URL{Scheme: "http", Host: host}})
-	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.True(t, ok, "taken as held")
 	assert.Equal(t, "pad", in.Name)
 	// A short host found many times in prose is not the input's.
@@ -905,10 +904,10 @@ func TestTransport_LongHostOverlapsBounded(t *testing.T) {
 // finds in the lower-cased input, one byte on from the last.
 func TestHoldsHost_PlacesLinear(t *testing.T) {
 	host := strings.Repeat("a", 4095) + "b"
-	v := strings.Repeat(host, 8<<20/len(host))
-	start := time.Now()
+	v := strings.Repeat(host, 32<<20/len(host))
+	// Not timed (unit tests assert no times): searched again from each
+	// place, this call takes most of a minute.
 	assert.False(t, holdsHostAfter(v, host, ""))
-	assert.Less(t, time.Since(start), time.Second)
 	assert.True(t, holdsHostAfter(v+"//"+host, host, ""))
 
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -956,10 +955,10 @@ func TestHoldsHost_PlacesLinear(t *testing.T) {
 // lower-cased text, whatever else is looked for between.
 func TestFinder_PlacesLinear(t *testing.T) {
 	s := strings.Repeat("a", 4095) + "b"
-	f := newFinder(strings.Repeat(s, 8<<20/len(s)))
-	start := time.Now()
+	f := newFinder(strings.Repeat(s, 8<<20/len(s))) // within maxWork
+	// Not timed (unit tests assert no times): searched again from each
+	// place, this call takes seconds.
 	occ, ok := f.occurrences(s, 0, nil)
-	assert.Less(t, time.Since(start), time.Second)
 	assert.True(t, ok)
 	assert.Len(t, occ, 2048)
 
