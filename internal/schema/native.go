@@ -397,6 +397,9 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 	if s.Ref != nil {
 		n.ref = sub(s.Ref)
 		n.refOnly = s.DraftVersion < 2019
+		if n.refOnly {
+			return n // its other applicators never run: no nodes, and no loop through them
+		}
 	}
 	if len(s.Properties) > 0 || len(s.Required) > 0 {
 		members := make(map[string]member, len(s.Properties)+len(s.Required))

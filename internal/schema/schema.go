@@ -354,8 +354,13 @@ func sameValue(s *jsonschema.Schema) []*jsonschema.Schema {
 func refOnly(s *jsonschema.Schema) bool { return s.Ref != nil && s.DraftVersion < 2019 }
 
 // children are the schemas s applies to the values inside the value it
-// checks: members, member names, elements.
+// checks: members, member names, elements. A schema checked by its $ref
+// alone applies none (the library compiles contains and propertyNames
+// beside such a $ref too, and never runs them).
 func children(s *jsonschema.Schema) []*jsonschema.Schema {
+	if refOnly(s) {
+		return nil
+	}
 	out := []*jsonschema.Schema{s.PropertyNames, s.UnevaluatedProperties, s.Contains, s.Items2020, s.UnevaluatedItems, s.ContentSchema}
 	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 		out = append(out, s.Properties[k])

@@ -418,3 +418,23 @@ func TestLoop_RefSiblingsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	assert.Error(t, s.Loop("siblings-2019.json"))
 }
+
+// TestLoop_RefSiblingsChildrenIgnored: beside a draft-07 $ref the library
+// also compiles contains and propertyNames, and never runs them; a loop
+// inside them (or inside an ignored if) was still a load error, and kept
+// the schema off the fast path, though it validates as its $ref.
+func TestLoop_RefSiblingsChildrenIgnored(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, src := range []string{
+		`{"$ref":"#/definitions/a","contains":{"$ref":"#/contains"},"definitions":{"a":{"type":"array"}}}`,
+		`{"$ref":"#/definitions/a","propertyNames":{"$ref":"#/propertyNames"},"definitions":{"a":{"type":"object"}}}`,
+		`{"$ref":"#/definitions/a","if":{"$ref":"#/if"},"definitions":{"a":{"type":"integer"}}}`,
+	} {
+		name := fmt.Sprintf("sibling-children-%d.json", i)
+		s, err := c.Compile(name, decode(t, src))
+		require.NoError(t, err)
+		assert.NoError(t, s.Loop(name), src)
+		assert.True(t, s.Native(), src)
+		matchesReference(t, s, src, []string{`1`, `"a"`, `[1]`, `[]`, `{"xx":1}`, `null`})
+	}
+}
