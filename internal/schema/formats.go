@@ -260,6 +260,8 @@ func ucschar(r rune) bool {
 	switch {
 	case 0xA0 <= r && r <= 0xD7FF, 0xF900 <= r && r <= 0xFDCF, 0xFDF0 <= r && r <= 0xFFEF:
 		return true
+	case 0xE0000 <= r && r <= 0xE0FFF: // plane 14 from E1000 only: not its tags (E0001, E0020-E007F)
+		return false
 	case 0x10000 <= r && r <= 0xEFFFD:
 		return r&0xFFFF <= 0xFFFD // each plane but its last two code points
 	}

@@ -186,3 +186,19 @@ func BenchmarkFormats(b *testing.B) {
 		})
 	}
 }
+
+// TestFormats_IRITagCharacters: RFC 3987's ucschar takes plane 14 from
+// U+E1000 only; its first 4,096 code points (the invisible tag characters
+// U+E0001, U+E0020-E007F, and the variation selectors U+E0100-E01EF) are
+// no IRI characters, in a path or in a template's literals.
+func TestFormats_IRITagCharacters(t *testing.T) {
+	for _, name := range []string{"iri", "iri-reference", "uri-template"} {
+		check := FormatCheck(name)
+		for _, v := range []string{"http://a.com/x\U000E0001", "http://a.com/x\U000E0041", "http://a.com/x\U000E0100", "http://a.com/x\U000E0FFF"} {
+			assert.NoError(t, libraryFormat(name)(v), "%s: the library alone takes %q", name, v)
+			assert.False(t, check(v), "%s %q", name, v)
+		}
+		assert.True(t, check("http://a.com/x\U000E1000"), name)
+		assert.True(t, check("http://a.com/x\U000EFFFD"), name)
+	}
+}
