@@ -582,3 +582,27 @@ func TestMiddleware_AnotherGuardBetweenPasses(t *testing.T) {
 	rejected(t, send(h, "POST", "/orders", `{"sku":"A","qty":"2"}`), http.StatusBadRequest, CodeSchemaInvalid) // no order: the typed contract enforces
 	assert.EqualValues(t, 2, a.Metrics().RequestsValidated)
 }
+
+// TestMiddleware_BodySetInPlaceThenClonedIsChecked: the request the
+// guard passes on is its state's own; a middleware that sets its Body (to
+// bytes of its own) and then passes on r.Clone hands the guard's next
+// pass bytes no pass checked. Known by the passed request's Body as it
+// was at the time (not by the checked bytes' reader), the copy was taken
+// for a later pass: {"qty":500} reached the handler past qty < 10.
+func TestMiddleware_BodySetInPlaceThenClonedIsChecked(t *testing.T) {
+	g := mustNew(t, Options{Contracts: []Contract{{Endpoint: "/items", Method: "POST", Invariants: []Invariant{{Expr: "request.body.qty < 10", Message: "qty"}}}}})
+	got := ""
+	inner := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got = string(b)
+	}))
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = io.NopCloser(strings.NewReader(`{"qty":500}`))
+		r2 := r.Clone(r.Context())
+		r2.Header.Set("X-Request-Id", "1")
+		inner.ServeHTTP(w, r2)
+	}))
+	w := send(h, "POST", "/items", `{"qty":5}`, "Content-Type", "application/json")
+	assert.Equal(t, http.StatusUnprocessableEntity, w.Code, w.Body.String())
+	assert.Empty(t, got, "the handler did not run")
+}
