@@ -403,6 +403,40 @@ func TestServe_ForwardsCheckedBytes(t *testing.T) {
 	}
 }
 
+// TestServe_HeaderLinesNodeDrops: Express reads the first 1,000 header
+// lines of a request into req.headers and drops the rest without a word;
+// through the proxy, whose Transport writes the headers sorted by name,
+// 1,000 "A:" lines pushed out the X-Forwarded-For the proxy wrote (so
+// req.ip was the proxy's loopback address with trust proxy) and the
+// trusted user header the guard had read. The proxy refuses such a
+// request (TestProxy_TooManyHeaderLines).
+func TestServe_HeaderLinesNodeDrops(t *testing.T) {
+	h := startHost(t, "express")
+	p := startProxy(t, h.url, e2eContracts(t), "--user-header", "X-User")
+	send := func(base string) (int, []byte) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		require.NoError(t, err)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		fmt.Fprintf(c, "GET /api/users/7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%sX-User: ada\r\n\r\n", strings.Repeat("A: x\r\n", 1000))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	status, b := send(h.url)
+	require.Equal(t, http.StatusOK, status, "%s", b)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(b, &v))
+	assert.Nil(t, v["headers"].(map[string]any)["x-user"], "Express read the 1,001st line: the proxy's limit may not be needed")
+
+	status, b = send(p.url)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status, "%s", b)
+	assert.Equal(t, "TOO_MANY_HEADERS", codeOf(b))
+	assert.Equal(t, 1, h.counts(t).Routes["GET /api/users/:id"], "the direct request alone reached the handler")
+}
+
 // TestServe_HopByHop: hop-by-hop headers, and those named in Connection,
 // stop at the proxy.
 func TestServe_HopByHop(t *testing.T) {

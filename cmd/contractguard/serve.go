@@ -40,7 +40,20 @@ const (
 	codeInvalidOverride     = "INVALID_METHOD_OVERRIDE" // 400: a method override that is not a method
 	codeInvalidTarget       = "INVALID_REQUEST_TARGET"  // 400: a request target with no path the guard can read
 	codeInvalidHost         = "INVALID_HOST"            // 400: a Host that forwards as a list of hosts
+	codeTooManyHeaders      = "TOO_MANY_HEADERS"        // 431: more header lines than a host reads
 )
+
+// maxHeaderLines is the most header lines (each value of a repeated
+// header counts) a request may bring. Node.js (Express, Fastify) builds
+// req.headers from the first 1,000 lines it reads (maxHeadersCount, 2,000
+// names and values) and drops the rest without a word, and the Transport
+// writes the headers sorted by name: 1,000 "A:" lines pushed out the
+// proxy's X-Forwarded-For (req.ip was the proxy's loopback address), a
+// trusted user header and the Content-Type, all of which the guard had
+// read. 100 is Envoy's, Apache httpd's and Tomcat's default, so that what
+// passes them passes here, with room below Node's for the few lines the
+// proxy adds.
+const maxHeaderLines = 100
 
 // healthPrefix is where the main listener answers health and readiness
 // probes (Kubernetes probes reach the pod's address, not its loopback): a
@@ -232,6 +245,12 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 				return
 			}
 		}
+		// Node drops the lines past its count (maxHeaderLines): the
+		// upstream must get every header the guard reads.
+		if headerLines(r.Header) > maxHeaderLines {
+			p.fail(w, r, http.StatusRequestHeaderFieldsTooLarge, codeTooManyHeaders, fmt.Sprintf("a request must have at most %d header lines", maxHeaderLines))
+			return
+		}
 		// A target Go parses as a scheme and an opaque rest (http:x://h/p,
 		// no "//" after the scheme) has no path for the guard to match,
 		// while the Transport writes the rest as the upstream's target,
@@ -309,6 +328,16 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		x.body = r.Body
 		next.ServeHTTP(w, r)
 	})
+}
+
+// headerLines is the number of header lines h was read from: one for each
+// value.
+func headerLines(h http.Header) int {
+	n := 0
+	for _, vals := range h {
+		n += len(vals)
+	}
+	return n
 }
 
 // untilEOF calls done once, when the body has been read to its end.

@@ -1273,6 +1273,42 @@ invariants:
 	assert.Equal(t, int64(1), n.Load())
 }
 
+// TestProxy_TooManyHeaderLines: a request of more than maxHeaderLines
+// header lines is refused before the guard, and reaches no upstream:
+// Node keeps the first 1,000 lines and drops the rest, which the
+// Transport writes sorted, the proxy's own X-Forwarded-For among them
+// (TestServe_HeaderLinesNodeDrops). Each value of a repeated header is a
+// line.
+func TestProxy_TooManyHeaderLines(t *testing.T) {
+	up, n := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, nil)
+	lines := func(k int) map[string]string {
+		h := map[string]string{}
+		for i := range k {
+			h[fmt.Sprintf("A%04d", i)] = "x"
+		}
+		return h
+	}
+	// rawRequest sends Connection, Content-Type and Content-Length too.
+	res := rawRequest(t, srv.URL, "POST", "/unguarded", lines(maxHeaderLines-3), `{}`)
+	assert.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	assert.Equal(t, int64(1), n.Load())
+	res = rawRequest(t, srv.URL, "POST", "/unguarded", lines(maxHeaderLines-2), `{}`)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, res.status, "%s", res.body)
+	assert.JSONEq(t, `{"error":"PROXY_ERROR","code":"TOO_MANY_HEADERS","details":[{"path":"","message":"a request must have at most 100 header lines"}]}`, string(res.body))
+
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "GET /api/users/7 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n%s\r\n", strings.Repeat("A: x\r\n", 1000))
+	r, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(r.Body)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, r.StatusCode, "%s", b)
+	assert.Equal(t, int64(1), n.Load(), "requests that reached the upstream")
+}
+
 // TestProxy_ReadTimeoutOnEveryAnswer: read-timeout bounds the whole
 // request, body included, also one the proxy answers itself before the
 // guard (a probe, a refused target, override or user header). Before its
