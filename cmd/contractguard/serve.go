@@ -41,6 +41,7 @@ const (
 	codeInvalidTarget       = "INVALID_REQUEST_TARGET"  // 400: a request target with no path the guard can read
 	codeInvalidHost         = "INVALID_HOST"            // 400: a Host that forwards as a list of hosts
 	codeTooManyHeaders      = "TOO_MANY_HEADERS"        // 431: more header lines than a host reads
+	codeRequestTimeout      = "REQUEST_TIMEOUT"         // 408: a streamed body that did not arrive within read-timeout
 )
 
 // maxHeaderLines is the most header lines (each value of a repeated
@@ -200,6 +201,9 @@ type exchange struct {
 	body   io.ReadCloser // the request's body as it reached the guard
 	code   string        // the guard's or the proxy's error code, for the access log
 	status int           // 499 when the client went away first
+	// Reading the client's body passed read-timeout (untilEOF): on a
+	// streamed route, the upstream had only part of it.
+	bodyTimedOut atomic.Bool
 	// The upstream switched protocols: ReverseProxy writes its 101 on the
 	// hijacked connection, never through WriteHeader, so the recorder
 	// does not see it.
@@ -232,7 +236,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 				x.rc.SetReadDeadline(time.Time{})
 			} else {
-				r.Body = &untilEOF{ReadCloser: r.Body, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
+				r.Body = &untilEOF{ReadCloser: r.Body, x: x, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
 			}
 		}
 		if strings.HasPrefix(r.URL.Path, healthPrefix) {
@@ -340,17 +344,23 @@ func headerLines(h http.Header) int {
 	return n
 }
 
-// untilEOF calls done once, when the body has been read to its end.
+// untilEOF calls done once, when the body has been read to its end, and
+// notes on x a read that timed out (read-timeout).
 type untilEOF struct {
 	io.ReadCloser
+	x    *exchange
 	done func()
 	once sync.Once
 }
 
 func (b *untilEOF) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
+	var ne net.Error
+	switch {
+	case err == io.EOF:
 		b.once.Do(b.done)
+	case errors.As(err, &ne) && ne.Timeout():
+		b.x.bodyTimedOut.Store(true)
 	}
 	return n, err
 }
@@ -451,16 +461,27 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 }
 
 // upstreamError answers a request the upstream could not serve: 504 when
-// it did not connect or answer in time, else 502. Nothing is written when
-// the client has gone.
+// it did not connect or answer in time, else 502; 408 when the client's
+// body, streamed upstream, did not arrive within read-timeout. Nothing is
+// written when the client has gone.
 func (p *proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeOf(r)
+	if x != nil && x.bodyTimedOut.Load() {
+		// net/http cancels the request's context when a read of the body
+		// fails, but the client is still there, waiting for an answer.
+		p.fail(w, r, http.StatusRequestTimeout, codeRequestTimeout, "the request body did not arrive in time")
+		return
+	}
 	if r.Context().Err() != nil {
 		if x != nil {
 			x.status = 499 // as nginx logs it: the client closed the request
 		}
 		p.log.Debug("contractguard serve: client went away", slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()))
-		return
+		// Nothing written: net/http would answer 200 with no body to a
+		// client that is still reading (one that stopped sending
+		// mid-body, its side of the connection closed), for a request the
+		// upstream never had whole. The connection is closed instead.
+		panic(http.ErrAbortHandler)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, context.DeadlineExceeded) {

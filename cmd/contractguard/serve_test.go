@@ -365,6 +365,38 @@ func TestProxy_ClientGoneMidBody(t *testing.T) {
 	assert.Equal(t, int64(1), n.Load(), "half a body reached the upstream")
 }
 
+// TestProxy_StreamedBodyCutShort: a body streamed upstream (no contract)
+// that stops short of its length. net/http cancels the request's context
+// when a read of the body fails, and the proxy, taking that for a client
+// gone, wrote nothing; net/http then answered 200 with no body to a
+// client still waiting, for a request the upstream never had whole. Past
+// read-timeout the client is told (408); one that closed its side
+// mid-body gets the connection closed, no response.
+func TestProxy_StreamedBodyCutShort(t *testing.T) {
+	up, _ := countingUpstream(t)
+	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.ReadTimeout = 300 * time.Millisecond })
+	for _, closeWrite := range []bool{false, true} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(c, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"a\":")
+		if closeWrite {
+			require.NoError(t, c.(*net.TCPConn).CloseWrite())
+		}
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if closeWrite {
+			assert.Error(t, err, "an answer to a request cut short: %v", res)
+			c.Close()
+			continue
+		}
+		require.NoError(t, err)
+		b, _ := io.ReadAll(res.Body)
+		c.Close()
+		assert.Equal(t, http.StatusRequestTimeout, res.StatusCode, "%s", b)
+		assert.JSONEq(t, `{"error":"PROXY_ERROR","code":"REQUEST_TIMEOUT","details":[{"path":"","message":"the request body did not arrive in time"}]}`, string(b))
+	}
+}
+
 // TestProxy_AdminOnly: the metrics are on the admin listener only; on the
 // main listener /metrics is the upstream's.
 func TestProxy_AdminOnly(t *testing.T) {
