@@ -201,6 +201,10 @@ type exchange struct {
 	body   io.ReadCloser // the request's body as it reached the guard
 	code   string        // the guard's or the proxy's error code, for the access log
 	status int           // 499 when the client went away first
+	// Cancels the upstream request (rewrite); called when write-timeout
+	// has passed (respTimer, modifyResponse) and when the request ends.
+	cancelUpstream context.CancelFunc
+	respTimer      *time.Timer
 	// Reading the client's body passed read-timeout (untilEOF): on a
 	// streamed route, the upstream had only part of it.
 	bodyTimedOut atomic.Bool
@@ -380,6 +384,11 @@ func setForwarded(r *http.Request) {
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For
 // (the inbound chain, then the client's address), -Host and -Proto.
 func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
+	if x := exchangeOf(pr.In); x != nil {
+		ctx, cancel := context.WithCancel(pr.Out.Context())
+		pr.Out = pr.Out.WithContext(ctx)
+		x.cancelUpstream = cancel
+	}
 	pr.SetURL(p.s.Upstream)
 	// As prepare wrote them, before the guard read them (ReverseProxy
 	// takes every X-Forwarded-* off the outbound request).
@@ -456,6 +465,15 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		x.rc.SetWriteDeadline(time.Time{})
 	default:
 		x.rc.SetWriteDeadline(time.Now().Add(p.s.WriteTimeout))
+		// The deadline fails a write, but the proxy writes only what it
+		// reads, and an upstream that stalls mid-body held the request,
+		// its connection and the upstream's, for as long as it stalled
+		// (a response with a length is not even flushed before its end):
+		// at the deadline the upstream's response is cut, and with it the
+		// client's, which a write could no longer finish anyway.
+		if x.cancelUpstream != nil {
+			x.respTimer = time.AfterFunc(p.s.WriteTimeout, x.cancelUpstream)
+		}
 	}
 	return nil
 }
@@ -583,6 +601,12 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
 		path := r.URL.EscapedPath()
 		defer func() {
+			if x.respTimer != nil {
+				x.respTimer.Stop()
+			}
+			if x.cancelUpstream != nil {
+				x.cancelUpstream()
+			}
 			if !p.s.AccessLog {
 				return
 			}

@@ -397,6 +397,43 @@ func TestProxy_StreamedBodyCutShort(t *testing.T) {
 	}
 }
 
+// TestProxy_StalledUpstreamCutAtWriteTimeout: an upstream that sends its
+// headers and part of a body, then nothing. The write deadline fails only
+// a write, and the proxy waited on the upstream for as long as it
+// stalled: a response with a length reached the client not even in part
+// (the proxy flushes it at its end), and the client, its connection and
+// the upstream's were held until one side gave up. At write-timeout the
+// response is cut and the connection closed.
+func TestProxy_StalledUpstreamCutAtWriteTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/length" {
+			w.Header().Set("Content-Length", "100")
+		}
+		io.WriteString(w, "part")
+		w.(http.Flusher).Flush()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { close(stop) })
+	_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.WriteTimeout = 200 * time.Millisecond })
+	for _, path := range []string{"/length", "/chunked"} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", path)
+		b, err := io.ReadAll(c) // to the connection's end
+		c.Close()
+		assert.NoError(t, err, "%s: the proxy still waits on the upstream; read %q", path, b)
+		if path == "/chunked" {
+			assert.True(t, strings.HasSuffix(string(b), "\r\n4\r\npart\r\n"), "%s: %q", path, b)
+		}
+	}
+}
+
 // TestProxy_AdminOnly: the metrics are on the admin listener only; on the
 // main listener /metrics is the upstream's.
 func TestProxy_AdminOnly(t *testing.T) {
