@@ -149,3 +149,36 @@ func TestCost_ExpressionLimits(t *testing.T) {
 		assert.Contains(t, err.Error(), map[string]string{"too long": "code point size exceeds limit", "too deep": "recursion limit exceeded"}[name])
 	}
 }
+
+// TestTypeCheck_PrefixItems: beside 2020-12's prefixItems, items
+// describes only the elements after theirs, so the list is of any value:
+// a rule reading a prefix element as its schema says loads, and the
+// elements' sizes are not items' bounds. Typed as items said, [0] of
+// ["x", 1] was an int (a load error for == 'x'), and a rule comparing
+// every pair of elements was estimated with items' maxLength for strings
+// prefixItems leaves unbounded, and ran untracked.
+func TestTypeCheck_PrefixItems(t *testing.T) {
+	contract := func(items, rule string) string {
+		return `endpoint: /t
+method: POST
+schema:
+  $schema: https://json-schema.org/draft/2020-12/schema
+  type: object
+  properties:
+    a: {type: array, maxItems: 100, prefixItems: [{type: string}], items: ` + items + `}
+invariants:
+  - expr: ` + quoteYAML(rule) + `
+    message: m
+`
+	}
+	g, err := New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(
+		contract("{type: integer}", "request.body.a[0] == 'x' && request.body.a[1] == 1"))}}})
+	require.NoError(t, err)
+	assert.Nil(t, g.Check("POST", "/t", []byte(`{"a":["x",1]}`)))
+	assert.NotNil(t, g.Check("POST", "/t", []byte(`{"a":["y",1]}`)))
+
+	_, err = New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(
+		contract("{type: string, maxLength: 8}", "request.body.a.all(x, request.body.a.all(y, x.contains(y)))"))}}})
+	require.Error(t, err, "a[0] may be as long as the body")
+	assert.Contains(t, err.Error(), "estimated cost")
+}

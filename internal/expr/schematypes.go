@@ -250,11 +250,11 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	case "null":
 		return types.NullType
 	case "array":
-		if it, ok := s.Items.(*jsonschema.Schema); ok {
+		// Beside prefixItems, items describes only the elements after
+		// theirs: the list is of any value, as its numbers read
+		// (schema.ItemsOf).
+		if it := schema.ItemsOf(s); it != nil {
 			return types.NewListType(p.typeOf(it, path+"[*]"))
-		}
-		if s.Items2020 != nil {
-			return types.NewListType(p.typeOf(s.Items2020, path+"[*]"))
 		}
 		return types.NewListType(types.DynType)
 	case "object":
@@ -417,10 +417,7 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	s = schema.Deref(s)
 	switch tok {
 	case "@items":
-		if it, ok := s.Items.(*jsonschema.Schema); ok {
-			return it
-		}
-		return s.Items2020
+		return schema.ItemsOf(s) // none beside prefixItems: not every element's
 	case "@values":
 		if len(s.PatternProperties) > 0 {
 			return nil // the members a pattern matches are not additional

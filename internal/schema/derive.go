@@ -63,7 +63,7 @@ func numbersIn(s *jsonschema.Schema, seen map[*jsonschema.Schema]*shape.Numbers)
 		if a, ok := from.AdditionalProperties.(*jsonschema.Schema); ok && sh.Additional == nil {
 			sh.Additional = numbersIn(a, seen)
 		}
-		if it := itemsOf(from); it != nil && sh.Items == nil {
+		if it := ItemsOf(from); it != nil && sh.Items == nil {
 			sh.Items = numbersIn(it, seen)
 		}
 	}
@@ -93,10 +93,10 @@ func Deref(s *jsonschema.Schema) *jsonschema.Schema {
 	return s
 }
 
-// itemsOf is the schema of every element of an array: items in draft-07,
+// ItemsOf is the schema of every element of an array: items in draft-07,
 // items in 2020-12 when it has no prefixItems (beside prefixItems it
 // describes only the elements after theirs); nil for none or a tuple.
-func itemsOf(s *jsonschema.Schema) *jsonschema.Schema {
+func ItemsOf(s *jsonschema.Schema) *jsonschema.Schema {
 	if it, ok := s.Items.(*jsonschema.Schema); ok {
 		return it
 	}
@@ -142,7 +142,7 @@ func skipEdges(sch *jsonschema.Schema, f func(*jsonschema.Schema)) {
 	for _, p := range sch.Properties {
 		f(p)
 	}
-	f(itemsOf(sch))
+	f(ItemsOf(sch))
 	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
 		f(a)
 	}
@@ -220,7 +220,7 @@ func (r *skipReader) skipOf(sch *jsonschema.Schema, visiting map[*jsonschema.Sch
 			out.Props[name] = c
 		}
 	}
-	if c := r.skipOf(itemsOf(sch), visiting); c != nil {
+	if c := r.skipOf(ItemsOf(sch), visiting); c != nil {
 		add(&shape.Skip{Items: c})
 	}
 	if a, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && len(sch.PatternProperties) == 0 {
