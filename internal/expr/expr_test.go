@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -605,4 +606,30 @@ func TestSizes_PatternProperties(t *testing.T) {
 	closed := compileSchema(t, `{"type":"object","properties":{"a":{"type":"boolean"}},
 		"patternProperties":{"^x":{}},"additionalProperties":false}`)
 	assert.Equal(t, uint64(math.MaxUint64), maxSize(closed.Compiled(), 0))
+}
+
+// TestForSchema_ListOrMapOfItself: a list or map whose elements are of its
+// own schema (a tree of arrays, {items: {$ref: '#'}}, fine for the
+// validator) has no finite CEL type: where it meets itself it is dyn.
+// Typed as its elements' type all the way down, building the type never
+// ended: New ran out of stack (a fatal error, not a panic), its path
+// strings growing with the depth.
+func TestForSchema_ListOrMapOfItself(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(8 << 20)) // the old code fails fast
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	for _, c := range []struct{ schema, expr, body string }{
+		{`{"type":"array","items":{"$ref":"#"}}`, `size(request.body) == 2 && size(request.body[1]) == 1`, `[[],[[]]]`},
+		{`{"type":"object","additionalProperties":{"$ref":"#"}}`, `has(request.body.a.b)`, `{"a":{"b":{}}}`},
+		{`{"type":"object","patternProperties":{"^a":{"$ref":"#"}}}`, `size(request.body.a) == 0`, `{"a":{}}`},
+		{`{"type":"object","properties":{"a":{"type":"array","items":{"$ref":"#/properties/a"}}}}`, `size(request.body.a[0]) == 0`, `{"a":[[]]}`},
+	} {
+		ce, err := env.ForSchema(compileSchema(t, c.schema))
+		require.NoError(t, err, c.schema)
+		p, err := ce.Compile(c.expr)
+		require.NoError(t, err, c.schema)
+		ok, err := p.Eval(&Activation{Body: doc(t, c.body)})
+		require.NoError(t, err, c.schema)
+		assert.True(t, ok, c.schema)
+	}
 }

@@ -133,6 +133,10 @@ type schemaTypes struct {
 	// matches (dyn where they disagree); none: no such field.
 	patterns map[string][]patternType
 	named    map[*jsonschema.Schema]*types.Type
+	// building are the schemas of lists and maps whose types are being
+	// built: met again inside itself, a list or map of itself has no CEL
+	// type (list(list(…)) never ends), and is dyn there.
+	building map[*jsonschema.Schema]bool
 }
 
 type patternType struct {
@@ -218,6 +222,9 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	if t, ok := p.named[s]; ok {
 		return t
 	}
+	if p.building[s] {
+		return types.DynType
+	}
 	if s.Bool != nil || len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.Not != nil || s.If != nil {
 		return types.DynType
 	}
@@ -250,6 +257,8 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	case "null":
 		return types.NullType
 	case "array":
+		p.enter(s)
+		defer delete(p.building, s)
 		// Beside prefixItems, items describes only the elements after
 		// theirs: the list is of any value, as its numbers read
 		// (schema.ItemsOf).
@@ -262,6 +271,8 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 		if len(ps) == 0 {
 			// A map: its values those of its patterns and of
 			// additionalProperties (any value where that is absent).
+			p.enter(s)
+			defer delete(p.building, s)
 			var values []*types.Type
 			for _, pt := range p.patternTypes(s, path) {
 				values = append(values, pt.t)
@@ -295,6 +306,15 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 		return t
 	}
 	return types.DynType
+}
+
+// enter notes that the type of the list or map s describes is being
+// built.
+func (p *schemaTypes) enter(s *jsonschema.Schema) {
+	if p.building == nil {
+		p.building = map[*jsonschema.Schema]bool{}
+	}
+	p.building[s] = true
 }
 
 // props merges the properties of s and of its allOf branches.
