@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -740,4 +741,48 @@ func TestTyped_RulesReadTheFieldOfTheMember(t *testing.T) {
 	rejected(t, send(h, "POST", "/", `{"h":1000,"x":1}`), 422, CodeInvariantViolated)
 	assert.Equal(t, 200, send(h, "POST", "/", `{"h":1,"x":1000}`).Code)
 	assert.Equal(t, 1, ran)
+}
+
+// TestTyped_ListOfItselfIsARegistrationError: a field whose type holds
+// itself with no struct between (type Tree []Tree) has no CEL type, and
+// cel-go's native types recursed on it without end: registering a
+// handler whose type has any rule ran out of stack, a fatal error that
+// took the process down. It is a registration error; without rules, or
+// with the elements a struct, the type is fine.
+func TestTyped_ListOfItselfIsARegistrationError(t *testing.T) {
+	defer debug.SetMaxStack(debug.SetMaxStack(16 << 20)) // the old code fails fast
+	g := mustNew(t, Options{})
+	type Tree []Tree
+	type Forest map[string][]Forest
+	type WithRule struct {
+		_    struct{} `cg:"cel=size(data.kids) < 3,msg=m"`
+		Kids Tree     `json:"kids"`
+	}
+	type Nested struct {
+		In struct {
+			Woods Forest `json:"woods"`
+		} `json:"in"`
+		N int `json:"n" cg:"cel=self > 0,msg=m"`
+	}
+	type NoRule struct {
+		Kids Tree `json:"kids"`
+	}
+	type Node struct {
+		Kids []Node `json:"kids"`
+	}
+	type Fine struct {
+		_    struct{} `cg:"cel=size(data.root.kids) < 3,msg=m"`
+		Root Node     `json:"root"`
+	}
+	err := handlerErr[WithRule](g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WithRule.Kids: contractguard.Tree holds itself with no struct between")
+	err = handlerErr[Nested](g)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ".Woods: contractguard.Forest holds itself with no struct between")
+	require.NoError(t, handlerErr[NoRule](g))
+	require.NoError(t, handlerErr[Fine](g))
+	h := Handle(g, func(http.ResponseWriter, *http.Request, Fine) {})
+	assert.Equal(t, http.StatusOK, send(h, "POST", "/x", `{"root":{"kids":[{"kids":[]}]}}`).Code)
+	assert.Equal(t, http.StatusUnprocessableEntity, send(h, "POST", "/x", `{"root":{"kids":[{"kids":[]},{"kids":[]},{"kids":[]}]}}`).Code)
 }

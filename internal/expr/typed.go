@@ -40,6 +40,11 @@ type TypeEnv struct {
 // declared on root) in cost estimates.
 func (e *Env) ForType(root reflect.Type, body *schema.Schema) (*TypeEnv, error) {
 	structs := structTypes(root)
+	for _, t := range structs {
+		if err := holdsItself(t); err != nil {
+			return nil, err
+		}
+	}
 	env, err := e.env.Extend(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
 	if err != nil {
 		return nil, err
@@ -81,6 +86,10 @@ func structTypes(t reflect.Type) []reflect.Type {
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
 	walk = func(t reflect.Type) {
+		if seen[t] { // a struct met again, or a slice of itself (type Tree []Tree)
+			return
+		}
+		seen[t] = true
 		switch t.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array:
 			walk(t.Elem())
@@ -88,10 +97,9 @@ func structTypes(t reflect.Type) []reflect.Type {
 			walk(t.Key())
 			walk(t.Elem())
 		case reflect.Struct:
-			if seen[t] || t == reflect.TypeFor[time.Time]() {
+			if t == reflect.TypeFor[time.Time]() {
 				return
 			}
-			seen[t] = true
 			out = append(out, t)
 			for i := 0; i < t.NumField(); i++ {
 				if f := t.Field(i); f.IsExported() || f.Anonymous {
@@ -102,6 +110,41 @@ func structTypes(t reflect.Type) []reflect.Type {
 	}
 	walk(t)
 	return out
+}
+
+// holdsItself refuses a struct type with a field whose type comes back
+// to itself through pointers, slices, arrays and maps before it reaches a
+// struct (type Tree []Tree; map[string]Tree): such a type has no CEL type
+// (list(list(…)) never ends), and cel-go's native types recurse on it
+// until the stack runs out, a fatal error.
+func holdsItself(s reflect.Type) error {
+	for i := 0; i < s.NumField(); i++ {
+		f := s.Field(i)
+		if !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		var loops func(t reflect.Type, on []reflect.Type) reflect.Type
+		loops = func(t reflect.Type, on []reflect.Type) reflect.Type {
+			if slices.Contains(on, t) {
+				return t
+			}
+			on = append(on, t)
+			switch t.Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Array:
+				return loops(t.Elem(), on)
+			case reflect.Map:
+				if l := loops(t.Key(), on); l != nil {
+					return l
+				}
+				return loops(t.Elem(), on)
+			}
+			return nil
+		}
+		if l := loops(f.Type, nil); l != nil {
+			return fmt.Errorf("%s.%s: %s holds itself with no struct between, which CEL has no type for: make its elements a struct", s, f.Name, l)
+		}
+	}
+	return nil
 }
 
 // typeName is the name a struct type has in CEL: the last element of its
