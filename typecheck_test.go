@@ -182,3 +182,40 @@ invariants:
 	require.Error(t, err, "a[0] may be as long as the body")
 	assert.Contains(t, err.Error(), "estimated cost")
 }
+
+// TestTypeCheck_Draft2020RootRef: a 2020-12 schema that describes the body
+// through a $ref beside its $defs (the draft's usual layout) types the
+// body as the $ref's target: a misspelt field is a load error, and a
+// number field reads as a double. The later drafts' $ref, which applies
+// beside its siblings, was not followed at all: the body was dyn (no type
+// checking), and 10 in a type: number field an int, so
+// request.body.amount * 2.0 failed to evaluate, refusing a body the
+// schema accepts.
+func TestTypeCheck_Draft2020RootRef(t *testing.T) {
+	contract := func(rule string) string {
+		return `endpoint: /t
+method: POST
+schema:
+  $schema: https://json-schema.org/draft/2020-12/schema
+  $ref: '#/$defs/order'
+  $defs:
+    order:
+      type: object
+      properties:
+        amount: {type: number}
+        lines: {type: array, maxItems: 10, items: {type: string, maxLength: 8}}
+invariants:
+  - expr: ` + quoteYAML(rule) + `
+    message: m
+`
+	}
+	_, err := New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(contract("request.body.amuont > 1.0"))}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "undefined field 'amuont'")
+
+	g, err := New(Options{ContractsFS: fstest.MapFS{"c.yaml": {Data: []byte(contract(
+		"request.body.amount * 2.0 > 1.0 && request.body.lines.all(a, request.body.lines.all(b, a.size() + b.size() < 20))"))}}})
+	require.NoError(t, err, "maxItems and maxLength of the target bound the estimate")
+	assert.Nil(t, g.Check("POST", "/t", []byte(`{"amount":10,"lines":["a"]}`)))
+	assert.NotNil(t, g.Check("POST", "/t", []byte(`{"amount":0,"lines":["a"]}`)))
+}

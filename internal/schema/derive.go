@@ -85,12 +85,28 @@ func SortedPatterns(pp map[jsonschema.Regexp]*jsonschema.Schema) []jsonschema.Re
 }
 
 // Deref follows a draft-07 $ref, whose siblings are ignored: the schema
-// that describes a value where s stands.
+// that describes a value where s stands. A $ref of a later draft applies
+// beside its siblings: it is followed where they say nothing of the
+// value's shape (the usual {$ref: '#/$defs/order', $defs: …} of a
+// 2020-12 root), and every value s accepts its target accepts.
 func Deref(s *jsonschema.Schema) *jsonschema.Schema {
-	for i := 0; s.Ref != nil && s.DraftVersion < 2019 && i < 100; i++ {
+	for i := 0; s.Ref != nil && (s.DraftVersion < 2019 || !shapes(s)) && i < 100; i++ {
 		s = s.Ref
 	}
 	return s
+}
+
+// shapes reports whether s has a keyword of its own that the readers of
+// Deref's schemas read (the CEL types and numbers, the sizes of cost
+// estimates): a later draft's $ref is followed only without one.
+func shapes(s *jsonschema.Schema) bool {
+	return s.Bool != nil || s.Types != nil || s.Enum != nil || s.Const != nil || s.Not != nil ||
+		len(s.AllOf) > 0 || len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.If != nil ||
+		s.RecursiveRef != nil || s.DynamicRef != nil ||
+		s.MaxProperties != nil || s.MinProperties != nil || len(s.Required) > 0 ||
+		len(s.Properties) > 0 || len(s.PatternProperties) > 0 || s.AdditionalProperties != nil ||
+		s.MinItems != nil || s.MaxItems != nil || s.Items != nil || len(s.PrefixItems) > 0 || s.Items2020 != nil ||
+		s.MinLength != nil || s.MaxLength != nil
 }
 
 // ItemsOf is the schema of every element of an array: items in draft-07,
