@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"weak"
 
 	"cel.dev/cel-go/common/types"
@@ -632,4 +633,34 @@ func TestForSchema_ListOrMapOfItself(t *testing.T) {
 		require.NoError(t, err, c.schema)
 		assert.True(t, ok, c.schema)
 	}
+}
+
+// TestSizes_SharedSchemasWorkedOutOnce: minSize and maxSize work out each
+// schema once per depth. A closed tree of ten children ({properties:
+// {a: {$ref: '#'}, …}}, additionalProperties: false), whose objects a
+// rule compares, was walked once per path down to the depth limit, 10^17
+// times (three children: 100 s), when the guard was built.
+func TestSizes_SharedSchemasWorkedOutOnce(t *testing.T) {
+	var names []string
+	for c := 'a'; c <= 'j'; c++ {
+		names = append(names, `"`+string(c)+`"`)
+	}
+	refs := strings.Join(names, `:{"$ref":"#"},`) + `:{"$ref":"#"}`
+	tree := compileSchema(t, `{"type":"object","additionalProperties":false,"properties":{`+refs+`}}`)
+	required := compileSchema(t, `{"type":"object","required":[`+strings.Join(names, ",")+`],"properties":{`+refs+`}}`)
+	done := make(chan [2]uint64, 1)
+	go func() { done <- [2]uint64{maxSize(tree.Compiled(), 0), minSize(required.Compiled(), 0)} }()
+	select {
+	case got := <-done:
+		assert.Equal(t, uint64(math.MaxUint64), got[0], "a tree is as large as the body")
+		assert.Greater(t, got[1], uint64(10*6), "ten members at least")
+	case <-time.After(10 * time.Second):
+		t.Fatal("still working out sizes after 10 s")
+	}
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(tree)
+	require.NoError(t, err)
+	_, err = ce.Compile("request.body.a != request.body.b")
+	require.NoError(t, err)
 }

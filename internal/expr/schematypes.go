@@ -461,13 +461,38 @@ func child(s *jsonschema.Schema, tok string) *jsonschema.Schema {
 	return a
 }
 
+// sizeKey is a schema at a depth of minSize's or maxSize's walk: what
+// either finds there depends on nothing else, and is worked out once. A
+// schema whose members lead to one schema several times (a closed tree,
+// {properties: {a: {$ref: '#'}, b: {$ref: '#'}, c: {$ref: '#'}}}) was
+// walked once per path, 3^17 times down to the depth limit: a load of
+// minutes.
+type sizeKey struct {
+	s     *jsonschema.Schema
+	depth int
+}
+
 // minSize is the length of the shortest JSON text a schema accepts, or a
 // lower bound of it.
 func minSize(s *jsonschema.Schema, depth int) uint64 {
+	return minSizeIn(s, depth, map[sizeKey]uint64{})
+}
+
+func minSizeIn(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
 	if s == nil || depth > 16 {
 		return 1
 	}
 	s = schema.Deref(s)
+	k := sizeKey{s, depth}
+	if n, ok := memo[k]; ok {
+		return n
+	}
+	n := minSizeOf(s, depth, memo)
+	memo[k] = n
+	return n
+}
+
+func minSizeOf(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
 	if s.Bool != nil || s.Types == nil || len(s.Types.ToStrings()) != 1 {
 		if s.Enum != nil {
 			return minEnumSize(s.Enum.Values)
@@ -479,13 +504,13 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 		n := uint64(2)
 		ps := props(s)
 		for _, r := range s.Required {
-			n += uint64(len(strconv.Quote(r))) + 2 + minSize(ps[r], depth+1)
+			n += uint64(len(strconv.Quote(r))) + 2 + minSizeIn(ps[r], depth+1, memo)
 		}
 		return n
 	case "array":
 		n := uint64(2)
 		if s.MinItems != nil {
-			n += uint64(*s.MinItems) * (minSize(child(s, "@items"), depth+1) + 1)
+			n += uint64(*s.MinItems) * (minSizeIn(child(s, "@items"), depth+1, memo) + 1)
 		}
 		return n
 	case "string":
@@ -507,11 +532,25 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 // escaped), arrays with maxItems, numbers (1,000 characters at most),
 // booleans, null and enums.
 func maxSize(s *jsonschema.Schema, depth int) uint64 {
-	const unbounded = math.MaxUint64
+	return maxSizeIn(s, depth, map[sizeKey]uint64{})
+}
+
+func maxSizeIn(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
 	if s == nil || depth > 16 {
-		return unbounded
+		return math.MaxUint64
 	}
 	s = schema.Deref(s)
+	k := sizeKey{s, depth}
+	if n, ok := memo[k]; ok {
+		return n
+	}
+	n := maxSizeOf(s, depth, memo)
+	memo[k] = n
+	return n
+}
+
+func maxSizeOf(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
+	const unbounded = math.MaxUint64
 	if s.Enum != nil {
 		n := uint64(0)
 		for _, v := range s.Enum.Values {
@@ -537,14 +576,14 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 		}
 		n := uint64(2)
 		for name, p := range props(s) {
-			n = add(n, add(uint64(len(strconv.Quote(name)))+2, maxSize(p, depth+1)))
+			n = add(n, add(uint64(len(strconv.Quote(name)))+2, maxSizeIn(p, depth+1, memo)))
 		}
 		return n
 	case "array":
 		if s.MaxItems == nil {
 			return unbounded
 		}
-		each := add(maxSize(child(s, "@items"), depth+1), 1)
+		each := add(maxSizeIn(child(s, "@items"), depth+1, memo), 1)
 		if each != unbounded && uint64(*s.MaxItems) > unbounded/each {
 			return unbounded
 		}
