@@ -664,3 +664,36 @@ func TestSizes_SharedSchemasWorkedOutOnce(t *testing.T) {
 	_, err = ce.Compile("request.body.a != request.body.b")
 	require.NoError(t, err)
 }
+
+// TestForSchema_SharedSchemasTypedOnce: each schema's CEL type is worked
+// out once. A chain of 16 maps of eight patterns, each pattern a $ref to
+// the next map, was typed once per path, 8^16 times, when the guard was
+// built (depth 7: half a second; each level eight times longer).
+func TestForSchema_SharedSchemasTypedOnce(t *testing.T) {
+	var defs []string
+	for i := range 16 {
+		var pats []string
+		for j := range 8 {
+			pats = append(pats, fmt.Sprintf(`"^p%d":{"$ref":"#/definitions/d%d"}`, j, i+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"d%d":{"type":"object","patternProperties":{%s}}`, i, strings.Join(pats, ",")))
+	}
+	defs = append(defs, `"d16":{"type":"integer"}`)
+	s := compileSchema(t, `{"$ref":"#/definitions/d0","definitions":{`+strings.Join(defs, ",")+`}}`)
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		ce, err := env.ForSchema(s)
+		if err == nil {
+			_, err = ce.Compile("size(request.body) > 0")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("still typing the schema after 10 s")
+	}
+}

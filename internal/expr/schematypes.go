@@ -132,7 +132,7 @@ type schemaTypes struct {
 	// field its properties do not declare has the type of the patterns it
 	// matches (dyn where they disagree); none: no such field.
 	patterns map[string][]patternType
-	named    map[*jsonschema.Schema]*types.Type
+	named    map[*jsonschema.Schema]*types.Type // the type of each schema met, by the first path it is met at
 	// building are the schemas of lists and maps whose types are being
 	// built: met again inside itself, a list or map of itself has no CEL
 	// type (list(list(…)) never ends), and is dyn there.
@@ -217,6 +217,10 @@ func (p *schemaTypes) patternTypes(s *jsonschema.Schema, path string) []patternT
 // objects described only by additionalProperties; string, integer, number
 // and boolean their CEL types, an enum of strings a string; anything else
 // dyn.
+//
+// Each schema's type is worked out once (named): a schema whose members
+// lead to one schema several times (a map of eight patterns, each a map
+// of eight patterns, …) was typed once per path, 8^depth times.
 func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	s = schema.Deref(s)
 	if t, ok := p.named[s]; ok {
@@ -225,6 +229,13 @@ func (p *schemaTypes) typeOf(s *jsonschema.Schema, path string) *types.Type {
 	if p.building[s] {
 		return types.DynType
 	}
+	t := p.typeOfNew(s, path)
+	p.named[s] = t
+	return t
+}
+
+// typeOfNew is typeOf of a schema not met before.
+func (p *schemaTypes) typeOfNew(s *jsonschema.Schema, path string) *types.Type {
 	if s.Bool != nil || len(s.AnyOf) > 0 || len(s.OneOf) > 0 || s.Not != nil || s.If != nil {
 		return types.DynType
 	}
