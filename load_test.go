@@ -67,6 +67,19 @@ var loadErrorCases = []struct {
 		`a.yaml:6: POST /a: unknown key "msg" in invariants/0`},
 	{"schema does not compile", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  type: object\n  properties:\n    age:\n      type: intger\n",
 		`a.yaml:7: POST /a: schema/properties/age/type: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+	// request.headers' names are lower case and request.method upper case:
+	// a constant of the other case never matches, and the rule would
+	// check nothing.
+	{"an upper-case header name", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers['X-Admin'] != 'yes'\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:17: request.headers has no "X-Admin": its names are lower case; write "x-admin"`},
+	{"an upper-case header name in", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!('Authorization' in request.headers)\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:3: request.headers has no "Authorization": its names are lower case; write "authorization"`},
+	{"an upper-case header name in has", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!has(request.headers.Authorization)\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:5: request.headers has no "Authorization": its names are lower case; write "authorization"`},
+	{"a lower-case method", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method != 'delete' || request.body.a > 1\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:19: request.method is never "delete": it is upper case; write "DELETE"`},
+	{"a lower-case method in a list", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method in ['POST', 'put']\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:28: request.method is never "put": it is upper case; write "PUT"`},
 	{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
 		`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
 	{"CEL type error names the path", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    customer:\n      properties: {id: {type: integer}}\ninvariants:\n  - expr: request.body.customer > 1\n    message: m\n",

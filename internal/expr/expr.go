@@ -151,6 +151,9 @@ func compile(e *Env, env, plan *cel.Env, src string, sizes cost.Estimator, o com
 			return nil, err
 		}
 	}
+	if err := neverEqual(ast); err != nil {
+		return nil, err
+	}
 	switch t := ast.OutputType(); {
 	case t.IsExactType(types.BoolType), t.IsExactType(types.DynType):
 	default:

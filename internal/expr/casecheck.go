@@ -1,0 +1,96 @@
+package expr
+
+import (
+	"fmt"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
+)
+
+// neverEqual finds a constant that a request variable can never hold, by
+// the letter case of what the guard gives a rule: request.headers' names
+// are lower case, request.method is upper case. A rule that looks up
+// request.headers['X-Admin'], asks has(request.headers.Authorization) or
+// compares request.method with 'delete' would check nothing on any
+// request, and pass (or refuse) every one; it is a load error, at the
+// constant's position, as a misspelt field is.
+func neverEqual(a *cel.Ast) error {
+	native := a.NativeRep()
+	var err error
+	fail := func(at celast.Expr, format string, args ...any) {
+		if err != nil {
+			return
+		}
+		loc := native.SourceInfo().GetStartLocation(at.ID())
+		err = fmt.Errorf("%d:%d: "+format, append([]any{loc.Line(), loc.Column() + 1}, args...)...)
+	}
+	header := func(at celast.Expr, name string) {
+		if name != strings.ToLower(name) {
+			fail(at, "request.headers has no %q: its names are lower case; write %q", name, strings.ToLower(name))
+		}
+	}
+	method := func(at celast.Expr, m string) {
+		if m != strings.ToUpper(m) {
+			fail(at, "request.method is never %q: it is upper case; write %q", m, strings.ToUpper(m))
+		}
+	}
+	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		switch e.Kind() {
+		case celast.SelectKind: // request.headers.Name, has(request.headers.Name)
+			if s := e.AsSelect(); requestField(s.Operand(), "headers") {
+				header(e, s.FieldName())
+			}
+		case celast.CallKind:
+			c := e.AsCall()
+			args := c.Args()
+			if len(args) != 2 {
+				return
+			}
+			switch c.FunctionName() {
+			case operators.Index, operators.OptIndex: // request.headers['Name']
+				if s, ok := stringConst(args[1]); ok && requestField(args[0], "headers") {
+					header(args[1], s)
+				}
+			case operators.In: // 'Name' in request.headers, request.method in ['get']
+				if s, ok := stringConst(args[0]); ok && requestField(args[1], "headers") {
+					header(args[0], s)
+				}
+				if requestField(args[0], "method") && args[1].Kind() == celast.ListKind {
+					for _, el := range args[1].AsList().Elements() {
+						if s, ok := stringConst(el); ok {
+							method(el, s)
+						}
+					}
+				}
+			case operators.Equals, operators.NotEquals: // request.method == 'get'
+				for i, x := range args {
+					if s, ok := stringConst(args[1-i]); ok && requestField(x, "method") {
+						method(args[1-i], s)
+					}
+				}
+			}
+		}
+	}))
+	return err
+}
+
+// requestField reports whether e is request.<name>.
+func requestField(e celast.Expr, name string) bool {
+	if e.Kind() != celast.SelectKind {
+		return false
+	}
+	s := e.AsSelect()
+	return s.FieldName() == name && s.Operand().Kind() == celast.IdentKind && s.Operand().AsIdent() == "request"
+}
+
+// stringConst is e's value when e is a string literal.
+func stringConst(e celast.Expr) (string, bool) {
+	if e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
