@@ -767,4 +767,16 @@ func TestMatch_FormatCut(t *testing.T) {
 		assert.Equal(t, "GET /users/:id", v, path)
 		assert.Equal(t, want, tr.Hits("GET", path, v, segs, ok, nil), path)
 	}
+	// /users/../. is /users/.. behind URLFormat and StripSlashes, chi's
+	// /users/{id} with id "..": a "." last segment, kept by the readings
+	// that keep dot segments, is cut to nothing.
+	for _, path := range []string{"/users/../.", "/users/%2e%2e/%2e"} {
+		v, segs, ok := tr.Match("GET", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "GET /", v, path)
+		assert.Contains(t, tr.Hits("GET", path, v, segs, ok, nil), Hit[string]{V: "GET /users/:id", Segs: []string{"users", ".."}}, path)
+	}
+	v, _, ok := build(t, "GET /users/:id").Match("GET", "/users/../.", nil)
+	assert.True(t, ok)
+	assert.Equal(t, "GET /users/:id", v)
 }

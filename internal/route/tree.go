@@ -508,13 +508,17 @@ func (t *Tree[T]) lookupCut(method string, rd reading, segs []string, c formatCu
 // "secret" behind URLFormat, and "secret.json" to the guard.)
 //
 // formatCut returns where the last of segs, rd's segments read up to the
-// tree's limit, is cut: at its last '.'; false when it has none, is a dot
-// segment (cut, one of the readings that keep dot segments), or when
-// segs fill the limit and dropping the empty rest of the last would
-// leave a path not read whole.
+// tree's limit, is cut: at its last '.'; false when it has none, is ".."
+// (its cut, ".", reads as the same pattern as ".." in the readings that
+// keep dot segments), or when segs fill the limit and dropping the empty
+// rest of the last would leave a path not read whole. A "." last segment,
+// kept by those readings, is cut to nothing and dropped, as URLFormat
+// cuts it: /orders/../. is /orders/.. to chi behind URLFormat and
+// StripSlashes, /orders/{id} with id ".." (found by review: no reading
+// matched, and the handler ran unchecked).
 func (t *Tree[T]) formatCut(rd reading, segs []string) (formatCutAt, bool) {
 	n := len(segs)
-	if n == 0 || segs[n-1] == "." || segs[n-1] == ".." {
+	if n == 0 || segs[n-1] == ".." {
 		return formatCutAt{}, false
 	}
 	c := formatCutAt{n: n, last: segs[n-1], cut: strings.LastIndexByte(segs[n-1], '.')}
