@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -910,4 +911,36 @@ func TestBypass_ChiURLFormatCutsADotSegment(t *testing.T) {
 		assert.Empty(t, rec.ran(), "URLFormat before the guard: %v", before)
 		assert.Equal(t, http.StatusOK, send(r, "POST", "/files/../.", valid).Code, "the control")
 	}
+}
+
+// TestBypass_PathRewrittenBeforeTheGuardLeavingRawPath: a middleware
+// before the guard that sets r.URL.Path alone leaves r.URL.RawPath as the
+// client sent it, and chi routes on RawPath whenever it is set:
+// /files/x%2F..%2F..%2Fpublic, its Path cleaned to /public, is
+// /files/{name} to chi (found by review: the guard read /public only,
+// matched no contract, and the handler ran on a body the /files/:name
+// contract refuses).
+func TestBypass_PathRewrittenBeforeTheGuardLeavingRawPath(t *testing.T) {
+	clean := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.URL.Path = path.Clean(r.URL.Path) // RawPath left as it was
+			next.ServeHTTP(w, r)
+		})
+	}
+	g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": bypassContracts}), Logger: discard})
+	rec := &recorder{}
+	r := chi.NewRouter()
+	r.Use(clean, g.Middleware)
+	chiRoutes(r, rec)
+	for _, p := range []string{"/files/x%2F..%2F..%2Fpublic", "/files/x%2F..%2F..%2Fitems%2F7"} {
+		assert.Equal(t, http.StatusBadRequest, send(r, "POST", p, invalid).Code, p)
+	}
+	assert.Empty(t, rec.ran())
+	assert.Equal(t, http.StatusOK, send(r, "POST", "/files/x%2F..%2F..%2Fpublic", valid).Code, "the control")
+	// The path as ServeMux reads it, r.URL.Path encoded afresh, is read
+	// too: /a/x%2F..%2Fb is /a/b to it.
+	mux := http.NewServeMux()
+	mux.Handle("POST /a/b", rec)
+	assert.Equal(t, http.StatusBadRequest, send(clean(g.Middleware(mux)), "POST", "/a/x%2F..%2Fb", invalid).Code)
+	assert.Len(t, rec.ran(), 1, "only the control ran")
 }

@@ -262,6 +262,8 @@ type input struct {
 	// reencoded is the path as Go encodes it afresh (url.URL.EscapedPath),
 	// when that is not rawPath: what a Go reverse proxy or client
 	// forwarding r.URL sends on, whose readings apply too; "" when the same.
+	// (Or, when r.URL.RawPath is not r.URL.Path encoded, RawPath, which chi
+	// routes on: see sentPaths.)
 	reencoded string
 	rawQuery  string
 	header    http.Header   // nil for Check: the body is JSON

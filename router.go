@@ -68,6 +68,13 @@ func (t routed) routeName(r *http.Request) string {
 // client forwarding u sends on, where the client's escapes are decoded
 // (/api/users%3Bx{ is forwarded as /api/users;x%7B, which Fastify with
 // useSemicolonDelimiter and Spring route to /api/users); else "".
+//
+// A u.RawPath that is not u.Path encoded was left behind by a middleware
+// before the guard that set u.Path alone (r.URL.Path = path.Clean(…)):
+// EscapedPath encodes u.Path afresh, as ServeMux reads it, and chi still
+// routes on u.RawPath, which is then reencoded (found by review:
+// /files/x%2F..%2F..%2Fpublic, cleaned to /public, matched no contract,
+// and chi ran the /files/{name} handler unchecked).
 func sentPaths(u *url.URL) (sent, reencoded string) {
 	p := u.EscapedPath()
 	if u.RawPath == "" || p == u.RawPath {
@@ -76,7 +83,7 @@ func sentPaths(u *url.URL) (sent, reencoded string) {
 	if dec, err := url.PathUnescape(u.RawPath); err == nil && dec == u.Path {
 		return u.RawPath, p
 	}
-	return p, ""
+	return p, u.RawPath
 }
 
 // reencodedPath is sentPaths' reencoded for rawPath, a path Check is
