@@ -944,3 +944,39 @@ func TestBypass_PathRewrittenBeforeTheGuardLeavingRawPath(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, send(clean(g.Middleware(mux)), "POST", "/a/x%2F..%2Fb", invalid).Code)
 	assert.Len(t, rec.ran(), 1, "only the control ran")
 }
+
+// TestBypass_StripSlashesBeforeAMountEndingInAParameter: a router
+// mounted at a pattern that ends in a parameter (chi's README:
+// r.Route("/{articleID}", …) with r.Put("/", …)) takes /articles// with
+// articleID "", and StripSlashes, on either side of the guard, makes
+// /articles/// that path (found by review: the guard read it as
+// /articles with two empty segments, matched nothing, and the handler
+// ran on a body the /articles/{articleID} contract refuses).
+func TestBypass_StripSlashesBeforeAMountEndingInAParameter(t *testing.T) {
+	contracts := `
+endpoint: /articles/{articleID}
+method: PUT
+schema: {type: object, required: [ok], properties: {ok: {const: true}}}
+`
+	for _, before := range []bool{true, false} {
+		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+		rec := &recorder{}
+		r := chi.NewRouter()
+		if before {
+			r.Use(middleware.StripSlashes, g.Middleware)
+		} else {
+			r.Use(g.Middleware, middleware.StripSlashes)
+		}
+		r.Route("/articles", func(r chi.Router) {
+			r.Route("/{articleID}", func(r chi.Router) {
+				r.Use(middleware.StripSlashes)
+				r.Put("/", rec.ServeHTTP)
+			})
+		})
+		for _, path := range []string{"/articles///", "/articles////", "/articles/%2F/", "/articles//%2F/"} {
+			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "StripSlashes before the guard: %v; %s", before, path)
+		}
+		assert.Empty(t, rec.ran(), "StripSlashes before the guard: %v", before)
+		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles///", valid).Code, "the control")
+	}
+}

@@ -177,7 +177,9 @@ func (r reading) view(dst []string, limit int) []string {
 //     decoded and as sent (chi routes /users//orders to
 //     /users/{id}/orders, id ""), and with encoded slashes decoded
 //     (chi routes r.URL.Path behind StripSlashes: /users/%2Forders/ is
-//     /users/{id}/orders too).
+//     /users/{id}/orders too), and, where it ends in more than two
+//     slashes, with them cut to two (chi behind StripSlashes, a Mount
+//     ending in a parameter: /articles/// is /articles// to it, id "").
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -185,7 +187,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 12
+const maxAlternates = 14
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -206,6 +208,9 @@ func appendAlternates(dst []reading, raw string) []reading {
 			// /users/{id}/orders with id "" (found by review: no
 			// reading kept it, and the handler ran unchecked).
 			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
+			if s, ok := stripSlashes(decoded); ok {
+				dst = append(dst, reading{raw: s, literal: true, empties: true})
+			}
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
@@ -231,6 +236,9 @@ func appendAlternates(dst []reading, raw string) []reading {
 		if strings.IndexByte(raw, '%') >= 0 {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
 		}
+		if s, ok := stripSlashes(raw); ok {
+			dst = append(dst, reading{raw: s, literal: true, empties: true})
+		}
 	}
 	if hasTrailingSlash(raw) {
 		// find-my-way (Fastify, without ignoreTrailingSlash) matches a
@@ -241,6 +249,23 @@ func appendAlternates(dst []reading, raw string) []reading {
 		dst = append(dst, reading{raw: raw, literal: true, empties: true, trailing: true})
 	}
 	return dst
+}
+
+// stripSlashes is raw with its trailing slashes, when it ends in more
+// than two, cut to two: the path chi routes behind StripSlashes, which
+// cuts one (once in each router it runs in), reads as ending in one
+// empty segment, which a parameter a Mount ends in matches
+// (/articles/{id} mounted, /articles/// is /articles// to it, id "",
+// and its "/" route; found by review: no reading matched, and the
+// handler ran unchecked). Fewer slashes cut than are there leave a path
+// that reads as more empty segments, which matches no route of the
+// mount's but one of empty parameters: read as this one, stricter.
+func stripSlashes(raw string) (string, bool) {
+	t := strings.TrimRight(raw, "/")
+	if t == "" || len(raw)-len(t) <= 2 {
+		return raw, false
+	}
+	return raw[:len(t)+2], true
 }
 
 // hasTrailingSlash reports a path that ends in a '/' after a segment,

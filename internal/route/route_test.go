@@ -528,6 +528,30 @@ func TestHits_EmptySegment(t *testing.T) {
 	assert.Equal(t, []string{"", "users"}, segs)
 }
 
+// TestMatch_TrailingSlashesStripSlashesCuts: chi behind StripSlashes
+// routes /articles/// as /articles//, and a Mount at /articles/{id}
+// matches id "" to it and hands "/" on to its router: the path is also
+// read with its trailing slashes cut to two, as ending in one empty
+// segment (also where they are %2F).
+func TestMatch_TrailingSlashesStripSlashesCuts(t *testing.T) {
+	tr := build(t, "PUT /articles/:id")
+	for _, path := range []string{"/articles///", "/articles////"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "PUT /articles/:id", v, path)
+		assert.Equal(t, []string{"articles", ""}, segs, path)
+	}
+	// Read as one segment, "/", too (chi on RawPath).
+	for _, path := range []string{"/articles/%2F/", "/articles//%2F"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, []string{"articles", "/"}, segs, path)
+		assert.Contains(t, tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: "PUT /articles/:id", Segs: []string{"articles", ""}}, path)
+	}
+	_, _, ok := tr.Match("PUT", "/articles", nil)
+	assert.False(t, ok)
+}
+
 // TestHits_TrailingSlashAsEmptySegment: find-my-way (Fastify's router,
 // without ignoreTrailingSlash) reads a trailing slash as an empty last
 // segment and matches a parameter to it, /files/ as /files/:name with
