@@ -76,6 +76,8 @@ var loadErrorCases = []struct {
 		`a.yaml:4: POST /a: invariants[0]: 1:3: request.headers has no "Authorization": its names are lower case; write "authorization"`},
 	{"an upper-case header name in has", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!has(request.headers.Authorization)\"\n    message: m\n",
 		`a.yaml:4: POST /a: invariants[0]: 1:5: request.headers has no "Authorization": its names are lower case; write "authorization"`},
+	{"an upper-case header name in an optional field", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers.?Authorization.orValue('') != ''\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:18: request.headers has no "Authorization": its names are lower case; write "authorization"`},
 	{"a lower-case method", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method != 'delete' || request.body.a > 1\"\n    message: m\n",
 		`a.yaml:4: POST /a: invariants[0]: 1:19: request.method is never "delete": it is upper case; write "DELETE"`},
 	{"a lower-case method in a list", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method in ['POST', 'put']\"\n    message: m\n",

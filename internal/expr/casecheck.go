@@ -50,7 +50,7 @@ func neverEqual(a *cel.Ast) error {
 				return
 			}
 			switch c.FunctionName() {
-			case operators.Index, operators.OptIndex: // request.headers['Name']
+			case operators.Index, operators.OptIndex, operators.OptSelect: // request.headers['Name'], [?'Name'], .?Name
 				if s, ok := stringConst(args[1]); ok && requestField(args[0], "headers") {
 					header(args[1], s)
 				}
