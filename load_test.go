@@ -129,6 +129,27 @@ func TestLoad_Errors(t *testing.T) {
 	}
 }
 
+// TestLoad_CaseCheckShadowedRequest: a comprehension variable named
+// request is not the request, so the letter-case check of its method and
+// headers does not apply to it (such a rule loaded and ran before the
+// check); a request read beside it still is checked.
+func TestLoad_CaseCheckShadowedRequest(t *testing.T) {
+	contract := func(rule string) []byte {
+		return []byte("endpoint: /a\nmethod: POST\nschema: {type: array, maxItems: 10, items: {type: object, maxProperties: 4}}\ninvariants:\n  - expr: " + quoteYAML(rule) + "\n    message: m\n")
+	}
+	g, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: contract(
+		"request.body.all(request, request.method != 'delete' && !has(request.headers.X))")}}})
+	require.NoError(t, err)
+	assert.Nil(t, g.Check("POST", "/a", []byte(`[{"method":"get","headers":{}}]`)))
+	assert.NotNil(t, g.Check("POST", "/a", []byte(`[{"method":"delete","headers":{}}]`)))
+	assert.NotNil(t, g.Check("POST", "/a", []byte(`[{"method":"get","headers":{"X":1}}]`)))
+
+	_, err = New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: contract(
+		"request.body.all(request, request.method != 'delete') && request.method != 'delete'")}}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `1:76: request.method is never "delete"`)
+}
+
 func TestLoad_DuplicateRouteNamesBothSources(t *testing.T) {
 	fsys := fstest.MapFS{
 		"a.yaml": {Data: []byte("endpoint: /users/:id\nmethod: GET\n")},

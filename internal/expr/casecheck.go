@@ -37,6 +37,10 @@ func neverEqual(a *cel.Ast) error {
 			fail(at, "request.method is never %q: it is upper case; write %q", m, strings.ToUpper(m))
 		}
 	}
+	shadowed := shadowedRequests(native.Expr())
+	requestField := func(e celast.Expr, name string) bool {
+		return requestField(e, name) && !shadowed[e.AsSelect().Operand().ID()]
+	}
 	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		switch e.Kind() {
 		case celast.SelectKind: // request.headers.Name, has(request.headers.Name)
@@ -75,6 +79,34 @@ func neverEqual(a *cel.Ast) error {
 		}
 	}))
 	return err
+}
+
+// shadowedRequests are the identifiers "request" in e that name a
+// comprehension's variable ([{'method': 'get'}].exists(request, …)), not
+// the request.
+func shadowedRequests(e celast.Expr) map[int64]bool {
+	out := map[int64]bool{}
+	celast.PostOrderVisit(e, celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() != celast.ComprehensionKind {
+			return
+		}
+		c := e.AsComprehension()
+		var in []celast.Expr // where the comprehension's variables are in scope
+		if c.IterVar() == "request" || c.IterVar2() == "request" {
+			in = []celast.Expr{c.LoopCondition(), c.LoopStep()}
+		}
+		if c.AccuVar() == "request" {
+			in = []celast.Expr{c.LoopCondition(), c.LoopStep(), c.Result()}
+		}
+		for _, sub := range in {
+			celast.PostOrderVisit(sub, celast.NewExprVisitor(func(x celast.Expr) {
+				if x.Kind() == celast.IdentKind && x.AsIdent() == "request" {
+					out[x.ID()] = true
+				}
+			}))
+		}
+	}))
+	return out
 }
 
 // requestField reports whether e is request.<name>.
