@@ -697,3 +697,28 @@ func TestForSchema_SharedSchemasTypedOnce(t *testing.T) {
 		t.Fatal("still typing the schema after 10 s")
 	}
 }
+
+// TestForSchema_ListOfObjectsOfItself: an object type between ends a
+// schema's loop, so a list of objects whose member is the list again (a
+// tree, {type: array, items: {properties: {kids: {$ref: '#'}}}}) is
+// typed at every level, as before lists and maps met inside themselves
+// became dyn: the list was dyn below the first object, so a misspelt
+// field there loaded and its maxItems and maxLength bounded no estimate.
+func TestForSchema_ListOfObjectsOfItself(t *testing.T) {
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: 10_000_000, MaxBodyBytes: 1 << 20})
+	require.NoError(t, err)
+	ce, err := env.ForSchema(compileSchema(t, `{"type":"array","maxItems":10,"items":{"type":"object",
+		"properties":{"name":{"type":"string","maxLength":10},"kids":{"$ref":"#"}}}}`))
+	require.NoError(t, err)
+	_, err = ce.Compile(`request.body[0].kids[0].nmae == ''`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "undefined field 'nmae'")
+	p, err := ce.Compile(`request.body[0].kids.all(a, a.kids.all(b, a.name != b.name))`)
+	require.NoError(t, err, "kids' maxItems and name's maxLength bound the estimate")
+	ok, err := p.Eval(&Activation{Body: doc(t, `[{"name":"a","kids":[{"name":"b","kids":[{"name":"c"}]}]}]`)})
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = p.Eval(&Activation{Body: doc(t, `[{"name":"a","kids":[{"name":"b","kids":[{"name":"b"}]}]}]`)})
+	require.NoError(t, err)
+	assert.False(t, ok)
+}

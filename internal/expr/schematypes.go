@@ -311,9 +311,15 @@ func (p *schemaTypes) typeOfNew(s *jsonschema.Schema, path string) *types.Type {
 			}
 			p.patterns[name] = pts
 		}
+		// An object type between ends a loop (its name stands for it):
+		// the lists and maps around it are no longer met inside
+		// themselves, and a list of these objects below is typed.
+		outer := p.building
+		p.building = nil
 		for _, f := range slices.Sorted(maps.Keys(ps)) { // in order: a schema met at two paths is named by the first
 			fields[f] = p.typeOf(ps[f], path+member(f))
 		}
+		p.building = outer
 		return t
 	}
 	return types.DynType
