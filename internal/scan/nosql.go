@@ -121,7 +121,8 @@ func jsStatement(s string, i int, b *jsBlanks, afterQuote bool) bool {
 // space (U+0020, tabs, U+000B, U+000C, U+00A0, U+FEFF and the other
 // spaces of Unicode's Zs), line terminators (\n, \r, U+2028, U+2029) and
 // comments, /*…*/, //… to a line's end, and the HTML-like ones of
-// scripts (<!--… to a line's end, and -->… at a line's start). "admin'\n|| 'a'=='a" is
+// scripts (<!--… to a line's end, and -->… at a line's start, see
+// lineStart). "admin'\n|| 'a'=='a" is
 // this.user == 'admin' || 'a'=='a' in a $where clause as a blank is.
 // Where the next comment ends is remembered: a value of a quote and an
 // unclosed comment, again and again, looks for the end once, not once a
@@ -164,6 +165,12 @@ func (b *jsBlanks) skip(j int) int {
 		for j := start; j < end && b.ends[j] == 0; j, _ = b.step(j) {
 			b.ends[j] = int32(end + 1)
 		}
+		if end < len(b.s) {
+			// So does one from the token it ends at: a later skip that
+			// lands there (from another /* before the same */) does not
+			// step on it again (lineStart reads back over comments).
+			b.ends[end] = int32(end + 1)
+		}
 	}
 	return end
 }
@@ -200,11 +207,34 @@ func (b *jsBlanks) step(j int) (int, bool) {
 	return j, false
 }
 
-// lineStart reports a line terminator at the end of s, but for blanks
-// and tabs after it.
+// lineStart reports where a script reads --> as a comment (Annex B's
+// SingleLineHTMLCloseComment, and the HTMLCloseComment after a
+// MultiLineComment): s ends with a line terminator, or a /*…*/ that holds
+// one, but for white space (tabs, U+000B, U+000C, U+FEFF, Unicode's Zs)
+// and /*…*/ comments on one line after it. Each comment is read back to
+// the nearest /* before its */.
 func lineStart(s string) bool {
-	s = strings.TrimRight(s, " \t")
-	return strings.HasSuffix(s, "\n") || strings.HasSuffix(s, "\r") || strings.HasSuffix(s, "\u2028") || strings.HasSuffix(s, "\u2029")
+	for len(s) > 0 {
+		r, n := utf8.DecodeLastRuneInString(s)
+		switch {
+		case r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
+			return true
+		case r == ' ' || r == '\t' || r == '\v' || r == '\f' || r == '\ufeff' || r >= utf8.RuneSelf && unicode.Is(unicode.Zs, r):
+			s = s[:len(s)-n]
+		case strings.HasSuffix(s, "*/"):
+			open := strings.LastIndex(s[:len(s)-2], "/*")
+			if open < 0 {
+				return false
+			}
+			if strings.ContainsAny(s[open+2:len(s)-2], "\n\r\u2028\u2029") {
+				return true // a MultiLineComment
+			}
+			s = s[:open]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // next is where find, which gives the index of the first match in a

@@ -94,3 +94,37 @@ func TestJSAfterQuoteThroughHTMLComments(t *testing.T) {
 		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
 	}
 }
+
+// TestJSAfterQuoteThroughHTMLCloseCommentVariants: a script reads --> as
+// a comment after a line terminator and any white space (U+000B, U+000C,
+// U+00A0, U+FEFF too) or /*…*/ comments on that line, and after a /*…*/
+// that holds a line terminator (Annex B's SingleLineHTMLCloseComment and
+// MultiLineComment), as V8 does; only blanks and tabs were read before it.
+func TestJSAfterQuoteThroughHTMLCloseCommentVariants(t *testing.T) {
+	for _, s := range []string{
+		"x'\n\v--> c\n|| '1'=='1", "x'\n\f-->\n|| '1'=='1", "x'\n\u00a0--> c\n|| '1'=='1", "x'\n\ufeff-->\n&& '1'=='1",
+		"x'\n/**/--> c\n|| '1'=='1", "x'\n /* a */ /**/\t--> c\n|| '1'=='1",
+		"x'/*\n*/--> c\n|| '1'=='1", "x'/* a\u2028b */ /**/--> c\n|| '1'=='1",
+	} {
+		assert.True(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+		assert.Equal(t, NoSQLInjection, String(s), "%q", s)
+	}
+	for _, s := range []string{"x'/**/-->\n|| '1'=='1", "x'\na/**/-->\n|| '1'=='1", "x'\n*/-->\n|| '1'=='1", "x'/*/\n-->\n|| '1'=='1"} {
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+	}
+}
+
+// TestJSBlanksCloseCommentLinear: many skips, each from its own /*,
+// cross one long comment to a --> whose reading goes back over it: it is
+// read back once, not once a skip.
+func TestJSBlanksCloseCommentLinear(t *testing.T) {
+	const n = 64 << 10
+	s := strings.Repeat("'/*", n) + strings.Repeat(" ", n) + "*/-->x"
+	b := jsBlanks{s: s, block: notLooked, line: notLooked}
+	for i := 1; i < len(s); i += 3 {
+		if s[i-1] == '\'' {
+			assert.Equal(t, len(s)-len("-->x"), b.skip(i))
+		}
+	}
+	assert.False(t, jsAfterQuote(s, bytesIn(s)))
+}
