@@ -873,3 +873,24 @@ func TestScan_MultipartPlainNameBesideStarForm(t *testing.T) {
 		assert.Equal(t, 200, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ").Code, d)
 	}
 }
+
+// TestScan_MultipartSecondDispositionLine: a part with two
+// Content-Disposition lines is read by Go (FormName, FileName) from the
+// first, and by Django from the last, which handed its handler
+// "../../shell.php" (or a field __proto__) unscanned.
+func TestScan_MultipartSecondDispositionLine(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(second string) string {
+		return "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"ok.png\"\r\ncontent-disposition: " + second +
+			"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, tc := range []struct{ second, want string }{
+		{`form-data; name="f"; filename="../../shell.php"`, "possible path traversal"},
+		{`form-data; name="__proto__"`, "possible prototype pollution"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", part(tc.second), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.second)
+	}
+	assert.Equal(t, 200, send(h, "POST", "/raw", part(`form-data; name="f"; filename="photo.png"`), "Content-Type", "multipart/form-data; boundary=XyZ").Code)
+}

@@ -381,23 +381,27 @@ func multipartFields(body []byte, boundary string, tooLarge *bool, text bool) it
 					return
 				}
 			}
-			if d := p.Header.Get("Content-Disposition"); text && (name == "" && fn == "" || strings.IndexByte(d, '*') >= 0) {
+			if ds := p.Header["Content-Disposition"]; text && len(ds) > 0 && (name == "" && fn == "" || strings.IndexByte(ds[0], '*') >= 0 || len(ds) > 1) {
 				// A disposition Go cannot parse (a parameter given twice)
 				// names no part to Go, which skips it; hosts that keep the
 				// first or the last of a parameter read a name and a file
 				// name there: every one written is text to them. So is a
 				// plain name or filename that Go's reading of a name* or
 				// filename* beside it replaced (werkzeug and Django keep
-				// the last written, Python's cgi the plain one).
-				names, files := looseDisposition(d)
-				for _, n := range names {
-					if n != name && !yield(n, "") {
-						return
+				// the last written, Python's cgi the plain one), and any
+				// of a second Content-Disposition line, which Go does not
+				// read and Django does (the last line of each header).
+				for _, d := range ds {
+					names, files := looseDisposition(d)
+					for _, n := range names {
+						if n != name && !yield(n, "") {
+							return
+						}
 					}
-				}
-				for _, f := range files {
-					if f != fn && f != sent && !yield("", f) {
-						return
+					for _, f := range files {
+						if f != fn && f != sent && !yield("", f) {
+							return
+						}
 					}
 				}
 			}
