@@ -894,3 +894,20 @@ func TestScan_MultipartSecondDispositionLine(t *testing.T) {
 	}
 	assert.Equal(t, 200, send(h, "POST", "/raw", part(`form-data; name="f"; filename="photo.png"`), "Content-Type", "multipart/form-data; boundary=XyZ").Code)
 }
+
+// TestScan_MultipartDispositionNotFormData: a part whose disposition is
+// not form-data (attachment, file) and holds a file name has no name to
+// Go (FormName) but its file name; werkzeug and Django read its name
+// whatever the type, and "__proto__" reached them unscanned.
+func TestScan_MultipartDispositionNotFormData(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition string) string {
+		return "--XyZ\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, d := range []string{`attachment; name="__proto__"; filename="ok.png"`, `file; name="__proto__"; filename="ok.png"`} {
+		eb := rejected(t, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", "possible prototype pollution"}}, eb.Details, d)
+	}
+	assert.Equal(t, 200, send(h, "POST", "/raw", part(`attachment; name="f"; filename="ok.png"`), "Content-Type", "multipart/form-data; boundary=XyZ").Code)
+}

@@ -381,11 +381,14 @@ func multipartFields(body []byte, boundary string, tooLarge *bool, text bool) it
 					return
 				}
 			}
-			if ds := p.Header["Content-Disposition"]; text && len(ds) > 0 && (name == "" && fn == "" || strings.IndexByte(ds[0], '*') >= 0 || len(ds) > 1) {
-				// A disposition Go cannot parse (a parameter given twice)
-				// names no part to Go, which skips it; hosts that keep the
-				// first or the last of a parameter read a name and a file
-				// name there: every one written is text to them. So is a
+			if ds := p.Header["Content-Disposition"]; text && len(ds) > 0 && (name == "" || strings.IndexByte(ds[0], '*') >= 0 || len(ds) > 1) {
+				// A disposition Go cannot parse (a parameter given twice),
+				// or of a type other than form-data (attachment; name=…,
+				// which FormName reads as no name, werkzeug and Django as
+				// the name), names no part to Go, which skips it; hosts
+				// that keep the first or the last of a parameter read a
+				// name and a file name there, whatever the type: every one
+				// written is text to them. So is a
 				// plain name or filename that Go's reading of a name* or
 				// filename* beside it replaced (werkzeug and Django keep
 				// the last written, Python's cgi the plain one), and any
