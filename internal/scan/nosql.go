@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -143,6 +144,13 @@ type found struct{ from, at int }
 // notLooked is a found that knows nothing.
 var notLooked = found{from: -1}
 
+// maxBlanksMemo is the longest value whose skips jsBlanks remembers: its
+// ends are int32 (4 bytes a byte of the value, not 8). A longer value
+// (2 GiB, a body over MaxBodyBytes' default many times) is skipped
+// through without them, as it was before they were kept, rather than
+// wrapping an end to a negative place. A variable for the test.
+var maxBlanksMemo = math.MaxInt32 - 1
+
 // skip is where the first token at or after s[j] starts.
 func (b *jsBlanks) skip(j int) int {
 	start, end := j, len(b.s)
@@ -156,7 +164,7 @@ func (b *jsBlanks) skip(j int) int {
 			end = j
 			break
 		}
-		if comment && b.ends == nil {
+		if comment && b.ends == nil && len(b.s) <= maxBlanksMemo {
 			b.ends = make([]int32, len(b.s))
 		}
 		j = next
