@@ -496,15 +496,21 @@ func minSize(s *jsonschema.Schema, depth int) uint64 {
 }
 
 func minSizeIn(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
+	return sizeIn(s, depth, memo, 1, minSizeOf)
+}
+
+// sizeIn is of's bound for s at depth, remembered in memo (one map per
+// bound); beyond for no schema, or past the depth the bounds look to.
+func sizeIn(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64, beyond uint64, of func(*jsonschema.Schema, int, map[sizeKey]uint64) uint64) uint64 {
 	if s == nil || depth > 16 {
-		return 1
+		return beyond
 	}
 	s = schema.Deref(s)
 	k := sizeKey{s, depth}
 	if n, ok := memo[k]; ok {
 		return n
 	}
-	n := minSizeOf(s, depth, memo)
+	n := of(s, depth, memo)
 	memo[k] = n
 	return n
 }
@@ -553,17 +559,7 @@ func maxSize(s *jsonschema.Schema, depth int) uint64 {
 }
 
 func maxSizeIn(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
-	if s == nil || depth > 16 {
-		return math.MaxUint64
-	}
-	s = schema.Deref(s)
-	k := sizeKey{s, depth}
-	if n, ok := memo[k]; ok {
-		return n
-	}
-	n := maxSizeOf(s, depth, memo)
-	memo[k] = n
-	return n
+	return sizeIn(s, depth, memo, math.MaxUint64, maxSizeOf)
 }
 
 func maxSizeOf(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 {
