@@ -855,13 +855,7 @@ func TestTransport_LongHostBounded(t *testing.T) {
 func TestIndexFold_Linear(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
-		gen := func(n int) string {
-			b := make([]byte, n)
-			for i := range b {
-				b[i] = "aAbB.-"[rng.IntN(6)]
-			}
-			return string(b)
-		}
+		gen := func(n int) string { return randomText(rng, "aAbB.-", n) }
 		s, text := gen(1+rng.IntN(6)), gen(rng.IntN(40))
 		from := rng.IntN(len(text) + 1)
 		want := strings.Index(strings.ToLower(text[from:]), strings.ToLower(s))
@@ -912,13 +906,7 @@ func TestHoldsHost_PlacesLinear(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
-		gen := func(n int) string {
-			b := make([]byte, n)
-			for i := range b {
-				b[i] = "aAb./@:x"[rng.IntN(8)]
-			}
-			return string(b)
-		}
+		gen := func(n int) string { return randomText(rng, "aAb./@:x", n) }
 		h, v := gen(1+rng.IntN(4)), gen(rng.IntN(40))
 		want := false
 		lv, lh := strings.ToLower(v), strings.ToLower(h)
@@ -963,13 +951,7 @@ func TestFinder_PlacesLinear(t *testing.T) {
 	assert.Len(t, occ, 2048)
 
 	rng := rand.New(rand.NewPCG(5, 6))
-	gen := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = "aAb."[rng.IntN(4)]
-		}
-		return string(b)
-	}
+	gen := func(n int) string { return randomText(rng, "aAb.", n) }
 	for range 5000 {
 		f := newFinder(gen(rng.IntN(60)))
 		text := strings.ToLower(f.text)
@@ -994,4 +976,13 @@ func TestFinder_PlacesLinear(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomText is n bytes drawn from alphabet.
+func randomText(rng *rand.Rand, alphabet string, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
+	return string(b)
 }
