@@ -220,7 +220,7 @@ func (b *jsBlanks) step(j int) (int, bool) {
 // MultiLineComment): s ends with a line terminator, or a /*…*/ that holds
 // one, but for white space (tabs, U+000B, U+000C, U+FEFF, Unicode's Zs)
 // and /*…*/ comments on one line after it. Each comment is read back to
-// the nearest /* before its */.
+// where it opens (commentOpen).
 func lineStart(s string) bool {
 	for len(s) > 0 {
 		r, n := utf8.DecodeLastRuneInString(s)
@@ -230,7 +230,7 @@ func lineStart(s string) bool {
 		case r == ' ' || r == '\t' || r == '\v' || r == '\f' || r == '\ufeff' || r >= utf8.RuneSelf && unicode.Is(unicode.Zs, r):
 			s = s[:len(s)-n]
 		case strings.HasSuffix(s, "*/"):
-			open := strings.LastIndex(s[:len(s)-2], "/*")
+			open := commentOpen(s[:len(s)-2])
 			if open < 0 {
 				return false
 			}
@@ -243,6 +243,25 @@ func lineStart(s string) bool {
 		}
 	}
 	return false
+}
+
+// commentOpen is where the /*…*/ whose */ follows s opens: the first /*
+// after the */ before it (a comment ends at its first */, so "/* a /* b */"
+// is one comment, opened at its first /*), or the /* whose star that */
+// starts ("/*/ a */"); -1 for none.
+func commentOpen(s string) int {
+	from := 0
+	p := strings.LastIndex(s, "*/")
+	if p >= 0 {
+		from = p + len("*/")
+	}
+	if open := strings.Index(s[from:], "/*"); open >= 0 {
+		return from + open
+	}
+	if p >= 1 && s[p-1] == '/' && (p < 2 || s[p-2] != '*') {
+		return p - 1
+	}
+	return -1
 }
 
 // next is where find, which gives the index of the first match in a

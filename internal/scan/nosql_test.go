@@ -114,6 +114,23 @@ func TestJSAfterQuoteThroughHTMLCloseCommentVariants(t *testing.T) {
 	}
 }
 
+// TestJSAfterQuoteThroughHTMLCloseCommentOpenedEarlier: a /*…*/ before a
+// --> reads back to where it opens, its first /*, not the nearest /*
+// inside it: V8 reads each of these as this.n == "x" || "a"=="a" (the
+// value passed the whole scan).
+func TestJSAfterQuoteThroughHTMLCloseCommentOpenedEarlier(t *testing.T) {
+	for _, s := range []string{
+		"x\"\n//\n/* a /* b */--> c\n|| \"a\"==\"a", "x\"\n//\n/*/**/--> c\n|| \"a\"==\"a",
+		"x\"\n//\n/* \n a /* b */--> c\n|| \"a\"==\"a", "x\"\n<!--\n/*/ a */ /* b /* c */--> c\n&& \"a\"==\"a",
+	} {
+		assert.True(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+		assert.Equal(t, NoSQLInjection, String(s), "%q", s)
+	}
+	for _, s := range []string{"x\"/* a /* b */--> c\n|| \"a\"==\"a", "x\"\n/**/ a /* b */--> c\n|| \"a\"==\"a"} {
+		assert.False(t, jsAfterQuote(s, bytesIn(s)), "%q", s)
+	}
+}
+
 // TestJSBlanksCloseCommentLinear: many skips, each from its own /*,
 // cross one long comment to a --> whose reading goes back over it: it is
 // read back once, not once a skip.
