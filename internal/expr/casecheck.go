@@ -39,7 +39,8 @@ func neverEqual(a *cel.Ast) error {
 	}
 	shadowed := shadowedRequests(native.Expr())
 	requestField := func(e celast.Expr, name string) bool {
-		return requestField(e, name) && !shadowed[e.AsSelect().Operand().ID()]
+		r, ok := requestField(e, name)
+		return ok && !shadowed[r.ID()]
 	}
 	celast.PostOrderVisit(native.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		switch e.Kind() {
@@ -109,13 +110,30 @@ func shadowedRequests(e celast.Expr) map[int64]bool {
 	return out
 }
 
-// requestField reports whether e is request.<name>.
-func requestField(e celast.Expr, name string) bool {
-	if e.Kind() != celast.SelectKind {
-		return false
+// requestField reports whether e is request.<name>, or its optional
+// select request.?<name>, and gives the identifier request in it.
+func requestField(e celast.Expr, name string) (celast.Expr, bool) {
+	var r celast.Expr
+	switch e.Kind() {
+	case celast.SelectKind:
+		s := e.AsSelect()
+		if s.FieldName() != name {
+			return nil, false
+		}
+		r = s.Operand()
+	case celast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.OptSelect || len(c.Args()) != 2 {
+			return nil, false
+		}
+		if s, ok := stringConst(c.Args()[1]); !ok || s != name {
+			return nil, false
+		}
+		r = c.Args()[0]
+	default:
+		return nil, false
 	}
-	s := e.AsSelect()
-	return s.FieldName() == name && s.Operand().Kind() == celast.IdentKind && s.Operand().AsIdent() == "request"
+	return r, r.Kind() == celast.IdentKind && r.AsIdent() == "request"
 }
 
 // stringConst is e's value when e is a string literal.
