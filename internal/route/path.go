@@ -179,7 +179,9 @@ func (r reading) view(dst []string, limit int) []string {
 //     (chi routes r.URL.Path behind StripSlashes: /users/%2Forders/ is
 //     /users/{id}/orders too), and, where it ends in more than two
 //     slashes, with them cut to two (chi behind StripSlashes, a Mount
-//     ending in a parameter: /articles/// is /articles// to it, id "").
+//     ending in a parameter: /articles/// is /articles// to it, id ""), and to one where an empty
+//     segment comes before them (/articles//comments// is
+//     /articles//comments/ to it).
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -187,7 +189,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 14
+const maxAlternates = 16
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -208,9 +210,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 			// /users/{id}/orders with id "" (found by review: no
 			// reading kept it, and the handler ran unchecked).
 			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
-			if s, ok := stripSlashes(decoded); ok {
-				dst = append(dst, reading{raw: s, literal: true, empties: true})
-			}
+			dst = appendStripped(dst, decoded)
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
@@ -236,9 +236,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 		if strings.IndexByte(raw, '%') >= 0 {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
 		}
-		if s, ok := stripSlashes(raw); ok {
-			dst = append(dst, reading{raw: s, literal: true, empties: true})
-		}
+		dst = appendStripped(dst, raw)
 	}
 	if hasTrailingSlash(raw) {
 		// find-my-way (Fastify, without ignoreTrailingSlash) matches a
@@ -251,21 +249,34 @@ func appendAlternates(dst []reading, raw string) []reading {
 	return dst
 }
 
-// stripSlashes is raw with its trailing slashes, when it ends in more
-// than two, cut to two: the path chi routes behind StripSlashes, which
-// cuts one (once in each router it runs in), reads as ending in one
-// empty segment, which a parameter a Mount ends in matches
-// (/articles/{id} mounted, /articles/// is /articles// to it, id "",
-// and its "/" route; found by review: no reading matched, and the
-// handler ran unchecked). Fewer slashes cut than are there leave a path
-// that reads as more empty segments, which matches no route of the
-// mount's but one of empty parameters: read as this one, stricter.
-func stripSlashes(raw string) (string, bool) {
+// appendStripped appends to dst the readings of raw, a path read with
+// its empty segments, with its trailing slashes cut as chi behind
+// StripSlashes (which cuts one, once in each router it runs in) and a
+// Mount (whose "/*" takes one, and whose "/" route the rest, cut) routes
+// them: to two, as ending in one empty segment, which a parameter a
+// Mount ends in matches (/articles/{id} mounted, /articles/// is
+// /articles// to it, id "", and its "/" route; found by review: no
+// reading matched, and the handler ran unchecked); and to one, as ending
+// in none, where an empty segment before them keeps that reading apart
+// from those that drop empty segments (/articles/{id}/comments mounted,
+// /articles//comments// is /articles//comments/ behind StripSlashes,
+// id "", and its "/" route; found by review: the reading cut to two
+// ended in an empty segment, and the handler ran unchecked). Fewer
+// slashes cut than are there leave a path that reads as more empty
+// segments, which matches no route of the mount's but one of empty
+// parameters: read as these, stricter.
+func appendStripped(dst []reading, raw string) []reading {
 	t := strings.TrimRight(raw, "/")
-	if t == "" || len(raw)-len(t) <= 2 {
-		return raw, false
+	if t == "" {
+		return dst
 	}
-	return raw[:len(t)+2], true
+	if n := len(raw) - len(t); n > 2 {
+		dst = append(dst, reading{raw: raw[:len(t)+2], literal: true, empties: true})
+	}
+	if n := len(raw) - len(t); n > 1 && strings.Contains(t, "//") {
+		dst = append(dst, reading{raw: raw[:len(t)+1], literal: true, empties: true})
+	}
+	return dst
 }
 
 // hasTrailingSlash reports a path that ends in a '/' after a segment,

@@ -552,6 +552,25 @@ func TestMatch_TrailingSlashesStripSlashesCuts(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestMatch_TrailingSlashesCutToOne: chi behind StripSlashes routes
+// /articles//comments// as /articles//comments/, and a Mount at
+// /articles/{id}/comments takes it, id "", and hands "/" on to its
+// router: the path is also read with its trailing slashes cut to one,
+// its empty segment before them kept (also where they are %2F).
+func TestMatch_TrailingSlashesCutToOne(t *testing.T) {
+	tr := build(t, "PUT /articles/:id/comments")
+	for _, path := range []string{"/articles//comments//", "/articles//comments///", "/articles//comments/%2F", "//articles/x/comments//"[1:]} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "PUT /articles/:id/comments", v, path)
+		if path != "/articles/x/comments//" {
+			assert.Equal(t, []string{"articles", "", "comments"}, segs, path)
+		}
+	}
+	_, _, ok := tr.Match("PUT", "/articles///comments//", nil)
+	assert.False(t, ok, "two empty segments are no one parameter")
+}
+
 // TestHits_TrailingSlashAsEmptySegment: find-my-way (Fastify's router,
 // without ignoreTrailingSlash) reads a trailing slash as an empty last
 // segment and matches a parameter to it, /files/ as /files/:name with
