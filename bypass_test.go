@@ -1012,3 +1012,36 @@ schema: {type: object, required: [ok], properties: {ok: {const: true}}}
 		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles//comments//", valid).Code, "the control")
 	}
 }
+
+// TestBypass_URLFormatLeavesTrailingSlashesBeforeAMount: URLFormat cuts
+// /articles//comments//.json to /articles//comments//, and StripSlashes
+// to /articles//comments/, which a router mounted at
+// /articles/{articleID}/comments takes with articleID "" (found by
+// review: the readings that cut the format ended in an empty segment, or
+// dropped the empty articleID, and the handler ran on a body the
+// contract refuses).
+func TestBypass_URLFormatLeavesTrailingSlashesBeforeAMount(t *testing.T) {
+	contracts := `
+endpoint: /articles/{articleID}/comments
+method: PUT
+schema: {type: object, required: [ok], properties: {ok: {const: true}}}
+`
+	for _, before := range []bool{true, false} {
+		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
+		rec := &recorder{}
+		r := chi.NewRouter()
+		if before {
+			r.Use(middleware.URLFormat, middleware.StripSlashes, g.Middleware)
+		} else {
+			r.Use(g.Middleware, middleware.URLFormat, middleware.StripSlashes)
+		}
+		r.Route("/articles/{articleID}/comments", func(r chi.Router) {
+			r.Put("/", rec.ServeHTTP)
+		})
+		for _, path := range []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json"} {
+			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "URLFormat before the guard: %v; %s", before, path)
+		}
+		assert.Empty(t, rec.ran(), "URLFormat before the guard: %v", before)
+		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles//comments//.json", valid).Code, "the control")
+	}
+}

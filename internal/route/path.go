@@ -181,7 +181,8 @@ func (r reading) view(dst []string, limit int) []string {
 //     slashes, with them cut to two (chi behind StripSlashes, a Mount
 //     ending in a parameter: /articles/// is /articles// to it, id ""), and to one where an empty
 //     segment comes before them (/articles//comments// is
-//     /articles//comments/ to it).
+//     /articles//comments/ to it), also those a last segment that is a
+//     format alone leaves (URLFormat: /articles//comments//.json).
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -210,7 +211,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 			// /users/{id}/orders with id "" (found by review: no
 			// reading kept it, and the handler ran unchecked).
 			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
-			dst = appendStripped(dst, decoded)
+			dst = appendStripped(dst, urlFormatCut(decoded))
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
@@ -236,7 +237,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 		if strings.IndexByte(raw, '%') >= 0 {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
 		}
-		dst = appendStripped(dst, raw)
+		dst = appendStripped(dst, urlFormatCut(raw))
 	}
 	if hasTrailingSlash(raw) {
 		// find-my-way (Fastify, without ignoreTrailingSlash) matches a
@@ -277,6 +278,29 @@ func appendStripped(dst []reading, raw string) []reading {
 		dst = append(dst, reading{raw: raw[:len(t)+1], literal: true, empties: true})
 	}
 	return dst
+}
+
+// urlFormatCut is raw as chi's URLFormat cuts it where that leaves it
+// ending in a slash: up to the '/' before a last segment that is its
+// format alone (".json", or "."), whose trailing slashes appendStripped
+// reads cut, as StripSlashes after URLFormat and a Mount route them
+// (/articles//comments//.json is /articles//comments/ to chi behind
+// both, which a router mounted at /articles/{id}/comments takes with id
+// ""; found by review: the readings that cut the format kept an empty
+// segment, or dropped the empty id, and the handler ran unchecked);
+// else raw. (The segment is read decoded, as URLFormat reads r.URL.Path:
+// a %2E in a RoutePath as sent, which it does not cut, is read cut,
+// stricter.)
+func urlFormatCut(raw string) string {
+	i := strings.LastIndexByte(raw, '/')
+	if i < 0 {
+		return raw
+	}
+	last := unescape(raw[i+1:])
+	if last == "" || last[0] != '.' || strings.IndexByte(last[1:], '.') >= 0 {
+		return raw
+	}
+	return raw[:i+1]
 }
 
 // hasTrailingSlash reports a path that ends in a '/' after a segment,

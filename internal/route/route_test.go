@@ -571,6 +571,26 @@ func TestMatch_TrailingSlashesCutToOne(t *testing.T) {
 	assert.False(t, ok, "two empty segments are no one parameter")
 }
 
+// TestMatch_FormatCutToTrailingSlashes: chi behind URLFormat and
+// StripSlashes routes /articles//comments//.json as /articles//comments/
+// (URLFormat cuts the ".json", StripSlashes a slash), which a Mount at
+// /articles/{id}/comments takes with id "": a last segment that is its
+// format alone leaves the path ending in its slashes, read cut as they
+// are.
+func TestMatch_FormatCutToTrailingSlashes(t *testing.T) {
+	tr := build(t, "PUT /articles/:id/comments")
+	for _, path := range []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json", "/articles//comments//%2Ejson"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "PUT /articles/:id/comments", v, path)
+		assert.Equal(t, []string{"articles", "", "comments"}, segs, path)
+	}
+	for _, path := range []string{"/articles//comments//a.json", "/articles//comments//..", "/articles//comments//.x.json"} {
+		_, _, ok := tr.Match("PUT", path, nil)
+		assert.False(t, ok, "the cut leaves a segment: %s", path)
+	}
+}
+
 // TestHits_TrailingSlashAsEmptySegment: find-my-way (Fastify's router,
 // without ignoreTrailingSlash) reads a trailing slash as an empty last
 // segment and matches a parameter to it, /files/ as /files/:name with
