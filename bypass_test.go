@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -953,32 +954,16 @@ func TestBypass_PathRewrittenBeforeTheGuardLeavingRawPath(t *testing.T) {
 // /articles with two empty segments, matched nothing, and the handler
 // ran on a body the /articles/{articleID} contract refuses).
 func TestBypass_StripSlashesBeforeAMountEndingInAParameter(t *testing.T) {
-	contracts := `
-endpoint: /articles/{articleID}
-method: PUT
-schema: {type: object, required: [ok], properties: {ok: {const: true}}}
-`
-	for _, before := range []bool{true, false} {
-		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
-		rec := &recorder{}
-		r := chi.NewRouter()
-		if before {
-			r.Use(middleware.StripSlashes, g.Middleware)
-		} else {
-			r.Use(g.Middleware, middleware.StripSlashes)
-		}
-		r.Route("/articles", func(r chi.Router) {
-			r.Route("/{articleID}", func(r chi.Router) {
-				r.Use(middleware.StripSlashes)
-				r.Put("/", rec.ServeHTTP)
+	refusedThroughChi(t, "/articles/{articleID}", []func(http.Handler) http.Handler{middleware.StripSlashes},
+		func(r chi.Router, h http.HandlerFunc) {
+			r.Route("/articles", func(r chi.Router) {
+				r.Route("/{articleID}", func(r chi.Router) {
+					r.Use(middleware.StripSlashes)
+					r.Put("/", h)
+				})
 			})
-		})
-		for _, path := range []string{"/articles///", "/articles////", "/articles/%2F/", "/articles//%2F/"} {
-			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "StripSlashes before the guard: %v; %s", before, path)
-		}
-		assert.Empty(t, rec.ran(), "StripSlashes before the guard: %v", before)
-		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles///", valid).Code, "the control")
-	}
+		},
+		[]string{"/articles///", "/articles////", "/articles/%2F/", "/articles//%2F/"}, "/articles///")
 }
 
 // TestBypass_StripSlashesBeforeAMountAfterAnEmptyParameter: StripSlashes
@@ -988,29 +973,8 @@ schema: {type: object, required: [ok], properties: {ok: {const: true}}}
 // ending in an empty segment, or without its empty articleID, matched
 // nothing, and the handler ran on a body the contract refuses).
 func TestBypass_StripSlashesBeforeAMountAfterAnEmptyParameter(t *testing.T) {
-	contracts := `
-endpoint: /articles/{articleID}/comments
-method: PUT
-schema: {type: object, required: [ok], properties: {ok: {const: true}}}
-`
-	for _, before := range []bool{true, false} {
-		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
-		rec := &recorder{}
-		r := chi.NewRouter()
-		if before {
-			r.Use(middleware.StripSlashes, g.Middleware)
-		} else {
-			r.Use(g.Middleware, middleware.StripSlashes)
-		}
-		r.Route("/articles/{articleID}/comments", func(r chi.Router) {
-			r.Put("/", rec.ServeHTTP)
-		})
-		for _, path := range []string{"/articles//comments//", "/articles//comments/%2F"} {
-			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "StripSlashes before the guard: %v; %s", before, path)
-		}
-		assert.Empty(t, rec.ran(), "StripSlashes before the guard: %v", before)
-		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles//comments//", valid).Code, "the control")
-	}
+	refusedThroughChi(t, "/articles/{articleID}/comments", []func(http.Handler) http.Handler{middleware.StripSlashes},
+		commentsMount, []string{"/articles//comments//", "/articles//comments/%2F"}, "/articles//comments//")
 }
 
 // TestBypass_URLFormatLeavesTrailingSlashesBeforeAMount: URLFormat cuts
@@ -1021,27 +985,38 @@ schema: {type: object, required: [ok], properties: {ok: {const: true}}}
 // dropped the empty articleID, and the handler ran on a body the
 // contract refuses).
 func TestBypass_URLFormatLeavesTrailingSlashesBeforeAMount(t *testing.T) {
-	contracts := `
-endpoint: /articles/{articleID}/comments
-method: PUT
-schema: {type: object, required: [ok], properties: {ok: {const: true}}}
-`
+	refusedThroughChi(t, "/articles/{articleID}/comments", []func(http.Handler) http.Handler{middleware.URLFormat, middleware.StripSlashes},
+		commentsMount, []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json"}, "/articles//comments//.json")
+}
+
+// commentsMount mounts h as the "/" PUT route of a router at
+// /articles/{articleID}/comments.
+func commentsMount(r chi.Router, h http.HandlerFunc) {
+	r.Route("/articles/{articleID}/comments", func(r chi.Router) { r.Put("/", h) })
+}
+
+// refusedThroughChi builds a chi router that runs mws before the guard,
+// then one that runs them after it, with routes from mount, and a PUT
+// contract at endpoint that wants {"ok": true}: each path with an invalid
+// body is refused and its handler never runs; control with a valid body
+// passes.
+func refusedThroughChi(t *testing.T, endpoint string, mws []func(http.Handler) http.Handler, mount func(chi.Router, http.HandlerFunc), paths []string, control string) {
+	t.Helper()
+	contracts := "endpoint: " + endpoint + "\nmethod: PUT\nschema: {type: object, required: [ok], properties: {ok: {const: true}}}\n"
 	for _, before := range []bool{true, false} {
 		g := mustNew(t, Options{ContractsFS: mapFS(map[string]string{"c.yaml": contracts}), Logger: discard})
 		rec := &recorder{}
 		r := chi.NewRouter()
 		if before {
-			r.Use(middleware.URLFormat, middleware.StripSlashes, g.Middleware)
+			r.Use(append(slices.Clone(mws), g.Middleware)...)
 		} else {
-			r.Use(g.Middleware, middleware.URLFormat, middleware.StripSlashes)
+			r.Use(append([]func(http.Handler) http.Handler{g.Middleware}, mws...)...)
 		}
-		r.Route("/articles/{articleID}/comments", func(r chi.Router) {
-			r.Put("/", rec.ServeHTTP)
-		})
-		for _, path := range []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json"} {
-			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "URLFormat before the guard: %v; %s", before, path)
+		mount(r, rec.ServeHTTP)
+		for _, path := range paths {
+			assert.Equal(t, http.StatusBadRequest, send(r, "PUT", path, invalid).Code, "the middlewares before the guard: %v; %s", before, path)
 		}
-		assert.Empty(t, rec.ran(), "URLFormat before the guard: %v", before)
-		assert.Equal(t, http.StatusOK, send(r, "PUT", "/articles//comments//.json", valid).Code, "the control")
+		assert.Empty(t, rec.ran(), "the middlewares before the guard: %v", before)
+		assert.Equal(t, http.StatusOK, send(r, "PUT", control, valid).Code, "the control")
 	}
 }
