@@ -113,27 +113,8 @@ func shadowedRequests(e celast.Expr) map[int64]bool {
 // requestField reports whether e is request.<name>, or its optional
 // select request.?<name>, and gives the identifier request in it.
 func requestField(e celast.Expr, name string) (celast.Expr, bool) {
-	var r celast.Expr
-	switch e.Kind() {
-	case celast.SelectKind:
-		s := e.AsSelect()
-		if s.FieldName() != name {
-			return nil, false
-		}
-		r = s.Operand()
-	case celast.CallKind:
-		c := e.AsCall()
-		if c.FunctionName() != operators.OptSelect || len(c.Args()) != 2 {
-			return nil, false
-		}
-		if s, ok := stringConst(c.Args()[1]); !ok || s != name {
-			return nil, false
-		}
-		r = c.Args()[0]
-	default:
-		return nil, false
-	}
-	return r, r.Kind() == celast.IdentKind && r.AsIdent() == "request"
+	r, field, ok := fieldSelect(e)
+	return r, ok && field == name && r.Kind() == celast.IdentKind && r.AsIdent() == "request"
 }
 
 // stringConst is e's value when e is a string literal.

@@ -433,19 +433,10 @@ func dataFields(a *cel.Ast) (names []string, whole bool) {
 			if isData(e) {
 				idents++
 			}
-		case celast.SelectKind:
-			if sel := e.AsSelect(); isData(sel.Operand()) {
-				names = append(names, sel.FieldName())
-				selected[sel.Operand().ID()] = true
-			}
-		case celast.CallKind:
-			call := e.AsCall()
-			if call.FunctionName() != operators.OptSelect || len(call.Args()) != 2 || !isData(call.Args()[0]) || call.Args()[1].Kind() != celast.LiteralKind {
-				return
-			}
-			if f, ok := call.Args()[1].AsLiteral().(types.String); ok {
-				names = append(names, string(f))
-				selected[call.Args()[0].ID()] = true
+		case celast.SelectKind, celast.CallKind:
+			if op, f, ok := fieldSelect(e); ok && isData(op) {
+				names = append(names, f)
+				selected[op.ID()] = true
 			}
 		case celast.ComprehensionKind:
 			c := e.AsComprehension()
@@ -455,6 +446,26 @@ func dataFields(a *cel.Ast) (names []string, whole bool) {
 		}
 	}))
 	return names, whole || idents > len(selected) // a data ident not selected by name
+}
+
+// fieldSelect is e as the select of a field by its name: x.f (has(x.f)
+// too), or the optional x.?f, a call of _?._ with a string literal; it
+// gives x and f.
+func fieldSelect(e celast.Expr) (operand celast.Expr, field string, ok bool) {
+	switch e.Kind() {
+	case celast.SelectKind:
+		s := e.AsSelect()
+		return s.Operand(), s.FieldName(), true
+	case celast.CallKind:
+		c := e.AsCall()
+		if c.FunctionName() != operators.OptSelect || len(c.Args()) != 2 {
+			return nil, "", false
+		}
+		if f, ok := stringConst(c.Args()[1]); ok {
+			return c.Args()[0], f, true
+		}
+	}
+	return nil, "", false
 }
 
 // Tracked reports whether cel-go's evaluations run under the cost
