@@ -292,11 +292,7 @@ func TestCheckPath_JoinedWithMore(t *testing.T) {
 		b, err := os.ReadFile(name)
 		require.NoError(t, err, "the attack reads a file outside uploads/")
 		require.NotEmpty(t, b)
-		for _, src := range sources {
-			r, rc := inputAt(t, src, c.in)
-			_, err := ReadFile(ctxOf(r), name)
-			assertBlocked(t, err, rc, src, c.in, "file")
-		}
+		readBlockedFromEverySource(t, name, c.in)
 	}
 	// What stays below the input's directory is a name as before.
 	for _, in := range fileBenign {
@@ -416,11 +412,7 @@ func TestCheckPath_CleanedInput(t *testing.T) {
 			_, err := os.ReadFile(name)
 			require.NoError(t, err, "the attack reads %s", name)
 		}
-		for _, src := range sources {
-			r, rc := inputAt(t, src, in)
-			_, err := ReadFile(ctxOf(r), name)
-			assertBlocked(t, err, rc, src, in, "file")
-		}
+		readBlockedFromEverySource(t, name, in)
 	}
 	// Names cleaned that stay in the directory are names as before.
 	for _, in := range []string{"sub//dir/file.txt", "./b.txt", "sub/./dir/", "my file (1).txt/"} {
@@ -442,11 +434,7 @@ func TestCheckPath_DotBeforeInput(t *testing.T) {
 		name := uploads + "/." + in
 		_, err := os.ReadFile(name)
 		require.NoError(t, err, "the attack reads %s", name)
-		for _, src := range sources {
-			r, rc := inputAt(t, src, in)
-			_, err := ReadFile(ctxOf(r), name)
-			assertBlocked(t, err, rc, src, in, "file")
-		}
+		readBlockedFromEverySource(t, name, in)
 		r, _ := inputAt(t, taint.Query, in)
 		assert.ErrorIs(t, Files{Base: uploads}.Check(ctxOf(r), name), ErrBlocked, in)
 	}
@@ -484,4 +472,15 @@ func TestCheckPath_DotBeforeInputJoined(t *testing.T) {
 	}
 	r, _ := inputAt(t, taint.Query, "./uploads/b.txt")
 	assert.NoError(t, f.Check(ctxOf(r), filepath.Join(uploads, "."+"./uploads/b.txt")), "a climb that comes back")
+}
+
+// readBlockedFromEverySource asserts that ReadFile of name is blocked,
+// and reported, when in came from each source.
+func readBlockedFromEverySource(t *testing.T, name, in string) {
+	t.Helper()
+	for _, src := range sources {
+		r, rc := inputAt(t, src, in)
+		_, err := ReadFile(ctxOf(r), name)
+		assertBlocked(t, err, rc, src, in, "file")
+	}
 }
