@@ -188,7 +188,7 @@ func (b *jsBlanks) skip(j int) int {
 func (b *jsBlanks) step(j int) (int, bool) {
 	s := b.s
 	switch c := s[j]; {
-	case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+	case c < utf8.RuneSelf && (jsWhiteSpace(rune(c)) || jsLineTerminator(rune(c))):
 		return j + 1, false
 	case c == '/' && j+1 < len(s) && s[j+1] == '*':
 		e := b.next(&b.block, j+2, func(s string) int { return strings.Index(s, "*/") })
@@ -200,19 +200,31 @@ func (b *jsBlanks) step(j int) (int, bool) {
 		c == '-' && strings.HasPrefix(s[j:], "-->") && lineStart(s[:j]):
 		// //…, and the HTML-like comments of scripts: <!-- anywhere,
 		// --> at a line's start
-		e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, "\n\r\u2028\u2029") })
+		e := b.next(&b.line, j+2, func(s string) int { return strings.IndexAny(s, jsLineTerminators) })
 		if e < 0 {
 			return j, false
 		}
 		return e, true
 	case c >= utf8.RuneSelf:
 		r, n := utf8.DecodeRuneInString(s[j:])
-		if !unicode.Is(unicode.Zs, r) && r != '\ufeff' && r != '\u2028' && r != '\u2029' {
+		if !jsWhiteSpace(r) && !jsLineTerminator(r) {
 			return j, false
 		}
 		return j + n, false
 	}
 	return j, false
+}
+
+// jsLineTerminators are JavaScript's line terminators.
+const jsLineTerminators = "\n\r\u2028\u2029"
+
+// jsLineTerminator reports one of jsLineTerminators.
+func jsLineTerminator(r rune) bool { return r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029' }
+
+// jsWhiteSpace reports what JavaScript reads as white space: U+0020, tabs,
+// U+000B, U+000C, U+FEFF and Unicode's Zs (U+00A0 among them).
+func jsWhiteSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\v' || r == '\f' || r == '\ufeff' || r >= utf8.RuneSelf && unicode.Is(unicode.Zs, r)
 }
 
 // lineStart reports where a script reads --> as a comment (Annex B's
@@ -225,16 +237,16 @@ func lineStart(s string) bool {
 	for len(s) > 0 {
 		r, n := utf8.DecodeLastRuneInString(s)
 		switch {
-		case r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
+		case jsLineTerminator(r):
 			return true
-		case r == ' ' || r == '\t' || r == '\v' || r == '\f' || r == '\ufeff' || r >= utf8.RuneSelf && unicode.Is(unicode.Zs, r):
+		case jsWhiteSpace(r):
 			s = s[:len(s)-n]
 		case strings.HasSuffix(s, "*/"):
 			open := commentOpen(s[:len(s)-2])
 			if open < 0 {
 				return false
 			}
-			if strings.ContainsAny(s[open+2:len(s)-2], "\n\r\u2028\u2029") {
+			if strings.ContainsAny(s[open+2:len(s)-2], jsLineTerminators) {
 				return true // a MultiLineComment
 			}
 			s = s[:open]
