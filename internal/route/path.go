@@ -271,10 +271,11 @@ func appendStripped(dst []reading, raw string) []reading {
 	if t == "" {
 		return dst
 	}
-	if n := len(raw) - len(t); n > 2 {
+	n := len(raw) - len(t) // the trailing slashes
+	if n > 2 {
 		dst = append(dst, reading{raw: raw[:len(t)+2], literal: true, empties: true})
 	}
-	if n := len(raw) - len(t); n > 1 && strings.Contains(t, "//") {
+	if n > 1 && strings.Contains(t, "//") {
 		dst = append(dst, reading{raw: raw[:len(t)+1], literal: true, empties: true})
 	}
 	return dst
