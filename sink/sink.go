@@ -139,7 +139,6 @@ type finder struct {
 	// 8 bytes a byte of what is left, again at each place.
 	last     string      // what was found
 	lastNext int         // the byte after the place; 0 for none
-	lastEnd  int         // where the place ends, where search goes on
 	search   *foldSearch // the search that goes on, nil till asked
 }
 
@@ -194,17 +193,19 @@ func (f *finder) index(s string, from int) (i int, ok bool) {
 	}
 	if from > 0 && from == f.lastNext && s == f.last {
 		// The place after the last: one search goes on where it stopped.
-		if f.search == nil || f.search.s != s {
-			f.search, f.lastEnd = newFoldSearch(s), from // a fresh search from the byte after the place
+		if f.search == nil {
+			// A fresh search, as it stands after a match at the last place.
+			f.search = newFoldSearch(s)
+			f.search.n = f.search.fail[len(s)-1]
 		}
-		i, end := f.search.next(f.text, f.lastEnd)
+		i, end := f.search.next(f.text, from-1+len(s)) // from where the last place ends
 		if i < 0 {
 			f.work += len(t)
 			f.lastNext = 0
 			return -1, true
 		}
 		f.work += end - from
-		f.lastNext, f.lastEnd = i+1, end
+		f.lastNext = i + 1
 		return i, true
 	}
 	i = indexFold(t, s)
