@@ -361,7 +361,7 @@ func (t *transport) taintedHost(r *taint.Request, req *http.Request) (taint.Inpu
 			// redirect from wherever it began.
 			return taint.Input{}, false
 		}
-		if host != "" && (!allowed || n > 0) {
+		if host != "" { // not allowed, or a hop before: see above
 			if in, ok := inputWithHost(r, host, portOf(hop.URL), t.starts); ok {
 				return in, true
 			}
