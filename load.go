@@ -670,7 +670,7 @@ func (l *loader) readContract(j *job) {
 		}
 	}
 	j.raw = raw
-	if route.MeansEveryMethod(strings.ToUpper(raw.method)) {
+	if route.MeansEveryMethod(route.UpperMethod(raw.method)) {
 		// Tokens, but a request's method is neither: a contract that meant
 		// every method would never match one, and check nothing.
 		j.fail([]string{"method"}, fmt.Errorf("method: %s is not a method requests use: a contract covers one method; write one for each", failure.Printable(raw.method)))
