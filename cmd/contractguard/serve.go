@@ -201,7 +201,8 @@ type exchange struct {
 	body   io.ReadCloser // the request's body as it reached the guard
 	code   string        // the guard's or the proxy's error code, for the access log
 	status int           // 499 when the client went away first
-	// Cancels the upstream request (rewrite); called when write-timeout
+	// Cancels the request's context (accessLog), and with it the upstream
+	// request, which inherits it; called when write-timeout
 	// has passed (respTimer, modifyResponse) and when the request ends.
 	cancelUpstream context.CancelFunc
 	respTimer      *time.Timer
@@ -384,11 +385,6 @@ func setForwarded(r *http.Request) {
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For
 // (the inbound chain, then the client's address), -Host and -Proto.
 func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
-	if x := exchangeOf(pr.In); x != nil {
-		ctx, cancel := context.WithCancel(pr.Out.Context())
-		pr.Out = pr.Out.WithContext(ctx)
-		x.cancelUpstream = cancel
-	}
 	pr.SetURL(p.s.Upstream)
 	// As prepare wrote them, before the guard read them (ReverseProxy
 	// takes every X-Forwarded-* off the outbound request).
@@ -471,9 +467,7 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		// (a response with a length is not even flushed before its end):
 		// at the deadline the upstream's response is cut, and with it the
 		// client's, which a write could no longer finish anyway.
-		if x.cancelUpstream != nil {
-			x.respTimer = time.AfterFunc(p.s.WriteTimeout, x.cancelUpstream)
-		}
+		x.respTimer = time.AfterFunc(p.s.WriteTimeout, x.cancelUpstream)
 	}
 	return nil
 }
@@ -597,16 +591,17 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 		// "100-continue, x" too: it answers that itself (expects100).
 		rw := &recorder{ResponseWriter: w, http10: !r.ProtoAtLeast(1, 1),
 			expects100: r.Header.Get("Expect") != ""}
-		x := &exchange{rc: http.NewResponseController(w)}
-		r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
+		// The outbound request inherits this context: cancelUpstream,
+		// at write-timeout, cuts the upstream's response (modifyResponse).
+		ctx, cancel := context.WithCancel(r.Context())
+		x := &exchange{rc: http.NewResponseController(w), cancelUpstream: cancel}
+		r = r.WithContext(context.WithValue(ctx, exchangeKey{}, x))
 		path := r.URL.EscapedPath()
 		defer func() {
 			if x.respTimer != nil {
 				x.respTimer.Stop()
 			}
-			if x.cancelUpstream != nil {
-				x.cancelUpstream()
-			}
+			x.cancelUpstream()
 			if !p.s.AccessLog {
 				return
 			}
