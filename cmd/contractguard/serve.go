@@ -206,6 +206,8 @@ type exchange struct {
 	// has passed (respTimer, modifyResponse) and when the request ends.
 	cancelUpstream context.CancelFunc
 	respTimer      *time.Timer
+	// respTimer fired: the response was cut at write-timeout.
+	timedOut atomic.Bool
 	// Reading the client's body passed read-timeout (untilEOF): on a
 	// streamed route, the upstream had only part of it.
 	bodyTimedOut atomic.Bool
@@ -467,7 +469,10 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		// (a response with a length is not even flushed before its end):
 		// at the deadline the upstream's response is cut, and with it the
 		// client's, which a write could no longer finish anyway.
-		x.respTimer = time.AfterFunc(p.s.WriteTimeout, x.cancelUpstream)
+		x.respTimer = time.AfterFunc(p.s.WriteTimeout, func() {
+			x.timedOut.Store(true)
+			x.cancelUpstream()
+		})
 	}
 	return nil
 }
@@ -593,10 +598,12 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 			expects100: r.Header.Get("Expect") != ""}
 		// The outbound request inherits this context: cancelUpstream,
 		// at write-timeout, cuts the upstream's response (modifyResponse).
-		ctx, cancel := context.WithCancel(r.Context())
+		client := r.Context()
+		ctx, cancel := context.WithCancel(client)
 		x := &exchange{rc: http.NewResponseController(w), cancelUpstream: cancel}
 		r = r.WithContext(context.WithValue(ctx, exchangeKey{}, x))
 		path := r.URL.EscapedPath()
+		completed := false // the handler returned, rather than aborting the response
 		defer func() {
 			if x.respTimer != nil {
 				x.respTimer.Stop()
@@ -625,6 +632,9 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 			if x.code != "" {
 				attrs = append(attrs, slog.String("code", x.code))
 			}
+			if cut := cutBy(completed, x, rw, client); cut != "" {
+				attrs = append(attrs, slog.String("cut", cut))
+			}
 			level := slog.LevelInfo
 			if strings.HasPrefix(path, healthPrefix) {
 				level = slog.LevelDebug // a probe every few seconds is not traffic
@@ -632,7 +642,27 @@ func (p *proxy) accessLog(next http.Handler) http.Handler {
 			p.log.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(rw, r)
+		completed = true
 	})
+}
+
+// cutBy is why a response the handler aborted (ReverseProxy panics with
+// http.ErrAbortHandler when copying a response body fails, and the client's
+// connection is closed) was cut, for the access log: "write-timeout" when
+// respTimer cut it, "client" when the client went away or a write to it
+// failed, else "upstream" (its response broke off mid-body); "" for a
+// response sent whole, and for one the proxy never answered (499, which
+// the status says).
+func cutBy(completed bool, x *exchange, rw *recorder, client context.Context) string {
+	switch {
+	case completed || x.status != 0 || x.switched:
+		return ""
+	case x.timedOut.Load():
+		return "write-timeout"
+	case rw.writeFailed || client.Err() != nil: // net/http cancels it when the client goes
+		return "client"
+	}
+	return "upstream"
 }
 
 // recorder notes the status and size of a response. Unwrap lets
@@ -642,6 +672,9 @@ type recorder struct {
 	status int
 	bytes  int64
 	http10 bool // an HTTP/1.0 client: no 1xx
+	// A write to the client failed (its connection closed, or the write
+	// deadline passed).
+	writeFailed bool
 
 	// The client sent Expect: 100-continue. net/http answers it with its
 	// own 100 Continue when the body is first read: on a guarded route
@@ -676,6 +709,9 @@ func (w *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
+	if err != nil {
+		w.writeFailed = true
+	}
 	return n, err
 }
 

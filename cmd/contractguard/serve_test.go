@@ -1631,3 +1631,71 @@ func webSocketEcho(t *testing.T, n int) *httptest.Server {
 	t.Cleanup(up.Close)
 	return up
 }
+
+// TestProxy_AccessLogOfACutResponse: a response cut at write-timeout (an
+// upstream that stalls mid-body) was logged as a 200 like any other, with
+// nothing to tell it from one the client got whole. Its line keeps the
+// status the upstream sent and says it was cut, and why; so does one the
+// upstream broke off mid-body. A response sent whole says nothing of it.
+func TestProxy_AccessLogOfACutResponse(t *testing.T) {
+	stop := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/whole":
+			io.WriteString(w, "whole")
+			return
+		case "/length", "/broken":
+			w.Header().Set("Content-Length", "100")
+		}
+		io.WriteString(w, "part")
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/broken" {
+			panic(http.ErrAbortHandler) // the upstream's connection closes mid-body
+		}
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(up.Close)
+	t.Cleanup(func() { close(stop) })
+	var logs syncBuffer
+	p, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) {
+		s.WriteTimeout = 200 * time.Millisecond
+		s.AccessLog = true
+	})
+	p.log = slog.New(slog.NewJSONHandler(&logs, nil))
+	p.transport.DisableKeepAlives = true
+	for _, tc := range []struct{ path, cut string }{
+		{"/length", "write-timeout"}, {"/chunked", "write-timeout"}, {"/broken", "upstream"}, {"/gone", "client"}, {"/whole", ""},
+	} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", tc.path)
+		if tc.path == "/gone" { // the client hangs up once the response has begun
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			res.Body.Read(make([]byte, 4))
+		} else {
+			io.ReadAll(c)
+		}
+		c.Close()
+		var entry map[string]any
+		for deadline := time.Now().Add(5 * time.Second); entry == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			for l := range strings.Lines(logs.String()) {
+				var e map[string]any
+				if json.Unmarshal([]byte(l), &e) == nil && e["msg"] == "request" && e["path"] == tc.path {
+					entry = e
+				}
+			}
+		}
+		require.NotNil(t, entry, "%s: no access log line in %s", tc.path, logs.String())
+		assert.Equal(t, float64(http.StatusOK), entry["status"], "%s: the status the upstream sent", tc.path)
+		if tc.cut == "" {
+			assert.NotContains(t, entry, "cut", "%s: sent whole", tc.path)
+		} else {
+			assert.Equal(t, tc.cut, entry["cut"], "%s: %v", tc.path, entry)
+		}
+	}
+}
