@@ -211,6 +211,12 @@ type exchange struct {
 	// Reading the client's body passed read-timeout (untilEOF): on a
 	// streamed route, the upstream had only part of it.
 	bodyTimedOut atomic.Bool
+	// The read deadline of a body not yet read to its end (prepare), nil
+	// once it has been. net/http cancels the request's context inside the
+	// read that times out, before untilEOF can store bodyTimedOut, so the
+	// Transport may give up, and upstreamError run, first: a deadline
+	// passed tells it as surely, whichever goroutine gets there first.
+	bodyDeadline atomic.Pointer[time.Time]
 	// The upstream switched protocols: ReverseProxy writes its 101 on the
 	// hijacked connection, never through WriteHeader, so the recorder
 	// does not see it.
@@ -239,11 +245,16 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		// writes one (up to 256 KiB), and with no deadline a client that
 		// sends none holds the connection for ever.
 		if p.s.ReadTimeout > 0 {
-			x.rc.SetReadDeadline(time.Now().Add(p.s.ReadTimeout))
+			deadline := time.Now().Add(p.s.ReadTimeout)
+			x.rc.SetReadDeadline(deadline)
 			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 				x.rc.SetReadDeadline(time.Time{})
 			} else {
-				r.Body = &untilEOF{ReadCloser: r.Body, x: x, done: func() { x.rc.SetReadDeadline(time.Time{}) }}
+				x.bodyDeadline.Store(&deadline)
+				r.Body = &untilEOF{ReadCloser: r.Body, x: x, done: func() {
+					x.bodyDeadline.Store(nil)
+					x.rc.SetReadDeadline(time.Time{})
+				}}
 			}
 		}
 		if strings.HasPrefix(r.URL.Path, healthPrefix) {
@@ -384,6 +395,14 @@ func setForwarded(r *http.Request) {
 	r.Header.Del("Forwarded") // not sent upstream either
 }
 
+// bodyOverdue reports whether the request's body, not read to its end,
+// is past its read deadline: a read of it fails (or has failed) with a
+// timeout, whether or not untilEOF has noted it yet.
+func (x *exchange) bodyOverdue() bool {
+	d := x.bodyDeadline.Load()
+	return d != nil && !time.Now().Before(*d)
+}
+
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For
 // (the inbound chain, then the client's address), -Host and -Proto.
 func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
@@ -483,7 +502,7 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 // written when the client has gone.
 func (p *proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeOf(r)
-	if x != nil && x.bodyTimedOut.Load() {
+	if x != nil && (x.bodyTimedOut.Load() || x.bodyOverdue()) {
 		// net/http cancels the request's context when a read of the body
 		// fails, but the client is still there, waiting for an answer.
 		p.fail(w, r, http.StatusRequestTimeout, codeRequestTimeout, "the request body did not arrive in time")

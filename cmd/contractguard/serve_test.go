@@ -1699,3 +1699,24 @@ func TestProxy_AccessLogOfACutResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestProxy_RequestTimeoutBeforeTheReadReturns: net/http cancels the
+// request's context inside the body read that passes read-timeout, before
+// that read returns to untilEOF, which notes the timeout; the Transport,
+// watching the context, may give up first, and upstreamError then found
+// no timeout noted and aborted the connection (nothing written) where
+// the client was owed a 408. The body's deadline passed says so whichever
+// goroutine is first.
+func TestProxy_RequestTimeoutBeforeTheReadReturns(t *testing.T) {
+	p, _ := testProxy(t, "http://127.0.0.1:1", nil)
+	x := &exchange{}
+	past := time.Now().Add(-time.Millisecond)
+	x.bodyDeadline.Store(&past) // the body not read to its end, its deadline passed; bodyTimedOut not stored yet
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), exchangeKey{}, x))
+	cancel() // as net/http cancels it in the failed read
+	r := httptest.NewRequestWithContext(ctx, "POST", "/upload", strings.NewReader("{"))
+	w := httptest.NewRecorder()
+	require.NotPanics(t, func() { p.upstreamError(w, r, context.Canceled) }, "taken for a client gone")
+	assert.Equal(t, http.StatusRequestTimeout, w.Code)
+	assert.Equal(t, codeRequestTimeout, x.code)
+}
