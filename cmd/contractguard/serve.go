@@ -244,18 +244,38 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		// answer: net/http reads what is left of an unread body before it
 		// writes one (up to 256 KiB), and with no deadline a client that
 		// sends none holds the connection for ever.
+		var body *untilEOF
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			body = &untilEOF{ReadCloser: r.Body, x: x, done: func() {}}
+			r.Body = body
+		}
 		if p.s.ReadTimeout > 0 {
 			deadline := time.Now().Add(p.s.ReadTimeout)
 			x.rc.SetReadDeadline(deadline)
-			if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			if body == nil {
 				x.rc.SetReadDeadline(time.Time{})
 			} else {
 				x.bodyDeadline.Store(&deadline)
-				r.Body = &untilEOF{ReadCloser: r.Body, x: x, done: func() {
+				body.done = func() {
 					x.bodyDeadline.Store(nil)
 					x.rc.SetReadDeadline(time.Time{})
-				}}
+				}
 			}
+		}
+		if body != nil {
+			// An upstream that answers before it has read the body leaves
+			// the Transport's writer in a read of the client's body when
+			// the handler returns; net/http writes the answer only once it
+			// can take the body's lock, which that read holds until the
+			// client sends more or read-timeout passes (never, with 0): a
+			// client that sent part of its body and waits was answered
+			// then. The read is cut, and the answer goes at once; the
+			// connection, its body unread, closes after it.
+			defer func() {
+				if body.reading.Load() > 0 {
+					x.rc.SetReadDeadline(time.Now())
+				}
+			}()
 		}
 		if strings.HasPrefix(r.URL.Path, healthPrefix) {
 			switch r.URL.Path[len(healthPrefix):] {
@@ -362,17 +382,21 @@ func headerLines(h http.Header) int {
 	return n
 }
 
-// untilEOF calls done once, when the body has been read to its end, and
-// notes on x a read that timed out (read-timeout).
+// untilEOF calls done once, when the body has been read to its end, notes
+// on x a read that timed out (read-timeout), and tells whether a read is
+// in progress (prepare).
 type untilEOF struct {
 	io.ReadCloser
-	x    *exchange
-	done func()
-	once sync.Once
+	x       *exchange
+	done    func()
+	once    sync.Once
+	reading atomic.Int32 // a Read is in progress
 }
 
 func (b *untilEOF) Read(p []byte) (int, error) {
+	b.reading.Add(1)
 	n, err := b.ReadCloser.Read(p)
+	b.reading.Add(-1)
 	var ne net.Error
 	switch {
 	case err == io.EOF:

@@ -1720,3 +1720,49 @@ func TestProxy_RequestTimeoutBeforeTheReadReturns(t *testing.T) {
 	assert.Equal(t, http.StatusRequestTimeout, w.Code)
 	assert.Equal(t, codeRequestTimeout, x.code)
 }
+
+// TestProxy_EarlyAnswerNotHeldByTheBody: an upstream that answers before
+// it has read the body (a 413, a 401 to an upload) while the client has
+// sent only part of its body, on a route whose body streams upstream. The
+// Transport's writer goroutine, still reading the client's body, held the
+// body's lock, and net/http cannot write the answer before it has it: the
+// client got the upstream's answer only when the read failed at
+// read-timeout, and never with read-timeout 0. The read the handler leaves
+// behind is now cut when it returns, and the answer goes at once.
+func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\nConnection: close\r\n\r\ntoo big")
+				time.Sleep(5 * time.Second) // the upstream's side stays open
+			}()
+		}
+	}()
+	for _, readTimeout := range []time.Duration{4 * time.Second, 0} {
+		_, srv := testProxy(t, "http://"+ln.Addr().String(), func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
+		for _, req := range []string{
+			"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc",
+			"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+		} {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			io.WriteString(c, req)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			c.Close()
+			require.NoError(t, err, "read-timeout %v: the upstream's answer waited on the client's body", readTimeout)
+			assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+		}
+	}
+}
