@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -494,6 +496,12 @@ func (p *proxy) inMemory(pr *httputil.ProxyRequest) {
 // write-timeout to send the response, none for an event stream or a
 // protocol switch (a websocket), which last as long as they last.
 func (p *proxy) modifyResponse(res *http.Response) error {
+	if res.StatusCode == http.StatusSwitchingProtocols && !webSocketHandshake(res.Request.Header, res.Header) {
+		// Returned as an error, ReverseProxy closes the upstream's
+		// connection and answers 502 (upstreamError); a 101 whose Upgrade
+		// is not the one asked for it left open.
+		return errNotWebSocket
+	}
 	x := exchangeOf(res.Request)
 	if x == nil {
 		return nil
@@ -518,6 +526,27 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		})
 	}
 	return nil
+}
+
+var errNotWebSocket = errors.New("the upstream switched protocols (101) without completing a websocket handshake")
+
+// webSocketHandshake reports whether a 101 with header res answers a
+// websocket handshake of req's header: the request's one
+// Sec-WebSocket-Key answered with its Sec-WebSocket-Accept (RFC 6455,
+// 4.2.2), Upgrade websocket on both. After a 101 the connection is a tunnel
+// the guard does not read: a 101 from a route whose status and headers
+// the client chooses (or a handler's mistake), on an upstream that went on
+// reading HTTP/1.1 requests on its connection, took every request the
+// client sent next there unchecked. No server but a websocket one computes
+// the accept value.
+func webSocketHandshake(req, res http.Header) bool {
+	keys := req.Values("Sec-Websocket-Key")
+	if len(keys) != 1 || keys[0] == "" || !strings.EqualFold(req.Get("Upgrade"), "websocket") || !strings.EqualFold(res.Get("Upgrade"), "websocket") {
+		return false
+	}
+	sum := sha1.Sum([]byte(keys[0] + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	accept := res.Values("Sec-Websocket-Accept")
+	return len(accept) == 1 && accept[0] == base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // upstreamError answers a request the upstream could not serve: 504 when

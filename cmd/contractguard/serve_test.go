@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha1"
 	"debug/elf"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -1472,7 +1474,7 @@ func TestProxy_AccessLogOfAProtocolSwitch(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
 	br := bufio.NewReader(c)
 	res, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
@@ -1553,7 +1555,7 @@ func TestProxy_ShutdownWaitsForWebSockets(t *testing.T) {
 		require.NoError(t, err)
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		io.WriteString(c, "GET /chat HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
 		br := bufio.NewReader(c)
 		res, err := http.ReadResponse(br, nil)
 		require.NoError(t, err)
@@ -1619,7 +1621,7 @@ func webSocketEcho(t *testing.T, n int) *httptest.Server {
 			return
 		}
 		defer c.Close()
-		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", webSocketAccept(r.Header.Get("Sec-WebSocket-Key")))
 		for i := 0; n < 0 || i < n; i++ {
 			line, err := brw.ReadString('\n')
 			if err != nil {
@@ -1765,4 +1767,95 @@ func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
 			assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 		}
 	}
+}
+
+// TestProxy_SwitchOnlyToAWebSocket: after a 101 the connection is a
+// tunnel the guard no longer reads. An upstream that answered a websocket
+// upgrade with a 101 without being a websocket server (a route whose
+// status and headers the client chooses, or a handler's mistake) and went
+// on reading HTTP/1.1 requests on its connection took every request the
+// client sent next through the tunnel, unchecked: here a POST /api/users
+// with a name the contract refuses reached it. A 101 is passed on only as
+// the answer to a websocket handshake, with the Sec-WebSocket-Accept that
+// the request's Sec-WebSocket-Key asks for (RFC 6455, 4.2.2); any other
+// is 502, and the upstream's connection closed (a 101 whose Upgrade is not
+// the one asked for was left open by ReverseProxy).
+func TestProxy_SwitchOnlyToAWebSocket(t *testing.T) {
+	const key = "dGhlIHNhbXBsZSBub25jZQ=="
+	var reached atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // answers /switch with the 101 its query asks for, and reads on
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if req.URL.Path == "/switch" {
+						fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n", req.URL.Query().Get("upgrade"))
+						if a := req.URL.Query().Get("accept"); a != "" {
+							fmt.Fprintf(c, "Sec-WebSocket-Accept: %s\r\n", a)
+						}
+						io.WriteString(c, "\r\n")
+						continue
+					}
+					reached.Add(1)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nreached")
+				}
+			}()
+		}
+	}()
+	_, srv := testProxy(t, "http://"+ln.Addr().String(), nil)
+	for _, tc := range []struct {
+		query, key string
+		status     int
+	}{
+		{"upgrade=websocket", key, http.StatusBadGateway},                               // no Sec-WebSocket-Accept
+		{"upgrade=websocket&accept=x", key, http.StatusBadGateway},                      // not the key's
+		{"upgrade=websocket&accept=" + webSocketAccept(key), "", http.StatusBadGateway}, // no key asked for one
+		{"upgrade=h2c&accept=" + webSocketAccept(key), key, http.StatusBadGateway},      // not the protocol asked for
+		{"upgrade=websocket&accept=" + url.QueryEscape(webSocketAccept(key)), key, http.StatusSwitchingProtocols},
+	} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "GET /switch?%s HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n", tc.query)
+		if tc.key != "" {
+			fmt.Fprintf(c, "Sec-WebSocket-Key: %s\r\n", tc.key)
+		}
+		io.WriteString(c, "\r\n")
+		br := bufio.NewReader(c)
+		res, err := http.ReadResponse(br, nil)
+		require.NoError(t, err, "%s", tc.query)
+		io.Copy(io.Discard, res.Body)
+		assert.Equal(t, tc.status, res.StatusCode, "%s", tc.query)
+		if tc.status == http.StatusBadGateway {
+			// The connection is still the proxy's: what comes next is checked.
+			body := `{"email":"ada@example.com","name":"root"}`
+			fmt.Fprintf(c, "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			res, err = http.ReadResponse(br, nil)
+			require.NoError(t, err, "%s", tc.query)
+			b, _ := io.ReadAll(res.Body)
+			assert.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, "%s: the next request went through a tunnel: %s", tc.query, b)
+		}
+		c.Close()
+	}
+	assert.Zero(t, reached.Load(), "a request reached the upstream past the guard")
+}
+
+// webSocketAccept is the Sec-WebSocket-Accept a websocket server answers
+// key with (RFC 6455, 4.2.2).
+func webSocketAccept(key string) string {
+	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(h[:])
 }
