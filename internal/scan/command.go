@@ -109,12 +109,32 @@ var commandLead = func() (t [256]bool) {
 // commandLeadEnd is where a command after a metacharacter at s[i-1]
 // starts: after blanks, quotes, more metacharacters, ( or {, a ! (which
 // negates the command after it, and runs it), and $IFS,
-// ${IFS}, $1, $@, $* or ${1} (empty or a blank to the shell). It steps through every
-// byte of what it skips but the F and S of IFS, and where it goes from
-// each depends on s and that byte's index alone: started anywhere in the
-// lead of an earlier call, it ends where that call did.
+// ${IFS}, $1, $@, $*, $!, $- or ${1} (empty or a blank to the shell), a
+// variable before a blank or a quote ($x whoami: unset, nothing), and a
+// parameter expansion that leaves nothing or its default (see
+// expansionEnd). It steps through every byte of what it skips but the F
+// and S of IFS, a name and an expansion with no metacharacter in it, and
+// where it goes from each depends on s and that byte's index alone:
+// started anywhere in the lead of an earlier call, it ends where that
+// call did.
 func commandLeadEnd(s string, i int) int {
 	for i < len(s) {
+		if i >= 2 && s[i-2] == '$' && s[i-1] == '{' {
+			if end := expansionEnd(s, i); end > i {
+				i = end
+				continue
+			}
+		}
+		if i > 0 && s[i-1] == '$' && (isLetter(s[i]) || s[i] == '_') {
+			end := i + 1
+			for end < len(s) && (isAlnum(s[end]) || s[end] == '_') {
+				end++
+			}
+			if end < len(s) && strings.IndexByte(" \t\"'", s[end]) >= 0 {
+				i = end // $x whoami, $x"id": an unset variable is no word
+				continue
+			}
+		}
 		switch {
 		case commandLead[s[i]]:
 			i++
@@ -132,8 +152,63 @@ func commandLeadEnd(s string, i int) int {
 }
 
 // emptyParameter reports a positional parameter, or all of them (@, *),
-// after a $: nothing in a command string run with none.
-func emptyParameter(c byte) bool { return isDigit(c) || c == '@' || c == '*' }
+// after a $: nothing in a command string run with none; or $- (the
+// shell's flags: none to dash, a -c string's sh on Debian and Ubuntu).
+func emptyParameter(c byte) bool { return isDigit(c) || c == '@' || c == '*' || c == '-' }
+
+// expansionEnd is where the lead goes on at s[i], just after a ${: past
+// a parameter that is nothing in a command string run with no arguments
+// and no such variable (${10}, ${@}, ${!}, ${-}, ${x}), past one whose
+// test leaves nothing then (${x+y}, ${x#a}, ${1:-}), or at the default
+// it gives, which stands where the command does (${x:-whoami},
+// ${x=id}). It is i for anything else: ${0} is the shell's name, ${#}
+// and ${?} are numbers. An expansion it skips holds no metacharacter.
+func expansionEnd(s string, i int) int {
+	j := i
+	switch {
+	case j == len(s):
+		return i
+	case isLetter(s[j]) || s[j] == '_':
+		for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
+			j++
+		}
+	case isDigit(s[j]) && s[j] != '0':
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+	case s[j] == '@' || s[j] == '*' || s[j] == '!' || s[j] == '-':
+		j++
+	default:
+		return i
+	}
+	if j == len(s) {
+		return i
+	}
+	if s[j] == '}' {
+		return j + 1
+	}
+	op := j
+	if s[j] == ':' {
+		j++
+	}
+	if j < len(s) && (s[j] == '-' || s[j] == '=') { // the default: ${x:-whoami}
+		if j+1 < len(s) && s[j+1] == '}' {
+			return j + 2 // ${x:-}
+		}
+		return j + 1
+	}
+	// ${x+y}, ${x#a}, ${x/a/b}, ${x:1}: nothing with x unset, up to its
+	// }, near and with nothing in it that leads to a command.
+	for k := op; k < len(s) && k < op+64; k++ {
+		switch s[k] {
+		case '}':
+			return k + 1
+		case ';', '|', '&', '`', '\n', '\r', '$', '{', '?':
+			return i // ${x?}, ${x:?msg}: an error, no command
+		}
+	}
+	return i
+}
 
 // commandAt reports whether a command starts at s[i], where the lead
 // after a metacharacter ends (commandLeadEnd). A command is a word of

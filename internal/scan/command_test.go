@@ -104,3 +104,30 @@ func TestCommandAfterEmptyParameters(t *testing.T) {
 	assert.Equal(t, None, String(strings.Repeat(";$@", 100<<10)), "a run of them is read once")
 	assert.Equal(t, None, String(strings.Repeat(";${1}", 60<<10)), "a run of them is read once")
 }
+
+// TestCommandAfterEmptyExpansions: a shell expands ${10} (the tenth
+// positional parameter), ${!}, $!, ${-} and $- (dash's flags of a -c
+// string), an unset variable (${x}, or $x before a blank or a quote) and
+// a test that leaves nothing (${x+y}, ${x#a}, ${1:-}) to nothing, so
+// the command after them runs: ";${10}whoami" runs whoami in dash and
+// bash. And ${x:-whoami}, ${x=id} are their default, the command itself.
+// The lead skipped $1, ${1}, $@, $* and $IFS only, and these passed.
+// ${#}, $? and $$ are numbers: the word after them
+// is another ("$10whoami" is 0whoami).
+func TestCommandAfterEmptyExpansions(t *testing.T) {
+	for v, want := range map[string]Class{
+		";${10}whoami": CommandInjection, ";${99}id": CommandInjection, ";\"${10}\"whoami": CommandInjection,
+		";${!}whoami": CommandInjection, ";$-whoami": CommandInjection, ";${-}whoami": CommandInjection,
+		";${x}whoami": CommandInjection, ";$x whoami": CommandInjection, ";$x\"id\"": CommandInjection,
+		";${x+y}whoami": CommandInjection, ";${x#a}whoami": CommandInjection, ";${1:-}whoami": CommandInjection,
+		";${x:-whoami}": CommandInjection, ";${x-id}": CommandInjection, ";${x:=cat /etc/passwd}": CommandInjection,
+		"a|${x:-/bin/sh}": CommandInjection, "$(${u}id)": CommandInjection, "&${IFS}${x}id": CommandInjection,
+		";${x?}whoami": None, ";${#}whoami": None, ";$10whoami": None,
+		"Hello ${name}; ${greeting} ${user}": None, "Order ${id} shipped": None, "Save $5 | $Money talks": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for _, s := range []string{";${x:-", ";${x#", "${a", ";$x ", ";${10}", "${x+;"} {
+		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
+	}
+}
