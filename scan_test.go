@@ -850,6 +850,36 @@ func TestScan_MultipartDispositionGoCannotRead(t *testing.T) {
 	}
 }
 
+// TestScan_MultipartDispositionContinuations: werkzeug (Flask) reads
+// RFC 2231 continuations (filename*0, filename*1*) by appending each, in
+// the order written, to the parameter's value so far, whether or not Go
+// can parse the disposition; Go joins them in index order and stops at a
+// missing index, and the loose reading of a disposition it cannot parse
+// skipped them. So "../../shell.php" reached a Flask handler unscanned
+// through a gap in the indexes, an order other than theirs, a filename*
+// before them, or a parameter given twice.
+func TestScan_MultipartDispositionContinuations(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition string) string {
+		return "--XyZ\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, tc := range []struct{ disposition, want string }{
+		{`form-data; name="f"; filename*0="a"; filename*2="/../../shell.php"`, "possible path traversal"},
+		{`form-data; name="f"; filename*1=".."; filename*0="/shell.php"`, "possible path traversal"},
+		{`form-data; name="f"; filename*=UTF-8''a; filename*0="/../../shell.php"`, "possible path traversal"},
+		{`form-data; name="f"; name="g"; filename*0="../../sh"; filename*1="ell.php"`, "possible path traversal"},
+		{`form-data; name="f"; name="g"; filename*0*=UTF-8''..%2F..%2Fsh; filename*1*=ell.php`, "possible path traversal"},
+		{`form-data; name="f"; name="g"; name*0="__pro"; name*1="to__"; filename="ok.png"`, "possible prototype pollution"},
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", part(tc.disposition), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", tc.want}}, eb.Details, tc.disposition)
+	}
+	for _, d := range []string{`form-data; name="f"; filename*0="my "; filename*1="photo.png"`, `form-data; name="f"; name="g"; filename*0*=UTF-8''r%C3%A9sum; filename*1*=%C3%A9.pdf`} {
+		assert.Equal(t, 200, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ").Code, d)
+	}
+}
+
 // TestScan_MultipartPlainNameBesideStarForm: a disposition Go parses, with
 // a plain filename (or name) and a filename* (name*) beside it, is read
 // by Go as the starred one alone, FileName and the name as sent alike;

@@ -193,7 +193,13 @@ func sentFileName(p *multipart.Part) string {
 // (name*, filename* too, percent-decoded) of a Content-Disposition, read
 // loosely: split at the semicolons outside quotes, a quoted value
 // unquoted, whatever mime.ParseMediaType refuses (a parameter twice).
+// And, where it holds RFC 2231 continuations (filename*0, filename*1*),
+// the name and file name werkzeug reads: each piece appended, in the
+// order written, to the last name or name* before it (Go joins them in
+// index order, and stops at a missing index).
 func looseDisposition(v string) (names, files []string) {
+	var joined [2]strings.Builder // werkzeug's name and filename
+	var continued [2]bool
 	param := func(p string) {
 		k, val, ok := strings.Cut(p, "=")
 		if !ok {
@@ -201,29 +207,42 @@ func looseDisposition(v string) (names, files []string) {
 		}
 		k = strings.ToLower(strings.TrimSpace(k))
 		val = strings.TrimSpace(val)
-		switch k {
-		case "name", "filename":
-			if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
-				var b strings.Builder
-				for i := 1; i < len(val)-1; i++ {
-					if val[i] == '\\' && i+1 < len(val)-1 {
-						i++
-					}
-					b.WriteByte(val[i])
-				}
-				val = b.String()
-			}
-		case "name*", "filename*": // RFC 5987: charset'language'percent-encoded
+		base, index, piece := strings.Cut(k, "*")
+		extended := strings.HasSuffix(k, "*") // name*, filename*0*: charset'language'percent-encoded (RFC 5987, 2231)
+		index = strings.TrimSuffix(index, "*")
+		if base != "name" && base != "filename" || index != "" && !allDigits(index) {
+			return
+		}
+		piece = piece && index != ""
+		if extended {
 			if i := strings.LastIndexByte(val, '\''); i >= 0 {
 				val = val[i+1:]
 			}
 			if d, err := url.PathUnescape(val); err == nil {
 				val = d
 			}
-		default:
+		} else if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+			var b strings.Builder
+			for i := 1; i < len(val)-1; i++ {
+				if val[i] == '\\' && i+1 < len(val)-1 {
+					i++
+				}
+				b.WriteByte(val[i])
+			}
+			val = b.String()
+		}
+		w := 0
+		if base == "filename" {
+			w = 1
+		}
+		if piece {
+			joined[w].WriteString(val)
+			continued[w] = true
 			return
 		}
-		if strings.HasPrefix(k, "name") {
+		joined[w].Reset()
+		joined[w].WriteString(val)
+		if w == 0 {
 			names = append(names, val)
 		} else {
 			files = append(files, val)
@@ -242,7 +261,22 @@ func looseDisposition(v string) (names, files []string) {
 		}
 	}
 	param(v[start:])
+	if continued[0] {
+		names = append(names, joined[0].String())
+	}
+	if continued[1] {
+		files = append(files, joined[1].String())
+	}
 	return names, files
+}
+
+func allDigits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // FormMaxPairs is url.ParseQuery's bound on the pairs of a query or a
