@@ -49,7 +49,7 @@ func pathTraversal(s string, f uint32) bool {
 		// value, a sensitive name without a / its start. (The general path
 		// gives the same answer, for ~1.5k more instructions on the order
 		// body's dotted values.)
-		return s == ".." || sensitiveStart(s, &sensitiveNamesByFirst)
+		return urlDotDot(s) || sensitiveStart(s, &sensitiveNamesByFirst)
 	}
 	d, encoded := s, f&(hasPercent|hasOverlong) != 0 // else decodePath(s) is s
 	if encoded {
@@ -141,7 +141,8 @@ func pathPrefixFold(d, p string) (int, bool) {
 	return i, true
 }
 
-// dotDotSegment reports a path segment that is "..", or, before a /,
+// dotDotSegment reports a path segment that is ".." (also before a ? or
+// a #, see urlDotDot), or, before a /,
 // ".." with a ;parameter (..;/ is ../ to Tomcat and Spring), "...."
 // before an empty segment or "..." before a "." one (....// and ..././,
 // which are ../ once a filter has taken ../ out of them), or dots before
@@ -153,7 +154,7 @@ func dotDotSegment(d string) bool {
 	}
 	for {
 		seg, rest, more := strings.Cut(d, "/")
-		if seg == ".." {
+		if urlDotDot(seg) {
 			return true
 		}
 		if !more {
@@ -164,6 +165,14 @@ func dotDotSegment(d string) bool {
 		}
 		d = rest
 	}
+}
+
+// urlDotDot reports a segment that is "..", or ".." before a ? or a #,
+// where a URL's path ends: WHATWG's parser and RFC 3986 read api/..?x and
+// ..#x as a step up, as they read api/.. (a file name may hold a ?, and
+// "Wait..?" is no segment).
+func urlDotDot(seg string) bool {
+	return seg == ".." || len(seg) > 2 && seg[:2] == ".." && (seg[2] == '?' || seg[2] == '#')
 }
 
 // stepUp reports whether seg, a segment that starts with .. and that rest

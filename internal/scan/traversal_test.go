@@ -130,3 +130,19 @@ func TestPathTraversalBareNameBesideUTF8(t *testing.T) {
 		assert.Equal(t, want, String(s), "%q", s)
 	}
 }
+
+// TestPathTraversalDotDotBeforeQuery: a URL's path ends at a ? or a #,
+// so WHATWG's parser and RFC 3986 read "users/..?x" as users/.. and step
+// up, as "users/.." does: a value an application puts into a URL
+// ("/api/users/" + id, id "..?x" or "..#") reaches /api/. A .. was a
+// segment before a / or at the end only, and these passed. An ellipsis
+// before a ? is no segment.
+func TestPathTraversalDotDotBeforeQuery(t *testing.T) {
+	for s, want := range map[string]Class{
+		"x/..?y": PathTraversal, "..?x": PathTraversal, "..#": PathTraversal, "a/..#frag": PathTraversal,
+		`x\..?y`: PathTraversal, "/api/%2e%2e?x": PathTraversal, "/api/.%2E#x": PathTraversal,
+		"Wait..?": None, "So... what?": None, "Really..? Yes": None, "x/...?y": None, "?a=..": None,
+	} {
+		assert.Equal(t, want, String(s), "%q", s)
+	}
+}
