@@ -154,7 +154,8 @@ func commandLeadEnd(s string, i int) int {
 // emptyParameter reports a positional parameter, or all of them (@, *),
 // after a $: nothing in a command string run with none; or $- (the
 // shell's flags: none to dash, a -c string's sh on Debian and Ubuntu).
-func emptyParameter(c byte) bool { return isDigit(c) || c == '@' || c == '*' || c == '-' }
+// Not $0, the shell's own name (see commandAt).
+func emptyParameter(c byte) bool { return isDigit(c) && c != '0' || c == '@' || c == '*' || c == '-' }
 
 // expansionEnd is where the lead goes on at s[i], just after a ${: past
 // a parameter that is nothing in a command string run with no arguments
@@ -216,8 +217,17 @@ func expansionEnd(s string, i int) int {
 // path (/bin/sh), or the name of a file to run: ./x, or x.exe, x.ps1 and
 // their kind. Where the word holds quotes, balanced, or backslashes,
 // which the shell drops (w'h'o'a'm'i, c\at, /bin/c'a't), it is read
-// without them too.
+// without them too. $0 and ${0}, the shell's name, are a shell.
 func commandAt(s string, i int) bool {
+	if i < len(s) && s[i] == '0' && i > 0 && s[i-1] == '$' {
+		// $0 is the shell's own name (sh, bash): "; $0 -c id" runs id.
+		// With a shell's argument only, as a word command: "| $0 fee" is
+		// a price.
+		return command("dash", s, i+1, 0)
+	}
+	if i >= 2 && s[i-2:i] == "${" && strings.HasPrefix(s[i:], "0}") {
+		return command("sh", s, i+2, 0) // echo id|${0}
+	}
 	begin, start := i, i
 	if driveLetter(s[i:]) {
 		i += len("C:") // C:\Users\Public\nc.exe

@@ -131,3 +131,18 @@ func TestCommandAfterEmptyExpansions(t *testing.T) {
 		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
 	}
 }
+
+// TestCommandShellsOwnName: $0 and ${0} are the shell's own name (sh in
+// a -c string, bash), so "; $0 -c id" and "echo id|${0}" run a shell;
+// the lead skipped $0 as an empty parameter, and what followed it was
+// read as the command. $0 counts with a shell's argument only, as the
+// word commands do ("| $0 fee" is a price); "$0whoami" is shwhoami.
+func TestCommandShellsOwnName(t *testing.T) {
+	for v, want := range map[string]Class{
+		";$0 -c id": CommandInjection, "|$0 -c 'id'": CommandInjection, "x|$0<<<id": CommandInjection,
+		"echo id|${0}": CommandInjection, ";${0} -c id": CommandInjection, "$(${0}<x)": CommandInjection,
+		"Basic | $0 fee": None, "Free shipping & $0 down": None, "Plans: Basic | $0/month": None, "Pay $0 | $0 fees": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+}
