@@ -125,6 +125,10 @@ func commandLeadEnd(s string, i int) int {
 				continue
 			}
 		}
+		if end := prefixEnd(s, i); end > i {
+			i = end // x=1 whoami, 2>/dev/null id
+			continue
+		}
 		if i > 0 && s[i-1] == '$' && (isLetter(s[i]) || s[i] == '_') {
 			end := i + 1
 			for end < len(s) && (isAlnum(s[end]) || s[end] == '_') {
@@ -156,6 +160,63 @@ func commandLeadEnd(s string, i int) int {
 // shell's flags: none to dash, a -c string's sh on Debian and Ubuntu).
 // Not $0, the shell's own name (see commandAt).
 func emptyParameter(c byte) bool { return isDigit(c) && c != '0' || c == '@' || c == '*' || c == '-' }
+
+// prefixEnd is where a variable assignment (x=1) or a redirection
+// (2>/dev/null, >x, < x, 2>&1) at s[i] ends, at the blank after it: a
+// shell reads them before the command, so ";x=1 whoami" and
+// ";2>/dev/null id" run it. It is i where s[i:] is neither, or one
+// that ends s or holds a quote or a metacharacter but the & of >&, and
+// for an assignment after a &, which a query string's pairs are
+// (?a=1&q=print "x").
+func prefixEnd(s string, i int) int {
+	j := i
+	switch {
+	case i > 0 && s[i-1] == '$':
+		return i // $x=1 is no assignment
+	case isLetter(s[j]) || s[j] == '_':
+		k := i - 1
+		for k >= 0 && (s[k] == ' ' || s[k] == '\t') {
+			k--
+		}
+		if k >= 0 && s[k] == '&' {
+			return i // a query string's pair: &q=print "x"
+		}
+		for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
+			j++
+		}
+		if j == len(s) || s[j] != '=' {
+			return i
+		}
+		j++
+	default:
+		for j < len(s) && isDigit(s[j]) {
+			j++
+		}
+		if j == len(s) || s[j] != '<' && s[j] != '>' {
+			return i
+		}
+		for j < len(s) && (s[j] == '<' || s[j] == '>') {
+			j++
+		}
+		if j < len(s) && s[j] == '&' {
+			j++ // 2>&1
+		}
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++ // > x
+		}
+	}
+	value := j
+	for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+		if commandLead[s[j]] || s[j] == '\n' || s[j] == '\r' {
+			return i
+		}
+		j++
+	}
+	if j == len(s) || j == value && (s[i] == '<' || s[i] == '>' || isDigit(s[i])) { // x= whoami sets x to nothing; > whoami is no redirection
+		return i
+	}
+	return j
+}
 
 // expansionEnd is where the lead goes on at s[i], just after a ${: past
 // a parameter that is nothing in a command string run with no arguments

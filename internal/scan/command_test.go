@@ -166,3 +166,23 @@ func TestCommandThroughGluedEmptyParameters(t *testing.T) {
 		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
 	}
 }
+
+// TestCommandAfterAssignmentOrRedirection: a shell reads variable
+// assignments and redirections before a command's name, so ";x=1
+// whoami", ";2>/dev/null id" and ";>x whoami" run the command (dash and
+// bash); the lead stopped at them, and the command was not seen. After
+// a &, name=value is a query string's pair and stays one.
+func TestCommandAfterAssignmentOrRedirection(t *testing.T) {
+	for v, want := range map[string]Class{
+		"a;x=1 whoami": CommandInjection, "a;x=1 y=2 id": CommandInjection, "a|x= whoami": CommandInjection,
+		"a;2>/dev/null whoami": CommandInjection, "a;>x whoami": CommandInjection, "a;> x whoami": CommandInjection,
+		"a;<x cat /etc/passwd": CommandInjection, "a;2>&1 id": CommandInjection, "$(x=1 id)": CommandInjection,
+		"Home > Shoes & More > Sale": None, "a=b&c=d": None, "x & a=5 more": None, "a; 2> x": None,
+		"/search?ref=1&q=typography print \"with you\"&page=1": None, "a;$x=1 whoami": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for _, s := range []string{";x=1 ", ";2>x ", "; > ", ";x=", "&   ", ";x=1&"} {
+		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
+	}
+}
