@@ -86,6 +86,29 @@ var loadErrorCases = []struct {
 		`a.yaml:4: POST /a: invariants[0]: 1:19: request.method is never "delete": it is upper case; write "DELETE"`},
 	{"a lower-case method in a list", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method in ['POST', 'put']\"\n    message: m\n",
 		`a.yaml:4: POST /a: invariants[0]: 1:28: request.method is never "put": it is upper case; write "PUT"`},
+	// The same constants met as a name request.headers.exists(k, …) and
+	// its kin iterate over, after lowerAscii() or upperAscii(), through
+	// request.?method.orValue(…) or as a map literal's key after in.
+	{"an upper-case header name in exists", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers.exists(k, k == 'X-Admin')\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:32: request.headers has no "X-Admin": its names are lower case; write "x-admin"`},
+	{"an upper-case header name in all, on the left", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers.all(k, 'X-Admin' != k)\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:24: request.headers has no "X-Admin": its names are lower case; write "x-admin"`},
+	{"an upper-case header name in exists_one, in a list", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers.exists_one(k, k in ['x-a', 'X-B'])\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:44: request.headers has no "X-B": its names are lower case; write "x-b"`},
+	{"an upper-case header name in filter", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers.filter(k, k == 'X-Admin').size() == 0\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:32: request.headers has no "X-Admin": its names are lower case; write "x-admin"`},
+	{"an upper-case header name in map", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!request.headers.map(k, k == 'X-Admin').exists(b, b)\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:30: request.headers has no "X-Admin": its names are lower case; write "x-admin"`},
+	{"an upper-case header prefix", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!request.headers.exists(k, k.startsWith('X-Debug'))\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:41: request.headers' names are lower case: startsWith("X-Debug") is never true; write "x-debug"`},
+	{"a lower-case method, after optional", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.?method.orValue('') != 'post'\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:32: request.method is never "post": it is upper case; write "POST"`},
+	{"a lower-case method in a map", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method in {'POST': 1, 'put': 2}\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:31: request.method is never "put": it is upper case; write "PUT"`},
+	{"an upper-case constant after lowerAscii", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.method.lowerAscii() != 'DELETE'\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:32: lowerAscii() is never "DELETE": it gives lower case; write "delete"`},
+	{"a lower-case constant after upperAscii", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.headers['x-mode'].upperAscii() in ['SAFE', 'dry']\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:52: upperAscii() is never "dry": it gives upper case; write "DRY"`},
 	{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
 		`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
 	{"CEL type error names the path", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    customer:\n      properties: {id: {type: integer}}\ninvariants:\n  - expr: request.body.customer > 1\n    message: m\n",
@@ -152,6 +175,30 @@ func TestLoad_CaseCheckShadowedRequest(t *testing.T) {
 		"request.body.all(request, request.method != 'delete') && request.method != 'delete'")}}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `1:76: request.method is never "delete"`)
+}
+
+// TestLoad_CaseCheckLoadsWhatCanBeTrue: the letter-case check refuses
+// only constants that can never match: these rules each hold for some
+// request, and load.
+func TestLoad_CaseCheckLoadsWhatCanBeTrue(t *testing.T) {
+	for _, rule := range []string{
+		"request.method.lowerAscii() == 'post'",
+		"request.method.lowerAscii() in ['post', 'put', 'É']",
+		"request.headers['x-mode'].upperAscii() == 'SAFE-1'",
+		"request.path.upperAscii() == '/A'",
+		"request.headers.exists(k, k == 'x-admin' && request.headers[k] == 'Yes')",
+		"request.headers.all(k, ['X-A'].exists(k, k == 'X-A'))",        // the inner k is the list's
+		"request.headers.exists(k, [k].exists(j, j.startsWith('x-')))", // j is not known to be a name
+		"request.query.exists(k, k == 'Mode')",
+		"request.headers.filter(k, true).size() >= 0 && [{'A': 1}].exists(m, 'A' in m)",
+		"request.?method.orValue('') != 'POST'",
+		"request.method in {'POST': 1}",
+		"request.body.all(k, k == 'X-A')",
+		"request.headers['x-a'].lowerAscii().contains('É')",
+	} {
+		_, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\ninvariants:\n  - expr: " + quoteYAML(rule) + "\n    message: m\n")}}})
+		assert.NoError(t, err, rule)
+	}
 }
 
 func TestLoad_DuplicateRouteNamesBothSources(t *testing.T) {
