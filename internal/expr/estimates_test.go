@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"cel.dev/cel-go/cel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -242,6 +243,48 @@ func TestEstimates_ListElementBounds(t *testing.T) {
 		for _, src := range order {
 			estimatesAgree(t, env, m, s, src)
 		}
+	}
+}
+
+// TestEstimates_BoundTheLongestList: a rule over a list the schema does
+// not bound is estimated with as many elements as fit in MaxBodyBytes, by
+// the shortest text of an element; the estimate is at least what cel-go
+// charges on the longest such list, or a rule could run untracked past
+// CELCostLimit. The shortest element was taken a byte longer for each
+// array or object in it (a comma counted after the last element), and
+// json.Marshal's length for an enum's value (100000 for 1e5, "\u003c" for
+// "<"): 20 % to 4.6 times too few elements.
+func TestEstimates_BoundTheLongestList(t *testing.T) {
+	const limit = 10_000
+	env, err := NewEnv(Config{CostLimit: 100_000, MaxEstimatedCost: math.MaxUint64, MaxBodyBytes: limit})
+	require.NoError(t, err)
+	for _, c := range []struct{ items, elem string }{
+		{`{"type":"array","minItems":1,"items":{"type":"integer"}}`, `[1]`},
+		{`{"type":"array","minItems":2,"items":{"type":"array","minItems":1}}`, `[[1],[1]]`},
+		{`{"type":"object","required":["a"],"properties":{"a":{"type":"integer"}}}`, `{"a":1}`},
+		{`{"type":"object","required":["a","b"]}`, `{"a":1,"b":1}`},
+		{`{"enum":[100000000]}`, `1e8`},
+		{`{"enum":["<<<<<<<<"]}`, `"<<<<<<<<"`},
+		{`{"enum":[{"a":[1000,true]}]}`, `{"a":[1e3,true]}`},
+		{`{"type":"integer"}`, `1`},
+	} {
+		s := compileSchema(t, `{"type":"array","items":`+c.items+`}`)
+		ce, err := env.ForSchema(s)
+		require.NoError(t, err)
+		const src = "request.body.all(x, true)"
+		ast, err := checked(env, ce.env, src, nil)
+		require.NoError(t, err)
+		est, err := env.env.EstimateCost(ast, ce.sizes)
+		require.NoError(t, err)
+		prg, err := env.env.Program(ast, cel.CostTracking(nil))
+		require.NoError(t, err)
+		n := (limit - 1) / (len(c.elem) + 1)
+		body := "[" + strings.TrimSuffix(strings.Repeat(c.elem+",", n), ",") + "]"
+		require.LessOrEqual(t, len(body), limit)
+		out, det, err := prg.Eval(&Activation{Body: doc(t, body), Shape: s.Numbers()})
+		require.NoError(t, err, c.items)
+		require.Equal(t, true, out.Value(), c.items)
+		assert.GreaterOrEqual(t, est.Max, *det.ActualCost(), "%s: %d elements %s", c.items, n, c.elem)
 	}
 }
 

@@ -421,7 +421,7 @@ func TestSizes_Draft2020Items(t *testing.T) {
 	}
 	min7, max7 := sizes(jsonschema.Draft7)
 	min2020, max2020 := sizes(jsonschema.Draft2020)
-	assert.Equal(t, uint64(2+2*(4+1)), min7, "[\"xx\",\"xx\"]")
+	assert.Equal(t, uint64(2+2*4+1), min7, "[\"xx\",\"xx\"]: 11 bytes")
 	assert.Equal(t, uint64(2+3*(2+4*6+1)), max7, "three strings of four characters, each written \\uXXXX")
 	assert.Equal(t, min7, min2020)
 	assert.Equal(t, max7, max2020)

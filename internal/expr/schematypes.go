@@ -524,16 +524,19 @@ func minSizeOf(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 
 	}
 	switch s.Types.ToStrings()[0] {
 	case "object":
+		// {"a":…,"b":…}: each name written as it is (no escape is
+		// shorter), a colon, the value, a comma between two members.
 		n := uint64(2)
 		ps := props(s)
 		for _, r := range s.Required {
-			n += uint64(len(strconv.Quote(r))) + 2 + minSizeIn(ps[r], depth+1, memo)
+			n += 2 + uint64(len(r)) + 1 + minSizeIn(ps[r], depth+1, memo)
 		}
-		return n
+		return n + commas(uint64(len(s.Required)))
 	case "array":
 		n := uint64(2)
 		if s.MinItems != nil {
-			n += uint64(*s.MinItems) * (minSizeIn(child(s, "@items"), depth+1, memo) + 1)
+			k := uint64(*s.MinItems)
+			n += k*minSizeIn(child(s, "@items"), depth+1, memo) + commas(k)
 		}
 		return n
 	case "string":
@@ -619,15 +622,51 @@ func maxSizeOf(s *jsonschema.Schema, depth int, memo map[sizeKey]uint64) uint64 
 func minEnumSize(vals []any) uint64 {
 	best := uint64(math.MaxUint64)
 	for _, v := range vals {
-		b, err := json.Marshal(v)
-		if err == nil && uint64(len(b)) < best {
-			best = uint64(len(b))
-		}
+		best = min(best, minJSONSize(v))
 	}
 	if best == math.MaxUint64 {
 		return 1
 	}
 	return best
+}
+
+// minJSONSize is a lower bound of the length of a JSON text that means v
+// (an enum's value): a string written as it is (json.Marshal escapes <,
+// > and & as six bytes each), a number in one byte (an enum's 100000
+// matches 1e5, and 1.0 for 1), objects and arrays without spaces.
+func minJSONSize(v any) uint64 {
+	switch v := v.(type) {
+	case string:
+		return 2 + uint64(len(v))
+	case bool:
+		if v {
+			return 4
+		}
+		return 5
+	case nil:
+		return 4
+	case []any:
+		n := uint64(2) + commas(uint64(len(v)))
+		for _, e := range v {
+			n += minJSONSize(e)
+		}
+		return n
+	case map[string]any:
+		n := uint64(2) + commas(uint64(len(v)))
+		for k, e := range v {
+			n += 2 + uint64(len(k)) + 1 + minJSONSize(e)
+		}
+		return n
+	}
+	return 1 // a number
+}
+
+// commas is the number of commas between n members or elements.
+func commas(n uint64) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return n - 1
 }
 
 // member is how an expression selects the property f: .f, or ["f"] when f
