@@ -91,6 +91,12 @@ func (c *caseCheck) kindOf(e celast.Expr) caseKind {
 	case celast.CallKind:
 		call := e.AsCall()
 		if !call.IsMemberFunction() {
+			switch call.FunctionName() {
+			case "dyn", "string": // dyn(request.method): the same string
+				if len(call.Args()) == 1 {
+					return c.kindOf(call.Args()[0])
+				}
+			}
 			return anyCase
 		}
 		switch call.FunctionName() {
