@@ -111,6 +111,10 @@ var loadErrorCases = []struct {
 		`a.yaml:4: POST /a: invariants[0]: 1:52: upperAscii() is never "dry": it gives upper case; write "DRY"`},
 	{"a lower-case method through dyn", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"string(dyn(request.method)) == 'post'\"\n    message: m\n",
 		`a.yaml:4: POST /a: invariants[0]: 1:32: request.method is never "post": it is upper case; write "POST"`},
+	{"a path without its slash", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"request.path != 'admin/users'\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:17: request.path is never "admin/users": it starts with "/"; write "/admin/users"`},
+	{"a path prefix without its slash", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: \"!request.path.startsWith('admin')\"\n    message: m\n",
+		`a.yaml:4: POST /a: invariants[0]: 1:26: request.path starts with "/": startsWith("admin") is never true; write "/admin"`},
 	{"CEL does not compile", "a.yaml", "endpoint: /a\nmethod: POST\ninvariants:\n  - expr: 'true'\n    message: ok\n  - expr: reqest.body.a > 1\n    message: m\n",
 		`a.yaml:6: POST /a: invariants[1]: 1:1: undeclared reference to 'reqest' (did you mean 'request'?)`},
 	{"CEL type error names the path", "a.yaml", "endpoint: /a\nmethod: POST\nschema:\n  properties:\n    customer:\n      properties: {id: {type: integer}}\ninvariants:\n  - expr: request.body.customer > 1\n    message: m\n",
@@ -198,6 +202,8 @@ func TestLoad_CaseCheckLoadsWhatCanBeTrue(t *testing.T) {
 		"request.body.all(k, k == 'X-A')",
 		"request.headers['x-a'].lowerAscii().contains('É')",
 		"dyn(request.method) == 'POST' && string(request.path) != '/A'",
+		"request.path.startsWith('/') && request.path.endsWith('a') && request.path.contains('b/') && !request.path.startsWith('')",
+		"request.path in ['/', '/a/b']",
 	} {
 		_, err := New(Options{ContractsFS: fstest.MapFS{"a.yaml": {Data: []byte("endpoint: /a\nmethod: POST\ninvariants:\n  - expr: " + quoteYAML(rule) + "\n    message: m\n")}}})
 		assert.NoError(t, err, rule)

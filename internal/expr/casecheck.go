@@ -13,7 +13,8 @@ import (
 // neverEqual finds a constant that a request variable can never hold, by
 // the letter case of what the guard gives a rule: request.headers' names
 // are lower case, request.method is upper case, and so is what
-// upperAscii() gives (lowerAscii(): lower case). A rule that looks up
+// upperAscii() gives (lowerAscii(): lower case); and request.path, which
+// starts with "/". A rule that looks up
 // request.headers['X-Admin'], asks has(request.headers.Authorization),
 // request.headers.exists(k, k == 'X-Admin'), compares request.method with
 // 'delete' or request.method.lowerAscii() with 'DELETE' would check
@@ -35,6 +36,7 @@ const (
 	methodName          // request.method: upper case
 	lowered             // what lowerAscii() gives
 	uppered             // what upperAscii() gives
+	pathName            // request.path: it starts with "/"
 )
 
 // caseCheck walks an expression with the comprehension variables in
@@ -85,8 +87,11 @@ func (c *caseCheck) kindOf(e celast.Expr) caseKind {
 		k, _ := c.bound(e.AsIdent())
 		return k
 	case celast.SelectKind:
-		if c.requestField(e, "method") {
+		switch {
+		case c.requestField(e, "method"):
 			return methodName
+		case c.requestField(e, "path"):
+			return pathName
 		}
 	case celast.CallKind:
 		call := e.AsCall()
@@ -109,8 +114,11 @@ func (c *caseCheck) kindOf(e celast.Expr) caseKind {
 				return uppered
 			}
 		case "orValue", "value": // request.?method.orValue(''): request.method is always there
-			if c.requestField(call.Target(), "method") {
+			switch {
+			case c.requestField(call.Target(), "method"):
 				return methodName
+			case c.requestField(call.Target(), "path"):
+				return pathName
 			}
 		}
 	}
@@ -130,6 +138,11 @@ func never(k caseKind, s string) (string, bool) {
 		want = asciiCase(s, false)
 	case uppered:
 		want = asciiCase(s, true)
+	case pathName: // Join's: "/" and a segment after each "/"
+		if strings.HasPrefix(s, "/") {
+			return "", false
+		}
+		want = "/" + s
 	default:
 		return "", false
 	}
@@ -171,6 +184,8 @@ func (c *caseCheck) equal(k caseKind, at celast.Expr) {
 		c.fail(at, "lowerAscii() is never %q: it gives lower case; write %q", s, want)
 	case uppered:
 		c.fail(at, "upperAscii() is never %q: it gives upper case; write %q", s, want)
+	case pathName:
+		c.fail(at, "request.path is never %q: it starts with \"/\"; write %q", s, want)
 	}
 }
 
@@ -178,7 +193,7 @@ func (c *caseCheck) equal(k caseKind, at celast.Expr) {
 // contains) called on a value of kind k, when it can never be true.
 func (c *caseCheck) substring(k caseKind, fn string, at celast.Expr) {
 	s, ok := stringConst(at)
-	if !ok {
+	if !ok || k == pathName && (fn != "startsWith" || s == "") { // only its start is known
 		return
 	}
 	want, bad := never(k, s)
@@ -190,6 +205,7 @@ func (c *caseCheck) substring(k caseKind, fn string, at celast.Expr) {
 		methodName: "request.method is upper case",
 		lowered:    "lowerAscii() gives lower case",
 		uppered:    "upperAscii() gives upper case",
+		pathName:   "request.path starts with \"/\"",
 	}[k]
 	c.fail(at, "%s: %s(%q) is never true; write %q", what, fn, s, want)
 }
