@@ -71,6 +71,9 @@ func commandInjection(s string, f uint32) bool {
 					continue
 				}
 				next++
+				if s[next-1] == '{' && wordExpansion(s, next) {
+					continue
+				}
 			}
 			// A metachar within the lead of the last command (";;;;", "$(
 			// $(") leads to the same command, which is not one: skipping
@@ -86,6 +89,19 @@ func commandInjection(s string, f uint32) bool {
 		}
 	}
 	return false
+}
+
+// wordExpansion reports a ${ at s[i-2:i] that is a word's, not a lead
+// to a command: ${0}, a variable (${name}, ${x:-default}) but ${IFS}.
+// Such a ${ is no metacharacter of its own: "Found ${0} results", "Hello
+// ${name} SSH access" and "${SHELL:-sh}" are templates, and only a
+// metacharacter before the ${ (";${x}whoami", "echo id|${0}") puts what
+// it leaves where a command stands.
+func wordExpansion(s string, i int) bool {
+	if i == len(s) || strings.HasPrefix(s[i:], "IFS") {
+		return false
+	}
+	return strings.HasPrefix(s[i:], "0}") || isLetter(s[i]) || s[i] == '_'
 }
 
 // metachars are the bytes that chain or substitute a command, with their

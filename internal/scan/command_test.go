@@ -186,3 +186,21 @@ func TestCommandAfterAssignmentOrRedirection(t *testing.T) {
 		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
 	}
 }
+
+// TestCommandExpansionAsItsOwnMetachar: a ${ no metacharacter leads to
+// is a word's (a template's placeholder, a snippet's tab stop, a regex
+// replacement), not a command's lead: "Found ${0} results" and "Hello
+// ${name} SSH access granted" were flagged once ${0} became the shell's
+// name and ${name} an unset variable the lead skips. A metacharacter
+// before the ${ still leads through it.
+func TestCommandExpansionAsItsOwnMetachar(t *testing.T) {
+	for v, want := range map[string]Class{
+		"Found ${0} results": None, "console.log(${0});": None, "Replace with ${0} in the output": None,
+		"Hello ${name} SSH access granted": None, "${count} SSH keys were added to ${user}'s account": None,
+		"${server} FTP credentials": None, "${SHELL:-sh}": None, "${x}whoami": None,
+		"echo id|${0}": CommandInjection, ";${x}whoami": CommandInjection, ";${x:-whoami}": CommandInjection,
+		"${IFS}cat${IFS}/etc/passwd": CommandInjection, "${1}whoami": CommandInjection, "$(${u}id)": CommandInjection,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+}
