@@ -126,7 +126,7 @@ var commandLead = func() (t [256]bool) {
 // starts: after blanks, quotes, more metacharacters, ( or {, a ! (which
 // negates the command after it, and runs it), and $IFS,
 // ${IFS}, $1, $@, $*, $!, $- or ${1} (empty or a blank to the shell), a
-// variable before a blank or a quote ($x whoami: unset, nothing), and a
+// variable before a blank, a quote or a $ ($x whoami: unset, nothing), and a
 // parameter expansion that leaves nothing or its default (see
 // expansionEnd). It steps through every byte of what it skips but the F
 // and S of IFS, a name and an expansion with no metacharacter in it, and
@@ -150,8 +150,8 @@ func commandLeadEnd(s string, i int) int {
 			for end < len(s) && (isAlnum(s[end]) || s[end] == '_') {
 				end++
 			}
-			if end < len(s) && strings.IndexByte(" \t\"'", s[end]) >= 0 {
-				i = end // $x whoami, $x"id": an unset variable is no word
+			if end < len(s) && strings.IndexByte(" \t\"'$", s[end]) >= 0 {
+				i = end // $x whoami, $x"id", $x$y whoami: an unset variable is no word
 				continue
 			}
 		}

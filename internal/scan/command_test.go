@@ -204,3 +204,16 @@ func TestCommandExpansionAsItsOwnMetachar(t *testing.T) {
 		assert.Equal(t, want, String(v), "%q", v)
 	}
 }
+
+// TestCommandAfterUnsetVariablesInARow: two unset variables are nothing
+// as one is: ";$x$y whoami" and ";$x${y}whoami" run whoami in dash and
+// bash. The lead skipped $x before a blank or a quote only.
+func TestCommandAfterUnsetVariablesInARow(t *testing.T) {
+	for v, want := range map[string]Class{
+		";$x$y whoami": CommandInjection, ";$x${y}whoami": CommandInjection, "|$a$b$c id": CommandInjection,
+		"Save | $USD$5 fee": None, "a;$x$y": None,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	assert.Equal(t, None, String(strings.Repeat(";$x$y", 100<<10)), "a run of them is read once")
+}
