@@ -211,6 +211,9 @@ func prefixEnd(s string, i int) int {
 		if j == len(s) || s[j] != '<' && s[j] != '>' {
 			return i
 		}
+		if j == i && (s[i] == '<' && htmlTag(s[i:]) || s[i] == '>' && quoteMarker(s, i)) {
+			return i // <p>Your SSH key, "\n> The SSH key": markup, not redirections
+		}
 		for j < len(s) && (s[j] == '<' || s[j] == '>') {
 			j++
 		}
@@ -232,6 +235,37 @@ func prefixEnd(s string, i int) int {
 		return i
 	}
 	return j
+}
+
+// htmlTag reports an HTML tag at the start of s: <p>, </li>, <br/>. To a
+// shell <p>x is two redirections, but an HTML body's line starts so
+// ("\n<p>Your SSH key is ready"), and no payload needs them.
+func htmlTag(s string) bool {
+	j := 1
+	if j < len(s) && s[j] == '/' {
+		j++
+	}
+	if j == len(s) || !isLetter(s[j]) {
+		return false
+	}
+	for j < len(s) && isAlnum(s[j]) {
+		j++
+	}
+	if j < len(s) && s[j] == '/' {
+		j++
+	}
+	return j < len(s) && s[j] == '>'
+}
+
+// quoteMarker reports a > at s[i] that starts a line and a blank follows,
+// as e-mail replies and markdown quote a line ("\n> The SSH key was
+// rotated"): to a shell a redirection to the word after it, but text.
+func quoteMarker(s string, i int) bool {
+	k := i + 1
+	for k < len(s) && s[k] == '>' {
+		k++
+	}
+	return i > 0 && (s[i-1] == '\n' || s[i-1] == '\r') && k < len(s) && (s[k] == ' ' || s[k] == '\t')
 }
 
 // expansionEnd is where the lead goes on at s[i], just after a ${: past

@@ -217,3 +217,25 @@ func TestCommandAfterUnsetVariablesInARow(t *testing.T) {
 	}
 	assert.Equal(t, None, String(strings.Repeat(";$x$y", 100<<10)), "a run of them is read once")
 }
+
+// TestCommandAfterMarkupNotRedirection: a line of an HTML body starts
+// with a tag and a line of an e-mail reply with "> ", which a shell would
+// read as redirections: since 8292c46 stepped over redirections, the
+// word after them was read as the command, and "<p>Your SSH key is
+// ready" and "> The SSH server is down" after a newline were flagged,
+// as the parent did not. A redirection a payload writes still leads on.
+func TestCommandAfterMarkupNotRedirection(t *testing.T) {
+	for v, want := range map[string]Class{
+		"Hi Bob,\n> The SSH key was rotated yesterday": None, "Thanks!\n\n> On Monday, Alice wrote:\n>> The SSH server is down": None,
+		"<ul>\n<li>Configure SSH keys</li>\n</ul>": None, "<p>Hello</p>\n<p>Your SSH key is ready</p>": None,
+		"Steps:\n<b>Note:</b> ssh is disabled": None, "a\n<br/> SSH": None, "a\r\n</p> SSH": None,
+		";>x whoami": CommandInjection, ";> x whoami": CommandInjection, "\n>x whoami": CommandInjection,
+		";<x cat /etc/passwd": CommandInjection, "\n2> x whoami": CommandInjection, ";2>/dev/null id": CommandInjection,
+		"a\n<x whoami": CommandInjection,
+	} {
+		assert.Equal(t, want, String(v), "%q", v)
+	}
+	for _, s := range []string{"\n<p>", "\n> ", ";</a>"} {
+		assert.Equal(t, None, String(strings.Repeat(s, 256<<10/len(s))), "a run of %q is read once", s)
+	}
+}
