@@ -941,3 +941,29 @@ func TestScan_MultipartDispositionNotFormData(t *testing.T) {
 	}
 	assert.Equal(t, 200, send(h, "POST", "/raw", part(`attachment; name="f"; filename="ok.png"`), "Content-Type", "multipart/form-data; boundary=XyZ").Code)
 }
+
+// TestScan_MultipartExtendedValueAfterItsLanguage: werkzeug (Flask) and
+// RFC 2231 read a filename* (name*, and their continuations) as
+// charset'language'value, the value after the second quote, whatever
+// quotes it holds; the loose reading of a disposition Go cannot parse
+// took what followed the last quote, so "utf-8”%2e%2e%2fshell'php",
+// "../shell'php" to a Flask handler, was scanned as "php". A quoted one
+// is no such triple to werkzeug, which takes it whole, unquoted:
+// filename*="../x" is ../x, and was scanned with its quotes.
+func TestScan_MultipartExtendedValueAfterItsLanguage(t *testing.T) {
+	g := mustNew(t, Options{VulnerabilityScan: true, Contracts: []Contract{{Endpoint: "/raw", Method: "POST"}}})
+	h := g.Middleware(&echo{})
+	part := func(disposition string) string {
+		return "--XyZ\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\xff\r\n--XyZ--\r\n"
+	}
+	for _, d := range []string{
+		`form-data; name="f"; name="g"; filename*=utf-8''%2e%2e%2fshell'php`,
+		`form-data; name="f"; name="g"; filename*0*=utf-8''%2e%2e%2fsh'ell; filename*1=".php"`,
+		`form-data; name="f"; name="g"; filename*="x'y'../../z'w"`,
+		`form-data; name="f"; name="g"; filename*="../x"`,
+	} {
+		eb := rejected(t, send(h, "POST", "/raw", part(d), "Content-Type", "multipart/form-data; boundary=XyZ"), 403, CodeVulnerabilityDetected)
+		assert.Equal(t, []Detail{{"", "possible path traversal"}}, eb.Details, d)
+	}
+	assert.Equal(t, 200, send(h, "POST", "/raw", part(`form-data; name="f"; name="g"; filename*=utf-8''O'Brien.png`), "Content-Type", "multipart/form-data; boundary=XyZ").Code)
+}

@@ -214,14 +214,8 @@ func looseDisposition(v string) (names, files []string) {
 			return
 		}
 		piece = piece && index != ""
-		if extended {
-			if i := strings.LastIndexByte(val, '\''); i >= 0 {
-				val = val[i+1:]
-			}
-			if d, err := url.PathUnescape(val); err == nil {
-				val = d
-			}
-		} else if len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"' {
+		quoted := len(val) >= 2 && val[0] == '"' && val[len(val)-1] == '"'
+		if quoted {
 			var b strings.Builder
 			for i := 1; i < len(val)-1; i++ {
 				if val[i] == '\\' && i+1 < len(val)-1 {
@@ -230,6 +224,21 @@ func looseDisposition(v string) (names, files []string) {
 				b.WriteByte(val[i])
 			}
 			val = b.String()
+		}
+		if extended {
+			// charset'language'value (RFC 2231, werkzeug, Go): the value
+			// is what follows the second quote, quotes and all
+			// (utf-8''%2e%2e%2fshell'php is ../shell'php). Quoted, it is
+			// no such triple to werkzeug, which takes it whole, unquoted
+			// (filename*="../x" is ../x).
+			if _, rest, ok := strings.Cut(val, "'"); ok && !quoted {
+				if _, v, ok := strings.Cut(rest, "'"); ok {
+					val = v
+				}
+			}
+			if d, err := url.PathUnescape(val); err == nil {
+				val = d
+			}
 		}
 		w := 0
 		if base == "filename" {
