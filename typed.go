@@ -80,6 +80,9 @@ func (g *Guard) buildTyped(t reflect.Type) (*contract, error) {
 	}
 	var s *schema.Schema
 	if file != "" {
+		if err := fileSchemaTags(elem(t), file); err != nil {
+			return nil, err
+		}
 		s, err = g.schemaFromFile(t, file)
 	} else {
 		s, err = g.reflectSchema(t)
@@ -139,6 +142,31 @@ func typeTags(t reflect.Type) (file, mode string, err error) {
 		file, mode = cmp.Or(p.schema, file), cmp.Or(p.mode, mode)
 	}
 	return file, mode, nil
+}
+
+// fileSchemaTags reports a jsonschema or jsonschema_extras tag on a
+// field declared in t, a request type whose schema is the file a
+// cg:"schema=" tag names: t is not reflected, so the tag checks nothing
+// (maximum=5 on such a field let 100 through). jsonschema:"-" asks for
+// nothing to be checked. (The fields of the structs t embeds or holds may
+// be another request type's, reflected, and are left alone.)
+func fileSchemaTags(t reflect.Type, file string) error {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			continue
+		}
+		for _, key := range []string{"jsonschema", "jsonschema_extras"} {
+			if tag := f.Tag.Get(key); tag != "" && (tag != "-" || key != "jsonschema") {
+				return fieldError(t, f, "%s tag on a field of %s, whose schema is the file %s (cg:\"schema=%s\"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule",
+					key, t, file, file)
+			}
+		}
+	}
+	return nil
 }
 
 func fieldError(t reflect.Type, f reflect.StructField, format string, args ...any) error {

@@ -1459,6 +1459,33 @@ func TestTyped_SchemaTagsInTypesThatGiveTheirSchema(t *testing.T) {
 	assert.ErrorContains(t, handlerErr[ownSchema](g), `contractguard: contractguard.ownSchema.N: jsonschema tag on a field of contractguard.ownSchema, which gives its own schema (JSONSchema)`)
 }
 
+// TestTyped_SchemaTagsBesideASchemaFile: a request type whose schema is
+// a cg:"schema=" file is not reflected, so no jsonschema tag of its
+// fields is read: maximum=5 on Amount checked nothing, and
+// {"amount":100} reached the handler. Refused at registration, as on a
+// type that gives its own schema; jsonschema:"-" says nothing to check.
+func TestTyped_SchemaTagsBesideASchemaFile(t *testing.T) {
+	type Tagged struct {
+		_       struct{} `cg:"schema=refund.json"`
+		OrderID string   `json:"orderId"`
+		Amount  float64  `json:"amount" jsonschema:"maximum=5"`
+	}
+	type Extras struct {
+		_      struct{} `cg:"schema=refund.json"`
+		Amount float64  `json:"amount" jsonschema_extras:"x-contractguard-scan=false"`
+	}
+	type Left struct {
+		_       struct{} `cg:"schema=refund.json"`
+		OrderID string   `json:"orderId" jsonschema:"-"`
+		Amount  float64  `json:"amount"`
+	}
+	g := mustNew(t, Options{SchemaFS: fstest.MapFS{"refund.json": {Data: []byte(`{"type":"object","properties":{"amount":{"type":"number","maximum":500}}}`)}}})
+	assert.EqualError(t, handlerErr[Tagged](g), `contractguard: contractguard.Tagged.Amount: jsonschema tag on a field of contractguard.Tagged, whose schema is the file refund.json (cg:"schema=refund.json"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule`)
+	assert.EqualError(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.Amount: jsonschema_extras tag on a field of contractguard.Extras, whose schema is the file refund.json (cg:"schema=refund.json"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule`)
+	assert.EqualError(t, handlerErr[*Tagged](g), `contractguard: contractguard.Tagged.Amount: jsonschema tag on a field of contractguard.Tagged, whose schema is the file refund.json (cg:"schema=refund.json"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule`)
+	assert.NoError(t, handlerErr[Left](g))
+}
+
 // priceList is a slice type that decodes itself from one string
 // ("2 EUR;-3 USD"); its elements have rules.
 type priceList []priceText
