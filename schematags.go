@@ -119,6 +119,9 @@ func checkSchemaTags(t reflect.Type, seen map[reflect.Type]bool, values bool) er
 				return err
 			}
 		}
+		if !inline && heldType(f.Type) == urlType {
+			return fieldError(t, f, "%s", urlMismatch)
+		}
 		if err := checkExtras(t, f); err != nil {
 			return err
 		}
@@ -456,6 +459,12 @@ func reflectField(f reflect.StructField, raw []string) ([]byte, *jsonschema.Sche
 	}
 	return b, prop, nil
 }
+
+// urlMismatch is why a url.URL cannot be a member: invopop describes it
+// as a uri string, and encoding/json (so T) decodes it from an object of
+// its fields, so that no value passes both and every body that sends the
+// member is refused.
+const urlMismatch = "invopop/jsonschema describes url.URL as a uri string, which encoding/json does not decode into it (it reads an object of its fields): no value would pass both: take a string, and url.Parse it"
 
 var (
 	aliasMethod = reflect.TypeFor[interface{ JSONSchemaAlias() any }]()

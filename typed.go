@@ -182,6 +182,9 @@ func fieldError(t reflect.Type, f reflect.StructField, format string, args ...an
 // properties; compiled as draft-07 like every contract schema.
 func (g *Guard) reflectSchema(t reflect.Type) (*schema.Schema, error) {
 	r := &jsonschema.Reflector{ExpandedStruct: true, Namer: defNamer(), Mapper: selfDecoding}
+	if heldType(t) == urlType {
+		return nil, fmt.Errorf("%s: %s", t, urlMismatch)
+	}
 	if err := schemaTakesWinners(t, map[reflect.Type]bool{}); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -1484,6 +1485,33 @@ func TestTyped_SchemaTagsBesideASchemaFile(t *testing.T) {
 	assert.EqualError(t, handlerErr[Extras](g), `contractguard: contractguard.Extras.Amount: jsonschema_extras tag on a field of contractguard.Extras, whose schema is the file refund.json (cg:"schema=refund.json"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule`)
 	assert.EqualError(t, handlerErr[*Tagged](g), `contractguard: contractguard.Tagged.Amount: jsonschema tag on a field of contractguard.Tagged, whose schema is the file refund.json (cg:"schema=refund.json"): none of its fields' tags is read: put the keyword in the file, or check it by a cg rule`)
 	assert.NoError(t, handlerErr[Left](g))
+}
+
+// TestTyped_URLFieldIsARegistrationError: invopop describes a url.URL as
+// a uri string, and encoding/json decodes it from an object of its
+// fields, so no value passed both: a T with one registered, and every
+// body that sent it was refused ("must be an object, not a string" for
+// "http://x/", "must be a string, not an object" for {"Host":"x"}).
+// Refused at registration, naming the field; an embedded url.URL, whose
+// fields both read as members, is let through.
+func TestTyped_URLFieldIsARegistrationError(t *testing.T) {
+	type Field struct {
+		U url.URL `json:"u"`
+	}
+	type Held struct {
+		U map[string][]*url.URL `json:"u,omitempty"`
+	}
+	type Embedded struct {
+		url.URL
+	}
+	g := mustNew(t, Options{})
+	const why = `invopop/jsonschema describes url.URL as a uri string, which encoding/json does not decode into it (it reads an object of its fields): no value would pass both: take a string, and url.Parse it`
+	assert.EqualError(t, handlerErr[Field](g), `contractguard: contractguard.Field.U: `+why)
+	assert.EqualError(t, handlerErr[Held](g), `contractguard: contractguard.Held.U: `+why)
+	assert.EqualError(t, handlerErr[*url.URL](g), `contractguard: *url.URL: `+why)
+	assert.NoError(t, handlerErr[Embedded](g))
+	h := Handle(g, func(http.ResponseWriter, *http.Request, Embedded) {})
+	assert.Equal(t, 200, send(h, "POST", "/", `{"Scheme":"http","Opaque":"","User":{},"Host":"x","Path":"/","RawPath":"","OmitHost":false,"ForceQuery":false,"RawQuery":"","Fragment":"","RawFragment":""}`).Code)
 }
 
 // priceList is a slice type that decodes itself from one string
