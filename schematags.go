@@ -336,6 +336,10 @@ func checkFieldTag(t reflect.Type, f reflect.StructField) error {
 			return fieldError(t, f, "jsonschema tag %q has no effect: on an array invopop/jsonschema puts it on the items, which are no strings", kw)
 		case key == "format" && schema.FormatCheck(value) == nil:
 			return fieldError(t, f, "jsonschema tag %q: the validator knows no format %q", kw, value)
+		case key == "format" && value != "date-time" && heldType(f.Type) == timeType:
+			// It replaces invopop's date-time: format=date passed
+			// "2024-01-02", which T refused, and refused every date-time.
+			return fieldError(t, f, "jsonschema tag %q: a time.Time holds an RFC 3339 date-time only (format=date-time): no value would pass both", kw)
 		}
 		without, _, err := reflectField(f, slices.Delete(slices.Clone(raw), i, i+1))
 		if err != nil {

@@ -1514,6 +1514,30 @@ func TestTyped_URLFieldIsARegistrationError(t *testing.T) {
 	assert.Equal(t, 200, send(h, "POST", "/", `{"Scheme":"http","Opaque":"","User":{},"Host":"x","Path":"/","RawPath":"","OmitHost":false,"ForceQuery":false,"RawQuery":"","Fragment":"","RawFragment":""}`).Code)
 }
 
+// TestTyped_TimeFormatOtherThanDateTime: a format tag on a time.Time
+// replaces invopop's date-time, and T decodes RFC 3339 date-times only:
+// with format=date, "2024-01-02" passed the schema and T refused it,
+// "2024-01-02T00:00:00Z" was refused by the schema: every body that sent
+// the member was refused. Refused at registration; another keyword is
+// let through.
+func TestTyped_TimeFormatOtherThanDateTime(t *testing.T) {
+	type Date struct {
+		D time.Time `json:"d" jsonschema:"format=date"`
+	}
+	type Dates struct {
+		D []*time.Time `json:"d" jsonschema:"format=time"`
+	}
+	type DateTime struct {
+		D time.Time `json:"d" jsonschema:"pattern=Z$"`
+	}
+	g := mustNew(t, Options{})
+	assert.EqualError(t, handlerErr[Date](g), `contractguard: contractguard.Date.D: jsonschema tag "format=date": a time.Time holds an RFC 3339 date-time only (format=date-time): no value would pass both`)
+	assert.EqualError(t, handlerErr[Dates](g), `contractguard: contractguard.Dates.D: jsonschema tag "format=time": a time.Time holds an RFC 3339 date-time only (format=date-time): no value would pass both`)
+	h := Handle(g, func(http.ResponseWriter, *http.Request, DateTime) {})
+	assert.Equal(t, 200, send(h, "POST", "/", `{"d":"2024-01-02T00:00:00Z"}`).Code)
+	rejected(t, send(h, "POST", "/", `{"d":"2024-01-02T00:00:00+01:00"}`), 400, CodeSchemaInvalid)
+}
+
 // priceList is a slice type that decodes itself from one string
 // ("2 EUR;-3 USD"); its elements have rules.
 type priceList []priceText
