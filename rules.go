@@ -327,17 +327,20 @@ func (w *ruleWalker) walkValue(r *ruleRun, v reflect.Value) {
 // the rule was checked with and what data.<field> reads. cel-go adapts the
 // Go values by their contents, a number and the JSON value the bytes hold:
 // self != '0' held for the number 0, size(self) <= 10 for an object of one
-// long member.
+// long member. By the field's type: a field of type any holds a number as
+// a json.Number, which the rule (of a dyn self) and data.<field> read as
+// the number it is (as a string, self != 0 held for 0).
 func selfOf(fv reflect.Value) any {
-	switch x := fv.Interface().(type) {
-	case json.Number:
-		return string(x)
-	case json.RawMessage:
-		return []byte(x)
-	default:
-		return x
+	switch fv.Type() {
+	case numberType:
+		return fv.String()
+	case rawType:
+		return fv.Bytes()
 	}
+	return fv.Interface()
 }
+
+var numberType = reflect.TypeFor[json.Number]()
 
 // mapMembers is the keys of map v and the names of the body's members
 // they were decoded from: for a key that reads itself from its name

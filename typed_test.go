@@ -644,6 +644,30 @@ func TestTyped_JSONNumberFieldIsANumber(t *testing.T) {
 	assert.Equal(t, []Detail{{"/n", "must be a number, not a string"}}, eb.Details)
 }
 
+// TestTyped_SelfOfAnAnyFieldIsItsValue: a field of type any holds a
+// number as a json.Number, which a rule reads as the number it is, as
+// data.<field> reads it. self turned it into its string, as for a field
+// of type json.Number: cg:"cel=self != 0" passed {"v":0} (a string is not
+// 0), which data.v != 0 refused, and self <= 100 refused every number.
+func TestTyped_SelfOfAnAnyFieldIsItsValue(t *testing.T) {
+	type NotZero struct {
+		V any `json:"v" cg:"cel=self != 0,msg=must not be zero"`
+	}
+	type AtMost struct {
+		V any `json:"v" cg:"cel=self <= 100,msg=at most 100"`
+	}
+	g := mustNew(t, Options{})
+	nz := Handle(g, func(http.ResponseWriter, *http.Request, NotZero) {})
+	eb := rejected(t, send(nz, "POST", "/", `{"v":0}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/v", "must not be zero"}}, eb.Details)
+	assert.Equal(t, 200, send(nz, "POST", "/", `{"v":1}`).Code)
+	assert.Equal(t, 200, send(nz, "POST", "/", `{"v":"0"}`).Code)
+	am := Handle(g, func(http.ResponseWriter, *http.Request, AtMost) {})
+	assert.Equal(t, 200, send(am, "POST", "/", `{"v":50}`).Code)
+	eb = rejected(t, send(am, "POST", "/", `{"v":500}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/v", "at most 100"}}, eb.Details)
+}
+
 // The binder and the rule walker name fields with one function
 // (bind.FieldName): json:"-," is the member "-" to both, as to
 // encoding/json. invopop/jsonschema leaves such a field out of the schema,
