@@ -330,7 +330,21 @@ func (w *ruleWalker) walkValue(r *ruleRun, v reflect.Value) {
 // long member. By the field's type: a field of type any holds a number as
 // a json.Number, which the rule (of a dyn self) and data.<field> read as
 // the number it is (as a string, self != 0 held for 0).
+//
+// A pointer (never nil at the field: no field rule runs on a nil pointer)
+// is read as the value it points to, but for a struct, which cel-go reads
+// through its pointer: the rule was checked with the element's type, and
+// cel-go adapts a pointer by its element's kind, so that a *time.Time was
+// a struct it does not know, a *time.Duration an int, and a *[]int8, a
+// *map[string]int or an **int failed to adapt: such a rule failed for
+// every value.
 func selfOf(fv reflect.Value) any {
+	for fv.Kind() == reflect.Pointer && !fv.IsNil() {
+		if e := fv.Type().Elem(); e.Kind() == reflect.Struct && e != timeType {
+			break
+		}
+		fv = fv.Elem()
+	}
 	switch fv.Type() {
 	case numberType:
 		return fv.String()

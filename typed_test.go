@@ -668,6 +668,32 @@ func TestTyped_SelfOfAnAnyFieldIsItsValue(t *testing.T) {
 	assert.Equal(t, []Detail{{"/v", "at most 100"}}, eb.Details)
 }
 
+// TestTyped_SelfOfAPointerIsItsValue: a rule on a pointer field is
+// checked with the element's type as self (a timestamp for *time.Time, a
+// duration for *time.Duration, a list for *[]int), as data.<field> reads
+// it; self was the pointer, which cel-go adapted by its element's kind: a
+// struct it does not know, an int, and no value at all for a pointer to
+// a slice, map or array or to another pointer. The rule failed to
+// evaluate and every body that sent the field was refused (2021 was not
+// after 2020, 10ns not under 1µs, [1] not all non-zero).
+func TestTyped_SelfOfAPointerIsItsValue(t *testing.T) {
+	type In struct {
+		T *time.Time      `json:"t,omitempty" cg:"cel=self > timestamp('2020-01-01T00:00:00Z'),msg=too old"`
+		D *time.Duration  `json:"d,omitempty" cg:"cel=self < duration('1us'),msg=too long"`
+		L *[]int          `json:"l,omitempty" cg:"cel=self.all(x, x != 0),msg=no zero item"`
+		M *map[string]int `json:"m,omitempty" cg:"cel=self.all(k, self[k] != 0),msg=no zero value"`
+		A *[2]int         `json:"a,omitempty" cg:"cel=self.all(x, x != 0),msg=no zero element"`
+		P **int           `json:"p,omitempty" cg:"cel=self != 0,msg=not zero"`
+		N *json.Number    `json:"n,omitempty" cg:"cel=self != '0',msg=not the text 0"`
+		S *roleChecked    `json:"s,omitempty" cg:"cel=self.team != '',msg=a team"`
+	}
+	h := Handle(mustNew(t, Options{}), func(http.ResponseWriter, *http.Request, In) {})
+	assert.Equal(t, 200, send(h, "POST", "/", `{"t":"2021-01-01T00:00:00Z","d":10,"l":[1],"m":{"a":1},"a":[1,2],"p":1,"n":1,"s":{"role":"x","team":"y"}}`).Code)
+	eb := rejected(t, send(h, "POST", "/", `{"t":"2019-01-01T00:00:00Z","d":1000,"l":[1,0],"m":{"a":0},"a":[1,0],"p":0,"n":0,"s":{"role":"x","team":""}}`), 422, CodeInvariantViolated)
+	assert.Equal(t, []Detail{{"/t", "too old"}, {"/d", "too long"}, {"/l", "no zero item"}, {"/m", "no zero value"}, {"/a", "no zero element"}, {"/p", "not zero"}, {"/n", "not the text 0"}, {"/s", "a team"}}, eb.Details)
+	assert.Equal(t, 200, send(h, "POST", "/", `{}`).Code)
+}
+
 // The binder and the rule walker name fields with one function
 // (bind.FieldName): json:"-," is the member "-" to both, as to
 // encoding/json. invopop/jsonschema leaves such a field out of the schema,
