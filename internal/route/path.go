@@ -109,6 +109,12 @@ type reading struct {
 	// segment too (find-my-way, Fastify's router, matches a parameter to
 	// it: /users/ is /users/:id with id "").
 	trailing bool
+	// stripped: with empties, raw ends in two or more slashes, and the
+	// reading stands for raw with them cut to each count (see cuts and
+	// appendStripped): chi behind StripSlashes, which cuts one in each
+	// router it runs in, and Mounts matches a parameter to each empty
+	// segment that leaves.
+	stripped bool
 	// ownQuery: raw is the path up to its first ';', and what follows is
 	// the query string (find-my-way's useSemicolonDelimiter, Fastify's
 	// router option: /users/7;debug=1 is /users/7 with query debug=1).
@@ -177,11 +183,12 @@ func (r reading) view(dst []string, limit int) []string {
 //     decoded and as sent (chi routes /users//orders to
 //     /users/{id}/orders, id ""), and with encoded slashes decoded
 //     (chi routes r.URL.Path behind StripSlashes: /users/%2Forders/ is
-//     /users/{id}/orders too), and, where it ends in more than two
-//     slashes, with them cut to two (chi behind StripSlashes, a Mount
-//     ending in a parameter: /articles/// is /articles// to it, id ""), and to one where an empty
-//     segment comes before them (/articles//comments// is
-//     /articles//comments/ to it), also those a last segment that is a
+//     /users/{id}/orders too), and, where it ends in two or more
+//     slashes, with them cut to each count (chi behind StripSlashes, a
+//     Mount ending in parameters: /articles/// is /articles// to it,
+//     id "", /a//// is /a/// to one at /a/{x}/{y}, and
+//     /articles//comments// is /articles//comments/ to one at
+//     /articles/{id}/comments), also those a last segment that is a
 //     format alone leaves (URLFormat: /articles//comments//.json).
 //
 // It returns nil when raw reads only one way.
@@ -211,7 +218,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 			// /users/{id}/orders with id "" (found by review: no
 			// reading kept it, and the handler ran unchecked).
 			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
-			dst = appendStripped(dst, urlFormatCut(decoded))
+			dst = appendStripped(dst, reading{raw: urlFormatCut(decoded), literal: true, empties: true})
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
@@ -234,10 +241,11 @@ func appendAlternates(dst []reading, raw string) []reading {
 	}
 	if hasEmptySegment(raw) {
 		dst = append(dst, reading{raw: raw, literal: true, empties: true})
+		dst = appendStripped(dst, reading{raw: urlFormatCut(raw), literal: true, empties: true})
 		if strings.IndexByte(raw, '%') >= 0 {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
+			dst = appendStripped(dst, reading{raw: urlFormatCut(raw), encoded: true, empties: true})
 		}
-		dst = appendStripped(dst, urlFormatCut(raw))
 	}
 	if hasTrailingSlash(raw) {
 		// find-my-way (Fastify, without ignoreTrailingSlash) matches a
@@ -250,35 +258,46 @@ func appendAlternates(dst []reading, raw string) []reading {
 	return dst
 }
 
-// appendStripped appends to dst the readings of raw, a path read with
-// its empty segments, with its trailing slashes cut as chi behind
-// StripSlashes (which cuts one, once in each router it runs in) and a
-// Mount (whose "/*" takes one, and whose "/" route the rest, cut) routes
-// them: to two, as ending in one empty segment, which a parameter a
-// Mount ends in matches (/articles/{id} mounted, /articles/// is
-// /articles// to it, id "", and its "/" route; found by review: no
-// reading matched, and the handler ran unchecked); and to one, as ending
-// in none, where an empty segment before them keeps that reading apart
-// from those that drop empty segments (/articles/{id}/comments mounted,
-// /articles//comments// is /articles//comments/ behind StripSlashes,
-// id "", and its "/" route; found by review: the reading cut to two
-// ended in an empty segment, and the handler ran unchecked). Fewer
+// appendStripped appends to dst raw, a path read with its empty
+// segments (literal, or encoded), marked to be read also with its
+// trailing slashes cut as chi behind StripSlashes (which cuts one, once
+// in each router it runs in) and Mounts (whose "/*" takes one, and whose
+// "/" route the rest, cut) routes them: to each count from one up, as
+// ending in each count of empty segments from none up, which parameters
+// a Mount ends in match (/articles/{id} mounted, /articles/// is
+// /articles// to it, id "", and its "/" route; /a/{x}/{y} mounted,
+// /a//// is /a/// to it, x and y ""; /articles/{id}/comments mounted,
+// /articles//comments// is /articles//comments/, id ""; found by
+// review: no reading matched, and the handler ran unchecked). Fewer
 // slashes cut than are there leave a path that reads as more empty
-// segments, which matches no route of the mount's but one of empty
-// parameters: read as these, stricter.
-func appendStripped(dst []reading, raw string) []reading {
-	t := strings.TrimRight(raw, "/")
-	if t == "" {
+// segments, which may match a pattern of more parameters: each count is
+// read, as far as the tree's patterns reach (reading.cuts).
+func appendStripped(dst []reading, rd reading) []reading {
+	t := strings.TrimRight(rd.raw, "/")
+	if t == "" || len(rd.raw)-len(t) < 2 {
 		return dst
 	}
-	n := len(raw) - len(t) // the trailing slashes
-	if n > 2 {
-		dst = append(dst, reading{raw: raw[:len(t)+2], literal: true, empties: true})
+	rd.stripped = true
+	return append(dst, rd)
+}
+
+// cuts are the readings r stands for: r itself (end len(r.raw), n 1),
+// or, stripped, r up to end+k (r.upTo) for each k below n: the path with
+// k+1 of its trailing slashes, read as ending in k empty segments, for
+// each k whose segments fit limit (none past it matches a pattern).
+func (r reading) cuts(limit int) (end, n int) {
+	if !r.stripped {
+		return len(r.raw), 1
 	}
-	if n > 1 && strings.Contains(t, "//") {
-		dst = append(dst, reading{raw: raw[:len(t)+1], literal: true, empties: true})
-	}
-	return dst
+	t := strings.TrimRight(r.raw, "/")
+	lo := strings.Count(t, "/") // t's segments, its empty ones too
+	return len(t) + 1, max(0, min(len(r.raw)-len(t), limit-lo))
+}
+
+// upTo is r read up to end, one of its cuts.
+func (r reading) upTo(end int) reading {
+	r.raw, r.stripped = r.raw[:end], false
+	return r
 }
 
 // urlFormatCut is raw as chi's URLFormat cuts it where that leaves it

@@ -843,3 +843,32 @@ func TestMatch_FormatCut(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "GET /users/:id", v)
 }
+
+// TestMatch_TrailingSlashesCutToEveryCount: chi behind StripSlashes
+// routes /a//// as /a///, which a Mount at /a/{x}/{y} takes with x and y
+// "" (and /a///// as /a////, one at /a/{x}/{y}/{z}, each ""): the
+// trailing slashes are read cut to each count, as ending in each count
+// of empty segments (also where they are %2F, or left by a format cut).
+func TestMatch_TrailingSlashesCutToEveryCount(t *testing.T) {
+	tr := build(t, "PUT /a/:x/:y", "PUT /a/:x/:y/:z", "PUT /b/:x/c/:y/:z")
+	two, three := Hit[string]{V: "PUT /a/:x/:y", Segs: []string{"a", "", ""}}, Hit[string]{V: "PUT /a/:x/:y/:z", Segs: []string{"a", "", "", ""}}
+	for _, path := range []string{"/a////", "/a/////", "/a//////", "/a/%2F%2F%2F", "/a////.json", "/a%2F%2F%2F%2F%2F%2F.json"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		assert.Contains(t, hits, two, path)
+		if path != "/a////" && path != "/a/%2F%2F%2F" {
+			assert.Contains(t, hits, three, path)
+		}
+	}
+	for _, path := range []string{"/b//c//////", "/b//c/%2F%2F%2F%2F%2F"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "PUT /b/:x/c/:y/:z", v, path)
+		assert.Equal(t, []string{"b", "", "c", "", ""}, segs, path)
+	}
+	for _, path := range []string{"/c////", "/b/c//////", "/a/x/y/z/w//"} {
+		_, _, ok := tr.Match("PUT", path, nil)
+		assert.False(t, ok, path)
+	}
+}

@@ -210,9 +210,12 @@ func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []strin
 			break
 		}
 		for i, rd := range rds {
-			// The main reading as written was looked up above.
-			if v, segs, ok = t.lookupReading(method, rd, folded, i == 0 && !folded, buf[:0]); ok {
-				return v, segs, true
+			end, n := rd.cuts(t.limit())
+			for k := range n {
+				// The main reading as written was looked up above.
+				if v, segs, ok = t.lookupReading(method, rd.upTo(end+k), folded, i == 0 && !folded, buf[:0]); ok {
+					return v, segs, true
+				}
 			}
 		}
 	}
@@ -305,16 +308,20 @@ func (t *Tree[T]) hits(method, rawPath string, v T, segs []string, main bool, ds
 	rds := appendAlternates(append(rdBuf[:0], reading{raw: rawPath}), rawPath)
 	var buf [16]string
 	var valBuf [4]T
-	for i, rd := range rds {
-		// Its format cut, the main reading's too, where its match as
-		// written is Match's own.
-		dst = t.formatHits(method, rawPath, rd, v, segs, buf[:0], dst)
-		for _, folded := range [2]bool{false, true} {
-			if i == 0 && !folded && !main || folded && !fold {
-				continue
+	for i, all := range rds {
+		end, n := all.cuts(t.limit())
+		for k := range n {
+			rd := all.upTo(end + k)
+			// Its format cut, the main reading's too, where its match as
+			// written is Match's own.
+			dst = t.formatHits(method, rawPath, rd, v, segs, buf[:0], dst)
+			for _, folded := range [2]bool{false, true} {
+				if i == 0 && !folded && !main || folded && !fold {
+					continue
+				}
+				ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
+				dst = appendHits(dst, rawPath, rd, v, segs, ws, found)
 			}
-			ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
-			dst = appendHits(dst, rawPath, rd, v, segs, ws, found)
 		}
 	}
 	return dst
