@@ -1013,6 +1013,35 @@ func TestBypass_StripSlashesBeforeAMountEndingInParameters(t *testing.T) {
 		mountAt("/a/{x}/{y}/{z}", middleware.StripSlashes), []string{"/a/////", "/a//////", "/a/%2F%2F%2F%2F%2F"}, "/a//////")
 }
 
+// TestBypass_URLFormatInAMountCutsAgain: URLFormat in a router and in
+// a router it mounts cuts the path's last segment twice, once in each:
+// /a/b.json.json is /a/b.json to the first, and /b to the mounted one,
+// whose /b route runs (/a///.json.json is /a/// to a router mounted at
+// /a/{x}/{y}, and /orders/.. /orders/ to one at /orders; found by
+// review: the guard cut the format once, matched no contract, and the
+// handler ran on a body the contract refuses).
+func TestBypass_URLFormatInAMountCutsAgain(t *testing.T) {
+	uf := []func(http.Handler) http.Handler{middleware.URLFormat}
+	refusedThroughChi(t, "/a/b", uf, func(r chi.Router, h http.HandlerFunc) {
+		r.Route("/a", func(r chi.Router) {
+			r.Use(middleware.URLFormat)
+			r.Put("/b", h)
+		})
+	}, []string{"/a/b.json.json", "/a/b.x.json", "/a/b%2Ejson.json"}, "/a/b.json.json")
+	refusedThroughChi(t, "/a/{x}/{y}", uf, func(r chi.Router, h http.HandlerFunc) {
+		r.Route("/a/{x}/{y}", func(r chi.Router) {
+			r.Use(middleware.URLFormat, middleware.StripSlashes)
+			r.Put("/", h)
+		})
+	}, []string{"/a///.json.json", "/a//.json.json"}, "/a///.json.json")
+	refusedThroughChi(t, "/orders", uf, func(r chi.Router, h http.HandlerFunc) {
+		r.Route("/orders", func(r chi.Router) {
+			r.Use(middleware.URLFormat)
+			r.Put("/", h)
+		})
+	}, []string{"/orders/..", "/orders/.json.json", "/orders/.x.y"}, "/orders/..")
+}
+
 // commentsMount mounts h as the "/" PUT route of a router at
 // /articles/{articleID}/comments.
 func commentsMount(r chi.Router, h http.HandlerFunc) {

@@ -317,7 +317,7 @@ func urlFormatCut(raw string) string {
 		return raw
 	}
 	last := unescape(raw[i+1:])
-	if last == "" || last[0] != '.' || strings.IndexByte(last[1:], '.') >= 0 {
+	if last == "" || last[0] != '.' || strings.Count(last, ".") > maxFormatCuts {
 		return raw
 	}
 	return raw[:i+1]

@@ -482,7 +482,10 @@ func TestHits_AsSent(t *testing.T) {
 func TestHits_AsSentCleaned(t *testing.T) {
 	tr := build(t, "GET /users/me", "GET /users/:id", "GET /users/:id/:sub")
 	for path, want := range map[string][]Hit[string]{
-		"/users/m%65/x/..": {{V: "GET /users/:id", Segs: []string{"users", "me"}}}, // Match: GET /users/me
+		"/users/m%65/x/..": { // Match: GET /users/me
+			{V: "GET /users/:id/:sub", Segs: []string{"users", "me", "x"}}, // ".." cut to nothing by two URLFormat passes
+			{V: "GET /users/:id", Segs: []string{"users", "me"}},
+		},
 		"/users/x/../m%65": {{V: "GET /users/:id", Segs: []string{"users", "me"}}},
 		"/users/m%65/.": {
 			{V: "GET /users/:id/:sub", Segs: []string{"users", "me", "."}}, // dot segments kept (chi)
@@ -491,7 +494,9 @@ func TestHits_AsSentCleaned(t *testing.T) {
 		"/users/m%65/%2e": { // Match: GET /users/me; %2e is a segment as sent
 			{V: "GET /users/:id/:sub", Segs: []string{"users", "me", "."}},
 		},
-		"/users/4%32/x/..": nil, // 42 either way
+		"/users/4%32/x/..": { // 42 either way
+			{V: "GET /users/:id/:sub", Segs: []string{"users", "42", "x"}}, // ".." cut to nothing by two URLFormat passes
+		},
 	} {
 		v, segs, ok := tr.Match("GET", path, nil)
 		require.True(t, ok, path)
@@ -576,16 +581,17 @@ func TestMatch_TrailingSlashesCutToOne(t *testing.T) {
 // (URLFormat cuts the ".json", StripSlashes a slash), which a Mount at
 // /articles/{id}/comments takes with id "": a last segment that is its
 // format alone leaves the path ending in its slashes, read cut as they
-// are.
+// are (".." and ".x.json" are cut to nothing by two URLFormat passes, in
+// a router and in the one it mounts).
 func TestMatch_FormatCutToTrailingSlashes(t *testing.T) {
 	tr := build(t, "PUT /articles/:id/comments")
-	for _, path := range []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json", "/articles//comments//%2Ejson"} {
+	for _, path := range []string{"/articles//comments//.json", "/articles//comments//.", "/articles//comments/%2F.json", "/articles//comments//%2Ejson", "/articles//comments//..", "/articles//comments//.x.json"} {
 		v, segs, ok := tr.Match("PUT", path, nil)
 		require.True(t, ok, path)
 		assert.Equal(t, "PUT /articles/:id/comments", v, path)
 		assert.Equal(t, []string{"articles", "", "comments"}, segs, path)
 	}
-	for _, path := range []string{"/articles//comments//a.json", "/articles//comments//..", "/articles//comments//.x.json"} {
+	for _, path := range []string{"/articles//comments//a.json", "/articles//comments//a.x.json", "/articles//comments//.w.x.y.z"} {
 		_, _, ok := tr.Match("PUT", path, nil)
 		assert.False(t, ok, "the cut leaves a segment: %s", path)
 	}
@@ -871,4 +877,28 @@ func TestMatch_TrailingSlashesCutToEveryCount(t *testing.T) {
 		_, _, ok := tr.Match("PUT", path, nil)
 		assert.False(t, ok, path)
 	}
+}
+
+// TestMatch_FormatCutTwice: URLFormat in a router and in a router it
+// mounts cuts the last segment at its last '.' in each: /a/b.json.json
+// is /a/b.json, then /b to the mounted router, its /b route; ".." is "."
+// then "", dropped. At most maxFormatCuts passes are read.
+func TestMatch_FormatCutTwice(t *testing.T) {
+	tr := build(t, "PUT /a/b", "PUT /orders", "PUT /c/:x")
+	for path, want := range map[string]string{"/a/b.json.json": "PUT /a/b", "/a/b.x.y": "PUT /a/b", "/a/b.w.x.y": "PUT /a/b", "/orders/..": "PUT /orders", "/orders/.x.json": "PUT /orders"} {
+		v, _, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, want, v, path)
+	}
+	_, _, ok := tr.Match("PUT", "/a/b.v.w.x.y", nil)
+	assert.False(t, ok, "more cuts than maxFormatCuts")
+	// A path that matches as read gets the contract of its cuts too.
+	v, segs, ok := tr.Match("PUT", "/c/b.json.json", nil)
+	require.True(t, ok)
+	assert.Empty(t, tr.Hits("PUT", "/c/b.json.json", v, segs, ok, nil))
+	tr = build(t, "PUT /a/b", "PUT /a/:id")
+	v, segs, ok = tr.Match("PUT", "/a/b.json.json", nil)
+	require.True(t, ok)
+	assert.Equal(t, "PUT /a/:id", v)
+	assert.Equal(t, []Hit[string]{{V: "PUT /a/b", Segs: []string{"a", "b"}}}, tr.Hits("PUT", "/a/b.json.json", v, segs, ok, nil))
 }

@@ -356,13 +356,15 @@ func (t *Tree[T]) formatHits(method, rawPath string, rd reading, v T, segs, buf 
 		return dst
 	}
 	asRead, asReadOK := t.lookupCase(method, rs, false, nil)
-	for _, drop := range c.drops() {
-		w, ws, found := t.lookupCut(method, rd, rs, c, drop, false, buf)
-		if !found || w == v || asReadOK && w == asRead {
-			continue
+	for ; ok; c, ok = t.nextCut(rd, c) {
+		for _, drop := range c.drops() {
+			w, ws, found := t.lookupCut(method, rd, rs, c, drop, false, buf)
+			if !found || w == v || asReadOK && w == asRead {
+				continue
+			}
+			dst = appendHits(dst, rawPath, rd, v, segs, ws, []T{w})
+			rs = rd.segments(buf, t.limit()) // viewCut wrote over buf
 		}
-		dst = appendHits(dst, rawPath, rd, v, segs, ws, []T{w})
-		rs = rd.segments(buf, t.limit()) // viewCut wrote over buf
 	}
 	return dst
 }
@@ -475,13 +477,11 @@ func (t *Tree[T]) lookupReading(method string, rd reading, fold, skipRead bool, 
 	if !mayCut(rd.raw) {
 		return zero, nil, false
 	}
-	c, ok := t.formatCut(rd, segs)
-	if !ok {
-		return zero, nil, false
-	}
-	for _, drop := range c.drops() {
-		if v, ws, ok := t.lookupCut(method, rd, segs, c, drop, fold, buf); ok {
-			return v, ws, true
+	for c, ok := t.formatCut(rd, segs); ok; c, ok = t.nextCut(rd, c) {
+		for _, drop := range c.drops() {
+			if v, ws, ok := t.lookupCut(method, rd, segs, c, drop, fold, buf); ok {
+				return v, ws, true
+			}
 		}
 	}
 	return zero, nil, false
@@ -515,38 +515,61 @@ func (t *Tree[T]) lookupCut(method string, rd reading, segs []string, c formatCu
 // "secret" behind URLFormat, and "secret.json" to the guard.)
 //
 // formatCut returns where the last of segs, rd's segments read up to the
-// tree's limit, is cut: at its last '.'; false when it has none, is ".."
-// (its cut, ".", reads as the same pattern as ".." in the readings that
-// keep dot segments), or when segs fill the limit and dropping the empty
-// rest of the last would leave a path not read whole. A "." last segment,
-// kept by those readings, is cut to nothing and dropped, as URLFormat
-// cuts it: /orders/../. is /orders/.. to chi behind URLFormat and
-// StripSlashes, /orders/{id} with id ".." (found by review: no reading
-// matched, and the handler ran unchecked).
+// tree's limit, is cut: at its last '.'; false when it has none, or when
+// segs fill the limit and dropping the empty rest of the last would leave
+// a path not read whole. A "." last segment, kept by those readings, is
+// cut to nothing and dropped, as URLFormat cuts it: /orders/../. is
+// /orders/.. to chi behind URLFormat and StripSlashes, /orders/{id} with
+// id ".." (found by review: no reading matched, and the handler ran
+// unchecked). The cuts further URLFormat passes make (nextCut) follow.
 func (t *Tree[T]) formatCut(rd reading, segs []string) (formatCutAt, bool) {
 	n := len(segs)
-	if n == 0 || segs[n-1] == ".." {
+	if n == 0 {
 		return formatCutAt{}, false
 	}
-	c := formatCutAt{n: n, last: segs[n-1], cut: strings.LastIndexByte(segs[n-1], '.')}
-	switch {
-	case c.cut < 0:
-		return formatCutAt{}, false
-	case n < t.limit():
-		return c, true
-	case c.cut > 0:
-		return formatCutAt{}, false // the cut leaves as many segments: more than any pattern's
+	return t.nextCut(rd, formatCutAt{n: n, last: segs[n-1], cut: len(segs[n-1])})
+}
+
+// maxFormatCuts is the most URLFormat passes a path is read cut by: one
+// in each router URLFormat runs in, a router, one it mounts and one
+// that mounts.
+const maxFormatCuts = 3
+
+// nextCut is the cut a further URLFormat pass makes of what c leaves:
+// URLFormat in a router and in one it mounts cuts the last segment at
+// its last '.' in each (/a/b.json.json is /a/b.json to the first, and /b
+// to the mounted one; /orders/.. /orders/. and then /orders/; found by
+// review: the guard cut it once, matched no contract, and the handler of
+// /a/b ran unchecked); at most maxFormatCuts passes. A cut of ".." to
+// "." is passed over: it reads as the same pattern as ".." in the
+// readings that keep dot segments.
+func (t *Tree[T]) nextCut(rd reading, c formatCutAt) (formatCutAt, bool) {
+	for c.pass < maxFormatCuts {
+		c.pass++
+		c.cut = strings.LastIndexByte(c.last[:c.cut], '.')
+		switch {
+		case c.cut < 0:
+			return formatCutAt{}, false
+		case c.cut == 1 && c.last == "..":
+			continue
+		case c.n < t.limit():
+			return c, true
+		case c.cut > 0:
+			continue // the cut leaves as many segments: more than any pattern's
+		}
+		var more [8]string
+		return c, len(rd.segments(more[:0], t.limit()+1)) == c.n // read whole
 	}
-	var more [8]string
-	return c, len(rd.segments(more[:0], t.limit()+1)) == n // read whole
+	return formatCutAt{}, false
 }
 
 // formatCutAt is where formatCut cuts n segments: their last, last, at
-// cut.
+// cut, in the pass-th URLFormat pass.
 type formatCutAt struct {
 	n    int
 	last string
 	cut  int
+	pass int
 }
 
 // drops are the ways the cut is looked up: cut, and, when the cut leaves
