@@ -1042,6 +1042,21 @@ func TestBypass_URLFormatInAMountCutsAgain(t *testing.T) {
 	}, []string{"/orders/..", "/orders/.json.json", "/orders/.x.y"}, "/orders/..")
 }
 
+// TestBypass_URLFormatCutsTheSegmentBeforeAFormatAlone: URLFormat cuts
+// /a/b.json/.json to /a/b.json/, StripSlashes to /a/b.json, and
+// URLFormat in the router mounted at /a cuts its /b.json to /b, its /b
+// route (found by review: the guard cut the last segment alone, matched
+// no contract, and the handler ran on a body the contract refuses).
+func TestBypass_URLFormatCutsTheSegmentBeforeAFormatAlone(t *testing.T) {
+	refusedThroughChi(t, "/a/b", []func(http.Handler) http.Handler{middleware.URLFormat, middleware.StripSlashes},
+		func(r chi.Router, h http.HandlerFunc) {
+			r.Route("/a", func(r chi.Router) {
+				r.Use(middleware.URLFormat)
+				r.Put("/b", h)
+			})
+		}, []string{"/a/b.json/.json", "/a%2Fb.json%2F.json"}, "/a/b.json/.json")
+}
+
 // commentsMount mounts h as the "/" PUT route of a router at
 // /articles/{articleID}/comments.
 func commentsMount(r chi.Router, h http.HandlerFunc) {

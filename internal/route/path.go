@@ -189,7 +189,10 @@ func (r reading) view(dst []string, limit int) []string {
 //     id "", /a//// is /a/// to one at /a/{x}/{y}, and
 //     /articles//comments// is /articles//comments/ to one at
 //     /articles/{id}/comments), also those a last segment that is a
-//     format alone leaves (URLFormat: /articles//comments//.json).
+//     format alone leaves (URLFormat: /articles//comments//.json);
+//   - without its last segments where they are a format alone, dot
+//     segments kept (URLFormat, StripSlashes and URLFormat in a mounted
+//     router: /a/b.json/.json is /b to the router mounted at /a).
 //
 // It returns nil when raw reads only one way.
 func alternateReadings(raw string) []reading {
@@ -197,7 +200,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 16
+const maxAlternates = 18
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -211,6 +214,10 @@ func appendAlternates(dst []reading, raw string) []reading {
 		if plain, _ := dotSegments(decoded); plain {
 			dst = append(dst, reading{raw: decoded, literal: true})
 		}
+		cut := urlFormatCut(decoded)
+		if len(cut) < len(decoded) {
+			dst = append(dst, reading{raw: cut, literal: true})
+		}
 		if hasEmptySegment(decoded) {
 			// chi routing on r.URL.Path (after StripSlashes or URLFormat
 			// made its RoutePath of it) matches a parameter to the empty
@@ -218,7 +225,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 			// /users/{id}/orders with id "" (found by review: no
 			// reading kept it, and the handler ran unchecked).
 			dst = append(dst, reading{raw: decoded, literal: true, empties: true})
-			dst = appendStripped(dst, reading{raw: urlFormatCut(decoded), literal: true, empties: true})
+			dst = appendStripped(dst, reading{raw: cut, literal: true, empties: true})
 		}
 	}
 	if i := strings.IndexByte(raw, ';'); i >= 0 {
@@ -233,6 +240,12 @@ func appendAlternates(dst []reading, raw string) []reading {
 	if plain, _ := dotSegments(raw); plain {
 		dst = append(dst, reading{raw: raw, literal: true})
 	}
+	cut := urlFormatCut(raw)
+	if len(cut) < len(raw) {
+		// URLFormat (and StripSlashes) cut a last segment that is a
+		// format alone, then the segment before it (urlFormatCut).
+		dst = append(dst, reading{raw: cut, literal: true})
+	}
 	if strings.IndexByte(raw, '%') >= 0 {
 		dst = append(dst, reading{raw: raw, encoded: true})
 		if hasSentDotSegment(raw) {
@@ -241,10 +254,10 @@ func appendAlternates(dst []reading, raw string) []reading {
 	}
 	if hasEmptySegment(raw) {
 		dst = append(dst, reading{raw: raw, literal: true, empties: true})
-		dst = appendStripped(dst, reading{raw: urlFormatCut(raw), literal: true, empties: true})
+		dst = appendStripped(dst, reading{raw: cut, literal: true, empties: true})
 		if strings.IndexByte(raw, '%') >= 0 {
 			dst = append(dst, reading{raw: raw, encoded: true, empties: true})
-			dst = appendStripped(dst, reading{raw: urlFormatCut(raw), encoded: true, empties: true})
+			dst = appendStripped(dst, reading{raw: cut, encoded: true, empties: true})
 		}
 	}
 	if hasTrailingSlash(raw) {
@@ -302,25 +315,41 @@ func (r reading) upTo(end int) reading {
 
 // urlFormatCut is raw as chi's URLFormat cuts it where that leaves it
 // ending in a slash: up to the '/' before a last segment that is its
-// format alone (".json", or "."), whose trailing slashes appendStripped
-// reads cut, as StripSlashes after URLFormat and a Mount route them
-// (/articles//comments//.json is /articles//comments/ to chi behind
-// both, which a router mounted at /articles/{id}/comments takes with id
-// ""; found by review: the readings that cut the format kept an empty
-// segment, or dropped the empty id, and the handler ran unchecked);
-// else raw. (The segment is read decoded, as URLFormat reads r.URL.Path:
-// a %2E in a RoutePath as sent, which it does not cut, is read cut,
-// stricter.)
+// format alone (".json", or ".", or ".a.b", which one pass in each
+// router URLFormat runs in cuts to nothing), whose trailing slashes
+// appendStripped reads cut, as StripSlashes after URLFormat and a Mount
+// route them (/articles//comments//.json is /articles//comments/ to chi
+// behind both, which a router mounted at /articles/{id}/comments takes
+// with id ""; found by review: the readings that cut the format kept an
+// empty segment, or dropped the empty id, and the handler ran
+// unchecked); and, where the segment before those slashes is a format
+// alone too, up to the '/' before it (StripSlashes cut the slashes
+// between), at most maxFormatCuts dots in all; else raw. What it leaves
+// is read too, its last segment cut as formatCut cuts it
+// (/a/b.json/.json is /a/b.json/ to URLFormat, /a/b.json to StripSlashes
+// and /b to URLFormat in a router mounted at /a; found by review: no
+// reading cut the segment before the format, and the handler of /a/b ran
+// unchecked). (The segment is read decoded, as URLFormat reads
+// r.URL.Path: a %2E in a RoutePath as sent, which it does not cut, is
+// read cut, stricter.)
 func urlFormatCut(raw string) string {
-	i := strings.LastIndexByte(raw, '/')
-	if i < 0 {
-		return raw
+	budget, t := maxFormatCuts, raw
+	for {
+		i := strings.LastIndexByte(t, '/')
+		if i < 0 {
+			return raw
+		}
+		if seg := t[i+1:]; seg == "" || seg[0] != '.' && !strings.HasPrefix(seg, "%2e") && !strings.HasPrefix(seg, "%2E") {
+			return raw // not a format alone: no need to decode it
+		}
+		last := unescape(t[i+1:])
+		dots := strings.Count(last, ".")
+		if last[0] != '.' || dots > budget {
+			return raw
+		}
+		budget -= dots
+		raw, t = t[:i+1], strings.TrimRight(t[:i], "/")
 	}
-	last := unescape(raw[i+1:])
-	if last == "" || last[0] != '.' || strings.Count(last, ".") > maxFormatCuts {
-		return raw
-	}
-	return raw[:i+1]
 }
 
 // hasTrailingSlash reports a path that ends in a '/' after a segment,

@@ -902,3 +902,26 @@ func TestMatch_FormatCutTwice(t *testing.T) {
 	assert.Equal(t, "PUT /a/:id", v)
 	assert.Equal(t, []Hit[string]{{V: "PUT /a/b", Segs: []string{"a", "b"}}}, tr.Hits("PUT", "/a/b.json.json", v, segs, ok, nil))
 }
+
+// TestMatch_FormatAloneThenCut: URLFormat cuts /a/b.json/.json to
+// /a/b.json/, StripSlashes to /a/b.json, and URLFormat in a router
+// mounted at /a its /b.json to /b: a path ending in segments that are a
+// format alone is read without them, its last segment then cut.
+func TestMatch_FormatAloneThenCut(t *testing.T) {
+	tr := build(t, "PUT /a/b")
+	for _, path := range []string{"/a/b.json/.json", "/a/b.json//.json", "/a/b.json/.x/.y", "/a%2Fb.json%2F.json", "/a/b.json/%2Ejson"} {
+		v, _, ok := tr.Match("PUT", path, nil)
+		require.True(t, ok, path)
+		assert.Equal(t, "PUT /a/b", v, path)
+	}
+	for _, path := range []string{"/a/b.json/x.json", "/a/b.json/.w.x.y.z", "/a/c.json/.json"} {
+		_, _, ok := tr.Match("PUT", path, nil)
+		assert.False(t, ok, path)
+	}
+	// A path ending in slashes keeps its own readings of them: /a//.json//
+	// is /a//.json to StripSlashes twice, /a/{x}/{y} with y ".json".
+	tr = build(t, "PUT /a/:x/:y")
+	v, segs, ok := tr.Match("PUT", "/a//.json//", nil)
+	require.True(t, ok)
+	assert.Equal(t, []string{"a", "", ".json"}, segs, v)
+}
