@@ -253,40 +253,45 @@ func (g *Guard) chiRewriteMoves(routes, in chi.Routes, r *http.Request, method, 
 		path    string
 		encoded bool
 	}
-	var cands [6]cand
-	n := 0
+	var cands [8]cand
+	n, full := 0, false
 	add := func(p string, enc bool) {
-		if p != "" && p != routePath && n < len(cands) {
+		switch {
+		case p == "" || p == routePath:
+		case n == len(cands):
+			full = true
+		default:
 			cands[n] = cand{p, enc}
 			n++
 		}
 	}
 	baseEncoded := set && encoded // a cut of r.URL.Path is decoded; of RoutePath, as chiRoutePath read it
-	strip, stripped := base, base
-	if len(base) > 1 && base[len(base)-1] == '/' {
-		strip = base[:len(base)-1]
-		add(strip, baseEncoded)
-		// StripSlashes in this router and in the one it mounts cuts one
-		// each: /items/secret%2F%2F is /items/secret/ to the first and
-		// /secret to the second, {id} "secret" (found by review: only one
-		// cut was read, which no route takes, and the contract was
-		// checked here with "secret//").
-		if stripped = strings.TrimRight(base, "/"); stripped == "" {
-			stripped = "/"
-		}
-		if stripped != strip {
-			add(stripped, baseEncoded)
-		}
-	}
-	for i, b := range [3]string{base, strip, stripped} {
-		if i == 2 && stripped == strip {
-			break
-		}
-		if strings.Index(b, ".") > 0 {
-			slash := max(strings.LastIndexByte(b, '/'), 0)
-			if dot := strings.LastIndexByte(b[slash:], '.'); dot > 0 {
-				add(b[:slash+dot], baseEncoded)
+	// StripSlashes and URLFormat, in this router and again in those it
+	// mounts, cut base in turn, in any order: URLFormat then
+	// StripSlashes make /items/secret%2F.json (r.URL.Path
+	// /items/secret/.json) /items/secret, id "secret", and StripSlashes
+	// twice /items/secret%2F%2F (found by review: one cut of each alone
+	// was read, which no route takes, the contract was checked here with
+	// "secret/.json" or "secret//", and the handler ran with "secret").
+	// Each cut leaves a shorter path; past as many as cuts holds, the
+	// rewrite is taken as moving the route (its handler's own pass then
+	// checks it).
+	var cuts [8]string
+	cuts[0] = base
+	m := 1
+	for i := 0; i < m; i++ {
+		b := cuts[i]
+		for _, next := range [3]string{stripSlash(b, false), stripSlash(b, true), urlFormatCut(b)} {
+			if next == b || slices.Contains(cuts[:m], next) {
+				continue
 			}
+			if m == len(cuts) {
+				full = true
+				break
+			}
+			cuts[m] = next
+			m++
+			add(next, baseEncoded)
 		}
 	}
 	if !set {
@@ -295,6 +300,9 @@ func (g *Guard) chiRewriteMoves(routes, in chi.Routes, r *http.Request, method, 
 		} else {
 			add(path.Clean(r.URL.Path), false)
 		}
+	}
+	if full {
+		return true
 	}
 	if n == 0 {
 		return false
@@ -316,6 +324,33 @@ func (g *Guard) chiRewriteMoves(routes, in chi.Routes, r *http.Request, method, 
 		}
 	}
 	return false
+}
+
+// stripSlash is p as StripSlashes cuts it, one trailing slash (all, as
+// in each router it runs in) of a path longer than "/"; else p.
+func stripSlash(p string, all bool) string {
+	if len(p) <= 1 || p[len(p)-1] != '/' {
+		return p
+	}
+	if !all {
+		return p[:len(p)-1]
+	}
+	if t := strings.TrimRight(p, "/"); t != "" {
+		return t
+	}
+	return "/"
+}
+
+// urlFormatCut is p as URLFormat cuts it: at the last '.' after its last
+// '/', where a '.' follows its first byte; else p.
+func urlFormatCut(p string) string {
+	if strings.Index(p, ".") > 0 {
+		slash := max(strings.LastIndexByte(p, '/'), 0)
+		if dot := strings.LastIndexByte(p[slash:], '.'); dot > 0 {
+			return p[:slash+dot]
+		}
+	}
+	return p
 }
 
 // samePathParams reports whether pattern p over segs gives the parameters
