@@ -273,25 +273,35 @@ func (g *Guard) chiRewriteMoves(routes, in chi.Routes, r *http.Request, method, 
 	// twice /items/secret%2F%2F (found by review: one cut of each alone
 	// was read, which no route takes, the contract was checked here with
 	// "secret/.json" or "secret//", and the handler ran with "secret").
-	// Each cut leaves a shorter path; past as many as cuts holds, the
-	// rewrite is taken as moving the route (its handler's own pass then
-	// checks it).
-	var cuts [8]string
-	cuts[0] = base
-	m := 1
-	for i := 0; i < m; i++ {
-		b := cuts[i]
-		for _, next := range [3]string{stripSlash(b, false), stripSlash(b, true), urlFormatCut(b)} {
-			if next == b || slices.Contains(cuts[:m], next) {
-				continue
+	// In a mounted router they cut its RoutePath, the rest of the path
+	// chi routes on, routePath, as sent where that is RawPath: URLFormat
+	// there cuts /secret.json%2Fx to /secret (found by review: only
+	// r.URL.Path, /items/secret.json/x, was read cut, which URLFormat
+	// leaves, and the handler ran with "secret"). Each cut leaves a
+	// shorter path; past as many as cuts holds, the rewrite is taken as
+	// moving the route (its handler's own pass then checks it).
+	seeds := [2]cand{{base, baseEncoded}, {routePath, encoded}}
+	for i, seed := range seeds {
+		if i == 1 && seed == seeds[0] {
+			break
+		}
+		var cuts [8]string
+		cuts[0] = seed.path
+		m := 1
+		for i := 0; i < m; i++ {
+			b := cuts[i]
+			for _, next := range [3]string{stripSlash(b, false), stripSlash(b, true), urlFormatCut(b)} {
+				if next == b || slices.Contains(cuts[:m], next) {
+					continue
+				}
+				if m == len(cuts) {
+					full = true
+					break
+				}
+				cuts[m] = next
+				m++
+				add(next, seed.encoded)
 			}
-			if m == len(cuts) {
-				full = true
-				break
-			}
-			cuts[m] = next
-			m++
-			add(next, baseEncoded)
 		}
 	}
 	if !set {
