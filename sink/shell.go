@@ -204,9 +204,11 @@ func programName(p string) string {
 func (ck *shellCheck) findScripts() {
 	args := ck.args
 	ck.dd = len(args)
-	// A wrapper's "--" ends its own options, not the program's; find's
-	// ends its own.
-	if !isWrapper(args[0]) || programName(args[0]) == "find" {
+	// A wrapper's "--" ends its own options, not the program's. find's
+	// ends only its leading options (-H, -L, -P, -D, -O): what follows is
+	// still its expression (find -- -delete deletes, find -- -fprint FILE
+	// writes FILE), and -exec's program reads its own options.
+	if !isWrapper(args[0]) {
 		for i := 1; i < len(args); i++ {
 			if args[i] == "--" {
 				ck.dd = i

@@ -1673,3 +1673,29 @@ func TestCheckCmd_CoprocNameBody(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_FindDashDash: find's "--" ends only its leading options
+// (-H, -L, -P, -D, -O); what follows is still its expression, and -exec's
+// program reads its own options (found by a review: `find -- <input>`
+// with the input -delete deleted the folder, `find -- . -exec git clone
+// <input> …` ran --upload-pack, both let through as after a "--").
+func TestCheckCmd_FindDashDash(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		argv []string
+	}{
+		{"-delete", []string{"find", "--", "-delete"}},
+		{"-fprint", []string{"find", "--", "-fprint", "/srv/x"}},
+		{"--upload-pack=touch /tmp/x", []string{"find", "--", ".", "-exec", "git", "clone", "--upload-pack=touch /tmp/x", "repo", "dst", ";"}},
+		{"--upload-pack=touch /tmp/x", []string{"find", ".", "-exec", "grep", "--", "x", "{}", ";", "-exec", "git", "clone", "--upload-pack=touch /tmp/x", ";"}},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, c.in)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(c.argv...)), rc, src, c.in, "shell")
+		}
+	}
+	// Still an operand: after the program's own "--" where the program is
+	// no wrapper.
+	r, _ := inputAt(t, taint.Query, "--x")
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("grep", "--", "--x", "file")))
+}
