@@ -1699,3 +1699,38 @@ func TestCheckCmd_FindDashDash(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, "--x")
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("grep", "--", "--x", "file")))
 }
+
+// TestCheckCmd_WrapperDashDashInScript: in a script, as in the arguments,
+// a wrapper's "--" ends its own options, not its program's, and find's
+// only its leading ones (found by a review: `sh -c "timeout -- 5 git
+// clone '<input>' …"` with --upload-pack=CMD ran CMD, let through as an
+// operand after "--").
+func TestCheckCmd_WrapperDashDashInScript(t *testing.T) {
+	const in = "--upload-pack=touch /tmp/x"
+	for _, script := range []string{
+		"timeout -- 5 git clone '" + in + "' repo dst",
+		"sudo -- git clone '" + in + "' repo dst",
+		"env -- git clone \"" + in + "\" repo dst",
+		"nice -- git clone '" + in + "'",
+		"x=1 'timeout' -- 5 git clone '" + in + "'",
+		"cd /srv && find -- . -exec git clone '" + in + "' {} \\;",
+		"find -- '-delete'",
+	} {
+		v := in
+		if strings.Contains(script, "-delete") {
+			v = "-delete"
+		}
+		for _, src := range sources {
+			r, rc := inputAt(t, src, v)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), rc, src, v, "shell")
+		}
+	}
+	// The program's own "--", where the program is no wrapper: an operand.
+	for _, script := range []string{
+		"git clone -- repo '" + in + "'",
+		"timeout 5 true; git clone -- repo '" + in + "'",
+	} {
+		r, _ := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), script)
+	}
+}

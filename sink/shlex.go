@@ -180,6 +180,7 @@ type frame struct {
 	cur     int
 	cmdPos  bool
 	afterDD bool
+	wrapper bool  // the command's program, or one before it, is a wrapper: its "--" makes no operands
 	redir   bool  // the next word is a redirection's target
 	redirIn bool  // … of an input redirection (<, <<, <<<)
 	fnName  bool  // the word is the name after the function keyword: a command follows it
@@ -272,8 +273,14 @@ func (l *shLexer) endWord(f *frame) {
 	if w.redir {
 		return // a redirection's target leaves the command as it was
 	}
-	if text == "--" {
+	if text == "--" && !f.wrapper {
 		f.afterDD = true
+	}
+	if w.cmd && isWrapper(unquoteWord(text)) {
+		// A wrapper's "--" ends its own options, not its program's
+		// (sudo -- git clone --upload-pack=…), and find's only its
+		// leading options (find -- -delete): as in the arguments.
+		f.wrapper = true
 	}
 	if f.fnName {
 		// function NAME { …; }: the body, a command, follows the name.
@@ -295,10 +302,19 @@ func (l *shLexer) endWord(f *frame) {
 	f.cmdPos = false
 }
 
+// unquoteWord is a word's raw text without its quotes and backslashes,
+// enough to tell a program's name written quoted ('sudo', s\udo).
+func unquoteWord(text string) string {
+	if !strings.ContainsAny(text, "'\"\\") {
+		return text
+	}
+	return strings.NewReplacer("'", "", "\"", "", "\\", "").Replace(text)
+}
+
 // newCommand ends the word and starts a command (after ; & | ( newline).
 func (l *shLexer) newCommand(f *frame) {
 	l.endWord(f)
-	f.cmdPos, f.afterDD, f.redir, f.redirIn, f.fnName, f.coproc = true, false, false, false, false, false
+	f.cmdPos, f.afterDD, f.wrapper, f.redir, f.redirIn, f.fnName, f.coproc = true, false, false, false, false, false, false
 	f.command = 0
 }
 
