@@ -563,3 +563,29 @@ func TestSinks_FormPastGoBoundsFailsClosed(t *testing.T) {
 	assert.ErrorContains(t, errs[2], "too much input")
 	assert.NoError(t, errs[3])
 }
+
+// TestSinks_JSONBodySentAsAForm: a JSON body sent as a form (urlencoded
+// or multipart) is input as JSON too, its strings with their escapes
+// decoded, as a handler that decodes JSON whatever the media type reads
+// them (found by a review: `x\u0027 OR \u00271\u0027=\u00271` was read
+// only as a form, which held it escaped, and the handler's query ran).
+func TestSinks_JSONBodySentAsAForm(t *testing.T) {
+	g, _ := learnGuard(t, func(o *Options) { o.SinkProtection = true })
+	var errs []error
+	h := g.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		var v struct{ SKU string }
+		require.NoError(t, json.Unmarshal(b, &v))
+		errs = append(errs, sink.CheckSQL(r.Context(), "SELECT * FROM orders WHERE sku = '"+v.SKU+"'", sink.SQLite))
+	}))
+	body := `{"sku":"x\u0027 OR \u00271\u0027=\u00271","qty":1}`
+	cts := []string{"application/x-www-form-urlencoded", "multipart/form-data; boundary=XX"}
+	for _, ct := range cts {
+		require.Equal(t, 200, send(h, "POST", "/orders", body, "Content-Type", ct).Code, ct)
+	}
+	require.Len(t, errs, len(cts))
+	for i, ct := range cts {
+		assert.ErrorIs(t, errs[i], sink.ErrBlocked, ct)
+	}
+}

@@ -226,6 +226,7 @@ func (r *Request) parseRaw() {
 		} else {
 			r.form = queryPairs(body)
 			r.fnames = uniqueNames(r.form)
+			r.formJSON()
 			return
 		}
 	case mt == "multipart/form-data" || mt == "multipart/mixed":
@@ -233,15 +234,36 @@ func (r *Request) parseRaw() {
 		r.form = multipartPairs(r.Raw, params["boundary"], &r.tooLarge)
 		r.fnames = uniqueNames(r.form)
 		r.rawOne = true
+		r.formJSON()
 		return
 	case mt == "application/json" || strings.HasSuffix(mt, "+json") || looksJSON(r.Raw):
-		if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
-			r.rawDoc = d
+		if r.parseJSON() {
 			return
 		}
-		r.cut, r.cutPtrs = cutStrings(r.Raw)
 	}
 	r.rawOne = true
+}
+
+// parseJSON reads Raw as JSON: its strings, or, of a text that stops
+// reading as JSON, the whole strings up to there. It is false for the
+// latter.
+func (r *Request) parseJSON() bool {
+	if d, err := jsonbody.Parse(r.Raw, maxParseDepth); err == nil {
+		r.rawDoc = d
+		return true
+	}
+	r.cut, r.cutPtrs = cutStrings(r.Raw)
+	return false
+}
+
+// formJSON reads a form body that is JSON text as JSON too: a handler
+// that decodes JSON whatever the media type says reads its strings with
+// their escapes decoded (`{"a":"x\u0027; id"}` is `x'; id`), which the
+// form's fields hold only escaped.
+func (r *Request) formJSON() {
+	if looksJSON(r.Raw) {
+		r.parseJSON()
+	}
 }
 
 // multipartPairs are the fields of a multipart body
@@ -333,7 +355,8 @@ func (r *Request) InputsFrom(minLen int, yield func(Input) bool) {
 				return
 			}
 		}
-	} else if r.rawOne && len(r.Raw) >= minLen {
+	}
+	if r.rawOne && len(r.Raw) >= minLen {
 		if !yield(Input{Source: BodyValue, Value: unsafe.String(&r.Raw[0], len(r.Raw)), node: -1}) {
 			return
 		}

@@ -398,3 +398,28 @@ func TestInputs_EmptyQueryPairsHoldNothing(t *testing.T) {
 	assert.Equal(t, []pair{{"a", "1"}}, r.query)
 	assert.Less(t, cap(r.query), 16)
 }
+
+// TestInputs_JSONSentAsAForm: a body that parses as JSON is input as JSON
+// whatever its media type says, a form's too (found by a review: sent as
+// application/x-www-form-urlencoded, or as multipart/form-data, the JSON
+// text was read only as a form, whose field held the string escaped:
+// `x\u0027; id` reached a handler that decodes JSON as `x'; id`, which
+// no input held).
+func TestInputs_JSONSentAsAForm(t *testing.T) {
+	const body = `{"cmd":"x\u0027; id"}`
+	for _, ct := range []string{"application/x-www-form-urlencoded", "multipart/form-data; boundary=XX", "multipart/form-data"} {
+		t.Run(ct, func(t *testing.T) {
+			h := http.Header{}
+			h.Set("Content-Type", ct)
+			r := &Request{Raw: []byte(body), Header: h}
+			got := collect(r)
+			assert.Contains(t, got, seen{BodyValue, "", "x'; id", "/cmd"})
+			assert.Contains(t, got, seen{BodyKey, "", "cmd", ""})
+		})
+	}
+	// And the form's fields as before.
+	h := http.Header{}
+	h.Set("Content-Type", "application/x-www-form-urlencoded")
+	r := &Request{Raw: []byte(`{"a":"b"}&x=%27y`), Header: h}
+	assert.Contains(t, collect(r), seen{BodyValue, "x", "'y", "/x"})
+}
