@@ -225,6 +225,14 @@ func (ck *shellCheck) findScripts() {
 		switch {
 		case posixShells[name]:
 			if j := ck.scan.posix(i, name); j > 0 {
+				if i == 0 {
+					// The words after a shell's script are its $0 and
+					// positional parameters, a "--" among them too (sh -c
+					// 'git clone "$1"' -- <input>: $0 is "--"), and one
+					// before it ends the shell's options only: what the
+					// script does with "$1" is not known.
+					ck.dd = len(args)
+				}
 				ck.scripts = append(ck.scripts, script{arg: j, last: j, text: args[j], family: posixShell, fish: name == "fish"})
 				shells[j] = true
 				i = j

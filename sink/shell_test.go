@@ -1734,3 +1734,27 @@ func TestCheckCmd_WrapperDashDashInScript(t *testing.T) {
 		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), script)
 	}
 }
+
+// TestCheckCmd_DashDashAroundAShellScript: the words after a shell's -c
+// script are its $0 and positional parameters, a "--" among them too,
+// and a "--" before the script ends only the shell's options: an input
+// after either is a parameter the script may pass as an option, blocked
+// as one without the "--" is (found by a review: `sh -c 'git clone "$1"
+// dst' -- <input>`, where $0 is "--", ran --upload-pack=CMD).
+func TestCheckCmd_DashDashAroundAShellScript(t *testing.T) {
+	const in = "--upload-pack=touch /tmp/x"
+	for _, argv := range [][]string{
+		{"sh", "-c", `git clone "$1" dst`, "--", in},
+		{"bash", "-c", `git clone "$@"`, "--", in},
+		{"sh", "-c", "--", `git clone "$1"`, "sh", in},
+		{"dash", "-ec", `git clone $1`, "sh", "--", in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, src, in, "shell")
+		}
+	}
+	// Another program's "--" still ends its options.
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("git", "clone", "--", "repo", in)))
+}
