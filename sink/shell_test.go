@@ -1758,3 +1758,21 @@ func TestCheckCmd_DashDashAroundAShellScript(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, in)
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("git", "clone", "--", "repo", in)))
 }
+
+// TestCheckCmd_DashDashAroundAShellScriptInAScript: as in the arguments
+// (TestCheckCmd_DashDashAroundAShellScript), a "--" among a nested
+// shell's words is no end of its parameters' options (found by a review:
+// `bash -c "sh -c 'git clone \"$1\"' -- '<input>'"` was let through).
+func TestCheckCmd_DashDashAroundAShellScriptInAScript(t *testing.T) {
+	const in = "--upload-pack=touch /tmp/x"
+	for _, script := range []string{
+		`sh -c 'git clone "$1"' -- '` + in + `'`,
+		`sh -c -- 'git clone "$1"' sh '` + in + `'`,
+		`bash ./clone.sh -- '` + in + `'`,
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf("bash", "-c", script)), rc, src, in, "shell")
+		}
+	}
+}

@@ -276,11 +276,15 @@ func (l *shLexer) endWord(f *frame) {
 	if text == "--" && !f.wrapper {
 		f.afterDD = true
 	}
-	if w.cmd && isWrapper(unquoteWord(text)) {
+	if w.cmd {
 		// A wrapper's "--" ends its own options, not its program's
 		// (sudo -- git clone --upload-pack=…), and find's only its
-		// leading options (find -- -delete): as in the arguments.
-		f.wrapper = true
+		// leading options (find -- -delete): as in the arguments. A
+		// shell's ends its own, and after its script a "--" is its $0 or
+		// a parameter (sh -c 'git clone "$1"' -- <input>).
+		if p := unquoteWord(text); isWrapper(p) || posixShells[shellName(programName(p))] {
+			f.wrapper = true
+		}
 	}
 	if f.fnName {
 		// function NAME { …; }: the body, a command, follows the name.
