@@ -720,6 +720,14 @@ var dangerousEnv = map[string]bool{
 	"TAR_OPTIONS": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "SUDO_ASKPASS": true, "MANPAGER": true,
 	"GOFLAGS": true, "ZDOTDIR": true, "EXINIT": true, "VIMINIT": true, "LUA_INIT": true, "PERLLIB": true,
 	"CLASSPATH": true, "DOTNET_STARTUP_HOOKS": true, "OPENSSL_CONF": true, "OPENSSL_ENGINES": true,
+	// The remote shells of Subversion (svn+ssh://) and CVS (:ext:), the
+	// editors and pagers of sudoedit, systemctl and kubectl, the options
+	// man and zip read before their own (man's -P PAGER, zip's -TT
+	// COMMAND), cargo's compiler wrapper, and the startup files of wget
+	// (use_askpass), psql (\!) and Mercurial (hooks).
+	"SVN_SSH": true, "CVS_RSH": true, "SUDO_EDITOR": true, "SYSTEMD_EDITOR": true, "SYSTEMD_PAGER": true,
+	"KUBE_EDITOR": true, "MANOPT": true, "ZIPOPT": true, "RUSTC_WRAPPER": true, "WGETRC": true, "PSQLRC": true,
+	"HGRCPATH": true,
 }
 
 // dangerousEnvName: a variable of dangerousEnv, or of a family of them:

@@ -548,6 +548,20 @@ func TestCheckCmd_EnvFamilies(t *testing.T) {
 		{"CLASSPATH=/tmp/uploads/x.jar", "/tmp/uploads/x.jar"},
 		{"DOTNET_STARTUP_HOOKS=/tmp/uploads/x.dll", "/tmp/uploads/x.dll"},
 		{"OPENSSL_CONF=/tmp/uploads/o.cnf", "/tmp/uploads/o.cnf"},
+		// Found by a later review: each runs a command or loads a file that
+		// does, and was let through.
+		{"SVN_SSH=sh -c id", "sh -c id"},
+		{"CVS_RSH=/tmp/uploads/x.sh", "/tmp/uploads/x.sh"},
+		{"SUDO_EDITOR=sh -c id", "sh -c id"},
+		{"SYSTEMD_EDITOR=sh -c id", "sh -c id"},
+		{"SYSTEMD_PAGER=sh -c id", "sh -c id"},
+		{"KUBE_EDITOR=sh -c id", "sh -c id"},
+		{"MANOPT=-P id", "-P id"},
+		{"ZIPOPT=-T -TT id", "-T -TT id"},
+		{"RUSTC_WRAPPER=/tmp/uploads/x", "/tmp/uploads/x"},
+		{"WGETRC=/tmp/uploads/w.rc", "/tmp/uploads/w.rc"},
+		{"PSQLRC=/tmp/uploads/p.rc", "/tmp/uploads/p.rc"},
+		{"HGRCPATH=/tmp/uploads/hgrc", "/tmp/uploads/hgrc"},
 	} {
 		r, rc := inputAt(t, taint.Query, kv.in)
 		cmd := exec.Command("git", "fetch")
