@@ -83,6 +83,21 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	}
 	ck := shellCheck{c: c, args: args, path: cmd.Path, env: cmd.Env}
 	ck.findScripts()
+	// The program that runs is cmd.Path; Args[0] is only what it is told
+	// its name is (a multi-call binary such as busybox goes by it). Where
+	// the two name different programs (Path /bin/sh, Args[0] "worker"),
+	// the command is read both ways.
+	var byPath *shellCheck
+	if cmd.Path != "" && len(cmd.Args) > 0 && programName(cmd.Path) != programName(cmd.Args[0]) {
+		byPath = &shellCheck{c: c, args: append([]string{cmd.Path}, cmd.Args[1:]...), path: cmd.Path, env: cmd.Env}
+		byPath.findScripts()
+	}
+	input := func(v string) (why string, ok bool) {
+		if why, ok = ck.input(v); ok && why == "" && byPath != nil {
+			why, ok = byPath.input(v)
+		}
+		return why, ok
+	}
 	var failed error
 	reported := false // report-only: the call is reported for each input
 	// One byte is enough for a shell pattern: * or ? (rm -f uploads/*)
@@ -92,9 +107,9 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 			if len(v) < taint.MinInputLen && !(len(v) == 1 && strings.IndexByte("*?~", v[0]) >= 0 && !protocolWildcard(in)) {
 				return "", true
 			}
-			why, ok = ck.input(v)
+			why, ok = input(v)
 			if ok && why == "" && !isASCII(v) {
-				why, ok = checkOtherCases(v, ck.input)
+				why, ok = checkOtherCases(v, input)
 			}
 			return why, ok
 		}

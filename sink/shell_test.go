@@ -1790,3 +1790,35 @@ func TestCheckCmd_DashDashAroundAShellScriptInAScript(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCmd_PathNamesAnotherProgram: the program that runs is
+// cmd.Path; an Args[0] that names another (a process name for ps) is no
+// reason to read the command as that program's (found by a review:
+// Path /bin/sh with Args[0] "worker" ran `-c 'echo <input>'` unchecked as
+// a script, and a wrapper's or interpreter's arguments likewise).
+func TestCheckCmd_PathNamesAnotherProgram(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		path string
+		args []string
+	}{
+		{"x; id", "/bin/sh", []string{"worker", "-c", "echo x; id"}},
+		{"x y", "/usr/bin/timeout", []string{"t", "5", "x y"}},
+		{"x');import os;os.system('id');('", "/usr/bin/python3", []string{"py", "-c", "print('x');import os;os.system('id');('')"}},
+	} {
+		for _, src := range sources {
+			if !carries(src, c.in) {
+				continue
+			}
+			r, rc := inputAt(t, src, c.in)
+			cmd := &exec.Cmd{Path: c.path, Args: c.args}
+			assertBlocked(t, CheckCmd(ctxOf(r), cmd), rc, src, c.in, "shell")
+		}
+	}
+	// Args[0] is read too: busybox runs the applet it names.
+	r, _ := inputAt(t, taint.Query, "x; id")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"sh", "-c", "echo x; id"}}), ErrBlocked)
+	// The same program, named as the application wrote it: one reading.
+	r, _ = inputAt(t, taint.Query, "x y")
+	assert.NoError(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/usr/bin/convert", Args: []string{"convert", "x y", "out.png"}}))
+}
