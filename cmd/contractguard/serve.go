@@ -266,15 +266,19 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		}
 		if body != nil {
 			// An upstream that answers before it has read the body leaves
-			// the Transport's writer in a read of the client's body when
-			// the handler returns; net/http writes the answer only once it
-			// can take the body's lock, which that read holds until the
-			// client sends more or read-timeout passes (never, with 0): a
-			// client that sent part of its body and waits was answered
-			// then. The read is cut, and the answer goes at once; the
-			// connection, its body unread, closes after it.
+			// the Transport's writer reading the client's body when the
+			// handler returns, and net/http, before it writes the answer,
+			// reads what is left of the body itself (up to 256 KiB): both
+			// wait until the client sends more or read-timeout passes
+			// (never, with 0), so a client that sent part of its body and
+			// waits was answered then. A body not read to its end when the
+			// handler returns is cut: the answer goes at once, and the
+			// connection, its body unread, closes after it. (Cutting only
+			// a read in progress left the Transport's next read, or
+			// net/http's own, to wait: the answer was still held now and
+			// then.)
 			defer func() {
-				if body.reading.Load() > 0 {
+				if !body.ended.Load() {
 					x.rc.SetReadDeadline(time.Now())
 				}
 			}()
@@ -385,23 +389,22 @@ func headerLines(h http.Header) int {
 }
 
 // untilEOF calls done once, when the body has been read to its end, notes
-// on x a read that timed out (read-timeout), and tells whether a read is
-// in progress (prepare).
+// on x a read that timed out (read-timeout), and tells whether the body
+// was read to its end (prepare).
 type untilEOF struct {
 	io.ReadCloser
-	x       *exchange
-	done    func()
-	once    sync.Once
-	reading atomic.Int32 // a Read is in progress
+	x     *exchange
+	done  func()
+	once  sync.Once
+	ended atomic.Bool // a Read returned io.EOF
 }
 
 func (b *untilEOF) Read(p []byte) (int, error) {
-	b.reading.Add(1)
 	n, err := b.ReadCloser.Read(p)
-	b.reading.Add(-1)
 	var ne net.Error
 	switch {
 	case err == io.EOF:
+		b.ended.Store(true)
 		b.once.Do(b.done)
 	case errors.As(err, &ne) && ne.Timeout():
 		b.x.bodyTimedOut.Store(true)
