@@ -893,38 +893,26 @@ func TestProxy_UpgradeOnlyWebSocket(t *testing.T) {
 // request crosses its close. (The Transport resends a request that says
 // it is idempotent; without a way to read the body again, it cannot: 502.)
 func TestProxy_CheckedBodyCanBeResent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
 	var bodies []string
-	go func() {
-		for conn := 0; ; conn++ {
-			c, err := ln.Accept()
+	upstream := rawUpstream(t, func(c net.Conn, conn int) {
+		br := bufio.NewReader(c)
+		for n := 0; ; n++ {
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func(c net.Conn, first bool) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for n := 0; ; n++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					b, _ := io.ReadAll(req.Body)
-					mu.Lock()
-					bodies = append(bodies, string(b))
-					mu.Unlock()
-					if first && n == 1 {
-						return // closed, the request read and not answered
-					}
-					io.WriteString(c, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-				}
-			}(c, conn == 0)
+			b, _ := io.ReadAll(req.Body)
+			mu.Lock()
+			bodies = append(bodies, string(b))
+			mu.Unlock()
+			if conn == 0 && n == 1 {
+				return // closed, the request read and not answered
+			}
+			io.WriteString(c, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
 		}
-	}()
-	_, srv := testProxy(t, "http://"+ln.Addr().String(), func(_ *settings, o *contractguard.Options) { o.ContractsDir = e2eContracts(t) })
+	})
+	_, srv := testProxy(t, upstream, func(_ *settings, o *contractguard.Options) { o.ContractsDir = e2eContracts(t) })
 	body := string(orderBody(t))
 	for range 2 {
 		res := post(t, srv.URL+"/orders", body, map[string]string{"Idempotency-Key": "k-1"})
@@ -1732,27 +1720,15 @@ func TestProxy_RequestTimeoutBeforeTheReadReturns(t *testing.T) {
 // read-timeout, and never with read-timeout 0. The read the handler leaves
 // behind is now cut when it returns, and the answer goes at once.
 func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\nConnection: close\r\n\r\ntoo big")
-				time.Sleep(5 * time.Second) // the upstream's side stays open
-			}()
+	upstream := rawUpstream(t, func(c net.Conn, _ int) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
 		}
-	}()
+		io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\nConnection: close\r\n\r\ntoo big")
+		time.Sleep(5 * time.Second) // the upstream's side stays open
+	})
 	for _, readTimeout := range []time.Duration{4 * time.Second, 0} {
-		_, srv := testProxy(t, "http://"+ln.Addr().String(), func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
+		_, srv := testProxy(t, upstream, func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
 		for _, req := range []string{
 			"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc",
 			"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
@@ -1783,39 +1759,27 @@ func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
 func TestProxy_SwitchOnlyToAWebSocket(t *testing.T) {
 	const key = "dGhlIHNhbXBsZSBub25jZQ=="
 	var reached atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	upstream := rawUpstream(t, func(c net.Conn, _ int) { // answers /switch with the 101 its query asks for, and reads on
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() { // answers /switch with the 101 its query asks for, and reads on
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, req.Body)
-					if req.URL.Path == "/switch" {
-						fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n", req.URL.Query().Get("upgrade"))
-						if a := req.URL.Query().Get("accept"); a != "" {
-							fmt.Fprintf(c, "Sec-WebSocket-Accept: %s\r\n", a)
-						}
-						io.WriteString(c, "\r\n")
-						continue
-					}
-					reached.Add(1)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nreached")
+			io.Copy(io.Discard, req.Body)
+			if req.URL.Path == "/switch" {
+				fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: %s\r\nConnection: Upgrade\r\n", req.URL.Query().Get("upgrade"))
+				if a := req.URL.Query().Get("accept"); a != "" {
+					fmt.Fprintf(c, "Sec-WebSocket-Accept: %s\r\n", a)
 				}
-			}()
+				io.WriteString(c, "\r\n")
+				continue
+			}
+			reached.Add(1)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nreached")
 		}
-	}()
-	_, srv := testProxy(t, "http://"+ln.Addr().String(), nil)
+	})
+	_, srv := testProxy(t, upstream, nil)
 	for _, tc := range []struct {
 		query, key string
 		status     int
@@ -1858,4 +1822,27 @@ func TestProxy_SwitchOnlyToAWebSocket(t *testing.T) {
 func webSocketAccept(key string) string {
 	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// rawUpstream is an upstream that speaks HTTP/1.1 by hand, for answers
+// net/http would not write: serve runs on each connection it accepts (the
+// n-th, from 0), which is closed when serve returns. It gives the
+// upstream's URL.
+func rawUpstream(t *testing.T, serve func(c net.Conn, n int)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(c, n)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
