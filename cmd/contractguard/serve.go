@@ -219,6 +219,9 @@ type exchange struct {
 	// Transport may give up, and upstreamError run, first: a deadline
 	// passed tells it as surely, whichever goroutine gets there first.
 	bodyDeadline atomic.Pointer[time.Time]
+	// The client's body as prepare wrapped it (nil for none), to tell
+	// whether the upstream answered before it was read to its end.
+	streamed *untilEOF
 	// The upstream switched protocols: ReverseProxy writes its 101 on the
 	// hijacked connection, never through WriteHeader, so the recorder
 	// does not see it.
@@ -250,6 +253,7 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			body = &untilEOF{ReadCloser: r.Body, x: x, done: func() {}}
 			r.Body = body
+			x.streamed = body
 		}
 		if p.s.ReadTimeout > 0 {
 			deadline := time.Now().Add(p.s.ReadTimeout)
@@ -510,6 +514,18 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		return nil
 	}
 	x.switched = res.StatusCode == http.StatusSwitchingProtocols
+	if b := x.streamed; b != nil && !x.switched && !b.ended.Load() {
+		// An answer before the body was read to its end: net/http would
+		// write it only once it can take the body's lock, which the
+		// Transport's read of the client's body holds until the client
+		// sends more (prepare cuts that read only once the handler has
+		// returned, and an answer of more than net/http's buffer, or a
+		// chunked one, is written before). In full duplex it goes at once;
+		// the body is not read to its end, so the connection closes after
+		// the answer, never read on from the middle of the body.
+		x.rc.EnableFullDuplex()
+		res.Header.Set("Connection", "close")
+	}
 	streaming := x.switched ||
 		strings.HasPrefix(strings.ToLower(res.Header.Get("Content-Type")), "text/event-stream")
 	switch {

@@ -1745,6 +1745,65 @@ func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
 	}
 }
 
+// TestProxy_EarlyLongAnswerNotHeldByTheBody: an early answer of more than
+// net/http's response buffer (a 413 of 5,000 bytes) or a chunked one is
+// written while the handler still runs, and net/http, before it writes,
+// takes the lock of the body the Transport is still reading: cutting that
+// read once the handler had returned came too late, and the client that
+// sent part of its body and waited got nothing (never, with read-timeout
+// 0). The answer goes whole, and the connection, its body unread, closes
+// after it: no request is read from the middle of the body.
+func TestProxy_EarlyLongAnswerNotHeldByTheBody(t *testing.T) {
+	for _, answer := range []struct{ raw, body string }{
+		{"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("x", 5000), strings.Repeat("x", 5000)},
+		{"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nno!\r\n0\r\n\r\n", "no!"},
+	} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+						return
+					}
+					io.WriteString(c, answer.raw)
+					time.Sleep(5 * time.Second) // the upstream's side stays open
+				}()
+			}
+		}()
+		for _, readTimeout := range []time.Duration{4 * time.Second, 0} {
+			_, srv := testProxy(t, "http://"+ln.Addr().String(), func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
+			for _, req := range []string{
+				"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc",
+				"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+			} {
+				c, err := net.Dial("tcp", srv.Listener.Addr().String())
+				require.NoError(t, err)
+				c.SetDeadline(time.Now().Add(2 * time.Second))
+				io.WriteString(c, req)
+				br := bufio.NewReader(c)
+				res, err := http.ReadResponse(br, nil)
+				require.NoError(t, err, "read-timeout %v: the upstream's answer waited on the client's body", readTimeout)
+				b, err := io.ReadAll(res.Body)
+				require.NoError(t, err)
+				assert.Equal(t, answer.body, string(b))
+				assert.True(t, res.Close, "the body was not read to its end: the connection closes")
+				// What the client sends next is its body, never a request.
+				io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+				_, err = br.ReadByte()
+				assert.Error(t, err, "nothing more is answered on the connection")
+				c.Close()
+			}
+		}
+	}
+}
+
 // TestProxy_SwitchOnlyToAWebSocket: after a 101 the connection is a
 // tunnel the guard no longer reads. An upstream that answered a websocket
 // upgrade with a 101 without being a websocket server (a route whose
