@@ -574,9 +574,12 @@ func webSocketHandshake(req, res http.Header) bool {
 // written when the client has gone.
 func (p *proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
 	x := exchangeOf(r)
-	if x != nil && (x.bodyTimedOut.Load() || x.bodyOverdue()) {
+	if x != nil && (x.bodyTimedOut.Load() || x.bodyOverdue() && r.Context().Err() != nil) {
 		// net/http cancels the request's context when a read of the body
 		// fails, but the client is still there, waiting for an answer.
+		// The deadline passed alone says nothing of the client: an
+		// upstream that stopped reading the body (the Transport blocked
+		// writing to it, not reading) and then broke off is 502.
 		p.fail(w, r, http.StatusRequestTimeout, codeRequestTimeout, "the request body did not arrive in time")
 		return
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1709,6 +1710,24 @@ func TestProxy_RequestTimeoutBeforeTheReadReturns(t *testing.T) {
 	require.NotPanics(t, func() { p.upstreamError(w, r, context.Canceled) }, "taken for a client gone")
 	assert.Equal(t, http.StatusRequestTimeout, w.Code)
 	assert.Equal(t, codeRequestTimeout, x.code)
+}
+
+// TestProxy_BodyDeadlinePassedIsNoTimeoutAlone: a streamed body's
+// deadline can pass while no read of it waits on the client: the
+// Transport was blocked writing to an upstream that stopped reading, and
+// then broke off. The client sent at full speed and is still there (its
+// context not cancelled): the answer is 502, not 408 "the request body
+// did not arrive in time".
+func TestProxy_BodyDeadlinePassedIsNoTimeoutAlone(t *testing.T) {
+	p, _ := testProxy(t, "http://127.0.0.1:1", nil)
+	x := &exchange{}
+	past := time.Now().Add(-time.Millisecond)
+	x.bodyDeadline.Store(&past) // the body not read to its end, its deadline passed
+	r := httptest.NewRequestWithContext(context.WithValue(context.Background(), exchangeKey{}, x), "POST", "/upload", strings.NewReader("{"))
+	w := httptest.NewRecorder()
+	p.upstreamError(w, r, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET})
+	assert.Equal(t, http.StatusBadGateway, w.Code)
+	assert.NotEqual(t, codeRequestTimeout, x.code)
 }
 
 // TestProxy_EarlyAnswerNotHeldByTheBody: an upstream that answers before
