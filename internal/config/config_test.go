@@ -208,3 +208,17 @@ func TestRead_NoTree(t *testing.T) {
 		assert.EqualError(t, err, "/etc/cg/f.yaml: no contractguard: key; a configuration file holds its properties under contractguard:", src)
 	}
 }
+
+// TestRead_DirectiveErrorsNameNoContracts: a directive the reader refuses
+// is an error at its line that speaks of the file it is in; a
+// configuration file's said "contracts files are read as YAML 1.2".
+func TestRead_DirectiveErrorsNameNoContracts(t *testing.T) {
+	for src, want := range map[string]string{
+		"%YAML 1.1\n---\ncontractguard:\n  enabled: true\n":                     "/etc/cg/f.yaml:1: %YAML 1.1: this file is read as YAML 1.2 (in which yes is a string, not true); declare %YAML 1.2, or no version",
+		"%TAG !e! tag:example.com,2000:\n---\ncontractguard: {enabled: true}\n": "/etc/cg/f.yaml:1: %TAG directives are not supported",
+		"%FOO bar\n---\ncontractguard: {enabled: true}\n":                       "/etc/cg/f.yaml:1: %FOO: unknown directive (only %YAML 1.2 may be declared)",
+	} {
+		_, _, err := Read("/etc/cg/f.yaml", []byte(src), table, "")
+		assert.EqualError(t, err, want, src)
+	}
+}

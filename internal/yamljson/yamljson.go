@@ -424,11 +424,11 @@ func directive(d *ast.DirectiveNode) error {
 	case name == "YAML" && len(d.Values) == 1 && d.Values[0].String() == "1.2":
 		return nil
 	case name == "YAML":
-		return errorAt(d, "%s: contracts files are read as YAML 1.2 (in which yes is a string, not true); declare %%YAML 1.2, or no version", d)
+		return errorAt(d, "%s: this file is read as YAML 1.2 (in which yes is a string, not true); declare %%YAML 1.2, or no version", d)
 	case name == "TAG":
-		return errorAt(d, "%%TAG directives are not supported in contracts files")
+		return errorAt(d, "%%TAG directives are not supported")
 	}
-	return errorAt(d, "%%%s: unknown directive (a contracts file may declare %%YAML 1.2)", name)
+	return errorAt(d, "%%%s: unknown directive (only %%YAML 1.2 may be declared)", name)
 }
 
 func isMarker(l []byte) bool {

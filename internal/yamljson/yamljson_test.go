@@ -195,10 +195,10 @@ func TestParse_Directives(t *testing.T) {
 		assert.Equal(t, lines, got, src)
 	}
 	for src, want := range map[string]string{
-		"%YAML 1.1\n---\na: 1\n":                           "1:1: %YAML 1.1: contracts files are read as YAML 1.2 (in which yes is a string, not true); declare %YAML 1.2, or no version",
-		"a: 0\n...\n%YAML 1.3\n---\nb: 1\n":                "3:1: %YAML 1.3: contracts files are read as YAML 1.2",
-		"%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n": "1:1: %TAG directives are not supported in contracts files",
-		"%FOO bar\n---\na: 1\n":                            "1:1: %FOO: unknown directive (a contracts file may declare %YAML 1.2)",
+		"%YAML 1.1\n---\na: 1\n":                           "1:1: %YAML 1.1: this file is read as YAML 1.2 (in which yes is a string, not true); declare %YAML 1.2, or no version",
+		"a: 0\n...\n%YAML 1.3\n---\nb: 1\n":                "3:1: %YAML 1.3: this file is read as YAML 1.2",
+		"%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n": "1:1: %TAG directives are not supported",
+		"%FOO bar\n---\na: 1\n":                            "1:1: %FOO: unknown directive (only %YAML 1.2 may be declared)",
 		"%YAML 1.2\na: 1\n":                                "1:1: a directive is given once and followed by a --- line",
 		"a: 1\n%YAML 1.2\n---\nb: 1\n":                     "a directive is given once and followed by a --- line (and comes first, or after a ... line)",
 	} {
