@@ -137,6 +137,15 @@ func read(path string, src []byte, table []Property, scope string) (values Value
 		}
 		for _, kv := range top.Values {
 			k, _ := yamljson.Key(kv.Key)
+			if t := strings.TrimPrefix(k, "\ufeff"); t != k && (t == Root || strings.HasPrefix(t, Root+".")) {
+				// A later document saved with a byte order mark (files
+				// joined with --- between them): YAML allows none inside
+				// a document, and the key read so is another component's,
+				// its properties left out without a word.
+				found = true
+				r.fail(kv.Key, "", fmt.Errorf("a byte order mark (U+FEFF) before the key %s: only the file's first byte may be one; remove it", Root))
+				continue
+			}
 			if rest, flat := strings.CutPrefix(k, Root+"."); flat {
 				// Spring's flat form (contractguard.vulnerability-scan:)
 				// is the guard's, but only the tree is read: an error, not

@@ -222,3 +222,19 @@ func TestRead_DirectiveErrorsNameNoContracts(t *testing.T) {
 		assert.EqualError(t, err, want, src)
 	}
 }
+
+// TestRead_ByteOrderMarkInside: a byte order mark that starts a later
+// document (files joined with --- between them, each saved with one)
+// made its contractguard: tree another component's key, and its
+// properties (require-contract: true here) were left out without a word.
+func TestRead_ByteOrderMarkInside(t *testing.T) {
+	for _, src := range []string{
+		"contractguard:\n  enabled: true\n---\n\ufeffcontractguard:\n  enabled: false\n",
+		"contractguard:\n  enabled: true\n---\n\ufeffcontractguard.enabled: false\n",
+	} {
+		_, problems, err := Read("/etc/cg/f.yaml", []byte(src), table, "")
+		require.NoError(t, err, "%q", src)
+		require.Len(t, problems, 1, "%q", src)
+		assert.EqualError(t, problems[0], "/etc/cg/f.yaml:4: a byte order mark (U+FEFF) before the key contractguard: only the file's first byte may be one; remove it", "%q", src)
+	}
+}
