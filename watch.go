@@ -62,11 +62,18 @@ func (g *Guard) Watch(ctx context.Context) error {
 	// folder watched as two names is seen as one.
 	dir := absolute(g.opts.ContractsDir)
 	parent := filepath.Dir(dir)
+	above := "" // the folder watched for the way to dir to be made again, its parent being gone (or not listable): "" when it is watched
 	if parent != dir {
 		// The folder may be deleted and made again, renamed, or be a link
 		// swapped to another folder: its parent sees that.
 		if err := w.Add(parent); err != nil {
-			return fmt.Errorf("contractguard: Watch %s: %w", parent, err)
+			if !errors.Is(err, fs.ErrPermission) {
+				return fmt.Errorf("contractguard: Watch %s: %w", parent, err)
+			}
+			// A parent the service may search but not list (chmod 711)
+			// cannot be watched: the folder's own watch sees its files,
+			// and the parent is watched from above, as one that is gone.
+			above = watchNearest(w, filepath.Dir(parent))
 		}
 	}
 	// When the folder is a link, the folder it leads to may be renamed
@@ -83,7 +90,6 @@ func (g *Guard) Watch(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	replaced := false   // the folder was created, removed, renamed or relinked, or events were lost
-	above := ""         // the folder watched for the way to dir to be made again, its parent being gone: "" when it is there
 	failing := false    // the last reload failed
 	var since time.Time // the first change the next reload is for
 	arm := func() {

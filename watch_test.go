@@ -666,3 +666,24 @@ func TestWatch_UnreadableFolderBelow(t *testing.T) {
 	writeVersion(t, dir, v2)
 	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
 }
+
+// TestWatch_ParentNotListable: a contracts folder whose parent the
+// service may search but not list (chmod 311, 711 to others) is watched;
+// Watch returned "permission denied" at once, for the parent it watches
+// to see the folder replaced, and no edit was ever reloaded.
+func TestWatch_ParentNotListable(t *testing.T) {
+	if unprivileged(t) { // root lists through permissions
+		return
+	}
+	parent := filepath.Join(t.TempDir(), "app")
+	dir := filepath.Join(parent, "contracts")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	v0, _ := versionContract(0)
+	writeVersion(t, dir, v0)
+	require.NoError(t, os.Chmod(parent, 0o311)) // searched, not listed
+	t.Cleanup(func() { _ = os.Chmod(parent, 0o755) })
+	w := startWatch(t, dir)
+	v2, _ := versionContract(2)
+	writeVersion(t, dir, v2)
+	w.await("/v", `{"n":2}`, Detail{"", "version 2"})
+}
