@@ -925,3 +925,26 @@ func TestMatch_FormatAloneThenCut(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, []string{"a", "", ".json"}, segs, v)
 }
+
+// TestMatch_FormatAloneBeforeATrailingSlash: StripSlashes cuts
+// /a/////.json/ to /a/////.json, URLFormat to /a/////, and StripSlashes
+// in a mounted router leaves /a/{x}/{y}/{z} with each "": a format alone
+// before trailing slashes is cut as one at the end is, the slashes it
+// leaves read cut to each count, and the path's own trailing slashes
+// still are (/a//.json// is /a/{x}/{y}, y ".json").
+func TestMatch_FormatAloneBeforeATrailingSlash(t *testing.T) {
+	tr := build(t, "PUT /a/:x/:y/:z")
+	for _, path := range []string{"/a/////.json/", "/a/////.json//", "/a/%2F%2F%2F%2F.json/"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		require.True(t, ok, path)
+		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x/:y/:z", Segs: []string{"a", "", "", ""}}, path)
+	}
+	tr = build(t, "PUT /a/:x/:y")
+	v, segs, ok := tr.Match("PUT", "/a//.json//", nil)
+	require.True(t, ok)
+	assert.Equal(t, []string{"a", "", ".json"}, segs, v)
+	for _, path := range []string{"/a/%2F;x=1/.json%2F%2F/.json//", "/a%2F%2F.x/.json;y%2F%2E/.json//%2e"} {
+		assert.LessOrEqual(t, len(alternateReadings(path)), maxAlternates, path)
+	}
+}
