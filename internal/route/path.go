@@ -200,7 +200,7 @@ func alternateReadings(raw string) []reading {
 }
 
 // maxAlternates bounds the alternate readings of a path.
-const maxAlternates = 20
+const maxAlternates = 22
 
 // appendAlternates appends raw's alternate readings to dst: at most
 // maxAlternates, so that a stack buffer of that size holds them.
@@ -214,10 +214,8 @@ func appendAlternates(dst []reading, raw string) []reading {
 		if plain, _ := dotSegments(decoded); plain {
 			dst = append(dst, reading{raw: decoded, literal: true})
 		}
-		cut := urlFormatCut(decoded)
-		if len(cut) < len(decoded) {
-			dst = append(dst, reading{raw: cut, literal: true})
-		}
+		first, cut := urlFormatCuts(decoded)
+		dst = appendFormatCuts(dst, decoded, first, cut)
 		if hasEmptySegment(decoded) {
 			// chi routing on r.URL.Path (after StripSlashes or URLFormat
 			// made its RoutePath of it) matches a parameter to the empty
@@ -240,12 +238,8 @@ func appendAlternates(dst []reading, raw string) []reading {
 	if plain, _ := dotSegments(raw); plain {
 		dst = append(dst, reading{raw: raw, literal: true})
 	}
-	cut := urlFormatCut(raw)
-	if len(cut) < len(raw) {
-		// URLFormat (and StripSlashes) cut a last segment that is a
-		// format alone, then the segment before it (urlFormatCut).
-		dst = append(dst, reading{raw: cut, literal: true})
-	}
+	first, cut := urlFormatCuts(raw)
+	dst = appendFormatCuts(dst, raw, first, cut)
 	if strings.IndexByte(raw, '%') >= 0 {
 		dst = append(dst, reading{raw: raw, encoded: true})
 		if hasSentDotSegment(raw) {
@@ -267,6 +261,21 @@ func appendAlternates(dst []reading, raw string) []reading {
 		// reading dropped it, and Fastify ran the /users/:id handler on a
 		// body its contract refuses).
 		dst = append(dst, reading{raw: raw, literal: true, empties: true, trailing: true})
+	}
+	return dst
+}
+
+// appendFormatCuts appends to dst the readings of raw without its last
+// segments that are a format alone, cut by urlFormatCuts to first and
+// cut: URLFormat (and StripSlashes) cut a last segment that is a format
+// alone, then the segment before it (urlFormatCut), as many as the
+// passes that run (first, then each last segment cut by formatCut).
+func appendFormatCuts(dst []reading, raw, first, cut string) []reading {
+	if first != "" && first != cut {
+		dst = append(dst, reading{raw: first, literal: true})
+	}
+	if len(cut) < len(raw) {
+		dst = append(dst, reading{raw: cut, literal: true})
 	}
 	return dst
 }
@@ -354,22 +363,38 @@ func (r reading) upTo(end int) reading {
 // r.URL.Path: a %2E in a RoutePath as sent, which it does not cut, is
 // read cut, stricter.)
 func urlFormatCut(raw string) string {
+	_, cut := urlFormatCuts(raw)
+	return cut
+}
+
+// urlFormatCuts is urlFormatCut (cut), and first, raw without its first
+// format alone only: where fewer URLFormat passes run than its formats
+// alone take, the segment before them is a format alone left as it is
+// (/a/.b/.json/.json is /a/.b/ to URLFormat twice, which a router
+// mounted at /a/{x} takes with x ".b"; found by review: the guard cut
+// .b too, matched nothing, and the handler ran unchecked). first read
+// with its last segment cut (formatCut) gives the path each count of
+// passes between leaves. first is cut where raw has one format alone.
+func urlFormatCuts(raw string) (first, cut string) {
 	budget, t := maxFormatCuts, strings.TrimRight(raw, "/")
 	for {
 		i := strings.LastIndexByte(t, '/')
 		if i < 0 {
-			return raw
+			return first, raw
 		}
 		if seg := t[i+1:]; seg == "" || seg[0] != '.' && !strings.HasPrefix(seg, "%2e") && !strings.HasPrefix(seg, "%2E") {
-			return raw // not a format alone: no need to decode it
+			return first, raw // not a format alone: no need to decode it
 		}
 		last := unescape(t[i+1:])
 		dots := strings.Count(last, ".")
 		if last[0] != '.' || dots > budget {
-			return raw
+			return first, raw
 		}
 		budget -= dots
 		raw, t = t[:i+1], strings.TrimRight(t[:i], "/")
+		if first == "" {
+			first = raw
+		}
 	}
 }
 

@@ -948,3 +948,20 @@ func TestMatch_FormatAloneBeforeATrailingSlash(t *testing.T) {
 		assert.LessOrEqual(t, len(alternateReadings(path)), maxAlternates, path)
 	}
 }
+
+// TestMatch_FormatsAloneCutByFewerPasses: URLFormat twice (and
+// StripSlashes) cut /a/.b/.json/.json to /a/.b/, x ".b" to a router
+// mounted at /a/{x}: the path is also read without its first format
+// alone only, then its last segment cut, not only without all of them.
+func TestMatch_FormatsAloneCutByFewerPasses(t *testing.T) {
+	tr := build(t, "PUT /a/:x")
+	for _, path := range []string{"/a/.b/.json/.json", "/a/.b/.json/.json/", "/a%2F.b%2F.json%2F.json"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		require.True(t, ok, path)
+		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x", Segs: []string{"a", ".b"}}, path)
+	}
+	for _, path := range []string{"/a/%2F;x=1/.y/.json%2F%2F/.json//", "/a%2F%2F.x/.j/.json;y%2F%2E/.json//%2e"} {
+		assert.LessOrEqual(t, len(alternateReadings(path)), maxAlternates, path)
+	}
+}
