@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -963,5 +964,29 @@ func TestMatch_FormatsAloneCutByFewerPasses(t *testing.T) {
 	}
 	for _, path := range []string{"/a/%2F;x=1/.y/.json%2F%2F/.json//", "/a%2F%2F.x/.j/.json;y%2F%2E/.json//%2e"} {
 		assert.LessOrEqual(t, len(alternateReadings(path)), maxAlternates, path)
+	}
+}
+
+// TestMatch_LongPathEndingInSlashesCostsItsLength: a stripped reading
+// stands for a cut per count of trailing slashes up to the tree's depth;
+// reading a long (escaped) segment again, and folding it, for each count
+// cost about a hundred times the path's length in memory (eight
+// parameters deep). The counts past the first reuse its segments, and a
+// segment longer than any static one is not folded.
+func TestMatch_LongPathEndingInSlashesCostsItsLength(t *testing.T) {
+	tr := build(t, "PUT /r1/:a/:b/:c/:d/:e/:f/:g/:h", "PUT /r2/x/y")
+	path := "/r1/" + strings.Repeat("%41", 1<<16) + strings.Repeat("/", 64)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	v, segs, ok := tr.Match("PUT", path, nil)
+	tr.Hits("PUT", path, v, segs, ok, nil)
+	runtime.ReadMemStats(&m1)
+	assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(32*len(path)))
+	// The counts are still read: /r1/A/// is /r1/:a/:b/:c with b, c "".
+	tr = build(t, "PUT /r1/:a/:b/:c", "PUT /R1/x")
+	for _, path := range []string{"/r1/%41////", "/R1/%41////", "/r1/%41%2F%2F%2F/"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		assert.Contains(t, hits, Hit[string]{V: "PUT /r1/:a/:b/:c", Segs: []string{path[1:3], "A", "", ""}}, path)
 	}
 }

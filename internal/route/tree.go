@@ -23,10 +23,15 @@ type Tree[T comparable] struct {
 func (t *Tree[T]) limit() int { return t.depth + 1 }
 
 type node[T comparable] struct {
-	static  map[string]*node[T]
-	folded  map[string][]*node[T] // the static children by their text in lower case
-	param   *node[T]
-	methods map[string]T
+	static map[string]*node[T]
+	folded map[string][]*node[T] // the static children by their text in lower case
+	// foldedMax is the longest key of folded: a segment of more than
+	// four times its bytes folds to a longer key (each rune folds to one
+	// byte or more), so it is not folded (a long segment would cost a
+	// copy for each lookup of each reading).
+	foldedMax int
+	param     *node[T]
+	methods   map[string]T
 }
 
 // Add stores v for method (upper case) and pattern. If the tree already
@@ -55,6 +60,7 @@ func (t *Tree[T]) Add(method string, p Pattern, v T) (T, bool) {
 			}
 			lower := string(foldKey(s.Static, nil))
 			n.folded[lower] = append(n.folded[lower], c)
+			n.foldedMax = max(n.foldedMax, len(lower))
 			t.upper = t.upper || lower != s.Static
 		}
 		n = c
@@ -120,7 +126,7 @@ func (n *node[T]) find(method string, segs []string, fold bool, visits *int) (T,
 			return v, true
 		}
 	}
-	if fold && n.folded != nil {
+	if fold && n.folded != nil && n.mayFold(segs[0]) {
 		var buf [64]byte
 		for _, c := range n.folded[string(foldKey(segs[0], buf[:0]))] {
 			if c == exact {
@@ -136,6 +142,12 @@ func (n *node[T]) find(method string, segs []string, fold bool, visits *int) (T,
 	}
 	var zero T
 	return zero, false
+}
+
+// mayFold reports whether seg may fold to a key of n.folded: not when
+// it is longer than four times the longest (see foldedMax).
+func (n *node[T]) mayFold(seg string) bool {
+	return len(seg) <= 4*n.foldedMax
 }
 
 // foldKey appends to dst the key of s in any letter case: A-Z in lower
@@ -211,7 +223,18 @@ func (t *Tree[T]) Match(method, rawPath string, buf []string) (v T, segs []strin
 		}
 		for i, rd := range rds {
 			end, n := rd.cuts(t.limit())
+			var first [16]string
+			var base []string
 			for k := range n {
+				if k > 0 {
+					if base == nil {
+						base = rd.upTo(end).segments(first[:0], t.limit())
+					}
+					if v, segs, ok = t.lookupEmpties(method, rd.upTo(end+k), base, k, folded, buf[:0]); ok {
+						return v, segs, true
+					}
+					continue
+				}
 				// The main reading as written was looked up above.
 				if v, segs, ok = t.lookupReading(method, rd.upTo(end+k), folded, i == 0 && !folded, buf[:0]); ok {
 					return v, segs, true
@@ -310,16 +333,30 @@ func (t *Tree[T]) hits(method, rawPath string, v T, segs []string, main bool, ds
 	var valBuf [4]T
 	for i, all := range rds {
 		end, n := all.cuts(t.limit())
+		var first [16]string
+		var base []string
 		for k := range n {
 			rd := all.upTo(end + k)
+			if k > 0 && base == nil {
+				base = all.upTo(end).segments(first[:0], t.limit())
+			}
 			// Its format cut, the main reading's too, where its match as
-			// written is Match's own.
-			dst = t.formatHits(method, rawPath, rd, v, segs, buf[:0], dst)
+			// written is Match's own. (A cut past the first ends in an
+			// empty segment, which has none.)
+			if k == 0 {
+				dst = t.formatHits(method, rawPath, rd, v, segs, buf[:0], dst)
+			}
 			for _, folded := range [2]bool{false, true} {
 				if i == 0 && !folded && !main || folded && !fold {
 					continue
 				}
-				ws, found := t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
+				var ws []string
+				var found []T
+				if k > 0 {
+					ws, found = t.emptiesValues(method, rd, base, k, folded, buf[:0], valBuf[:0])
+				} else {
+					ws, found = t.readingValues(method, rd, folded, buf[:0], valBuf[:0])
+				}
 				dst = appendHits(dst, rawPath, rd, v, segs, ws, found)
 			}
 		}
@@ -420,10 +457,17 @@ func foldedFind[T comparable](ns []*node[T], method string, segs []string, dst [
 	var setBuf [4]*node[T]
 	next := setBuf[:0]
 	var buf [64]byte
-	lower := foldKey(segs[0], buf[:0]) // indexed as m[string(lower)], which does not allocate
+	var lower []byte // indexed as m[string(lower)], which does not allocate
+	folded := false
 	for _, n := range ns {
 		if c := n.static[segs[0]]; c != nil {
 			next = append(next, c) // as written (its folded key is the same)
+		}
+		if !n.mayFold(segs[0]) {
+			continue
+		}
+		if !folded {
+			lower, folded = foldKey(segs[0], buf[:0]), true
 		}
 		for _, c := range n.folded[string(lower)] {
 			if !slices.Contains(next, c) {
@@ -458,6 +502,45 @@ func hasHit[T comparable](hits []Hit[T], v T, segs []string, ownQuery bool) bool
 		}
 	}
 	return false
+}
+
+// withEmpties appends to buf base, the segments of a stripped reading's
+// first cut, and k empty segments: the segments of its cut k slashes
+// longer (reading.cuts), which ends in an empty segment and has no
+// format cut, read without reading its path again (a long segment,
+// decoded, would cost its length again for each count).
+func withEmpties(buf, base []string, k int) []string {
+	buf = append(buf, base...)
+	for range k {
+		buf = append(buf, "")
+	}
+	return buf
+}
+
+// lookupEmpties is lookupReading of rd, a stripped reading's cut k
+// slashes longer than its first, whose segments are base (withEmpties).
+func (t *Tree[T]) lookupEmpties(method string, rd reading, base []string, k int, fold bool, buf []string) (T, []string, bool) {
+	segs := withEmpties(buf, base, k)
+	v, ok := t.lookupCase(method, segs, fold, nil)
+	if ok && rd.encoded {
+		segs = rd.view(buf, t.limit())
+	}
+	return v, segs, ok
+}
+
+// emptiesValues is readingValues of rd, a stripped reading's cut k
+// slashes longer than its first, whose segments are base (withEmpties).
+func (t *Tree[T]) emptiesValues(method string, rd reading, base []string, k int, fold bool, buf []string, vals []T) ([]string, []T) {
+	segs := withEmpties(buf, base, k)
+	if fold {
+		vals = t.foldedLookup(method, segs, vals)
+	} else if v, ok := t.lookupCase(method, segs, false, nil); ok {
+		vals = append(vals, v)
+	}
+	if len(vals) > 0 && rd.encoded {
+		segs = rd.view(buf, t.limit())
+	}
+	return segs, vals
 }
 
 // lookupReading reads the path rd's way into buf and looks it up (with
