@@ -1127,3 +1127,23 @@ func TestBypass_URLFormatTwiceLeavesAFormatAlone(t *testing.T) {
 	refusedThroughChi(t, "/items/{id}", []func(http.Handler) http.Handler{middleware.CleanPath, middleware.URLFormat, middleware.StripSlashes},
 		mountAt("/items/{id}", middleware.URLFormat, middleware.StripSlashes), []string{"/items/.j/.json/.json/"}, "/items/.j/.json/.json/")
 }
+
+// TestBypass_URLFormatCountsTheDotsItSees: behind CleanPath, chi's
+// RoutePath is the path as sent, where %2e is no dot: URLFormat cuts
+// /a/x/.json/.j%2e%2e%2e%2e at its one "." to /a/x/.json/, StripSlashes
+// to /a/x/.json, and URLFormat in the router mounted at /a/{x} its
+// /.json to / (found by review: the guard counted the decoded segment's
+// five dots, more than three passes cut, left it whole, matched nothing,
+// and the handler ran on a body its contract refuses).
+func TestBypass_URLFormatCountsTheDotsItSees(t *testing.T) {
+	mountAt := func(pattern string, mws ...func(http.Handler) http.Handler) func(chi.Router, http.HandlerFunc) {
+		return func(r chi.Router, h http.HandlerFunc) {
+			r.Route(pattern, func(r chi.Router) {
+				r.Use(mws...)
+				r.Put("/", h)
+			})
+		}
+	}
+	refusedThroughChi(t, "/a/{x}", []func(http.Handler) http.Handler{middleware.CleanPath, middleware.URLFormat, middleware.StripSlashes},
+		mountAt("/a/{x}", middleware.URLFormat), []string{"/a/x//.json/.j%2e%2e%2e%2e", "/a/x/.json/.%2e%2e%2e"}, "/a/x//.json/.json")
+}

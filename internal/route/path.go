@@ -361,7 +361,8 @@ func (r reading) upTo(end int) reading {
 // reading cut the segment before the format, and the handler of /a/b ran
 // unchecked). (The segment is read decoded, as URLFormat reads
 // r.URL.Path: a %2E in a RoutePath as sent, which it does not cut, is
-// read cut, stricter.)
+// read cut, stricter; its dots are counted as sent where it starts with
+// one, the fewer passes.)
 func urlFormatCut(raw string) string {
 	_, cut := urlFormatCuts(raw)
 	return cut
@@ -387,6 +388,12 @@ func urlFormatCuts(raw string) (first, cut string) {
 		}
 		last := unescape(t[i+1:])
 		dots := strings.Count(last, ".")
+		if seg := t[i+1:]; seg[0] == '.' {
+			// As sent (chi's RoutePath behind CleanPath, or on RawPath in
+			// a mounted router), a %2e is no dot for URLFormat to cut at:
+			// .j%2e%2e%2e%2e is one pass's format alone.
+			dots = strings.Count(seg, ".")
+		}
 		if last[0] != '.' || dots > budget {
 			return first, raw
 		}

@@ -990,3 +990,16 @@ func TestMatch_LongPathEndingInSlashesCostsItsLength(t *testing.T) {
 		assert.Contains(t, hits, Hit[string]{V: "PUT /r1/:a/:b/:c", Segs: []string{path[1:3], "A", "", ""}}, path)
 	}
 }
+
+// TestMatch_FormatAloneDotsCountedAsSent: behind CleanPath chi's
+// RoutePath is as sent, where URLFormat sees one "." in .j%2e%2e%2e%2e:
+// one pass cuts it, not five.
+func TestMatch_FormatAloneDotsCountedAsSent(t *testing.T) {
+	tr := build(t, "PUT /a/:x")
+	for _, path := range []string{"/a/x/.json/.j%2e%2e%2e%2e", "/a/x//.json/.%2E%2E%2E"} {
+		v, segs, ok := tr.Match("PUT", path, nil)
+		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		require.True(t, ok, path)
+		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x", Segs: []string{"a", "x"}}, path)
+	}
+}
