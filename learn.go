@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +71,17 @@ const (
 // contract name). Only a would-be rejection takes its lock.
 type learnReport struct {
 	mu        sync.Mutex
-	contracts map[string]*contractLearned
+	contracts map[reportKey]*contractLearned
+}
+
+// reportKey is a contract in the learning report: a file contract by its
+// name (method and endpoint), kept across reloads; a typed contract by its
+// Go type too, since two types may print alike (api.Request of two
+// packages named api, or two types declared in functions): found by
+// review, two such contracts' would-be rejections were counted as one's.
+type reportKey struct {
+	name string
+	typ  reflect.Type // a typed contract's; nil for a file contract
 }
 
 type contractLearned struct {
@@ -107,18 +118,21 @@ func (g *Guard) observeAll(in *input, cs []*contract, v *Violation) {
 // many of its contracts would reject it.
 func (g *Guard) observe(in *input, c *contract, v *Violation) {
 	var info ContractInfo
-	name := ""
+	var key reportKey
 	if c != nil {
-		info, name = c.info(), c.name()
+		info, key.name = c.info(), c.name()
+		if c.method == "" {
+			key.typ = c.body
+		}
 	}
-	line, since := g.learned.add(name, info, v)
+	line, since := g.learned.add(key, info, v)
 	if line {
 		paths := make([]string, len(v.Details))
 		for i, d := range v.Details {
 			paths[i] = d.Path
 		}
 		g.log.LogAttrs(contextOf(in.r), slog.LevelWarn, "contractguard: learning mode: a request would have been rejected",
-			slog.String("contract", cmp.Or(name, "(none)")), slog.String("code", v.Code),
+			slog.String("contract", cmp.Or(key.name, "(none)")), slog.String("code", v.Code),
 			slog.Any("paths", paths), slog.Int64("since_last_line", since))
 	}
 	if f := g.opts.OnObserve; f != nil {
@@ -127,25 +141,25 @@ func (g *Guard) observe(in *input, c *contract, v *Violation) {
 	}
 }
 
-// add counts v for the contract named name, and says whether a log line
+// add counts v for the contract key names, and says whether a log line
 // is due (with the number of would-be rejections of its code since the
 // last one).
-func (r *learnReport) add(name string, info ContractInfo, v *Violation) (line bool, since int64) {
+func (r *learnReport) add(key reportKey, info ContractInfo, v *Violation) (line bool, since int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.contracts == nil {
-		r.contracts = map[string]*contractLearned{}
+		r.contracts = map[reportKey]*contractLearned{}
 	}
-	c := r.contracts[name]
+	c := r.contracts[key]
 	if c == nil {
 		if len(r.contracts) >= reportContracts {
-			name, info = "(other contracts)", ContractInfo{Source: "(other contracts)"}
-			c = r.contracts[name]
+			key, info = reportKey{name: "(other contracts)"}, ContractInfo{Source: "(other contracts)"}
+			c = r.contracts[key]
 		}
 		if c == nil {
 			c = &contractLearned{info: info, codes: map[string]int64{}, paths: map[string]int64{},
 				logged: map[string]time.Time{}, unlogged: map[string]int64{}}
-			r.contracts[name] = c
+			r.contracts[key] = c
 		}
 	}
 	c.total++

@@ -2,6 +2,7 @@ package contractguard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"github.com/contractguard/contractguard/sink"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -429,6 +431,49 @@ func TestLearn_TypedHandler(t *testing.T) {
 
 	rejected(t, send(r, "POST", "/users", `{"sku":"ABC","qty":1}`), 400, CodeSchemaInvalid) // the file contract: name is required
 	assert.Len(t, got, 2)
+}
+
+// TestLearn_ReportKeepsTypesOfOneNameApart: two typed contracts whose Go
+// types print alike (declared in two functions here; api.Request of two
+// packages named api in an application) are two contracts in the learning
+// report. They were one entry, keyed by the name: the would-be rejections
+// and paths of both, under the first one's information.
+func TestLearn_ReportKeepsTypesOfOneNameApart(t *testing.T) {
+	g, _ := learnGuard(t)
+	a, b := sameNamedTypeA(g), sameNamedTypeB(g)
+	assert.Equal(t, 200, send(a, "POST", "/a", `{"a":1}`).Code)
+	assert.Equal(t, 200, send(b, "POST", "/b", `{"b":"x"}`).Code)
+	assert.Equal(t, 200, send(b, "POST", "/b", `{"b":"y"}`).Code)
+	var typed []ContractReport
+	for _, cr := range g.LearningReport() {
+		if cr.Contract.Source == "type contractguard.sameName" {
+			typed = append(typed, cr)
+		}
+	}
+	require.Len(t, typed, 2, "one entry per contract")
+	slices.SortFunc(typed, func(x, y ContractReport) int { return cmp.Compare(x.WouldBlock, y.WouldBlock) })
+	assert.EqualValues(t, 1, typed[0].WouldBlock)
+	assert.Equal(t, []PathCount{{"/a", 1}}, typed[0].Paths)
+	assert.EqualValues(t, 2, typed[1].WouldBlock)
+	assert.Equal(t, []PathCount{{"/b", 2}}, typed[1].Paths)
+}
+
+// sameNamedTypeA and sameNamedTypeB are typed handlers of two types that
+// print alike, contractguard.sameName.
+func sameNamedTypeA(g *Guard) http.Handler {
+	type sameName struct {
+		_ struct{} `cg:"mode=learn"`
+		A int      `json:"a" jsonschema:"minimum=5"`
+	}
+	return Handle(g, func(w http.ResponseWriter, r *http.Request, in sameName) {})
+}
+
+func sameNamedTypeB(g *Guard) http.Handler {
+	type sameName struct {
+		_ struct{} `cg:"mode=learn"`
+		B string   `json:"b" jsonschema:"minLength=5"`
+	}
+	return Handle(g, func(w http.ResponseWriter, r *http.Request, in sameName) {})
 }
 
 // TestLearn_TypedHandlerBodyRefusedEarly: with a typed contract that
