@@ -213,12 +213,12 @@ type exchange struct {
 	// Reading the client's body passed read-timeout (untilEOF): on a
 	// streamed route, the upstream had only part of it.
 	bodyTimedOut atomic.Bool
-	// The read deadline of a body not yet read to its end (prepare), nil
-	// once it has been. net/http cancels the request's context inside the
+	// The read deadline of a body not yet read to its end (prepare), in
+	// Unix nanoseconds; 0 once it has been. net/http cancels the request's context inside the
 	// read that times out, before untilEOF can store bodyTimedOut, so the
 	// Transport may give up, and upstreamError run, first: a deadline
 	// passed tells it as surely, whichever goroutine gets there first.
-	bodyDeadline atomic.Pointer[time.Time]
+	bodyDeadline atomic.Int64
 	// The client's body as prepare wrapped it (nil for none), to tell
 	// whether the upstream answered before it was read to its end.
 	streamed *untilEOF
@@ -261,9 +261,9 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			if body == nil {
 				x.rc.SetReadDeadline(time.Time{})
 			} else {
-				x.bodyDeadline.Store(&deadline)
+				x.bodyDeadline.Store(deadline.UnixNano())
 				body.done = func() {
-					x.bodyDeadline.Store(nil)
+					x.bodyDeadline.Store(0)
 					x.rc.SetReadDeadline(time.Time{})
 				}
 			}
@@ -433,7 +433,7 @@ func setForwarded(r *http.Request) {
 // timeout, whether or not untilEOF has noted it yet.
 func (x *exchange) bodyOverdue() bool {
 	d := x.bodyDeadline.Load()
-	return d != nil && !time.Now().Before(*d)
+	return d != 0 && time.Now().UnixNano() >= d
 }
 
 // rewrite is the outbound request: to the upstream, with X-Forwarded-For

@@ -1702,7 +1702,7 @@ func TestProxy_RequestTimeoutBeforeTheReadReturns(t *testing.T) {
 	p, _ := testProxy(t, "http://127.0.0.1:1", nil)
 	x := &exchange{}
 	past := time.Now().Add(-time.Millisecond)
-	x.bodyDeadline.Store(&past) // the body not read to its end, its deadline passed; bodyTimedOut not stored yet
+	x.bodyDeadline.Store(past.UnixNano()) // the body not read to its end, its deadline passed; bodyTimedOut not stored yet
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), exchangeKey{}, x))
 	cancel() // as net/http cancels it in the failed read
 	r := httptest.NewRequestWithContext(ctx, "POST", "/upload", strings.NewReader("{"))
@@ -1722,7 +1722,7 @@ func TestProxy_BodyDeadlinePassedIsNoTimeoutAlone(t *testing.T) {
 	p, _ := testProxy(t, "http://127.0.0.1:1", nil)
 	x := &exchange{}
 	past := time.Now().Add(-time.Millisecond)
-	x.bodyDeadline.Store(&past) // the body not read to its end, its deadline passed
+	x.bodyDeadline.Store(past.UnixNano()) // the body not read to its end, its deadline passed
 	r := httptest.NewRequestWithContext(context.WithValue(context.Background(), exchangeKey{}, x), "POST", "/upload", strings.NewReader("{"))
 	w := httptest.NewRecorder()
 	p.upstreamError(w, r, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET})
