@@ -86,9 +86,11 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	// The program that runs is cmd.Path; Args[0] is only what it is told
 	// its name is (a multi-call binary such as busybox goes by it). Where
 	// the two name different programs (Path /bin/sh, Args[0] "worker"),
-	// the command is read both ways.
+	// the command is read both ways, but for a multi-call binary run under
+	// an applet's name (Path /bin/busybox, Args[0] "cat"): that runs the
+	// applet Args[0] names, its first argument no applet.
 	var byPath *shellCheck
-	if cmd.Path != "" && len(cmd.Args) > 0 && programName(cmd.Path) != programName(cmd.Args[0]) {
+	if cmd.Path != "" && len(cmd.Args) > 0 && programName(cmd.Path) != programName(cmd.Args[0]) && !runsApplet(cmd.Path, cmd.Args[0]) {
 		byPath = &shellCheck{c: c, args: append([]string{cmd.Path}, cmd.Args[1:]...), path: cmd.Path, env: cmd.Env}
 		byPath.findScripts()
 	}
@@ -130,6 +132,15 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 		return true
 	})
 	return failed
+}
+
+// runsApplet reports whether path is a multi-call binary (busybox,
+// toybox) that, run with arg0 as its name, runs the applet arg0 names:
+// one not named after the binary (busybox, busybox.static read their
+// first argument as the applet).
+func runsApplet(path, arg0 string) bool {
+	name := programName(path)
+	return (name == "busybox" || name == "toybox") && !strings.HasPrefix(programName(arg0), name)
 }
 
 type shellCheck struct {

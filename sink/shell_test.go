@@ -1822,3 +1822,32 @@ func TestCheckCmd_PathNamesAnotherProgram(t *testing.T) {
 	r, _ = inputAt(t, taint.Query, "x y")
 	assert.NoError(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/usr/bin/convert", Args: []string{"convert", "x y", "out.png"}}))
 }
+
+// TestCheckCmd_MultiCallPathRunsItsApplet: a multi-call binary (busybox,
+// toybox) run by its path with an applet's name as Args[0] runs that
+// applet, not its first argument: the command is read by Args[0] only
+// (found by a review: Path /bin/busybox, Args ["cat", <input>] was read
+// as `busybox <input>`, the input choosing the applet, and blocked).
+func TestCheckCmd_MultiCallPathRunsItsApplet(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		path string
+		args []string
+	}{
+		{"hello.txt", "/bin/busybox", []string{"cat", "hello.txt"}},
+		{"hello.txt", "/bin/busybox", []string{"gzip", "hello.txt"}},
+		{"https://example.com/a.tgz", "/bin/busybox", []string{"wget", "https://example.com/a.tgz"}},
+		{"hello.txt", "/usr/bin/toybox", []string{"cat", "hello.txt"}},
+	} {
+		r, _ := inputAt(t, taint.Query, c.in)
+		assert.NoError(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: c.path, Args: c.args}), "%q", c.args)
+	}
+	// Args[0] still decides: input as the applet's script or program.
+	r, _ := inputAt(t, taint.Query, "x; id")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"sh", "-c", "echo x; id"}}), ErrBlocked)
+	r, _ = inputAt(t, taint.Query, "hello")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"timeout", "5", "hello"}}), ErrBlocked)
+	// Named busybox itself (or busybox.static), its first argument is the applet.
+	r, _ = inputAt(t, taint.Query, "hello")
+	assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"busybox.static", "hello"}}), ErrBlocked)
+}
