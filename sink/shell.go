@@ -233,9 +233,20 @@ func (ck *shellCheck) findScripts() {
 	// A wrapper's "--" ends its own options, not the program's. find's
 	// ends only its leading options (-H, -L, -P, -D, -O): what follows is
 	// still its expression (find -- -delete deletes, find -- -fprint FILE
-	// writes FILE), and -exec's program reads its own options.
+	// writes FILE), and -exec's program reads its own options. A shell's
+	// ends its own options: the words after it are its script file and
+	// the script's parameters (bash -- deploy.sh <input>), or those of a
+	// script read from -c or stdin (sh -s -- <input>); a "--" after a
+	// script file is the script's (bash deploy.sh -- <input>).
+	from := 1
+	if posixShells[shellName(programName(args[0]))] && !isWrapper(args[0]) {
+		from = len(args)
+		if f := shellScriptFile(args); f > 0 {
+			from = f + 1
+		}
+	}
 	if !isWrapper(args[0]) {
-		for i := 1; i < len(args); i++ {
+		for i := from; i < len(args); i++ {
 			if args[i] == "--" {
 				ck.dd = i
 				break
@@ -587,6 +598,42 @@ func (ck *shellCheck) findSuPrograms() {
 			}
 		})
 	}
+}
+
+// shellScriptFile is the index of the script file a POSIX shell args[0]
+// runs (bash -e -- deploy.sh: 3), or 0 when it runs none (-c, -s, or
+// stdin) or its options are not all known (fish's, a long option other
+// than those below): the words after it are the script's parameters.
+func shellScriptFile(args []string) int {
+	if shellName(programName(args[0])) == "fish" {
+		return 0
+	}
+	for j := 1; j < len(args); j++ {
+		a := args[j]
+		switch {
+		case a == "--" || a == "-":
+			if j+1 < len(args) {
+				return j + 1
+			}
+			return 0
+		case strings.HasPrefix(a, "--"):
+			switch a {
+			case "--norc", "--noprofile", "--login", "--posix", "--restricted", "--verbose", "--noediting":
+				continue
+			}
+			return 0
+		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
+			if a[0] == '-' && strings.ContainsAny(a[1:], "cs") {
+				return 0 // the script is -c's, or read from stdin
+			}
+			if strings.ContainsAny(a[1:], "oO") {
+				j++ // -o option, -O shopt
+			}
+		default:
+			return j
+		}
+	}
+	return 0
 }
 
 // posixScriptIn is the index of the script of the shell word i (its -c

@@ -1851,3 +1851,59 @@ func TestCheckCmd_MultiCallPathRunsItsApplet(t *testing.T) {
 	r, _ = inputAt(t, taint.Query, "hello")
 	assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"busybox.static", "hello"}}), ErrBlocked)
 }
+
+// TestCheckCmd_DashDashBeforeAShellsScriptFile: a "--" before a shell's
+// script file (or -s, the script read from stdin) ends only the shell's
+// options: the words after the file are the script's parameters, as they
+// are without the "--", where an input that starts with "-" is blocked
+// (found by a review: `bash -- deploy.sh <input>` and `sh -s -- <input>`
+// were let through in the arguments, though blocked without the "--",
+// and `bash -- deploy.sh <input>` in a script is blocked).
+func TestCheckCmd_DashDashBeforeAShellsScriptFile(t *testing.T) {
+	const in = "--upload-pack=touch /tmp/x"
+	for _, argv := range [][]string{
+		{"bash", "--", "deploy.sh", in},
+		{"sh", "-e", "--", "deploy.sh", in},
+		{"sh", "-s", "--", in},
+		{"/bin/dash", "--", "deploy.sh", "repo", in},
+	} {
+		for _, src := range sources {
+			r, rc := inputAt(t, src, in)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, src, in, "shell")
+		}
+		// As in a script.
+		r, _ := inputAt(t, taint.Query, in)
+		script := strings.Join(argv[:len(argv)-1], " ") + " '" + in + "'"
+		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), ErrBlocked, script)
+	}
+	// A wrapper's program's "--" still ends its options, another
+	// program's too.
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("git", "clone", "--", "repo", in)))
+}
+
+// TestCheckCmd_DashDashAfterAShellsScriptFile: a "--" after a shell's
+// script file is the script's, and ends its options as another
+// program's does (bash deploy.sh -- <input>).
+func TestCheckCmd_DashDashAfterAShellsScriptFile(t *testing.T) {
+	const in = "-photo.jpg"
+	for _, argv := range [][]string{
+		{"bash", "deploy.sh", "--", in},
+		{"sh", "-e", "--", "deploy.sh", "--", in},
+		{"bash", "-o", "pipefail", "deploy.sh", "--", in},
+		{"/bin/dash", "--norc", "-", "deploy.sh", "repo", "--", in},
+	} {
+		r, _ := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+	}
+	// Of a script read from -c or stdin, or of fish, "--" is a parameter.
+	for _, argv := range [][]string{
+		{"sh", "-s", "--", "--", in},
+		{"sh", "-c", `rm "$@"`, "sh", "--", in},
+		{"fish", "deploy.fish", "--", in},
+		{"bash", "--rcfile", "deploy.sh", "--", in},
+	} {
+		r, _ := inputAt(t, taint.Query, in)
+		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf(argv...)), ErrBlocked, "%q", argv)
+	}
+}
