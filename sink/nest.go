@@ -274,6 +274,12 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			fish := false
 			switch {
 			case posixShells[name]:
+				if name == "fish" {
+					// Its -C commands run before its script.
+					for _, c := range fishInitCommands(len(ws), word, j) {
+						found(ws[c[0]:c[0]+1], c[1], true, false, false)
+					}
+				}
 				if k := scan.posix(j, name); k > 0 {
 					found(ws[k:k+1], 0, name == "fish" || anyShell, false, false)
 					// sh -c "$1" sh '…': the script is a word after it.

@@ -261,6 +261,18 @@ func (ck *shellCheck) findScripts() {
 		name := shellName(programName(args[i]))
 		switch {
 		case posixShells[name]:
+			if name == "fish" {
+				// Its -C commands run before its script.
+				for _, c := range fishInitCommands(len(args), ck.word, i) {
+					if c[1] == 0 && shells[c[0]] || !ck.newCode(c[0], c[1]) {
+						continue
+					}
+					ck.scripts = append(ck.scripts, script{arg: c[0], last: c[0], off: c[1], text: args[c[0]][c[1]:], family: posixShell, fish: true, wrapped: c[1] > 0})
+					if c[1] == 0 {
+						shells[c[0]] = true
+					}
+				}
+			}
 			if j := ck.scan.posix(i, name); j > 0 {
 				if i == 0 {
 					// The words after a shell's script are its $0 and
@@ -636,6 +648,76 @@ func shellScriptFile(args []string) int {
 	return 0
 }
 
+// fishValueOpts are fish's short options that take a value (its
+// getopt string "+hPilNnvc:C:p:d:f:D:o:").
+const fishValueOpts = "cCpdfDo"
+
+// fishLongValue reports whether the long option name (without its "--")
+// is one of fish's that take a value, or an abbreviation only of those
+// (getopt_long reads "--feat" as --features).
+func fishLongValue(name string) bool {
+	if name == "" {
+		return false
+	}
+	value := false
+	for _, o := range [...]string{"command", "init-command", "features", "debug", "debug-output", "debug-stack-frames", "profile", "profile-startup"} {
+		if o == name {
+			return true
+		}
+		value = value || strings.HasPrefix(o, name)
+	}
+	for _, o := range [...]string{"help", "interactive", "login", "no-config", "no-execute", "print-rusage-self", "print-debug-categories", "private", "version"} {
+		if strings.HasPrefix(o, name) {
+			return false
+		}
+	}
+	return value
+}
+
+// fishInitCommands are the commands of fish word i's -C options
+// (--init-command, run before its -c script or its file), on n words as
+// word gives them: the word, and the byte the command starts at. A word
+// whose value is not known ends the scan.
+func fishInitCommands(n int, word func(int) (string, bool), i int) [][2]int {
+	var cmds [][2]int
+	for k := i + 1; k < n; k++ {
+		a, known := word(k)
+		if !known || len(a) < 2 || a[0] != '-' || a == "--" {
+			break // getopt's "+": options end at the first operand
+		}
+		if long, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, eq := strings.Cut(long, "=")
+			if !fishLongValue(name) {
+				continue
+			}
+			init := len(name) >= 2 && strings.HasPrefix("init-command", name)
+			switch {
+			case eq && init:
+				cmds = append(cmds, [2]int{k, 2 + len(name) + 1})
+			case !eq && init && k+1 < n:
+				cmds = append(cmds, [2]int{k + 1, 0})
+			}
+			if !eq {
+				k++
+			}
+			continue
+		}
+		if p := strings.IndexAny(a[1:], fishValueOpts); p >= 0 {
+			p++
+			switch {
+			case a[p] == 'C' && p+1 < len(a):
+				cmds = append(cmds, [2]int{k, p + 1})
+			case a[p] == 'C' && k+1 < n:
+				cmds = append(cmds, [2]int{k + 1, 0})
+			}
+			if p+1 == len(a) {
+				k++
+			}
+		}
+	}
+	return cmds
+}
+
 // posixScriptIn is the index of the script of the shell word i (its -c
 // option's operand: the first word that is not an option), or 0, on n
 // words as word gives them: a word whose value is not known may be any
@@ -690,8 +772,23 @@ func (ws *wordScan) posix(i int, name string) int {
 			if a == "--init-file" || a == "--rcfile" {
 				j++
 			}
+			if name == "fish" && !strings.Contains(a, "=") && fishLongValue(a[2:]) {
+				j++ // fish --features F, --debug CATS, --init-command CMD
+			}
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			if name == "busybox" {
+				continue
+			}
+			if name == "fish" && a[0] == '-' {
+				// fish's options that take a value (-d CATS, -p FILE,
+				// -C CMD): the rest of the word, or the next one.
+				if k := strings.IndexAny(a[1:], fishValueOpts); k >= 0 {
+					if a[1+k] == 'c' {
+						c = true
+					} else if 1+k == len(a)-1 {
+						j++
+					}
+				}
 				continue
 			}
 			if strings.IndexByte(a[1:], 'c') >= 0 && a[0] == '-' {

@@ -1907,3 +1907,42 @@ func TestCheckCmd_DashDashAfterAShellsScriptFile(t *testing.T) {
 		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf(argv...)), ErrBlocked, "%q", argv)
 	}
 }
+
+// TestCheckCmd_FishOptionsWithAValue: fish's options that take a value
+// (-d CATS, -p FILE, --features F, …) before -c left its script unread,
+// the value taken for a script file, and its -C (--init-command) commands,
+// which run before the script, were never read (found by a review:
+// `fish -d all -c 'echo <input>'` and `fish -C 'echo <input>'` ran
+// `x; id`).
+func TestCheckCmd_FishOptionsWithAValue(t *testing.T) {
+	const in = "x; id"
+	for _, argv := range [][]string{
+		{"fish", "-d", "all", "-c", "echo x; id"},
+		{"fish", "-p", "/tmp/prof", "-c", "echo x; id"},
+		{"fish", "--features", "qmark-noglob", "-c", "echo x; id"},
+		{"fish", "--feat", "qmark-noglob", "-c", "echo x; id"},
+		{"fish", "-id", "all", "-c", "echo x; id"},
+		{"fish", "-C", "echo x; id"},
+		{"fish", "-Cecho x; id"},
+		{"fish", "--init-command", "echo x; id", "-c", "true"},
+		{"fish", "--init-command=echo x; id", "deploy.fish"},
+		{"fish", "-c", "true", "-C", "echo x; id"},
+		{"env", "fish", "-N", "-C", "echo x; id"},
+		{"sh", "-c", `fish -C "echo x; id"`},
+		{"sh", "-c", `fish "-Cecho x; id"`},
+		{"sh", "-c", `fish --init-command="echo x; id"`},
+		{"sh", "-c", `fish -d all -C 'set a 1' -c "echo x; id"`},
+	} {
+		for _, src := range sources {
+			if !carries(src, in) {
+				continue
+			}
+			r, rc := inputAt(t, src, in)
+			assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, src, in, "shell")
+		}
+	}
+	// Quoted, the input is data, as in any fish script.
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-d", "all", "-C", "set -g a 1", "-c", "echo 'x; id'")))
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-C", "echo 'x; id'")))
+}
