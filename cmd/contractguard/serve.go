@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/textproto"
 	"net/url"
@@ -124,12 +125,16 @@ func newProxy(s settings, opts contractguard.Options, log *slog.Logger) (*proxy,
 		p.contractsDir = opts.ContractsDir
 	}
 
+	dial := (&net.Dialer{
+		Timeout:   s.DialTimeout,
+		KeepAlive: 30 * time.Second,
+	}).DialContext
+	if s.UpstreamTimeout > 0 {
+		dial = stalledWritesFail(dial, s.UpstreamTimeout)
+	}
 	p.transport = &http.Transport{
-		Proxy: nil, // never the environment's HTTP_PROXY: the upstream is beside us
-		DialContext: (&net.Dialer{
-			Timeout:   s.DialTimeout,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:                 nil, // never the environment's HTTP_PROXY: the upstream is beside us
+		DialContext:           dial,
 		ResponseHeaderTimeout: s.UpstreamTimeout,
 		ExpectContinueTimeout: time.Second,
 		MaxIdleConns:          512,
@@ -197,6 +202,69 @@ func (p *proxy) prometheus(enabled bool) http.Handler {
 	})
 }
 
+// stalledWritesFail wraps dial's connections in upstreamConn: a write to
+// the upstream that makes no progress within timeout fails.
+func stalledWritesFail(dial func(context.Context, string, string) (net.Conn, error), timeout time.Duration) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &upstreamConn{Conn: c, timeout: timeout}, nil
+	}
+}
+
+// upstreamWriteChunk is the most an upstreamConn writes under one deadline.
+const upstreamWriteChunk = 64 << 10
+
+// upstreamConn is a connection to the upstream whose writes must each make
+// progress within upstream-timeout (every upstreamWriteChunk bytes). The
+// Transport's ResponseHeaderTimeout starts only once the whole request has
+// been written: an upstream that read the headers and then neither read
+// the body nor answered held a body larger than the sockets' buffers (a
+// streamed one, or a checked one sent from memory in one write) with no
+// timeout at all, the client's connection and the upstream's with it. The
+// write fails with a timeout, and the answer is 504 UPSTREAM_TIMEOUT. A
+// long upload the upstream reads steadily is not cut: each chunk has
+// upstream-timeout of its own, and the kernel wakes a blocked write each
+// time about half the socket's send buffer (at most a few MB) has
+// drained, so only an upstream that reads less than that within
+// upstream-timeout is cut. A websocket's tunnel has none (tunnel).
+type upstreamConn struct {
+	net.Conn
+	timeout time.Duration
+	tunnel  atomic.Bool // the upstream switched to a websocket on it
+}
+
+func (c *upstreamConn) Write(b []byte) (int, error) {
+	if c.tunnel.Load() {
+		return c.Conn.Write(b)
+	}
+	n := 0
+	for n < len(b) {
+		c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
+		m, err := c.Conn.Write(b[n:min(len(b), n+upstreamWriteChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// switchedToTunnel lifts the write deadline of the upstream connection c
+// (an upstreamConn, or a TLS connection over one), once a websocket's 101
+// has made it a tunnel, which lasts as long as it lasts.
+func switchedToTunnel(c net.Conn) {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		c = tc.NetConn()
+	}
+	if uc, ok := c.(*upstreamConn); ok {
+		uc.tunnel.Store(true)
+		uc.Conn.SetWriteDeadline(time.Time{})
+	}
+}
+
 // exchange is what the proxy knows of one request, in its context.
 type exchange struct {
 	rc     *http.ResponseController
@@ -226,6 +294,9 @@ type exchange struct {
 	// hijacked connection, never through WriteHeader, so the recorder
 	// does not see it.
 	switched bool
+	// The upstream connection of a websocket upgrade request (rewrite),
+	// whose write deadline goes if it becomes a tunnel (modifyResponse).
+	upstreamConn net.Conn
 }
 
 type exchangeKey struct{}
@@ -450,6 +521,13 @@ func (p *proxy) rewrite(pr *httputil.ProxyRequest) {
 	if p.s.PreserveHost {
 		pr.Out.Host = pr.In.Host
 	}
+	// A websocket upgrade (prepare removed every other Upgrade): its
+	// connection, once a tunnel, has no write deadline (upstreamConn).
+	if x := exchangeOf(pr.In); x != nil && p.s.UpstreamTimeout > 0 && pr.In.Header.Get("Upgrade") != "" {
+		pr.Out = pr.Out.WithContext(httptrace.WithClientTrace(pr.Out.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { x.upstreamConn = info.Conn },
+		}))
+	}
 	// The guard replaced the body it read (with the bytes it checked, or,
 	// over the limit in learning mode, with a stream of them and the rest).
 	if x := exchangeOf(pr.In); x != nil && pr.In.Body != x.body {
@@ -514,6 +592,9 @@ func (p *proxy) modifyResponse(res *http.Response) error {
 		return nil
 	}
 	x.switched = res.StatusCode == http.StatusSwitchingProtocols
+	if x.switched && x.upstreamConn != nil {
+		switchedToTunnel(x.upstreamConn)
+	}
 	if b := x.streamed; b != nil && !x.switched && !b.ended.Load() {
 		// An answer before the body was read to its end: net/http would
 		// write it only once it can take the body's lock, which the

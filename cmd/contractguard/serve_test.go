@@ -21,6 +21,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1923,4 +1924,134 @@ func rawUpstream(t *testing.T, serve func(c net.Conn, n int)) string {
 		}
 	}()
 	return "http://" + ln.Addr().String()
+}
+
+// TestProxy_StalledUpstreamWriteTimesOut: an upstream that reads a
+// request's headers and then neither reads its body nor answers. The
+// Transport's ResponseHeaderTimeout starts only once the whole body has
+// been written, and a streamed body (no contract: /upload) larger than
+// the sockets' buffers never is: the request, the client's connection and
+// the upstream's were held with no timeout, for as long as the upstream
+// kept its connection (read-timeout had passed, but no read of the
+// client's body was waiting on it). A write to the upstream that makes no
+// progress within upstream-timeout fails: 504 UPSTREAM_TIMEOUT. A checked
+// body (in memory, written in one write) is bounded the same way.
+func TestProxy_StalledUpstreamWriteTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	upstream := rawUpstream(t, func(c net.Conn, _ int) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		<-release // reads nothing more, answers nothing, keeps the connection
+	})
+	// Closed first: the proxies' servers, when they close, wait for
+	// their requests, which a failing test leaves to the upstream.
+	defer close(release)
+	for _, tc := range []struct {
+		path        string
+		size        int
+		readTimeout time.Duration
+	}{
+		// Streamed: read-timeout passes while the Transport is blocked
+		// writing, with no read of the client's body waiting on it.
+		{"/upload", 64 << 20, 300 * time.Millisecond},
+		// Checked, then sent from memory: read whole first.
+		{"/api/users", 16 << 20, 10 * time.Second},
+	} {
+		_, srv := testProxy(t, upstream, func(s *settings, o *contractguard.Options) {
+			s.ReadTimeout = tc.readTimeout
+			s.UpstreamTimeout = 500 * time.Millisecond
+			o.MaxBodyBytes = 64 << 20
+		})
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		require.NoError(t, err)
+		c.SetDeadline(time.Now().Add(20 * time.Second)) // answered, or hung
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", tc.path, tc.size)
+		go func() { // at full speed, until the proxy stops reading
+			doc := `{"email":"ada@example.com"}`
+			if _, err := io.WriteString(c, doc); err != nil {
+				return
+			}
+			chunk := bytes.Repeat([]byte(" "), 64<<10)
+			for n := len(doc); n < tc.size; n += len(chunk) {
+				if _, err := c.Write(chunk[:min(len(chunk), tc.size-n)]); err != nil {
+					return
+				}
+			}
+		}()
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err, "%s: no answer: the proxy waits on an upstream that stopped reading", tc.path)
+		b, _ := io.ReadAll(res.Body)
+		c.Close()
+		assert.Equal(t, http.StatusGatewayTimeout, res.StatusCode, "%s: %s", tc.path, b)
+		assert.Contains(t, string(b), codeUpstreamTimeout, tc.path)
+	}
+}
+
+// TestProxy_SteadyUploadOutlastsUpstreamTimeout: upstream-timeout bounds
+// a write that makes no progress, not an upload: a body the upstream
+// reads slowly but steadily (5 MB/s: the kernel wakes a blocked write
+// each time half the socket's send buffer has drained, every few hundred
+// ms here), for longer than upstream-timeout (48 reads 50 ms apart), goes
+// through whole.
+func TestProxy_SteadyUploadOutlastsUpstreamTimeout(t *testing.T) {
+	const size = 16 << 20
+	upstream := rawUpstream(t, func(c net.Conn, _ int) {
+		// A buffer that does not grow: the proxy's writes stay blocked
+		// until the upstream reads, to the end of the slow part.
+		c.(*net.TCPConn).SetReadBuffer(128 << 10)
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		n := 0
+		buf := make([]byte, 256<<10)
+		for n < 12<<20 { // 2.4 s at least, slowly
+			time.Sleep(50 * time.Millisecond)
+			m, err := io.ReadFull(req.Body, buf)
+			n += m
+			if err != nil {
+				break
+			}
+		}
+		// The rest at once: what the sockets' buffers hold once the
+		// proxy has written all is ResponseHeaderTimeout's.
+		m, _ := io.Copy(io.Discard, req.Body)
+		n += int(m)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%d", len(strconv.Itoa(n)), n)
+	})
+	_, srv := testProxy(t, upstream, func(s *settings, _ *contractguard.Options) { s.UpstreamTimeout = 2 * time.Second })
+	res, err := http.Post(srv.URL+"/upload", "application/octet-stream", bytes.NewReader(make([]byte, size)))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode, "%s", b)
+	assert.Equal(t, strconv.Itoa(size), string(b))
+}
+
+// TestUpstreamConn_TunnelHasNoWriteDeadline: a write to the upstream that
+// makes no progress fails after upstream-timeout, but not once the
+// connection is a websocket's tunnel, which lasts as long as it lasts.
+func TestUpstreamConn_TunnelHasNoWriteDeadline(t *testing.T) {
+	for _, tunnel := range []bool{false, true} {
+		a, b := net.Pipe()
+		c := &upstreamConn{Conn: a, timeout: 50 * time.Millisecond}
+		if tunnel {
+			switchedToTunnel(c)
+		}
+		go func() {
+			time.Sleep(300 * time.Millisecond) // the upstream reads late
+			io.Copy(io.Discard, b)
+		}()
+		_, err := c.Write([]byte("frame"))
+		if tunnel {
+			assert.NoError(t, err)
+		} else {
+			var ne net.Error
+			assert.True(t, errors.As(err, &ne) && ne.Timeout(), "%v", err)
+		}
+		a.Close()
+		b.Close()
+	}
 }
