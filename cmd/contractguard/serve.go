@@ -351,10 +351,15 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 			// connection, its body unread, closes after it. (Cutting only
 			// a read in progress left the Transport's next read, or
 			// net/http's own, to wait: the answer was still held now and
-			// then.)
+			// then.) Cut after bodyGrace, not at once: what the client has
+			// sent by then is still read (below).
 			defer func() {
 				if !body.ended.Load() {
-					x.rc.SetReadDeadline(time.Now())
+					cut := time.Now().Add(bodyGrace)
+					if d := x.bodyDeadline.Load(); d != 0 && d < cut.UnixNano() {
+						cut = time.Unix(0, d)
+					}
+					x.rc.SetReadDeadline(cut)
 				}
 			}()
 		}
@@ -452,6 +457,20 @@ func (p *proxy) prepare(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// bodyGrace is how long a body not read to its end when the handler
+// returns may still be read (prepare), as net/http lingers half a second
+// before it closes a connection whose body it did not read
+// (rstAvoidanceDelay). Cut at once, a body already sent whole (10 KiB
+// behind a request refused 415 before its body was read) was not drained,
+// and a client still sending one (an upload the upstream answered
+// early) was still sending: the connection closed with bytes unread,
+// which resets it, and the request behind the refused one, or the early
+// answer itself, was lost to "connection reset by peer". A body that
+// arrives within it is drained and the connection serves the next
+// request; a client that sent part of its body and waits is answered
+// (an early answer at once, in full duplex: modifyResponse), then cut.
+const bodyGrace = 500 * time.Millisecond
 
 // headerLines is the number of header lines h was read from: one for each
 // value.

@@ -2055,3 +2055,75 @@ func TestUpstreamConn_TunnelHasNoWriteDeadline(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestProxy_RefusedBodyDrainedForTheNextRequest: a request refused before
+// its body was read (415 by its Content-Type), its body of 10 KiB sent
+// whole, and a second request behind it on the same connection. 35bb86d
+// cut every body not read to its end when the handler returned, so
+// net/http's drain of what was left (up to 256 KiB) failed at once: the
+// connection was closed with the body unread, which resets it (RST), and
+// the second request got "connection reset by peer" where it was
+// answered before. A body that arrives within a moment is drained, and
+// the connection serves the next request.
+func TestProxy_RefusedBodyDrainedForTheNextRequest(t *testing.T) {
+	up, n := countingUpstream(t)
+	for _, readTimeout := range []time.Duration{10 * time.Second, 0} {
+		_, srv := testProxy(t, up.URL, func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
+		for _, size := range []int{10 << 10, 100 << 10} {
+			c, err := net.Dial("tcp", srv.Listener.Addr().String())
+			require.NoError(t, err)
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			go fmt.Fprintf(c, "POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"+
+				"GET /api/users/7 HTTP/1.1\r\nHost: x\r\n\r\n", size, strings.Repeat("a", size))
+			br := bufio.NewReader(c)
+			res, err := http.ReadResponse(br, nil)
+			require.NoError(t, err)
+			io.Copy(io.Discard, res.Body)
+			assert.Equal(t, http.StatusUnsupportedMediaType, res.StatusCode)
+			res, err = http.ReadResponse(br, nil)
+			if assert.NoError(t, err, "read-timeout %v, %d bytes: the request after a refused one", readTimeout, size) {
+				assert.Equal(t, http.StatusOK, res.StatusCode)
+			}
+			c.Close()
+		}
+	}
+	assert.Equal(t, int64(4), n.Load())
+}
+
+// TestProxy_EarlyAnswerReachesAClientStillSending: an upstream that
+// answers an upload before reading it (401), while the client goes on
+// sending its body (chunked, 64 MiB, as Go's client sends a body of
+// unknown length: writing it and reading the answer at once). The body,
+// cut as the handler returned, was left unread and the connection closed
+// at once, which resets it (RST): the client's write failed with
+// "connection reset by peer" before it had read the answer (7 times in
+// 10). The connection now closes a moment after the answer.
+func TestProxy_EarlyAnswerReachesAClientStillSending(t *testing.T) {
+	release := make(chan struct{})
+	upstream := rawUpstream(t, func(c net.Conn, _ int) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 7\r\n\r\nno auth")
+		<-release // the upstream's side stays open, its body unread
+	})
+	defer close(release)
+	_, srv := testProxy(t, upstream, nil)
+	for range 5 {
+		res, err := http.Post(srv.URL+"/upload", "application/octet-stream", io.LimitReader(zeros{}, 64<<20))
+		require.NoError(t, err, "the answer was lost to the reset")
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, res.StatusCode)
+		assert.Equal(t, "no auth", string(b))
+	}
+}
+
+// zeros reads as zero bytes for ever; behind an io.LimitReader, a body of
+// unknown length.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
