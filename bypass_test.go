@@ -1,6 +1,7 @@
 package contractguard
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -1146,4 +1147,93 @@ func TestBypass_URLFormatCountsTheDotsItSees(t *testing.T) {
 	}
 	refusedThroughChi(t, "/a/{x}", []func(http.Handler) http.Handler{middleware.CleanPath, middleware.URLFormat, middleware.StripSlashes},
 		mountAt("/a/{x}", middleware.URLFormat), []string{"/a/x//.json/.j%2e%2e%2e%2e", "/a/x/.json/.%2e%2e%2e"}, "/a/x//.json/.json")
+}
+
+// TestBypass_CaseVariantOfADeclaredProperty: one member whose name differs
+// from a declared property only in letter case ("Role" for "role", the
+// Kelvin sign for "k") is one the schema never checked, and encoding/json
+// fills the property's struct field from it. The guard refuses it at the
+// member, in nested objects and in allOf and $ref branches too; exact
+// names and members of other names still pass.
+func TestBypass_CaseVariantOfADeclaredProperty(t *testing.T) {
+	role := map[string]any{"type": "object", "properties": map[string]any{"role": map[string]any{"enum": []any{"user"}}}}
+	g := mustNew(t, Options{Logger: discard, Contracts: []Contract{
+		{Endpoint: "/t", Method: "POST", Schema: role},
+		{Endpoint: "/nested", Method: "POST", Schema: map[string]any{"type": "object", "properties": map[string]any{"user": role}}},
+		{Endpoint: "/allof", Method: "POST", Schema: map[string]any{"allOf": []any{role, map[string]any{"required": []any{"name"}}}}},
+		{Endpoint: "/ref", Method: "POST", Schema: map[string]any{
+			"definitions": map[string]any{"r": role},
+			"type":        "object", "properties": map[string]any{"user": map[string]any{"$ref": "#/definitions/r"}},
+		}},
+		{Endpoint: "/key", Method: "POST", Schema: map[string]any{"type": "object", "properties": map[string]any{"key": map[string]any{"const": 1}}}},
+		{Endpoint: "/not", Method: "POST", Schema: map[string]any{"type": "object", "not": map[string]any{"properties": map[string]any{"role": map[string]any{"const": "admin"}}}}},
+		{Endpoint: "/if", Method: "POST", Schema: map[string]any{"type": "object",
+			"if":   map[string]any{"properties": map[string]any{"role": map[string]any{"const": "admin"}}, "required": []any{"role"}},
+			"then": map[string]any{"required": []any{"token"}}}},
+		{Endpoint: "/open", Method: "POST", Schema: map[string]any{"type": "object", "properties": map[string]any{"role": map[string]any{"enum": []any{"user"}}},
+			"patternProperties": map[string]any{"^R": map[string]any{}}, "additionalProperties": false}},
+	}})
+	type target struct {
+		Role string `json:"role"`
+		Key  int    `json:"key"`
+		User struct {
+			Role string `json:"role"`
+		} `json:"user"`
+	}
+	var got []target
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v target
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		got = append(got, v)
+	})
+	h := g.Middleware(app)
+	send := func(path, body string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("POST", path, strings.NewReader(body)))
+		return w
+	}
+	for _, c := range []struct{ path, body, at, prop string }{
+		{"/t", `{"Role":"admin"}`, "/Role", "role"},
+		{"/t", `{"ROLE":"admin"}`, "/ROLE", "role"},
+		{"/t", `{"rOlE":"admin","other":1}`, "/rOlE", "role"},
+		{"/nested", `{"user":{"Role":"admin"}}`, "/user/Role", "role"},
+		{"/allof", `{"name":"x","Role":"admin"}`, "/Role", "role"},
+		{"/ref", `{"user":{"ROLE":"admin"}}`, "/user/ROLE", "role"},
+		{"/key", `{"\u212aey":2}`, "/\u212aey", "key"},
+		{"/key", `{"KEY":2}`, "/KEY", "key"},
+		{"/open", `{"Role":"admin"}`, "/Role", "role"}, // a pattern takes it past additionalProperties: false
+		{"/not", `{"Role":"admin"}`, "/Role", "role"},  // a failure inside not would let it pass
+		{"/if", `{"Role":"admin"}`, "/Role", "role"},   // nor may it choose the else branch
+	} {
+		w := send(c.path, c.body)
+		eb := rejected(t, w, http.StatusBadRequest, CodeSchemaInvalid)
+		assert.Contains(t, eb.Details, Detail{Path: c.at, Message: `is not allowed: it differs only in letter case from the property "` + c.prop + `", whose field encoding/json would fill from it`}, "%s %s", c.path, c.body)
+	}
+	for _, v := range got {
+		assert.NotEqual(t, "admin", v.Role, "the handler ran with role=admin")
+		assert.NotEqual(t, "admin", v.User.Role, "the handler ran with user.role=admin")
+		assert.NotEqual(t, 2, v.Key, "the handler ran with key=2")
+	}
+	assert.Empty(t, got, "the handler never ran")
+
+	// additionalProperties: false keeps its own failure, once.
+	closed := mustNew(t, Options{Logger: discard, Contracts: []Contract{{Endpoint: "/c", Method: "POST", Schema: map[string]any{
+		"type": "object", "properties": map[string]any{"role": map[string]any{}}, "additionalProperties": false}}}})
+	v := closed.Check("POST", "/c", []byte(`{"Role":"admin"}`))
+	require.NotNil(t, v)
+	assert.Equal(t, []Detail{{Path: "/Role", Message: "is not allowed"}}, v.Details)
+
+	// Exact names, and members of other names, pass.
+	for _, c := range []struct{ path, body string }{
+		{"/t", `{"role":"user"}`}, {"/t", `{"role":"user","roles":["admin"],"Rolf":1}`}, {"/t", `{}`},
+		{"/nested", `{"user":{"role":"user","Name":"x"}}`}, {"/allof", `{"name":"x","role":"user"}`},
+		{"/ref", `{"user":{"role":"user"},"USER2":1}`}, {"/key", `{"key":1,"keys":2}`}, {"/open", `{"role":"user","Rx":1}`},
+		{"/not", `{"role":"user","Roles":1}`}, {"/if", `{"role":"admin","token":"t"}`}, {"/if", `{"role":"user"}`},
+	} {
+		w := send(c.path, c.body)
+		assert.Equal(t, http.StatusOK, w.Code, "%s %s: %s", c.path, c.body, w.Body.String())
+	}
 }

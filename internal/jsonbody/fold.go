@@ -188,3 +188,25 @@ func minFold(r rune) rune {
 	}
 	return m
 }
+
+// AppendFoldKey appends to dst the key foldKey(s) would return: two names
+// have one key exactly when strings.EqualFold holds between them (the rule
+// encoding/json uses to match object names to struct fields). The schema
+// check looks a member up by it in a map with a buffer it reuses, so the
+// lookup allocates nothing.
+func AppendFoldKey(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			dst = append(dst, upper(c))
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		dst = utf8.AppendRune(dst, minFold(r))
+		i += size
+	}
+	return dst
+}
+
+// FoldKey is AppendFoldKey's key as a string.
+func FoldKey(s string) string { return string(AppendFoldKey(nil, s)) }

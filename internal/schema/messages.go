@@ -44,6 +44,9 @@ func walk(e *jsonschema.ValidationError, deep bool, add func(loc []string, msg s
 			add(with(loc, p), msgNotAllowed)
 		}
 		return
+	case *foldKind:
+		add(with(loc, k.name), msgFoldCase(k.prop))
+		return
 	case *kind.Dependency:
 		for _, p := range k.Missing {
 			add(with(loc, p), msgDependency(k.Prop))

@@ -60,6 +60,7 @@ type native struct {
 	requiredSegs       []string     // required's names as pointer segments (failure.Segment)
 	memberNames        *names.Index // properties and required names; nil: none
 	members            []member     // by position in memberNames
+	folds              *foldSet     // the names letter case is checked against (foldNames); nil: none
 	additional         int8         // 1: any allowed; -1: none allowed; 0: see additionalSchema
 	additionalSchema   *native
 	patterns           []patternProp // patternProperties
@@ -423,6 +424,7 @@ func (c *nativeCompiler) node(s *jsonschema.Schema) *native {
 			n.members = append(n.members, members[name])
 		}
 	}
+	n.folds = newFoldSet(foldNames(s))
 	switch a := s.AdditionalProperties.(type) {
 	case bool:
 		n.additional = -1
@@ -513,7 +515,9 @@ func supported(s *jsonschema.Schema) bool {
 		return false
 	}
 	for _, e := range s.Extensions {
-		if _, ok := e.(scanAnnotation); !ok {
+		switch e.(type) {
+		case scanAnnotation, *foldCheck: // the fast path checks letter case itself (object)
+		default:
 			return false
 		}
 	}

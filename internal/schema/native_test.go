@@ -218,6 +218,10 @@ var combinatorSchemas = []string{
 	`{"items":{"type":"integer"},"additionalItems":false}`,
 	`{"propertyNames":{"maxLength":2,"pattern":"^[a-z/~]+$","not":{"const":"ab"}}}`,
 	`{"properties":{"p":{"propertyNames":{"enum":["a","b"]},"additionalProperties":{"type":"integer"}}}}`,
+	`{"properties":{"role":{"const":"user"},"k":{}},"patternProperties":{"^R":{"type":"string"}},"additionalProperties":false}`,
+	`{"properties":{"role":{"const":"user"}},"additionalProperties":{"type":"integer"}}`,
+	`{"properties":{"a":{"properties":{"key":{"const":1}}}},"required":["A"],"allOf":[{"properties":{"b":{}}}]}`,
+	`{"not":{"properties":{"role":{"const":"admin"}}},"oneOf":[{"properties":{"a":{"if":{"properties":{"k":{}}}}}},{"required":["b"]}]}`,
 }
 
 // TestNative_CombinatorsMatchReference: the combinators on the fast path
@@ -240,7 +244,8 @@ func TestNative_CombinatorsMatchReference(t *testing.T) {
 		`[1,"ab","x"]`, `[1,"a"]`, `[2,"ab"]`, `[1]`, `[1,"b","cd"]`, `[2,4,6,7]`, `{"ab":1,"c":2}`, `{"a~/":1,"zz":2,"Q":3}`,
 		`{"p":{"a":1,"b":2}}`, `{"p":{"a":1,"c":"x"}}`, `{"":1}`, `[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,29.0]`,
 		`[{"k":0,"v":[0]},{"k":1,"v":[1]},{"k":2,"v":[2]},{"k":3,"v":[3]},{"k":4,"v":[4]},{"k":5,"v":[5]},{"k":6,"v":[6]},{"k":7,"v":[7]},{"k":8,"v":[8]},{"k":9,"v":[9]},{"k":10,"v":[10]},{"k":11,"v":[11]},{"k":12,"v":[12]},{"k":13,"v":[13]},{"k":14,"v":[14]},{"k":15,"v":[15]},{"k":16,"v":[16]},{"k":17,"v":[17]},{"k":18,"v":[18]},{"k":19,"v":[19]},{"k":20,"v":[20]},{"k":21,"v":[21]},{"k":22,"v":[22]},{"k":23,"v":[23]},{"k":24,"v":[24]},{"v":[7],"k":7e0}]`,
-		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]`}
+		`[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39]`,
+		`{"Role":"admin"}`, `{"ROLE":1}`, `{"role":"user","Rx":1}`, `{"A":{"KEY":1}}`, `{"a":{"\u212aey":2}}`, `{"K":1,"B":2}`, `{"rOLE":"x","Ka":3}`}
 	for i, src := range combinatorSchemas {
 		s := compileSuiteSchema(t, c, fmt.Sprintf("comb-%d.json", i), json.RawMessage(src))
 		require.True(t, s.Native(), src)

@@ -43,6 +43,7 @@ type nativeRun struct {
 	spill         map[uint64]uint64 // the verdicts of schemas past rowsCap: (memo<<32 | value) → cost<<2 | verdict
 	costs         []uint64          // evictCheap's scratch
 	fresh         bool              // the next validate is remembered's own: no memo
+	fold          []byte            // foldCase's scratch
 }
 
 // rowsCap is how many bytes of rows a run over a body of size bytes
@@ -350,6 +351,9 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 		if m.required >= 0 {
 			seen |= 1 << m.required
 		}
+		if m.schema == nil && n.folds != nil {
+			r.foldCase(n, name)
+		}
 		if n.patterns != nil {
 			r.patternMember(n, m, name, v)
 			continue
@@ -396,6 +400,39 @@ func (r *nativeRun) object(n *native, obj jsonbody.Value) {
 			continue
 		}
 		r.failAtSegment(n.requiredSegs[i], msgRequired)
+	}
+}
+
+// foldCase fails the member name, which is not one of n's properties,
+// when it equals one of the names n declares (foldNames) under Unicode
+// simple folding but none exactly (foldvocab.go), unless
+// additionalProperties: false refuses it anyway. Only members not found
+// among n's names come here: a valid body of declared names costs nothing
+// more.
+func (r *nativeRun) foldCase(n *native, name string) {
+	if n.folds.exact[name] {
+		return
+	}
+	r.fold = jsonbody.AppendFoldKey(r.fold[:0], name)
+	prop, ok := n.folds.folds[string(r.fold)]
+	if cap(r.fold) > 4<<10 {
+		r.fold = nil // a long name's buffer is not kept in the pool
+	}
+	if !ok {
+		return
+	}
+	if n.additional == -1 {
+		taken := false
+		for _, p := range n.patterns {
+			taken = taken || p.re.MatchString(name)
+		}
+		if !taken {
+			return // "is not allowed", by additionalProperties
+		}
+	}
+	r.valid = false
+	if r.wants() {
+		r.rep.Add(r.path.Pointer(name), msgFoldCase(prop))
 	}
 }
 

@@ -52,6 +52,8 @@ func NewCompiler(files fs.FS, decode DecodeFunc) *Compiler {
 	c.AssertFormat()
 	registerFormats(c)
 	c.RegisterVocabulary(scanVocab)
+	c.RegisterVocabulary(foldVocab)
+	c.AssertVocabs() // the letter-case check holds under a declared $schema of 2019-09 or later too
 	c.UseLoader(loader{files, decode})
 	return &Compiler{c: c}
 }

@@ -1,0 +1,101 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/contractguard/contractguard/internal/failure"
+	"github.com/contractguard/contractguard/internal/jsonbody"
+)
+
+// TestFoldCase_BothEngines: a member that equals a declared property but
+// for letter case fails at its own pointer, on the fast path and in the
+// library alike (a 2019-09 schema, which only the library runs, too);
+// additionalProperties: false keeps its one failure; names that only look
+// alike pass.
+func TestFoldCase_BothEngines(t *testing.T) {
+	msg := func(prop string) string { return msgFoldCase(prop) }
+	c := NewCompiler(nil, nil)
+	cases := []struct {
+		schema, body string
+		native       bool
+		want         []detail
+	}{
+		{`{"type":"object","properties":{"role":{"enum":["user"]}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"properties":{"role":{}}}`, `{"ROLE":1,"roles":2,"Rolf":3}`, true, []detail{{"/ROLE", msg("role")}}},
+		{`{"properties":{"u":{"properties":{"key":{}}}}}`, `{"u":{"\u212aey":1}}`, true, []detail{{"/u/\u212aey", msg("key")}}},
+		{`{"allOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}]}`, `{"A":1,"B":2}`, true, []detail{{"/A", msg("a")}, {"/B", msg("b")}}},
+		{`{"definitions":{"r":{"properties":{"a~/":{}}}},"items":{"$ref":"#/definitions/r"}}`, `[{"A~/":1}]`, true, []detail{{"/0/A~0~1", msg("a~/")}}},
+		{`{"properties":{"a":{}},"additionalProperties":{"type":"string"}}`, `{"A":1}`, true, []detail{{"/A", msg("a")}, {"/A", "must be a string, not a number"}}},
+		{`{"properties":{"a":{}},"additionalProperties":false}`, `{"A":1}`, true, []detail{{"/A", msgNotAllowed}}},
+		{`{"properties":{"a":{}},"patternProperties":{"^A":{}},"additionalProperties":false}`, `{"A":1}`, true, []detail{{"/A", msg("a")}}},
+		{`{"properties":{"a":{}},"required":["A"]}`, `{"A":1}`, true, []detail{{"/A", msg("a")}}},
+		{`{"$ref":"#/definitions/r","properties":{"a":{}},"definitions":{"r":{}}}`, `{"A":1}`, true, nil}, // draft-07: $ref's siblings are ignored
+		{`{"properties":{"role":{}}}`, `{"role":1,"other":2}`, true, nil},
+		// Names declared where a failure may let the value pass (not, if, oneOf) fail where that is applied.
+		{`{"not":{"properties":{"role":{"const":"admin"}}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"if":{"properties":{"role":{"const":"admin"}},"required":["role"]},"then":{"required":["token"]}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"oneOf":[{"properties":{"role":{"const":"admin"}}},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"anyOf":[{"properties":{"role":{"enum":["user"]}}},{"required":["x"]}]}`, `{"Role":"admin"}`, true, []detail{{"", msgAnyOf}}},
+		{`{"anyOf":[{"properties":{"role":{"enum":["user"]}}},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, nil}, // as {"role":"admin","x":1}: the second branch leaves role free
+		{`{"oneOf":[{"properties":{"a":{"allOf":[{"$ref":"#/definitions/k"}]}}},{"required":["b"]}],"definitions":{"k":{"not":{"properties":{"key":{}}}}}}`, `{"a":{"KEY":1}}`, true, []detail{{"", msgOneOf}}},
+		{`{"dependencies":{"x":{"properties":{"role":{}}}}}`, `{"x":1,"ROLE":2}`, true, []detail{{"/ROLE", msg("role")}}},
+		{`{"not":{"properties":{"role":{"const":"admin"}}},"properties":{"Role":{}}}`, `{"Role":"admin"}`, true, nil}, // declared exactly too
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"role":{}},"unevaluatedProperties":true}`, `{"Role":1}`, false, []detail{{"/Role", msg("role")}}},
+	}
+	for i, tc := range cases {
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(tc.schema), &doc))
+		s, err := c.Compile(fmt.Sprintf("fold-%d.json", i), doc)
+		require.NoError(t, err, tc.schema)
+		assert.Equal(t, tc.native, s.Native(), tc.schema)
+		v, err := jsonbody.Parse([]byte(tc.body), 64)
+		require.NoError(t, err)
+		fastOK, fast, refOK, ref := run(s, v)
+		assert.Equal(t, len(tc.want) == 0, fastOK, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, refOK, fastOK, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, tc.want, fast, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, tc.want, ref, "%s on %s", tc.schema, tc.body)
+	}
+}
+
+// TestFoldCase_ValidBodyAllocatesNothingMore: the fast path looks a member
+// not declared up by its fold key in a buffer the pooled run keeps, so a
+// valid body with members of other names allocates what one without does.
+func TestFoldCase_ValidBodyAllocatesNothingMore(t *testing.T) {
+	if raceDetector {
+		t.Skip("sync.Pool drops runs at random under the race detector")
+	}
+	c := NewCompiler(nil, nil)
+	s, err := c.Compile("alloc.json", map[string]any{"type": "object", "properties": map[string]any{"role": map[string]any{"type": "integer"}}})
+	require.NoError(t, err)
+	require.True(t, s.Native())
+	allocs := func(body string) float64 {
+		doc, err := jsonbody.Parse([]byte(body), 64)
+		require.NoError(t, err)
+		require.True(t, s.Validate(doc, failure.Discard))
+		return testing.AllocsPerRun(100, func() { s.Validate(doc, failure.Discard) })
+	}
+	assert.Equal(t, allocs(`{"role":1}`), allocs(`{"role":1,"other":2,"Ωmega":3,"roles":4,"`+strings.Repeat("x", 300)+`":5}`))
+}
+
+// TestFoldCase_TrueAndEmptyProperties: a property whose schema is true or
+// {} is declared all the same: its exact name never fails as a fold of
+// itself.
+func TestFoldCase_TrueAndEmptyProperties(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, src := range []string{`{"properties":{"role":true,"k":{}}}`, `{"properties":{"role":true},"additionalProperties":false}`} {
+		s := compileSuiteSchema(t, c, fmt.Sprintf("true-%d.json", i), json.RawMessage(src))
+		v, err := jsonbody.Parse([]byte(`{"role":1,"k":2}`), 64)
+		require.NoError(t, err)
+		fastOK, fast, refOK, ref := run(s, v)
+		assert.Equal(t, i == 0, fastOK, src)
+		assert.Equal(t, refOK, fastOK, src)
+		assert.Equal(t, ref, fast, src)
+	}
+}
