@@ -1737,68 +1737,31 @@ func TestProxy_BodyDeadlinePassedIsNoTimeoutAlone(t *testing.T) {
 // Transport's writer goroutine, still reading the client's body, held the
 // body's lock, and net/http cannot write the answer before it has it: the
 // client got the upstream's answer only when the read failed at
-// read-timeout, and never with read-timeout 0. The read the handler leaves
-// behind is now cut when it returns, and the answer goes at once.
-func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
-	upstream := rawUpstream(t, func(c net.Conn, _ int) {
-		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\nConnection: close\r\n\r\ntoo big")
-		time.Sleep(5 * time.Second) // the upstream's side stays open
-	})
-	for _, readTimeout := range []time.Duration{4 * time.Second, 0} {
-		_, srv := testProxy(t, upstream, func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
-		for _, req := range []string{
-			"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc",
-			"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
-		} {
-			c, err := net.Dial("tcp", srv.Listener.Addr().String())
-			require.NoError(t, err)
-			c.SetDeadline(time.Now().Add(2 * time.Second))
-			io.WriteString(c, req)
-			res, err := http.ReadResponse(bufio.NewReader(c), nil)
-			c.Close()
-			require.NoError(t, err, "read-timeout %v: the upstream's answer waited on the client's body", readTimeout)
-			assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
-		}
-	}
-}
-
-// TestProxy_EarlyLongAnswerNotHeldByTheBody: an early answer of more than
+// read-timeout, and never with read-timeout 0. An answer of more than
 // net/http's response buffer (a 413 of 5,000 bytes) or a chunked one is
-// written while the handler still runs, and net/http, before it writes,
-// takes the lock of the body the Transport is still reading: cutting that
-// read once the handler had returned came too late, and the client that
-// sent part of its body and waited got nothing (never, with read-timeout
-// 0). The answer goes whole, and the connection, its body unread, closes
-// after it: no request is read from the middle of the body.
-func TestProxy_EarlyLongAnswerNotHeldByTheBody(t *testing.T) {
-	for _, answer := range []struct{ raw, body string }{
-		{"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("x", 5000), strings.Repeat("x", 5000)},
-		{"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nno!\r\n0\r\n\r\n", "no!"},
+// written while the handler still runs, so cutting the read once the
+// handler had returned came too late for it. The answer goes whole, at
+// once, and the connection, its body unread, closes after it: no request
+// is read from the middle of the body.
+func TestProxy_EarlyAnswerNotHeldByTheBody(t *testing.T) {
+	for _, answer := range []struct {
+		raw    string
+		status int
+		body   string
+	}{
+		{"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\nConnection: close\r\n\r\ntoo big", http.StatusRequestEntityTooLarge, "too big"},
+		{"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 5000\r\n\r\n" + strings.Repeat("x", 5000), http.StatusRequestEntityTooLarge, strings.Repeat("x", 5000)},
+		{"HTTP/1.1 401 Unauthorized\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nno!\r\n0\r\n\r\n", http.StatusUnauthorized, "no!"},
 	} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				go func() {
-					defer c.Close()
-					if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-						return
-					}
-					io.WriteString(c, answer.raw)
-					time.Sleep(5 * time.Second) // the upstream's side stays open
-				}()
+		upstream := rawUpstream(t, func(c net.Conn, _ int) {
+			if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+				return
 			}
-		}()
+			io.WriteString(c, answer.raw)
+			time.Sleep(5 * time.Second) // the upstream's side stays open
+		})
 		for _, readTimeout := range []time.Duration{4 * time.Second, 0} {
-			_, srv := testProxy(t, "http://"+ln.Addr().String(), func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
+			_, srv := testProxy(t, upstream, func(s *settings, _ *contractguard.Options) { s.ReadTimeout = readTimeout })
 			for _, req := range []string{
 				"POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nabc",
 				"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
@@ -1810,6 +1773,7 @@ func TestProxy_EarlyLongAnswerNotHeldByTheBody(t *testing.T) {
 				br := bufio.NewReader(c)
 				res, err := http.ReadResponse(br, nil)
 				require.NoError(t, err, "read-timeout %v: the upstream's answer waited on the client's body", readTimeout)
+				assert.Equal(t, answer.status, res.StatusCode)
 				b, err := io.ReadAll(res.Body)
 				require.NoError(t, err)
 				assert.Equal(t, answer.body, string(b))

@@ -415,7 +415,11 @@ func (t *Tree[T]) formatHits(method, rawPath string, rd reading, v T, segs, buf 
 // returns the reading's segments as its contracts see them
 // (reading.view).
 func (t *Tree[T]) readingValues(method string, rd reading, fold bool, buf []string, vals []T) ([]string, []T) {
-	segs := rd.segments(buf, t.limit())
+	return t.segmentsValues(method, rd, rd.segments(buf, t.limit()), fold, buf, vals)
+}
+
+// segmentsValues is readingValues of rd read as segs (in buf).
+func (t *Tree[T]) segmentsValues(method string, rd reading, segs []string, fold bool, buf []string, vals []T) ([]string, []T) {
 	if fold {
 		vals = t.foldedLookup(method, segs, vals)
 	} else if v, ok := t.lookupCase(method, segs, false, nil); ok {
@@ -531,16 +535,7 @@ func (t *Tree[T]) lookupEmpties(method string, rd reading, base []string, k int,
 // emptiesValues is readingValues of rd, a stripped reading's cut k
 // slashes longer than its first, whose segments are base (withEmpties).
 func (t *Tree[T]) emptiesValues(method string, rd reading, base []string, k int, fold bool, buf []string, vals []T) ([]string, []T) {
-	segs := withEmpties(buf, base, k)
-	if fold {
-		vals = t.foldedLookup(method, segs, vals)
-	} else if v, ok := t.lookupCase(method, segs, false, nil); ok {
-		vals = append(vals, v)
-	}
-	if len(vals) > 0 && rd.encoded {
-		segs = rd.view(buf, t.limit())
-	}
-	return segs, vals
+	return t.segmentsValues(method, rd, withEmpties(buf, base, k), fold, buf, vals)
 }
 
 // lookupReading reads the path rd's way into buf and looks it up (with
