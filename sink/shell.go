@@ -762,8 +762,10 @@ func (ws *wordScan) posix(i int, name string) int {
 			}
 			return done(0)
 		case strings.HasPrefix(a, "--"):
-			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
-				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
+			// fish's --command, or any abbreviation of it (--comm): no
+			// other long option of fish starts with "c".
+			if lo, v, eq := strings.Cut(a[2:], "="); name == "fish" && lo != "" && strings.HasPrefix("command", lo) {
+				if eq && v != "" {
 					return done(j)
 				}
 				c = true

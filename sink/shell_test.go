@@ -1946,3 +1946,26 @@ func TestCheckCmd_FishOptionsWithAValue(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-d", "all", "-C", "set -g a 1", "-c", "echo 'x; id'")))
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-C", "echo 'x; id'")))
 }
+
+// TestCheckCmd_FishCommandAbbreviated: fish reads its long options with
+// getopt_long, which takes any abbreviation of one: --comm, --co, even
+// --c are --command (no other long option of fish starts with "c"), and
+// the script after them was taken for an option's value, never read
+// (`fish --comm "echo <input>"` with x; id ran id, let through).
+func TestCheckCmd_FishCommandAbbreviated(t *testing.T) {
+	const in = "x; id"
+	for _, argv := range [][]string{
+		{"fish", "--comm", "echo x; id"},
+		{"fish", "--co", "echo x; id"},
+		{"fish", "--c", "echo x; id"},
+		{"fish", "--comm=echo x; id"},
+		{"fish", "-d", "all", "--comma", "echo x; id"},
+		{"sh", "-c", `fish --comm 'echo x; id'`},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "--comm", "echo 'x; id'")))
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "--comm", "echo $argv", in)))
+}
