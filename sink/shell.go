@@ -785,7 +785,9 @@ func (ws *wordScan) posix(i int, name string) int {
 				// fish's options that take a value (-d CATS, -p FILE,
 				// -C CMD): the rest of the word, or the next one.
 				if k := strings.IndexAny(a[1:], fishValueOpts); k >= 0 {
-					if a[1+k] == 'c' {
+					if a[1+k] == 'c' && 1+k < len(a)-1 {
+						return done(j) // -cSCRIPT: the rest of the word
+					} else if a[1+k] == 'c' {
 						c = true
 					} else if 1+k == len(a)-1 {
 						j++

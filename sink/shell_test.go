@@ -1969,3 +1969,23 @@ func TestCheckCmd_FishCommandAbbreviated(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "--comm", "echo 'x; id'")))
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "--comm", "echo $argv", in)))
 }
+
+// TestCheckCmd_FishCommandAttached: fish's -c takes its script as the
+// rest of its word too (getopt's "c:"), as -C does: `fish "-cecho
+// <input>"` ran the script, which was never read (the next word, none,
+// was taken for it).
+func TestCheckCmd_FishCommandAttached(t *testing.T) {
+	const in = "x; id"
+	for _, argv := range [][]string{
+		{"fish", "-cecho x; id"},
+		{"fish", "-icecho x; id"},
+		{"fish", "-cecho x; id", "y"},
+		{"sh", "-c", `fish -c'echo x; id'`},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-cecho 'x; id'")))
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-cecho $argv", in)))
+}
