@@ -80,6 +80,10 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	args := cmd.Args
 	if len(args) == 0 {
 		args = []string{cmd.Path}
+	} else if multiCall(cmd.Path) && strings.HasPrefix(args[0], "-") {
+		// A multi-call binary drops a leading "-" from its name (a login
+		// shell's "-sh") before it looks the applet up.
+		args = append([]string{args[0][1:]}, args[1:]...)
 	}
 	ck := shellCheck{c: c, args: args, path: cmd.Path, env: cmd.Env}
 	ck.findScripts()
@@ -90,7 +94,7 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 	// an applet's name (Path /bin/busybox, Args[0] "cat"): that runs the
 	// applet Args[0] names, its first argument no applet.
 	var byPath *shellCheck
-	if cmd.Path != "" && len(cmd.Args) > 0 && programName(cmd.Path) != programName(cmd.Args[0]) && !runsApplet(cmd.Path, cmd.Args[0]) {
+	if cmd.Path != "" && len(cmd.Args) > 0 && programName(cmd.Path) != programName(args[0]) && !runsApplet(cmd.Path, args[0]) {
 		byPath = &shellCheck{c: c, args: append([]string{cmd.Path}, cmd.Args[1:]...), path: cmd.Path, env: cmd.Env}
 		byPath.findScripts()
 	}
@@ -139,8 +143,14 @@ func (c Commands) Check(ctx context.Context, cmd *exec.Cmd) error {
 // one not named after the binary (busybox, busybox.static read their
 // first argument as the applet).
 func runsApplet(path, arg0 string) bool {
+	return multiCall(path) && !strings.HasPrefix(programName(arg0), programName(path))
+}
+
+// multiCall reports whether path is a multi-call binary (busybox,
+// toybox), which runs the applet its name (Args[0]) names.
+func multiCall(path string) bool {
 	name := programName(path)
-	return (name == "busybox" || name == "toybox") && !strings.HasPrefix(programName(arg0), name)
+	return name == "busybox" || name == "toybox"
 }
 
 type shellCheck struct {

@@ -1989,3 +1989,22 @@ func TestCheckCmd_FishCommandAttached(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-cecho 'x; id'")))
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("fish", "-cecho $argv", in)))
 }
+
+// TestCheckCmd_MultiCallLoginName: busybox drops a leading "-" from its
+// name before it looks up the applet (a login shell's "-sh"), then reads
+// it as Args[0] says: exec.Cmd{Path: "/bin/busybox", Args: ["-sh", "-c",
+// "echo <input>"]} runs sh, and was read by Args[0] only (be8b44a) as a
+// program "-sh" no check knows: let through with x; id.
+func TestCheckCmd_MultiCallLoginName(t *testing.T) {
+	for _, args := range [][]string{
+		{"-sh", "-c", "echo x; id"},
+		{"-ash", "-c", "echo x; id"},
+		{"-/bin/sh", "-c", "echo x; id"},
+		{"-busybox", "sh", "-c", "echo x; id"},
+	} {
+		r, _ := inputAt(t, taint.Query, "x; id")
+		assert.ErrorIs(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: args}), ErrBlocked, "%q", args)
+	}
+	r, _ := inputAt(t, taint.Query, "hello.txt")
+	assert.NoError(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"-cat", "hello.txt"}}))
+}
