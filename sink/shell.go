@@ -687,12 +687,17 @@ func fishLongValue(name string) bool {
 // fishInitCommands are the commands of fish word i's -C options
 // (--init-command, run before its -c script or its file), on n words as
 // word gives them: the word, and the byte the command starts at. A word
-// whose value is not known ends the scan.
+// whose value is not known may be an option (fish $FLAGS -C CMD runs CMD
+// when $FLAGS is -N): the scan goes on past it (were it the script file
+// or an option's value, what follows is read as more, never as less).
 func fishInitCommands(n int, word func(int) (string, bool), i int) [][2]int {
 	var cmds [][2]int
 	for k := i + 1; k < n; k++ {
 		a, known := word(k)
-		if !known || len(a) < 2 || a[0] != '-' || a == "--" {
+		if !known {
+			continue
+		}
+		if len(a) < 2 || a[0] != '-' || a == "--" {
 			break // getopt's "+": options end at the first operand
 		}
 		if long, ok := strings.CutPrefix(a, "--"); ok {

@@ -2008,3 +2008,24 @@ func TestCheckCmd_MultiCallLoginName(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, "hello.txt")
 	assert.NoError(t, CheckCmd(ctxOf(r), &exec.Cmd{Path: "/bin/busybox", Args: []string{"-cat", "hello.txt"}}))
 }
+
+// TestCheckCmd_FishInitCommandAfterAnUnknownWord: in a script, a word
+// whose value is not known ($FLAGS) ended the scan for fish's -C
+// commands, though it may be an option (-N, -d all): `fish $F -C "echo
+// <input>"` with x; id, F=-N, ran id, let through (posix() skips -C's
+// value as an option's, and found no script).
+func TestCheckCmd_FishInitCommandAfterAnUnknownWord(t *testing.T) {
+	const in = "x; id"
+	for _, script := range []string{
+		`fish $F -C "echo x; id"`,
+		`fish -N $X -C "echo x; id"`,
+		`fish $F --init-command="echo x; id"`,
+		`fish "$@" -C "echo x; id"`,
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), rc, taint.Query, in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", `fish $F -C "echo 'x; id'"`)))
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", `fish $F deploy.fish "$1"`, "sh", in)))
+}
