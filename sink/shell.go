@@ -658,6 +658,21 @@ func shellScriptFile(args []string) int {
 	return 0
 }
 
+// optionTakesNext reports whether the option word a (-…, +…) of the
+// POSIX shell name takes the next word as its value. bash, dash and ash
+// read -o NAME (and bash's -O NAME) from the next word wherever the
+// letter is in the word (-eo pipefail). zsh and the Korn shells read the
+// rest of the word as -o's name (-oerrexit) and the next word only for an
+// -o that ends the word (zsh -co errexit CMD); their -O takes no value.
+func optionTakesNext(name, a string) bool {
+	switch name {
+	case "zsh", "ksh", "mksh", "rksh", "oksh", "loksh", "pdksh", "lksh":
+		k := strings.IndexByte(a[1:], 'o')
+		return k >= 0 && 1+k == len(a)-1
+	}
+	return strings.ContainsAny(a[1:], "oO")
+}
+
 // fishValueOpts are fish's short options that take a value (its
 // getopt string "+hPilNnvc:C:p:d:f:D:o:").
 const fishValueOpts = "cCpdfDo"
@@ -813,7 +828,7 @@ func (ws *wordScan) posix(i int, name string) int {
 			if strings.IndexByte(a[1:], 'c') >= 0 && a[0] == '-' {
 				c = true
 			}
-			if strings.ContainsAny(a[1:], "oO") {
+			if optionTakesNext(name, a) {
 				j++ // -o option, -O shopt
 			}
 		default:

@@ -2029,3 +2029,36 @@ func TestCheckCmd_FishInitCommandAfterAnUnknownWord(t *testing.T) {
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", `fish $F -C "echo 'x; id'"`)))
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", `fish $F deploy.fish "$1"`, "sh", in)))
 }
+
+// TestCheckCmd_AttachedOptionName: zsh and the Korn shells read the rest
+// of an -o word as the option's name (-oerrexit), not the next word, and
+// their -O takes none: `zsh -oerrexit -c "echo <input>"` with x; id ran
+// id, let through, as the check took "-c" for -o's value and never read
+// the script (so did zsh -O -c, ksh -oerrexit -c).
+func TestCheckCmd_AttachedOptionName(t *testing.T) {
+	const in = "x; id"
+	for _, argv := range [][]string{
+		{"zsh", "-oerrexit", "-c", "echo x; id"},
+		{"zsh", "+oerrexit", "-c", "echo x; id"},
+		{"zsh", "-O", "-c", "echo x; id"},
+		{"ksh", "-oerrexit", "-c", "echo x; id"},
+		{"mksh", "-oerrexit", "-c", "echo x; id"},
+		{"sh", "-c", `zsh -oerrexit -c 'echo x; id'`},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+	// The next word, where -o ends its word, and in bash wherever it is.
+	for _, argv := range [][]string{
+		{"zsh", "-o", "errexit", "-c", "echo x; id"},
+		{"zsh", "-eo", "errexit", "-c", "echo x; id"},
+		{"zsh", "-co", "errexit", "echo x; id"},
+		{"bash", "-eo", "pipefail", "-c", "echo x; id"},
+		{"bash", "-O", "extglob", "-c", "echo x; id"},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("zsh", "-oerrexit", "-c", "echo 'x; id'")))
+}
