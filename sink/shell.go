@@ -627,7 +627,8 @@ func (ck *shellCheck) findSuPrograms() {
 // stdin) or its options are not all known (fish's, a long option other
 // than those below): the words after it are the script's parameters.
 func shellScriptFile(args []string) int {
-	if shellName(programName(args[0])) == "fish" {
+	name := shellName(programName(args[0]))
+	if name == "fish" {
 		return 0
 	}
 	for j := 1; j < len(args); j++ {
@@ -648,7 +649,7 @@ func shellScriptFile(args []string) int {
 			if a[0] == '-' && strings.ContainsAny(a[1:], "cs") {
 				return 0 // the script is -c's, or read from stdin
 			}
-			if strings.ContainsAny(a[1:], "oO") {
+			if optionTakesNext(name, a) {
 				j++ // -o option, -O shopt
 			}
 		default:

@@ -2062,3 +2062,34 @@ func TestCheckCmd_AttachedOptionName(t *testing.T) {
 	r, _ := inputAt(t, taint.Query, in)
 	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("zsh", "-oerrexit", "-c", "echo 'x; id'")))
 }
+
+// TestCheckCmd_AttachedOptionNameBeforeAScriptFile: shellScriptFile read
+// zsh's and the Korn shells' -oNAME (and -O) as taking the next word, as
+// bash's -o does, where posix() reads them as those shells do: the
+// script file was skipped as -o's value, and its "--" taken for the
+// shell's. `zsh -oerrexit deploy.zsh -- -photo.jpg` was blocked (the
+// "--" is the script's, as without -oerrexit), and `zsh -O -s -- x --
+// <input>` let an input starting with "-" through as an operand, blocked
+// without -O (the "--" after x is a parameter of the stdin script).
+func TestCheckCmd_AttachedOptionNameBeforeAScriptFile(t *testing.T) {
+	const in = "-photo.jpg"
+	for _, argv := range [][]string{
+		{"zsh", "-oerrexit", "deploy.zsh", "--", in},
+		{"ksh", "-O", "deploy.ksh", "--", in},
+		{"zsh", "-o", "errexit", "deploy.zsh", "--", in},
+		{"bash", "-eo", "pipefail", "deploy.sh", "--", in},
+	} {
+		r, _ := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf(argv...)), "%q", argv)
+	}
+	for _, argv := range [][]string{
+		{"zsh", "-s", "--", "x", "--", in},
+		{"zsh", "-O", "-s", "--", "x", "--", in},
+		{"zsh", "-oerrexit", "-s", "--", "x", "--", in},
+		{"mksh", "-oerrexit", "-s", "--", "x", "--", in},
+		{"bash", "-O", "extglob", "-s", "--", "x", "--", in},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+}
