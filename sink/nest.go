@@ -456,15 +456,16 @@ type wordScan struct {
 }
 
 // scanKey is a shell's scan at a position, in a state: the shell is fish,
-// -c came, -s came (shellSource).
+// reads its options as zsh and the Korn shells do (kornOptions), -c came,
+// -s came (shellSource).
 type scanKey struct {
-	j          int
-	fish, c, s bool
+	j                int
+	fish, korn, c, s bool
 }
 
 type sourceScan struct {
-	stdin  bool
-	script int
+	stdin       bool
+	script, off int
 }
 
 func newWordScan(n int, word func(int) (string, bool)) *wordScan {

@@ -666,12 +666,21 @@ func shellScriptFile(args []string) int {
 // rest of the word as -o's name (-oerrexit) and the next word only for an
 // -o that ends the word (zsh -co errexit CMD); their -O takes no value.
 func optionTakesNext(name, a string) bool {
-	switch name {
-	case "zsh", "ksh", "mksh", "rksh", "oksh", "loksh", "pdksh", "lksh":
+	if kornOptions(name) {
 		k := strings.IndexByte(a[1:], 'o')
 		return k >= 0 && 1+k == len(a)-1
 	}
 	return strings.ContainsAny(a[1:], "oO")
+}
+
+// kornOptions: the POSIX shell name reads -o as zsh and the Korn shells
+// do (optionTakesNext).
+func kornOptions(name string) bool {
+	switch name {
+	case "zsh", "ksh", "mksh", "rksh", "oksh", "loksh", "pdksh", "lksh":
+		return true
+	}
+	return false
 }
 
 // fishValueOpts are fish's short options that take a value (its
@@ -771,7 +780,7 @@ func (ws *wordScan) posix(i int, name string) int {
 	c := false
 	for j := i + 1; j < n; j++ {
 		if name != "busybox" { // busybox reads its first word as the applet
-			k := scanKey{j: j, fish: name == "fish", c: c}
+			k := scanKey{j: j, fish: name == "fish", korn: kornOptions(name), c: c}
 			if r, ok := ws.shell[k]; ok {
 				return done(r)
 			}

@@ -181,9 +181,9 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 	xargs, replace := false, false
 	steps := 0
 	scan := newWordScan(len(ws), word)
-	scripts := map[int]bool{} // the -c scripts read: whether they read their input
-	remote, lines := 0, 0     // the words ssh's (and interpreters') scans read, the bytes of its command lines read
-	var codeRead []bool       // the words interpreters' scans read (interpreterCode)
+	scripts := map[[2]int]bool{} // the -c scripts read: whether they read their input
+	remote, lines := 0, 0        // the words ssh's (and interpreters') scans read, the bytes of its command lines read
+	var codeRead []bool          // the words interpreters' scans read (interpreterCode)
 	defer func() { sc.scans += scan.steps + remote }()
 	for j := range ws {
 		if !sc.words[ws[j]].cmd {
@@ -241,7 +241,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 			// bash reads its script from its input.
 			for k := j + 1; k < len(ws) && !sc.words[ws[k]].cmd; k++ {
 				if a, ok := word(k); ok && a == "--" {
-					if stdin, _ := scan.source(k, "bash"); stdin {
+					if stdin, _, _ := scan.source(k, "bash"); stdin {
 						return true
 					}
 					break
@@ -328,15 +328,25 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 				}
 			}
 		case posixShells[name]:
-			stdin, k := scan.source(j, name)
+			stdin, k, off := scan.source(j, name)
 			if k > 0 {
-				if v, ok := word(k); !ok || depth <= 0 {
+				if v, ok := word(k); !ok || depth <= 0 || off > len(v) {
 					stdin = true
-				} else if r, ok := scripts[k]; ok {
+				} else if r, ok := scripts[[2]int{k, off}]; ok {
 					stdin = r // read once: many shells may have the same
 				} else {
-					stdin = lexPOSIX(v).readsAnyInput(depth - 1)
-					scripts[k] = stdin
+					stdin = lexPOSIX(v[off:]).readsAnyInput(depth - 1)
+					scripts[[2]int{k, off}] = stdin
+				}
+			}
+			if name == "fish" && !stdin {
+				// Its -C commands run before its script, and may read
+				// the input too (fish -C sh).
+				for _, c := range fishInitCommands(len(ws), word, j) {
+					if v, ok := word(c[0]); !ok || depth <= 0 || c[1] > len(v) || lexPOSIX(v[c[1]:]).readsAnyInput(depth-1) {
+						stdin = true
+						break
+					}
 				}
 			}
 			if stdin || xargs && (k == 0 || replace) {
@@ -470,28 +480,32 @@ func runsShell(n int, word func(int) (string, bool), i int, name string, step fu
 // does: its script is word script (its -c operand), or it reads its
 // script from its input (stdin: no operand, -s, -, /dev/stdin), or from a
 // file. A word whose value is not known may be -s or /dev/stdin before
-// the script.
-func shellSource(n int, word func(int) (string, bool), i int, name string) (stdin bool, script int) {
+// the script. off is the byte of word script its text starts at (fish's
+// -cSCRIPT, --command=SCRIPT), 0 for a whole word.
+func shellSource(n int, word func(int) (string, bool), i int, name string) (stdin bool, script, off int) {
 	return newWordScan(n, word).source(i, name)
 }
 
 // source is shellSource on ws's words: a scan that reaches a position
 // another one read from, in the same state, takes its result.
-func (ws *wordScan) source(i int, name string) (stdin bool, script int) {
+func (ws *wordScan) source(i int, name string) (stdin bool, script, off int) {
 	n, word := ws.n, ws.read
 	var path []scanKey // the positions read, and the states
-	done := func(stdin bool, script int) (bool, int) {
+	doneAt := func(stdin bool, script, off int) (bool, int, int) {
 		for _, k := range path {
-			ws.sources[k] = sourceScan{stdin, script}
+			ws.sources[k] = sourceScan{stdin, script, off}
 		}
-		return stdin, script
+		return stdin, script, off
+	}
+	done := func(stdin bool, script int) (bool, int, int) {
+		return doneAt(stdin, script, 0)
 	}
 	c, s := false, false
 	for j := i + 1; j < n; j++ {
 		if name != "busybox" { // busybox reads its first word as the applet
-			k := scanKey{j: j, fish: name == "fish", c: c, s: s}
+			k := scanKey{j: j, fish: name == "fish", korn: kornOptions(name), c: c, s: s}
 			if r, ok := ws.sources[k]; ok {
-				return done(r.stdin, r.script)
+				return doneAt(r.stdin, r.script, r.off)
 			}
 			if ws.sources == nil {
 				ws.sources = map[scanKey]sourceScan{}
@@ -518,9 +532,11 @@ func (ws *wordScan) source(i int, name string) (stdin bool, script int) {
 			b, ok := word(j + 1)
 			return done(s || !ok || stdinPath(b), 0)
 		case strings.HasPrefix(a, "--"):
-			if name == "fish" && (a == "--command" || strings.HasPrefix(a, "--command=")) {
-				if v, ok := strings.CutPrefix(a, "--command="); ok && v != "" {
-					return done(false, j)
+			// fish's --command, or any abbreviation of it, as posix()
+			// reads it.
+			if lo, v, eq := strings.Cut(a[2:], "="); name == "fish" && lo != "" && strings.HasPrefix("command", lo) {
+				if eq && v != "" {
+					return doneAt(false, j, len(a)-len(v))
 				}
 				c = true
 				continue
@@ -528,15 +544,32 @@ func (ws *wordScan) source(i int, name string) (stdin bool, script int) {
 			if a == "--init-file" || a == "--rcfile" {
 				j++
 			}
+			if name == "fish" && !strings.Contains(a, "=") && fishLongValue(a[2:]) {
+				j++ // fish --features F, --debug CATS, --init-command CMD
+			}
 		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
 			if name == "busybox" {
+				continue
+			}
+			if name == "fish" && a[0] == '-' {
+				// fish's options that take a value (-d CATS, -C CMD), as
+				// posix() reads them: -cSCRIPT is the script.
+				if k := strings.IndexAny(a[1:], fishValueOpts); k >= 0 {
+					if a[1+k] == 'c' && 1+k < len(a)-1 {
+						return doneAt(false, j, 2+k)
+					} else if a[1+k] == 'c' {
+						c = true
+					} else if 1+k == len(a)-1 {
+						j++
+					}
+				}
 				continue
 			}
 			if a[0] == '-' {
 				c = c || strings.IndexByte(a[1:], 'c') >= 0
 				s = s || strings.IndexByte(a[1:], 's') >= 0
 			}
-			if strings.ContainsAny(a[1:], "oO") {
+			if optionTakesNext(name, a) {
 				j++ // -o option, -O shopt
 			}
 		default:

@@ -433,3 +433,52 @@ func TestCheckCmd_InterpreterStdin(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_ShellStdinAfterItsOptions: whether a shell in a script
+// reads its script from its input was decided by a scan that read
+// zsh's and the Korn shells' -oNAME as taking the next word (as bash's
+// -o does) and knew none of fish's options that take a value, nor fish's
+// -cSCRIPT, --command abbreviated or its -C commands: `echo "<input>" |
+// zsh -oerrexit -s foo` (-s skipped as -o's value, foo taken for a script
+// file), `… | zsh -oerrexit -c sh`, `… | fish -d all -c sh`, `… | fish
+// --comm sh`, `… | fish -csh`, `… | fish -C sh` ran the input as a
+// script, let through; without the option they were blocked.
+func TestCheckCmd_ShellStdinAfterItsOptions(t *testing.T) {
+	const in = "x; id"
+	for _, shell := range []string{
+		"zsh -oerrexit -s foo",
+		"zsh -O -s foo",
+		"zsh -oerrexit -c sh",
+		"ksh -oerrexit -s foo",
+		"mksh +oerrexit -s foo",
+		"fish -d all -c sh",
+		"fish --comm sh",
+		"fish --command=sh",
+		"fish -csh",
+		"fish -C sh",
+		"fish -C 'cat | sh' -c true",
+		"fish -p /tmp/prof",
+		"fish --debug all",
+	} {
+		script := `echo "` + in + `" | ` + shell
+		r, rc := inputAt(t, taint.Query, in)
+		err := CheckCmd(ctxOf(r), cmdOf("sh", "-c", script))
+		require.Error(t, err, "%q", script)
+		assertBlocked(t, err, rc, taint.Query, in, "shell")
+	}
+	// A shell given its script file, or a script that reads no input,
+	// reads its input as data.
+	for _, shell := range []string{
+		"zsh -oerrexit deploy.zsh",
+		"zsh -o errexit deploy.zsh",
+		"fish -d all deploy.fish",
+		"fish -C 'set -g a 1' deploy.fish",
+		"fish -cecho",
+		"fish --comm=true",
+		"bash -o pipefail deploy.sh",
+	} {
+		script := `echo "` + in + `" | ` + shell
+		r, _ := inputAt(t, taint.Query, in)
+		require.NoError(t, CheckCmd(ctxOf(r), cmdOf("sh", "-c", script)), "%q", script)
+	}
+}
