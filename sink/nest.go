@@ -276,7 +276,7 @@ func (sc *shScript) nested(found func(ws []int, off int, fish, split, opaque boo
 			case posixShells[name]:
 				if name == "fish" {
 					// Its -C commands run before its script.
-					for _, c := range fishInitCommands(len(ws), word, j) {
+					for _, c := range scan.fishInits(j) {
 						found(ws[c[0]:c[0]+1], c[1], true, false, false)
 					}
 				}
@@ -447,12 +447,13 @@ func joinedStarts(starts []int, last int) (keep []int, opaque bool) {
 // command of many such words is read in linear time (su ×100,000, or sh
 // -o sh -o … -c, took seconds: each word's scan read to the end).
 type wordScan struct {
-	n       int
-	word    func(int) (string, bool)
-	suRead  []bool                 // the positions a su scan read from
-	shell   map[scanKey]int        // posixScriptIn's result from a position, before -c
-	sources map[scanKey]sourceScan // shellSource's, before -c and -s
-	steps   int                    // the words read
+	n        int
+	word     func(int) (string, bool)
+	suRead   []bool                 // the positions a su scan read from
+	shell    map[scanKey]int        // posixScriptIn's result from a position, before -c
+	sources  map[scanKey]sourceScan // shellSource's, before -c and -s
+	fishRead []bool                 // the positions a fish -C scan read from (fishInits)
+	steps    int                    // the words read
 }
 
 // scanKey is a shell's scan at a position, in a state: the shell is fish,

@@ -418,6 +418,7 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		"runuser -c su": "runuser " + rep("-c su ", n),
 		"su -s su":      rep("su -s su ", n) + "hello",
 		"perl -e perl":  "perl " + rep("-w -e perl ", n) + "hello",
+		"fish -d fish":  "fish " + rep("-d fish ", n) + "hello",
 	}
 	for name, argv := range argvs {
 		words := strings.Fields(argv)
@@ -426,18 +427,20 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		assert.LessOrEqual(t, ck.scan.steps+ck.reads, 8*len(words), "argv %s", name)
 	}
 	scripts := map[string]string{
-		"su":          "su " + rep("su ", n) + "-c hello",
-		"runuser":     rep("runuser ", n) + "-u x",
-		"sh -o sh":    "sh" + rep(" -o sh", n) + " -c hello",
-		"sh -c -o sh": "sh" + rep(" -c -o sh", n) + " hello",
-		"su -s su":    rep("su -s su ", n) + "-c hello",
-		"perl -e":     "perl" + rep(" -w -e perl", n) + " hello",
+		"su":           "su " + rep("su ", n) + "-c hello",
+		"runuser":      rep("runuser ", n) + "-u x",
+		"sh -o sh":     "sh" + rep(" -o sh", n) + " -c hello",
+		"sh -c -o sh":  "sh" + rep(" -c -o sh", n) + " hello",
+		"su -s su":     rep("su -s su ", n) + "-c hello",
+		"perl -e":      "perl" + rep(" -w -e perl", n) + " hello",
+		"fish -d fish": "fish" + rep(" -d fish", n) + " hello",
 		// A command of many programs (past the program finder's steps,
 		// every word is one), piped: each is asked whether it reads its
 		// input.
 		"piped su":      "echo x | " + rep("sudo ", maxWrapSteps) + rep("su ", n) + "-c hello",
 		"piped sh":      "echo x | " + rep("sudo ", maxWrapSteps) + "sh" + rep(" -o sh", n) + " -c hello",
 		"piped python3": "echo x | " + rep("sudo ", maxWrapSteps) + rep("python3 -B ", n),
+		"piped fish":    "echo x | " + rep("sudo ", maxWrapSteps) + "fish" + rep(" -d fish", n) + " -c hello",
 	}
 	for name, text := range scripts {
 		sc := lexPOSIX(text)
@@ -452,6 +455,8 @@ func TestCheckCmd_ScansLinear(t *testing.T) {
 		{"sh", "-c", "sh" + rep(" -o sh", 100) + " -c 'echo x;hello'"},
 		strings.Fields(rep("su ", 100) + "-c x;hello"),
 		strings.Fields("sh " + rep("-o sh ", 100) + "-c x;hello"),
+		{"sh", "-c", "fish" + rep(" -d fish", 100) + " -C 'echo x;hello'"},
+		append(strings.Fields("fish"+rep(" -d fish", 100)+" -C"), "echo x;hello"),
 	} {
 		assert.ErrorIs(t, CheckCmd(ctxOf(r), cmdOf(argv...)), ErrBlocked, "%q", argv)
 	}

@@ -273,7 +273,7 @@ func (ck *shellCheck) findScripts() {
 		case posixShells[name]:
 			if name == "fish" {
 				// Its -C commands run before its script.
-				for _, c := range fishInitCommands(len(args), ck.word, i) {
+				for _, c := range ck.scan.fishInits(i) {
 					if c[1] == 0 && shells[c[0]] || !ck.newCode(c[0], c[1]) {
 						continue
 					}
@@ -709,15 +709,32 @@ func fishLongValue(name string) bool {
 	return value
 }
 
+// fishInits are the commands of fish word i's -C options (fishInitCommands
+// on ws's words).
+func (ws *wordScan) fishInits(i int) [][2]int {
+	if ws.fishRead == nil {
+		ws.fishRead = make([]bool, ws.n)
+	}
+	return fishInitCommands(ws.n, ws.read, i, ws.fishRead)
+}
+
 // fishInitCommands are the commands of fish word i's -C options
 // (--init-command, run before its -c script or its file), on n words as
 // word gives them: the word, and the byte the command starts at. A word
 // whose value is not known may be an option (fish $FLAGS -C CMD runs CMD
 // when $FLAGS is -N): the scan goes on past it (were it the script file
 // or an option's value, what follows is read as more, never as less).
-func fishInitCommands(n int, word func(int) (string, bool), i int) [][2]int {
+// Each position is read by one such scan (read marks them): a scan that
+// reaches a position another one read from stops there, whose commands
+// from there on that one found (fish -d fish -d fish … was read to the
+// end for each fish, in quadratic time).
+func fishInitCommands(n int, word func(int) (string, bool), i int, read []bool) [][2]int {
 	var cmds [][2]int
 	for k := i + 1; k < n; k++ {
+		if read[k] {
+			break // read on from here already
+		}
+		read[k] = true
 		a, known := word(k)
 		if !known {
 			continue

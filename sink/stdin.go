@@ -342,7 +342,7 @@ func (sc *shScript) readsInput(ws []int, depth int) bool {
 			if name == "fish" && !stdin {
 				// Its -C commands run before its script, and may read
 				// the input too (fish -C sh).
-				for _, c := range fishInitCommands(len(ws), word, j) {
+				for _, c := range scan.fishInits(j) {
 					if v, ok := word(c[0]); !ok || depth <= 0 || c[1] > len(v) || lexPOSIX(v[c[1]:]).readsAnyInput(depth-1) {
 						stdin = true
 						break
