@@ -487,10 +487,27 @@ func (ws *wordScan) su(i int, found, shell func(j, off int)) (whole bool) {
 	}
 	dashes, whole := getoptScript(ws.n, ws.read, i, ws.suRead, &suOptions, found, shell)
 	if dashes >= 0 {
-		// The user, if not named yet, and the shell's arguments.
+		// The user, if not named yet, and the shell's arguments. The
+		// user's shell is not known: it may read its options as bash
+		// does, as zsh and the Korn shells do (zsh -oerrexit -c …), or as
+		// fish does (fish -d all -c …, and its -C commands).
+		seen := map[[2]int]bool{}
+		once := func(j, off int) {
+			if !seen[[2]int{j, off}] {
+				seen[[2]int{j, off}] = true
+				found(j, off)
+			}
+		}
 		for _, k := range [2]int{dashes, dashes + 1} {
-			if s := ws.posix(k, "sh"); s > 0 {
-				found(s, 0)
+			for _, name := range [...]string{"sh", "zsh", "fish"} {
+				if s := ws.posix(k, name); s > 0 {
+					once(s, 0)
+				}
+			}
+			if k < ws.n {
+				for _, c := range ws.fishInits(k) {
+					once(c[0], c[1])
+				}
 			}
 		}
 	}
@@ -1324,7 +1341,17 @@ func suProgram(n int, word func(int) (string, bool), i int, steps, all *int, pro
 				if a[0] == '-' && strings.ContainsAny(a[1:], "cs") {
 					return // a -c command line (suScript), or stdin
 				}
-				if strings.ContainsAny(a[1:], "oO") || a == "--rcfile" || a == "--init-file" {
+				// The user's shell is not known: bash takes -o's value
+				// from the next word, zsh and the Korn shells only for an
+				// -o that ends the word, fish for its options with a
+				// value (-d CATS). Each reading is taken.
+				bash := strings.ContainsAny(a[1:], "oO") || a == "--rcfile" || a == "--init-file"
+				korn := optionTakesNext("zsh", a)
+				fish := fishTakesNext(a)
+				if bash || korn || fish {
+					if !(bash && korn && fish) {
+						from(j+1, phase) // no value
+					}
 					j++
 				}
 			default:

@@ -1186,3 +1186,45 @@ func TestCheckCmd_InterpreterCode(t *testing.T) {
 		assert.Empty(t, rc.all())
 	}
 }
+
+// TestCheckCmd_SuUserShellsOptions: su hands the words after "--" to the
+// user's shell, which may read its options as bash does, as zsh and the
+// Korn shells do or as fish does; they were read as bash's only: `su --
+// bob -oerrexit -c "echo <input>"` (-c taken for -o's value), `su -- bob
+// -d all -c …`, `su -- bob -C …` and `su -- bob -oerrexit <input>` (the
+// script file skipped as -o's value) ran the input for a zsh or fish
+// user, let through. Each reading is taken.
+func TestCheckCmd_SuUserShellsOptions(t *testing.T) {
+	const in = "x; id"
+	for _, argv := range [][]string{
+		{"su", "--", "bob", "-oerrexit", "-c", "echo x; id"},
+		{"su", "--", "bob", "-O", "-c", "echo x; id"},
+		{"su", "--", "bob", "-d", "all", "-c", "echo x; id"},
+		{"su", "--", "bob", "-C", "echo x; id"},
+		{"su", "--", "bob", "--init-command=echo x; id"},
+		{"su", "--", "bob", "--comm", "echo x; id"},
+		{"runuser", "--", "bob", "-oerrexit", "-c", "echo x; id"},
+		{"sh", "-c", `su -- bob -d all -c "echo x; id"`},
+		{"sh", "-c", `su -- bob -C "echo x; id"`},
+	} {
+		r, rc := inputAt(t, taint.Query, in)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, in, "shell")
+	}
+	const file = "x.sh"
+	for _, argv := range [][]string{
+		{"su", "--", "bob", "-oerrexit", file},
+		{"su", "--", "bob", "-O", file},
+		{"su", "--", "bob", "-d", "all", file},
+		{"su", "bob", "--", "-oerrexit", file},
+		{"sh", "-c", "su -- bob -oerrexit " + file},
+	} {
+		r, rc := inputAt(t, taint.Query, file)
+		assertBlocked(t, CheckCmd(ctxOf(r), cmdOf(argv...)), rc, taint.Query, file, "shell")
+	}
+	// Quoted in the command line, or an argument of the script, it is data.
+	r, _ := inputAt(t, taint.Query, in)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("su", "--", "bob", "-oerrexit", "-c", "echo 'x; id'")))
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("su", "--", "bob", "-d", "all", "-c", `echo "$1"`, "sh", in)))
+	r, _ = inputAt(t, taint.Query, file)
+	require.NoError(t, CheckCmd(ctxOf(r), cmdOf("su", "--", "bob", "-o", "errexit", "deploy.sh", file)))
+}

@@ -709,6 +709,17 @@ func fishLongValue(name string) bool {
 	return value
 }
 
+// fishTakesNext reports whether the option word a of fish takes the next
+// word as its value (-d CATS, -id CATS, --debug CATS), as posix() reads
+// it.
+func fishTakesNext(a string) bool {
+	if long, ok := strings.CutPrefix(a, "--"); ok {
+		return !strings.Contains(long, "=") && fishLongValue(long)
+	}
+	k := strings.IndexAny(a[1:], fishValueOpts)
+	return a[0] == '-' && k >= 0 && 1+k == len(a)-1
+}
+
 // fishInits are the commands of fish word i's -C options (fishInitCommands
 // on ws's words).
 func (ws *wordScan) fishInits(i int) [][2]int {
