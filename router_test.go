@@ -473,23 +473,15 @@ func TestTyped_ChiRewriteAfterMiddleware(t *testing.T) {
 // pass, with that id (found by review: it was checked in Middleware
 // with "secret//", and the handler ran with "secret").
 func TestTyped_ChiStripSlashesInAMountToo(t *testing.T) {
-	g := mustNew(t, Options{})
-	var got []string
-	fn := func(w http.ResponseWriter, r *http.Request, in itemParams) {
-		got = append(got, chi.URLParam(r, "id"))
-		w.WriteHeader(http.StatusCreated)
-	}
-	r := chi.NewRouter()
-	r.Use(g.Middleware, middleware.StripSlashes)
-	r.Route("/items", func(r chi.Router) {
-		r.Use(middleware.StripSlashes)
-		Post(r, g, "/{id}", fn)
-	})
-	for _, path := range []string{"/items/secret%2F%2F", "/items/s%65cret%2F%2F"} {
-		rejected(t, send(r, "POST", path, `{"a":1}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
-	}
-	assert.Empty(t, got, "the handler ran with id secret")
-	assert.Equal(t, http.StatusCreated, send(r, "POST", "/items/secrets%2F%2F", `{"a":1}`).Code, "the control")
+	typedIDChecked(t, func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
+		r := chi.NewRouter()
+		r.Use(g.Middleware, middleware.StripSlashes)
+		r.Route("/items", func(r chi.Router) {
+			r.Use(middleware.StripSlashes)
+			Post(r, g, "/{id}", fn)
+		})
+		return r
+	}, []string{"/items/secret%2F%2F", "/items/s%65cret%2F%2F"}, "/items/secrets%2F%2F")
 }
 
 // TestTyped_ChiURLFormatThenStripSlashes: URLFormat, then StripSlashes,
@@ -500,21 +492,12 @@ func TestTyped_ChiStripSlashesInAMountToo(t *testing.T) {
 // (found by review: it was checked in Middleware with "secret/.json",
 // and the handler ran with "secret").
 func TestTyped_ChiURLFormatThenStripSlashes(t *testing.T) {
-	g := mustNew(t, Options{})
-	var got []string
-	fn := func(w http.ResponseWriter, r *http.Request, in itemParams) {
-		got = append(got, chi.URLParam(r, "id"))
-		w.WriteHeader(http.StatusCreated)
-	}
-	r := chi.NewRouter()
-	r.Use(g.Middleware, middleware.URLFormat, middleware.StripSlashes)
-	Post(r, g, "/items/{id}", fn)
-	for _, path := range []string{"/items/secret%2F.json", "/items/s%65cret%2F.x"} {
-		rejected(t, send(r, "POST", path, `{"a":1}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
-	}
-	assert.Empty(t, got, "the handler ran with id secret")
-	assert.Equal(t, http.StatusCreated, send(r, "POST", "/items/secrets%2F.json", `{"a":1}`).Code, "the control")
-	assert.Equal(t, []string{"secrets"}, got)
+	typedIDChecked(t, func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
+		r := chi.NewRouter()
+		r.Use(g.Middleware, middleware.URLFormat, middleware.StripSlashes)
+		Post(r, g, "/items/{id}", fn)
+		return r
+	}, []string{"/items/secret%2F.json", "/items/s%65cret%2F.x"}, "/items/secrets%2F.json")
 }
 
 // TestTyped_ChiURLFormatInAMountCutsRawPath: chi routes
@@ -526,22 +509,34 @@ func TestTyped_ChiURLFormatThenStripSlashes(t *testing.T) {
 // it was checked in Middleware with "secret.json/x", and the handler ran
 // with "secret").
 func TestTyped_ChiURLFormatInAMountCutsRawPath(t *testing.T) {
+	typedIDChecked(t, func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
+		r := chi.NewRouter()
+		r.Use(g.Middleware, middleware.URLFormat)
+		r.Route("/items", func(r chi.Router) {
+			r.Use(middleware.URLFormat)
+			Post(r, g, "/{id}", fn)
+		})
+		return r
+	}, []string{"/items/secret.json%2Fx", "/items/secret.%2F%2Fx"}, "/items/secrets.json%2Fx")
+}
+
+// typedIDChecked builds a chi router around a typed POST route whose
+// contract refuses id "secret" (itemParams), sends each of paths (which
+// chi routes with id "secret") and control (id "secrets"): the paths are
+// refused and the handler never runs with them, the control passes and
+// the handler gets "secrets".
+func typedIDChecked(t *testing.T, build func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler, paths []string, control string) {
+	t.Helper()
 	g := mustNew(t, Options{})
 	var got []string
-	fn := func(w http.ResponseWriter, r *http.Request, in itemParams) {
+	r := build(g, func(w http.ResponseWriter, r *http.Request, in itemParams) {
 		got = append(got, chi.URLParam(r, "id"))
 		w.WriteHeader(http.StatusCreated)
-	}
-	r := chi.NewRouter()
-	r.Use(g.Middleware, middleware.URLFormat)
-	r.Route("/items", func(r chi.Router) {
-		r.Use(middleware.URLFormat)
-		Post(r, g, "/{id}", fn)
 	})
-	for _, path := range []string{"/items/secret.json%2Fx", "/items/secret.%2F%2Fx"} {
+	for _, path := range paths {
 		rejected(t, send(r, "POST", path, `{"a":1}`), http.StatusUnprocessableEntity, CodeInvariantViolated)
 	}
 	assert.Empty(t, got, "the handler ran with id secret")
-	assert.Equal(t, http.StatusCreated, send(r, "POST", "/items/secrets.json%2Fx", `{"a":1}`).Code, "the control")
+	assert.Equal(t, http.StatusCreated, send(r, "POST", control, `{"a":1}`).Code, "the control")
 	assert.Equal(t, []string{"secrets"}, got)
 }
