@@ -413,8 +413,9 @@ func (r *nativeRun) foldCase(n *native, name string) {
 	if n.folds.exact[name] {
 		return
 	}
-	r.fold = jsonbody.AppendFoldKey(r.fold[:0], name)
-	prop, ok := n.folds.folds[string(r.fold)]
+	var prop string
+	var ok bool
+	r.fold, prop, ok = n.folds.find(r.fold, name)
 	if cap(r.fold) > 4<<10 {
 		r.fold = nil // a long name's buffer is not kept in the pool
 	}
