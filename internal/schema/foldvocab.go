@@ -21,10 +21,11 @@ import (
 // object the parser refuses.) Where additionalProperties: false refuses
 // the member, its "is not allowed" is the one failure.
 //
-// The names a schema declares (foldNames) are its properties' and those of
-// every schema it applies to the same value where a failure may let the
-// value pass (not, if, oneOf: a failing not passes), all the way down in
-// place: the member fails at the schema that applies them. Where a
+// The names a schema declares (foldNames) are its properties' and its
+// dependencies', and those of every schema it applies to the same value
+// where a failure may let the value pass (not, if, oneOf: a failing not
+// passes), all the way down in place, their required names included: the
+// member fails at the schema that applies them. Where a
 // failure only fails (allOf, anyOf, then, else, dependencies, $ref), the
 // schema inside checks its own names, and its failure is the value's.
 //
@@ -44,24 +45,25 @@ var foldVocab = &jsonschema.Vocabulary{
 }
 
 // foldKeywords are those that lead to names foldNames takes.
-var foldKeywords = [...]string{"properties", "not", "if", "oneOf"}
+var foldKeywords = [...]string{"properties", "not", "if", "oneOf", "dependencies", "dependentRequired", "dependentSchemas"}
 
 // foldNames are the names s checks members' letter case against (see
-// foldVocab), sorted; nil for none.
+// foldVocab), sorted; nil for none: those of its properties and of its
+// dependencies (a member of the name brings more checks), and under not,
+// if and oneOf also those it requires (there a missing name can let the
+// value pass: if: {required: [role]} takes the else branch for "Role").
 func foldNames(s *jsonschema.Schema) []string {
 	if refOnly(s) {
 		return nil
 	}
-	if s.Not == nil && s.If == nil && len(s.OneOf) == 0 { // the common case: at most properties
+	if s.Not == nil && s.If == nil && len(s.OneOf) == 0 && !hasDependencies(s) { // the common case: at most properties
 		if len(s.Properties) == 0 {
 			return nil
 		}
 		return slices.Sorted(maps.Keys(s.Properties))
 	}
 	set := map[string]bool{}
-	for k := range s.Properties {
-		set[k] = true
-	}
+	declared(s, set)
 	seen := map[*jsonschema.Schema]bool{}
 	var all func(c *jsonschema.Schema)
 	all = func(c *jsonschema.Schema) {
@@ -70,7 +72,8 @@ func foldNames(s *jsonschema.Schema) []string {
 		}
 		seen[c] = true
 		if !refOnly(c) {
-			for k := range c.Properties {
+			declared(c, set)
+			for _, k := range c.Required {
 				set[k] = true
 			}
 		}
@@ -89,6 +92,26 @@ func foldNames(s *jsonschema.Schema) []string {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(set))
+}
+
+func hasDependencies(s *jsonschema.Schema) bool {
+	return len(s.Dependencies) > 0 || len(s.DependentRequired) > 0 || len(s.DependentSchemas) > 0
+}
+
+// declared adds to set the names of s's properties and dependencies.
+func declared(s *jsonschema.Schema, set map[string]bool) {
+	for k := range s.Properties {
+		set[k] = true
+	}
+	for k := range s.Dependencies {
+		set[k] = true
+	}
+	for k := range s.DependentRequired {
+		set[k] = true
+	}
+	for k := range s.DependentSchemas {
+		set[k] = true
+	}
 }
 
 // foldSet is what a schema checks letter case by: its declared names, and

@@ -140,3 +140,46 @@ func TestFoldCase_LongNameIsNotFolded(t *testing.T) {
 	assert.Equal(t, []detail{{"/\u212a\u212a\u212a\u212a\u212a", msgFoldCase("kkkkk")}}, fast)
 	assert.Equal(t, fast, ref)
 }
+
+// TestFoldCase_DependenciesAndConditionalRequired: a dependency's name is
+// declared too (a member of it brings more checks, which "Role" skipped
+// while encoding/json filled role from it), and so are the names required
+// under not, if and oneOf, where a name missing can let the body pass: an
+// if: {required: [role]} took its else branch for "Role", a oneOf passed
+// on one branch, a not passed.
+func TestFoldCase_DependenciesAndConditionalRequired(t *testing.T) {
+	msg := msgFoldCase("role")
+	c := NewCompiler(nil, nil)
+	cases := []struct {
+		schema, body string
+		native       bool
+		want         []detail
+	}{
+		{`{"dependencies":{"role":{"required":["token"]}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg}}},
+		{`{"dependencies":{"role":["token"]}}`, `{"ROLE":"admin"}`, true, []detail{{"/ROLE", msg}}},
+		{`{"properties":{"a":{}},"dependencies":{"role":["token"]}}`, `{"a":1,"Role":"admin"}`, true, []detail{{"/Role", msg}}},
+		{`{"if":{"required":["role"]},"then":{"required":["token"]}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg}}},
+		{`{"not":{"required":["role"]}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg}}},
+		{`{"oneOf":[{"required":["role"]},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, []detail{{"/Role", msg}}},
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","dependentRequired":{"role":["token"]}}`, `{"Role":"admin"}`, false, []detail{{"/Role", msg}}},
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","dependentSchemas":{"role":{"required":["token"]}}}`, `{"Role":"admin"}`, false, []detail{{"/Role", msg}}},
+		// Exact names, and names required outside not, if and oneOf, pass as before.
+		{`{"dependencies":{"role":["token"]}}`, `{"role":"admin","token":1,"Other":2}`, true, nil},
+		{`{"if":{"required":["role"]},"then":{"required":["token"]}}`, `{"role":"admin","token":"t"}`, true, nil},
+		{`{"required":["role"],"properties":{"a":{}}}`, `{"role":1,"ROLE2":2,"A2":3}`, true, nil},
+	}
+	for i, tc := range cases {
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(tc.schema), &doc))
+		s, err := c.Compile(fmt.Sprintf("dep-%d.json", i), doc)
+		require.NoError(t, err, tc.schema)
+		assert.Equal(t, tc.native, s.Native(), tc.schema)
+		v, err := jsonbody.Parse([]byte(tc.body), 64)
+		require.NoError(t, err)
+		fastOK, fast, refOK, ref := run(s, v)
+		assert.Equal(t, len(tc.want) == 0, fastOK, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, refOK, fastOK, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, tc.want, fast, "%s on %s", tc.schema, tc.body)
+		assert.Equal(t, tc.want, ref, "%s on %s", tc.schema, tc.body)
+	}
+}
