@@ -33,6 +33,12 @@ const Root = "file:///contracts/"
 // concurrent use; the schemas it returns are.
 type Compiler struct {
 	c *jsonschema.Compiler
+	// meta checks a schema that applies a draft 2019-09 or later against
+	// its draft's whole metaschema, as c did before AssertVocabs (see
+	// checkMeta); nil until one is compiled.
+	meta   *jsonschema.Compiler
+	files  fs.FS
+	decode DecodeFunc
 	// clean are the compiled schemas Loop has walked with all they lead
 	// to, and found no loop in: a schema file many contracts refer to is
 	// walked once, not once for each (300 contracts with a $ref into a
@@ -47,15 +53,67 @@ type DecodeFunc func(name string, data []byte) (any, error)
 // (nil: relative $refs are an error) and decoded by decode. Nothing is ever
 // fetched over the network.
 func NewCompiler(files fs.FS, decode DecodeFunc) *Compiler {
+	c := newLibraryCompiler(files, decode)
+	c.RegisterVocabulary(foldVocab)
+	c.AssertVocabs() // the letter-case check holds under a declared $schema of 2019-09 or later too
+	return &Compiler{c: c, files: files, decode: decode}
+}
+
+func newLibraryCompiler(files fs.FS, decode DecodeFunc) *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft7)
 	c.AssertFormat()
 	registerFormats(c)
 	c.RegisterVocabulary(scanVocab)
-	c.RegisterVocabulary(foldVocab)
-	c.AssertVocabs() // the letter-case check holds under a declared $schema of 2019-09 or later too
 	c.UseLoader(loader{files, decode})
-	return &Compiler{c: c}
+	return c
+}
+
+// checkMeta is the error of the schema at u, which c compiled as s, that
+// its draft's metaschema finds, when s applies a draft of 2019-09 or
+// later. Under AssertVocabs the library checks such a schema against the
+// metaschemas of its draft's vocabularies only, not the draft's own,
+// which alone reads definitions and dependencies as schemas: a
+// definitions entry {"type": 5} or {"maximum": "100"} would load, and its
+// keyword be dropped. So such a schema is compiled again, as before, by a
+// compiler without AssertVocabs, whose error it is. doc is the schema at u
+// (nil: a location inside a resource already added, or a file).
+func (c *Compiler) checkMeta(u string, doc any, s *jsonschema.Schema) error {
+	if !appliesDraft2019(s) {
+		return nil
+	}
+	if c.meta == nil {
+		c.meta = newLibraryCompiler(c.files, c.decode)
+	}
+	if doc != nil {
+		if err := c.meta.AddResource(u, doc); err != nil {
+			return &Error{Message: err.Error()}
+		}
+	}
+	if _, err := c.meta.Compile(u); err != nil {
+		return compileError(err, u)
+	}
+	return nil
+}
+
+// appliesDraft2019 reports whether s, or a schema it leads to, is of
+// draft 2019-09 or later.
+func appliesDraft2019(s *jsonschema.Schema) bool {
+	seen := map[*jsonschema.Schema]bool{}
+	for stack := []*jsonschema.Schema{s}; len(stack) > 0; {
+		s := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if s == nil || seen[s] {
+			continue
+		}
+		if s.DraftVersion >= 2019 {
+			return true
+		}
+		seen[s] = true
+		stack = append(stack, sameValue(s)...)
+		stack = append(stack, children(s)...)
+	}
+	return false
 }
 
 type loader struct {
@@ -234,6 +292,9 @@ func (c *Compiler) Compile(name string, doc any) (*Schema, error) {
 	s, err := c.c.Compile(u)
 	if err != nil {
 		return nil, compileError(err, u)
+	}
+	if err := c.checkMeta(u, doc, s); err != nil {
+		return nil, err
 	}
 	return newSchema(s)
 }
@@ -497,6 +558,9 @@ func (c *Compiler) CompileRef(loc string) (*Schema, error) {
 	s, err := c.c.Compile(Root + loc)
 	if err != nil {
 		return nil, compileError(err, Root+loc)
+	}
+	if err := c.checkMeta(Root+loc, nil, s); err != nil {
+		return nil, err
 	}
 	return newSchema(s)
 }

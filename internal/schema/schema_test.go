@@ -438,3 +438,35 @@ func TestLoop_RefSiblingsChildrenIgnored(t *testing.T) {
 		matchesReference(t, s, src, []string{`1`, `"a"`, `[1]`, `[]`, `{"xx":1}`, `null`})
 	}
 }
+
+// TestCompile_Draft2019MetaschemaStillChecksDefinitions: the letter-case
+// check's AssertVocabs made the library check a 2019-09 or 2020-12 schema
+// against its vocabularies' metaschemas alone, which do not read
+// definitions and dependencies as schemas: {"maximum": "100"} in a
+// definition a property refers to loaded, and its maximum was dropped
+// (any value passed). They are load errors again, as before; valid such
+// schemas still load and check.
+func TestCompile_Draft2019MetaschemaStillChecksDefinitions(t *testing.T) {
+	c := NewCompiler(nil, nil)
+	for i, tc := range []struct{ src, want string }{
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"a":{"$ref":"#/definitions/d"}},"definitions":{"d":{"type":"integer","maximum":"100"}}}`, "/definitions/d/maximum: invalid schema: must be a number, not a string"},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"a":{"$ref":"#/definitions/d"}},"definitions":{"d":{"type":5}}}`, `/definitions/d/type: invalid schema: must be one of "array", "boolean", "integer", "null", "number", "object", "string"`},
+		{`{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"a":{"$ref":"#/definitions/d"}},"definitions":{"d":5}}`, "/definitions/d: invalid schema: must be a boolean or an object, not a number"},
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","definitions":{"d":{"required":"x"}}}`, "/definitions/d/required: invalid schema: must be an array, not a string"},
+		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","dependencies":{"a":5}}`, "/dependencies/a: invalid schema: must be a boolean or an object, not a number"},
+		{`{"properties":{"a":{"$ref":"#/definitions/d"}},"definitions":{"d":{"$schema":"https://json-schema.org/draft/2019-09/schema","definitions":{"e":{"enum":5}}}}}`, "/definitions/d/definitions/e/enum: invalid schema: must be an array, not a number"},
+	} {
+		var doc any
+		require.NoError(t, json.Unmarshal([]byte(tc.src), &doc))
+		_, err := c.Compile(fmt.Sprintf("meta-%d.json", i), doc)
+		if assert.Error(t, err, tc.src) {
+			assert.Equal(t, tc.want, err.Error(), tc.src)
+		}
+	}
+	var doc any
+	require.NoError(t, json.Unmarshal([]byte(`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"a":{"$ref":"#/definitions/d"}},"definitions":{"d":{"type":"integer","maximum":100}}}`), &doc))
+	s, err := c.Compile("meta-ok.json", doc)
+	require.NoError(t, err)
+	assert.True(t, s.Reference(map[string]any{"a": json.Number("100")}, failure.Discard))
+	assert.False(t, s.Reference(map[string]any{"a": json.Number("101")}, failure.Discard))
+}
