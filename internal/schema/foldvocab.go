@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -53,7 +54,7 @@ var foldKeywords = [...]string{"properties", "not", "if", "oneOf", "dependencies
 // if and oneOf also those it requires (there a missing name can let the
 // value pass: if: {required: [role]} takes the else branch for "Role").
 func foldNames(s *jsonschema.Schema) []string {
-	if refOnly(s) {
+	if refOnly(s) || underFlip(s.Location) {
 		return nil
 	}
 	if s.Not == nil && s.If == nil && len(s.OneOf) == 0 && !hasDependencies(s) { // the common case: at most properties
@@ -211,4 +212,30 @@ func (f *foldCheck) refusedAnyway(name string) bool {
 type foldKind struct {
 	kind.AdditionalProperties
 	name, prop string
+}
+
+// underFlip reports whether the schema at loc is written inside a not, an
+// if or a oneOf (found by review: there its own letter-case failure made
+// not pass, if take its else branch, and oneOf count one match fewer, so
+// that not: {properties: {user: {properties: {role: {const: admin}}}}}
+// took {"user":{"Role":"admin"}}, which it refused before the check
+// existed). Such a schema checks no letter case itself; the names it
+// declares at the value it applies to are the enclosing schema's
+// (foldNames). A schema a $ref there leads to is written elsewhere, and
+// checks its own (docs/security.md says so).
+func underFlip(loc string) bool {
+	_, frag, ok := strings.Cut(loc, "#")
+	if !ok {
+		return false
+	}
+	segs := strings.Split(strings.TrimPrefix(frag, "/"), "/")
+	for i := 0; i < len(segs); i++ {
+		switch segs[i] {
+		case "properties", "patternProperties", "definitions", "$defs", "dependencies", "dependentSchemas":
+			i++ // the name after it
+		case "not", "if", "oneOf":
+			return true
+		}
+	}
+	return false
 }

@@ -38,14 +38,19 @@ func TestFoldCase_BothEngines(t *testing.T) {
 		{`{"$ref":"#/definitions/r","properties":{"a":{}},"definitions":{"r":{}}}`, `{"A":1}`, true, nil}, // draft-07: $ref's siblings are ignored
 		{`{"properties":{"role":{}}}`, `{"role":1,"other":2}`, true, nil},
 		// Names declared where a failure may let the value pass (not, if, oneOf) fail where that is applied.
-		{`{"not":{"properties":{"role":{"const":"admin"}}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"not":{"properties":{"role":{"const":"admin"}}}}`, `{"Role":"admin"}`, true, []detail{{"", msgNot}, {"/Role", msg("role")}}}, // the not's schema checks no case itself: it matches, as draft-07 reads it
 		{`{"if":{"properties":{"role":{"const":"admin"}},"required":["role"]},"then":{"required":["token"]}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
-		{`{"oneOf":[{"properties":{"role":{"const":"admin"}}},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, []detail{{"/Role", msg("role")}}},
+		{`{"oneOf":[{"properties":{"role":{"const":"admin"}}},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, []detail{{"", msgOneOfSeveral}, {"/Role", msg("role")}}},
 		{`{"anyOf":[{"properties":{"role":{"enum":["user"]}}},{"required":["x"]}]}`, `{"Role":"admin"}`, true, []detail{{"", msgAnyOf}}},
 		{`{"anyOf":[{"properties":{"role":{"enum":["user"]}}},{"required":["x"]}]}`, `{"Role":"admin","x":1}`, true, nil}, // as {"role":"admin","x":1}: the second branch leaves role free
 		{`{"oneOf":[{"properties":{"a":{"allOf":[{"$ref":"#/definitions/k"}]}}},{"required":["b"]}],"definitions":{"k":{"not":{"properties":{"key":{}}}}}}`, `{"a":{"KEY":1}}`, true, []detail{{"", msgOneOf}}},
 		{`{"dependencies":{"x":{"properties":{"role":{}}}}}`, `{"x":1,"ROLE":2}`, true, []detail{{"/ROLE", msg("role")}}},
-		{`{"not":{"properties":{"role":{"const":"admin"}}},"properties":{"Role":{}}}`, `{"Role":"admin"}`, true, nil}, // declared exactly too
+		{`{"not":{"properties":{"role":{"const":"admin"}}},"properties":{"Role":{}}}`, `{"Role":"admin"}`, true, []detail{{"", msgNot}}}, // declared exactly too; the not's schema matches, as draft-07 reads it (it passed when the not's own case check failed)
+		// A schema written inside a not, an if or a oneOf checks no case itself: its failure would make
+		// the not pass, the if take its else branch (found by review: these passed, refused before).
+		{`{"properties":{"user":{"type":"object"}},"not":{"properties":{"user":{"properties":{"role":{"const":"admin"}}}}}}`, `{"user":{"Role":"admin"}}`, true, []detail{{"", msgNot}}},
+		{`{"type":"array","not":{"contains":{"properties":{"role":{"const":"admin"}}}}}`, `[{"Role":"admin"}]`, true, []detail{{"", msgNot}}},
+		{`{"properties":{"Kind":{}},"if":{"properties":{"kind":{"const":"x"}}},"then":{"required":["token"]}}`, `{"Kind":"y"}`, true, []detail{{"/token", "is required"}}},
 		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"role":{}},"unevaluatedProperties":true}`, `{"Role":1}`, false, []detail{{"/Role", msg("role")}}},
 	}
 	for i, tc := range cases {
