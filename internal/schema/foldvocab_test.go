@@ -20,12 +20,7 @@ import (
 // alike pass.
 func TestFoldCase_BothEngines(t *testing.T) {
 	msg := func(prop string) string { return msgFoldCase(prop) }
-	c := NewCompiler(nil, nil)
-	cases := []struct {
-		schema, body string
-		native       bool
-		want         []detail
-	}{
+	cases := []foldCase{
 		{`{"type":"object","properties":{"role":{"enum":["user"]}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg("role")}}},
 		{`{"properties":{"role":{}}}`, `{"ROLE":1,"roles":2,"Rolf":3}`, true, []detail{{"/ROLE", msg("role")}}},
 		{`{"properties":{"u":{"properties":{"key":{}}}}}`, `{"u":{"\u212aey":1}}`, true, []detail{{"/u/\u212aey", msg("key")}}},
@@ -53,20 +48,7 @@ func TestFoldCase_BothEngines(t *testing.T) {
 		{`{"properties":{"Kind":{}},"if":{"properties":{"kind":{"const":"x"}}},"then":{"required":["token"]}}`, `{"Kind":"y"}`, true, []detail{{"/token", "is required"}}},
 		{`{"$schema":"https://json-schema.org/draft/2019-09/schema","properties":{"role":{}},"unevaluatedProperties":true}`, `{"Role":1}`, false, []detail{{"/Role", msg("role")}}},
 	}
-	for i, tc := range cases {
-		var doc any
-		require.NoError(t, json.Unmarshal([]byte(tc.schema), &doc))
-		s, err := c.Compile(fmt.Sprintf("fold-%d.json", i), doc)
-		require.NoError(t, err, tc.schema)
-		assert.Equal(t, tc.native, s.Native(), tc.schema)
-		v, err := jsonbody.Parse([]byte(tc.body), 64)
-		require.NoError(t, err)
-		fastOK, fast, refOK, ref := run(s, v)
-		assert.Equal(t, len(tc.want) == 0, fastOK, "%s on %s", tc.schema, tc.body)
-		assert.Equal(t, refOK, fastOK, "%s on %s", tc.schema, tc.body)
-		assert.Equal(t, tc.want, fast, "%s on %s", tc.schema, tc.body)
-		assert.Equal(t, tc.want, ref, "%s on %s", tc.schema, tc.body)
-	}
+	foldCasesAgree(t, "fold", cases)
 }
 
 // TestFoldCase_ValidBodyAllocatesNothingMore: the fast path looks a member
@@ -154,12 +136,7 @@ func TestFoldCase_LongNameIsNotFolded(t *testing.T) {
 // on one branch, a not passed.
 func TestFoldCase_DependenciesAndConditionalRequired(t *testing.T) {
 	msg := msgFoldCase("role")
-	c := NewCompiler(nil, nil)
-	cases := []struct {
-		schema, body string
-		native       bool
-		want         []detail
-	}{
+	cases := []foldCase{
 		{`{"dependencies":{"role":{"required":["token"]}}}`, `{"Role":"admin"}`, true, []detail{{"/Role", msg}}},
 		{`{"dependencies":{"role":["token"]}}`, `{"ROLE":"admin"}`, true, []detail{{"/ROLE", msg}}},
 		{`{"properties":{"a":{}},"dependencies":{"role":["token"]}}`, `{"a":1,"Role":"admin"}`, true, []detail{{"/Role", msg}}},
@@ -173,10 +150,26 @@ func TestFoldCase_DependenciesAndConditionalRequired(t *testing.T) {
 		{`{"if":{"required":["role"]},"then":{"required":["token"]}}`, `{"role":"admin","token":"t"}`, true, nil},
 		{`{"required":["role"],"properties":{"a":{}}}`, `{"role":1,"ROLE2":2,"A2":3}`, true, nil},
 	}
+	foldCasesAgree(t, "dep", cases)
+}
+
+// foldCase is a schema, a body, whether the schema takes the fast path,
+// and the failures both engines must give.
+type foldCase struct {
+	schema, body string
+	native       bool
+	want         []detail
+}
+
+// foldCasesAgree compiles each case's schema (named prefix-i.json) and
+// holds both engines to its verdict and failures.
+func foldCasesAgree(t *testing.T, prefix string, cases []foldCase) {
+	t.Helper()
+	c := NewCompiler(nil, nil)
 	for i, tc := range cases {
 		var doc any
 		require.NoError(t, json.Unmarshal([]byte(tc.schema), &doc))
-		s, err := c.Compile(fmt.Sprintf("dep-%d.json", i), doc)
+		s, err := c.Compile(fmt.Sprintf("%s-%d.json", prefix, i), doc)
 		require.NoError(t, err, tc.schema)
 		assert.Equal(t, tc.native, s.Native(), tc.schema)
 		v, err := jsonbody.Parse([]byte(tc.body), 64)
