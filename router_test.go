@@ -473,15 +473,7 @@ func TestTyped_ChiRewriteAfterMiddleware(t *testing.T) {
 // pass, with that id (found by review: it was checked in Middleware
 // with "secret//", and the handler ran with "secret").
 func TestTyped_ChiStripSlashesInAMountToo(t *testing.T) {
-	typedIDChecked(t, func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
-		r := chi.NewRouter()
-		r.Use(g.Middleware, middleware.StripSlashes)
-		r.Route("/items", func(r chi.Router) {
-			r.Use(middleware.StripSlashes)
-			Post(r, g, "/{id}", fn)
-		})
-		return r
-	}, []string{"/items/secret%2F%2F", "/items/s%65cret%2F%2F"}, "/items/secrets%2F%2F")
+	typedIDChecked(t, mountedWith(middleware.StripSlashes), []string{"/items/secret%2F%2F", "/items/s%65cret%2F%2F"}, "/items/secrets%2F%2F")
 }
 
 // TestTyped_ChiURLFormatThenStripSlashes: URLFormat, then StripSlashes,
@@ -509,15 +501,22 @@ func TestTyped_ChiURLFormatThenStripSlashes(t *testing.T) {
 // it was checked in Middleware with "secret.json/x", and the handler ran
 // with "secret").
 func TestTyped_ChiURLFormatInAMountCutsRawPath(t *testing.T) {
-	typedIDChecked(t, func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
+	typedIDChecked(t, mountedWith(middleware.URLFormat), []string{"/items/secret.json%2Fx", "/items/secret.%2F%2Fx"}, "/items/secrets.json%2Fx")
+}
+
+// mountedWith builds, for typedIDChecked, a router that runs Middleware
+// and mw, and mw again in the router mounted at /items, whose /{id} is
+// the typed route.
+func mountedWith(mw func(http.Handler) http.Handler) func(*Guard, func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
+	return func(g *Guard, fn func(http.ResponseWriter, *http.Request, itemParams)) http.Handler {
 		r := chi.NewRouter()
-		r.Use(g.Middleware, middleware.URLFormat)
+		r.Use(g.Middleware, mw)
 		r.Route("/items", func(r chi.Router) {
-			r.Use(middleware.URLFormat)
+			r.Use(mw)
 			Post(r, g, "/{id}", fn)
 		})
 		return r
-	}, []string{"/items/secret.json%2Fx", "/items/secret.%2F%2Fx"}, "/items/secrets.json%2Fx")
+	}
 }
 
 // typedIDChecked builds a chi router around a typed POST route whose
