@@ -860,9 +860,8 @@ func TestMatch_TrailingSlashesCutToEveryCount(t *testing.T) {
 	tr := build(t, "PUT /a/:x/:y", "PUT /a/:x/:y/:z", "PUT /b/:x/c/:y/:z")
 	two, three := Hit[string]{V: "PUT /a/:x/:y", Segs: []string{"a", "", ""}}, Hit[string]{V: "PUT /a/:x/:y/:z", Segs: []string{"a", "", "", ""}}
 	for _, path := range []string{"/a////", "/a/////", "/a//////", "/a/%2F%2F%2F", "/a////.json", "/a%2F%2F%2F%2F%2F%2F.json"} {
-		v, segs, ok := tr.Match("PUT", path, nil)
+		hits, ok := allHits(tr, "PUT", path)
 		require.True(t, ok, path)
-		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
 		assert.Contains(t, hits, two, path)
 		if path != "/a////" && path != "/a/%2F%2F%2F" {
 			assert.Contains(t, hits, three, path)
@@ -936,8 +935,7 @@ func TestMatch_FormatAloneThenCut(t *testing.T) {
 func TestMatch_FormatAloneBeforeATrailingSlash(t *testing.T) {
 	tr := build(t, "PUT /a/:x/:y/:z")
 	for _, path := range []string{"/a/////.json/", "/a/////.json//", "/a/%2F%2F%2F%2F.json/"} {
-		v, segs, ok := tr.Match("PUT", path, nil)
-		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		hits, ok := allHits(tr, "PUT", path)
 		require.True(t, ok, path)
 		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x/:y/:z", Segs: []string{"a", "", "", ""}}, path)
 	}
@@ -957,8 +955,7 @@ func TestMatch_FormatAloneBeforeATrailingSlash(t *testing.T) {
 func TestMatch_FormatsAloneCutByFewerPasses(t *testing.T) {
 	tr := build(t, "PUT /a/:x")
 	for _, path := range []string{"/a/.b/.json/.json", "/a/.b/.json/.json/", "/a%2F.b%2F.json%2F.json"} {
-		v, segs, ok := tr.Match("PUT", path, nil)
-		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		hits, ok := allHits(tr, "PUT", path)
 		require.True(t, ok, path)
 		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x", Segs: []string{"a", ".b"}}, path)
 	}
@@ -985,8 +982,7 @@ func TestMatch_LongPathEndingInSlashesCostsItsLength(t *testing.T) {
 	// The counts are still read: /r1/A/// is /r1/:a/:b/:c with b, c "".
 	tr = build(t, "PUT /r1/:a/:b/:c", "PUT /R1/x")
 	for _, path := range []string{"/r1/%41////", "/R1/%41////", "/r1/%41%2F%2F%2F/"} {
-		v, segs, ok := tr.Match("PUT", path, nil)
-		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		hits, _ := allHits(tr, "PUT", path)
 		assert.Contains(t, hits, Hit[string]{V: "PUT /r1/:a/:b/:c", Segs: []string{path[1:3], "A", "", ""}}, path)
 	}
 }
@@ -997,9 +993,15 @@ func TestMatch_LongPathEndingInSlashesCostsItsLength(t *testing.T) {
 func TestMatch_FormatAloneDotsCountedAsSent(t *testing.T) {
 	tr := build(t, "PUT /a/:x")
 	for _, path := range []string{"/a/x/.json/.j%2e%2e%2e%2e", "/a/x//.json/.%2E%2E%2E"} {
-		v, segs, ok := tr.Match("PUT", path, nil)
-		hits := append(tr.Hits("PUT", path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs})
+		hits, ok := allHits(tr, "PUT", path)
 		require.True(t, ok, path)
 		assert.Contains(t, hits, Hit[string]{V: "PUT /a/:x", Segs: []string{"a", "x"}}, path)
 	}
+}
+
+// allHits is what tr finds for method and path in every reading: its
+// match (ok) and the hits beside it.
+func allHits(tr *Tree[string], method, path string) (hits []Hit[string], ok bool) {
+	v, segs, ok := tr.Match(method, path, nil)
+	return append(tr.Hits(method, path, v, segs, ok, nil), Hit[string]{V: v, Segs: segs}), ok
 }
