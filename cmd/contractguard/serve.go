@@ -489,8 +489,7 @@ type untilEOF struct {
 	io.ReadCloser
 	x     *exchange
 	done  func()
-	once  sync.Once
-	ended atomic.Bool // a Read returned io.EOF
+	ended atomic.Bool // a Read returned io.EOF (done has run)
 }
 
 func (b *untilEOF) Read(p []byte) (int, error) {
@@ -498,8 +497,9 @@ func (b *untilEOF) Read(p []byte) (int, error) {
 	var ne net.Error
 	switch {
 	case err == io.EOF:
-		b.ended.Store(true)
-		b.once.Do(b.done)
+		if !b.ended.Swap(true) {
+			b.done()
+		}
 	case errors.As(err, &ne) && ne.Timeout():
 		b.x.bodyTimedOut.Store(true)
 	}
