@@ -145,11 +145,7 @@ func commandLeadEnd(s string, i int) int {
 			i = end // x=1 whoami, 2>/dev/null id
 			continue
 		}
-		if i > 0 && s[i-1] == '$' && (isLetter(s[i]) || s[i] == '_') {
-			end := i + 1
-			for end < len(s) && (isAlnum(s[end]) || s[end] == '_') {
-				end++
-			}
+		if end := nameEnd(s, i); i > 0 && s[i-1] == '$' && end > i {
 			if end < len(s) && strings.IndexByte(" \t\"'$", s[end]) >= 0 {
 				i = end // $x whoami, $x"id", $x$y whoami: an unset variable is no word
 				continue
@@ -189,7 +185,7 @@ func prefixEnd(s string, i int) int {
 	switch {
 	case i > 0 && s[i-1] == '$':
 		return i // $x=1 is no assignment
-	case isLetter(s[j]) || s[j] == '_':
+	case nameEnd(s, j) > j:
 		k := i - 1
 		for k >= 0 && (s[k] == ' ' || s[k] == '\t') {
 			k--
@@ -197,9 +193,7 @@ func prefixEnd(s string, i int) int {
 		if k >= 0 && s[k] == '&' {
 			return i // a query string's pair: &q=print "x"
 		}
-		for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
-			j++
-		}
+		j = nameEnd(s, j)
 		if j == len(s) || s[j] != '=' {
 			return i
 		}
@@ -280,10 +274,8 @@ func expansionEnd(s string, i int) int {
 	switch {
 	case j == len(s):
 		return i
-	case isLetter(s[j]) || s[j] == '_':
-		for j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
-			j++
-		}
+	case nameEnd(s, j) > j:
+		j = nameEnd(s, j)
 	case isDigit(s[j]) && s[j] != '0':
 		for j < len(s) && isDigit(s[j]) {
 			j++
@@ -585,4 +577,15 @@ func hostArg(s string) bool {
 // driveLetter reports a Windows path: C:\ or C:/.
 func driveLetter(s string) bool {
 	return len(s) >= 3 && isLetter(s[0]) && s[1] == ':' && (s[2] == '\\' || s[2] == '/')
+}
+
+// nameEnd is where a shell variable's name at s[i] ends (a letter or _,
+// then letters, digits and _); i where none starts there.
+func nameEnd(s string, i int) int {
+	if i >= len(s) || !isLetter(s[i]) && s[i] != '_' {
+		return i
+	}
+	for i++; i < len(s) && (isAlnum(s[i]) || s[i] == '_'); i++ {
+	}
+	return i
 }
