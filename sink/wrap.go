@@ -298,7 +298,7 @@ func (p *progFinder) program(j int) {
 	if w == nil {
 		return
 	}
-	if name == "busybox" || name == "toybox" {
+	if multiCall(t) {
 		p.program(j + 1) // the applet
 		return
 	}
