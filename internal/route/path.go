@@ -268,7 +268,7 @@ func appendAlternates(dst []reading, raw string) []reading {
 // appendFormatCuts appends to dst the readings of raw without its last
 // segments that are a format alone, cut by urlFormatCuts to first and
 // cut: URLFormat (and StripSlashes) cut a last segment that is a format
-// alone, then the segment before it (urlFormatCut), as many as the
+// alone, then the segment before it (urlFormatCuts), as many as the
 // passes that run (first, then each last segment cut by formatCut).
 func appendFormatCuts(dst []reading, raw, first, cut string) []reading {
 	if first != "" && first != cut {
@@ -295,11 +295,11 @@ func appendFormatCuts(dst []reading, raw, first, cut string) []reading {
 // segments, which may match a pattern of more parameters: each count is
 // read, as far as the tree's patterns reach (reading.cuts).
 //
-// cut is rd.raw as urlFormatCut cuts it: where that differs, rd is also
+// cut is rd.raw as urlFormatCuts cuts it: where that differs, rd is also
 // appended so cut, as StripSlashes then URLFormat then StripSlashes
 // again route it (/a/////.json/ is /a/////.json, /a////, then /a/// to
 // chi, which a router mounted at /a/{x}/{y} hands on as "//" to one
-// mounted at /{z}, z ""; found by review: urlFormatCut left a path
+// mounted at /{z}, z ""; found by review: urlFormatCuts left a path
 // ending in a slash as it was, no reading dropped the format alone, and
 // the handler ran unchecked).
 func appendStripped(dst []reading, rd reading, cut string) []reading {
@@ -341,7 +341,7 @@ func (r reading) upTo(end int) reading {
 	return r
 }
 
-// urlFormatCut is raw as chi's URLFormat cuts it where that leaves it
+// urlFormatCuts gives cut, raw as chi's URLFormat cuts it where that leaves it
 // ending in a slash: its trailing slashes cut first, as StripSlashes
 // (in this router or one before) and CleanPath cut them, up to the '/'
 // before a last segment that is its
@@ -363,12 +363,8 @@ func (r reading) upTo(end int) reading {
 // r.URL.Path: a %2E in a RoutePath as sent, which it does not cut, is
 // read cut, stricter; its dots are counted as sent where it starts with
 // one, the fewer passes.)
-func urlFormatCut(raw string) string {
-	_, cut := urlFormatCuts(raw)
-	return cut
-}
-
-// urlFormatCuts is urlFormatCut (cut), and first, raw without its first
+//
+// And first, raw without its first
 // format alone only: where fewer URLFormat passes run than its formats
 // alone take, the segment before them is a format alone left as it is
 // (/a/.b/.json/.json is /a/.b/ to URLFormat twice, which a router
