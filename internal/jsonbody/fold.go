@@ -109,7 +109,7 @@ func (s *nameSet) add(name string, kinds byte, p *parser, depth int) (string, bo
 
 func (s *nameSet) insert(name string) (string, bool) {
 	if s.exact != nil {
-		k := foldKey(name)
+		k := FoldKey(name)
 		if prev, ok := s.exact[k]; ok {
 			return prev, true
 		}
@@ -129,7 +129,7 @@ func (s *nameSet) insert(name string) (string, bool) {
 	// the folded names themselves.
 	s.exact = make(map[string]string, 2*len(s.big))
 	for _, n := range s.big {
-		s.exact[foldKey(n)] = n
+		s.exact[FoldKey(n)] = n
 	}
 	return s.insert(name)
 }
@@ -156,9 +156,10 @@ func foldHash(s string) uint64 {
 	return h
 }
 
-// foldKey maps every rune of s to the smallest rune of its simple-folding
-// orbit, so that foldKey(a) == foldKey(b) exactly when strings.EqualFold(a, b).
-func foldKey(s string) string {
+// FoldKey maps every rune of s to the smallest rune of its simple-folding
+// orbit, so that FoldKey(a) == FoldKey(b) exactly when strings.EqualFold(a, b)
+// (the rule encoding/json uses to match object names to struct fields).
+func FoldKey(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
@@ -171,12 +172,7 @@ func foldKey(s string) string {
 		// the non-ASCII members (ſ for s, the Kelvin sign for k) are larger.
 		return strings.ToUpper(s)
 	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		b.WriteRune(minFold(r))
-	}
-	return b.String()
+	return string(AppendFoldKey(make([]byte, 0, len(s)), s))
 }
 
 func minFold(r rune) rune {
@@ -189,11 +185,9 @@ func minFold(r rune) rune {
 	return m
 }
 
-// AppendFoldKey appends to dst the key foldKey(s) would return: two names
-// have one key exactly when strings.EqualFold holds between them (the rule
-// encoding/json uses to match object names to struct fields). The schema
-// check looks a member up by it in a map with a buffer it reuses, so the
-// lookup allocates nothing.
+// AppendFoldKey appends FoldKey(s) to dst: the schema check looks a member
+// up by it in a map with a buffer it reuses, so the lookup allocates
+// nothing.
 func AppendFoldKey(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
@@ -207,6 +201,3 @@ func AppendFoldKey(dst []byte, s string) []byte {
 	}
 	return dst
 }
-
-// FoldKey is AppendFoldKey's key as a string.
-func FoldKey(s string) string { return string(AppendFoldKey(nil, s)) }
