@@ -120,10 +120,7 @@ func (g *Guard) observe(in *input, c *contract, v *Violation) {
 	var info ContractInfo
 	var key reportKey
 	if c != nil {
-		info, key.name = c.info(), c.name()
-		if c.method == "" {
-			key.typ = c.body
-		}
+		info, key.name, key.typ = c.info(), c.name(), c.body // body: a typed contract's type, nil for a file contract
 	}
 	line, since := g.learned.add(key, info, v)
 	if line {
